@@ -1,0 +1,142 @@
+"""The one error tree of ctxsdk.
+
+Every error names what was wrong, where (path, frame or line, seq) and what to do.
+Each subclass also inherits the builtin it resembles, so callers that already catch
+``ValueError`` or ``KeyError`` keep working::
+
+    CtxError
+    ├── SessionFormatError (ValueError)      a log that does not follow the DSH format
+    │   ├── UnsupportedVersion               a header version this reader does not know
+    │   ├── CorruptLog                       a damaged frame, torn line before the end, seq gap
+    │   └── UnknownEventType                 an unknown event type without ``ignorable: true``
+    ├── SurfaceError (ValueError)            a surface op the harness would refuse
+    ├── ImportFormatError (ValueError)       a record of a foreign log format that cannot be read
+    ├── NotFound (KeyError)                  no session, node, or event with that id
+    ├── LockHeld (BlockingIOError)           another process holds the single-writer lease
+    └── WriteError (OSError)                 a failed write; the old bytes are left as they were
+
+    LogRecoveryWarning (UserWarning)         a torn tail was dropped on read (reported)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "CorruptLog",
+    "CtxError",
+    "ImportFormatError",
+    "LockHeld",
+    "LogRecoveryWarning",
+    "NotFound",
+    "SessionFormatError",
+    "SurfaceError",
+    "UnknownEventType",
+    "UnsupportedVersion",
+    "WriteError",
+]
+
+
+class CtxError(Exception):
+    """Root of every error ctxsdk raises on purpose."""
+
+
+def _where(
+    path: str | Path | None,
+    *,
+    line: int | None = None,
+    frame: int | None = None,
+    seq: int | None = None,
+) -> str:
+    parts: list[str] = []
+    if path is not None:
+        parts.append(str(path))
+    if frame is not None:
+        parts.append(f"zstd frame {frame}")
+    if line is not None:
+        parts.append(f"line {line}")
+    if seq is not None:
+        parts.append(f"seq {seq}")
+    return ", ".join(parts)
+
+
+class SessionFormatError(CtxError, ValueError):
+    """A session log that does not follow the DSH session format."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        frame: int | None = None,
+        seq: int | None = None,
+    ) -> None:
+        self.reason = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.frame = frame
+        self.seq = seq
+        where = _where(path, line=line, frame=frame, seq=seq)
+        super().__init__(f"{where}: {message}" if where else message)
+
+    def at(
+        self,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        frame: int | None = None,
+    ) -> SessionFormatError:
+        """A copy of this error with the location filled in where it was missing."""
+        return type(self)(
+            self.reason,
+            path=self.path if self.path is not None else path,
+            line=self.line if self.line is not None else line,
+            frame=self.frame if self.frame is not None else frame,
+            seq=self.seq,
+        )
+
+
+class UnsupportedVersion(SessionFormatError):
+    """The header names a format version this reader does not know (or the file name disagrees)."""
+
+
+class CorruptLog(SessionFormatError):
+    """Damaged bytes: a bad checksum, a torn line or frame before the end, a seq gap."""
+
+
+class UnknownEventType(SessionFormatError):
+    """An event type this reader does not know and that is not marked ``ignorable: true``."""
+
+
+class SurfaceError(CtxError, ValueError):
+    """A surface edit (append or replace) that the harness would refuse."""
+
+    def __init__(self, message: str, *, seq: int | None = None) -> None:
+        self.reason = message
+        self.seq = seq
+        super().__init__(f"seq {seq}: {message}" if seq is not None else message)
+
+
+class ImportFormatError(CtxError, ValueError):
+    """A record of a foreign log format (OpenAI, Anthropic, Claude Code, ...) that is unreadable."""
+
+
+class NotFound(CtxError, KeyError):
+    """No session, node or event with that id or seq."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; a sentence reads better
+        return str(self.args[0]) if self.args else ""
+
+
+class LockHeld(CtxError, BlockingIOError):
+    """Another process holds the session's ``session.lock`` single-writer lease."""
+
+
+class WriteError(CtxError, OSError):
+    """A write that failed; the file was left byte-identical."""
+
+
+class LogRecoveryWarning(UserWarning):
+    """A reader dropped a torn tail (last line or zstd frame) as the harness does; see
+    ``Session.recovery`` for what was dropped. Appending repairs the file."""

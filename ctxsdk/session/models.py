@@ -1,0 +1,457 @@
+"""Typed models of DSH session events, messages and content blocks (pydantic v2).
+
+The log's raw JSON objects stay the source of truth (so a save writes back exactly the keys
+that were read); these models are the typed view of them. Field names are snake_case with the
+log's camelCase names as aliases; unknown keys are kept (``extra="allow"``) so newer harness
+fields survive a round trip.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
+
+__all__ = [
+    "LOG_ONLY_TYPES",
+    "AssistantAttemptData",
+    "AssistantChunkData",
+    "AssistantMessageData",
+    "CompactionEndData",
+    "CompactionPruneData",
+    "CompactionStartData",
+    "CompactionSummaryData",
+    "ContentBlock",
+    "EndSeedData",
+    "Event",
+    "FileBlock",
+    "ImageBlock",
+    "Message",
+    "MessageSource",
+    "ReasoningBlock",
+    "RequestContextData",
+    "RequestHeaderData",
+    "SessionHeader",
+    "ShadowedRange",
+    "StepData",
+    "SubagentDescriptorData",
+    "SystemMessageData",
+    "TextBlock",
+    "TitleData",
+    "TokenUsage",
+    "ToolCallBlock",
+    "ToolCallData",
+    "ToolResultBlock",
+    "ToolResultData",
+    "TurnEndData",
+    "TurnStartData",
+    "UnknownBlock",
+    "parse_event",
+    "parse_events",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The log's JSON shape (camelCase keys, unset optionals omitted)."""
+        return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+# --- content blocks ------------------------------------------------------------------------
+
+
+class TextBlock(_Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningBlock(_Model):
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ImageBlock(_Model):
+    type: Literal["image"] = "image"
+    attachment: dict[str, Any]
+
+
+class FileBlock(_Model):
+    type: Literal["file"] = "file"
+
+
+class ToolCallBlock(_Model):
+    type: Literal["tool-call"] = "tool-call"
+    id: str
+    name: str
+    arguments: str  # the raw JSON text the model produced
+
+
+class ToolResultBlock(_Model):
+    type: Literal["tool-result"] = "tool-result"
+    tool_call_id: str = Field(alias="toolCallId")
+    content: list[ContentBlock]
+    is_error: bool | None = Field(default=None, alias="isError")
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+class UnknownBlock(_Model):
+    """A block type this reader does not know, kept verbatim."""
+
+    type: str
+
+
+_BLOCK_TAGS = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
+
+
+def _block_tag(value: Any) -> str:
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return tag if tag in _BLOCK_TAGS else "unknown"
+
+
+ContentBlock = Annotated[
+    Annotated[TextBlock, Tag("text")]
+    | Annotated[ReasoningBlock, Tag("reasoning")]
+    | Annotated[ImageBlock, Tag("image")]
+    | Annotated[FileBlock, Tag("file")]
+    | Annotated[ToolCallBlock, Tag("tool-call")]
+    | Annotated[ToolResultBlock, Tag("tool-result")]
+    | Annotated[UnknownBlock, Tag("unknown")],
+    Discriminator(_block_tag),
+]
+ToolResultBlock.model_rebuild()
+
+
+# --- messages ------------------------------------------------------------------------------
+
+
+class MessageSource(_Model):
+    """Where a message came from: ``user``, ``model``, ``tool``, ``plugin`` and plugin kinds."""
+
+    kind: str
+    provider: str | None = None
+    model: str | None = None
+    call_id: str | None = Field(default=None, alias="callId")
+    plugin: str | None = None
+    form: str | None = None
+
+
+class Message(_Model):
+    """One message as the model receives it; ids are stable forever."""
+
+    id: str
+    role: Literal["system", "user", "assistant"]
+    content: list[ContentBlock]
+    source: MessageSource
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined (what a chat transcript would show)."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> list[ToolCallBlock]:
+        return [b for b in self.content if isinstance(b, ToolCallBlock)]
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+    def __repr__(self) -> str:
+        body = self.text or ", ".join(
+            f"{b.type}:{getattr(b, 'name', '') or getattr(b, 'tool_call_id', '')}"
+            for b in self.content
+        )
+        if len(body) > 60:
+            body = body[:57] + "..."
+        return f"Message({self.role}, {self.source.kind}, {body!r})"
+
+    __str__ = __repr__
+
+
+class TokenUsage(_Model):
+    input_tokens: int = Field(alias="inputTokens")
+    output_tokens: int = Field(alias="outputTokens")
+    cache_read_tokens: int | None = Field(default=None, alias="cacheReadTokens")
+    cache_write_tokens: int | None = Field(default=None, alias="cacheWriteTokens")
+    reasoning_tokens: int | None = Field(default=None, alias="reasoningTokens")
+
+
+# --- header --------------------------------------------------------------------------------
+
+
+class SessionHeader(_Model):
+    """Line 1 of a session log."""
+
+    type: Literal["session"] = "session"
+    version: int
+    id: str
+    created_at: int = Field(alias="createdAt")
+    cwd: str | None = None
+    parent_session: str | None = Field(default=None, alias="parentSession")
+    seed_length: int | None = Field(default=None, alias="seedLength")
+    is_seeded: bool | None = Field(default=None, alias="isSeeded")
+    origin: str | None = None
+    delegation_depth: int = Field(alias="delegationDepth")
+    agent_preset: str | None = Field(default=None, alias="agentPreset")
+
+    @property
+    def seeded(self) -> bool:
+        return bool(self.is_seeded) or bool(self.seed_length)
+
+
+# --- event data ----------------------------------------------------------------------------
+
+
+class TurnStartData(_Model):
+    turn: int
+
+
+class TurnEndData(_Model):
+    turn: int
+    reason: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.reason.get("kind", ""))
+
+
+class StepData(_Model):
+    turn: int
+    step: int
+
+
+class AssistantMessageData(_Model):
+    turn: int
+    step: int
+    message: Message
+    usage: TokenUsage | None = None
+    stream: list[dict[str, Any]] | None = None
+    interrupted: bool | None = None
+
+
+class AssistantChunkData(_Model):
+    turn: int
+    step: int
+    chunk: dict[str, Any]
+
+
+class AssistantAttemptData(_Model):
+    turn: int
+    step: int
+    stream: list[dict[str, Any]]
+
+
+class ToolCallData(_Model):
+    turn: int
+    step: int
+    call_id: str = Field(alias="callId")
+    name: str
+    arguments: str
+
+
+class ToolResultData(_Model):
+    turn: int
+    step: int
+    message: Message
+    error: dict[str, Any] | None = None
+    meta: Any = None
+
+
+class SystemMessageData(_Model):
+    turn: int
+    step: int
+    message: Message
+
+
+class RequestHeaderData(_Model):
+    header: dict[str, Any]
+    reason: str
+
+    @property
+    def provider(self) -> str | None:
+        cfg = self.header.get("config") or {}
+        return cfg.get("provider") if isinstance(cfg, dict) else None
+
+    @property
+    def model(self) -> str | None:
+        cfg = self.header.get("config") or {}
+        return cfg.get("model") if isinstance(cfg, dict) else None
+
+
+class RequestContextData(_Model):
+    provider: str
+    model: str
+    context_window: int | None = Field(default=None, alias="contextWindow")
+
+
+class EndSeedData(_Model):
+    inherited: bool | None = None
+
+
+class TitleData(_Model):
+    title: str
+    message_seqs: list[int] | None = Field(default=None, alias="messageSeqs")
+    source: dict[str, Any] | None = None
+
+
+class SubagentDescriptorData(_Model):
+    version: int
+    mode: str
+    provider: str | None = None
+    label: str | None = None
+
+
+class ShadowedRange(_Model):
+    start: int
+    end: int
+
+
+class CompactionStartData(_Model):
+    compaction_id: str = Field(alias="compactionId")
+    turn: int | None = None
+
+
+class CompactionSummaryData(_Model):
+    compaction_id: str = Field(alias="compactionId")
+    summary: list[ContentBlock]
+    shadowed_range: ShadowedRange | None = Field(default=None, alias="shadowedRange")
+    shadowed_seqs: list[int] | None = Field(default=None, alias="shadowedSeqs")
+    shadowed_token_count: int | None = Field(default=None, alias="shadowedTokenCount")
+
+
+class CompactionEndData(_Model):
+    compaction_id: str = Field(alias="compactionId")
+    turn: int | None = None
+    error: str | None = None
+
+
+class CompactionPruneData(_Model):
+    shadowed_range: ShadowedRange = Field(alias="shadowedRange")
+    shadowed_seqs: list[int] = Field(alias="shadowedSeqs")
+    shadowed_token_count: int | None = Field(default=None, alias="shadowedTokenCount")
+
+
+# Log-only event types of the harness vocabulary whose data ctxsdk does not model field by field.
+LOG_ONLY_TYPES: frozenset[str] = frozenset(
+    {
+        "agent/inbox/spliced",
+        "agent-preset/selected",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "command/run",
+        "command/done",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "permission/preset",
+        "plan/mode",
+        "sandbox/mode",
+        "schedule/change",
+        "todo/write",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "tool/ptc-dispatch",
+        "tool/ptc-dispatch-start",
+        "web/deepseek-search-llm-request",
+        "session/title-llm-request",
+    }
+)
+# Families the harness names by prefix (``team/*``, ``tool-workflow/*``).
+LOG_ONLY_PREFIXES: tuple[str, ...] = ("team/", "tool-workflow/")
+
+_DATA_MODELS: dict[str, type[BaseModel]] = {
+    "turn/start": TurnStartData,
+    "turn/end": TurnEndData,
+    "step/start": StepData,
+    "step/end": StepData,
+    "user/message": Message,
+    "assistant/message": AssistantMessageData,
+    "assistant/chunk": AssistantChunkData,
+    "assistant/attempt": AssistantAttemptData,
+    "tool/call": ToolCallData,
+    "tool/result": ToolResultData,
+    "system/message": SystemMessageData,
+    "request/header": RequestHeaderData,
+    "request/context": RequestContextData,
+    "session/end-seed": EndSeedData,
+    "session/title": TitleData,
+    "subagent/descriptor": SubagentDescriptorData,
+    "compaction/start": CompactionStartData,
+    "compaction/summary": CompactionSummaryData,
+    "compaction/end": CompactionEndData,
+    "compaction/prune": CompactionPruneData,
+}
+KNOWN_TYPES: frozenset[str] = frozenset(_DATA_MODELS) | LOG_ONLY_TYPES
+
+
+def is_known_type(event_type: str) -> bool:
+    return event_type in KNOWN_TYPES or event_type.startswith(LOG_ONLY_PREFIXES)
+
+
+class Event(_Model):
+    """One event of the log: ``type``, ``seq``, ``time``, typed ``data`` and surface fields.
+
+    ``data`` is the typed model for the event type (``Message`` for ``user/message``,
+    ``ToolResultData`` for ``tool/result``, ...) or a plain dict for log-only types that
+    ctxsdk keeps verbatim.
+    """
+
+    type: str
+    seq: int
+    time: int
+    data: Any = None
+    source_event_seqs: list[int] | None = Field(default=None, alias="sourceEventSeqs")
+    surface_op: str | dict[str, Any] | None = Field(default=None, alias="surfaceOp")
+    ignorable: bool | None = None
+
+    @property
+    def is_surface(self) -> bool:
+        return self.surface_op is not None
+
+    @property
+    def is_replace(self) -> bool:
+        return isinstance(self.surface_op, dict)
+
+    @property
+    def message(self) -> Message | None:
+        """The message this event carries, if it is a surface event."""
+        d = self.data
+        if isinstance(d, Message):
+            return d
+        inner = getattr(d, "message", None)
+        return inner if isinstance(inner, Message) else None
+
+    def __repr__(self) -> str:
+        op = ""
+        if isinstance(self.surface_op, dict):
+            s = self.surface_op.get("startSeq", self.surface_op.get("start"))
+            e = self.surface_op.get("endSeq", self.surface_op.get("end"))
+            op = f", replace {s}..{e}"
+        elif self.surface_op == "append":
+            op = ", append"
+        return f"Event({self.seq}, {self.type!r}{op})"
+
+
+_EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+_DATA_ADAPTERS: dict[str, TypeAdapter[Any]] = {k: TypeAdapter(v) for k, v in _DATA_MODELS.items()}
+
+
+def parse_event(raw: dict[str, Any]) -> Event:
+    """The typed view of one decoded raw event (raises ``pydantic.ValidationError``)."""
+    adapter = _DATA_ADAPTERS.get(raw["type"])
+    data = raw.get("data")
+    typed = adapter.validate_python(data) if adapter is not None else data
+    return Event.model_validate({**raw, "data": typed})
+
+
+def parse_events(raws: list[dict[str, Any]]) -> list[Event]:
+    return [parse_event(r) for r in raws]

@@ -1,0 +1,724 @@
+"""``Session``: one agent session log, its surface, and what the model receives."""
+
+from __future__ import annotations
+
+import time as _time
+import uuid
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, overload
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..errors import LogRecoveryWarning, NotFound, SessionFormatError, SurfaceError
+from .codec import (
+    Compression,
+    DecodedLog,
+    Recovery,
+    dumps_line,
+    encode_source_seqs,
+    read_log,
+    resolve_log_path,
+    validate_header,
+)
+from .models import (
+    Event,
+    Message,
+    RequestContextData,
+    RequestHeaderData,
+    SessionHeader,
+    SubagentDescriptorData,
+    TokenUsage,
+    parse_event,
+)
+from .repair import repair_events
+from .surface import LogIndex, check_replace, fold_into, fold_log, replace_keys
+from .wire import WireFormat, to_wire
+
+__all__ = ["Session", "Step", "Surface", "SurfaceNode", "Turn"]
+
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+_USAGE: TypeAdapter[TokenUsage] = TypeAdapter(TokenUsage)
+_CTXSDK_SOURCE = {"kind": "plugin", "plugin": "ctxsdk"}
+
+
+@dataclass(frozen=True)
+class SurfaceNode:
+    """One node of the surface: the event that put a message where the model sees it."""
+
+    seq: int
+    type: str
+    message: Message
+    op: Literal["append", "replace"]
+    shadowed: tuple[int, ...] = ()  # the nodes a replacement took the place of
+
+    def __repr__(self) -> str:
+        op = f" replaces {list(self.shadowed)}" if self.shadowed else ""
+        return f"SurfaceNode({self.seq}, {self.type!r}{op}, {self.message!r})"
+
+
+class Surface(Sequence[SurfaceNode]):
+    """The current surface: nodes in model order (spec §7)."""
+
+    def __init__(self, nodes: list[SurfaceNode], generation: int) -> None:
+        self._nodes = nodes
+        self.generation = generation  # how many replace ops were applied
+
+    @overload
+    def __getitem__(self, i: int) -> SurfaceNode: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[SurfaceNode]: ...
+    def __getitem__(self, i: int | slice) -> SurfaceNode | Sequence[SurfaceNode]:
+        return self._nodes[i]
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    @property
+    def seqs(self) -> list[int]:
+        return [n.seq for n in self._nodes]
+
+    def __repr__(self) -> str:
+        return f"Surface({len(self._nodes)} nodes, {self.generation} replacements)"
+
+
+@dataclass(frozen=True)
+class Step:
+    turn: int
+    step: int
+    start_seq: int
+    end_seq: int | None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of the log with its steps, outcome and summed usage."""
+
+    turn: int
+    start_seq: int
+    end_seq: int | None
+    reason: str | None  # completed, aborted, error, ...; None while the turn is open
+    steps: tuple[Step, ...]
+    usage: TokenUsage | None
+    prompt: str | None  # the first user-sourced text of the turn
+
+    def __repr__(self) -> str:
+        p = (self.prompt or "")[:40]
+        return f"Turn({self.turn}, {len(self.steps)} steps, {self.reason}, {p!r})"
+
+
+def _now_ms() -> int:
+    return int(_time.time() * 1000)
+
+
+def _message_dict(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """The message a surface event carries (spec §8: user/message data IS the message)."""
+    if raw["type"] == "user/message":
+        return raw["data"]  # type: ignore[no-any-return]
+    msg = raw["data"].get("message")
+    return msg if isinstance(msg, dict) else None
+
+
+class Session:
+    """An agent session log and the views derived from it.
+
+    Sessions are values: edits (``replace``, ``append``) return a new ``Session`` whose new
+    events are pending until ``append_to_log()`` or ``save()`` writes them.
+    """
+
+    def __init__(
+        self,
+        header: dict[str, Any],
+        events: list[dict[str, Any]],
+        *,
+        path: Path | None = None,
+        compression: Compression = "zstd",
+        persisted: int | None = None,
+        log: DecodedLog | None = None,
+        index: LogIndex | None = None,
+    ) -> None:
+        self._header_raw = header
+        self._version = validate_header(header)
+        self._raw = events
+        self._path = path
+        self._compression: Compression = compression
+        self._persisted = len(events) if persisted is None else persisted
+        self._log = log
+        self._index = index if index is not None else fold_log(events, self._version)
+        self._typed: dict[int, Event] = {}
+
+    # --- constructors ----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, *, normalized: bool = False, strict: bool = False) -> Session:
+        """Read a DSH session file (``.jsonl`` / ``.jsonl.zstd``, v0-v3) or session directory.
+
+        The log is validated as the harness validates it on load. ``strict=True`` also checks
+        every event's data against its typed model up front. ``normalized=True`` reads the
+        harness's snapshot fixtures, whose ``seq``/``time`` were stripped. A torn last line or
+        frame is dropped as the harness does and reported (``s.recovery`` and a
+        :class:`~ctxsdk.errors.LogRecoveryWarning`); the file itself is never modified.
+        """
+        log = read_log(path, normalized=normalized)
+        try:
+            index = fold_log(log.events, log.version)
+        except SessionFormatError as exc:
+            raise _locate(exc, log, resolve_log_path(path)) from None
+        p = Path(path)
+        session = cls(
+            log.header,
+            log.events,
+            path=None if normalized else resolve_log_path(p),
+            compression=log.compression,
+            log=log,
+            index=index,
+        )
+        if log.recovery is not None:
+            warnings.warn(f"{p}: {log.recovery}", LogRecoveryWarning, stacklevel=2)
+        if strict:
+            session.validate()
+        return session
+
+    @classmethod
+    def from_events(cls, header: dict[str, Any], events: Iterable[dict[str, Any]]) -> Session:
+        """An in-memory session from a header and raw DSH events (validated like a file)."""
+        return cls(dict(header), [dict(e) for e in events], persisted=0)
+
+    # --- identity and header ---------------------------------------------------------------
+
+    @cached_property
+    def header(self) -> SessionHeader:
+        return SessionHeader.model_validate(self._header_raw)
+
+    @property
+    def id(self) -> str:
+        return str(self._header_raw["id"])
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def path(self) -> Path | None:
+        """The file this session was read from (None for in-memory sessions)."""
+        return self._path
+
+    @property
+    def compression(self) -> Compression:
+        return self._compression
+
+    @property
+    def recovery(self) -> Recovery | None:
+        """What the reader dropped from a torn tail, or None."""
+        return self._log.recovery if self._log is not None else None
+
+    @property
+    def title(self) -> str | None:
+        """The latest ``session/title`` (None if the log has none)."""
+        seq = self._index.title_seq
+        return None if seq is None else str(self._raw[seq]["data"]["title"])
+
+    @property
+    def parent_id(self) -> str | None:
+        return self._header_raw.get("parentSession")
+
+    @property
+    def origin(self) -> str | None:
+        return self._header_raw.get("origin")
+
+    @property
+    def delegation_depth(self) -> int:
+        return int(self._header_raw["delegationDepth"])
+
+    @property
+    def is_seeded(self) -> bool:
+        return self.header.seeded
+
+    @property
+    def is_fork(self) -> bool:
+        """A seeded child: its log starts with the parent's inherited prefix."""
+        return self.parent_id is not None and self.is_seeded
+
+    @property
+    def inherited_event_count(self) -> int:
+        """How many leading events were copied from the parent (0 when unseeded).
+
+        v2+: the seq of the last ``session/end-seed {inherited:true}``; v0/v1: ``seedLength``.
+        """
+        if self._version <= 1:
+            return int(self._header_raw.get("seedLength") or 0)
+        tagged = [s for s in self._index.end_seed_seqs if self._raw[s]["data"].get("inherited")]
+        return tagged[-1] if tagged else 0
+
+    @property
+    def descriptor(self) -> SubagentDescriptorData | None:
+        """The ``subagent/descriptor`` of a subagent child session."""
+        seq = self._index.descriptor_seq
+        return (
+            None if seq is None else SubagentDescriptorData.model_validate(self._raw[seq]["data"])
+        )
+
+    # --- events ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @property
+    def raw_events(self) -> Sequence[dict[str, Any]]:
+        """The events as JSON objects, exactly as in the log (do not mutate them)."""
+        return self._raw
+
+    def event(self, seq: int) -> Event:
+        """The typed event at ``seq``."""
+        if not 0 <= seq < len(self._raw):
+            raise NotFound(
+                f"session {self.id} has no event with seq {seq} (0..{len(self._raw) - 1})"
+            )
+        typed = self._typed.get(seq)
+        if typed is None:
+            try:
+                typed = parse_event(self._raw[seq])
+            except ValidationError as exc:
+                raise self._data_error(seq, exc) from None
+            self._typed[seq] = typed
+        return typed
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event, typed (parsed on first access)."""
+        return [self.event(i) for i in range(len(self._raw))]
+
+    def iter_events(self, *types: str) -> Iterator[Event]:
+        """Typed events of the given types (all when none given), in seq order."""
+        wanted = set(types)
+        for i, raw in enumerate(self._raw):
+            if not wanted or raw["type"] in wanted:
+                yield self.event(i)
+
+    def validate(self) -> Session:
+        """Check every event's data against its typed model; returns self."""
+        _ = self.events
+        return self
+
+    def _data_error(self, seq: int, exc: ValidationError) -> SessionFormatError:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raw = self._raw[seq]
+        err_out = SessionFormatError(
+            f"{raw.get('type')} data does not match its schema at {loc or 'data'}: {err['msg']}",
+            seq=seq,
+        )
+        return _locate(err_out, self._log, self._path) if seq < self._persisted else err_out
+
+    # --- surface and messages --------------------------------------------------------------
+
+    def surface(self) -> Surface:
+        """The current surface: each node with its message, in model order."""
+        seqs = self._index.surface.nodes()
+        messages = self._typed_messages(seqs)
+        nodes = [
+            SurfaceNode(
+                seq=s,
+                type=self._raw[s]["type"],
+                message=m,
+                op="replace" if s in self._index.replaced else "append",
+                shadowed=tuple(self._index.replaced.get(s, ())),
+            )
+            for s, m in zip(seqs, messages, strict=True)
+        ]
+        return Surface(nodes, self._index.surface.generation)
+
+    def _derived_seqs(self) -> list[int]:
+        out = []
+        for s in self._index.surface.nodes():
+            raw = self._raw[s]
+            if (
+                raw["type"] in ("assistant/message", "system/message")
+                and not raw["data"]["message"]["content"]
+            ):
+                continue  # empty assistant (max-tokens host) or "no system prompt"
+            out.append(s)
+        return out
+
+    def _typed_messages(self, seqs: list[int]) -> list[Message]:
+        dicts = [_message_dict(self._raw[s]) for s in seqs]
+        try:
+            return _MESSAGES.validate_python(dicts)
+        except ValidationError as exc:
+            pos = exc.errors()[0]["loc"][0]
+            bad = seqs[int(pos)] if isinstance(pos, int) else seqs[0]
+            raise self._data_error(bad, exc) from None
+
+    def messages(self, *, repair: bool = False) -> list[Message]:
+        """``deriveMessages()``: exactly the messages the model receives, in order (spec §8).
+
+        ``repair=True`` derives them from the crash-repaired log (see :meth:`repaired`).
+        """
+        if repair and self.is_interrupted:
+            return self.repaired().messages()
+        return self._typed_messages(self._derived_seqs())
+
+    def message_seqs(self) -> list[int]:
+        """The surface seq of each message :meth:`messages` returns."""
+        return self._derived_seqs()
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt of the next request (v3: node 0; v0-v2: latest request header)."""
+        if self._version >= 3:
+            first = self._index.surface.first()
+            if first is not None and self._raw[first]["type"] == "system/message":
+                blocks = self._raw[first]["data"]["message"]["content"]
+                return "".join(b.get("text", "") for b in blocks if b.get("type") == "text") or None
+            return None
+        header = self._latest_header()
+        system = header.get("system") if header else None
+        return system if isinstance(system, str) else None
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """Tool definitions of the latest request header."""
+        header = self._latest_header()
+        tools = header.get("tools") if header else None
+        return tools if isinstance(tools, list) else []
+
+    def _latest_header(self) -> dict[str, Any] | None:
+        seqs = self._index.header_seqs
+        return self._raw[seqs[-1]]["data"]["header"] if seqs else None
+
+    def wire(self, format: WireFormat = "openai", *, repair: bool = True) -> list[dict[str, Any]]:
+        """The messages as a provider receives them (OpenAI / DeepSeek chat format).
+
+        A log that ends inside a turn is crash-repaired first (``repair=False`` to skip), since
+        a provider refuses tool calls without results.
+        """
+        target = self.repaired() if repair and self.is_interrupted else self
+        raws = [_message_dict(target._raw[s]) for s in target._derived_seqs()]
+        system = None if target._version >= 3 else target.system_prompt
+        return to_wire([r for r in raws if r is not None], format, system=system)
+
+    # --- turns, requests, usage ------------------------------------------------------------
+
+    def turns(self) -> list[Turn]:
+        out = []
+        for span in self._index.turns:
+            end = span.end_seq if span.end_seq is not None else len(self._raw) - 1
+            usage = self._usage_between(span.start_seq, end)
+            out.append(
+                Turn(
+                    turn=span.turn,
+                    start_seq=span.start_seq,
+                    end_seq=span.end_seq,
+                    reason=None if span.reason is None else str(span.reason.get("kind")),
+                    steps=tuple(Step(span.turn, s, a, b) for s, a, b in span.steps),
+                    usage=usage,
+                    prompt=self._prompt_between(span.start_seq, end),
+                )
+            )
+        return out
+
+    def _prompt_between(self, start: int, end: int) -> str | None:
+        for raw in self._raw[start : end + 1]:
+            if (
+                raw["type"] == "user/message"
+                and raw["data"].get("source", {}).get("kind") == "user"
+            ):
+                blocks = raw["data"].get("content") or []
+                return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        return None
+
+    def usage(self) -> list[tuple[int, TokenUsage]]:
+        """Provider-reported usage per assistant message, as (seq, usage)."""
+        out = []
+        for i, raw in enumerate(self._raw):
+            if raw["type"] == "assistant/message":
+                u = self._usage_of(i)
+                if u is not None:
+                    out.append((i, u))
+        return out
+
+    def _usage_of(self, seq: int) -> TokenUsage | None:
+        raw = self._raw[seq]
+        u = raw["data"].get("usage")
+        if u is None and self._version <= 1:
+            # v0 may carry usage only on the attempt's usage chunk.
+            for s in self._index.source_seqs.get(seq, []):
+                chunk = (
+                    self._raw[s]["data"].get("chunk")
+                    if self._raw[s]["type"] == "assistant/chunk"
+                    else None
+                )
+                if isinstance(chunk, dict) and chunk.get("type") == "usage":
+                    u = chunk.get("usage")
+        if u is None:
+            return None
+        try:
+            return _USAGE.validate_python(u)
+        except ValidationError as exc:
+            raise self._data_error(seq, exc) from None
+
+    def _usage_between(self, start: int, end: int) -> TokenUsage | None:
+        total: dict[str, int] = {}
+        found = False
+        for i in range(start, end + 1):
+            if self._raw[i]["type"] != "assistant/message":
+                continue
+            u = self._usage_of(i)
+            if u is None:
+                continue
+            found = True
+            for k, v in u.model_dump(by_alias=True, exclude_none=True).items():
+                if isinstance(v, int):
+                    total[k] = total.get(k, 0) + v
+        return _USAGE.validate_python(total) if found else None
+
+    def request_headers(self) -> list[tuple[int, RequestHeaderData]]:
+        return [
+            (s, RequestHeaderData.model_validate(self._raw[s]["data"]))
+            for s in self._index.header_seqs
+        ]
+
+    @property
+    def route(self) -> tuple[str, str] | None:
+        """(provider, model) of the latest request."""
+        h = self._latest_header()
+        cfg = h.get("config") if h else None
+        if isinstance(cfg, dict) and cfg.get("provider") and cfg.get("model"):
+            return str(cfg["provider"]), str(cfg["model"])
+        return None
+
+    @property
+    def context_window(self) -> int | None:
+        """The latest ``request/context.contextWindow`` the harness logged."""
+        for s in reversed(self._index.context_seqs):
+            ctx = RequestContextData.model_validate(self._raw[s]["data"])
+            if ctx.context_window is not None:
+                return ctx.context_window
+        return None
+
+    # --- crash repair ----------------------------------------------------------------------
+
+    @property
+    def is_interrupted(self) -> bool:
+        """True when the log ends inside an open turn (a crash or a live session)."""
+        return self._index.open_turn is not None
+
+    def repaired(self) -> Session:
+        """The crash-repair view (spec §9): dangling calls answered, step and turn closed.
+
+        The closers are pending events; ``append_to_log()`` would write them.
+        """
+        closers = repair_events(self._raw, self._index)
+        return self._extended(closers) if closers else self
+
+    # --- edits -----------------------------------------------------------------------------
+
+    @property
+    def pending_events(self) -> Sequence[dict[str, Any]]:
+        """Events added in memory that are not in the file yet."""
+        return self._raw[self._persisted :]
+
+    def _extended(self, new: list[dict[str, Any]]) -> Session:
+        index = self._index.copy()
+        events = self._raw + new
+        try:
+            fold_into(index, events, len(self._raw))
+        except SessionFormatError as exc:
+            raise SurfaceError(exc.reason, seq=exc.seq) from None
+        out = Session.__new__(Session)
+        out._header_raw = self._header_raw
+        out._version = self._version
+        out._raw = events
+        out._path = self._path
+        out._compression = self._compression
+        out._persisted = self._persisted
+        out._log = self._log
+        out._index = index
+        out._typed = dict(self._typed)
+        return out
+
+    def append(self, events: Iterable[dict[str, Any]]) -> Session:
+        """A new Session with raw events appended (``seq`` filled in, ``time`` defaulting to
+        now); each is validated as the harness would, or :class:`SurfaceError` says why."""
+        new: list[dict[str, Any]] = []
+        seq = len(self._raw)
+        for ev in events:
+            body = {k: v for k, v in ev.items() if k not in ("type", "seq", "time")}
+            new.append({"type": ev["type"], "seq": seq, "time": ev.get("time", _now_ms()), **body})
+            seq += 1
+        return self._extended(new)
+
+    def replace(
+        self,
+        start_seq: int,
+        end_seq: int,
+        message: Message | dict[str, Any] | str,
+        *,
+        sources: Sequence[int] | None = None,
+        time: int | None = None,
+    ) -> Session:
+        """Replace the surface nodes ``start_seq..end_seq`` (by current surface position) with
+        one message; returns the new Session with the replacement pending.
+
+        ``message`` is a Message, a raw message dict, or a text (a user message sourced from
+        ctxsdk). ``sources`` default to the shadowed nodes. Raises :class:`SurfaceError`
+        with the harness's reason for any op it would refuse.
+        """
+        state = self._index.surface
+        shadowed = state.span(start_seq, end_seq)
+        if shadowed is None:
+            raise SurfaceError(
+                f"{start_seq}..{end_seq} is not a span of the current surface "
+                "(both must be current nodes, start not after end)"
+            )
+        msg = _as_message_dict(message)
+        etype = {"user": "user/message", "system": "system/message"}.get(msg["role"])
+        if etype is None:
+            raise SurfaceError("assistant messages never replace surface nodes; use a user message")
+        if etype == "system/message" and self._version < 3:
+            raise SurfaceError(f"system/message does not exist in v{self._version} logs")
+        src = sorted(set(sources)) if sources is not None else sorted(shadowed)
+        if etype == "user/message":
+            data: dict[str, Any] = msg
+        else:
+            head = self._raw[shadowed[0]]["data"]
+            data = {"turn": head.get("turn"), "step": head.get("step"), "message": msg}
+        k_start, k_end = replace_keys(self._version)
+        ev = {
+            "type": etype,
+            "seq": len(self._raw),
+            "time": _now_ms() if time is None else time,
+            "data": data,
+            "sourceEventSeqs": encode_source_seqs(src),
+            "surfaceOp": {"op": "replace", k_start: start_seq, k_end: end_seq},
+        }
+        check_replace(ev, src, self._raw, state, self._version)  # the harness's reason first
+        return self._extended([ev])
+
+    def rewrite_tool_result(
+        self, seq: int, content: str | list[dict[str, Any]], *, time: int | None = None
+    ) -> Session:
+        """Rewrite one tool result's content (the content-only rewrite the harness allows)."""
+        if seq not in self._index.surface or self._raw[seq]["type"] != "tool/result":
+            raise SurfaceError(f"seq {seq} is not a tool/result on the current surface")
+        old = self._raw[seq]["data"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        msg = dict(old["message"])
+        first = dict(msg["content"][0])
+        first["content"] = blocks
+        msg["content"] = [first]
+        k_start, k_end = replace_keys(self._version)
+        ev = {
+            "type": "tool/result",
+            "seq": len(self._raw),
+            "time": _now_ms() if time is None else time,
+            "data": {**old, "message": msg},
+            "sourceEventSeqs": [seq],
+            "surfaceOp": {"op": "replace", k_start: seq, k_end: seq},
+        }
+        return self._extended([ev])
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def save(
+        self,
+        path: str | Path,
+        *,
+        version: int | None = None,
+        compression: Compression | None = None,
+        overwrite: bool = False,
+    ) -> Path:
+        """Write the whole log (pending events included) to a new file, atomically.
+
+        ``version`` upgrades the log (the harness's migrations; there is no downgrade);
+        ``compression`` defaults to the file name's (``.zstd``) or this session's.
+        A directory gets the canonical file name of the version. Returns the file written.
+        """
+        from .writer import write_new
+
+        header, events = self._header_raw, self._raw
+        target_version = self._version if version is None else version
+        if target_version != self._version:
+            from .migrate import migrate
+
+            header, events = migrate(header, events, target_version)
+        dest = Path(path)
+        if compression is None:
+            if dest.suffix == ".zstd":
+                compression = "zstd"
+            elif dest.suffix == ".jsonl":
+                compression = "none"
+            else:
+                compression = self._compression
+        if dest.is_dir() or not dest.suffix:
+            name = "session" + (f".v{target_version}" if target_version else "") + ".jsonl"
+            dest = dest / (name + (".zstd" if compression == "zstd" else ""))
+        return write_new(dest, header, events, compression=compression, overwrite=overwrite)
+
+    def append_to_log(self) -> Session:
+        """Append the pending events to the file this session was read from, as one batch
+        (one zstd frame), under the v3 ``session.lock`` lease; returns the re-read Session.
+
+        Refuses if the file changed since it was read, or another process holds the lease.
+        A torn tail that was dropped on read is repaired in the same write. On any failure
+        the file is left byte-identical.
+        """
+        from .writer import append_batch
+
+        if self._path is None or self._log is None:
+            raise SurfaceError("this session was not read from a file; use save(path)")
+        pending = self.pending_events
+        if not pending and self.recovery is None:
+            return self
+        append_batch(
+            self._path,
+            [dumps_line(ev) for ev in pending],
+            compression=self._compression,
+            expected_size=self._log.size,
+            recovery=self.recovery,
+            use_lock=self._version >= 3,
+        )
+        return Session.open(self._path)
+
+    # --- display ---------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        title = f", {self.title!r}" if self.title else ""
+        state = ", interrupted" if self.is_interrupted else ""
+        pending = f", {len(self.pending_events)} pending" if self.pending_events else ""
+        return (
+            f"Session({self.id!r}{title}, v{self._version}, {len(self._raw)} events, "
+            f"{len(self._index.surface)} nodes{state}{pending})"
+        )
+
+
+def _as_message_dict(message: Message | dict[str, Any] | str) -> dict[str, Any]:
+    if isinstance(message, str):
+        return {
+            "content": [{"type": "text", "text": message}],
+            "source": dict(_CTXSDK_SOURCE),
+            "role": "user",
+            "id": str(uuid.uuid4()),
+        }
+    if isinstance(message, Message):
+        return message.to_json_dict()
+    if not isinstance(message, dict) or "role" not in message:
+        raise SurfaceError("a replacement message needs a role")
+    out = dict(message)
+    out.setdefault("id", str(uuid.uuid4()))
+    out.setdefault("source", dict(_CTXSDK_SOURCE))
+    return out
+
+
+def _locate(
+    exc: SessionFormatError, log: DecodedLog | None, path: Path | None = None
+) -> SessionFormatError:
+    """Add the file, line and zstd frame of the event ``exc`` names."""
+    if log is None or exc.seq is None:
+        return exc.at(path=path)
+    line = log.line_of(exc.seq)
+    frame = log.frame_of_line(line) if line is not None else None
+    return exc.at(path=path, line=line, frame=frame)
