@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 __all__ = [
     "LOG_ONLY_TYPES",
@@ -99,29 +99,31 @@ class ToolResultBlock(_Model):
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
 
+_KNOWN_BLOCKS = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
+
+
 class UnknownBlock(_Model):
     """A block type this reader does not know, kept verbatim."""
 
     type: str
 
+    @field_validator("type")
+    @classmethod
+    def _not_a_known_type(cls, v: str) -> str:
+        if v in _KNOWN_BLOCKS:  # a malformed known block must fail, not pass as unknown
+            raise ValueError(f"malformed {v!r} block")
+        return v
 
-_BLOCK_TAGS = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
 
-
-def _block_tag(value: Any) -> str:
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return tag if tag in _BLOCK_TAGS else "unknown"
-
-
+# Known block types dispatch on the "type" key inside pydantic-core; anything else falls
+# through to UnknownBlock (left-to-right), so a newer harness's blocks survive.
 ContentBlock = Annotated[
-    Annotated[TextBlock, Tag("text")]
-    | Annotated[ReasoningBlock, Tag("reasoning")]
-    | Annotated[ImageBlock, Tag("image")]
-    | Annotated[FileBlock, Tag("file")]
-    | Annotated[ToolCallBlock, Tag("tool-call")]
-    | Annotated[ToolResultBlock, Tag("tool-result")]
-    | Annotated[UnknownBlock, Tag("unknown")],
-    Discriminator(_block_tag),
+    Annotated[
+        TextBlock | ReasoningBlock | ImageBlock | FileBlock | ToolCallBlock | ToolResultBlock,
+        Field(discriminator="type"),
+    ]
+    | UnknownBlock,
+    Field(union_mode="left_to_right"),
 ]
 ToolResultBlock.model_rebuild()
 

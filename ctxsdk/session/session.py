@@ -13,6 +13,7 @@ from typing import Any, Literal, overload
 
 from pydantic import TypeAdapter, ValidationError
 
+from .._gc import gc_paused
 from ..errors import LogRecoveryWarning, NotFound, SessionFormatError, SurfaceError
 from .codec import (
     Compression,
@@ -162,11 +163,12 @@ class Session:
         frame is dropped as the harness does and reported (``s.recovery`` and a
         :class:`~ctxsdk.errors.LogRecoveryWarning`); the file itself is never modified.
         """
-        log = read_log(path, normalized=normalized)
-        try:
-            index = fold_log(log.events, log.version)
-        except SessionFormatError as exc:
-            raise _locate(exc, log, resolve_log_path(path)) from None
+        with gc_paused():
+            log = read_log(path, normalized=normalized)
+            try:
+                index = fold_log(log.events, log.version)
+            except SessionFormatError as exc:
+                raise _locate(exc, log, resolve_log_path(path)) from None
         p = Path(path)
         session = cls(
             log.header,
@@ -346,7 +348,8 @@ class Session:
     def _typed_messages(self, seqs: list[int]) -> list[Message]:
         dicts = [_message_dict(self._raw[s]) for s in seqs]
         try:
-            return _MESSAGES.validate_python(dicts)
+            with gc_paused():
+                return _MESSAGES.validate_python(dicts)
         except ValidationError as exc:
             pos = exc.errors()[0]["loc"][0]
             bad = seqs[int(pos)] if isinstance(pos, int) else seqs[0]

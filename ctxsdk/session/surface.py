@@ -207,6 +207,17 @@ def _fail(msg: str, seq: int) -> SessionFormatError:
 
 
 def _check_message(msg: Any, role: str, seq: int, what: str) -> dict[str, Any]:
+    try:  # the common, valid case in one expression; the slow path below names the defect
+        if (
+            msg["role"] == role
+            and type(msg["id"]) is str
+            and msg["id"]
+            and type(msg["content"]) is list
+            and type(msg["source"]["kind"]) is str
+        ):
+            return msg  # type: ignore[no-any-return]
+    except (KeyError, TypeError):
+        pass
     if not isinstance(msg, dict):
         raise _fail(f"{what} has no message object", seq)
     if msg.get("role") != role:
@@ -215,13 +226,34 @@ def _check_message(msg: Any, role: str, seq: int, what: str) -> dict[str, Any]:
         raise _fail(f"{what} message needs a non-empty string id", seq)
     if not isinstance(msg.get("content"), list):
         raise _fail(f"{what} message content must be an array of blocks", seq)
-    src = msg.get("source")
-    if not isinstance(src, dict) or not isinstance(src.get("kind"), str):
-        raise _fail(f"{what} message needs a source with a kind", seq)
-    return msg
+    raise _fail(f"{what} message needs a source with a kind", seq)
 
 
 def _tool_result_call_id(data: Any, seq: int, version: int) -> str:
+    try:
+        msg = data["message"]
+        call_id = msg["source"]["callId"]
+        content = msg["content"]
+        block = content[0]
+        if (
+            msg["role"] == "user"
+            and type(msg["id"]) is str
+            and msg["id"]
+            and msg["source"]["kind"] == "tool"
+            and type(call_id) is str
+            and len(content) == 1
+            and block["type"] == "tool-result"
+            and block["toolCallId"] == call_id
+            and type(block["content"]) is list
+            and (version < 3 or data.get("error") is None or block.get("isError") is True)
+        ):
+            return call_id
+    except (KeyError, TypeError, IndexError):
+        pass
+    return _explain_tool_result(data, seq, version)
+
+
+def _explain_tool_result(data: Any, seq: int, version: int) -> str:
     if not isinstance(data, dict):
         raise _fail("tool/result has no data object", seq)
     msg = _check_message(data.get("message"), "user", seq, "tool/result")
@@ -335,20 +367,14 @@ def fold_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> None
     envelope = _ENVELOPE
     for i in range(start, len(events)):
         ev = events[i]
-        if type(ev) is not dict:
-            raise _fail("an event must be a JSON object", i)
-        if ev.get("seq") != i:
-            raise SessionFormatError(
-                f"seq {ev.get('seq')!r} where {i} was expected: seqs must be contiguous from 0",
-                seq=i,
-            )
-        if not envelope.issuperset(ev):
-            extra = sorted(set(ev) - envelope)
-            raise _fail(f"unknown envelope key(s) {extra}", i)
-        etype = ev.get("type")
-        t = ev.get("time")
-        if type(t) is not int or not -_MAX_SAFE <= t <= _MAX_SAFE:
-            raise _fail("time must be a safe integer (epoch ms)", i)
+        try:  # the envelope of a well-formed event, checked in one go
+            etype = ev["type"]
+            t = ev["time"]
+            ok = ev["seq"] == i and type(t) is int and envelope.issuperset(ev)
+        except (KeyError, TypeError):
+            ok = False
+        if not ok or not -_MAX_SAFE <= t <= _MAX_SAFE:
+            _explain_envelope(ev, i)
         data: Any = ev.get("data")
         op = ev.get("surfaceOp")
         if etype in surface:
@@ -446,6 +472,23 @@ def fold_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> None
                 )
 
 
+def _explain_envelope(ev: Any, i: int) -> None:
+    if type(ev) is not dict:
+        raise _fail("an event must be a JSON object", i)
+    if ev.get("seq") != i:
+        raise SessionFormatError(
+            f"seq {ev.get('seq')!r} where {i} was expected: seqs must be contiguous from 0",
+            seq=i,
+        )
+    if not isinstance(ev.get("type"), str):
+        raise _fail("an event needs a string type", i)
+    t = ev.get("time")
+    if type(t) is not int or not -_MAX_SAFE <= t <= _MAX_SAFE:
+        raise _fail("time must be a safe integer (epoch ms)", i)
+    extra = sorted(set(ev) - _ENVELOPE)
+    raise _fail(f"unknown envelope key(s) {extra}", i)
+
+
 def _check_in_step(index: LogIndex, data: Any, etype: str, seq: int) -> None:
     if (
         not isinstance(data, dict)
@@ -468,7 +511,15 @@ def _fold_surface(
 ) -> None:
     version = index.version
     raw_sources = ev.get("sourceEventSeqs")
-    sources = None if raw_sources is None else decode_source_seqs(raw_sources, i)
+    sources: list[int] | None
+    if raw_sources is None:
+        sources = None
+    elif type(raw_sources) is list and len(raw_sources) == 1 and type(raw_sources[0]) is int:
+        sources = raw_sources  # the common single citation, checked inline
+        if not 0 <= raw_sources[0] < i:
+            raise _fail("sourceEventSeqs must cite earlier events only", i)
+    else:
+        sources = decode_source_seqs(raw_sources, i)
     if sources is not None:
         index.source_seqs[i] = sources
     if op is None:

@@ -1,0 +1,40 @@
+# ctxsdk developer tasks. Everything runs from the project venv in .venv.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SITE ?= site
+
+.PHONY: venv demo test bench docs clean
+
+# Create .venv if missing; (re)install the project only when pyproject.toml changed.
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -e '.[dev]'
+	touch $@
+
+demo: venv
+	$(BIN)/python -m ctxsdk demo
+
+test: venv
+	$(BIN)/ruff check ctxsdk tests
+	$(BIN)/ruff format --check ctxsdk tests
+	$(BIN)/mypy ctxsdk
+	$(BIN)/pytest -q
+ifneq ($(wildcard notebooks/*.ipynb),)
+	$(BIN)/pytest -q --nbval-lax --nbval-current-env notebooks/
+endif
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d $(SITE)
+
+bench: venv
+	$(BIN)/python -m ctxsdk bench load --quick
+
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d $(SITE)
+
+# Removes build output and caches; keeps .venv (delete it by hand for a fresh install).
+clean:
+	rm -rf $(SITE) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +

