@@ -39,7 +39,7 @@ from .repair import repair_events
 from .surface import LogIndex, check_replace, fold_into, fold_log, replace_keys
 from .wire import WireFormat, to_wire
 
-__all__ = ["Session", "Step", "Surface", "SurfaceNode", "Turn"]
+__all__ = ["NodeTokens", "Session", "Step", "Surface", "SurfaceNode", "TokenTable", "Turn"]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _USAGE: TypeAdapter[TokenUsage] = TypeAdapter(TokenUsage)
@@ -84,6 +84,50 @@ class Surface(Sequence[SurfaceNode]):
 
     def __repr__(self) -> str:
         return f"Surface({len(self._nodes)} nodes, {self.generation} replacements)"
+
+
+@dataclass(frozen=True)
+class NodeTokens:
+    seq: int
+    type: str
+    role: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """Token counts of the messages the model receives, one row per surface message."""
+
+    tokenizer: str
+    rows: tuple[NodeTokens, ...]
+    system: int = 0  # a v0-v2 request's system prompt, counted apart from the messages
+
+    @property
+    def total(self) -> int:
+        return self.system + sum(r.tokens for r in self.rows)
+
+    def by_role(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r.role] = out.get(r.role, 0) + r.tokens
+        return out
+
+    def to_polars(self) -> Any:
+        """A ``polars.DataFrame`` with columns seq, type, role, tokens."""
+        import polars as pl
+
+        return pl.DataFrame(
+            {
+                "seq": [r.seq for r in self.rows],
+                "type": [r.type for r in self.rows],
+                "role": [r.role for r in self.rows],
+                "tokens": [r.tokens for r in self.rows],
+            },
+            schema={"seq": pl.Int64, "type": pl.Utf8, "role": pl.Utf8, "tokens": pl.Int64},
+        )
+
+    def __repr__(self) -> str:
+        return f"TokenTable({self.tokenizer}, {len(self.rows)} messages, {self.total} tokens)"
 
 
 @dataclass(frozen=True)
@@ -402,6 +446,26 @@ class Session:
         raws = [_message_dict(target._raw[s]) for s in target._derived_seqs()]
         system = None if target._version >= 3 else target.system_prompt
         return to_wire([r for r in raws if r is not None], format, system=system)
+
+    def tokens(self, tokenizer: str = "estimate") -> TokenTable:
+        """Tokens of each message the model receives: ``"estimate"`` (the harness's chars/4
+        rule), or exactly with ``"cl100k_base"``, ``"o200k_base"`` or ``"deepseek"``."""
+        from .tokens import TokenCounter, estimate_system, get_tokenizer
+
+        tk = get_tokenizer(tokenizer)
+        seqs = self._derived_seqs()
+        raws = [_message_dict(self._raw[s]) or {} for s in seqs]
+        counts = TokenCounter(tk).count_messages(raws)
+        rows = tuple(
+            NodeTokens(s, self._raw[s]["type"], str(r.get("role")), c)
+            for s, r, c in zip(seqs, raws, counts, strict=True)
+        )
+        system = self.system_prompt if self._version < 3 else None
+        if system:
+            extra = estimate_system(system) if tokenizer == "estimate" else tk.count(system)
+        else:
+            extra = 0
+        return TokenTable(tk.name, rows, extra)
 
     # --- turns, requests, usage ------------------------------------------------------------
 
