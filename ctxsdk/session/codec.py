@@ -42,6 +42,9 @@ _PACKED_ROWS = {
     "reasoning-chunks": "reasoning-delta",
     "tool-call-chunks": "tool-call-delta",
 }
+STRIPPED_SEQ_HINT = (
+    " (seq/time stripped, as in the harness's snapshot fixtures? open with normalized=True)"
+)
 _V01_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "delegationDepth")
 _V01_HEADER_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin", "agentPreset")
 _V23_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "isSeeded", "delegationDepth")
@@ -341,7 +344,8 @@ def _expand_packed(row: dict[str, Any], seq: int, normalized: bool) -> Iterator[
     if len(members) < 3 and not normalized:
         raise SessionFormatError(f"packed {row['type']} row has fewer than 3 members", seq=seq)
     if not normalized and row.get("seq0") != seq:
-        raise CorruptLog(f"packed row seq0 {row.get('seq0')!r}, expected {seq}", seq=seq)
+        hint = STRIPPED_SEQ_HINT if "seq0" not in row else ""
+        raise CorruptLog(f"packed row seq0 {row.get('seq0')!r}, expected {seq}{hint}", seq=seq)
     t = row.get("time0", 0)
     if not normalized and not _is_int(t):
         raise SessionFormatError("packed row time0 must be an integer", seq=seq)

@@ -231,7 +231,7 @@ class Session:
     @classmethod
     def from_events(cls, header: dict[str, Any], events: Iterable[dict[str, Any]]) -> Session:
         """An in-memory session from a header and raw DSH events (validated like a file)."""
-        return cls(dict(header), [dict(e) for e in events], persisted=0)
+        return cls(dict(header), [dict(e) for e in events])
 
     # --- identity and header ---------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SessionFormatError, SurfaceError, UnknownEventType
-from .codec import decode_source_seqs
+from .codec import STRIPPED_SEQ_HINT, decode_source_seqs
 from .models import is_known_type
 
 __all__ = [
@@ -245,7 +245,7 @@ def _tool_result_call_id(data: Any, seq: int, version: int) -> str:
             and block["type"] == "tool-result"
             and block["toolCallId"] == call_id
             and type(block["content"]) is list
-            and (version < 3 or data.get("error") is None or block.get("isError") is True)
+            and (version < 3 or "error" not in data or block.get("isError") is True)
         ):
             return call_id
     except (KeyError, TypeError, IndexError):
@@ -271,7 +271,7 @@ def _explain_tool_result(data: Any, seq: int, version: int) -> str:
         raise _fail("tool/result content must be exactly one tool-result block for its callId", seq)
     if not isinstance(content[0].get("content"), list):
         raise _fail("tool-result block content must be an array of blocks", seq)
-    if version >= 3 and data.get("error") is not None and content[0].get("isError") is not True:
+    if version >= 3 and "error" in data and content[0].get("isError") is not True:
         raise _fail("v3 tool/result with an error must have isError: true", seq)
     return call_id
 
@@ -476,8 +476,9 @@ def _explain_envelope(ev: Any, i: int) -> None:
     if type(ev) is not dict:
         raise _fail("an event must be a JSON object", i)
     if ev.get("seq") != i:
+        hint = STRIPPED_SEQ_HINT if "seq" not in ev else ""
         raise SessionFormatError(
-            f"seq {ev.get('seq')!r} where {i} was expected: seqs must be contiguous from 0",
+            f"seq {ev.get('seq')!r} where {i} was expected: seqs must be contiguous from 0{hint}",
             seq=i,
         )
     if not isinstance(ev.get("type"), str):

@@ -1,0 +1,26 @@
+"""Benchmarks, runnable as ``ctxsdk bench NAME [--quick] [--json PATH]``.
+
+Each benchmark compares against a baseline measured in the same run (and the published
+numbers where there are any) and says which targets it met; timing claims are ratios.
+"""
+
+from __future__ import annotations
+
+from ._result import BenchResult, Target, best_of
+
+__all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "run_benchmark"]
+
+# name -> module with ``run(quick: bool, progress) -> BenchResult``
+BENCHMARKS: dict[str, str] = {
+    "load": "ctxsdk.bench.load",
+}
+
+
+def run_benchmark(name: str, *, quick: bool = False) -> BenchResult:
+    import importlib
+
+    module = BENCHMARKS.get(name)
+    if module is None:
+        raise KeyError(f"no benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}")
+    result: BenchResult = importlib.import_module(module).run(quick=quick)
+    return result

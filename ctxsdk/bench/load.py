@@ -1,0 +1,180 @@
+"""``ctxsdk bench load``: opening a long v3 log and deriving its messages, against the floor.
+
+The floor is what any reader must do: read the file, zstd-decompress it and JSON-parse every
+line with the fastest parser installed. ctxsdk additionally validates every event, folds the
+surface and builds typed messages. Both are timed in the same run, best of N, with the cyclic
+GC off while timing (as ``timeit`` does); the GC-on time a user sees is reported too.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+from ..session.builder import LogBuilder
+from ..session.codec import read_log
+from ..session.session import Session
+from ..session.surface import fold_log
+from ._result import BenchResult, Target, best_of
+
+__all__ = ["make_log", "run"]
+
+_TOOLS = ("bash", "read", "edit", "grep")
+_WORDS = tuple(
+    "the test fixture imports the parser module and checks that every token is consumed "
+    "before the session closes so the retry path never sees a half written frame".split(" ")
+)
+
+
+def _text(rng: random.Random, lo: int, hi: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(lo, hi)))
+
+
+def _output(rng: random.Random) -> str:
+    lines = rng.randint(3, 120)
+    return "\n".join(
+        f"src/pkg/mod_{rng.randint(0, 40)}.py:{rng.randint(1, 900)}: {_text(rng, 3, 12)}"
+        for _ in range(lines)
+    )
+
+
+def make_log(path: Path, n_events: int, *, replace_share: float = 0.05, seed: int = 7) -> Path:
+    """A synthetic but realistic v3 ``.jsonl.zstd`` log of about ``n_events`` events, of
+    which ``replace_share`` are replace ops (tool-result prunes and compactions)."""
+    rng = random.Random(seed)
+    b = LogBuilder(version=3, session_id=f"bench-{n_events}", cwd="/home/dev/project")
+    usage = {"inputTokens": 12_000, "outputTokens": 300, "cacheReadTokens": 9_000}
+    replaces = 0
+    prunable: list[int] = []
+    turn = 0
+    while len(b.events) < n_events:
+        turn += 1
+        b.turn(_text(rng, 8, 40), system="You are a careful coding agent." if turn == 1 else None)
+        for step in range(rng.randint(1, 5)):
+            if step:
+                b.next_step()
+            calls = [
+                (rng.choice(_TOOLS), {"command": _text(rng, 2, 6)})
+                for _ in range(rng.randint(1, 3))
+            ]
+            b.assistant(
+                text=_text(rng, 5, 60), reasoning=_text(rng, 10, 80), tool_calls=calls, usage=usage
+            )
+            ids = b.last_call_ids
+            b.tool_results([_output(rng) for _ in ids])
+            prunable += [b.result_seq(c) for c in ids]
+        b.next_step()
+        b.assistant(text=_text(rng, 10, 80), usage=usage)
+        b.end_turn()
+        while replaces < replace_share * len(b.events) and prunable:
+            seq = prunable.pop(rng.randrange(len(prunable)))
+            if seq in b.surface:
+                b.prune_tool_result(seq, head_chars=200, tail_chars=80)
+                replaces += 1
+        if turn % 150 == 0 and len(b.surface) > 60:
+            b.compact(keep_last=40, summary_text=_text(rng, 80, 200))
+            replaces += 1
+    return b.write(path, batch_size=12, overwrite=True)
+
+
+def _parsers() -> dict[str, Callable[[bytes], Any]]:
+    import json
+
+    out: dict[str, Callable[[bytes], Any]] = {"json": json.loads}
+    try:
+        import orjson
+
+        out["orjson"] = orjson.loads
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        pass
+    try:
+        import msgspec
+
+        out["msgspec"] = msgspec.json.decode
+    except ImportError:
+        pass
+    return out
+
+
+def _floor(path: Path, loads: Callable[[bytes], Any]) -> Callable[[], object]:
+    def run() -> object:
+        data = path.read_bytes()
+        text = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True).read()
+        return [loads(line) for line in text.split(b"\n") if line]
+
+    return run
+
+
+def _ours(path: Path) -> Callable[[], object]:
+    def run() -> object:
+        return Session.open(path).messages()
+
+    return run
+
+
+def _with_gc(fn: Callable[[], object]) -> float:
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def run(*, quick: bool = False) -> BenchResult:
+    n = 20_000 if quick else 100_000
+    repeat = 3
+    with tempfile.TemporaryDirectory(prefix="ctxsdk-bench-") as tmp:
+        small = make_log(Path(tmp) / "n.jsonl.zstd", n)
+        large = make_log(Path(tmp) / "2n.jsonl.zstd", 2 * n, seed=8)
+        floors = {name: best_of(_floor(small, f), repeat) for name, f in _parsers().items()}
+        fastest = min(floors, key=lambda k: floors[k])
+        floor = floors[fastest]
+        ours = best_of(_ours(small), repeat)
+        ours_gc = _with_gc(_ours(small))
+        floor_gc = _with_gc(_floor(small, _parsers()[fastest]))
+
+        decoded_small = read_log(small)
+        decoded_large = read_log(large)
+        fold_small = best_of(lambda: fold_log(decoded_small.events, 3), repeat)
+        fold_large = best_of(lambda: fold_log(decoded_large.events, 3), repeat)
+        s = Session.open(small)
+        replaces = sum(1 for e in s.raw_events if isinstance(e.get("surfaceOp"), dict))
+        notes = {
+            "events": len(s),
+            "events_2n": len(decoded_large.events),
+            "replace_ops": replaces,
+            "surface_nodes": len(s.surface()),
+            "messages": len(s.messages()),
+            "file_bytes": small.stat().st_size,
+            "decompressed_bytes": len(
+                zstandard.ZstdDecompressor()
+                .stream_reader(small.read_bytes(), read_across_frames=True)
+                .read()
+            ),
+            "floor_parser": fastest,
+            "repeat": repeat,
+        }
+    metrics = {
+        "load_over_floor_ratio": ours / floor,
+        "fold_2n_over_n_ratio": fold_large / fold_small,
+        "load_seconds": ours,
+        "load_over_floor_ratio_gc_on": ours_gc / floor_gc,
+        "fold_seconds": fold_small,
+    }
+    baselines = {f"floor_seconds_{k}": v for k, v in floors.items()}
+    return BenchResult(
+        name="load",
+        metrics=metrics,
+        baselines=baselines,
+        targets=[
+            Target(metric="load_over_floor_ratio", op="<=", value=2.0),
+            Target(metric="fold_2n_over_n_ratio", op="<=", value=2.3),
+        ],
+        notes=notes,
+    )

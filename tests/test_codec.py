@@ -1,0 +1,214 @@
+"""Physical format: zstd frame chains, torn tails, headers, packed rows, source ranges (§2)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ctxsdk as cx
+from ctxsdk.errors import CorruptLog, LogRecoveryWarning, SessionFormatError, UnsupportedVersion
+from ctxsdk.session.codec import (
+    decode_source_seqs,
+    encode_source_seqs,
+    frame_spans,
+    read_log,
+    zstd_frame,
+)
+
+from ._logs import header, small_v3
+
+
+def _write_zstd(path: Path, hdr: dict, events: list[dict], batch: int = 3) -> list[int]:
+    """Header alone in frame 1, then one frame per batch; returns frame start offsets."""
+    starts, data = [], b""
+    frames = [[hdr]] + [events[i : i + batch] for i in range(0, len(events), batch)]
+    for group in frames:
+        starts.append(len(data))
+        data += zstd_frame(b"".join(orjson.dumps(e) + b"\n" for e in group))
+    path.write_bytes(data)
+    return starts
+
+
+def _write_plain(path: Path, hdr: dict, events: list[dict]) -> None:
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [hdr, *events]))
+
+
+def test_zstd_chain_reads_across_frames(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    p = tmp_path / "session.v3.jsonl.zstd"
+    starts = _write_zstd(p, hdr, events)
+    spans, torn = frame_spans(p.read_bytes())
+    assert torn is None and [a for a, _ in spans] == starts
+    s = cx.Session.open(p)
+    assert len(s) == len(events) and s.recovery is None
+    assert [m.id for m in s.messages()] == ["sys-1", "u-1", "a-1", "r-call_1", "a-2"]
+
+
+def test_torn_last_frame_is_recovered_and_reported(tmp_path: Path) -> None:
+    hdr, events = small_v3(closed=False)
+    p = tmp_path / "session.v3.jsonl.zstd"
+    starts = _write_zstd(p, hdr, events)
+    whole = p.read_bytes()
+    p.write_bytes(whole[:-3])  # cut inside the last frame
+    before = p.read_bytes()
+    with pytest.warns(LogRecoveryWarning, match="torn last zstd frame"):
+        s = cx.Session.open(p)
+    assert s.recovery is not None and s.recovery.kind == "torn-frame"
+    assert s.recovery.truncate_at == starts[-1]
+    # Complete frames are kept, plus the complete lines the torn frame still decodes to
+    # (cutting only the checksum leaves its one line whole).
+    assert len(s) == (len(starts) - 2) * 3 + len(s.recovery.kept_lines)
+    assert len(s.recovery.kept_lines) == 1
+    assert p.read_bytes() == before  # reading never writes
+
+
+def test_torn_last_line_is_recovered(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    p = tmp_path / "session.v3.jsonl"
+    _write_plain(p, hdr, events)
+    data = p.read_bytes()
+    p.write_bytes(data[:-10])
+    with pytest.warns(LogRecoveryWarning):
+        s = cx.Session.open(p)
+    assert len(s) == len(events) - 1
+    assert s.recovery is not None and s.recovery.kind == "torn-line"
+    assert s.recovery.truncate_at == data.rstrip(b"\n").rfind(b"\n") + 1
+
+
+def test_checksum_damage_in_a_middle_frame_is_corruption(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    p = tmp_path / "session.v3.jsonl.zstd"
+    starts = _write_zstd(p, hdr, events)
+    data = bytearray(p.read_bytes())
+    data[starts[2] - 2] ^= 0x55  # the checksum of frame 2
+    p.write_bytes(bytes(data))
+    with pytest.raises(CorruptLog) as err:
+        cx.Session.open(p)
+    assert err.value.frame == 2 and str(p) in str(err.value)
+
+
+def test_bad_json_line_names_line_and_frame(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    p = tmp_path / "session.v3.jsonl.zstd"
+    lines = [orjson.dumps(e) + b"\n" for e in [hdr, *events]]
+    lines[5] = b'{"type": "user/message", oops\n'
+    data = zstd_frame(lines[0]) + zstd_frame(b"".join(lines[1:4])) + zstd_frame(b"".join(lines[4:]))
+    p.write_bytes(data)
+    with pytest.raises(CorruptLog) as err:
+        cx.Session.open(p)
+    assert (err.value.line, err.value.frame) == (6, 3)
+    assert "line 6" in str(err.value) and "zstd frame 3" in str(err.value)
+
+
+@pytest.mark.parametrize("version", [4, 99, -1, "3", None])
+def test_unknown_versions_are_refused_before_events(tmp_path: Path, version: object) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(orjson.dumps({**header(3), "version": version}) + b"\nnot json at all\n")
+    with pytest.raises(UnsupportedVersion, match="upgrade"):
+        cx.Session.open(p)
+
+
+def test_file_name_generation_must_match_header(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    p = tmp_path / "session.v2.jsonl"
+    _write_plain(p, hdr, events)
+    with pytest.raises(UnsupportedVersion, match="file name says version 2"):
+        cx.Session.open(p)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"isSeeded": None}, "isSeeded"),
+        ({"extra": 1}, "unknown key"),
+        ({"createdAt": -5}, "createdAt"),
+        ({"id": ""}, "id"),
+    ],
+)
+def test_v3_header_rules(tmp_path: Path, change: dict, message: str) -> None:
+    hdr = {**header(3), **change}
+    if change.get("isSeeded", 0) is None:
+        del hdr["isSeeded"]
+    p = tmp_path / "s.jsonl"
+    _write_plain(p, hdr, [])
+    with pytest.raises(SessionFormatError, match=message):
+        cx.Session.open(p)
+
+
+def test_v0_packed_rows_expand_with_times(tmp_path: Path) -> None:
+    hdr = header(0)
+    rows = [
+        {"type": "turn/start", "seq": 0, "time": 10, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 11, "data": {"turn": 1, "step": 1}},
+        {
+            "type": "text-chunks",
+            "seq0": 2,
+            "time0": 100,
+            "data": {"turn": 1, "step": 1, "index": 0, "dt": [5, -2], "texts": ["a", "b", "c"]},
+        },
+        {"type": "step/end", "seq": 5, "time": 12, "data": {"turn": 1, "step": 1}},
+        {
+            "type": "turn/end",
+            "seq": 6,
+            "time": 13,
+            "data": {"turn": 1, "reason": {"kind": "completed"}},
+        },
+    ]
+    p = tmp_path / "session.jsonl"
+    _write_plain(p, hdr, rows)
+    log = read_log(p)
+    chunks = log.events[2:5]
+    assert [c["seq"] for c in chunks] == [2, 3, 4]
+    assert [c["time"] for c in chunks] == [100, 105, 103]
+    assert [c["data"]["chunk"]["text"] for c in chunks] == ["a", "b", "c"]
+    assert log.line_of(4) == 4 and log.line_of(5) == 5
+    cx.Session.open(p)
+
+
+def test_packed_row_with_wrong_seq0_is_corruption(tmp_path: Path) -> None:
+    rows = [
+        {"type": "turn/start", "seq": 0, "time": 10, "data": {"turn": 1}},
+        {
+            "type": "text-chunks",
+            "seq0": 7,
+            "time0": 1,
+            "data": {"turn": 1, "step": 1, "index": 0, "dt": [0, 0], "texts": ["a", "b", "c"]},
+        },
+    ]
+    p = tmp_path / "session.jsonl"
+    _write_plain(p, header(0), rows)
+    with pytest.raises(CorruptLog, match="seq0 7"):
+        cx.Session.open(p)
+
+
+@given(st.lists(st.integers(0, 60), unique=True, max_size=30))
+def test_source_seq_ranges_round_trip(seqs: list[int]) -> None:
+    for order in (sorted(seqs), seqs):
+        encoded = encode_source_seqs(order)
+        if order == sorted(order):
+            assert all(not isinstance(x, list) or x[1] - x[0] >= 2 for x in encoded)
+        assert decode_source_seqs(encoded, 61) == order
+
+
+def test_source_seqs_must_cite_earlier_events() -> None:
+    with pytest.raises(SessionFormatError, match="earlier"):
+        decode_source_seqs([3, 5], 5)
+    with pytest.raises(SessionFormatError, match="increase"):
+        decode_source_seqs([[1, 3], 2], 9)
+    with pytest.raises(SessionFormatError, match="duplicates"):
+        decode_source_seqs([2, 2], 9)
+
+
+def test_session_directory_picks_highest_generation(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    _write_plain(tmp_path / "session.v3.jsonl", hdr, events)
+    (tmp_path / "session.jsonl").write_bytes(b"garbage that must not be read\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = cx.Session.open(tmp_path)
+    assert s.version == 3 and s.path == tmp_path / "session.v3.jsonl"
