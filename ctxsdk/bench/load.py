@@ -68,19 +68,21 @@ def make_log(path: Path, n_events: int, *, replace_share: float = 0.05, seed: in
                 text=_text(rng, 5, 60), reasoning=_text(rng, 10, 80), tool_calls=calls, usage=usage
             )
             ids = b.last_call_ids
-            b.tool_results([_output(rng) for _ in ids])
-            prunable += [b.result_seq(c) for c in ids]
+            outputs = [_output(rng) for _ in ids]
+            b.tool_results(outputs)
+            prunable += [
+                b.result_seq(c) for c, out in zip(ids, outputs, strict=True) if len(out) > 400
+            ]
         b.next_step()
         b.assistant(text=_text(rng, 10, 80), usage=usage)
         b.end_turn()
         while replaces < replace_share * len(b.events) and prunable:
-            seq = prunable.pop(rng.randrange(len(prunable)))
-            if seq in b.surface:
-                b.prune_tool_result(seq, head_chars=200, tail_chars=80)
-                replaces += 1
-        if turn % 150 == 0 and len(b.surface) > 60:
+            b.prune_tool_result(prunable.pop(rng.randrange(len(prunable))), 200, 80)
+            replaces += 1
+        if turn % 1000 == 0:  # rare: keeps the surface long, the harder case for messages()
             b.compact(keep_last=40, summary_text=_text(rng, 80, 200))
             replaces += 1
+            prunable.clear()  # older results may be shadowed by the checkpoint now
     return b.write(path, batch_size=12, overwrite=True)
 
 
