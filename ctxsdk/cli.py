@@ -40,12 +40,16 @@ def _demo(args: argparse.Namespace) -> int:
         print(f", context window {s.context_window}" if s.context_window else "")
         print(f"   last {min(args.last, len(msgs))} of {len(msgs)} messages the model receives:")
         for m in msgs[-args.last :]:
-            body = m.text or ", ".join(
-                f"{b.type} {getattr(b, 'name', '') or getattr(b, 'tool_call_id', '')}"
-                for b in m.content
-            )
+            body = m.text
+            if m.tool_calls:
+                body = (
+                    (body + " " if body else "")
+                    + "-> "
+                    + ", ".join(f"{c.name}({c.arguments})" for c in m.tool_calls)
+                )
             if m.tool_results:
-                body = "result: " + m.tool_results[0].text
+                r = m.tool_results[0]
+                body = ("error: " if r.is_error else "result: ") + r.text
             line = " ".join(body.split())
             print(f"     {m.role:9} {textwrap.shorten(line, 96, placeholder=' ...')}")
         print()

@@ -164,10 +164,10 @@ class Message(_Model):
         return [b for b in self.content if isinstance(b, ToolResultBlock)]
 
     def __repr__(self) -> str:
-        body = self.text or ", ".join(
-            f"{b.type}:{getattr(b, 'name', '') or getattr(b, 'tool_call_id', '')}"
-            for b in self.content
-        )
+        parts = [self.text] if self.text else []
+        parts += [f"{c.name}({c.arguments})" for c in self.tool_calls]
+        parts += [("error: " if r.is_error else "result: ") + r.text for r in self.tool_results]
+        body = " ".join(" ".join(parts).split())
         if len(body) > 60:
             body = body[:57] + "..."
         return f"Message({self.role}, {self.source.kind}, {body!r})"
