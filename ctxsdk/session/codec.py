@@ -184,7 +184,9 @@ def _decompress_frames(data: bytes, path: str | Path | None) -> tuple[bytes, Rec
     except CorruptLog as exc:
         raise exc.at(path=path) from None
     if not spans:
-        raise CorruptLog("no complete zstd frame: the header frame is missing or cut", path=path)
+        raise CorruptLog(
+            "no complete zstd frame: the header frame is missing or cut", path=path, frame=1
+        )
     dctx = zstandard.ZstdDecompressor()
     try:
         # One C call over all complete frames; the per-frame walk below only runs on damage.
@@ -293,6 +295,8 @@ def decode_source_seqs(value: Any, seq: int) -> list[int]:
             and type(item[1]) is int
             and item[0] <= item[1]
         ):
+            if item[0] < 0 or item[1] >= seq:  # before expanding: a range may be huge
+                raise SessionFormatError("sourceEventSeqs must cite earlier events only", seq=seq)
             ranged = True
             out.extend(range(item[0], item[1] + 1))
         else:
@@ -347,7 +351,7 @@ def _expand_packed(row: dict[str, Any], seq: int, normalized: bool) -> Iterator[
         hint = STRIPPED_SEQ_HINT if "seq0" not in row else ""
         raise CorruptLog(f"packed row seq0 {row.get('seq0')!r}, expected {seq}{hint}", seq=seq)
     t = row.get("time0", 0)
-    if not normalized and not _is_int(t):
+    if not _is_int(t):
         raise SessionFormatError("packed row time0 must be an integer", seq=seq)
     for k, text in enumerate(members):
         if not isinstance(text, str):
@@ -453,10 +457,12 @@ def _decode_text(
         for i, row in enumerate(rows):
             line_no = i + 2
             if not isinstance(row, dict):
-                raise SessionFormatError("a row must be a JSON object", line=line_no)
+                raise SessionFormatError(
+                    "a row must be a JSON object", line=line_no, seq=len(events)
+                )
             rtype = row.get("type")
             seq = len(events)
-            if rtype in _PACKED_ROWS:
+            if isinstance(rtype, str) and rtype in _PACKED_ROWS:
                 if version >= 2:
                     raise SessionFormatError(
                         f"packed {rtype} rows do not exist in v{version} logs", line=line_no
@@ -520,7 +526,9 @@ def read_log(path: str | Path, *, normalized: bool = False) -> DecodedLog:
     else:
         compression = "zstd" if p.name.endswith(".zstd") else "none"
     if compression == "zstd" and data[:4] != _ZSTD_MAGIC:
-        raise CorruptLog("file is named .zstd but does not start with a zstd frame", path=p)
+        raise CorruptLog(
+            "file is named .zstd but does not start with a zstd frame", path=p, frame=1
+        )
     # Non-canonical names (fixtures, exports) carry no generation; trust the header then.
     expected = named[0] if named is not None else None
     return decode_bytes(

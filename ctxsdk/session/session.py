@@ -9,9 +9,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._gc import gc_paused
 from ..errors import LogRecoveryWarning, NotFound, SessionFormatError, SurfaceError
@@ -26,6 +26,7 @@ from .codec import (
     validate_header,
 )
 from .models import (
+    EndSeedData,
     Event,
     Message,
     RequestContextData,
@@ -153,6 +154,21 @@ class Turn:
     def __repr__(self) -> str:
         p = (self.prompt or "")[:40]
         return f"Turn({self.turn}, {len(self.steps)} steps, {self.reason}, {p!r})"
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _text_of(blocks: Any) -> str:
+    """The text blocks of a raw content list joined; anything malformed contributes nothing
+    (these views read raw events that the typed models have not checked)."""
+    if not isinstance(blocks, list):
+        return ""
+    return "".join(
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
 
 
 def _now_ms() -> int:
@@ -296,16 +312,16 @@ class Session:
         """
         if self._version <= 1:
             return int(self._header_raw.get("seedLength") or 0)
-        tagged = [s for s in self._index.end_seed_seqs if self._raw[s]["data"].get("inherited")]
+        tagged = [
+            s for s in self._index.end_seed_seqs if self._typed_data(s, EndSeedData).inherited
+        ]
         return tagged[-1] if tagged else 0
 
     @property
     def descriptor(self) -> SubagentDescriptorData | None:
         """The ``subagent/descriptor`` of a subagent child session."""
         seq = self._index.descriptor_seq
-        return (
-            None if seq is None else SubagentDescriptorData.model_validate(self._raw[seq]["data"])
-        )
+        return None if seq is None else self._typed_data(seq, SubagentDescriptorData)
 
     # --- events ----------------------------------------------------------------------------
 
@@ -343,6 +359,13 @@ class Session:
         for i, raw in enumerate(self._raw):
             if not wanted or raw["type"] in wanted:
                 yield self.event(i)
+
+    def _typed_data(self, seq: int, model: type[_M]) -> _M:
+        """One event's data as ``model``; a mismatch is a located SessionFormatError."""
+        try:
+            return model.model_validate(self._raw[seq]["data"])
+        except ValidationError as exc:
+            raise self._data_error(seq, exc) from None
 
     def validate(self) -> Session:
         """Check every event's data against its typed model; returns self."""
@@ -419,7 +442,7 @@ class Session:
             first = self._index.surface.first()
             if first is not None and self._raw[first]["type"] == "system/message":
                 blocks = self._raw[first]["data"]["message"]["content"]
-                return "".join(b.get("text", "") for b in blocks if b.get("type") == "text") or None
+                return _text_of(blocks) or None
             return None
         header = self._latest_header()
         system = header.get("system") if header else None
@@ -443,7 +466,9 @@ class Session:
         a provider refuses tool calls without results.
         """
         target = self.repaired() if repair and self.is_interrupted else self
-        raws = [_message_dict(target._raw[s]) for s in target._derived_seqs()]
+        seqs = target._derived_seqs()
+        target._typed_messages(seqs)  # a malformed message is a located error, not a KeyError
+        raws = [_message_dict(target._raw[s]) for s in seqs]
         system = None if target._version >= 3 else target.system_prompt
         return to_wire([r for r in raws if r is not None], format, system=system)
 
@@ -494,7 +519,7 @@ class Session:
                 and raw["data"].get("source", {}).get("kind") == "user"
             ):
                 blocks = raw["data"].get("content") or []
-                return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+                return _text_of(blocks)
         return None
 
     def usage(self) -> list[tuple[int, TokenUsage]]:
@@ -543,10 +568,7 @@ class Session:
         return _USAGE.validate_python(total) if found else None
 
     def request_headers(self) -> list[tuple[int, RequestHeaderData]]:
-        return [
-            (s, RequestHeaderData.model_validate(self._raw[s]["data"]))
-            for s in self._index.header_seqs
-        ]
+        return [(s, self._typed_data(s, RequestHeaderData)) for s in self._index.header_seqs]
 
     @property
     def route(self) -> tuple[str, str] | None:
@@ -561,7 +583,7 @@ class Session:
     def context_window(self) -> int | None:
         """The latest ``request/context.contextWindow`` the harness logged."""
         for s in reversed(self._index.context_seqs):
-            ctx = RequestContextData.model_validate(self._raw[s]["data"])
+            ctx = self._typed_data(s, RequestContextData)
             if ctx.context_window is not None:
                 return ctx.context_window
         return None
@@ -744,7 +766,7 @@ class Session:
             self._path,
             [dumps_line(ev) for ev in pending],
             compression=self._compression,
-            expected_size=self._log.size,
+            expected=self._log.data,
             recovery=self.recovery,
             use_lock=self._version >= 3,
         )

@@ -370,7 +370,14 @@ def fold_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> None
         try:  # the envelope of a well-formed event, checked in one go
             etype = ev["type"]
             t = ev["time"]
-            ok = ev["seq"] == i and type(t) is int and envelope.issuperset(ev)
+            seq = ev["seq"]
+            ok = (
+                seq == i
+                and type(seq) is int
+                and type(t) is int
+                and type(etype) is str
+                and envelope.issuperset(ev)
+            )
         except (KeyError, TypeError):
             ok = False
         if not ok or not -_MAX_SAFE <= t <= _MAX_SAFE:
@@ -475,7 +482,7 @@ def fold_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> None
 def _explain_envelope(ev: Any, i: int) -> None:
     if type(ev) is not dict:
         raise _fail("an event must be a JSON object", i)
-    if ev.get("seq") != i:
+    if ev.get("seq") != i or type(ev.get("seq")) is not int:
         hint = STRIPPED_SEQ_HINT if "seq" not in ev else ""
         raise SessionFormatError(
             f"seq {ev.get('seq')!r} where {i} was expected: seqs must be contiguous from 0{hint}",
@@ -536,7 +543,8 @@ def _fold_surface(
     elif etype == "assistant/message":
         if not replacing:
             _check_in_step(index, data, etype, i)
-        msg = _check_message(data.get("message"), "assistant", i, "assistant/message")
+        inner = data.get("message") if isinstance(data, dict) else None
+        msg = _check_message(inner, "assistant", i, "assistant/message")
         src = msg["source"]
         if (
             src.get("kind") != "model"
@@ -562,7 +570,8 @@ def _fold_surface(
         if not replacing:
             _check_in_step(index, data, etype, i)
             call = index.pending.pop(call_id, None)
-            code = (data.get("error") or {}).get("code")
+            error = data.get("error")
+            code = error.get("code") if isinstance(error, dict) else None
             if call is None and code != "TOOL_NOT_STARTED":
                 raise _fail(f"tool/result for {call_id!r}, which no open tool call expects", i)
             if call is not None and call.call_seq is None and code != "TOOL_NOT_STARTED":

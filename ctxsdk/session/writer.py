@@ -115,15 +115,16 @@ def append_batch(
     lines: list[bytes],
     *,
     compression: Compression,
-    expected_size: int,
+    expected: bytes,
     recovery: Recovery | None = None,
     use_lock: bool,
 ) -> int:
     """Append one batch to an existing log; returns the new file size.
 
-    ``expected_size`` is the size the caller read: if the file changed since, nothing is
-    written. A torn tail reported in ``recovery`` is repaired as the harness does (truncate at
-    the torn frame or line, re-append its complete lines in this batch).
+    ``expected`` is the file's content as the caller read it: if the file changed since
+    (even to the same size), nothing is written. A torn tail reported in ``recovery`` is
+    repaired as the harness does (truncate at the torn frame or line, re-append its complete
+    lines in this batch).
     """
     target = Path(path)
     lock = session_lock(target.parent) if use_lock else contextlib.nullcontext()
@@ -134,10 +135,10 @@ def append_batch(
             raise WriteError(exc.errno, f"{target}: cannot open for append ({exc})") from None
         try:
             size = os.fstat(f.fileno()).st_size
-            if size != expected_size:
+            if size != len(expected) or f.read() != expected:
                 raise WriteError(
                     errno.ESTALE,
-                    f"{target} changed since it was read ({expected_size} -> {size} bytes); "
+                    f"{target} changed since it was read ({len(expected)} -> {size} bytes); "
                     "open it again before appending",
                 )
             keep = recovery.truncate_at if recovery is not None else size

@@ -1,0 +1,160 @@
+"""Shared pytest fixtures: the ``../shared`` data directory and a small valid v3 session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+MODEL_SOURCE = {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"}
+SYSTEM_SOURCE = {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"}
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """``../shared`` next to the repository; tests that need it skip when it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is not available")
+    return SHARED
+
+
+def v3_raw_session(session_id: str = "s-v3-fixture") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A small valid v3 session as raw DSH events: one turn, a tool call, two steps."""
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": session_id,
+        "createdAt": 1790000000000,
+        "isSeeded": False,
+        "delegationDepth": 0,
+    }
+    call = {"type": "tool-call", "id": "call_1", "name": "bash", "arguments": '{"command":"ls"}'}
+    rows: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        ("turn/start", {"turn": 1}, {}),
+        ("step/start", {"turn": 1, "step": 1}, {}),
+        (
+            "system/message",
+            {
+                "turn": 1,
+                "step": 1,
+                "message": {
+                    "id": "sys-1",
+                    "role": "system",
+                    "content": [{"type": "text", "text": "You are a careful agent."}],
+                    "source": SYSTEM_SOURCE,
+                },
+            },
+            {"surfaceOp": "append"},
+        ),
+        (
+            "user/message",
+            {
+                "content": [{"type": "text", "text": "List the files."}],
+                "source": {"kind": "user"},
+                "role": "user",
+                "id": "u-1",
+            },
+            {"surfaceOp": "append"},
+        ),
+        (
+            "request/header",
+            {
+                "header": {
+                    "config": {"provider": "deepseek-official", "model": "deepseek-v4-flash"}
+                },
+                "reason": "initial",
+            },
+            {},
+        ),
+        (
+            "assistant/message",
+            {
+                "turn": 1,
+                "step": 1,
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Listing."}, call],
+                    "source": MODEL_SOURCE,
+                    "id": "a-1",
+                },
+                "stream": [],
+                "usage": {"inputTokens": 30, "outputTokens": 8},
+            },
+            {"surfaceOp": "append"},
+        ),
+        (
+            "tool/call",
+            {
+                "turn": 1,
+                "step": 1,
+                "callId": "call_1",
+                "name": "bash",
+                "arguments": call["arguments"],
+            },
+            {},
+        ),
+        (
+            "tool/result",
+            {
+                "turn": 1,
+                "step": 1,
+                "message": {
+                    "source": {"kind": "tool", "callId": "call_1"},
+                    "content": [
+                        {
+                            "type": "tool-result",
+                            "toolCallId": "call_1",
+                            "content": [{"type": "text", "text": "a.txt\nb.txt\n"}],
+                            "isError": False,
+                        }
+                    ],
+                    "role": "user",
+                    "id": "r-1",
+                },
+            },
+            {"sourceEventSeqs": [6], "surfaceOp": "append"},
+        ),
+        ("step/end", {"turn": 1, "step": 1}, {}),
+        ("step/start", {"turn": 1, "step": 2}, {}),
+        (
+            "assistant/message",
+            {
+                "turn": 1,
+                "step": 2,
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Two files: a.txt and b.txt."}],
+                    "source": MODEL_SOURCE,
+                    "id": "a-2",
+                },
+                "stream": [],
+                "usage": {"inputTokens": 50, "outputTokens": 9},
+            },
+            {"surfaceOp": "append"},
+        ),
+        ("step/end", {"turn": 1, "step": 2}, {}),
+        ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}, {}),
+    ]
+    events = [
+        {"type": etype, "seq": seq, "time": 1790000000100 + 10 * seq, "data": data, **extra}
+        for seq, (etype, data, extra) in enumerate(rows)
+    ]
+    return header, events
+
+
+@pytest.fixture(scope="session")
+def v3_raw() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``(header, events)`` of :func:`v3_raw_session`; copy before changing them."""
+    return v3_raw_session()
+
+
+@pytest.fixture
+def v3_log(tmp_path: Path) -> Path:
+    """A small valid v3 session written as ``session.v3.jsonl.zstd`` in a fresh directory."""
+    from ctxsdk.session import Session
+
+    header, events = v3_raw_session()
+    return Session.from_events(header, events).save(tmp_path / "session.v3.jsonl.zstd")
