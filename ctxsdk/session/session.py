@@ -472,9 +472,10 @@ class Session:
         system = None if target._version >= 3 else target.system_prompt
         return to_wire([r for r in raws if r is not None], format, system=system)
 
-    def tokens(self, tokenizer: str = "estimate") -> TokenTable:
-        """Tokens of each message the model receives: ``"estimate"`` (the harness's chars/4
-        rule), or exactly with ``"cl100k_base"``, ``"o200k_base"`` or ``"deepseek"``."""
+    def tokens(self, tokenizer: str = "cl100k_base") -> TokenTable:
+        """Tokens of each message the model receives, counted exactly with ``"cl100k_base"``
+        (default), ``"o200k_base"`` or ``"deepseek"``, or by the harness's own chars/4 rule
+        with ``"estimate"``. All work offline."""
         from .tokens import TokenCounter, estimate_system, get_tokenizer
 
         tk = get_tokenizer(tokenizer)
