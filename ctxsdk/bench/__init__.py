@@ -6,6 +6,7 @@ numbers where there are any) and says which targets it met; timing claims are ra
 
 from __future__ import annotations
 
+from .._progress import Progress
 from ._result import BenchResult, Target, best_of
 
 __all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "run_benchmark"]
@@ -16,11 +17,13 @@ BENCHMARKS: dict[str, str] = {
 }
 
 
-def run_benchmark(name: str, *, quick: bool = False) -> BenchResult:
+def run_benchmark(
+    name: str, *, quick: bool = False, progress: Progress | None = None
+) -> BenchResult:
     import importlib
 
     module = BENCHMARKS.get(name)
     if module is None:
         raise KeyError(f"no benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}")
-    result: BenchResult = importlib.import_module(module).run(quick=quick)
+    result: BenchResult = importlib.import_module(module).run(quick=quick, progress=progress)
     return result

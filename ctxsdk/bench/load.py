@@ -18,6 +18,7 @@ from typing import Any
 
 import zstandard
 
+from .._progress import Progress, resolve_progress
 from ..session.builder import LogBuilder
 from ..session.codec import read_log
 from ..session.session import Session
@@ -45,7 +46,14 @@ def _output(rng: random.Random) -> str:
     )
 
 
-def make_log(path: Path, n_events: int, *, replace_share: float = 0.05, seed: int = 7) -> Path:
+def make_log(
+    path: Path,
+    n_events: int,
+    *,
+    replace_share: float = 0.05,
+    seed: int = 7,
+    progress: Progress | None = None,
+) -> Path:
     """A synthetic but realistic v3 ``.jsonl.zstd`` log of about ``n_events`` events, of
     which ``replace_share`` are replace ops (tool-result prunes and compactions)."""
     rng = random.Random(seed)
@@ -54,7 +62,9 @@ def make_log(path: Path, n_events: int, *, replace_share: float = 0.05, seed: in
     replaces = 0
     prunable: list[int] = []
     turn = 0
+    report = resolve_progress(progress)
     while len(b.events) < n_events:
+        report(len(b.events), n_events, f"generating a {n_events:,}-event log")
         turn += 1
         b.turn(_text(rng, 8, 40), system="You are a careful coding agent." if turn == 1 else None)
         for step in range(rng.randint(1, 5)):
@@ -83,6 +93,7 @@ def make_log(path: Path, n_events: int, *, replace_share: float = 0.05, seed: in
             b.compact(keep_last=40, summary_text=_text(rng, 80, 200))
             replaces += 1
             prunable.clear()  # older results may be shadowed by the checkpoint now
+    report(n_events, n_events, f"generating a {n_events:,}-event log")
     return b.write(path, batch_size=12, overwrite=True)
 
 
@@ -128,12 +139,12 @@ def _with_gc(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def run(*, quick: bool = False) -> BenchResult:
+def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult:
     n = 20_000 if quick else 100_000
     repeat = 3
     with tempfile.TemporaryDirectory(prefix="ctxsdk-bench-") as tmp:
-        small = make_log(Path(tmp) / "n.jsonl.zstd", n)
-        large = make_log(Path(tmp) / "2n.jsonl.zstd", 2 * n, seed=8)
+        small = make_log(Path(tmp) / "n.jsonl.zstd", n, progress=progress)
+        large = make_log(Path(tmp) / "2n.jsonl.zstd", 2 * n, seed=8, progress=progress)
         floors = {name: best_of(_floor(small, f), repeat) for name, f in _parsers().items()}
         fastest = min(floors, key=lambda k: floors[k])
         floor = floors[fastest]
