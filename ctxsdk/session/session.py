@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -39,6 +39,9 @@ from .models import (
 from .repair import repair_events
 from .surface import LogIndex, check_replace, fold_into, fold_log, replace_keys
 from .wire import WireFormat, to_wire
+
+if TYPE_CHECKING:
+    from ..assemble import Assembly
 
 __all__ = ["NodeTokens", "Session", "Step", "Surface", "SurfaceNode", "TokenTable", "Turn"]
 
@@ -588,6 +591,13 @@ class Session:
             if ctx.context_window is not None:
                 return ctx.context_window
         return None
+
+    def assemble(self, **options: Any) -> Assembly:
+        """The per-node context editor (full / key / off) over this session; see
+        :class:`ctxsdk.assemble.Assembly` for the options."""
+        from ..assemble import Assembly
+
+        return Assembly(self, **options)
 
     # --- crash repair ----------------------------------------------------------------------
 

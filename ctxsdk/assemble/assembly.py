@@ -1,0 +1,259 @@
+"""``Assembly``: edit a session's context per node (full / key / off), preview, apply.
+
+``s.assemble()`` re-derives everything from the log; edits are a draft of target modes until
+``apply()`` writes them as replace ops the harness accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..session.models import Message
+from ..session.session import Session
+from ..session.tokens import TokenCounter
+from .digest import DigestConfig
+from .drafts import DraftStore
+from .fit import FitResult, fit_plan
+from .modes import MODES, Mode
+from .planner import PlanOp, Target, apply_ops, compile_plan, current_modes
+from .tree import Row, RowKind, build_tree
+
+__all__ = ["Assembly", "Preview", "Rule"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A preset: rows matching every given condition get ``mode`` (and a digest template).
+
+    ``template`` may use ``{tool}``, ``{gist}``, ``{seq}`` and ``{turn}``.
+    """
+
+    mode: Mode
+    kind: RowKind | None = None
+    tool: str | None = None
+    failed: bool | None = None
+    label: str | None = None  # a regex searched in the row's gist
+    older_than_turns: int | None = None
+    template: str | None = None
+    auto: bool = False
+    name: str = ""
+
+    def matches(self, row: Row, last_turn: int) -> bool:
+        if self.kind is not None and row.kind != self.kind:
+            return False
+        if self.tool is not None and row.tool != self.tool:
+            return False
+        if self.failed is not None and row.failed != self.failed:
+            return False
+        if self.label is not None and not re.search(self.label, row.gist):
+            return False
+        return self.older_than_turns is None or (
+            row.turn is not None and last_turn - row.turn >= self.older_than_turns
+        )
+
+    def digest_for(self, row: Row) -> str | None:
+        if self.template is None:
+            return None
+        return self.template.format(tool=row.tool or "", gist=row.gist, seq=row.seq, turn=row.turn)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A dry run: the ops, tokens before and after, and exactly what the model would receive."""
+
+    ops: tuple[PlanOp, ...]
+    notes: tuple[str, ...]
+    tokens_before: int
+    tokens_after: int
+    messages: tuple[Message, ...]
+    rows: tuple[tuple[int, str, int, int], ...] = field(default=())  # seq, mode, before, after
+
+    @property
+    def saved(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    def to_polars(self) -> Any:
+        import polars as pl
+
+        return pl.DataFrame(
+            {
+                "kind": [op.kind for op in self.ops],
+                "mode": [op.mode for op in self.ops],
+                "start_seq": [op.start_seq for op in self.ops],
+                "end_seq": [op.end_seq for op in self.ops],
+                "nodes": [len(op.shadowed) for op in self.ops],
+                "tokens_before": [op.tokens_before for op in self.ops],
+                "tokens_after": [op.tokens_after for op in self.ops],
+            },
+            schema={
+                "kind": pl.Utf8,
+                "mode": pl.Utf8,
+                "start_seq": pl.Int64,
+                "end_seq": pl.Int64,
+                "nodes": pl.Int64,
+                "tokens_before": pl.Int64,
+                "tokens_after": pl.Int64,
+            },
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Preview({len(self.ops)} ops, {self.tokens_before} -> {self.tokens_after} tokens, "
+            f"{len(self.messages)} messages)"
+        )
+
+
+class Assembly:
+    """The per-node context editor over one session."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        tokenizer: str = "cl100k_base",
+        config: DigestConfig | None = None,
+        rules: Sequence[Rule] = (),
+        draft: dict[int, Target] | None = None,
+        drafts: DraftStore | None = None,
+    ) -> None:
+        self.session = session
+        self.config = config or DigestConfig()
+        self.rules: list[Rule] = list(rules)
+        self._counter = TokenCounter(tokenizer)
+        self._store = drafts
+        self.draft_source: str | None = None  # the session whose saved draft was loaded
+        if draft is None and drafts is not None:
+            draft, self.draft_source = drafts.load(
+                session.id,
+                parent=session.parent_id if session.is_fork else None,
+                max_seq=session.inherited_event_count or None,
+            )
+        self._draft: dict[int, Target] = dict(draft or {})
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def _surface_tokens(self) -> list[int]:
+        raws = [self.session.raw_events[n.seq] for n in self.session.surface()]
+        msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
+        return self._counter.count_messages(msgs)
+
+    def tree(self) -> Row:
+        """The context tree of the session as it is now, with the draft's modes shown."""
+        surface = list(self.session.surface())
+        modes = current_modes(self.session, surface)
+        for pos, node in enumerate(surface):
+            if node.seq in self._draft:
+                modes[pos] = self._draft[node.seq].mode
+        return build_tree(self.session, modes, self._surface_tokens())
+
+    @property
+    def draft(self) -> dict[int, Target]:
+        """Unapplied target modes by surface seq."""
+        return dict(self._draft)
+
+    # --- editing ---------------------------------------------------------------------------
+
+    def set(self, target: int | str | Row, mode: Mode, digest: str | None = None) -> Assembly:
+        """Set a row's mode: a surface seq, a row id (``"t3"``, ``"t3.2"``, ``"s41"``) or a Row;
+        container rows apply to their whole subtree. Returns self for chaining."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        for seq in self._resolve(target):
+            self._draft[seq] = Target(mode, digest)
+        return self
+
+    def reset(self) -> Assembly:
+        self._draft.clear()
+        return self
+
+    def save_draft(self) -> Assembly:
+        """Persist the unapplied draft (an empty one stops inheritance from the parent)."""
+        if self._store is None:
+            raise ValueError("this assembly has no draft store; pass drafts=DraftStore(...)")
+        self._store.save(self.session.id, self._draft, parent=self.session.parent_id)
+        self.draft_source = self.session.id
+        return self
+
+    def _resolve(self, target: int | str | Row) -> list[int]:
+        from ..errors import NotFound
+
+        if isinstance(target, int):
+            if target not in {n.seq for n in self.session.surface()}:
+                raise NotFound(f"seq {target} is not on the surface of session {self.session.id}")
+            return [target]
+        if isinstance(target, Row):
+            return [r.seq for r in target.leaves() if r.seq is not None]
+        for row in self.tree().walk():
+            if row.id == target:
+                return [r.seq for r in row.leaves() if r.seq is not None]
+        raise NotFound(f"no row {target!r} in the tree of session {self.session.id}")
+
+    def apply_rules(
+        self, rules: Iterable[Rule] | None = None, *, auto_only: bool = False
+    ) -> Assembly:
+        """Apply presets (first matching rule wins) to rows without an explicit draft entry."""
+        rules = list(self.rules if rules is None else rules)
+        last_turn = self.session._index.last_turn
+        for row in self.tree().leaves():
+            assert row.seq is not None
+            if row.seq in self._draft or row.kind == "system":
+                continue
+            for rule in rules:
+                if auto_only and not rule.auto:
+                    continue
+                if rule.matches(row, last_turn):
+                    self._draft[row.seq] = Target(rule.mode, rule.digest_for(row))
+                    break
+        return self
+
+    # --- planning --------------------------------------------------------------------------
+
+    def plan(self) -> tuple[list[PlanOp], list[str]]:
+        return compile_plan(self.session, self._draft, counter=self._counter, config=self.config)
+
+    def preview(self) -> Preview:
+        """The ops, tokens before/after, and the messages the model would receive."""
+        ops, notes = self.plan()
+        after = apply_ops(self.session, ops, time=0)
+        before_tokens = sum(self._surface_tokens())
+        after_tokens = sum(
+            Assembly(after, tokenizer=self._counter.tokenizer.name)._surface_tokens()
+        )
+        rows = tuple((op.start_seq, op.mode, op.tokens_before, op.tokens_after) for op in ops)
+        return Preview(
+            tuple(ops), tuple(notes), before_tokens, after_tokens, tuple(after.messages()), rows
+        )
+
+    def apply(self, *, write: bool = True) -> Session:
+        """Append the ops; with ``write`` and a session read from a file, they are written to
+        the log (one batch, under the lease, atomically). Returns the new Session."""
+        ops, _ = self.plan()
+        out = apply_ops(self.session, ops)
+        if write and out.path is not None and out.pending_events:
+            out = out.append_to_log()
+        self.session = out
+        self._draft.clear()
+        return out
+
+    def fit(self, budget: int, query: str | None = None) -> FitResult:
+        """Choose modes so the derived messages fit ``budget`` tokens, keeping what ``query``
+        needs. The choice becomes this assembly's draft (inspect, adjust, then apply)."""
+        result = fit_plan(
+            self.session,
+            budget,
+            query=query,
+            counter=self._counter,
+            config=self.config,
+            base=self._draft,
+        )
+        self._draft = dict(result.targets)
+        return result
+
+    def __repr__(self) -> str:
+        return (
+            f"Assembly({self.session.id[:8]}, {len(self.session.surface())} nodes, "
+            f"{len(self._draft)} drafted)"
+        )

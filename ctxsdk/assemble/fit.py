@@ -1,0 +1,188 @@
+"""Fitting a session into a token budget: choose modes so the derived messages fit.
+
+Never folded: the system prompt, the latest user message, and the tool call group the next
+step depends on. A tool result can be folded alone (a content rewrite keeps its pairing); an
+assistant that calls tools is folded with its results. Folding order is least relevant to the
+query first (BM25 over the node texts, lightly smoothed over neighbours), then oldest first.
+``key`` is preferred where its digest is really shorter; ``off`` only when key is not enough.
+The estimate that drives the choice is checked against the exact planner at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..session.lexical import BM25
+from ..session.session import Session, SurfaceNode
+from ..session.tokens import TokenCounter, estimate_text
+from .digest import DigestConfig, auto_digest, member_text
+from .modes import Mode
+from .planner import PlanOp, Target, compile_plan, current_modes, tool_groups
+
+__all__ = ["FitResult", "fit_plan"]
+
+_HEADER_TOKENS = 14  # ⟨assembled:key items=N tokens≈M⟩ and framing
+_NEIGHBOUR_WEIGHT = 0.35
+_MAX_ROUNDS = 12
+
+
+@dataclass
+class FitResult:
+    """The chosen modes (a draft you can inspect and adjust) and what they cost."""
+
+    budget: int
+    targets: dict[int, Target]
+    tokens_before: int
+    tokens_after: int
+    protected: list[int]
+    ops: list[PlanOp] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return self.tokens_after <= self.budget
+
+    @property
+    def kept(self) -> list[int]:
+        """Surface seqs left verbatim."""
+        folded = {s for op in self.ops for s in op.shadowed if op.kind != "unfold"}
+        return [s for s in self._surface if s not in folded]
+
+    _surface: list[int] = field(default_factory=list, repr=False)
+
+    def __repr__(self) -> str:
+        verdict = "fits" if self.fits else "does NOT fit"
+        return (
+            f"FitResult(budget {self.budget}: {self.tokens_before} -> {self.tokens_after} tokens, "
+            f"{verdict}; {len(self.ops)} ops, {len(self.protected)} protected nodes)"
+        )
+
+
+def _protected(surface: list[SurfaceNode], groups: list[tuple[int, int]]) -> set[int]:
+    keep: set[int] = set()
+    if surface and surface[0].type == "system/message":
+        keep.add(0)
+    last_user = max(
+        (
+            i
+            for i, n in enumerate(surface)
+            if n.type == "user/message" and n.message.source.kind == "user"
+        ),
+        default=None,
+    )
+    if last_user is not None:
+        keep.add(last_user)
+    # The trailing tool group: the results the next model step reads.
+    last_assistant = max(
+        (i for i, n in enumerate(surface) if n.message.role == "assistant"), default=None
+    )
+    if last_assistant is not None:
+        for a, b in groups:
+            if a == last_assistant:
+                keep.update(range(a, b + 1))
+        keep.add(last_assistant)
+    return keep
+
+
+def _units(surface: list[SurfaceNode], groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Fold units: a tool result alone (a content rewrite keeps its pairing), an assistant that
+    calls tools together with its results (folding it widens to them anyway), any other node
+    alone."""
+    group_at = dict(groups)
+    return [(p, group_at.get(p, p)) for p in range(len(surface))]
+
+
+def fit_plan(
+    session: Session,
+    budget: int,
+    *,
+    query: str | None,
+    counter: TokenCounter,
+    config: DigestConfig,
+    base: dict[int, Target] | None = None,
+) -> FitResult:
+    surface = list(session.surface())
+    seqs = [n.seq for n in surface]
+    raws = [session.raw_events[s] for s in seqs]
+    msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
+    full = counter.count_messages(msgs)
+    before = sum(full)
+    groups = tool_groups(surface)
+    keep = _protected(surface, groups)
+    now = current_modes(session, surface)
+    targets: dict[int, Target] = dict(base or {})
+    result = FitResult(
+        budget, targets, before, before, sorted(seqs[p] for p in keep), _surface=seqs
+    )
+    if before <= budget:
+        result.notes.append("already within budget; nothing folded")
+        return result
+
+    texts = [member_text(n.message) for n in surface]
+    rel = BM25(texts).scores(query) if query else [0.0] * len(surface)
+    smooth = [
+        r
+        + _NEIGHBOUR_WEIGHT * max(rel[i - 1] if i else 0.0, rel[i + 1] if i + 1 < len(rel) else 0.0)
+        for i, r in enumerate(rel)
+    ]
+    units = [
+        u for u in _units(surface, groups) if not any(p in keep for p in range(u[0], u[1] + 1))
+    ]
+    units = [
+        u for u in units if all(now[p] == "full" or p in targets for p in range(u[0], u[1] + 1))
+    ]
+    # Least relevant first; among equals lone nodes before whole groups (a result rewrite
+    # keeps the call visible), then oldest first.
+    units.sort(key=lambda u: (max(smooth[u[0] : u[1] + 1]), u[1] > u[0], u[0]))
+    key_cost = {}
+    for a, b in units:
+        digest = auto_digest(
+            [(surface[p].seq, surface[p].message) for p in range(a, b + 1)], config
+        )
+        key_cost[(a, b)] = _HEADER_TOKENS + estimate_text(digest)
+    mode_of: dict[tuple[int, int], Mode] = {}
+    # A running estimate over per-position costs; a folded unit's cost sits on its first
+    # position. Off units are each charged a marker (adjacent ones share one in the real plan,
+    # so this errs high); the exact planner has the last word below.
+    cost = list(full)
+    total = before
+
+    def fold(unit: tuple[int, int], mode: Mode) -> None:
+        nonlocal total
+        a, b = unit
+        new = key_cost[unit] if mode == "key" else _HEADER_TOKENS
+        total += new - sum(cost[a : b + 1])
+        cost[a : b + 1] = [new] + [0] * (b - a)
+        mode_of[unit] = mode
+
+    for unit in units:  # key first, where it is really shorter
+        if total <= budget:
+            break
+        if key_cost[unit] < 0.8 * sum(cost[unit[0] : unit[1] + 1]):
+            fold(unit, "key")
+    for unit in units:  # then off, least relevant first
+        if total <= budget:
+            break
+        fold(unit, "off")
+
+    for _ in range(_MAX_ROUNDS):
+        for (a, b), mode in mode_of.items():
+            for p in range(a, b + 1):
+                targets[seqs[p]] = Target(mode)
+        ops, notes = compile_plan(session, targets, counter=counter, config=config)
+        after = before - sum(op.saved for op in ops)
+        result.ops, result.notes, result.tokens_after = ops, notes, after
+        if after <= budget:
+            break
+        # The estimate was short: fold the next units off and check again.
+        more = [u for u in units if mode_of.get(u) != "off"][: max(1, len(units) // 20)]
+        if not more:
+            result.notes.append(
+                f"cannot fit {budget} tokens: protected nodes alone need about "
+                f"{sum(full[p] for p in keep)}"
+            )
+            break
+        for u in more:
+            mode_of[u] = "off"
+    result.targets = targets
+    return result

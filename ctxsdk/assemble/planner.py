@@ -1,0 +1,326 @@
+"""The planner: per-node target modes compiled to surface replace ops the harness accepts.
+
+Contiguous nodes with the same folded mode become one replacement; a run is widened so a tool
+call is never split from its results (a lone tool result is instead rewritten in place, which
+keeps its pairing); the v3 system head is never covered. Unfolding an own fold restores a
+single node verbatim, or several as one replay message that says so.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..session.models import Message
+from ..session.session import Session, SurfaceNode
+from ..session.tokens import TokenCounter
+from .digest import DigestConfig, auto_digest, member_text, off_marker, truncate
+from .modes import Mode, fold_header, fold_source, parse_fold_mark
+
+__all__ = ["PlanOp", "Target", "compile_plan", "current_modes", "tool_groups"]
+
+_MAX_WIDEN_ROUNDS = 64
+
+
+@dataclass(frozen=True)
+class Target:
+    mode: Mode
+    digest: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanOp:
+    """One replacement: ``shadowed`` surface nodes (``start_seq``..``end_seq``) become one."""
+
+    kind: Literal["fold", "tool-rewrite", "unfold"]
+    mode: Mode
+    start_seq: int
+    end_seq: int
+    shadowed: tuple[int, ...]
+    text: str
+    tokens_before: int
+    tokens_after: int
+    message: dict[str, Any] | None = None  # the replacement user/system message (fold, unfold)
+    tool_content: list[dict[str, Any]] | None = None  # the new result content (tool-rewrite)
+
+    @property
+    def saved(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    def __repr__(self) -> str:
+        return (
+            f"PlanOp({self.kind} {self.mode} {self.start_seq}..{self.end_seq}, "
+            f"{len(self.shadowed)} nodes, {self.tokens_before} -> {self.tokens_after} tokens)"
+        )
+
+
+@dataclass
+class _Run:
+    start: int  # surface positions, inclusive
+    end: int
+    mode: Mode
+    notes: list[str] = field(default_factory=list)
+
+
+def current_modes(session: Session, surface: list[SurfaceNode]) -> list[Mode]:
+    """Each node's mode now: an own fold's mode, ``key`` for foreign folds, else ``full``."""
+    out: list[Mode] = []
+    for node in surface:
+        mark = parse_fold_mark(dict(session.raw_events[node.seq]))
+        if mark is not None:
+            out.append(mark[0])
+        elif node.op == "replace" and node.message.source.kind != "tool":
+            out.append("key")
+        else:
+            out.append("full")
+    return out
+
+
+def tool_groups(surface: list[SurfaceNode]) -> list[tuple[int, int]]:
+    """(first, last) surface positions of each assistant tool call through its last result."""
+    where = {}
+    for pos, node in enumerate(surface):
+        for r in node.message.tool_results:
+            where[r.tool_call_id] = pos
+    groups = []
+    for pos, node in enumerate(surface):
+        ids = [c.id for c in node.message.tool_calls]
+        ends = [where[i] for i in ids if i in where and where[i] > pos]
+        if ends:
+            groups.append((pos, max(ends)))
+    return groups
+
+
+def _runs(targets: list[Mode], changed: list[bool]) -> list[_Run]:
+    runs: list[_Run] = []
+    pos = 0
+    while pos < len(targets):
+        mode = targets[pos]
+        end = pos
+        while end + 1 < len(targets) and targets[end + 1] == mode:
+            end += 1
+        if mode != "full" and any(changed[pos : end + 1]):
+            runs.append(_Run(pos, end, mode))
+        pos = end + 1
+    return runs
+
+
+def _widen(
+    runs: list[_Run], groups: list[tuple[int, int]], surface: list[SurfaceNode]
+) -> list[_Run]:
+    for _ in range(_MAX_WIDEN_ROUNDS):
+        grew = False
+        for run in runs:
+            lone_result = run.start == run.end and surface[run.start].type == "tool/result"
+            if lone_result:
+                continue  # rewritten in place: pairing kept without widening
+            for a, b in groups:
+                overlaps = a <= run.end and run.start <= b
+                inside = run.start <= a and b <= run.end
+                if overlaps and not inside:
+                    run.start, run.end = min(run.start, a), max(run.end, b)
+                    run.notes.append(f"widened to keep tool call at position {a} with its results")
+                    grew = True
+        runs.sort(key=lambda r: r.start)
+        merged: list[_Run] = []
+        for run in runs:
+            if merged and run.start <= merged[-1].end:
+                last = merged[-1]
+                last.end = max(last.end, run.end)
+                last.notes += [*run.notes, f"merged an overlapping {run.mode} run"]
+                grew = True
+            else:
+                merged.append(run)
+        runs = merged
+        if not grew:
+            break
+    return runs
+
+
+def _leaf_count(session: Session, seq: int) -> int:
+    shadowed = session._index.replaced.get(seq)
+    if not shadowed:
+        return 1
+    return sum(_leaf_count(session, s) for s in shadowed)
+
+
+def _user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
+    content = [{"type": "text", "text": text}] if text else []
+    return {"content": content, "source": source, "role": "user", "id": str(uuid.uuid4())}
+
+
+def _unfold(
+    session: Session, node: SurfaceNode, counter: TokenCounter, before: int
+) -> PlanOp | None:
+    """Restore what an own fold shadowed: one node verbatim, several as one replay message."""
+    shadowed = session._index.replaced.get(node.seq, [])
+    if not shadowed:
+        return None
+    originals = [(s, session.raw_events[s]) for s in shadowed]
+    if len(originals) == 1:
+        seq, raw = originals[0]
+        if raw["type"] == "tool/result" and node.type == "tool/result":
+            content = raw["data"]["message"]["content"][0]["content"]
+            text = member_text(Message.model_validate(raw["data"]["message"]))
+            after = counter.count_message(raw["data"]["message"])
+            return PlanOp(
+                "unfold",
+                "full",
+                node.seq,
+                node.seq,
+                (node.seq,),
+                text,
+                before,
+                after,
+                tool_content=list(content),
+            )
+        if raw["type"] in ("user/message", "system/message") and node.type == raw["type"]:
+            msg = dict(raw["data"] if raw["type"] == "user/message" else raw["data"]["message"])
+            msg["id"] = str(uuid.uuid4())  # ids are forever: a re-emitted message is a new one
+            after = counter.count_message(msg)
+            return PlanOp(
+                "unfold",
+                "full",
+                node.seq,
+                node.seq,
+                (node.seq,),
+                member_text(Message.model_validate(msg)),
+                before,
+                after,
+                message=msg,
+            )
+    header = fold_header("full", len(originals), before)
+    sections = []
+    for seq, raw in originals:
+        inner = raw["data"] if raw["type"] == "user/message" else raw["data"].get("message")
+        if not isinstance(inner, dict):
+            continue
+        original = Message.model_validate(inner)
+        sections.append(f"--- seq {seq} · {raw['type']} ---\n{member_text(original)}")
+    note = (
+        "Replayed verbatim as one user message: roles are flattened and tool-call blocks are "
+        "shown as text, because assistant messages cannot be replacement nodes."
+    )
+    text = f"{header}\n{note}\n\n" + "\n\n".join(sections)
+    msg = _user_message(text, fold_source("full", len(originals), before))
+    return PlanOp(
+        "unfold",
+        "full",
+        node.seq,
+        node.seq,
+        (node.seq,),
+        text,
+        before,
+        counter.count_message(msg),
+        message=msg,
+    )
+
+
+def compile_plan(
+    session: Session,
+    targets: Mapping[int, Target],
+    *,
+    counter: TokenCounter,
+    config: DigestConfig | None = None,
+) -> tuple[list[PlanOp], list[str]]:
+    """Compile target modes (by surface seq) into replace ops, with notes on what changed."""
+    cfg = config or DigestConfig()
+    surface = list(session.surface())
+    notes: list[str] = []
+    if not surface:
+        return [], notes
+    seq_pos = {n.seq: i for i, n in enumerate(surface)}
+    now = current_modes(session, surface)
+    want = list(now)
+    digests: dict[int, str] = {}
+    for seq, target in targets.items():
+        pos = seq_pos.get(seq)
+        if pos is None:
+            notes.append(f"seq {seq} is not on the surface; skipped")
+            continue
+        want[pos] = target.mode
+        if target.digest is not None:
+            digests[pos] = target.digest
+    raws = [dict(session.raw_events[n.seq]) for n in surface]
+    msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
+    tokens = counter.count_messages(msgs)
+    ops: list[PlanOp] = []
+    # Unfolds first: an own fold asked to be full is restored on its own.
+    for pos, node in enumerate(surface):
+        if want[pos] == "full" and now[pos] != "full" and parse_fold_mark(raws[pos]):
+            op = _unfold(session, node, counter, tokens[pos])
+            if op is not None:
+                ops.append(op)
+    changed = [w != n or p in digests for p, (w, n) in enumerate(zip(want, now, strict=True))]
+    runs = _widen(_runs(want, changed), tool_groups(surface), surface)
+    head_protected = surface[0].type == "system/message"
+    for run in runs:
+        if head_protected and run.start == 0:
+            run.start = 1
+            notes.append("the system prompt (node 0) is never folded; run starts at node 1")
+        if run.start > run.end:
+            continue
+        notes += run.notes
+        members = surface[run.start : run.end + 1]
+        before = sum(tokens[run.start : run.end + 1])
+        items = sum(_leaf_count(session, n.seq) for n in members)
+        if run.mode == "key":
+            explicit = [digests[p] for p in range(run.start, run.end + 1) if p in digests]
+            body = (
+                truncate(cfg, explicit[-1])
+                if explicit
+                else auto_digest([(n.seq, n.message) for n in members], cfg)
+            )
+        else:
+            body = off_marker(cfg, items, before)
+        header = fold_header(run.mode, items, before)
+        if len(members) == 1 and members[0].type == "tool/result":
+            text = f"{header}\n{body}" if body else header
+            content = [{"type": "text", "text": text}]
+            old = raws[run.start]["data"]["message"]
+            new_msg = {**old, "content": [{**old["content"][0], "content": content}]}
+            ops.append(
+                PlanOp(
+                    "tool-rewrite",
+                    run.mode,
+                    members[0].seq,
+                    members[0].seq,
+                    (members[0].seq,),
+                    text,
+                    before,
+                    counter.count_message(new_msg),
+                    tool_content=content,
+                )
+            )
+            continue
+        text = f"{header}\n{body}" if body else ""
+        msg = _user_message(text, fold_source(run.mode, items, before))
+        ops.append(
+            PlanOp(
+                "fold",
+                run.mode,
+                members[0].seq,
+                members[-1].seq,
+                tuple(n.seq for n in members),
+                text,
+                before,
+                counter.count_message(msg),
+                message=msg,
+            )
+        )
+    ops.sort(key=lambda op: seq_pos[op.start_seq])
+    return ops, notes
+
+
+def apply_ops(session: Session, ops: list[PlanOp], *, time: int | None = None) -> Session:
+    """The session with every op appended as a validated replacement (still pending)."""
+    out = session
+    for op in ops:
+        if op.tool_content is not None:
+            out = out.rewrite_tool_result(op.start_seq, op.tool_content, time=time)
+        else:
+            assert op.message is not None
+            out = out.replace(op.start_seq, op.end_seq, op.message, time=time)
+    return out

@@ -1,0 +1,274 @@
+"""Assembly: the tree, the planner's ops, apply/expand round trips, presets, drafts, fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ctxsdk as cx
+from ctxsdk.assemble import Assembly, DigestConfig, DraftStore, Rule, Target
+from ctxsdk.assemble.modes import parse_fold_mark
+from ctxsdk.assemble.planner import apply_ops, compile_plan, current_modes
+from ctxsdk.samples import sample
+from ctxsdk.session.builder import LogBuilder
+from ctxsdk.session.tokens import TokenCounter
+
+
+@pytest.fixture(scope="module")
+def long() -> cx.Session:
+    return cx.Session.open(sample("long-refactor"))
+
+
+def _pairs_whole(s: cx.Session) -> None:
+    """Every tool call in the wire is answered right after its assistant message."""
+    wire = s.wire("openai")
+    for i, m in enumerate(wire):
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            ids = [c["id"] for c in m["tool_calls"]]
+            answered = []
+            j = i + 1
+            while j < len(wire) and wire[j]["role"] == "tool":
+                answered.append(wire[j]["tool_call_id"])
+                j += 1
+            assert answered == ids, f"calls {ids} answered by {answered}"
+        if m["role"] == "tool":
+            assert i > 0 and wire[i - 1]["role"] in ("assistant", "tool")
+
+
+def test_tree_files_folds_where_their_history_was(long: cx.Session) -> None:
+    tree = long.assemble().tree()
+    turns = [r for r in tree.children if r.kind == "turn"]
+    first = turns[0]
+    # The compaction (written in turn 5) shadows turn-1 history, so it is filed under turn 1.
+    fold = next(r for r in first.walk() if r.kind == "fold")
+    assert fold.mode == "key" and fold.seq is not None and len(fold.shadowed) > 10
+    assert fold.seq > turns[1].leaves()[0].seq  # written later than the next turn's first node
+    # Reading the leaves top to bottom is reading the surface.
+    assert [r.seq for r in tree.leaves()] == long.surface().seqs
+    # Containers never take their gist from the system prompt; tool steps name their tool.
+    assert not first.gist.startswith("You are")
+    tool_leaf = next(r for r in tree.walk() if r.kind == "tool")
+    assert tool_leaf.gist.startswith(f"tool {tool_leaf.tool} · ")
+    assert tree.tokens == sum(r.tokens for r in tree.leaves())
+
+
+def _with_long_output() -> cx.Session:
+    b = LogBuilder(session_id="long-output")
+    b.turn("Run the whole test suite and tell me what failed.")
+    b.assistant(text="Running it.", tool_calls=[("bash", {"command": "pytest -q"})])
+    b.tool_results(["\n".join(f"tests/test_mod_{i}.py::test_case_{i} PASSED" for i in range(200))])
+    b.next_step()
+    b.assistant(text="All 200 tests passed.")
+    b.end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+def test_single_tool_result_fold_is_a_content_rewrite() -> None:
+    s = _with_long_output()
+    a = s.assemble()
+    big = next(r for r in a.tree().leaves() if r.kind == "tool")
+    a.set(big.seq, "key")
+    ops, _ = a.plan()
+    assert len(ops) == 1 and ops[0].kind == "tool-rewrite" and ops[0].shadowed == (big.seq,)
+    assert ops[0].text.startswith("⟨assembled:key items=1")
+    assert "(184 lines omitted)" in ops[0].text
+    assert ops[0].tokens_after < ops[0].tokens_before / 2
+    after = a.apply(write=False)
+    pos = s.surface().seqs.index(big.seq)
+    node = after.surface()[pos]
+    assert node.type == "tool/result" and node.message.id == s.surface()[pos].message.id
+    assert current_modes(after, list(after.surface()))[pos] == "key"
+    _pairs_whole(after)
+
+
+def test_folding_everything_off_never_covers_the_system_head(long: cx.Session) -> None:
+    a = long.assemble()
+    a.set(a.tree(), "off")
+    p = a.preview()
+    assert p.ops and p.ops[0].start_seq != long.surface()[0].seq
+    assert p.messages[0].role == "system"
+    assert any("never folded" in n for n in p.notes)
+    assert p.tokens_after < p.tokens_before / 5
+
+
+def test_folding_a_calling_assistant_widens_to_its_results(long: cx.Session) -> None:
+    a = long.assemble()
+    caller = next(n for n in long.surface() if n.message.tool_calls and len(n.message.tool_calls) > 2)
+    a.set(caller.seq, "key", digest="edited the call sites")
+    ops, notes = a.plan()
+    assert len(ops) == 1
+    ids = {c.id for c in caller.message.tool_calls}
+    results = [n.seq for n in long.surface() if n.message.tool_results and n.message.tool_results[0].tool_call_id in ids]
+    assert set(results) <= set(ops[0].shadowed)
+    assert any("widened" in n for n in notes)
+    assert "edited the call sites" in ops[0].text
+    _pairs_whole(apply_ops(long, ops))
+
+
+def test_no_change_no_ops(long: cx.Session) -> None:
+    a = long.assemble()
+    a.set(long.surface()[3].seq, "full")
+    assert a.plan()[0] == []
+    # The existing compaction is "key" already: asking for key again changes nothing.
+    fold = next(n for n in long.surface() if n.op == "replace" and n.type == "user/message")
+    assert a.set(fold.seq, "key").plan()[0] == []
+
+
+def test_apply_then_expand_round_trips(tmp_path: Path, long: cx.Session) -> None:
+    s = cx.Session.open(long.save(tmp_path / "copy"))
+    a = s.assemble()
+    tool = next(n for n in s.surface() if n.message.tool_results and len(n.message.tool_results[0].text) > 500)
+    user = next(n for n in s.surface() if n.message.source.kind == "user")
+    a.set(tool.seq, "key").set(user.seq, "off")
+    folded = a.apply()  # written to the file
+    assert folded.path == s.path and len(folded) == len(s) + 2
+    reread = cx.Session.open(s.path)
+    marks = [parse_fold_mark(dict(reread.raw_events[x])) for x in range(len(s), len(reread))]
+    assert sorted(m[0] for m in marks if m) == ["key", "off"]
+    # Expand both: the tool result comes back byte for byte, the user message verbatim.
+    b = reread.assemble()
+    for n in reread.surface():
+        if parse_fold_mark(dict(reread.raw_events[n.seq])):
+            b.set(n.seq, "full")
+    restored = b.apply(write=False)
+    by_pos = dict(zip(s.surface().seqs, s.messages(), strict=False))
+    again = {m.id: m for m in restored.messages()}
+    assert again[tool.message.id].content == by_pos[tool.seq].content
+    texts = [m.text for m in restored.messages()]
+    assert user.message.text in texts
+    assert len(restored.messages()) == len(s.messages())
+
+
+def test_multi_node_expand_is_one_replay_message(long: cx.Session) -> None:
+    a = long.assemble()
+    nodes = [n for n in long.surface() if n.message.source.kind == "user"][1:2]
+    span = long.surface().seqs.index(nodes[0].seq)
+    a.set(long.surface()[span].seq, "off").set(long.surface()[span + 1].seq, "off")
+    folded = a.apply(write=False)
+    fold = next(n for n in folded.surface() if parse_fold_mark(dict(folded.raw_events[n.seq])))
+    b = folded.assemble().set(fold.seq, "full")
+    ops, _ = b.plan()
+    assert len(ops) == 1 and ops[0].kind == "unfold"
+    assert ops[0].text.startswith("⟨assembled:full items=")
+    assert "Replayed verbatim" in ops[0].text and f"--- seq {nodes[0].seq}" in ops[0].text
+    _pairs_whole(apply_ops(folded, ops))
+
+
+def test_empty_off_marker_folds_to_zero_tokens(long: cx.Session) -> None:
+    a = long.assemble(config=DigestConfig(off_marker=""))
+    user = next(n for n in long.surface() if n.message.source.kind == "user")
+    a.set(user.seq, "off")
+    ops, _ = a.plan()
+    assert ops[0].text == "" and ops[0].message is not None and ops[0].message["content"] == []
+
+
+def test_presets_match_kind_tool_and_failure() -> None:
+    s = cx.Session.open(sample("fix-flaky-test"))
+    rules = [
+        Rule(mode="key", kind="tool", failed=True, template="failed {tool} run, see turn {turn}"),
+        Rule(mode="off", kind="tool", tool="grep"),
+    ]
+    a = s.assemble(rules=rules).apply_rules()
+    leaves = {r.seq: r for r in a.tree().leaves()}
+    for seq, t in a.draft.items():
+        row = leaves[seq]
+        if row.failed:
+            assert t.mode == "key" and t.digest == f"failed {row.tool} run, see turn {row.turn}"
+        else:
+            assert (t.mode, row.tool) == ("off", "grep")
+    assert any(leaves[s].failed for s in a.draft)
+    # auto_only applies only auto rules.
+    assert s.assemble(rules=rules).apply_rules(auto_only=True).draft == {}
+
+
+def test_drafts_persist_and_follow_fork_lineage(tmp_path: Path) -> None:
+    store = DraftStore(tmp_path)
+    parent = cx.Session.open(sample("fix-flaky-test"))
+    child = cx.Session.open(sample("fix-flaky-test-fork"))
+    seq = parent.surface().seqs[3]
+    parent.assemble(drafts=store).set(seq, "off").save_draft()
+    inherited = child.assemble(drafts=store)
+    assert inherited.draft == {seq: Target("off")} and inherited.draft_source == parent.id
+    inherited.reset().save_draft()  # an explicit empty draft stops inheritance
+    assert child.assemble(drafts=store).draft == {}
+    assert parent.assemble(drafts=store).draft == {seq: Target("off")}
+
+
+def test_fit_keeps_what_the_next_step_needs(long: cx.Session) -> None:
+    for budget in (5000, 2500, 1200):
+        a = long.assemble()
+        r = a.fit(budget, query="trial balance report")
+        assert r.fits, r
+        p = a.preview()
+        assert p.tokens_after == r.tokens_after <= budget
+        kept = set(r.kept)
+        assert set(r.protected) <= kept
+        assert p.messages[0].role == "system"
+        last_user = [n for n in long.surface() if n.type == "user/message" and n.message.source.kind == "user"][-1]
+        assert last_user.message.id in {m.id for m in p.messages}
+        _pairs_whole(apply_ops(long, list(p.ops)))
+
+
+def test_fit_prefers_key_when_it_is_shorter() -> None:
+    s = _with_long_output()
+    total = s.tokens().total
+    r = s.assemble().fit(total - 100)
+    assert r.fits and [op.mode for op in r.ops] == ["key"]
+    assert r.ops[0].kind == "tool-rewrite"
+
+
+def test_fit_reports_an_impossible_budget(long: cx.Session) -> None:
+    r = long.assemble().fit(50)
+    assert not r.fits and any("cannot fit" in n for n in r.notes)
+
+
+@st.composite
+def _sessions(draw: st.DrawFn) -> cx.Session:
+    b = LogBuilder(session_id=f"prop-{draw(st.integers(0, 10**6))}")
+    for t in range(draw(st.integers(1, 4))):
+        b.turn(f"task {t}: " + "word " * draw(st.integers(1, 30)))
+        for step in range(draw(st.integers(0, 3))):
+            if step:
+                b.next_step()
+            n = draw(st.integers(1, 3))
+            b.assistant(text="thinking " * draw(st.integers(0, 5)) or None,
+                        tool_calls=[("bash", {"command": f"echo {i}"}) for i in range(n)])
+            b.tool_results(["line\n" * draw(st.integers(1, 40)) for _ in range(n)])
+        b.next_step()
+        b.assistant(text="done " * draw(st.integers(1, 10)))
+        b.end_turn()
+        if draw(st.booleans()) and len(b.surface) > 8:
+            b.compact(keep_last=4, summary_text="summary of the work so far")
+    return cx.Session.from_events(b.header, b.events)
+
+
+_COUNTER = TokenCounter("estimate")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sessions(), st.data())
+def test_planner_ops_are_always_accepted(s: cx.Session, data: st.DataObject) -> None:
+    seqs = s.surface().seqs
+    modes = data.draw(st.lists(st.sampled_from(["full", "key", "off"]), min_size=len(seqs), max_size=len(seqs)))
+    targets = {q: Target(m) for q, m in zip(seqs, modes, strict=True)}  # type: ignore[arg-type]
+    ops, _ = compile_plan(s, targets, counter=_COUNTER)
+    folded = apply_ops(s, ops)  # every op is validated by the harness's surface rules
+    _pairs_whole(folded)
+    if seqs and s.raw_events[seqs[0]]["type"] == "system/message":
+        assert folded.surface().seqs[0] == seqs[0]
+    # Expanding every own fold restores single nodes exactly and never loses a message id.
+    b = folded.assemble(tokenizer="estimate")
+    for n in folded.surface():
+        if parse_fold_mark(dict(folded.raw_events[n.seq])):
+            b.set(n.seq, "full")
+    back = b.apply(write=False)
+    _pairs_whole(back)
+    original = {m.id: m for m in s.messages()}
+    for op in ops:
+        if op.kind == "tool-rewrite":
+            mid = s.event(op.start_seq).message.id  # type: ignore[union-attr]
+            restored = {m.id: m for m in back.messages()}[mid]
+            assert restored.content == original[mid].content
