@@ -213,6 +213,7 @@ class Session:
         self._log = log
         self._index = index if index is not None else fold_log(events, self._version)
         self._typed: dict[int, Event] = {}
+        self._msgs: dict[int, Message] = {}  # typed messages by seq (frozen, safe to share)
 
     # --- constructors ----------------------------------------------------------------------
 
@@ -416,14 +417,18 @@ class Session:
         return out
 
     def _typed_messages(self, seqs: list[int]) -> list[Message]:
-        dicts = [_message_dict(self._raw[s]) for s in seqs]
-        try:
-            with gc_paused():
-                return _MESSAGES.validate_python(dicts)
-        except ValidationError as exc:
-            pos = exc.errors()[0]["loc"][0]
-            bad = seqs[int(pos)] if isinstance(pos, int) else seqs[0]
-            raise self._data_error(bad, exc) from None
+        cache = self._msgs
+        todo = [s for s in seqs if s not in cache]
+        if todo:
+            dicts = [_message_dict(self._raw[s]) for s in todo]
+            try:
+                with gc_paused():
+                    cache.update(zip(todo, _MESSAGES.validate_python(dicts), strict=True))
+            except ValidationError as exc:
+                pos = exc.errors()[0]["loc"][0]
+                bad = todo[int(pos)] if isinstance(pos, int) else todo[0]
+                raise self._data_error(bad, exc) from None
+        return [cache[s] for s in seqs]
 
     def messages(self, *, repair: bool = False) -> list[Message]:
         """``deriveMessages()``: exactly the messages the model receives, in order (spec §8).
@@ -638,6 +643,7 @@ class Session:
         out._log = self._log
         out._index = index
         out._typed = dict(self._typed)
+        out._msgs = dict(self._msgs)
         return out
 
     def append(self, events: Iterable[dict[str, Any]]) -> Session:
