@@ -22,6 +22,7 @@ __all__ = [
     "SurfaceNode",
     "TokenUsage",
     "Turn",
+    "Workspace",
     "__version__",
     "errors",
 ]
@@ -35,11 +36,13 @@ _LAZY = {
     "Surface": "ctxsdk.session.session",
     "SurfaceNode": "ctxsdk.session.session",
     "Turn": "ctxsdk.session.session",
+    "Workspace": "ctxsdk.session.workspace",
 }
 
 if TYPE_CHECKING:
     from .session.models import Event, Message, SessionHeader, TokenUsage
     from .session.session import Session, Surface, SurfaceNode, Turn
+    from .session.workspace import Workspace
 
 
 def __getattr__(name: str) -> Any:

@@ -35,11 +35,19 @@ class _TqdmProgress:
             bar.close()
 
 
+def _in_notebook() -> bool:
+    """A Jupyter kernel is running us (not merely importable, as under nbval's pytest)."""
+    shell = sys.modules.get("IPython")
+    get = getattr(shell, "get_ipython", None)
+    ip = get() if callable(get) else None
+    return type(ip).__name__ == "ZMQInteractiveShell"
+
+
 def resolve_progress(progress: Progress | bool | None) -> Progress:
     """The callback to use: the given one, a tqdm bar (``None`` on a terminal), or silence."""
     if callable(progress):
         return progress
     if progress is False:
         return _silent
-    interactive = progress is True or sys.stderr.isatty() or "ipykernel" in sys.modules
+    interactive = progress is True or sys.stderr.isatty() or _in_notebook()
     return _TqdmProgress() if interactive else _silent

@@ -12,6 +12,7 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     ├── SurfaceError (ValueError)            a surface op the harness would refuse
     ├── ImportFormatError (ValueError)       a record of a foreign log format that cannot be read
     ├── NotFound (KeyError)                  no session, node, or event with that id
+    │   └── AmbiguousId                      an id prefix that matches several sessions
     ├── LockHeld (BlockingIOError)           another process holds the single-writer lease
     └── WriteError (OSError)                 a failed write; the old bytes are left as they were
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AmbiguousId",
     "CorruptLog",
     "CtxError",
     "ImportFormatError",
@@ -127,6 +129,10 @@ class NotFound(CtxError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its argument; a sentence reads better
         return str(self.args[0]) if self.args else ""
+
+
+class AmbiguousId(NotFound):
+    """An id prefix that matches more than one session; give more of the id."""
 
 
 class LockHeld(CtxError, BlockingIOError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ctxsdk as cx
-from ctxsdk.assemble import Assembly, DigestConfig, DraftStore, Rule, Target
+from ctxsdk.assemble import DigestConfig, DraftStore, Rule, Target
 from ctxsdk.assemble.modes import parse_fold_mark
 from ctxsdk.assemble.planner import apply_ops, compile_plan, current_modes
 from ctxsdk.samples import sample
@@ -96,12 +97,18 @@ def test_folding_everything_off_never_covers_the_system_head(long: cx.Session) -
 
 def test_folding_a_calling_assistant_widens_to_its_results(long: cx.Session) -> None:
     a = long.assemble()
-    caller = next(n for n in long.surface() if n.message.tool_calls and len(n.message.tool_calls) > 2)
+    caller = next(
+        n for n in long.surface() if n.message.tool_calls and len(n.message.tool_calls) > 2
+    )
     a.set(caller.seq, "key", digest="edited the call sites")
     ops, notes = a.plan()
     assert len(ops) == 1
     ids = {c.id for c in caller.message.tool_calls}
-    results = [n.seq for n in long.surface() if n.message.tool_results and n.message.tool_results[0].tool_call_id in ids]
+    results = [
+        n.seq
+        for n in long.surface()
+        if n.message.tool_results and n.message.tool_results[0].tool_call_id in ids
+    ]
     assert set(results) <= set(ops[0].shadowed)
     assert any("widened" in n for n in notes)
     assert "edited the call sites" in ops[0].text
@@ -120,7 +127,11 @@ def test_no_change_no_ops(long: cx.Session) -> None:
 def test_apply_then_expand_round_trips(tmp_path: Path, long: cx.Session) -> None:
     s = cx.Session.open(long.save(tmp_path / "copy"))
     a = s.assemble()
-    tool = next(n for n in s.surface() if n.message.tool_results and len(n.message.tool_results[0].text) > 500)
+    tool = next(
+        n
+        for n in s.surface()
+        if n.message.tool_results and len(n.message.tool_results[0].text) > 500
+    )
     user = next(n for n in s.surface() if n.message.source.kind == "user")
     a.set(tool.seq, "key").set(user.seq, "off")
     folded = a.apply()  # written to the file
@@ -207,7 +218,11 @@ def test_fit_keeps_what_the_next_step_needs(long: cx.Session) -> None:
         kept = set(r.kept)
         assert set(r.protected) <= kept
         assert p.messages[0].role == "system"
-        last_user = [n for n in long.surface() if n.type == "user/message" and n.message.source.kind == "user"][-1]
+        last_user = [
+            n
+            for n in long.surface()
+            if n.type == "user/message" and n.message.source.kind == "user"
+        ][-1]
         assert last_user.message.id in {m.id for m in p.messages}
         _pairs_whole(apply_ops(long, list(p.ops)))
 
@@ -234,14 +249,18 @@ def _sessions(draw: st.DrawFn) -> cx.Session:
             if step:
                 b.next_step()
             n = draw(st.integers(1, 3))
-            b.assistant(text="thinking " * draw(st.integers(0, 5)) or None,
-                        tool_calls=[("bash", {"command": f"echo {i}"}) for i in range(n)])
+            b.assistant(
+                text="thinking " * draw(st.integers(0, 5)) or None,
+                tool_calls=[("bash", {"command": f"echo {i}"}) for i in range(n)],
+            )
             b.tool_results(["line\n" * draw(st.integers(1, 40)) for _ in range(n)])
         b.next_step()
         b.assistant(text="done " * draw(st.integers(1, 10)))
         b.end_turn()
         if draw(st.booleans()) and len(b.surface) > 8:
-            b.compact(keep_last=4, summary_text="summary of the work so far")
+            # The harness refuses a checkpoint that is not smaller; so does the builder.
+            with contextlib.suppress(ValueError):
+                b.compact(keep_last=4, summary_text="summary of the work so far")
     return cx.Session.from_events(b.header, b.events)
 
 
@@ -252,7 +271,9 @@ _COUNTER = TokenCounter("estimate")
 @given(_sessions(), st.data())
 def test_planner_ops_are_always_accepted(s: cx.Session, data: st.DataObject) -> None:
     seqs = s.surface().seqs
-    modes = data.draw(st.lists(st.sampled_from(["full", "key", "off"]), min_size=len(seqs), max_size=len(seqs)))
+    modes = data.draw(
+        st.lists(st.sampled_from(["full", "key", "off"]), min_size=len(seqs), max_size=len(seqs))
+    )
     targets = {q: Target(m) for q, m in zip(seqs, modes, strict=True)}  # type: ignore[arg-type]
     ops, _ = compile_plan(s, targets, counter=_COUNTER)
     folded = apply_ops(s, ops)  # every op is validated by the harness's surface rules

@@ -19,6 +19,7 @@ def test_exported_names() -> None:
         "SurfaceNode",
         "TokenUsage",
         "Turn",
+        "Workspace",
         "__version__",
         "errors",
     }

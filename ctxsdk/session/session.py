@@ -604,6 +604,22 @@ class Session:
 
         return Assembly(self, **options)
 
+    def fork(
+        self,
+        at_seq: int | None = None,
+        *,
+        child_id: str | None = None,
+        dest_root: str | Path | None = None,
+    ) -> Session:
+        """Write a seeded child log exactly as the harness forks (spec §12): events
+        ``0..at_seq`` inherited (default: all; the cut must end outside an open turn),
+        ``parentSession``, the seed boundary marker. Written next to this session in its DSH
+        home, or under ``dest_root``; returns the child, opened."""
+        from .fork import fork_session
+
+        path = fork_session(self, at_seq=at_seq, child_id=child_id, dest_root=dest_root)
+        return Session.open(path)
+
     # --- crash repair ----------------------------------------------------------------------
 
     @property
