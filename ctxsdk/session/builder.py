@@ -32,6 +32,7 @@ from typing import Any, Self, cast
 import orjson
 
 from .codec import Compression, encode_source_seqs, validate_header
+from .layout import encode_segment, project_key
 from .surface import LogIndex, fold_log, replace_keys
 from .writer import write_new
 
@@ -160,7 +161,6 @@ DEFAULT_RUNTIME_SECTIONS: tuple[tuple[str, str], ...] = (
 # Ids are uuid5 under this namespace, so two builders with the same session id agree.
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://ctxsdk.dev/session-builder")
 _BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
-_KEEP = frozenset(string.ascii_letters + string.digits + "._-")
 _TEXT_PIECE = re.compile(r"\s*\S{1,6}|\s+$")
 _ARGS_PIECE = re.compile(r'\s*(?:[{}\[\]:,"]|[^{}\[\]:,"\s]{1,8})|\s+$')
 _MAX_DELTAS = 48
@@ -212,43 +212,6 @@ def _clone(obj: Any) -> Any:
 
 def _reason(value: str | Mapping[str, Any]) -> JsonDict:
     return {"kind": value} if isinstance(value, str) else dict(value)
-
-
-def _escape(unit: int) -> str:
-    ch = chr(unit)
-    return ch if ch in _KEEP else f"~{unit:04X}"
-
-
-def _utf16(s: str) -> list[int]:
-    raw = s.encode("utf-16-le", "surrogatepass")
-    return [int.from_bytes(raw[i : i + 2], "little") for i in range(0, len(raw), 2)]
-
-
-def _project_key(cwd: str | None) -> str:
-    """The session root's project directory for a cwd (§1 ``projectKey``)."""
-    if cwd is None:
-        return "_no-cwd"
-    out: list[str] = []
-    in_sep = False
-    for unit in _utf16(cwd):
-        if chr(unit) in "/\\:":
-            if not in_sep:
-                out.append("-")
-            in_sep = True
-            continue
-        in_sep = False
-        out.append(_escape(unit))
-    slug = "".join(out).lstrip("-") or "root"
-    return f"--{slug[:251]}--"
-
-
-def _encode_segment(segment: str) -> str:
-    """A session id as one directory name (§1 ``encodeSegment``; injective)."""
-    if not segment:
-        raise ValueError("a session id must not be empty")
-    if segment in (".", ".."):
-        return "~002E" * len(segment)
-    return "".join(_escape(u) for u in _utf16(segment))
 
 
 def _fallback_title(prompt: str) -> str:
@@ -485,8 +448,8 @@ class LogBuilder:
         suffix = ".zstd" if compression == "zstd" else ""
         return (
             Path(root)
-            / _project_key(self.cwd)
-            / _encode_segment(self.session_id)
+            / project_key(self.cwd)
+            / encode_segment(self.session_id)
             / f"session{gen}.jsonl{suffix}"
         )
 
