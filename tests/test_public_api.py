@@ -11,6 +11,9 @@ from ctxsdk import errors
 
 def test_exported_names() -> None:
     assert set(cx.__all__) == {
+        "LLM",
+        "ToolRegistry",
+        "run_agent",
         "Event",
         "Message",
         "Session",

@@ -19,7 +19,7 @@ import ctxsdk.session.workspace as workspace_mod
 from ctxsdk.errors import NotFound, SessionFormatError, UnsupportedVersion
 from ctxsdk.samples import SAMPLES_HOME
 from ctxsdk.session import layout
-from ctxsdk.session.builder import LogBuilder, _encode_segment, _project_key
+from ctxsdk.session.builder import LogBuilder
 from ctxsdk.session.codec import dumps_line, frame_spans, read_log, zstd_frame
 from ctxsdk.session.layout import (
     canonical_file_name,
@@ -66,7 +66,6 @@ AUDIT = "e41b08f6-97c2-4a5d-83e0-6f1d2b9c7a34"
 )
 def test_project_key(cwd: str, key: str) -> None:
     assert project_key(cwd) == key
-    assert _project_key(cwd) == key  # the builder's private copy agrees
 
 
 def test_project_key_no_cwd_and_empty() -> None:
@@ -114,7 +113,6 @@ def test_project_key_truncates_the_slug_to_251() -> None:
 )
 def test_encode_segment(raw: str, encoded: str) -> None:
     assert encode_segment(raw) == encoded
-    assert _encode_segment(raw) == encoded
     assert decode_segment(encoded) == raw
 
 

@@ -14,6 +14,7 @@ __all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "run_benchmark"]
 # name -> module with ``run(quick: bool, progress) -> BenchResult``
 BENCHMARKS: dict[str, str] = {
     "load": "ctxsdk.bench.load",
+    "tokens": "ctxsdk.bench.tokens",
 }
 
 

@@ -41,6 +41,8 @@ from .surface import LogIndex, check_replace, fold_into, fold_log, replace_keys
 from .wire import WireFormat, to_wire
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from ..assemble import Assembly
 
 __all__ = ["NodeTokens", "Session", "Step", "Surface", "SurfaceNode", "TokenTable", "Turn"]
@@ -252,6 +254,41 @@ class Session:
     def from_events(cls, header: dict[str, Any], events: Iterable[dict[str, Any]]) -> Session:
         """An in-memory session from a header and raw DSH events (validated like a file)."""
         return cls(dict(header), [dict(e) for e in events])
+
+    # --- importers (ctxsdk.session.importers): foreign logs as valid v3 sessions -------------
+
+    @classmethod
+    def from_messages(
+        cls,
+        messages: Sequence[dict[str, Any]],
+        format: Literal["openai", "anthropic"] = "openai",
+        **options: Any,
+    ) -> Session:
+        """OpenAI chat messages (tool calls included) or Anthropic messages as a session."""
+        from .importers import from_messages
+
+        return from_messages(messages, format, **options)
+
+    @classmethod
+    def from_claude_code(cls, path: str | Path, **options: Any) -> Session:
+        """A Claude Code JSONL transcript (its /compact becomes a compaction on the surface)."""
+        from .importers import from_claude_code
+
+        return from_claude_code(path, **options)
+
+    @classmethod
+    def from_swe_agent(cls, path: str | Path, **options: Any) -> Session:
+        """A SWE-agent ``.traj`` file (text-action or function-calling)."""
+        from .importers import from_swe_agent
+
+        return from_swe_agent(path, **options)
+
+    @classmethod
+    def from_locomo(cls, data: Any, conversation: int | str = 0, **options: Any) -> Session:
+        """One LoCoMo conversation (parsed ``locomo10.json`` or its path); ``dia_id`` kept."""
+        from .importers import from_locomo
+
+        return from_locomo(data, conversation, **options)
 
     # --- identity and header ---------------------------------------------------------------
 
@@ -500,6 +537,44 @@ class Session:
         else:
             extra = 0
         return TokenTable(tk.name, rows, extra)
+
+    # --- polars views (column tables in ctxsdk.session.views) ------------------------------
+
+    def events_df(self) -> pl.DataFrame:
+        """Every event: seq, type, time, turn, step, surface op, sources, surface state, size."""
+        from .views import events_df
+
+        return events_df(self)
+
+    def surface_df(self) -> pl.DataFrame:
+        """The surface nodes in model order, with what each replacement shadows."""
+        from .views import surface_df
+
+        return surface_df(self)
+
+    def messages_df(self) -> pl.DataFrame:
+        """The derived messages, one row each."""
+        from .views import messages_df
+
+        return messages_df(self)
+
+    def tools_df(self) -> pl.DataFrame:
+        """Each tool call with its result: error flag, sizes, whether pruned or still visible."""
+        from .views import tools_df
+
+        return tools_df(self)
+
+    def turns_df(self) -> pl.DataFrame:
+        """One row per turn: outcome, steps, prompt, usage, tool calls, duration."""
+        from .views import turns_df
+
+        return turns_df(self)
+
+    def tokens_df(self, tokenizer: str = "cl100k_base") -> pl.DataFrame:
+        """Tokens per message the model receives, with the tool each belongs to."""
+        from .views import tokens_df
+
+        return tokens_df(self, tokenizer)
 
     # --- turns, requests, usage ------------------------------------------------------------
 

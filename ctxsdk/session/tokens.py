@@ -235,16 +235,8 @@ def _framing(message: Mapping[str, Any]) -> int:
     return CHAT_TOKENS_PER_MESSAGE + CHAT_TOKENS_PER_TOOL_CALL * _tool_calls(message)
 
 
-def _content_key(message: Mapping[str, Any]) -> str:
-    # Only the content is counted, so two messages that differ only in id or source share a count.
-    data = json.dumps(
-        message.get("content"), ensure_ascii=False, separators=(",", ":"), sort_keys=True
-    )
-    return hashlib.sha1(data.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 class TokenCounter:
-    """Exact per-message counts under one tokenizer, cached by a sha1 of the message content.
+    """Exact per-message counts under one tokenizer, cached by the counted text.
 
     The cache keeps the ``max_entries`` most recently used counts. ``hits`` and ``misses`` say
     how it went. Not thread-safe: use one counter per thread.
@@ -259,7 +251,7 @@ class TokenCounter:
         self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, int], int] = OrderedDict()
 
     def __repr__(self) -> str:
         return (
@@ -280,34 +272,36 @@ class TokenCounter:
         return self.count_messages([message])[0]
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
-        """:func:`count_message` of each message; the uncached ones go to the tokenizer in one
+        """:func:`count_message` of each message; the uncached texts go to the tokenizer in one
         batch."""
         messages = list(messages)
-        keys = [_content_key(m) for m in messages]
-        found: dict[str, int] = {}
-        todo: dict[str, Mapping[str, Any]] = {}
-        for key, message in zip(keys, messages, strict=True):
+        if isinstance(self.tokenizer, _EstimateTokenizer):
+            return [estimate_message(m) for m in messages]  # cheaper than any cache lookup
+        texts = [message_text_for_count(m) for m in messages]
+        # Keyed by the counted text's hash and length: Python caches str hashes, so a warm
+        # lookup costs almost nothing; a 64-bit hash plus the length makes a collision in a
+        # cache of 100k entries a practical impossibility.
+        keys = [(hash(t), len(t)) for t in texts]
+        cache = self._cache
+        found: dict[tuple[int, int], int] = {}
+        todo: dict[tuple[int, int], str] = {}
+        for key, text in zip(keys, texts, strict=True):
             if key in found or key in todo:
                 self.hits += 1  # a repeat inside this batch is counted once
-            elif key in self._cache:
-                self._cache.move_to_end(key)
-                found[key] = self._cache[key]
+            elif key in cache:
+                cache.move_to_end(key)
+                found[key] = cache[key]
                 self.hits += 1
             else:
-                todo[key] = message
+                todo[key] = text
                 self.misses += 1
         if todo:
-            if isinstance(self.tokenizer, _EstimateTokenizer):
-                fresh = [estimate_message(m) for m in todo.values()]
-            else:
-                texts = [message_text_for_count(m) for m in todo.values()]
-                counts = self.tokenizer.count_batch(texts)
-                fresh = [_framing(m) + n for m, n in zip(todo.values(), counts, strict=True)]
+            fresh = self.tokenizer.count_batch(list(todo.values()))
             found.update(zip(todo, fresh, strict=True))
-            self._cache.update(zip(todo, fresh, strict=True))
-            while len(self._cache) > self.max_entries:
-                self._cache.popitem(last=False)
-        return [found[k] for k in keys]
+            cache.update(zip(todo, fresh, strict=True))
+            while len(cache) > self.max_entries:
+                cache.popitem(last=False)
+        return [_framing(m) + found[k] for m, k in zip(messages, keys, strict=True)]
 
 
 # --- the tokenizers ------------------------------------------------------------------------------
@@ -348,7 +342,9 @@ class _TiktokenTokenizer:
         return len(self.encoding.encode_ordinary(text))
 
     def count_batch(self, texts: list[str]) -> list[int]:
-        return [len(ids) for ids in self.encoding.encode_ordinary_batch(texts)]
+        # A plain loop: tiktoken's threaded batch was slower on chat-sized texts here.
+        encode = self.encoding.encode_ordinary
+        return [len(encode(t)) for t in texts]
 
 
 class _HFTokenizer:

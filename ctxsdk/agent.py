@@ -1,0 +1,393 @@
+"""A minimal agent loop: a model with tools over a Session, recorded as real DSH v3 events.
+
+:func:`run_agent` appends one turn the way the harness writes it (spec §5-§6)::
+
+    turn/start
+      step/start  [system/message]  user/message  [request/header]  [request/context]
+                  assistant/message (with its stream)  (tool/call  tool/result)*  step/end
+      step/start  assistant/message  (tool/call  tool/result)*  step/end
+      ...
+    turn/end
+
+Every event goes through :meth:`Session.append`, so the harness's validation applies. The
+returned Session holds them as pending events: show it, ``save()`` it, or
+``append_to_log()`` it.
+
+How the turn ends (``turn/end.reason``):
+
+- ``completed``: the model answered without calling a tool;
+- ``max-tokens``: a reply was cut at ``max_tokens`` (its tool calls, if any, are answered
+  with a ``TOOL_NOT_RUN`` error result and not run);
+- ``aborted`` ``{kind: "hook", reason: "max_steps N reached"}``: the step budget ran out
+  while the model still wanted tools (their results are recorded first);
+- ``aborted`` ``{kind: "user"}``: the ``cancel`` event was set;
+- ``error`` ``{error: {message, code, status?}}``: the model call failed (no route, auth,
+  provider error, timeout); the failed attempt is logged as ``assistant/attempt``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import LLMCancelled, LLMError, LLMNotConfigured, SurfaceError
+from .llm._base import NO_ROUTE, ChatResult, ReasoningEffort
+from .tools import ToolContext, ToolRegistry, default_registry, is_error
+
+if TYPE_CHECKING:
+    from .llm._client import LLM
+    from .session.session import Session
+
+__all__ = ["run_agent"]
+
+_FAILURE_CODES = {
+    "no-route": "NOT_CONFIGURED",
+    "auth": "AUTH_FAILED",
+    "timeout": "TIMEOUT",
+    "cancelled": "CANCELLED",
+    "provider": "PROVIDER_ERROR",
+}
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _stream_records(blocks: list[dict[str, Any]], usage: dict[str, int], finish: str) -> list[Any]:
+    """A minimal valid v2+ stream: each block whole, as one run, then usage and finish."""
+    t = _now_ms()
+    out: list[dict[str, Any]] = []
+    for index, block in enumerate(blocks):
+        kind = block["type"]
+        out.append(
+            {
+                "type": "chunk",
+                "time": t,
+                "chunk": {"type": "block-start", "index": index, "blockType": kind},
+            }
+        )
+        if kind == "tool-call":
+            out.append(
+                {
+                    "type": "tool-call-chunks",
+                    "time0": t,
+                    "index": index,
+                    "dt": [],
+                    "id": block["id"],
+                    "name": block["name"],
+                    "args": [block["arguments"]],
+                }
+            )
+        else:
+            out.append(
+                {
+                    "type": f"{kind}-chunks",
+                    "time0": t,
+                    "index": index,
+                    "dt": [],
+                    "texts": [block["text"]],
+                }
+            )
+        out.append(
+            {
+                "type": "chunk",
+                "time": t,
+                "chunk": {"type": "block-end", "index": index, "block": dict(block)},
+            }
+        )
+    out.append({"type": "chunk", "time": t, "chunk": {"type": "usage", "usage": usage}})
+    out.append(
+        {"type": "chunk", "time": t, "chunk": {"type": "finish", "reason": {"kind": finish}}}
+    )
+    return out
+
+
+class _Turn:
+    """The turn being written: the current Session plus turn/step counters."""
+
+    def __init__(self, session: Session, provider: str, model: str) -> None:
+        self.session = session
+        self.provider = provider
+        self.model = model
+        turns = session.turns()
+        self.turn = (turns[-1].turn if turns else 0) + 1
+        self.step = 0
+
+    def emit(self, etype: str, data: dict[str, Any], **envelope: Any) -> int:
+        self.session = self.session.append([{"type": etype, "data": data, **envelope}])
+        return len(self.session) - 1
+
+    def start_step(self) -> None:
+        self.step += 1
+        self.emit("step/start", {"turn": self.turn, "step": self.step})
+
+    def end_step(self) -> None:
+        self.emit("step/end", {"turn": self.turn, "step": self.step})
+
+    def end_turn(self, reason: dict[str, Any]) -> None:
+        self.emit("turn/end", {"turn": self.turn, "reason": reason})
+
+    def system(self, text: str) -> None:
+        """The system prompt as node 0: appended when there is none, else node 0 replaced."""
+        s = self.session
+        if text == (s.system_prompt or ""):
+            return
+        message = {
+            "id": str(uuid.uuid4()),
+            "role": "system",
+            "content": [{"type": "text", "text": text}] if text else [],
+            "source": {"kind": "plugin", "plugin": "ctxsdk"},
+        }
+        data = {"turn": self.turn, "step": self.step, "message": message}
+        nodes = s.surface().seqs
+        head = nodes[0] if nodes else None
+        if head is not None and s.raw_events[head]["type"] == "system/message":
+            op = {"op": "replace", "startSeq": head, "endSeq": head}
+            self.emit("system/message", data, sourceEventSeqs=[head], surfaceOp=op)
+        elif head is None:
+            self.emit("system/message", data, surfaceOp="append")
+        else:
+            raise SurfaceError(
+                "this session's first surface node is not a system message, so a system prompt "
+                "cannot be added in front of it; run without system="
+            )
+
+    def user(self, prompt: str) -> None:
+        message = {
+            "content": [{"type": "text", "text": prompt}],
+            "source": {"kind": "user"},
+            "role": "user",
+            "id": str(uuid.uuid4()),
+        }
+        self.emit("user/message", message, surfaceOp="append")
+
+    def request(self, config: dict[str, Any], tools: list[dict[str, Any]]) -> None:
+        header: dict[str, Any] = {"config": config}
+        if tools:
+            header["tools"] = tools
+        headers = self.session.request_headers()
+        if not headers or headers[-1][1].header != header:
+            reason = "change" if headers else "initial"
+            self.emit("request/header", {"header": header, "reason": reason})
+        if not self._has_context():  # once per route, as the harness writes it
+            self.emit("request/context", {"provider": self.provider, "model": self.model})
+
+    def _has_context(self) -> bool:
+        for raw in reversed(self.session.raw_events):
+            if raw["type"] == "request/context":
+                data = raw["data"]
+                return bool(
+                    data.get("provider") == self.provider and data.get("model") == self.model
+                )
+        return False
+
+    def assistant(self, result: ChatResult, call_ids: list[str]) -> None:
+        blocks: list[dict[str, Any]] = []
+        if result.reasoning:
+            blocks.append({"type": "reasoning", "text": result.reasoning})
+        if result.text:
+            blocks.append({"type": "text", "text": result.text})
+        for call, cid in zip(result.tool_calls, call_ids, strict=True):
+            blocks.append(
+                {"type": "tool-call", "id": cid, "name": call.name, "arguments": call.arguments}
+            )
+        usage = result.usage.to_token_usage()
+        message = {
+            "role": "assistant",
+            "content": blocks,
+            "source": {"kind": "model", "provider": self.provider, "model": self.model},
+            "id": str(uuid.uuid4()),
+        }
+        data = {
+            "turn": self.turn,
+            "step": self.step,
+            "message": message,
+            "stream": _stream_records(blocks, usage, result.finish_kind),
+            "usage": usage,
+        }
+        self.emit("assistant/message", data, surfaceOp="append")
+
+    def attempt(self, finish: dict[str, Any]) -> None:
+        """A failed attempt with no message (log-only ``assistant/attempt``)."""
+        record = {"type": "chunk", "time": _now_ms(), "chunk": {"type": "finish", "reason": finish}}
+        self.emit("assistant/attempt", {"turn": self.turn, "step": self.step, "stream": [record]})
+
+    def tool(self, call_id: str, name: str, arguments: str, result: dict[str, Any]) -> None:
+        call_seq = self.emit(
+            "tool/call",
+            {
+                "turn": self.turn,
+                "step": self.step,
+                "callId": call_id,
+                "name": name,
+                "arguments": arguments,
+            },
+        )
+        failed = is_error(result)
+        block = {
+            "type": "tool-result",
+            "toolCallId": call_id,
+            "content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
+            "isError": failed,
+        }
+        data: dict[str, Any] = {
+            "turn": self.turn,
+            "step": self.step,
+            "message": {
+                "source": {"kind": "tool", "callId": call_id},
+                "content": [block],
+                "role": "user",
+                "id": str(uuid.uuid4()),
+            },
+        }
+        if failed:
+            data["error"] = {
+                "name": "ToolDispatchError",
+                "code": str(result["error"]["code"]).upper(),
+            }
+        self.emit("tool/result", data, sourceEventSeqs=[call_seq], surfaceOp="append")
+
+
+def _call_ids(result: ChatResult, taken: set[str]) -> list[str]:
+    """The model's call ids, with a fresh one for any that is empty or repeated."""
+    out: list[str] = []
+    for i, call in enumerate(result.tool_calls):
+        cid = call.id
+        if not cid or cid in taken:
+            cid = f"call_{i:02d}_{uuid.uuid4().hex[:16]}"
+        taken.add(cid)
+        out.append(cid)
+    return out
+
+
+def _failure(exc: LLMError) -> dict[str, Any]:
+    failure: dict[str, Any] = {
+        "message": str(exc),
+        "code": _FAILURE_CODES.get(getattr(exc, "kind", "provider"), "PROVIDER_ERROR"),
+    }
+    if exc.status is not None:
+        failure["status"] = exc.status
+    if exc.retry_after is not None:
+        failure["providerRetryAfterMs"] = int(exc.retry_after * 1000)
+    if exc.request_id is not None:
+        failure["requestId"] = exc.request_id
+    return failure
+
+
+def run_agent(
+    session: Session,
+    llm: LLM,
+    prompt: str,
+    *,
+    registry: ToolRegistry | None = None,
+    max_steps: int = 8,
+    max_tokens: int = 1024,
+    system: str | None = None,
+    temperature: float = 0.0,
+    reasoning_effort: ReasoningEffort = "off",
+    cancel: threading.Event | None = None,
+    extras: Mapping[str, Any] | None = None,
+) -> Session:
+    """Run ``prompt`` as one new turn of ``session``: call the model with the registry's
+    tools, dispatch each call (with the session as the tools' context), feed the results back,
+    until the model stops or ``max_steps`` model calls were made.
+
+    Returns the new Session with the turn as pending events (see the module docstring for how
+    a turn ends). The model sees ``session.wire("openai")`` of the growing session. A session
+    that ends inside a turn is crash-repaired first (the repair events are pending too).
+    ``system`` sets the system prompt (node 0) for this turn and after. Only v3 logs can be
+    written to (``session.save(path, version=3)`` upgrades older ones).
+    """
+    if session.version < 3:
+        raise SurfaceError(
+            f"run_agent writes v3 events and this log is v{session.version}; "
+            "upgrade it with session.save(path, version=3) and open the result"
+        )
+    if max_steps < 1:
+        raise ValueError(f"max_steps must be >= 1, not {max_steps}")
+    route = llm.route
+    if route is None:
+        raise LLMNotConfigured(
+            f"{NO_ROUTE}: run_agent needs a model; pass LLM(base_url=..., model=...) or set "
+            "CTXSDK_LLM_BASE_URL / CTXSDK_LLM_MODEL",
+            reason=NO_ROUTE,
+        )
+    provider, model = route
+    reg = registry if registry is not None else default_registry()
+    definitions = reg.definitions()
+    base = session.repaired() if session.is_interrupted else session
+    t = _Turn(base, provider, model)
+    config: dict[str, Any] = {
+        "provider": provider,
+        "model": model,
+        "maxTokens": max_tokens,
+        "temperature": temperature,
+    }
+    if reasoning_effort != "off":
+        config["reasoningEffort"] = reasoning_effort
+
+    t.emit("turn/start", {"turn": t.turn})
+    t.start_step()
+    if system is not None:
+        t.system(system)
+    t.user(prompt)
+    t.request(config, reg.dsh_definitions())
+    taken: set[str] = set()
+    while True:
+        try:
+            result = llm.chat(
+                t.session.wire("openai", repair=False),
+                max_tokens=max_tokens,
+                temperature=temperature,
+                reasoning_effort=reasoning_effort,
+                tools=definitions or None,
+                cancel=cancel,
+            )
+        except LLMCancelled as exc:
+            t.attempt({"kind": "aborted", "failure": _failure(exc)})
+            t.end_step()
+            t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
+            return t.session
+        except LLMError as exc:
+            t.attempt({"kind": "error", "failure": _failure(exc)})
+            t.end_step()
+            t.end_turn({"kind": "error", "error": _failure(exc)})
+            return t.session
+        ids = _call_ids(result, taken)
+        t.assistant(result, ids)
+        ctx = ToolContext(session=t.session, extras=dict(extras or {}))
+        for call, cid in zip(result.tool_calls, ids, strict=True):
+            if result.truncated:
+                out: dict[str, Any] = {
+                    "error": {
+                        "code": "tool_not_run",
+                        "message": "not run: the reply was cut at max_tokens",
+                    }
+                }
+            else:
+                ctx = ToolContext(session=t.session, extras=ctx.extras)
+                out = reg.dispatch(call.name, call.arguments, ctx)
+            t.tool(cid, call.name, call.arguments, out)
+        t.end_step()
+        if result.truncated:
+            t.end_turn({"kind": "max-tokens"})
+            return t.session
+        if not result.tool_calls:
+            t.end_turn({"kind": "completed"})
+            return t.session
+        if t.step >= max_steps:
+            t.end_turn(
+                {
+                    "kind": "aborted",
+                    "reason": {"kind": "hook", "reason": f"max_steps {max_steps} reached"},
+                }
+            )
+            return t.session
+        if cancel is not None and cancel.is_set():
+            t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
+            return t.session
+        t.start_step()

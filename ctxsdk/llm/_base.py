@@ -1,0 +1,480 @@
+"""What engines need from a model, without HTTP: results, usage, the degradation ladder.
+
+Nothing here imports httpx: an engine depends on :class:`ModelProtocol` and
+:func:`with_fallback` and stays importable (and deterministic) with no model at all.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import (
+    Any,
+    Generic,
+    Literal,
+    NamedTuple,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    runtime_checkable,
+)
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import LLMError, LLMOutputError
+
+__all__ = [
+    "LADDER",
+    "NO_ROUTE",
+    "TRUNCATION_MARKER",
+    "ChatResult",
+    "DegradedKind",
+    "Delta",
+    "Messages",
+    "ModelProtocol",
+    "Outcome",
+    "ReasoningEffort",
+    "Structured",
+    "ToolCall",
+    "Usage",
+    "extract_json",
+    "parse_structured",
+    "truncate_keep_tail",
+    "with_fallback",
+]
+
+_log = logging.getLogger("ctxsdk.llm")
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+ReasoningEffort: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "max"]
+"""``"off"`` (the default for every ctxsdk call) sends nothing that enables thinking."""
+
+Messages: TypeAlias = str | Sequence[Mapping[str, Any]]
+"""A prompt: one user text, or OpenAI-format chat messages (``session.wire("openai")``)."""
+
+DegradedKind: TypeAlias = Literal[
+    "no-route", "provider", "auth", "timeout", "cancelled", "truncated", "malformed-json", "schema"
+]
+
+NO_ROUTE = "no route configured"
+
+LADDER: tuple[tuple[DegradedKind, str], ...] = (
+    ("no-route", NO_ROUTE),
+    ("provider", "provider returned <status>"),  # also "provider unreachable: <error>"
+    ("auth", "auth failed"),
+    ("timeout", "timeout"),
+    ("cancelled", "cancelled"),
+    ("truncated", "max-tokens truncation"),
+    ("malformed-json", "malformed JSON: <detail>"),
+    ("schema", "schema validation failed: <detail>"),
+)
+"""The degradation ladder: every way a model call can fail, each leading to the deterministic
+path with its reason recorded. ``(kind, reason text)``; ``<...>`` is filled in per call."""
+
+TRUNCATION_MARKER = "…(earlier content truncated)…\n"
+
+
+def truncate_keep_tail(text: str, max_chars: int | None, marker: str = TRUNCATION_MARKER) -> str:
+    """``text`` cut to at most ``max_chars`` characters, keeping the TAIL (the seeds'
+    ``maxCharsPerInput`` / ``maxCharsPerBranch``: the latest content matters most).
+
+    A cut text starts with ``marker`` and is at most ``max_chars`` long, marker included.
+    ``None`` means no cap.
+    """
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    if max_chars < 0:
+        raise ValueError(f"max_chars must be >= 0, not {max_chars}")
+    room = max_chars - len(marker)
+    if room <= 0:
+        return text[len(text) - max_chars :] if max_chars else ""
+    return marker + text[len(text) - room :]
+
+
+# --- usage and results ---------------------------------------------------------------------
+
+
+class Usage(BaseModel):
+    """Token usage of one call, or summed over many (``+``).
+
+    Buckets are disjoint, as in the DSH log: ``input_tokens`` excludes ``cache_hit_tokens``;
+    ``reasoning_tokens`` is the part of ``output_tokens`` spent thinking.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = 0
+    cache_hit_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            cache_hit_tokens=self.cache_hit_tokens + other.cache_hit_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            calls=self.calls + other.calls,
+        )
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything the model read: uncached input plus cache hits."""
+        return self.input_tokens + self.cache_hit_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.output_tokens
+
+    @classmethod
+    def from_openai(cls, usage: Mapping[str, Any] | None) -> Usage:
+        """Read an OpenAI-compatible ``usage`` object (DeepSeek's cache fields included)."""
+        if not isinstance(usage, Mapping):
+            return cls(calls=1)
+        prompt = _int(usage.get("prompt_tokens"))
+        hit = _int(usage.get("prompt_cache_hit_tokens"))
+        details = usage.get("prompt_tokens_details")
+        if not hit and isinstance(details, Mapping):
+            hit = _int(details.get("cached_tokens"))
+        out_details = usage.get("completion_tokens_details")
+        reasoning = (
+            _int(out_details.get("reasoning_tokens")) if isinstance(out_details, Mapping) else 0
+        )
+        return cls(
+            input_tokens=max(prompt - hit, 0),
+            cache_hit_tokens=min(hit, prompt) if prompt else hit,
+            output_tokens=_int(usage.get("completion_tokens")),
+            reasoning_tokens=reasoning,
+            calls=1,
+        )
+
+    def to_token_usage(self) -> dict[str, int]:
+        """The DSH ``TokenUsage`` JSON (``inputTokens``, ``outputTokens``, ...) for a log event."""
+        out = {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens}
+        if self.cache_hit_tokens:
+            out["cacheReadTokens"] = self.cache_hit_tokens
+        if self.reasoning_tokens:
+            out["reasoningTokens"] = self.reasoning_tokens
+        return out
+
+    def __repr__(self) -> str:
+        cache = f", cache hit {self.cache_hit_tokens}" if self.cache_hit_tokens else ""
+        think = f" ({self.reasoning_tokens} reasoning)" if self.reasoning_tokens else ""
+        calls = "call" if self.calls == 1 else "calls"
+        return (
+            f"Usage({self.calls} {calls}: in {self.input_tokens}{cache}, "
+            f"out {self.output_tokens}{think})"
+        )
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
+class ToolCall(BaseModel):
+    """One function call the model asked for; ``arguments`` is the raw JSON text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+_FINISH_KIND = {"stop": "stop", "length": "max-tokens", "tool_calls": "tool-calls"}
+
+
+class ChatResult(BaseModel):
+    """One chat completion: text, reasoning, tool calls, why it stopped, and its usage."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = "stop"
+    usage: Usage = Usage()
+    model: str = ""
+    provider: str = ""
+    request_id: str | None = None
+    attempts: int = 1
+
+    @property
+    def truncated(self) -> bool:
+        """True when the reply was cut at ``max_tokens`` (``finish_reason == "length"``)."""
+        return self.finish_reason == "length"
+
+    @property
+    def finish_kind(self) -> str:
+        """The DSH ``FinishReason.kind``: ``stop``, ``tool-calls``, ``max-tokens``, ..."""
+        if self.tool_calls and self.finish_reason in ("stop", "tool_calls", "function_call"):
+            return "tool-calls"
+        return _FINISH_KIND.get(self.finish_reason, "stop")
+
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        calls = f", {len(self.tool_calls)} tool call(s)" if self.tool_calls else ""
+        return f"ChatResult({text!r}{calls}, finish={self.finish_reason}, {self.usage!r})"
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One streamed piece: ``text`` / ``reasoning`` text, or a ``tool-call`` arguments delta."""
+
+    kind: Literal["text", "reasoning", "tool-call"]
+    text: str
+    index: int = 0
+    call_id: str | None = None
+    name: str | None = None
+
+
+# --- structured output ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Structured(Generic[T]):
+    """A typed model answer, or the reason there is none.
+
+    ``value`` is a validated instance of the schema, never a half-parsed dict. When it is
+    ``None``, ``degraded_reason`` says why in the ladder's words (:data:`LADDER`) and ``kind``
+    gives the short code; :meth:`unwrap` raises the matching :class:`~ctxsdk.errors.LLMError`.
+    """
+
+    value: T | None
+    degraded_reason: str | None = None
+    kind: DegradedKind | None = None
+    text: str = ""
+    result: ChatResult | None = None
+    error: LLMError | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.degraded_reason is None
+
+    @property
+    def usage(self) -> Usage:
+        return self.result.usage if self.result is not None else Usage()
+
+    def unwrap(self) -> T:
+        """The value, or raise the error that degraded it."""
+        if self.degraded_reason is None:
+            return self.value  # type: ignore[return-value]  # ok implies a value
+        if self.error is not None:
+            raise self.error
+        raise LLMOutputError(self.degraded_reason, reason=self.degraded_reason, kind=self.kind)
+
+    @classmethod
+    def failed(
+        cls, error: LLMError, *, text: str = "", result: ChatResult | None = None
+    ) -> Structured[T]:
+        """A degraded result carrying ``error``'s reason and kind."""
+        return cls(None, error.reason, _kind_of(error), text, result, error)
+
+    def __repr__(self) -> str:
+        if self.ok:
+            return f"Structured(ok, {self.value!r})"
+        return f"Structured(degraded: {self.degraded_reason})"
+
+
+_KINDS: frozenset[str] = frozenset(k for k, _ in LADDER)
+
+
+def _kind_of(error: LLMError) -> DegradedKind:
+    kind = getattr(error, "kind", "provider")
+    return kind if kind in _KINDS else "provider"  # type: ignore[return-value]
+
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+_MAX_SCAN = 64
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object in a model reply: the whole reply, a fenced block, or an object
+    inside prose (the seeds' "strip a fence, take the first ``{`` ... last ``}``", then a scan).
+
+    Raises :class:`ValueError` with what was wrong when there is none.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("the reply is empty")
+    candidates = [m.group(1).strip() for m in _FENCE.finditer(text)]
+    candidates.append(stripped)
+    first, last = stripped.find("{"), stripped.rfind("}")
+    if 0 <= first < last:
+        candidates.append(stripped[first : last + 1])
+    error: str | None = None
+    not_object: str | None = None
+    for cand in candidates:
+        try:
+            obj = json.loads(cand)
+        except json.JSONDecodeError as exc:
+            error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+            continue
+        if isinstance(obj, dict):
+            return obj
+        not_object = not_object or f"the reply is a JSON {type(obj).__name__}, not an object"
+    decoder = json.JSONDecoder()
+    start = stripped.find("{")
+    scanned = 0
+    while start >= 0 and scanned < _MAX_SCAN:
+        try:
+            obj, _ = decoder.raw_decode(stripped, start)
+        except json.JSONDecodeError:
+            pass
+        else:
+            if isinstance(obj, dict):
+                return obj
+        start = stripped.find("{", start + 1)
+        scanned += 1
+    if not_object is not None:
+        raise ValueError(not_object)
+    if first < 0:
+        raise ValueError("no JSON object in the reply")
+    raise ValueError(error or "no complete JSON object in the reply")
+
+
+def _validation_detail(exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(root)"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{loc}: {first['msg']}{more}"
+
+
+def parse_structured(result: ChatResult, schema: type[M]) -> Structured[M]:
+    """Validate a chat result's text against ``schema``: the ladder's last three rungs.
+
+    A reply that validates is accepted even if it was cut at ``max_tokens`` afterwards; one
+    that does not is ``max-tokens truncation`` when it was cut, else ``malformed JSON: ...``
+    or ``schema validation failed: ...``.
+    """
+    text = result.text
+    try:
+        obj = extract_json(text)
+    except ValueError as exc:
+        if result.truncated:
+            err = LLMOutputError(
+                "the reply was cut at max_tokens before its JSON was complete",
+                reason="max-tokens truncation",
+                kind="truncated",
+            )
+        else:
+            reason = f"malformed JSON: {exc}"
+            err = LLMOutputError(reason, reason=reason, kind="malformed-json")
+        return Structured.failed(err, text=text, result=result)
+    try:
+        value = schema.model_validate(obj)
+    except ValidationError as exc:
+        if result.truncated:
+            err = LLMOutputError(
+                "the reply was cut at max_tokens", reason="max-tokens truncation", kind="truncated"
+            )
+        else:
+            reason = f"schema validation failed: {_validation_detail(exc)}"
+            err = LLMOutputError(reason, reason=reason, kind="schema")
+        return Structured.failed(err, text=text, result=result)
+    return Structured(value, text=text, result=result)
+
+
+# --- the protocol engines depend on --------------------------------------------------------
+
+
+@runtime_checkable
+class ModelProtocol(Protocol):
+    """The model seam as engines see it. :class:`ctxsdk.llm.LLM` satisfies it; engines take
+    ``llm: ModelProtocol | None = None`` and never import HTTP code.
+
+    ``chat`` raises :class:`~ctxsdk.errors.LLMError` subclasses; ``structured`` never raises
+    for a model failure and records the reason instead.
+    """
+
+    def chat(
+        self,
+        messages: Messages,
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        reasoning_effort: ReasoningEffort = "off",
+        stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        max_chars_per_input: int | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ChatResult: ...
+
+    def structured(
+        self,
+        messages: Messages,
+        schema: type[M],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        reasoning_effort: ReasoningEffort = "off",
+        max_chars_per_input: int | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Structured[M]: ...
+
+
+# --- the fallback pattern every engine uses ------------------------------------------------
+
+
+class Outcome(NamedTuple, Generic[T]):
+    """What :func:`with_fallback` returns: the value, and why the heuristic produced it
+    (``None`` when the model's answer was used). Unpacks as ``value, reason``."""
+
+    value: T
+    reason: str | None
+
+    @property
+    def degraded(self) -> bool:
+        return self.reason is not None
+
+    @property
+    def source(self) -> Literal["model", "heuristic"]:
+        return "heuristic" if self.reason is not None else "model"
+
+    def __repr__(self) -> str:
+        how = "model" if self.reason is None else f"heuristic: {self.reason}"
+        return f"Outcome({how}, {self.value!r})"
+
+
+def with_fallback(
+    llm: ModelProtocol | None,
+    call: Callable[[ModelProtocol], Structured[T] | T],
+    fallback: Callable[[], T],
+) -> Outcome[T]:
+    """Run ``call(llm)``; on any rung of the ladder run ``fallback()`` and record why.
+
+    - ``llm is None`` -> ``"no route configured"``;
+    - ``call`` returns a degraded :class:`Structured` -> its ``degraded_reason``;
+    - ``call`` raises :class:`~ctxsdk.errors.LLMError` -> its ``reason`` (an engine that
+      rejects a validated answer, e.g. "zero usable slots", raises ``LLMOutputError`` itself);
+    - ``call`` raises a pydantic ``ValidationError`` -> ``"schema validation failed: ..."``.
+
+    Other exceptions are bugs and propagate. A model failure is logged at WARNING on
+    ``ctxsdk.llm`` with the reason (never a prompt or a key); ``llm is None`` only at DEBUG.
+    """
+    if llm is None:  # the caller chose no model: the normal deterministic path, not a warning
+        _log.debug("no model given; using the heuristic")
+        return Outcome(fallback(), NO_ROUTE)
+    reason: str
+    try:
+        got = call(llm)
+    except LLMError as exc:
+        reason = exc.reason
+    except ValidationError as exc:
+        reason = f"schema validation failed: {_validation_detail(exc)}"
+    else:
+        if not isinstance(got, Structured):
+            return Outcome(got, None)
+        if got.ok:
+            return Outcome(got.value, None)  # type: ignore[arg-type]  # ok implies a value
+        reason = got.degraded_reason or "unknown"
+    _log.warning("model call degraded to the heuristic: %s", reason)
+    return Outcome(fallback(), reason)

@@ -1,0 +1,38 @@
+"""Importers: foreign agent logs as valid v3 DSH sessions, so every ctxsdk view works on them.
+
+Each importer returns a :class:`~ctxsdk.session.session.Session` built with
+``Session.from_events`` (validated as the harness validates a log on load)::
+
+    from ctxsdk.session.importers import from_claude_code, import_provenance
+
+    s = from_claude_code("~/.claude/projects/-w-app/c45af7b1.jsonl")
+    s.surface(); s.wire(); s.save("imported.v3.jsonl")
+    import_provenance(s)[s.message_seqs()[1]]  # {"format": "claude-code", "record": uuid, ...}
+
+Message ids come from the source (a Claude Code ``uuid``, ``openai:<index>``,
+``swe:<file stem>:<index>``, ``locomo:<sample_id>:<dia_id>``), times from its timestamps or
+a deterministic clock, and each imported record leaves an ignorable ``ctxsdk/import`` event
+that the harness skips. Unreadable input raises :class:`~ctxsdk.errors.ImportFormatError`
+naming the file, the record and what is wrong.
+"""
+
+from __future__ import annotations
+
+from ._chat import from_messages
+from ._claude_code import from_claude_code
+from ._dispatch import FORMATS, import_file
+from ._emit import IMPORT_EVENT
+from ._locomo import from_locomo
+from ._provenance import import_provenance
+from ._swe_agent import from_swe_agent
+
+__all__ = [
+    "FORMATS",
+    "IMPORT_EVENT",
+    "from_claude_code",
+    "from_locomo",
+    "from_messages",
+    "from_swe_agent",
+    "import_file",
+    "import_provenance",
+]

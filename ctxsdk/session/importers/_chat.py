@@ -1,0 +1,117 @@
+"""``from_messages``: an OpenAI or Anthropic chat history as a DSH session."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from ..session import Session
+from ._anthropic import anthropic_items, anthropic_tool, system_blocks
+from ._common import JsonDict, fail, load_json, source_name
+from ._emit import build_session
+from ._items import DEFAULT_CREATED_AT, Item, SystemItem, stable_id
+from ._openai import openai_items, openai_tool
+
+__all__ = ["ChatFormat", "from_messages", "load_chat_file"]
+
+ChatFormat = Literal["openai", "anthropic"]
+_UNKNOWN_MODEL = "unknown"
+
+
+def from_messages(
+    messages: Sequence[Any],
+    format: ChatFormat = "openai",
+    *,
+    session_id: str | None = None,
+    system: str | Sequence[Any] | None = None,
+    tools: Sequence[Any] | None = None,
+    model: str | None = None,
+    created_at: int | None = None,
+    source: str | None = None,
+) -> Session:
+    """A chat history as a v3 DSH session.
+
+    ``format="openai"``: system/developer, user, assistant (``tool_calls``,
+    ``reasoning_content``) and ``tool`` messages; ``format="anthropic"``: user/assistant
+    messages with content blocks, the system prompt passed as ``system``. A user message
+    that is not a tool result starts a turn; each assistant message is a step; tool results
+    answer the calls of the step before them. A tool call without a result is refused with
+    the message named, except in the very last step: there the log ends inside its turn and
+    crash repair (``s.repaired()``, ``s.wire()``) closes it ``interrupted``.
+
+    Message ids are ``openai:<index>`` / ``anthropic:<index>``; ``system`` (text or, for
+    Anthropic, text blocks) becomes the system head, ahead of any system message in the list.
+    ``tools`` (either format's definitions) go into the request header; ``model`` names the
+    model on assistant messages that do not name one; ``source`` is the file name recorded
+    in provenance. Times are a deterministic clock from ``created_at``.
+    """
+    if format not in ("openai", "anthropic"):
+        fail("from_messages", f"unknown chat format {format!r}", "use 'openai' or 'anthropic'")
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        fail(source or "from_messages", "messages must be a list of message objects")
+    label = source or "messages"
+    if model is not None and not isinstance(model, str):
+        fail(label, f"model must be a string, got {type(model).__name__}")
+    default_model = model or _UNKNOWN_MODEL
+    items: list[Item] = []
+    if system is not None:
+        items.append(
+            SystemItem(f"{format}:system", system_blocks(system, f"{label}, system"), None)
+        )
+    if format == "openai":
+        items += openai_items(messages, label=label, model=default_model)
+    else:
+        items += anthropic_items(messages, label=label, model=default_model)
+    defs = [_tool(t, f"{label}, tools[{k}]") for k, t in enumerate(tools or ())]
+    sid = session_id or stable_id(format, _fingerprint([system, list(messages), defs]))
+    return build_session(
+        items,
+        fmt=format,
+        source=source,
+        session_id=sid,
+        created_at=DEFAULT_CREATED_AT if created_at is None else created_at,
+        tools=defs,
+    )
+
+
+def _tool(tool: Any, where: str) -> JsonDict:
+    if isinstance(tool, dict) and "function" in tool:
+        return openai_tool(tool, where)
+    return anthropic_tool(tool, where)
+
+
+def _fingerprint(value: Any) -> str:
+    # Input order is already deterministic; skipkeys/repr so odd extra fields never raise.
+    return json.dumps(value, ensure_ascii=False, skipkeys=True, default=repr)
+
+
+def load_chat_file(format: ChatFormat, path: str | Path, **options: Any) -> Session:
+    """A JSON file holding a list of messages, or an object ``{messages, system?, tools?,
+    model?}``; ``.jsonl``: one message per line."""
+    p = Path(path)
+    name = source_name(p)
+    if p.suffix == ".jsonl":
+        messages: Any = []
+        for n, raw in enumerate(p.read_bytes().split(b"\n"), 1):
+            if not raw.strip():
+                continue
+            try:
+                messages.append(json.loads(raw))
+            except json.JSONDecodeError as exc:
+                fail(f"{name}, line {n}", f"not valid JSON ({exc.msg})")
+            except UnicodeDecodeError as exc:
+                fail(f"{name}, line {n}", f"not UTF-8 text ({exc.reason})")
+        doc: Any = {"messages": messages}
+    else:
+        doc = load_json(p)
+    if isinstance(doc, list):
+        doc = {"messages": doc}
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        fail(str(name), "expected a list of messages or an object with a 'messages' list")
+    for key in ("system", "tools", "model"):
+        if key in doc and key not in options:
+            options[key] = doc[key]
+    options.setdefault("source", name)
+    return from_messages(doc["messages"], format, **options)

@@ -1,0 +1,264 @@
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
+
+The main thread is the ``uuid``/``parentUuid`` chain that ends at the file's last message
+record (a ``compact_boundary`` continues through its ``logicalParentUuid``); records on other
+branches, sidechains, file-history snapshots and hook notices carry no model input and are
+logged as skipped provenance only. Claude Code writes one content block per assistant record;
+records with the same ``message.id`` are merged back into one assistant message. A
+``compact_boundary`` and the summary user record after it become a spec §10 compaction: the
+whole surface after the system head is replaced by the framed checkpoint. A file made only of
+``isSidechain`` records (a sub-agent transcript) imports as a subagent session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..session import Session
+from ._anthropic import FINISH, PROVIDER, assistant_blocks, usage_of, user_items
+from ._common import JsonDict, fail, get_dict, iso_ms
+from ._emit import build_session
+from ._items import (
+    DEFAULT_CREATED_AT,
+    AssistantItem,
+    CompactItem,
+    Item,
+    Origin,
+    SkipItem,
+    UserItem,
+    stable_id,
+)
+
+__all__ = ["from_claude_code"]
+
+_MESSAGE_TYPES = frozenset({"user", "assistant", "system"})
+_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+_NOTICE = {"kind": "plugin", "plugin": "claude-code", "form": "notice"}
+
+_Record = tuple[int, JsonDict]  # (1-based line, record)
+
+
+def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Session:
+    """A Claude Code JSONL transcript as a v3 DSH session (see the module docstring).
+
+    Message ids are the records' ``uuid`` (``<uuid>#<k>`` for the extra messages of one
+    record); times are the records' ``timestamp``. A sub-agent file (all records
+    ``isSidechain``) becomes a session with ``origin: 'subagent'`` whose parent is the main
+    session id.
+    """
+    p = Path(path)
+    name = p.name
+    records = _read(p)
+    by_uuid: dict[str, _Record] = {}
+    for n, rec in records:
+        if rec.get("type") in ("user", "assistant") or "uuid" in rec:
+            uid = rec.get("uuid")
+            if not isinstance(uid, str) or not uid:
+                fail(f"{name}, line {n}", f"{rec.get('type')} record without a uuid")
+            by_uuid.setdefault(uid, (n, rec))
+    threads = [(n, r) for n, r in records if _kind(r) in _MESSAGE_TYPES and "uuid" in r]
+    main = [(n, r) for n, r in threads if not r.get("isSidechain")]
+    subagent = not main
+    pool = main or threads
+    if not pool:
+        fail(name, "no user, assistant or system records", "is this a Claude Code transcript?")
+    chain = _walk(pool[-1], by_uuid, name)
+    on_chain = {r["uuid"] for _, r in chain}
+    items = _items(chain, name)
+    trailing: list[Item] = [
+        SkipItem(_origin(r, n, name), _skip_reason(r, subagent))
+        for n, r in records
+        if r.get("uuid") not in on_chain
+    ]
+    first = chain[0][1]
+    sid = first.get("sessionId") if isinstance(first.get("sessionId"), str) else None
+    base = sid or stable_id("claude-code", hashlib.sha256(p.read_bytes()).hexdigest())
+    times = [iso_ms(r.get("timestamp"), _where(r, n, name)) for n, r in chain]
+    known = [t for t in times if t is not None]
+    common: dict[str, Any] = {
+        "fmt": "claude-code",
+        "source": name,
+        "created_at": known[0] if known else DEFAULT_CREATED_AT,
+        "cwd": first.get("cwd") if isinstance(first.get("cwd"), str) else None,
+        "title": _title(records),
+        "trailing": trailing,
+    }
+    if not subagent:
+        return build_session(items, session_id=session_id or base, **common)
+    agent = first.get("agentId") if isinstance(first.get("agentId"), str) else None
+    return build_session(
+        items,
+        session_id=session_id or f"{base}-agent-{agent or 'sidechain'}",
+        parent=sid,
+        origin="subagent",
+        delegation_depth=1,
+        descriptor={"version": 2, "mode": "one-shot", "label": f"Claude Code agent {agent}"},
+        **common,
+    )
+
+
+def _read(p: Path) -> list[_Record]:
+    out: list[_Record] = []
+    for n, raw in enumerate(p.read_bytes().split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            fail(f"{p.name}, line {n}", f"not valid JSON ({exc.msg})", "is the line torn?")
+        except UnicodeDecodeError as exc:
+            fail(f"{p.name}, line {n}", f"not UTF-8 text ({exc.reason})")
+        if not isinstance(rec, dict):
+            fail(f"{p.name}, line {n}", "a record must be a JSON object")
+        out.append((n, rec))
+    return out
+
+
+def _where(rec: JsonDict, n: int, name: str) -> str:
+    uid = rec.get("uuid")
+    return f"{name}, line {n}" + (f" (uuid {uid})" if isinstance(uid, str) else "")
+
+
+def _origin(rec: JsonDict, n: int, name: str, **extra: Any) -> Origin:
+    uid = rec.get("uuid")
+    return Origin(uid if isinstance(uid, str) else None, _where(rec, n, name), {"line": n, **extra})
+
+
+def _walk(leaf: _Record, by_uuid: dict[str, _Record], name: str) -> list[_Record]:
+    """The thread from its root to ``leaf`` by parent links."""
+    chain: list[_Record] = []
+    seen: set[str] = set()
+    cur: _Record | None = leaf
+    while cur is not None:
+        n, rec = cur
+        uid = rec["uuid"]
+        if uid in seen:
+            fail(_where(rec, n, name), "the parentUuid links form a cycle")
+        seen.add(uid)
+        chain.append(cur)
+        parent = rec.get("parentUuid")
+        if parent is None and rec.get("subtype") == "compact_boundary":
+            logical = rec.get("logicalParentUuid")
+            # A boundary whose pre-compaction part is in another file starts the thread.
+            parent = logical if isinstance(logical, str) and logical in by_uuid else None
+        if parent is None:
+            break
+        if not isinstance(parent, str) or parent not in by_uuid:
+            fail(
+                _where(rec, n, name),
+                f"parentUuid {parent!r} is not a record of this file",
+                "the transcript is incomplete or was edited; its earlier records are missing",
+            )
+        cur = by_uuid[parent]
+    chain.reverse()
+    return chain
+
+
+def _items(chain: list[_Record], name: str) -> list[Item]:
+    items: list[Item] = []
+    model = "unknown"
+    last: AssistantItem | None = None  # the assistant message later records may continue
+    last_id: str | None = None
+    boundary: tuple[Origin, int | None] | None = None
+    for n, rec in chain:
+        where = _where(rec, n, name)
+        t = iso_ms(rec.get("timestamp"), where)
+        kind = rec.get("type")
+        if kind == "system":
+            if rec.get("subtype") == "compact_boundary":
+                meta = rec.get("compactMetadata")
+                boundary = (_origin(rec, n, name, compactMetadata=meta), t)
+            else:
+                items.append(SkipItem(_origin(rec, n, name), f"system/{rec.get('subtype')}", t))
+            continue
+        message = get_dict(rec, "message", where)
+        assert message is not None  # get_dict raises when required
+        origin = _origin(rec, n, name)
+        if boundary is not None:
+            items.append(_compaction(boundary, rec, message, origin, t, model))
+            boundary, last = None, None
+            continue
+        if kind == "assistant":
+            blocks = assistant_blocks(message.get("content"), where)
+            m = message.get("model")
+            model = m if isinstance(m, str) and m else model
+            mid = message.get("id") if isinstance(message.get("id"), str) else None
+            usage = usage_of(message.get("usage"))
+            finish = FINISH.get(str(message.get("stop_reason")))
+            if last is not None and mid is not None and mid == last_id:
+                last.blocks += blocks  # one content block per record: merge them back
+                last.origins.append(origin)
+                last.usage = usage or last.usage  # the last record carries the final count
+                last.finish = finish or last.finish
+                continue
+            last = AssistantItem(rec["uuid"], blocks, [origin], PROVIDER, model, t, usage, finish)
+            last_id = mid
+            items.append(last)
+        else:  # user
+            source = _NOTICE if rec.get("isMeta") else {"kind": "user"}
+            new = user_items(message.get("content"), rec["uuid"], origin, dict(source), time=t)
+            if any(isinstance(i, UserItem) for i in new):
+                last = None  # real input in between: a same-id record later is a new message
+            items += new
+    if boundary is not None:
+        fail(boundary[0].where, "compact_boundary is not followed by its summary record")
+    return items
+
+
+def _compaction(
+    boundary: tuple[Origin, int | None],
+    rec: JsonDict,
+    message: JsonDict,
+    origin: Origin,
+    t: int | None,
+    model: str,
+) -> CompactItem:
+    start, t_start = boundary
+    content = message.get("content")
+    if isinstance(content, list):
+        text = "".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    else:
+        text = content if isinstance(content, str) else ""
+    if rec.get("type") != "user" or not (
+        rec.get("isCompactSummary") or text.startswith(_SUMMARY_PREFIX)
+    ):
+        fail(start.where, "compact_boundary is not followed by its summary record")
+    return CompactItem(
+        compaction_id=str(start.record),
+        summary_id=rec["uuid"],
+        summary_text=text,
+        start=start,
+        summary=origin,
+        provider=PROVIDER,
+        model=model,
+        time=t_start,
+        summary_time=t,
+    )
+
+
+def _kind(rec: JsonDict) -> str | None:
+    kind = rec.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def _skip_reason(rec: JsonDict, subagent: bool) -> str:
+    kind = _kind(rec)
+    if kind not in _MESSAGE_TYPES:
+        return str(kind)
+    if rec.get("isSidechain") and not subagent:
+        return "sidechain"
+    return "off-thread"
+
+
+def _title(records: list[_Record]) -> tuple[str, JsonDict] | None:
+    """Claude Code's own session title: the latest ``summary`` record."""
+    titles = [r["summary"] for _, r in records if r.get("type") == "summary"]
+    titles = [t for t in titles if isinstance(t, str) and t.strip()]
+    return (titles[-1], {"kind": "provider", "provider": PROVIDER}) if titles else None

@@ -1,0 +1,179 @@
+"""Small readers shared by the importers: typed field access that fails with a located
+:class:`~ctxsdk.errors.ImportFormatError`, timestamps, tool arguments and media blocks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ...errors import ImportFormatError
+
+__all__ = [
+    "JsonDict",
+    "fail",
+    "fallback_title",
+    "get_dict",
+    "get_list",
+    "get_str",
+    "iso_ms",
+    "json_arguments",
+    "load_json",
+    "media_block",
+    "opt_str",
+    "source_name",
+    "text_blocks",
+    "verbatim_block",
+]
+
+JsonDict = dict[str, Any]
+
+
+def fail(where: str, what: str, todo: str = "") -> NoReturn:
+    """Raise the one import error: where (file, record), what was wrong, what to do."""
+    message = f"{where}: {what}" if where else what
+    raise ImportFormatError(f"{message}; {todo}" if todo else message)
+
+
+def source_name(path: str | Path | None) -> str | None:
+    return None if path is None else Path(path).name
+
+
+def get_dict(obj: Any, key: str, where: str, *, required: bool = True) -> JsonDict | None:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    if value is None and not required:
+        return None
+    if not isinstance(value, dict):
+        fail(where, f"{key!r} must be an object, got {_kind(value)}")
+    return value
+
+
+def get_list(obj: Any, key: str, where: str) -> list[Any]:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    if not isinstance(value, list):
+        fail(where, f"{key!r} must be a list, got {_kind(value)}")
+    return value
+
+
+def get_str(obj: Any, key: str, where: str) -> str:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    if not isinstance(value, str):
+        fail(where, f"{key!r} must be a string, got {_kind(value)}")
+    return value
+
+
+def opt_str(obj: Any, key: str, where: str) -> str | None:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    if value is not None and not isinstance(value, str):
+        fail(where, f"{key!r} must be a string when present, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def iso_ms(value: Any, where: str) -> int | None:
+    """An ISO-8601 timestamp (``2026-01-02T19:18:31.028Z``) as epoch ms; None when absent.
+    A zone-less time is read as UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        fail(where, f"timestamp must be an ISO-8601 string, got {_kind(value)}")
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        fail(where, f"timestamp {value!r} is not ISO-8601")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return round(dt.timestamp() * 1000)
+
+
+def json_arguments(value: Any) -> str:
+    """Tool arguments as the raw JSON text DSH stores: a string stays as the model wrote it,
+    an object is written the way ``JSON.stringify`` would (compact, non-ASCII kept)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_DATA_URL = re.compile(r"data:([^;,]+)?(;base64)?,", re.ASCII)
+
+
+def media_block(kind: str, url: str | None, media_type: str | None, origin: Any) -> JsonDict:
+    """A DSH ``image``/``file`` block for foreign media. The bytes live outside DSH logs (an
+    attachment store) and are not imported: the attachment id is a hash of the source part,
+    a remote URL is kept, an inline ``data:`` URL or base64 payload is dropped."""
+    digest = hashlib.sha256(
+        json.dumps(origin, sort_keys=True, ensure_ascii=False, default=str).encode()
+    ).hexdigest()
+    attachment: JsonDict = {"attachmentId": f"import-sha256-{digest[:32]}"}
+    if url is not None:
+        m = _DATA_URL.match(url)
+        if m is None:
+            attachment["url"] = url
+        elif media_type is None:
+            media_type = m.group(1)
+    if media_type:
+        attachment["mediaType"] = media_type
+    return {"type": kind, "attachment": attachment}
+
+
+def fallback_title(text: str) -> str | None:
+    """The harness's fallback title: at most five words and 40 UTF-8 bytes of the prompt."""
+    words: list[str] = []
+    for word in text.split()[:5]:
+        if len(" ".join([*words, word]).encode()) > 40:
+            break
+        words.append(word)
+    if words:
+        return " ".join(words)
+    first = text.split()[0] if text.split() else ""
+    out = ""
+    for ch in first:  # one long word (CJK has no spaces): cut at a character boundary
+        if len((out + ch).encode()) > 40:
+            break
+        out += ch
+    return out or None
+
+
+def load_json(path: str | Path) -> Any:
+    """A JSON file; a syntax error names the file, line and column."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        fail(
+            f"{p.name}, line {exc.lineno} column {exc.colno}",
+            f"not valid JSON ({exc.msg})",
+            "check that the file is complete and was not truncated",
+        )
+    except UnicodeDecodeError as exc:
+        fail(p.name, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+
+
+_DSH_BLOCK_TYPES = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
+
+
+def verbatim_block(block: Any, where: str) -> JsonDict:
+    """A foreign content block DSH has no type for, kept as it is: ctxsdk shows and counts it,
+    the provider wire leaves it out. Its type must not pose as a DSH block type."""
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        fail(where, f"a content block must be an object with a string type, got {_kind(block)}")
+    if block["type"] in _DSH_BLOCK_TYPES:
+        fail(where, f"malformed {block['type']!r} content block")
+    return dict(block)
+
+
+def text_blocks(text: str) -> list[JsonDict]:
+    """One text block, or none for an empty string (an empty text carries nothing)."""
+    return [{"type": "text", "text": text}] if text else []

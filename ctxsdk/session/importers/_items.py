@@ -1,0 +1,125 @@
+"""The items importers read their formats into; :func:`~._emit.build_session` writes them
+as DSH events. Each item carries its :class:`Origin`, the source record it came from."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._common import JsonDict
+
+__all__ = [
+    "DEFAULT_CREATED_AT",
+    "AssistantItem",
+    "CompactItem",
+    "EditItem",
+    "Item",
+    "Origin",
+    "ResultItem",
+    "SkipItem",
+    "SystemItem",
+    "UserItem",
+    "stable_id",
+]
+
+DEFAULT_CREATED_AT = 1_700_000_000_000  # 2023-11-14T22:13:20Z: the clock of sources without times
+_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://ctxsdk.dev/importers")
+
+
+def stable_id(*parts: object) -> str:
+    """A deterministic UUID for a session built from ``parts`` (the same input, the same id)."""
+    return str(uuid.uuid5(_ID_NAMESPACE, "\x1f".join(str(p) for p in parts)))
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The source record an item came from. ``where`` is how an error names it
+    (``file, line 12``); ``extra`` goes into the provenance event (line numbers, dia_id ...)."""
+
+    record: str | int | None
+    where: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SystemItem:
+    id: str
+    blocks: list[JsonDict]
+    origin: Origin | None
+    time: int | None = None
+
+
+@dataclass
+class UserItem:
+    id: str
+    blocks: list[JsonDict]
+    source: JsonDict
+    origin: Origin
+    time: int | None = None
+    prompt: bool = True  # False: an observation or notice that never opens a new turn
+
+
+@dataclass
+class AssistantItem:
+    id: str
+    blocks: list[JsonDict]
+    origins: list[Origin]
+    provider: str
+    model: str
+    time: int | None = None
+    usage: JsonDict | None = None
+    finish: str | None = None  # stop | tool-calls | max-tokens; None: from the blocks
+
+
+@dataclass
+class ResultItem:
+    id: str
+    call_id: str
+    blocks: list[JsonDict]
+    origin: Origin
+    time: int | None = None
+    is_error: bool = False
+
+
+@dataclass
+class CompactItem:
+    """A compaction the source agent ran: the whole current surface after the system head
+    is replaced by a checkpoint framed as the harness frames it (spec §10)."""
+
+    compaction_id: str
+    summary_id: str
+    summary_text: str
+    start: Origin
+    summary: Origin
+    provider: str
+    model: str
+    time: int | None = None
+    summary_time: int | None = None
+
+
+@dataclass
+class EditItem:
+    """The source agent showed an earlier message to the model in a new form (SWE-agent's
+    elided observations): a content-only ``tool/result`` rewrite, or a 1:1 ``user/message``
+    replacement, of the message with id ``target``."""
+
+    target: str
+    blocks: list[JsonDict]
+    origin: Origin
+    new_id: str
+    time: int | None = None
+
+
+@dataclass
+class SkipItem:
+    """A source record that carries no message (a snapshot, a hook notice, another branch):
+    logged as provenance only, so every record of the source is accounted for."""
+
+    origin: Origin
+    reason: str
+    time: int | None = None
+
+
+Item = SystemItem | UserItem | AssistantItem | ResultItem | CompactItem | EditItem | SkipItem

@@ -1,0 +1,197 @@
+"""SWE-agent trajectories (``.traj``): ``history`` is the chat the model had, in either format.
+
+- text actions (thought + a fenced command in the model output, the observation as the next
+  user message): each assistant message is kept as written, each observation is a user
+  message (source ``{kind: plugin, plugin: swe-agent, form: relay}``) in the next step;
+- function calling: assistant ``tool_calls`` keep their ids, ``role: tool`` messages are the
+  tool results of the ids in ``tool_call_ids``.
+
+The whole run is one turn (one task, many steps), closed ``completed`` when ``info`` has an
+exit status. When the trajectory records the per-step model context (``trajectory[k]
+.messages``), SWE-agent's own context edits (old observations elided as ``Old environment
+output: (N lines omitted)``) are replayed as content-only ``tool/result`` rewrites (or 1:1
+``user/message`` replacements) just before the model call that first saw them, so the surface
+is what the model last received and the full outputs stay in the log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..session import Session
+from ._common import JsonDict, fail, get_list, load_json, source_name, text_blocks
+from ._emit import build_session
+from ._items import (
+    DEFAULT_CREATED_AT,
+    AssistantItem,
+    EditItem,
+    Item,
+    Origin,
+    ResultItem,
+    SkipItem,
+    SystemItem,
+    UserItem,
+)
+
+__all__ = ["from_swe_agent"]
+
+PROVIDER = "swe-agent"  # the trajectories do not name the provider
+_OBSERVATION = {"kind": "plugin", "plugin": "swe-agent", "form": "relay"}
+_DEMO = {"kind": "plugin", "plugin": "swe-agent", "form": "instructions"}
+_INFO_KEYS = ("exit_status", "submission", "model_stats")
+
+
+def from_swe_agent(
+    path: str | Path,
+    *,
+    session_id: str | None = None,
+    model: str | None = None,
+    context_edits: bool = True,
+) -> Session:
+    """A SWE-agent ``.traj`` file as a v3 DSH session (see the module docstring).
+
+    Message ids are ``swe:<file stem>:<history index>``; the session id is
+    ``swe:<file stem>``. ``model`` defaults to the replay config's model name, else
+    ``"unknown"``. ``context_edits=False`` keeps every observation as first shown.
+    """
+    p = Path(path)
+    name = str(source_name(p))
+    doc = load_json(p)
+    if not isinstance(doc, dict):
+        fail(name, "a trajectory file holds one JSON object")
+    history = get_list(doc, "history", name)
+    prefix = f"swe:{p.stem}"
+    edits = _edits(doc, history, prefix, name) if context_edits else {}
+    model = model or _model_name(doc) or "unknown"
+    items: list[Item] = []
+    seen_assistant = False
+    for i, raw in enumerate(history):
+        items += edits.pop(i, [])
+        where = f"{name}, history[{i}]"
+        if not isinstance(raw, dict):
+            fail(where, "a history message must be an object")
+        origin = Origin(i, where, _meta(raw))
+        mid = f"{prefix}:{i}"
+        role = raw.get("role")
+        blocks = text_blocks(_text(raw.get("content"), where))
+        if role == "system":
+            items.append(SystemItem(mid, blocks, origin))
+        elif role == "user":
+            if raw.get("is_demo"):
+                source, prompt = _DEMO, not seen_assistant
+            elif not seen_assistant:
+                source, prompt = {"kind": "user"}, True
+            else:
+                source, prompt = _OBSERVATION, False
+            items.append(UserItem(mid, blocks, dict(source), origin, prompt=prompt))
+        elif role == "assistant":
+            blocks += _calls(raw.get("tool_calls"), where)
+            items.append(AssistantItem(mid, blocks, [origin], PROVIDER, model))
+            seen_assistant = True
+        elif role == "tool":
+            ids = raw.get("tool_call_ids")
+            if not isinstance(ids, list) or len(ids) != 1 or not isinstance(ids[0], str):
+                fail(where, "a tool message needs tool_call_ids with exactly one call id")
+            items.append(ResultItem(mid, ids[0], blocks, origin))
+        else:
+            fail(where, f"unknown role {role!r}", "history roles are system, user, assistant, tool")
+    for rest in edits.values():
+        items += rest  # the context after the last step: what the next call would have seen
+    info = doc.get("info")
+    trailing: list[Item] = []
+    final: JsonDict | None = None
+    if isinstance(info, dict):
+        kept = {k: info[k] for k in _INFO_KEYS if k in info}
+        trailing.append(SkipItem(Origin("info", f"{name}, info", {"info": kept}), "run metadata"))
+        if isinstance(info.get("exit_status"), str):
+            final = {"kind": "completed"}  # the agent ended the run itself: no reply is owed
+    return build_session(
+        items,
+        fmt="swe-agent",
+        source=name,
+        session_id=session_id or prefix,
+        created_at=DEFAULT_CREATED_AT,
+        final_reason=final,
+        trailing=trailing,
+    )
+
+
+def _text(content: Any, where: str) -> str:
+    """Message content: a string, or (newer SWE-agent) a list of text parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(c, dict) and isinstance(c.get("text"), str) for c in content
+    ):
+        return "".join(c["text"] for c in content)
+    fail(where, "content must be a string or a list of text parts")
+
+
+def _meta(raw: JsonDict) -> JsonDict:
+    return {k: raw[k] for k in ("agent", "message_type") if isinstance(raw.get(k), str)}
+
+
+def _calls(calls: Any, where: str) -> list[JsonDict]:
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        fail(where, "tool_calls must be a list")
+    out: list[JsonDict] = []
+    for k, call in enumerate(calls):
+        at = f"{where}, tool_calls[{k}]"
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict):
+            fail(at, "a tool call needs a function object")
+        cid, fname, args = call.get("id"), fn.get("name"), fn.get("arguments")
+        if not isinstance(cid, str) or not isinstance(fname, str) or not isinstance(args, str):
+            fail(at, "a tool call needs a string id, function.name and function.arguments")
+        out.append({"type": "tool-call", "id": cid, "name": fname, "arguments": args})
+    return out
+
+
+def _model_name(doc: JsonDict) -> str | None:
+    config = doc.get("replay_config")
+    agent = config.get("agent") if isinstance(config, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _edits(doc: JsonDict, history: list[Any], prefix: str, name: str) -> dict[int, list[Item]]:
+    """Context edits from the per-step contexts, keyed by the history index of the model call
+    they precede (``len(history)``: after the last message)."""
+    steps = doc.get("trajectory")
+    out: dict[int, list[Item]] = {}
+    if not isinstance(steps, list):
+        return out
+    shown = {
+        j: _text(m.get("content"), f"{name}, history[{j}]")
+        for j, m in enumerate(history)
+        if isinstance(m, dict)
+    }
+    for k, step in enumerate(steps):
+        context = step.get("messages") if isinstance(step, dict) else None
+        if not isinstance(context, list):
+            continue
+        where = f"{name}, trajectory[{k}].messages"
+        if len(context) > len(history) or any(
+            not isinstance(m, dict)
+            or not isinstance(history[j], dict)
+            or m.get("role") != history[j].get("role")
+            for j, m in enumerate(context)
+        ):
+            note = SkipItem(Origin(f"trajectory[{k}].messages", where), "context not aligned")
+            out.setdefault(len(history), []).append(note)
+            continue
+        for j, m in enumerate(context):
+            text = _text(m.get("content"), f"{where}[{j}]")
+            if text == shown.get(j) or m.get("role") not in ("tool", "user"):
+                continue
+            shown[j] = text
+            origin = Origin(f"trajectory[{k}].messages[{j}]", f"{where}[{j}]")
+            edit = EditItem(f"{prefix}:{j}", text_blocks(text), origin, f"{prefix}:{j}@{k}")
+            out.setdefault(len(context), []).append(edit)
+    return out
