@@ -117,6 +117,12 @@ class _Turn:
         self.turn = (turns[-1].turn if turns else 0) + 1
         self.step = 0
 
+    def adopt(self, session: Session) -> None:
+        """Take a session a tool derived from ours (its extra events are already validated)."""
+        if session.raw_events[: len(self.session)] != self.session.raw_events:
+            raise ValueError("a tool returned a session that does not extend this one")
+        self.session = session
+
     def emit(self, etype: str, data: dict[str, Any], **envelope: Any) -> int:
         self.session = self.session.append([{"type": etype, "data": data, **envelope}])
         return len(self.session) - 1
@@ -369,7 +375,7 @@ def run_agent(
                     }
                 }
             else:
-                ctx = ToolContext(session=t.session, extras=ctx.extras)
+                ctx = ToolContext(session=t.session, extras=ctx.extras, commit=t.adopt)
                 out = reg.dispatch(call.name, call.arguments, ctx)
             t.tool(cid, call.name, call.arguments, out)
         t.end_step()

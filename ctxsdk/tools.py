@@ -66,6 +66,9 @@ class ToolContext:
 
     session: Session | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
+    # A tool that edits the session (context_assembler) hands the new one back through this;
+    # the agent loop adopts it, so the edit's events land in the same log.
+    commit: Callable[[Session], None] | None = None
 
     def require_session(self) -> Session:
         if self.session is None:
@@ -509,7 +512,27 @@ def _register_session_tools(reg: ToolRegistry) -> None:
     )
 
 
-_BUILTIN: tuple[Callable[[ToolRegistry], None], ...] = (_register_session_tools,)
+def _register_assembler(reg: ToolRegistry) -> None:
+    from .assemble.tool import DESCRIPTION, AssemblerArgs, context_assembler
+
+    def run(args: AssemblerArgs, ctx: ToolContext) -> dict[str, Any]:
+        session = ctx.require_session()
+        result, new = context_assembler(session, args, protect_current_step=True)
+        if new is not None:
+            if ctx.commit is None:
+                result["applied"] = False
+                result["notes"].append("no way to write the edit from here: dry run only")
+            else:
+                ctx.commit(new)
+        return result
+
+    reg.register("context_assembler", DESCRIPTION, AssemblerArgs, run)
+
+
+_BUILTIN: tuple[Callable[[ToolRegistry], None], ...] = (
+    _register_session_tools,
+    _register_assembler,
+)
 
 
 def default_registry() -> ToolRegistry:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import pytest
@@ -293,3 +294,122 @@ def test_planner_ops_are_always_accepted(s: cx.Session, data: st.DataObject) -> 
             mid = s.event(op.start_seq).message.id  # type: ignore[union-attr]
             restored = {m.id: m for m in back.messages()}[mid]
             assert restored.content == original[mid].content
+
+
+def test_an_agent_folds_its_own_context_with_the_tool() -> None:
+    """A scripted model calls context_assembler through the real agent loop and tool registry;
+    the fold lands in the same turn as valid events and the wire stays paired."""
+    import httpx
+
+    from ctxsdk.agent import run_agent
+    from ctxsdk.llm import LLM
+    from ctxsdk.tools import default_registry
+
+    s = cx.Session.open(sample("fix-flaky-test"))
+    old = next(
+        n
+        for n in s.surface()
+        if n.message.tool_results and len(n.message.tool_results[0].text) > 300
+    )
+    replies = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {
+                        "name": "context_assembler",
+                        "arguments": json.dumps(
+                            {
+                                "action": "set",
+                                "dryRun": False,
+                                "ops": [
+                                    {
+                                        "surfaceSeq": old.seq,
+                                        "mode": "key",
+                                        "digest": "read tests/conftest.py: db_path fixture found",
+                                    }
+                                ],
+                            }
+                        ),
+                    },
+                }
+            ],
+        },
+        {"role": "assistant", "content": "Folded the old read."},
+    ]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        message = replies.pop(0)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        return httpx.Response(
+            200,
+            json={
+                "id": "x",
+                "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+            },
+        )
+
+    llm = LLM("http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler))
+    out = run_agent(s, llm, "Tidy your context.", registry=default_registry())
+    pos = s.surface().seqs.index(old.seq)
+    folded = out.surface()[pos]
+    assert (
+        folded.type == "tool/result"
+        and "db_path fixture found" in folded.message.tool_results[0].text
+    )
+    result = json.loads(
+        next(m for m in out.messages() if m.tool_results and m.tool_results[0].tool_call_id == "c1")
+        .tool_results[0]
+        .text
+    )
+    assert result["applied"] is True and result["ops"][0]["kind"] == "tool-rewrite"
+    assert out.turns()[-1].reason == "completed"
+    _pairs_whole(out)
+    cx.Session.from_events(dict(out.header.to_json_dict()), [dict(e) for e in out.raw_events])
+
+
+def _real_logs() -> list[tuple[str, cx.Session]]:
+    from ctxsdk.session.importers import from_claude_code, from_swe_agent
+
+    from ._logs import FIXTURES, SHARED
+
+    if not SHARED.is_dir():
+        return []
+    out = [(p.name, cx.Session.open(p, normalized=True)) for p in sorted(FIXTURES.glob("*.jsonl"))]
+    for p in sorted((SHARED / "data" / "swe-agent-trajectories").glob("*.traj")):
+        out.append((p.name, from_swe_agent(p)))
+    cc = SHARED / "data" / "claude-code-transcript"
+    for p in sorted(cc.glob("*.jsonl")):
+        out.append((p.name, from_claude_code(p).repaired()))
+    return out
+
+
+@pytest.mark.parametrize("pattern", ["all-key", "all-off", "alternate", "thirds"])
+def test_planner_over_real_logs(pattern: str) -> None:
+    logs = _real_logs()
+    if not logs:
+        pytest.skip("shared/data is not present")
+    for name, s in logs:
+        seqs = s.surface().seqs
+        modes = {
+            "all-key": ["key"] * len(seqs),
+            "all-off": ["off"] * len(seqs),
+            "alternate": ["off" if i % 2 else "full" for i in range(len(seqs))],
+            "thirds": [("full", "key", "off")[i % 3] for i in range(len(seqs))],
+        }[pattern]
+        targets = {q: Target(m) for q, m in zip(seqs, modes, strict=True)}  # type: ignore[arg-type]
+        ops, _ = compile_plan(s, targets, counter=_COUNTER)
+        folded = apply_ops(s, ops)
+        _pairs_whole(folded)
+        b = folded.assemble(tokenizer="estimate")
+        for n in folded.surface():
+            if parse_fold_mark(dict(folded.raw_events[n.seq])):
+                b.set(n.seq, "full")
+        back = b.apply(write=False)
+        _pairs_whole(back)
+        assert len(back.messages()) >= len(folded.messages()), name

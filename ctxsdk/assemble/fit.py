@@ -19,7 +19,7 @@ from .digest import DigestConfig, auto_digest, member_text
 from .modes import Mode
 from .planner import PlanOp, Target, compile_plan, current_modes, tool_groups
 
-__all__ = ["FitResult", "fit_plan"]
+__all__ = ["FitIndex", "FitResult", "fit_plan"]
 
 _HEADER_TOKENS = 14  # ⟨assembled:key items=N tokens≈M⟩ and framing
 _NEIGHBOUR_WEIGHT = 0.35
@@ -92,6 +92,51 @@ def _units(surface: list[SurfaceNode], groups: list[tuple[int, int]]) -> list[tu
     return [(p, group_at.get(p, p)) for p in range(len(surface))]
 
 
+@dataclass
+class FitIndex:
+    """What fitting needs that does not depend on the budget or the query: built once per
+    session and reused across many fits (a benchmark fits one session hundreds of times)."""
+
+    session: Session
+    surface: list[SurfaceNode]
+    seqs: list[int]
+    full: list[int]
+    groups: list[tuple[int, int]]
+    keep: set[int]
+    now: list[Mode]
+    bm25: BM25
+    units: list[tuple[int, int]]
+    key_cost: dict[tuple[int, int], int]
+
+    @classmethod
+    def build(cls, session: Session, counter: TokenCounter, config: DigestConfig) -> FitIndex:
+        surface = list(session.surface())
+        seqs = [n.seq for n in surface]
+        raws = [session.raw_events[s] for s in seqs]
+        msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
+        groups = tool_groups(surface)
+        keep = _protected(surface, groups)
+        units = [
+            u for u in _units(surface, groups) if not any(p in keep for p in range(u[0], u[1] + 1))
+        ]
+        key_cost = {}
+        for a, b in units:
+            members = [(surface[p].seq, surface[p].message) for p in range(a, b + 1)]
+            key_cost[(a, b)] = _HEADER_TOKENS + estimate_text(auto_digest(members, config))
+        return cls(
+            session=session,
+            surface=surface,
+            seqs=seqs,
+            full=counter.count_messages(msgs),
+            groups=groups,
+            keep=keep,
+            now=current_modes(session, surface),
+            bm25=BM25([member_text(n.message) for n in surface]),
+            units=units,
+            key_cost=key_cost,
+        )
+
+
 def fit_plan(
     session: Session,
     budget: int,
@@ -100,16 +145,12 @@ def fit_plan(
     counter: TokenCounter,
     config: DigestConfig,
     base: dict[int, Target] | None = None,
+    index: FitIndex | None = None,
 ) -> FitResult:
-    surface = list(session.surface())
-    seqs = [n.seq for n in surface]
-    raws = [session.raw_events[s] for s in seqs]
-    msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
-    full = counter.count_messages(msgs)
+    ix = index if index is not None and index.session is session else None
+    ix = ix or FitIndex.build(session, counter, config)
+    surface, seqs, full, keep, now = ix.surface, ix.seqs, ix.full, ix.keep, ix.now
     before = sum(full)
-    groups = tool_groups(surface)
-    keep = _protected(surface, groups)
-    now = current_modes(session, surface)
     targets: dict[int, Target] = dict(base or {})
     result = FitResult(
         budget, targets, before, before, sorted(seqs[p] for p in keep), _surface=seqs
@@ -118,39 +159,36 @@ def fit_plan(
         result.notes.append("already within budget; nothing folded")
         return result
 
-    texts = [member_text(n.message) for n in surface]
-    rel = BM25(texts).scores(query) if query else [0.0] * len(surface)
+    rel = ix.bm25.scores(query) if query else [0.0] * len(surface)
     smooth = [
         r
         + _NEIGHBOUR_WEIGHT * max(rel[i - 1] if i else 0.0, rel[i + 1] if i + 1 < len(rel) else 0.0)
         for i, r in enumerate(rel)
     ]
     units = [
-        u for u in _units(surface, groups) if not any(p in keep for p in range(u[0], u[1] + 1))
+        u for u in ix.units if all(now[p] == "full" or p in targets for p in range(u[0], u[1] + 1))
     ]
-    units = [
-        u for u in units if all(now[p] == "full" or p in targets for p in range(u[0], u[1] + 1))
-    ]
+    key_cost = ix.key_cost
     # Least relevant first; among equals lone nodes before whole groups (a result rewrite
     # keeps the call visible), then oldest first.
     units.sort(key=lambda u: (max(smooth[u[0] : u[1] + 1]), u[1] > u[0], u[0]))
-    key_cost = {}
-    for a, b in units:
-        digest = auto_digest(
-            [(surface[p].seq, surface[p].message) for p in range(a, b + 1)], config
-        )
-        key_cost[(a, b)] = _HEADER_TOKENS + estimate_text(digest)
     mode_of: dict[tuple[int, int], Mode] = {}
-    # A running estimate over per-position costs; a folded unit's cost sits on its first
-    # position. Off units are each charged a marker (adjacent ones share one in the real plan,
-    # so this errs high); the exact planner has the last word below.
+    # A running estimate over per-position costs. Adjacent off nodes become one run with one
+    # marker, so an off unit adds a marker only when it starts a run, and saves one when it
+    # joins two; the exact planner has the last word below.
     cost = list(full)
+    off = [False] * len(surface)
     total = before
 
     def fold(unit: tuple[int, int], mode: Mode) -> None:
         nonlocal total
         a, b = unit
-        new = key_cost[unit] if mode == "key" else _HEADER_TOKENS
+        if mode == "key":
+            new = key_cost[unit]
+        else:
+            joins = (a > 0 and off[a - 1]) + (b + 1 < len(off) and off[b + 1])
+            new = _HEADER_TOKENS * (1 - joins)
+            off[a : b + 1] = [True] * (b - a + 1)
         total += new - sum(cost[a : b + 1])
         cost[a : b + 1] = [new] + [0] * (b - a)
         mode_of[unit] = mode

@@ -40,9 +40,17 @@ class AssemblerArgs(BaseModel):
 
 
 def context_assembler(
-    session: Session, args: AssemblerArgs, *, rules: list[Rule] | None = None
+    session: Session,
+    args: AssemblerArgs,
+    *,
+    rules: list[Rule] | None = None,
+    protect_current_step: bool = False,
 ) -> tuple[dict[str, Any], Session | None]:
-    """Run one tool call; returns the JSON result and the new session when ops were applied."""
+    """Run one tool call; returns the JSON result and the new session when ops were applied.
+
+    ``protect_current_step`` (for a model calling this as a tool): nothing from the last
+    assistant message on is folded, since the step in progress depends on it.
+    """
     a = Assembly(session, rules=rules or ())
     if args.action == "tree":
         leaves = a.tree().leaves()
@@ -72,6 +80,13 @@ def context_assembler(
         a.apply_rules()
     for op in args.ops:  # explicit ops win over presets
         a.set(op.surfaceSeq, op.mode, op.digest)
+    notes: list[str] = []
+    if protect_current_step:
+        callers = [n.seq for n in session.surface() if n.message.role == "assistant"]
+        if callers:
+            for seq in [s for s in a.draft if s >= callers[-1]]:
+                a.set(seq, "full")
+                notes.append(f"seq {seq} belongs to the current step and stays as it is")
     preview = a.preview()
     result: dict[str, Any] = {
         "ops": [
@@ -86,7 +101,7 @@ def context_assembler(
             }
             for op in preview.ops
         ],
-        "notes": list(preview.notes),
+        "notes": notes + list(preview.notes),
         "tokensBefore": preview.tokens_before,
         "tokensAfter": preview.tokens_after,
         "applied": False,

@@ -15,6 +15,7 @@ __all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "run_benchmark"]
 BENCHMARKS: dict[str, str] = {
     "load": "ctxsdk.bench.load",
     "tokens": "ctxsdk.bench.tokens",
+    "fit": "ctxsdk.bench.fit",
 }
 
 
