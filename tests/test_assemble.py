@@ -52,7 +52,7 @@ def test_tree_files_folds_where_their_history_was(long: cx.Session) -> None:
     assert [r.seq for r in tree.leaves()] == long.surface().seqs
     # Containers never take their gist from the system prompt; tool steps name their tool.
     assert not first.gist.startswith("You are")
-    tool_leaf = next(r for r in tree.walk() if r.kind == "tool")
+    tool_leaf = next(r for r in tree.leaves() if r.kind == "tool")
     assert tool_leaf.gist.startswith(f"tool {tool_leaf.tool} · ")
     assert tree.tokens == sum(r.tokens for r in tree.leaves())
 
@@ -413,3 +413,19 @@ def test_planner_over_real_logs(pattern: str) -> None:
         back = b.apply(write=False)
         _pairs_whole(back)
         assert len(back.messages()) >= len(folded.messages()), name
+
+
+def test_folds_expand_to_what_they_cover_and_subagents_nest(long: cx.Session) -> None:
+    from ctxsdk.samples import SAMPLES_HOME
+
+    tree = long.assemble(workspace=cx.Workspace(SAMPLES_HOME, cache=False)).tree()
+    fold = next(r for r in tree.walk() if r.kind == "fold")
+    covered = [c.event_seq for c in fold.children]
+    assert covered == list(long.surface()[[n.seq for n in long.surface()].index(fold.seq)].shadowed)
+    assert all(c.state == "shadowed" and c.tokens == 0 for c in fold.children)
+    assert fold.tokens > 0  # a fold keeps its own cost
+    assert any(c.gist.startswith("tool read") for c in fold.children)
+    child = cx.Session.open(sample("long-refactor-docs-audit"))
+    host = next(r for r in tree.walk() if any(c.id == child.id for c in r.children))
+    assert host.kind == "tool" and host.tool == "subagent"
+    assert [r.seq for r in tree.leaves()] == long.surface().seqs  # nesting adds no surface rows

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..session.models import Message
 from ..session.session import Session
@@ -19,7 +19,10 @@ from .drafts import DraftStore
 from .fit import FitResult, fit_plan
 from .modes import MODES, Mode
 from .planner import PlanOp, Target, apply_ops, compile_plan, current_modes
-from .tree import Row, RowKind, build_tree
+from .tree import Row, RowKind, attach_subagents, build_tree
+
+if TYPE_CHECKING:
+    from ..session.workspace import Workspace
 
 __all__ = ["Assembly", "Preview", "Rule"]
 
@@ -118,8 +121,10 @@ class Assembly:
         rules: Sequence[Rule] = (),
         draft: dict[int, Target] | None = None,
         drafts: DraftStore | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self.session = session
+        self.workspace = workspace  # when given, subagent sessions nest under their tool row
         self.config = config or DigestConfig()
         self.rules: list[Rule] = list(rules)
         self._counter = TokenCounter(tokenizer)
@@ -147,7 +152,22 @@ class Assembly:
         for pos, node in enumerate(surface):
             if node.seq in self._draft:
                 modes[pos] = self._draft[node.seq].mode
-        return build_tree(self.session, modes, self._surface_tokens())
+        root = build_tree(self.session, modes, self._surface_tokens())
+        if self.workspace is not None:
+            attach_subagents(root, self._subagents())
+        return root
+
+    def _subagents(self) -> list[tuple[str, str, int]]:
+        assert self.workspace is not None
+        df = self.workspace.children(self.session.id)
+        out = []
+        for row in df.to_dicts():
+            if row.get("kind") != "subagent" or not row.get("readable"):
+                continue
+            child = self.workspace.open(str(row["id"]))
+            tokens = sum(self._counter.count_messages(m.to_json_dict() for m in child.messages()))
+            out.append((str(row["id"]), str(row.get("title") or row["id"]), tokens))
+        return out
 
     @property
     def draft(self) -> dict[int, Target]:

@@ -12,13 +12,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..errors import SessionFormatError
 from ..session.models import Message
 from ..session.session import Session, SurfaceNode
 from .modes import Mode
 
-__all__ = ["Row", "RowKind", "build_tree", "gist_line"]
+__all__ = ["Row", "RowKind", "attach_subagents", "build_tree", "gist_line"]
 
-RowKind = Literal["session", "turn", "step", "system", "user", "assistant", "tool", "fold"]
+RowKind = Literal[
+    "session", "turn", "step", "system", "user", "assistant", "tool", "fold", "subagent"
+]
+_DELEGATION_TOOLS = frozenset({"subagent", "subagent_fork", "workflow", "run_code"})
 _TOOL_MARKER = re.compile(r"^\s*<?[\w.-]+\s*[({]")  # `bash {"command": ...}` / `<read {...}>`
 _GIST_CHARS = 72
 
@@ -39,7 +43,11 @@ class Row:
     tool: str | None = None
     failed: bool = False
     shadowed: tuple[int, ...] = ()
+    # A shadowed row is an event a fold covers: in the log, not sent to the model.
+    event_seq: int | None = None
+    state: Literal["live", "shadowed"] = "live"
     children: list[Row] = field(default_factory=list)
+    mention: str = field(default="", repr=False)
 
     def walk(self) -> list[Row]:
         out = [self]
@@ -48,12 +56,16 @@ class Row:
         return out
 
     def leaves(self) -> list[Row]:
+        """The surface nodes under this row, in model order."""
         return [r for r in self.walk() if r.seq is not None]
 
     def render(self, depth: int = 0, max_rows: int | None = None) -> str:
         lines: list[str] = []
         for row, d in self._rows(depth):
-            seq = f"{row.seq:>6}" if row.seq is not None else " " * 6
+            at = row.seq if row.seq is not None else row.event_seq
+            seq = f"{at:>6}" if at is not None else " " * 6
+            if row.state == "shadowed":
+                seq = f"({at})".rjust(6)
             lines.append(
                 f"{'  ' * d}{row.label:<{max(1, 22 - 2 * d)}} {seq} {row.mode:4} "
                 f"{row.tokens:>7}  {row.gist}"
@@ -112,10 +124,78 @@ def _origin(session: Session, seq: int) -> int:
     return seq
 
 
+def _shadowed_rows(
+    session: Session, seq: int, tool_names: dict[str, str], depth: int = 0
+) -> list[Row]:
+    """Rows for the events a replacement covers, recursively (a fold of a fold)."""
+    rows = []
+    for s in session._index.replaced.get(seq, []):
+        raw = session.raw_events[s]
+        inner = raw["data"] if raw["type"] == "user/message" else raw["data"].get("message")
+        try:
+            message = session._typed_messages([s])[0]
+        except SessionFormatError:  # a shadowed event that does not type-check: show its type
+            message = None
+        kind: RowKind = "user"
+        if raw["type"] == "system/message":
+            kind = "system"
+        elif raw["type"] == "tool/result":
+            kind = "tool"
+        elif raw["type"] == "assistant/message":
+            kind = "assistant"
+        gist = _leaf_gist(message, kind, tool_names) if message is not None else raw["type"]
+        result = message.tool_results[0] if message is not None and message.tool_results else None
+        row = Row(
+            id=f"e{s}",
+            kind=kind,
+            label=kind,
+            mode="off",
+            gist=gist,
+            event_seq=s,
+            state="shadowed",
+            tool=tool_names.get(result.tool_call_id) if result is not None else None,
+        )
+        if isinstance(inner, dict) and depth < 8:
+            row.children = _shadowed_rows(session, s, tool_names, depth + 1)
+        rows.append(row)
+    return rows
+
+
+def attach_subagents(root: Row, children: list[tuple[str, str, int]]) -> None:
+    """Nest subagent sessions (id, title, tokens) under the tool row that spawned them: the
+    tool whose call or result mentions the child's id, else the first delegation-shaped tool
+    (``subagent``, ``subagent_fork``, ``workflow``, ``run_code``) not yet used."""
+    tools = [r for r in root.walk() if r.kind == "tool" and r.seq is not None]
+    used: set[str] = set()
+    for child_id, title, tokens in children:
+        row = Row(id=child_id, kind="subagent", label="subagent", gist=title, tokens=tokens)
+        host = next((t for t in tools if child_id in t.mention), None)
+        host = host or next(
+            (t for t in tools if t.tool in _DELEGATION_TOOLS and t.id not in used), None
+        )
+        if host is None:
+            root.children.append(row)
+            continue
+        used.add(host.id)
+        host.children.append(row)
+
+
+def _tool_names(session: Session) -> dict[str, str]:
+    """Tool name by call id over the whole log (shadowed calls included)."""
+    out: dict[str, str] = {}
+    for raw in session.raw_events:
+        if raw["type"] != "assistant/message":
+            continue
+        for block in raw["data"]["message"]["content"]:
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                out[str(block.get("id"))] = str(block.get("name"))
+    return out
+
+
 def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
     """The tree of the current surface (``modes``/``tokens`` are per surface position)."""
     surface = list(session.surface())
-    tool_names = {c.id: c.name for n in surface for c in n.message.tool_calls}
+    tool_names = _tool_names(session)
     turns = session._index.turns
     starts = [t.start_seq for t in turns]
     root = Row(id=session.id, kind="session", label=session.title or session.id[:8])
@@ -146,7 +226,13 @@ def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
             tool=tool_names.get(r.tool_call_id) if r else None,
             failed=bool(r and r.is_error),
             shadowed=node.shadowed,
+            children=_shadowed_rows(session, node.seq, tool_names) if node.shadowed else [],
         )
+        if r is not None:  # what a subagent's id may appear in: the call and the result
+            call = next(
+                (c for n in surface for c in n.message.tool_calls if c.id == r.tool_call_id), None
+            )
+            leaf.mention = r.text + (call.arguments if call else "")
         if span is None:
             root.children.append(leaf)
             current_turn = current_step = None
@@ -173,8 +259,9 @@ def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
 
 def _summarise(row: Row) -> None:
     """Containers: summed tokens, a mode if all children agree, the gist of the first
-    non-system child (the system prompt only as a last resort)."""
-    if not row.children:
+    non-system child (the system prompt only as a last resort). A fold keeps its own cost
+    (its shadowed rows cost nothing: summing them would make savings read as zero)."""
+    if row.kind not in ("session", "turn", "step") or not row.children:
         return
     for c in row.children:
         _summarise(c)
