@@ -31,7 +31,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import LLMCancelled, LLMError, LLMNotConfigured, SurfaceError
@@ -39,6 +39,7 @@ from .llm._base import NO_ROUTE, ChatResult, ReasoningEffort
 from .tools import ToolContext, ToolRegistry, default_registry, is_error
 
 if TYPE_CHECKING:
+    from .assemble import Rule
     from .llm._client import LLM
     from .session.session import Session
 
@@ -297,6 +298,7 @@ def run_agent(
     reasoning_effort: ReasoningEffort = "off",
     cancel: threading.Event | None = None,
     extras: Mapping[str, Any] | None = None,
+    auto_rules: Sequence[Rule] = (),
 ) -> Session:
     """Run ``prompt`` as one new turn of ``session``: call the model with the registry's
     tools, dispatch each call (with the session as the tools' context), feed the results back,
@@ -306,8 +308,44 @@ def run_agent(
     a turn ends). The model sees ``session.wire("openai")`` of the growing session. A session
     that ends inside a turn is crash-repaired first (the repair events are pending too).
     ``system`` sets the system prompt (node 0) for this turn and after. Only v3 logs can be
-    written to (``session.save(path, version=3)`` upgrades older ones).
+    written to (``session.save(path, version=3)`` upgrades older ones). ``auto_rules`` are
+    assembly presets applied when the turn ends (only rules with ``auto=True`` act), their
+    folds appended after ``turn/end``.
     """
+    out = _run_turn(
+        session,
+        llm,
+        prompt,
+        registry=registry,
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        system=system,
+        temperature=temperature,
+        reasoning_effort=reasoning_effort,
+        cancel=cancel,
+        extras=extras,
+    )
+    if auto_rules:
+        from .assemble import Assembly
+
+        out = Assembly(out, rules=auto_rules).apply_rules(auto_only=True).apply(write=False)
+    return out
+
+
+def _run_turn(
+    session: Session,
+    llm: LLM,
+    prompt: str,
+    *,
+    registry: ToolRegistry | None,
+    max_steps: int,
+    max_tokens: int,
+    system: str | None,
+    temperature: float,
+    reasoning_effort: ReasoningEffort,
+    cancel: threading.Event | None,
+    extras: Mapping[str, Any] | None,
+) -> Session:
     if session.version < 3:
         raise SurfaceError(
             f"run_agent writes v3 events and this log is v{session.version}; "

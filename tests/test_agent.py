@@ -174,7 +174,11 @@ def test_tool_call_then_answer(flaky: cx.Session, tmp_path: Path) -> None:
         "maxTokens": 1024,
         "temperature": 0.0,
     }
-    assert {t["name"] for t in header["header"]["tools"]} == {"context_messages", "context_search"}
+    assert {t["name"] for t in header["header"]["tools"]} == {
+        "context_assembler",
+        "context_messages",
+        "context_search",
+    }
     assert after.route == ("openai-compatible", "scripted-model")
 
     # it saves, reopens strictly, and appends to a real log

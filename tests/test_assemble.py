@@ -429,3 +429,40 @@ def test_folds_expand_to_what_they_cover_and_subagents_nest(long: cx.Session) ->
     host = next(r for r in tree.walk() if any(c.id == child.id for c in r.children))
     assert host.kind == "tool" and host.tool == "subagent"
     assert [r.seq for r in tree.leaves()] == long.surface().seqs  # nesting adds no surface rows
+
+
+def test_auto_rules_fold_at_turn_end() -> None:
+    import httpx
+
+    from ctxsdk.agent import run_agent
+    from ctxsdk.llm import LLM
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200,
+            json={
+                "id": "x",
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "ok"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+            },
+        )
+
+    s = cx.Session.open(sample("fix-flaky-test"))
+    llm = LLM("http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler))
+    rules = [Rule(mode="off", kind="tool", failed=True, auto=True), Rule(mode="off", kind="tool")]
+    out = run_agent(s, llm, "thanks", auto_rules=rules)
+    turn_end = max(i for i, e in enumerate(out.raw_events) if e["type"] == "turn/end")
+    folds = [e for e in out.raw_events[turn_end + 1 :]]
+    failed = [
+        n for n in s.surface() if n.message.tool_results and n.message.tool_results[0].is_error
+    ]
+    assert failed and len(folds) == len(failed)  # only the auto rule acted
+    assert all(parse_fold_mark(dict(e)) == ("off", 1) for e in folds)
+    _pairs_whole(out)

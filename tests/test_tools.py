@@ -189,7 +189,11 @@ def test_decorator_form() -> None:
 
 def test_registries_are_independent() -> None:
     a, b = default_registry(), default_registry()
-    assert a is not b and a.names() == b.names() == ["context_messages", "context_search"]
+    assert a is not b and a.names() == b.names() == [
+        "context_messages",
+        "context_search",
+        "context_assembler",
+    ]
     a.register("extra", "x", EchoArgs, echo)
     assert "extra" not in b and "extra" not in default_registry()
     c = a.copy()
