@@ -200,7 +200,7 @@ def test_registries_are_independent() -> None:
     c.unregister("extra")
     assert "extra" in a
     assert isinstance(next(iter(a)), Tool)
-    assert repr(b) == "ToolRegistry(context_messages, context_search)"
+    assert repr(b) == "ToolRegistry(context_messages, context_search, context_assembler)"
 
 
 # --- session tools --------------------------------------------------------------------------
