@@ -214,7 +214,7 @@ def _reason(value: str | Mapping[str, Any]) -> JsonDict:
     return {"kind": value} if isinstance(value, str) else dict(value)
 
 
-def _fallback_title(prompt: str) -> str:
+def fallback_title(prompt: str) -> str:
     """The harness's fallback title: at most five words and 40 UTF-8 bytes of the prompt."""
     words: list[str] = []
     for word in prompt.split()[:5]:
@@ -632,7 +632,7 @@ class LogBuilder:
                 {"kind": "provider", "provider": self.provider, "model": self.model},
             )
         elif not self._titled:
-            self._write_title(_fallback_title(prompt), [prompt_seq], {"kind": "fallback"})
+            self._write_title(fallback_title(prompt), [prompt_seq], {"kind": "fallback"})
         if self._descriptor is not None:
             self._emit("subagent/descriptor", self._descriptor, time=self.clock.tick(1, 8))
             self._descriptor = None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ...errors import ImportFormatError
+from ..builder import fallback_title as harness_fallback_title
 
 __all__ = [
     "JsonDict",
@@ -128,21 +129,8 @@ def media_block(kind: str, url: str | None, media_type: str | None, origin: Any)
 
 
 def fallback_title(text: str) -> str | None:
-    """The harness's fallback title: at most five words and 40 UTF-8 bytes of the prompt."""
-    words: list[str] = []
-    for word in text.split()[:5]:
-        if len(" ".join([*words, word]).encode()) > 40:
-            break
-        words.append(word)
-    if words:
-        return " ".join(words)
-    first = text.split()[0] if text.split() else ""
-    out = ""
-    for ch in first:  # one long word (CJK has no spaces): cut at a character boundary
-        if len((out + ch).encode()) > 40:
-            break
-        out += ch
-    return out or None
+    """The harness's fallback title (five words, 40 bytes), or None for an empty prompt."""
+    return harness_fallback_title(text) or None
 
 
 def load_json(path: str | Path) -> Any:
