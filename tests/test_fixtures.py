@@ -74,7 +74,7 @@ def test_text_turn_messages() -> None:
     assert msgs[2].content[0].type == "reasoning"
     # The assistant message cites the chunks of its attempt, which the packed row expanded.
     seq = s.message_seqs()[2]
-    chunks = [s.event(x) for x in s._index.source_seqs[seq]]
+    chunks = [s.event(x) for x in s.index.source_seqs[seq]]
     assert chunks and all(c.type == "assistant/chunk" for c in chunks)
     deltas = [c.data.chunk for c in chunks if c.data.chunk["type"] == "reasoning-delta"]
     assert "".join(d["text"] for d in deltas) == msgs[2].content[0].text

@@ -202,10 +202,10 @@ def test_events_df_matches_the_log(
             ):
                 assert (row["turn"], row["step"]) == (e["data"]["turn"], e["data"]["step"])
             if row["shadowed_by"] is not None:
-                assert row["seq"] in s._index.replaced[row["shadowed_by"]]
+                assert row["seq"] in s.index.replaced[row["shadowed_by"]]
                 assert not row["on_surface"]
             if isinstance(op, dict):  # a replacement cites every node it shadows
-                assert set(s._index.replaced[row["seq"]]) <= set(row["sources"])
+                assert set(s.index.replaced[row["seq"]]) <= set(row["sources"])
 
 
 def test_events_df_expands_source_ranges() -> None:
@@ -361,7 +361,7 @@ def test_sample_prune_and_compaction_are_flagged(samples: dict[str, Session]) ->
     pruned = df.filter("pruned")
     assert pruned["result_seq"].to_list() == [pruned_seq]
     rewrite = pruned["rewrite_seq"][0]
-    assert s._index.shadowed_by[pruned_seq] == rewrite
+    assert s.index.shadowed_by[pruned_seq] == rewrite
     assert s.raw_events[rewrite]["type"] == "tool/result"
     # The sample later compacts the pruned result away too.
     assert pruned["on_surface"].to_list() == [rewrite in s.surface().seqs]
@@ -372,7 +372,7 @@ def test_sample_prune_and_compaction_are_flagged(samples: dict[str, Session]) ->
         assert row["on_surface"] == (final in surface)
         if not row["on_surface"]:
             compacted += 1
-            replacer = s._index.shadowed_by[final]
+            replacer = s.index.shadowed_by[final]
             assert s.raw_events[replacer]["type"] == "user/message"  # the compaction checkpoint
     assert 0 < compacted < df.height
 
@@ -601,7 +601,7 @@ def test_v0_system_prompt_row(fixtures: dict[str, Session]) -> None:
         assert system
         first = df.row(0, named=True)
         assert first["type"] == "request/header" and first["role"] == "system"
-        assert first["seq"] == s._index.header_seqs[-1]
+        assert first["seq"] == s.index.header_seqs[-1]
         assert first["tokens"] == get_tokenizer("cl100k_base").count(system)
         assert first["tokens"] == s.tokens().system
 

@@ -216,7 +216,7 @@ class Assembly:
     ) -> Assembly:
         """Apply presets (first matching rule wins) to rows without an explicit draft entry."""
         rules = list(self.rules if rules is None else rules)
-        last_turn = self.session._index.last_turn
+        last_turn = self.session.index.last_turn
         for row in self.tree().leaves():
             assert row.seq is not None
             if row.seq in self._draft or row.kind == "system":

@@ -140,7 +140,7 @@ def _widen(
 
 
 def _leaf_count(session: Session, seq: int) -> int:
-    shadowed = session._index.replaced.get(seq)
+    shadowed = session.index.replaced.get(seq)
     if not shadowed:
         return 1
     return sum(_leaf_count(session, s) for s in shadowed)
@@ -155,7 +155,7 @@ def _unfold(
     session: Session, node: SurfaceNode, counter: TokenCounter, before: int
 ) -> PlanOp | None:
     """Restore what an own fold shadowed: one node verbatim, several as one replay message."""
-    shadowed = session._index.replaced.get(node.seq, [])
+    shadowed = session.index.replaced.get(node.seq, [])
     if not shadowed:
         return None
     originals = [(s, session.raw_events[s]) for s in shadowed]

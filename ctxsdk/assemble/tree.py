@@ -118,7 +118,7 @@ def _leaf_gist(message: Message, kind: RowKind, tool_names: dict[str, str]) -> s
 
 def _origin(session: Session, seq: int) -> int:
     """The first original event under a (possibly nested) replacement."""
-    replaced = session._index.replaced
+    replaced = session.index.replaced
     while seq in replaced:
         seq = replaced[seq][0]
     return seq
@@ -129,7 +129,7 @@ def _shadowed_rows(
 ) -> list[Row]:
     """Rows for the events a replacement covers, recursively (a fold of a fold)."""
     rows = []
-    for s in session._index.replaced.get(seq, []):
+    for s in session.index.replaced.get(seq, []):
         raw = session.raw_events[s]
         inner = raw["data"] if raw["type"] == "user/message" else raw["data"].get("message")
         try:
@@ -196,7 +196,7 @@ def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
     """The tree of the current surface (``modes``/``tokens`` are per surface position)."""
     surface = list(session.surface())
     tool_names = _tool_names(session)
-    turns = session._index.turns
+    turns = session.index.turns
     starts = [t.start_seq for t in turns]
     root = Row(id=session.id, kind="session", label=session.title or session.id[:8])
     current_turn: Row | None = None

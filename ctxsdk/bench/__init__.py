@@ -16,6 +16,7 @@ BENCHMARKS: dict[str, str] = {
     "load": "ctxsdk.bench.load",
     "tokens": "ctxsdk.bench.tokens",
     "fit": "ctxsdk.bench.fit",
+    "workspace": "ctxsdk.bench.workspace",
 }
 
 

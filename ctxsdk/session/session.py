@@ -364,6 +364,13 @@ class Session:
         seq = self._index.descriptor_seq
         return None if seq is None else self._typed_data(seq, SubagentDescriptorData)
 
+    @property
+    def index(self) -> LogIndex:
+        """What the validating pass learned about the log: turn and step spans, which node
+        replaced which (``replaced`` / ``shadowed_by``), decoded sources, header and title
+        seqs. Read it; do not change it."""
+        return self._index
+
     # --- events ----------------------------------------------------------------------------
 
     def __len__(self) -> int:

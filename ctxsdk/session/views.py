@@ -101,7 +101,7 @@ def _turn_step_of(s: Session) -> tuple[list[int | None], list[int | None]]:
     n = len(s.raw_events)
     turns: list[int | None] = [None] * n
     steps: list[int | None] = [None] * n
-    for span in s._index.turns:
+    for span in s.index.turns:
         end = span.end_seq if span.end_seq is not None else n - 1
         turns[span.start_seq : end + 1] = [span.turn] * (end + 1 - span.start_seq)
         for step, start, stop in span.steps:
@@ -142,7 +142,7 @@ def events_df(s: Session) -> pl.DataFrame:
     """
 
     raw = s.raw_events
-    index = s._index
+    index = s.index
     surface = index.surface
     turns, steps = _turn_step_of(s)
     ops: list[str | None] = []
@@ -212,7 +212,7 @@ def surface_df(s: Session) -> pl.DataFrame:
     from .tokens import estimate_message
 
     raw = s.raw_events
-    index = s._index
+    index = s.index
     nodes = index.surface.nodes()
     msgs = [_message_of(raw[n]) for n in nodes]
     data: dict[str, Sequence[Any]] = {
@@ -363,7 +363,7 @@ def _pair_calls(s: Session) -> list[_Call]:
     original result to the node that is on the surface now.
     """
     raw = s.raw_events
-    index = s._index
+    index = s.index
     out: list[_Call] = []
     pending: dict[str, _Call] = {}
     for seq, ev in enumerate(raw):
@@ -656,7 +656,7 @@ def tokens_df(
         "estimate": [estimate_message(m) for m in msgs],
     }
     if system:
-        header_seq = s._index.header_seqs[-1]
+        header_seq = s.index.header_seqs[-1]
         exact = counter.tokenizer.name != "estimate"
         first = {
             "seq": header_seq,
