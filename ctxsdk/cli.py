@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import CtxError
+from .errors import CtxError, WriteError
 
 if TYPE_CHECKING:
     from .session.models import Message
@@ -151,8 +151,11 @@ def _import(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.format == "locomo":
         options["conversation"] = args.conversation
-    s = import_file(args.format, Path(args.path), **options)
-    out = s.save(Path(args.output), overwrite=args.force)
+    s = import_file(args.format, Path(args.path).expanduser(), **options)
+    try:
+        out = s.save(Path(args.output).expanduser(), overwrite=args.force)
+    except FileExistsError as exc:  # WriteError(EEXIST): say it in the CLI's terms
+        raise WriteError(exc.errno, f"{exc.filename or args.output} exists; pass --force") from None
     print(f"imported {len(s.messages())} messages ({len(s)} events) -> {out}")
     return 0
 

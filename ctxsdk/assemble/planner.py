@@ -191,7 +191,11 @@ def _unfold(
                 after,
                 message=msg,
             )
-    header = fold_header("full", len(originals), before)
+    # Like a fold's header, the replay's names the tokens of what it covers (the originals).
+    covered = counter.count_messages(
+        [r["data"] if r["type"] == "user/message" else r["data"]["message"] for _, r in originals]
+    )
+    header = fold_header("full", len(originals), sum(covered))
     sections = []
     for seq, raw in originals:
         inner = raw["data"] if raw["type"] == "user/message" else raw["data"].get("message")
@@ -249,10 +253,17 @@ def compile_plan(
     ops: list[PlanOp] = []
     # Unfolds first: an own fold asked to be full is restored on its own.
     for pos, node in enumerate(surface):
-        if want[pos] == "full" and now[pos] != "full" and parse_fold_mark(raws[pos]):
+        if want[pos] != "full" or now[pos] == "full":
+            continue
+        if parse_fold_mark(raws[pos]):
             op = _unfold(session, node, counter, tokens[pos])
             if op is not None:
                 ops.append(op)
+        else:
+            notes.append(
+                f"seq {node.seq} is a fold ctxsdk did not write (a compaction, say): it cannot be "
+                "expanded here; its shadowed events stay in the log"
+            )
     changed = [w != n or p in digests for p, (w, n) in enumerate(zip(want, now, strict=True))]
     runs = _widen(_runs(want, changed), tool_groups(surface), surface)
     head_protected = surface[0].type == "system/message"
@@ -281,6 +292,8 @@ def compile_plan(
             content = [{"type": "text", "text": text}]
             old = raws[run.start]["data"]["message"]
             new_msg = {**old, "content": [{**old["content"][0], "content": content}]}
+            after = counter.count_message(new_msg)
+            _note_growth(notes, run.mode, members[0].seq, members[0].seq, before, after)
             ops.append(
                 PlanOp(
                     "tool-rewrite",
@@ -297,6 +310,9 @@ def compile_plan(
             continue
         text = f"{header}\n{body}" if body else ""
         msg = _user_message(text, fold_source(run.mode, items, before))
+        _note_growth(
+            notes, run.mode, members[0].seq, members[-1].seq, before, counter.count_message(msg)
+        )
         ops.append(
             PlanOp(
                 "fold",
@@ -312,6 +328,16 @@ def compile_plan(
         )
     ops.sort(key=lambda op: seq_pos[op.start_seq])
     return ops, notes
+
+
+def _note_growth(
+    notes: list[str], mode: Mode, start: int, end: int, before: int, after: int
+) -> None:
+    if mode == "key" and after >= before:
+        notes.append(
+            f"key fold of seq {start}..{end} is not shorter ({before} -> {after} tokens): the "
+            "digest is as long as the nodes; off, or a shorter explicit digest, would save tokens"
+        )
 
 
 def apply_ops(session: Session, ops: list[PlanOp], *, time: int | None = None) -> Session:

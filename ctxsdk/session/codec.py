@@ -494,7 +494,7 @@ def _decode_text(
 
 def resolve_log_path(path: str | Path) -> Path:
     """A session file, or the canonical file of a session directory (highest generation)."""
-    p = Path(path)
+    p = Path(path).expanduser()
     if p.is_dir():
         best: tuple[int, Path] | None = None
         for child in p.iterdir():

@@ -235,7 +235,7 @@ class Session:
                 index = fold_log(log.events, log.version)
             except SessionFormatError as exc:
                 raise _locate(exc, log, resolve_log_path(path)) from None
-        p = Path(path)
+        p = Path(path).expanduser()
         session = cls(
             log.header,
             log.events,
@@ -849,7 +849,7 @@ class Session:
             from .migrate import migrate
 
             header, events = migrate(header, events, target_version)
-        dest = Path(path)
+        dest = Path(path).expanduser()
         if compression is None:
             if dest.suffix == ".zstd":
                 compression = "zstd"

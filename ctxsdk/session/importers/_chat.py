@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from ..session import Session
 from ._anthropic import anthropic_items, anthropic_tool, system_blocks
-from ._common import JsonDict, fail, load_json, source_name
+from ._common import JsonDict, fail, load_json, source_name, source_path
 from ._emit import build_session
 from ._items import DEFAULT_CREATED_AT, Item, SystemItem, stable_id
 from ._openai import openai_items, openai_tool
@@ -90,7 +90,7 @@ def _fingerprint(value: Any) -> str:
 def load_chat_file(format: ChatFormat, path: str | Path, **options: Any) -> Session:
     """A JSON file holding a list of messages, or an object ``{messages, system?, tools?,
     model?}``; ``.jsonl``: one message per line."""
-    p = Path(path)
+    p = source_path(path)
     name = source_name(p)
     if p.suffix == ".jsonl":
         messages: Any = []

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..session import Session
 from ._anthropic import FINISH, PROVIDER, assistant_blocks, usage_of, user_items
-from ._common import JsonDict, fail, get_dict, iso_ms
+from ._common import JsonDict, fail, get_dict, iso_ms, source_path
 from ._emit import build_session
 from ._items import (
     DEFAULT_CREATED_AT,
@@ -49,7 +49,7 @@ def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Sess
     ``isSidechain``) becomes a session with ``origin: 'subagent'`` whose parent is the main
     session id.
     """
-    p = Path(path)
+    p = source_path(path)
     name = p.name
     records = _read(p)
     by_uuid: dict[str, _Record] = {}

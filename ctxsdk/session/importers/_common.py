@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ...errors import ImportFormatError
+from ...errors import ImportFormatError, NotFound
 from ..builder import fallback_title as harness_fallback_title
 
 __all__ = [
@@ -133,9 +133,19 @@ def fallback_title(text: str) -> str | None:
     return harness_fallback_title(text) or None
 
 
+def source_path(path: str | Path) -> Path:
+    """An input file (``~`` expanded); a missing one is :class:`NotFound` naming it."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise NotFound(
+            f"{p}: no such file to import" + (" (it is a directory)" if p.is_dir() else "")
+        )
+    return p
+
+
 def load_json(path: str | Path) -> Any:
     """A JSON file; a syntax error names the file, line and column."""
-    p = Path(path)
+    p = source_path(path)
     try:
         with p.open("rb") as fh:
             return json.load(fh)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..session import Session
-from ._common import JsonDict, fail, get_list, load_json, source_name, text_blocks
+from ._common import JsonDict, fail, get_list, load_json, source_name, source_path, text_blocks
 from ._emit import build_session
 from ._items import (
     DEFAULT_CREATED_AT,
@@ -55,7 +55,7 @@ def from_swe_agent(
     ``swe:<file stem>``. ``model`` defaults to the replay config's model name, else
     ``"unknown"``. ``context_edits=False`` keeps every observation as first shown.
     """
-    p = Path(path)
+    p = source_path(path)
     name = str(source_name(p))
     doc = load_json(p)
     if not isinstance(doc, dict):
