@@ -915,3 +915,19 @@ def test_import_file_dispatches_every_real_file(tmp_path: Path) -> None:
         assert s.messages() and s.tokens("estimate").total > 0
         out = s.save(tmp_path / f"{path.stem}.v3.jsonl.zstd")
         assert Session.open(out).messages() == s.messages()
+
+
+def test_missing_input_is_not_found_and_home_is_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxsdk.errors import NotFound
+    from ctxsdk.session.importers import import_file
+
+    with pytest.raises(NotFound, match="no such file to import"):
+        import_file("swe-agent", tmp_path / "absent.traj")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "chat.json").write_text(
+        '[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]'
+    )
+    s = import_file("openai", "~/chat.json")
+    assert [m.text for m in s.messages()] == ["hi", "hello"]
