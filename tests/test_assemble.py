@@ -472,8 +472,7 @@ def test_planner_says_what_it_cannot_or_should_not_do(long: cx.Session) -> None:
     compaction = next(n for n in long.surface() if n.message.source.plugin == "compact")
     _, notes = long.assemble().set(compaction.seq, "full").plan()
     assert any(f"seq {compaction.seq} is a fold ctxsdk did not write" in n for n in notes)
-    short = next(
-        n for n in long.surface() if n.message.source.kind == "user" and len(n.message.text) < 200
-    )
-    ops, notes = long.assemble().set(short.seq, "key").plan()
+    s = _with_long_output()
+    prompt = next(n for n in s.surface() if n.message.source.kind == "user")
+    ops, notes = s.assemble().set(prompt.seq, "key").plan()
     assert ops and any("is not shorter" in n for n in notes)
