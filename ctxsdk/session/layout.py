@@ -84,9 +84,10 @@ def project_key(cwd: str | None) -> str:
     """The project directory name for a session's ``cwd`` (the harness's ``projectKey``).
 
     Each run of ``/``, ``\\`` and ``:`` becomes one ``-``; ``[A-Za-z0-9._-]`` stay; every
-    other UTF-16 code unit (``~`` included) becomes ``~XXXX``. Leading ``-`` are stripped,
-    an empty slug becomes ``root``, the slug is cut to 251 characters and wrapped as
-    ``--<slug>--``. ``None`` (no cwd in the header) gives ``_no-cwd``.
+    other UTF-16 code unit (``~`` included) becomes ``~HHHH`` (four uppercase hex digits).
+    Leading ``-`` are stripped, an empty slug becomes ``root``, the slug is cut to 251
+    characters and wrapped as ``--<slug>--``. ``None`` (no cwd in the header) gives
+    ``_no-cwd``.
 
     Lossy on purpose: different cwds may share a project directory (the session id keeps
     sessions apart). The cut at 251 may fall inside an escape, as in the harness.
@@ -123,8 +124,9 @@ def encode_segment(segment: str) -> str:
     """A session id as one safe directory name (the harness's ``encodeSegment``; injective).
 
     Every UTF-16 code unit outside ``[A-Za-z0-9._-]`` (``~``, separators, NUL, each half of
-    a surrogate pair) becomes ``~XXXX``; a whole ``.`` or ``..`` becomes ``~002E`` /
-    ``~002E~002E`` so it can never mean a parent directory. An empty id is an error.
+    a surrogate pair) becomes ``~HHHH`` (four uppercase hex digits); a whole ``.`` or ``..``
+    becomes ``~002E`` / ``~002E~002E`` so it can never mean a parent directory. An empty id
+    is an error.
 
     >>> encode_segment("..")
     '~002E~002E'

@@ -103,7 +103,7 @@ def estimate_text(text: str) -> int:
     return math.ceil(_utf16_len(text) / 4)
 
 
-# A lone surrogate (not part of a high+low pair); JSON.stringify writes it as a \uXXXX escape.
+# A lone surrogate (not part of a high+low pair); JSON.stringify writes it as a \u escape.
 _LONE_SURROGATE = re.compile(
     r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
 )
