@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from ..session.lexical import BM25
 from ..session.session import Session, SurfaceNode
 from ..session.tokens import TokenCounter, estimate_text
-from .digest import DigestConfig, auto_digest, member_text
-from .modes import Mode
+from .digest import DigestConfig, auto_digest, member_text, off_marker
+from .modes import Mode, fold_header
 from .planner import PlanOp, Target, compile_plan, current_modes, tool_groups
 
 __all__ = ["FitIndex", "FitResult", "fit_plan"]
@@ -107,6 +107,7 @@ class FitIndex:
     bm25: BM25
     units: list[tuple[int, int]]
     key_cost: dict[tuple[int, int], int]
+    off_cost: int  # one off run's marker message, counted exactly
 
     @classmethod
     def build(cls, session: Session, counter: TokenCounter, config: DigestConfig) -> FitIndex:
@@ -123,7 +124,11 @@ class FitIndex:
         for a, b in units:
             members = [(surface[p].seq, surface[p].message) for p in range(a, b + 1)]
             key_cost[(a, b)] = _HEADER_TOKENS + estimate_text(auto_digest(members, config))
+        marker = f"{fold_header('off', 100, 10_000)}\n{off_marker(config, 100, 10_000)}"
         return cls(
+            off_cost=counter.count_message(
+                {"role": "user", "content": [{"type": "text", "text": marker.strip()}]}
+            ),
             session=session,
             surface=surface,
             seqs=seqs,
@@ -187,7 +192,7 @@ def fit_plan(
             new = key_cost[unit]
         else:
             joins = (a > 0 and off[a - 1]) + (b + 1 < len(off) and off[b + 1])
-            new = _HEADER_TOKENS * (1 - joins)
+            new = ix.off_cost * (1 - joins)
             off[a : b + 1] = [True] * (b - a + 1)
         total += new - sum(cost[a : b + 1])
         cost[a : b + 1] = [new] + [0] * (b - a)
@@ -212,8 +217,16 @@ def fit_plan(
         result.ops, result.notes, result.tokens_after = ops, notes, after
         if after <= budget:
             break
-        # The estimate was short: fold the next units off and check again.
-        more = [u for u in units if mode_of.get(u) != "off"][: max(1, len(units) // 20)]
+        # The estimate was short: fold just enough of the least relevant units still kept to
+        # cover the overshoot (plus a marker each), and check again.
+        more, freed = [], 0
+        for u in units:
+            if mode_of.get(u) == "off":
+                continue
+            more.append(u)
+            freed += sum(full[u[0] : u[1] + 1]) - ix.off_cost
+            if freed >= after - budget:
+                break
         if not more:
             result.notes.append(
                 f"cannot fit {budget} tokens: protected nodes alone need about "
