@@ -52,6 +52,7 @@ def make_log(
     *,
     replace_share: float = 0.05,
     seed: int = 7,
+    compact_every: int | None = 1000,
     progress: Progress | None = None,
 ) -> Path:
     """A synthetic but realistic v3 ``.jsonl.zstd`` log of about ``n_events`` events, of
@@ -89,7 +90,7 @@ def make_log(
         while replaces < replace_share * len(b.events) and prunable:
             b.prune_tool_result(prunable.pop(rng.randrange(len(prunable))), 200, 80)
             replaces += 1
-        if turn % 1000 == 0:  # rare: keeps the surface long, the harder case for messages()
+        if compact_every and turn % compact_every == 0:  # rare: the surface stays long
             b.compact(keep_last=40, summary_text=_text(rng, 80, 200))
             replaces += 1
             prunable.clear()  # older results may be shadowed by the checkpoint now
@@ -145,11 +146,19 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
     with tempfile.TemporaryDirectory(prefix="ctxsdk-bench-") as tmp:
         small = make_log(Path(tmp) / "n.jsonl.zstd", n, progress=progress)
         large = make_log(Path(tmp) / "2n.jsonl.zstd", 2 * n, seed=8, progress=progress)
+        # The hardest case for messages(): no compaction at all, so every message is derived.
+        flat = make_log(
+            Path(tmp) / "flat.jsonl.zstd", n, seed=9, compact_every=None, progress=progress
+        )
         floors = {name: best_of(_floor(small, f), repeat) for name, f in _parsers().items()}
         fastest = min(floors, key=lambda k: floors[k])
         floor = floors[fastest]
         ours = best_of(_ours(small), repeat)
         ours_gc = _with_gc(_ours(small))
+        flat_ratio = best_of(_ours(flat), repeat) / best_of(
+            _floor(flat, _parsers()[fastest]), repeat
+        )
+        flat_messages = len(Session.open(flat).messages())
         floor_gc = _with_gc(_floor(small, _parsers()[fastest]))
 
         decoded_small = read_log(small)
@@ -171,6 +180,7 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
                 .read()
             ),
             "floor_parser": fastest,
+            "messages_without_compaction": flat_messages,
             "repeat": repeat,
         }
     metrics = {
@@ -178,6 +188,7 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         "fold_2n_over_n_ratio": fold_large / fold_small,
         "load_seconds": ours,
         "load_over_floor_ratio_gc_on": ours_gc / floor_gc,
+        "load_over_floor_ratio_no_compaction": flat_ratio,
         "fold_seconds": fold_small,
     }
     baselines = {f"floor_seconds_{k}": v for k, v in floors.items()}
