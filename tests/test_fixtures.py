@@ -133,3 +133,13 @@ def test_fixture_without_normalized_flag_is_refused(tmp_path: Path) -> None:
         cx.Session.open(FIXTURES / "v0-text-turn.session.jsonl")
     msg = str(err.value)
     assert "seq" in msg and "line " in msg and "normalized=True" in msg
+
+
+def test_log_only_events_are_typed_too() -> None:
+    from ctxsdk.session.models import InboxSplicedData
+
+    s = _open("v0-text-turn.session.jsonl")
+    first = s.event(0)
+    assert isinstance(first.data, InboxSplicedData)
+    assert first.data.inserted[0].text.startswith("Reply with exactly the word: PONG")
+    assert s.event(2).data.removed_count == 1

@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 __all__ = [
     "LOG_ONLY_TYPES",
+    "AgentPresetSelectedData",
     "AssistantAttemptData",
     "AssistantChunkData",
     "AssistantMessageData",
+    "CommandDoneData",
     "CompactionEndData",
     "CompactionPruneData",
     "CompactionStartData",
@@ -24,13 +26,19 @@ __all__ = [
     "ContentBlock",
     "EndSeedData",
     "Event",
+    "FeedbackRecordData",
     "FileBlock",
     "ImageBlock",
+    "InboxSplicedData",
+    "LlmRetryData",
     "Message",
     "MessageSource",
+    "PermissionPresetData",
+    "PlanModeData",
     "ReasoningBlock",
     "RequestContextData",
     "RequestHeaderData",
+    "SandboxModeData",
     "SessionHeader",
     "ShadowedRange",
     "StepData",
@@ -38,6 +46,9 @@ __all__ = [
     "SystemMessageData",
     "TextBlock",
     "TitleData",
+    "TitleLlmRequestData",
+    "TodoItem",
+    "TodoWriteData",
     "TokenUsage",
     "ToolCallBlock",
     "ToolCallData",
@@ -338,6 +349,76 @@ class CompactionPruneData(_Model):
     shadowed_token_count: int | None = Field(default=None, alias="shadowedTokenCount")
 
 
+class InboxSplicedData(_Model):
+    """``agent/inbox/spliced``: queued prompts moved into (or out of) the next turn."""
+
+    target: str
+    start: int
+    removed_count: int | None = Field(default=None, alias="removedCount")
+    inserted: list[Message] = Field(default_factory=list)
+    outcome: str | None = None
+
+
+class LlmRetryData(_Model):
+    """``llm/retry``: a failed model call about to be retried."""
+
+    retry_id: str | None = Field(default=None, alias="retryId")
+    turn: int | None = None
+    step: int | None = None
+    provider: str | None = None
+    mode: str | None = None
+    policy_key: str | None = Field(default=None, alias="policyKey")
+    retry: int | None = None
+    max_retries: int | None = Field(default=None, alias="maxRetries")
+    delay_ms: int | None = Field(default=None, alias="delayMs")
+    failure: dict[str, Any] | None = None
+
+
+class TodoItem(_Model):
+    content: str
+    status: str
+
+
+class TodoWriteData(_Model):
+    todos: list[TodoItem]
+
+
+class SandboxModeData(_Model):
+    mode: str
+    source: str | None = None
+
+
+class PermissionPresetData(_Model):
+    preset: str
+
+
+class PlanModeData(_Model):
+    active: bool
+
+
+class FeedbackRecordData(_Model):
+    text: str
+
+
+class AgentPresetSelectedData(_Model):
+    agent_preset: str = Field(alias="agentPreset")
+
+
+class TitleLlmRequestData(_Model):
+    """``session/title-llm-request``: the call that produced a provider title."""
+
+    title_provider: str | None = Field(default=None, alias="titleProvider")
+    message_seqs: list[int] | None = Field(default=None, alias="messageSeqs")
+    route: dict[str, Any] | None = None
+    system: str | None = None
+    messages: list[Any] | None = None
+    max_tokens: int | None = Field(default=None, alias="maxTokens")
+
+
+class CommandDoneData(_Model):
+    source_event_seq: int | None = Field(default=None, alias="sourceEventSeq")
+
+
 # Log-only event types of the harness vocabulary whose data ctxsdk does not model field by field.
 LOG_ONLY_TYPES: frozenset[str] = frozenset(
     {
@@ -391,6 +472,16 @@ _DATA_MODELS: dict[str, type[BaseModel]] = {
     "compaction/summary": CompactionSummaryData,
     "compaction/end": CompactionEndData,
     "compaction/prune": CompactionPruneData,
+    "agent/inbox/spliced": InboxSplicedData,
+    "llm/retry": LlmRetryData,
+    "todo/write": TodoWriteData,
+    "sandbox/mode": SandboxModeData,
+    "permission/preset": PermissionPresetData,
+    "plan/mode": PlanModeData,
+    "feedback/record": FeedbackRecordData,
+    "agent-preset/selected": AgentPresetSelectedData,
+    "session/title-llm-request": TitleLlmRequestData,
+    "command/done": CommandDoneData,
 }
 KNOWN_TYPES: frozenset[str] = frozenset(_DATA_MODELS) | LOG_ONLY_TYPES
 
