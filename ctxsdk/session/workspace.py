@@ -642,6 +642,7 @@ class Workspace:
         else:
             index.dirty = self.cache_path is not None
         found = _walk(self.root, self._compression)
+        prefix = len(str(self.root)) + 1  # relative paths by slicing: pathlib is slow here
         rows: list[dict[str, Any] | None] = [None] * len(found)
         todo: list[int] = []
         live: set[str] = set()
@@ -649,14 +650,15 @@ class Workspace:
             if item.problem is not None and not item.path.is_file():
                 rows[i] = _unreadable(item, item.problem)  # nothing to read
                 continue
+            path = str(item.path)
             try:
-                item.stat = item.path.stat()
+                item.stat = os.stat(path)
             except FileNotFoundError:
                 continue  # removed since the walk saw it: the session is gone
             except OSError as exc:
                 rows[i] = _unreadable(item, f"cannot stat {item.path}: {exc}")
                 continue
-            rel = item.path.relative_to(self.root).as_posix()
+            rel = path[prefix:].replace(os.sep, "/")
             live.add(rel)
             cached = index.get(rel, item.stat, item.problem)
             if cached is not None:
@@ -673,7 +675,7 @@ class Workspace:
                     row, cacheable = self._read_one(item)
                     rows[i] = row
                     if cacheable:
-                        rel = item.path.relative_to(self.root).as_posix()
+                        rel = str(item.path)[prefix:].replace(os.sep, "/")
                         index.put(rel, item.stat, item.problem, row)
                     report(n, len(todo), "reading sessions")
         index.keep_only(live)
