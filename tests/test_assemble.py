@@ -268,7 +268,7 @@ def _sessions(draw: st.DrawFn) -> cx.Session:
 _COUNTER = TokenCounter("estimate")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_sessions(), st.data())
 def test_planner_ops_are_always_accepted(s: cx.Session, data: st.DataObject) -> None:
     seqs = s.surface().seqs
