@@ -52,6 +52,8 @@ def test_tree_files_folds_where_their_history_was(long: cx.Session) -> None:
     assert [r.seq for r in tree.leaves()] == long.surface().seqs
     # Containers never take their gist from the system prompt; tool steps name their tool.
     assert not first.gist.startswith("You are")
+    tool_only = next(r for r in tree.walk() if r.kind == "step" and r.children[0].calls_only)
+    assert tool_only.gist.startswith("tool ")  # a tool-only step: named by tool and result line
     tool_leaf = next(r for r in tree.leaves() if r.kind == "tool")
     assert tool_leaf.gist.startswith(f"tool {tool_leaf.tool} · ")
     assert tree.tokens == sum(r.tokens for r in tree.leaves())

@@ -48,6 +48,7 @@ class Row:
     state: Literal["live", "shadowed"] = "live"
     children: list[Row] = field(default_factory=list)
     mention: str = field(default="", repr=False)
+    calls_only: bool = field(default=False, repr=False)  # an assistant row with calls, no text
 
     def walk(self) -> list[Row]:
         out = [self]
@@ -228,6 +229,7 @@ def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
             shadowed=node.shadowed,
             children=_shadowed_rows(session, node.seq, tool_names) if node.shadowed else [],
         )
+        leaf.calls_only = kind == "assistant" and not node.message.text
         if r is not None:  # what a subagent's id may appear in: the call and the result
             call = next(
                 (c for n in surface for c in n.message.tool_calls if c.id == r.tool_call_id), None
@@ -268,5 +270,8 @@ def _summarise(row: Row) -> None:
     row.tokens = sum(c.tokens for c in row.children)
     modes = {c.mode for c in row.children}
     row.mode = modes.pop() if len(modes) == 1 else "full"
-    firsts = [c for c in row.children if c.kind != "system" and c.gist]
+    # A tool-only step is named by its tool and result line, not by "calls ...".
+    said = [c for c in row.children if c.kind != "system" and c.gist and not c.calls_only]
+    firsts = said or [c for c in row.children if c.kind != "system" and c.gist]
     row.gist = firsts[0].gist if firsts else next((c.gist for c in row.children if c.gist), "")
+    row.calls_only = bool(firsts) and all(c.calls_only for c in firsts)
