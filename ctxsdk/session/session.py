@@ -216,6 +216,7 @@ class Session:
         self._index = index if index is not None else fold_log(events, self._version)
         self._typed: dict[int, Event] = {}
         self._msgs: dict[int, Message] = {}  # typed messages by seq (frozen, safe to share)
+        self._token_tables: dict[str, TokenTable] = {}  # a session's events never change
 
     # --- constructors ----------------------------------------------------------------------
 
@@ -527,7 +528,10 @@ class Session:
     def tokens(self, tokenizer: str = "cl100k_base") -> TokenTable:
         """Tokens of each message the model receives, counted exactly with ``"cl100k_base"``
         (default), ``"o200k_base"`` or ``"deepseek"``, or by the harness's own chars/4 rule
-        with ``"estimate"``. All work offline."""
+        with ``"estimate"``. All work offline. Counted once per session and tokenizer."""
+        cached = self._token_tables.get(tokenizer)
+        if cached is not None:
+            return cached
         from .tokens import TokenCounter, estimate_system, get_tokenizer
 
         tk = get_tokenizer(tokenizer)
@@ -543,7 +547,8 @@ class Session:
             extra = estimate_system(system) if tokenizer == "estimate" else tk.count(system)
         else:
             extra = 0
-        return TokenTable(tk.name, rows, extra)
+        table = self._token_tables[tokenizer] = TokenTable(tk.name, rows, extra)
+        return table
 
     # --- polars views (column tables in ctxsdk.session.views) ------------------------------
 
@@ -742,6 +747,7 @@ class Session:
         out._index = index
         out._typed = dict(self._typed)
         out._msgs = dict(self._msgs)
+        out._token_tables = {}  # new events: new surface, new counts
         return out
 
     def append(self, events: Iterable[dict[str, Any]]) -> Session:
