@@ -1,6 +1,6 @@
 """A minimal agent loop: a model with tools over a Session, recorded as real DSH v3 events.
 
-:func:`run_agent` appends one turn the way the harness writes it (spec §5-§6)::
+``run_agent`` appends one turn the way the harness writes it (spec §5-§6):
 
     turn/start
       step/start  [system/message]  user/message  [request/header]  [request/context]
@@ -9,7 +9,7 @@
       ...
     turn/end
 
-Every event goes through :meth:`Session.append`, so the harness's validation applies. The
+Every event goes through ``Session.append``, so the harness's validation applies. The
 returned Session holds them as pending events: show it, ``save()`` it, or
 ``append_to_log()`` it.
 

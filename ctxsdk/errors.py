@@ -2,7 +2,7 @@
 
 Every error names what was wrong, where (path, frame or line, seq) and what to do.
 Each subclass also inherits the builtin it resembles, so callers that already catch
-``ValueError`` or ``KeyError`` keep working::
+``ValueError`` or ``KeyError`` keep working:
 
     CtxError
     ├── SessionFormatError (ValueError)      a log that does not follow the DSH format

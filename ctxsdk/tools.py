@@ -1,8 +1,8 @@
 """Agent tools: JSON-Schema definitions (OpenAI function-calling shape) and a dispatcher.
 
-A :class:`ToolRegistry` holds tools; :meth:`ToolRegistry.dispatch` validates a call's
+A ``ToolRegistry`` holds tools; ``ToolRegistry.dispatch`` validates a call's
 arguments, runs the tool and returns a JSON object, or a structured error
-``{"error": {"code", "message"}}``; it never raises for a bad call::
+``{"error": {"code", "message"}}``; it never raises for a bad call:
 
     reg = default_registry()               # a fresh registry with ctxsdk's own tools
     reg.definitions()                      # -> the "tools" list of a chat request
@@ -16,8 +16,8 @@ arguments, runs the tool and returns a JSON object, or a structured error
 Error codes: ``unknown_tool``, ``bad_json``, ``invalid_arguments``, ``no_session``,
 ``tool_failed`` (the tool raised), ``bad_result`` (not JSON-serialisable).
 
-There is no module-level registry to mutate: :func:`default_registry` builds a new one each
-call. Engines add their tools to :data:`_BUILTIN` (``context_assembler``, ``context_recall``,
+There is no module-level registry to mutate: ``default_registry`` builds a new one each
+call. Engines add their tools to ``_BUILTIN`` (``context_assembler``, ``context_recall``,
 ``merge_sessions``, ``ctx_remember`` / ``ctx_link`` / ``ctx_find`` / ``ctx_read``) as they
 arrive.
 """
@@ -270,7 +270,7 @@ class ToolRegistry:
         description: str | None = None,
         replace: bool = False,
     ) -> Callable[[Callable[[Any, ToolContext], Any]], Callable[[Any, ToolContext], Any]]:
-        """Decorator form of :meth:`register`: the function's first parameter must be
+        """Decorator form of ``register``: the function's first parameter must be
         annotated with a pydantic model; its docstring is the description by default."""
 
         def deco(fn: Callable[[Any, ToolContext], Any]) -> Callable[[Any, ToolContext], Any]:
@@ -331,7 +331,7 @@ class ToolRegistry:
         """Run one call: a JSON object result, or ``{"error": {"code", "message"}}``.
 
         ``arguments_json`` is the model's raw arguments text (empty or ``null`` means no
-        arguments) or an already-decoded mapping; ``context`` a :class:`ToolContext` or a
+        arguments) or an already-decoded mapping; ``context`` a ``ToolContext`` or a
         Session.
         """
         tool = self._tools.get(name)
@@ -550,5 +550,5 @@ def dispatch(
     *,
     registry: ToolRegistry | None = None,
 ) -> dict[str, Any]:
-    """Dispatch one call through ``registry`` (default: :func:`default_registry`)."""
+    """Dispatch one call through ``registry`` (default: ``default_registry``)."""
     return (registry or default_registry()).dispatch(name, arguments_json, context)

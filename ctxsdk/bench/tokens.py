@@ -14,10 +14,10 @@ per kind of text, and what ctxsdk's exact counting costs over the raw tokenizer.
 
 **Pieces.** The text of each block (text, reasoning, tool-call arguments, tool-result text) is
 one piece when it parses as JSON; otherwise fenced code blocks become pieces of their own and
-the rest splits at blank lines. Pieces shorter than :data:`MIN_CHARS` characters are left out
+the rest splits at blank lines. Pieces shorter than ``MIN_CHARS`` characters are left out
 (their error is mostly the rounding of ``ceil``), and repeats are counted once.
 
-**Classifier** (:func:`classify`, first rule that matches):
+**Classifier** (``classify``, first rule that matches):
 
 1. ``json``: the stripped piece parses as a JSON object or array;
 2. ``cjk``: more than 30% of its non-space characters are CJK (Han, kana, hangul, CJK
@@ -25,7 +25,7 @@ the rest splits at blank lines. Pieces shorter than :data:`MIN_CHARS` characters
    inline code spans, or a Chinese commit message in a fence, counts as CJK: its tokens are
    dominated by the CJK characters;
 3. ``code`` (code and machine output): it has a fenced block, or at least 30% of its
-   non-empty lines look like code or machine output (:data:`CODE_LINE`: definitions and
+   non-empty lines look like code or machine output (``CODE_LINE``: definitions and
    imports, assignments, statements ending in ``;`` ``{`` ``}`` or ``:``, indented lines,
    diff and traceback lines, ``path:line:`` grep hits, shell prompts, ``ls -l`` rows), or at
    least 8% of its non-space characters are code symbols (``{}[]()<>=;_/\\|$#@*&%^~`` and
@@ -38,8 +38,8 @@ the rest splits at blank lines. Pieces shorter than :data:`MIN_CHARS` characters
 per-block and per-message overheads). Reported per kind as the mean, the worst (largest
 magnitude, signed) and the total (``sum(estimate) / sum(exact) - 1``, what a budget sees):
 ``estimate_rel_error_{mean,worst,total}_<kind>_<tokenizer>``. Whole messages are compared
-too, the harness's :func:`~ctxsdk.session.tokens.estimate_message` (with its +4 overheads)
-against :func:`~ctxsdk.session.tokens.count_message`: ``message_estimate_rel_error_*``.
+too, the harness's ``estimate_message`` (with its +4 overheads)
+against ``count_message``: ``message_estimate_rel_error_*``.
 
 **Throughput.** ``TokenCounter.count_messages`` on all messages with a cold cache (text
 extraction, content hashing, framing, one ``count_batch``) against the raw tokenizer at its
@@ -166,7 +166,7 @@ def classify(text: str) -> Kind:
 def split_pieces(text: str) -> list[str]:
     """The pieces of one text: the whole (stripped) text when it parses as JSON, else its
     fenced code blocks and its blank-line-separated paragraphs; pieces under
-    :data:`MIN_CHARS` characters are dropped."""
+    ``MIN_CHARS`` characters are dropped."""
     stripped = text.strip()
     if len(stripped) < MIN_CHARS:
         return []

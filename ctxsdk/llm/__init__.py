@@ -1,8 +1,8 @@
 """The model seam: one OpenAI-compatible client, and what engines need to use it safely.
 
 Engines never need a model. They take ``llm: ModelProtocol | None = None`` and wrap each
-model call in :func:`with_fallback`, so every failure (the *degradation ladder*, see
-:data:`LADDER`) leads to their deterministic path with the reason recorded::
+model call in ``with_fallback``, so every failure (the *degradation ladder*, see
+``LADDER``) leads to their deterministic path with the reason recorded:
 
     from ctxsdk.llm import LLM, with_fallback
 
@@ -14,9 +14,9 @@ model call in :func:`with_fallback`, so every failure (the *degradation ladder*,
     )
     out.value, out.reason                      # reason: None, or e.g. "provider returned 500"
 
-Importing this package does not import httpx: :class:`LLM` (and its streams) load on first
-use, so engines can depend on :class:`ModelProtocol`, :class:`Structured` and
-:func:`with_fallback` without pulling in HTTP code.
+Importing this package does not import httpx: ``LLM`` (and its streams) load on first
+use, so engines can depend on ``ModelProtocol``, ``Structured`` and
+``with_fallback`` without pulling in HTTP code.
 """
 
 from __future__ import annotations

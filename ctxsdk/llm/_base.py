@@ -1,7 +1,7 @@
 """What engines need from a model, without HTTP: results, usage, the degradation ladder.
 
-Nothing here imports httpx: an engine depends on :class:`ModelProtocol` and
-:func:`with_fallback` and stays importable (and deterministic) with no model at all.
+Nothing here imports httpx: an engine depends on ``ModelProtocol`` and
+``with_fallback`` and stays importable (and deterministic) with no model at all.
 """
 
 from __future__ import annotations
@@ -243,8 +243,8 @@ class Structured(Generic[T]):
     """A typed model answer, or the reason there is none.
 
     ``value`` is a validated instance of the schema, never a half-parsed dict. When it is
-    ``None``, ``degraded_reason`` says why in the ladder's words (:data:`LADDER`) and ``kind``
-    gives the short code; :meth:`unwrap` raises the matching :class:`~ctxsdk.errors.LLMError`.
+    ``None``, ``degraded_reason`` says why in the ladder's words (``LADDER``) and ``kind``
+    gives the short code; ``unwrap`` raises the matching ``LLMError``.
     """
 
     value: T | None
@@ -299,7 +299,7 @@ def extract_json(text: str) -> Any:
     """The first JSON object in a model reply: the whole reply, a fenced block, or an object
     inside prose (the seeds' "strip a fence, take the first ``{`` ... last ``}``", then a scan).
 
-    Raises :class:`ValueError` with what was wrong when there is none.
+    Raises ``ValueError`` with what was wrong when there is none.
     """
     stripped = text.strip()
     if not stripped:
@@ -388,10 +388,10 @@ def parse_structured(result: ChatResult, schema: type[M]) -> Structured[M]:
 
 @runtime_checkable
 class ModelProtocol(Protocol):
-    """The model seam as engines see it. :class:`ctxsdk.llm.LLM` satisfies it; engines take
+    """The model seam as engines see it. ``ctxsdk.llm.LLM`` satisfies it; engines take
     ``llm: ModelProtocol | None = None`` and never import HTTP code.
 
-    ``chat`` raises :class:`~ctxsdk.errors.LLMError` subclasses; ``structured`` never raises
+    ``chat`` raises ``LLMError`` subclasses; ``structured`` never raises
     for a model failure and records the reason instead.
     """
 
@@ -425,7 +425,7 @@ class ModelProtocol(Protocol):
 
 
 class Outcome(NamedTuple, Generic[T]):
-    """What :func:`with_fallback` returns: the value, and why the heuristic produced it
+    """What ``with_fallback`` returns: the value, and why the heuristic produced it
     (``None`` when the model's answer was used). Unpacks as ``value, reason``."""
 
     value: T
@@ -452,8 +452,8 @@ def with_fallback(
     """Run ``call(llm)``; on any rung of the ladder run ``fallback()`` and record why.
 
     - ``llm is None`` -> ``"no route configured"``;
-    - ``call`` returns a degraded :class:`Structured` -> its ``degraded_reason``;
-    - ``call`` raises :class:`~ctxsdk.errors.LLMError` -> its ``reason`` (an engine that
+    - ``call`` returns a degraded ``Structured`` -> its ``degraded_reason``;
+    - ``call`` raises ``LLMError`` -> its ``reason`` (an engine that
       rejects a validated answer, e.g. "zero usable slots", raises ``LLMOutputError`` itself);
     - ``call`` raises a pydantic ``ValidationError`` -> ``"schema validation failed: ..."``.
 

@@ -226,8 +226,8 @@ def _sse_payloads(lines: Iterable[str]) -> Iterator[Any]:
 
 
 class ChatStream:
-    """A streamed completion: iterate it for :class:`~ctxsdk.llm.Delta` pieces; ``result``
-    (after the end, or consuming the rest) is the assembled :class:`~ctxsdk.llm.ChatResult`."""
+    """A streamed completion: iterate it for ``Delta`` pieces; ``result``
+    (after the end, or consuming the rest) is the assembled ``ChatResult``."""
 
     def __init__(self, gen: Iterator[Delta], assembler: _Assembler) -> None:
         self._gen = gen
@@ -259,7 +259,7 @@ class ChatStream:
 
 
 class AsyncChatStream:
-    """The async twin of :class:`ChatStream`: ``async for delta in stream``, then ``result``."""
+    """The async twin of ``ChatStream``: ``async for delta in stream``, then ``result``."""
 
     def __init__(self, gen: AsyncIterator[Delta], assembler: _Assembler) -> None:
         self._gen = gen
@@ -297,7 +297,7 @@ class LLM:
     - ``model``: the argument, ``$CTXSDK_LLM_MODEL``, else ``deepseek-v4-flash`` on DeepSeek.
 
     Without a base URL and a model the object still exists but has no route: ``chat`` raises
-    :class:`~ctxsdk.errors.LLMNotConfigured` and ``structured`` degrades with
+    ``LLMNotConfigured`` and ``structured`` degrades with
     ``"no route configured"``. ``LLM.from_env()`` returns ``None`` instead.
 
     Call defaults are the seeds' mechanical-extraction settings: ``temperature=0``,
@@ -309,10 +309,10 @@ class LLM:
     effort sends ``thinking: {"type": "enabled"}`` plus ``reasoning_effort``. For other servers
     ``reasoning_effort`` is sent only when it is not ``"off"``.
 
-    Errors: ``chat``/``achat``/``stream`` raise :class:`~ctxsdk.errors.LLMError` subclasses
-    (an explicit call wants a clear error, e.g. :class:`~ctxsdk.errors.LLMAuthError` for a
+    Errors: ``chat``/``achat``/``stream`` raise ``LLMError`` subclasses
+    (an explicit call wants a clear error, e.g. ``LLMAuthError`` for a
     401/403); ``structured``/``astructured`` (the engines' calls) never raise for a model
-    failure and return a degraded :class:`~ctxsdk.llm.Structured` with the reason.
+    failure and return a degraded ``Structured`` with the reason.
 
     Retries: 408/409/425/429/5xx, timeouts and connection errors are retried up to
     ``max_retries`` times with capped exponential backoff and jitter, or after the provider's
@@ -783,7 +783,7 @@ class LLM:
         cancel: threading.Event | None = None,
         json_mode: bool = False,
     ) -> ChatResult:
-        """One chat completion. Raises :class:`~ctxsdk.errors.LLMError` subclasses.
+        """One chat completion. Raises ``LLMError`` subclasses.
 
         ``messages`` is a user text or OpenAI-format messages (e.g. ``session.wire()``);
         ``max_chars_per_input`` caps each message's text, keeping the tail (default: the
@@ -865,7 +865,7 @@ class LLM:
         cancel: threading.Event | None = None,
     ) -> ChatStream:
         """A streamed completion (server-sent events). Iterate it for deltas; ``.result`` is
-        the assembled :class:`ChatResult`. Failures before the first byte are retried like
+        the assembled ``ChatResult``. Failures before the first byte are retried like
         ``chat``; a failure mid-stream raises."""
         self._require_route()
         body = self._body(
@@ -943,8 +943,8 @@ class LLM:
         cancel: threading.Event | None = None,
         json_mode: bool = False,
     ) -> ChatResult:
-        """The async :meth:`chat`. Cancelling the task cancels the request cleanly
-        (``asyncio.CancelledError`` propagates); ``cancel`` works as in :meth:`chat`."""
+        """The async ``chat``. Cancelling the task cancels the request cleanly
+        (``asyncio.CancelledError`` propagates); ``cancel`` works as in ``chat``."""
         self._require_route()
         body = self._body(
             self._prepare(messages, self._cap(max_chars_per_input)),
@@ -1003,7 +1003,7 @@ class LLM:
         cancel: threading.Event | None = None,
         json_mode: bool = False,
     ) -> Structured[M]:
-        """The async :meth:`structured` (task cancellation still propagates)."""
+        """The async ``structured`` (task cancellation still propagates)."""
         if not self.configured:
             _log.warning("structured call degraded: %s", NO_ROUTE)
             return Structured.failed(LLMNotConfigured(NO_ROUTE, reason=NO_ROUTE))
@@ -1040,7 +1040,7 @@ class LLM:
         max_chars_per_input: int | None = None,
         cancel: threading.Event | None = None,
     ) -> AsyncChatStream:
-        """The async :meth:`stream`: ``async for delta in llm.astream(...)``."""
+        """The async ``stream``: ``async for delta in llm.astream(...)``."""
         self._require_route()
         body = self._body(
             self._prepare(messages, self._cap(max_chars_per_input)),

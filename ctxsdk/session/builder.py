@@ -1,6 +1,6 @@
 """Build valid DSH session logs in code, deterministically (spec §3-§12).
 
-:class:`LogBuilder` appends raw events (plain dicts in the harness's key order
+``LogBuilder`` appends raw events (plain dicts in the harness's key order
 ``type, seq, time, data, sourceEventSeqs, surfaceOp``) through a small fluent API::
 
     b = LogBuilder(session_id="s-1", cwd="/home/dev/app")
@@ -8,11 +8,11 @@
     b.tool_results(["3 passed in 0.12s"]).next_step().assistant(text="All green.").end_turn()
     b.write(b.canonical_path(root))
 
-Ids come from ``uuid5(session id, counter)`` and times from a seeded :class:`Clock`, so the
+Ids come from ``uuid5(session id, counter)`` and times from a seeded ``Clock``, so the
 same calls always give the same bytes. Version 3 is the primary shape; versions 0-2 are
 supported too (v0/v1: top-level ``assistant/chunk`` events cited by the assistant message,
 ``seedLength``; v2: embedded streams, ``isSeeded``; v0-v2: ``request/header.header.system``).
-Every log is checked with :func:`~ctxsdk.session.surface.fold_log` before it is written.
+Every log is checked with ``fold_log`` before it is written.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Physical DSH log format: JSONL lines, chains of zstd frames, the header line, packed rows.
 
 Reading turns bytes into a header dict and a list of raw event dicts with ``seq`` in place;
-logical validation (surface fold, provenance, enclosure) lives in :mod:`.surface`.
+logical validation (surface fold, provenance, enclosure) lives in ``.surface``.
 """
 
 from __future__ import annotations

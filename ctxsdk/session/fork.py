@@ -8,7 +8,7 @@ own first event, ``session/end-seed``, marks the cut:
   seq ``len(prefix)`` (a child's ``inheritedEventCount`` is that seq);
 - v0/v1: header ``parentSession`` + ``seedLength: len(prefix)``; marker ``{}``.
 
-The child inherits ``cwd`` (and, as :meth:`LogBuilder.fork` does, ``delegationDepth``,
+The child inherits ``cwd`` (and, as ``LogBuilder.fork`` does, ``delegationDepth``,
 ``origin`` and ``agentPreset``), keeps the parent's format version and encoding, and is
 written next to the parent in its DSH root (same project dir, its own session dir), or
 under ``dest_root``.
@@ -121,7 +121,7 @@ def fork_log(
     """The child's header and events (the inherited prefix, then the seed marker), validated
     as the harness validates a log, without writing anything.
 
-    Raises :class:`~ctxsdk.errors.SurfaceError` when the cut is one the harness refuses.
+    Raises ``SurfaceError`` when the cut is one the harness refuses.
     """
     from .session import Session
 
@@ -186,7 +186,7 @@ def fork_session(
     the new log file.
 
     ``at_seq`` defaults to the last event and must end outside an open turn (else
-    :class:`~ctxsdk.errors.SurfaceError` names the turn and the nearest boundaries).
+    ``SurfaceError`` names the turn and the nearest boundaries).
     ``child_id`` defaults to a new uuid4, ``created_at`` (epoch ms, also the marker's time)
     to now. The child keeps the parent's version and encoding and is written, atomically and
     never over an existing file, to ``<project dir of the parent>/<encodeSegment(child)>/``

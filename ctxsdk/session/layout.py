@@ -145,9 +145,9 @@ def encode_segment(segment: str) -> str:
 
 
 def decode_segment(name: str) -> str:
-    """The session id a directory name encodes (the inverse of :func:`encode_segment`).
+    """The session id a directory name encodes (the inverse of ``encode_segment``).
 
-    Raises ``ValueError`` for a name that :func:`encode_segment` never produces (an unsafe
+    Raises ``ValueError`` for a name that ``encode_segment`` never produces (an unsafe
     character left raw, a malformed or lower-case escape, an escaped safe character other
     than the ``.``/``..`` forms): the round trip ``encode_segment(decode_segment(n)) == n``
     holds for every name this accepts.

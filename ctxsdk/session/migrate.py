@@ -88,7 +88,7 @@ def migrate(
     """Upgrade a log to ``to_version`` step by step, as the harness's migration packages do.
 
     Returns a new header and a new event list; the arguments are left untouched. Raises
-    :class:`SessionFormatError` (with the offending ``seq``) where the harness refuses to migrate.
+    ``SessionFormatError`` (with the offending ``seq``) where the harness refuses to migrate.
     """
     version = validate_header(header)
     if type(to_version) is not int or to_version not in KNOWN_VERSIONS:
@@ -112,7 +112,7 @@ def migrate(
 def upgrade_to_latest(
     header: dict[str, Any], events: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """:func:`migrate` to the newest format this SDK knows (v3)."""
+    """``migrate`` to the newest format this SDK knows (v3)."""
     return migrate(header, events, LATEST_VERSION)
 
 

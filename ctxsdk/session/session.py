@@ -228,7 +228,7 @@ class Session:
         every event's data against its typed model up front. ``normalized=True`` reads the
         harness's snapshot fixtures, whose ``seq``/``time`` were stripped. A torn last line or
         frame is dropped as the harness does and reported (``s.recovery`` and a
-        :class:`~ctxsdk.errors.LogRecoveryWarning`); the file itself is never modified.
+        ``LogRecoveryWarning``); the file itself is never modified.
         """
         with gc_paused():
             log = read_log(path, normalized=normalized)
@@ -478,14 +478,14 @@ class Session:
     def messages(self, *, repair: bool = False) -> list[Message]:
         """``deriveMessages()``: exactly the messages the model receives, in order (spec §8).
 
-        ``repair=True`` derives them from the crash-repaired log (see :meth:`repaired`).
+        ``repair=True`` derives them from the crash-repaired log (see ``repaired``).
         """
         if repair and self.is_interrupted:
             return self.repaired().messages()
         return self._typed_messages(self._derived_seqs())
 
     def message_seqs(self) -> list[int]:
-        """The surface seq of each message :meth:`messages` returns."""
+        """The surface seq of each message ``messages`` returns."""
         return self._derived_seqs()
 
     @property
@@ -686,7 +686,7 @@ class Session:
 
     def assemble(self, **options: Any) -> Assembly:
         """The per-node context editor (full / key / off) over this session; see
-        :class:`ctxsdk.assemble.Assembly` for the options."""
+        ``ctxsdk.assemble.Assembly`` for the options."""
         from ..assemble import Assembly
 
         return Assembly(self, **options)
@@ -752,7 +752,7 @@ class Session:
 
     def append(self, events: Iterable[dict[str, Any]]) -> Session:
         """A new Session with raw events appended (``seq`` filled in, ``time`` defaulting to
-        now); each is validated as the harness would, or :class:`SurfaceError` says why."""
+        now); each is validated as the harness would, or ``SurfaceError`` says why."""
         new: list[dict[str, Any]] = []
         seq = len(self._raw)
         for ev in events:
@@ -774,7 +774,7 @@ class Session:
         one message; returns the new Session with the replacement pending.
 
         ``message`` is a Message, a raw message dict, or a text (a user message sourced from
-        ctxsdk). ``sources`` default to the shadowed nodes. Raises :class:`SurfaceError`
+        ctxsdk). ``sources`` default to the shadowed nodes. Raises ``SurfaceError``
         with the harness's reason for any op it would refuse.
         """
         state = self._index.surface

@@ -294,7 +294,7 @@ def check_replace(
 ) -> list[int]:
     """Validate one replace op against the current surface; return the shadowed nodes.
 
-    Raises :class:`SurfaceError` with the harness's reason when it would refuse the op.
+    Raises ``SurfaceError`` with the harness's reason when it would refuse the op.
     """
     seq, etype, op = ev["seq"], ev["type"], ev["surfaceOp"]
     k_start, k_end = replace_keys(version)
@@ -353,7 +353,7 @@ def check_replace(
 
 
 def fold_log(events: list[dict[str, Any]], version: int) -> LogIndex:
-    """Validate every event and fold the surface; raises :class:`SessionFormatError` with seq."""
+    """Validate every event and fold the surface; raises ``SessionFormatError`` with seq."""
     index = LogIndex(version=version, surface=SurfaceState())
     fold_into(index, events, 0)
     return index

@@ -1,6 +1,6 @@
 """Token counts: exact offline tokenizers and the harness's chars/4 estimate.
 
-Four tokenizers, by name (:data:`TOKENIZER_NAMES`):
+Four tokenizers, by name (``TOKENIZER_NAMES``):
 
 - ``"cl100k_base"`` and ``"o200k_base"``: the real ``tiktoken`` encodings with their official
   names, regex and special-token ids. Their BPE files never come from the network: cl100k is
@@ -16,9 +16,9 @@ Four tokenizers, by name (:data:`TOKENIZER_NAMES`):
 - ``"estimate"``: the DeepSeek Harness rule, ``ceil(len / 4)`` with ``len`` in UTF-16 code units
   (``packages/llm/token-meter/src/estimate.ts``).
 
-:func:`estimate_block` and :func:`estimate_message` are the harness's per-block and per-message
-estimates (spec §14) on the raw JSON shapes of the log; :func:`count_message` is the exact count
-of one message under a real tokenizer, and :class:`TokenCounter` caches those counts by content.
+``estimate_block`` and ``estimate_message`` are the harness's per-block and per-message
+estimates (spec §14) on the raw JSON shapes of the log; ``count_message`` is the exact count
+of one message under a real tokenizer, and ``TokenCounter`` caches those counts by content.
 
 Nothing heavy is imported until a tokenizer is asked for.
 """
@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 TOKENIZER_NAMES: Final[tuple[str, ...]] = ("cl100k_base", "o200k_base", "deepseek", "estimate")
-"""The names :func:`get_tokenizer` knows."""
+"""The names ``get_tokenizer`` knows."""
 
 ESTIMATE_BLOCK_OVERHEAD: Final = 4
 """Harness estimate: tokens added per content block (and per v0 system prompt / tool list)."""
@@ -79,7 +79,7 @@ CHAT_TOKENS_PER_TOOL_CALL: Final = 1
 
 @runtime_checkable
 class Tokenizer(Protocol):
-    """Anything that counts tokens. The tokenizers from :func:`get_tokenizer` satisfy it; the
+    """Anything that counts tokens. The tokenizers from ``get_tokenizer`` satisfy it; the
     exact ones (not ``"estimate"``) also have ``encode(text) -> list[int]``."""
 
     @property
@@ -220,10 +220,10 @@ def _tool_calls(message: Mapping[str, Any]) -> int:
 
 
 def count_message(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
-    """Tokens of one message: the exact count of :func:`message_text_for_count` plus the chat
-    framing (:data:`CHAT_TOKENS_PER_MESSAGE`, :data:`CHAT_TOKENS_PER_TOOL_CALL` per tool call).
+    """Tokens of one message: the exact count of ``message_text_for_count`` plus the chat
+    framing (``CHAT_TOKENS_PER_MESSAGE``, ``CHAT_TOKENS_PER_TOOL_CALL`` per tool call).
 
-    With the ``"estimate"`` tokenizer this is :func:`estimate_message`, the harness's own number.
+    With the ``"estimate"`` tokenizer this is ``estimate_message``, the harness's own number.
     """
     if isinstance(tokenizer, _EstimateTokenizer):
         return estimate_message(message)
@@ -268,11 +268,11 @@ class TokenCounter:
         self.hits = self.misses = 0
 
     def count_message(self, message: Mapping[str, Any]) -> int:
-        """:func:`count_message` of one message, from the cache when its content was seen."""
+        """``count_message`` of one message, from the cache when its content was seen."""
         return self.count_messages([message])[0]
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
-        """:func:`count_message` of each message; the uncached texts go to the tokenizer in one
+        """``count_message`` of each message; the uncached texts go to the tokenizer in one
         batch."""
         messages = list(messages)
         if isinstance(self.tokenizer, _EstimateTokenizer):
@@ -369,10 +369,10 @@ class _HFTokenizer:
 
 
 def get_tokenizer(name: str) -> Tokenizer:
-    """The tokenizer called ``name`` (one of :data:`TOKENIZER_NAMES`), loaded once per process.
+    """The tokenizer called ``name`` (one of ``TOKENIZER_NAMES``), loaded once per process.
 
     Never touches the network. Raises ``ValueError`` for an unknown name and
-    :class:`~ctxsdk.errors.CtxError` when the bundled data of an installed tokenizer is missing.
+    ``CtxError`` when the bundled data of an installed tokenizer is missing.
     """
     if name not in TOKENIZER_NAMES:
         known = ", ".join(repr(n) for n in TOKENIZER_NAMES)

@@ -1,13 +1,13 @@
 """Polars views of a session: events, surface, messages, tool calls, turns and tokens.
 
-Every function takes a :class:`~ctxsdk.session.Session` and returns a ``polars.DataFrame``
+Every function takes a ``Session`` and returns a ``polars.DataFrame``
 whose columns and dtypes are fixed (each function's docstring has the table); a session with
 no events gives an empty frame with the same schema. The views read the raw log the fold
 already validated, so they are fast and never re-parse events into pydantic models (except
-:func:`turns_df`, which reuses :meth:`Session.turns`).
+``turns_df``, which reuses ``Session.turns``).
 
-Token counts (:func:`tokens_df` and its group-bys) go through one
-:class:`~ctxsdk.session.tokens.TokenCounter`, all uncached texts in one ``count_batch`` call;
+Token counts (``tokens_df`` and its group-bys) go through one
+``TokenCounter``, all uncached texts in one ``count_batch`` call;
 pass a ``TokenCounter`` as ``tokenizer`` to reuse its cache across calls.
 
 polars is imported when a view is first called, never at import time.
@@ -191,7 +191,7 @@ def surface_df(s: Session) -> pl.DataFrame:
     """One row per node of the current surface, in model order (spec §7).
 
     Nodes whose message the model does not receive (an empty ``system/message`` = "no system
-    prompt", an empty assistant message) are rows too; :func:`messages_df` leaves them out.
+    prompt", an empty assistant message) are rows too; ``messages_df`` leaves them out.
 
     | column | dtype | meaning |
     | --- | --- | --- |
@@ -206,7 +206,7 @@ def surface_df(s: Session) -> pl.DataFrame:
     | tokens_estimate | Int64 | the harness's chars/4 estimate of the message (spec §14) |
 
     ``text`` leaves out reasoning and tool-call arguments. ``tokens_estimate`` is
-    :func:`~ctxsdk.session.tokens.estimate_message`, overheads included.
+    ``estimate_message``, overheads included.
     """
 
     from .tokens import estimate_message
@@ -252,7 +252,7 @@ def _surface_schema() -> pl.Schema:
 
 def messages_df(s: Session) -> pl.DataFrame:
     """One row per message the model receives (``deriveMessages()``, spec §8), in order;
-    row ``index`` is the position in :meth:`Session.messages`.
+    row ``index`` is the position in ``Session.messages``.
 
     | column | dtype | meaning |
     | --- | --- | --- |
@@ -261,7 +261,7 @@ def messages_df(s: Session) -> pl.DataFrame:
     | id | Utf8 | the message id |
     | role | Utf8 | ``system``, ``user`` or ``assistant`` |
     | source_kind | Utf8 | ``source.kind``: ``user``, ``model``, ``tool``, ``plugin``, ... |
-    | text | Utf8 | as in :func:`surface_df` |
+    | text | Utf8 | as in ``surface_df`` |
     | n_blocks | Int64 | number of content blocks |
     | n_tool_calls | Int64 | number of ``tool-call`` blocks |
     | tool_call_ids | List(Utf8) | the ids of those tool calls, in block order |
@@ -511,7 +511,7 @@ def _tools_schema() -> pl.Schema:
 
 
 def turns_df(s: Session) -> pl.DataFrame:
-    """One row per turn (:meth:`Session.turns`), with provider-reported usage summed.
+    """One row per turn (``Session.turns``), with provider-reported usage summed.
 
     Usage columns are null when no assistant message of the turn reported usage; when some
     did, a bucket none of them reported is 0 (the buckets are disjoint, spec §4).
@@ -594,17 +594,17 @@ def _counter(tokenizer: str | Tokenizer | TokenCounter) -> TokenCounter:
 def tokens_df(
     s: Session, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
 ) -> pl.DataFrame:
-    """Tokens of each message the model receives, the rows of :meth:`Session.tokens`, with the
+    """Tokens of each message the model receives, the rows of ``Session.tokens``, with the
     harness's estimate beside the exact count.
 
     ``tokenizer`` is a name (``"cl100k_base"``, ``"o200k_base"``, ``"deepseek"``,
-    ``"estimate"``), a tokenizer, or a :class:`~ctxsdk.session.tokens.TokenCounter` whose
+    ``"estimate"``), a tokenizer, or a ``TokenCounter`` whose
     cache is then reused. Every text that is not cached goes to the tokenizer in one
     ``count_batch`` call.
 
     A v0-v2 log whose latest request header carries a system prompt gets one more row first
     (``type`` ``request/header``, ``role`` ``system``, ``seq`` that header's seq), counted as
-    :meth:`Session.tokens` counts it (text only, no message framing), so ``tokens.sum()``
+    ``Session.tokens`` counts it (text only, no message framing), so ``tokens.sum()``
     equals ``Session.tokens(tokenizer).total``.
 
     | column | dtype | meaning |
@@ -617,7 +617,7 @@ def tokens_df(
     | estimate | Int64 | the harness's chars/4 estimate (spec §14) |
 
     ``tool`` joins the distinct names an assistant message calls with ``,``, in call order.
-    ``tokens`` is :func:`~ctxsdk.session.tokens.count_message`.
+    ``tokens`` is ``count_message``.
     """
 
     from .tokens import CHAT_TOKENS_PER_MESSAGE, estimate_message, estimate_system
@@ -690,12 +690,12 @@ def _tokens_schema() -> pl.Schema:
 def tokens_by_role(
     s: Session, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
 ) -> pl.DataFrame:
-    """:func:`tokens_df` summed per role, most tokens first.
+    """``tokens_df`` summed per role, most tokens first.
 
     | column | dtype | meaning |
     | --- | --- | --- |
     | role | Utf8 | ``system``, ``user`` or ``assistant`` |
-    | messages | Int64 | rows of :func:`tokens_df` with that role |
+    | messages | Int64 | rows of ``tokens_df`` with that role |
     | tokens | Int64 | exact tokens |
     | estimate | Int64 | the harness's estimate |
     | share | Float64 | ``tokens`` / all tokens (0.0 when there are none) |
@@ -736,7 +736,7 @@ def _by_role_schema() -> pl.Schema:
 def tokens_by_tool(
     s: Session, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
 ) -> pl.DataFrame:
-    """:func:`tokens_df` summed per tool and side (the calling assistant messages, or the
+    """``tokens_df`` summed per tool and side (the calling assistant messages, or the
     results), over the messages that have a ``tool``; most tokens first.
 
     An assistant message that calls several tools counts once, under its joined ``tool``
@@ -744,7 +744,7 @@ def tokens_by_tool(
 
     | column | dtype | meaning |
     | --- | --- | --- |
-    | tool | Utf8 | the ``tool`` of :func:`tokens_df` |
+    | tool | Utf8 | the ``tool`` of ``tokens_df`` |
     | type | Utf8 | ``assistant/message`` (the calls) or ``tool/result`` (the results) |
     | messages | Int64 | rows summed |
     | tokens | Int64 | exact tokens |

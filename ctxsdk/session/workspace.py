@@ -68,7 +68,7 @@ SESSION_COLUMNS: dict[str, str] = {
     "readable": "Boolean: Session.open(path) reads and validates it",
     "error": "Utf8: why it is unreadable (one line), null otherwise",
 }
-"""The columns of :meth:`Workspace.sessions`, in order, with their dtypes and meaning."""
+"""The columns of ``Workspace.sessions``, in order, with their dtypes and meaning."""
 
 _CACHE_FORMAT = "ctxsdk.workspace-index"
 _CACHE_VERSION = 1  # bump when what a summary holds, or how it is computed, changes
@@ -465,7 +465,7 @@ class LineageNode:
 
 @dataclass(frozen=True)
 class SessionTree:
-    """The lineage tree a session belongs to (:meth:`Workspace.tree`).
+    """The lineage tree a session belongs to (``Workspace.tree``).
 
     ``root`` is the topmost ancestor found in the workspace; ``missing_parent`` names its
     parent when the header points at a session that is not in this workspace.
@@ -603,7 +603,7 @@ class Workspace:
     def sessions(self, refresh: bool = False) -> pl.DataFrame:
         """Every session of the home as a polars DataFrame, newest first (by last event time).
 
-        Columns and dtypes: see :data:`SESSION_COLUMNS`. Unreadable sessions (an unknown
+        Columns and dtypes: see ``SESSION_COLUMNS``. Unreadable sessions (an unknown
         format version, corrupt bytes, a damage that cannot be repaired, a flat file or a
         second encoding the harness rejects, an empty session dir) are listed with
         ``readable = False`` and the reason in ``error``: never hidden, never shown as empty.
@@ -722,7 +722,7 @@ class Workspace:
 
     def find(self, prefix: str) -> dict[str, Any]:
         """The listing row of the one session whose id starts with ``prefix`` (an exact id
-        wins over longer ids it prefixes). Raises :class:`NotFound` naming the prefix, or
+        wins over longer ids it prefixes). Raises ``NotFound`` naming the prefix, or
         listing the candidates when it is ambiguous."""
         rows = self.sessions().to_dicts()
         return _match(rows, prefix, self.root)
@@ -730,7 +730,7 @@ class Workspace:
     def open(self, prefix: str, **kwargs: Any) -> Session:
         """Open the session whose id starts with ``prefix`` (a unique prefix is enough).
 
-        Keyword arguments go to :meth:`Session.open`. An unreadable session raises the
+        Keyword arguments go to ``Session.open``. An unreadable session raises the
         reader's error.
         """
         from .session import Session

@@ -1,7 +1,7 @@
 """Importers: foreign agent logs as valid v3 DSH sessions, so every ctxsdk view works on them.
 
-Each importer returns a :class:`~ctxsdk.session.session.Session` built with
-``Session.from_events`` (validated as the harness validates a log on load)::
+Each importer returns a ``Session`` built with
+``Session.from_events`` (validated as the harness validates a log on load):
 
     from ctxsdk.session.importers import from_claude_code, import_provenance
 
@@ -12,7 +12,7 @@ Each importer returns a :class:`~ctxsdk.session.session.Session` built with
 Message ids come from the source (a Claude Code ``uuid``, ``openai:<index>``,
 ``swe:<file stem>:<index>``, ``locomo:<sample_id>:<dia_id>``), times from its timestamps or
 a deterministic clock, and each imported record leaves an ignorable ``ctxsdk/import`` event
-that the harness skips. Unreadable input raises :class:`~ctxsdk.errors.ImportFormatError`
+that the harness skips. Unreadable input raises ``ImportFormatError``
 naming the file, the record and what is wrong.
 """
 

@@ -1,5 +1,5 @@
 """Small readers shared by the importers: typed field access that fails with a located
-:class:`~ctxsdk.errors.ImportFormatError`, timestamps, tool arguments and media blocks."""
+``ImportFormatError``, timestamps, tool arguments and media blocks."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def fallback_title(text: str) -> str | None:
 
 
 def source_path(path: str | Path) -> Path:
-    """An input file (``~`` expanded); a missing one is :class:`NotFound` naming it."""
+    """An input file (``~`` expanded); a missing one is ``NotFound`` naming it."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise NotFound(

@@ -15,7 +15,7 @@ from ._swe_agent import from_swe_agent
 __all__ = ["FORMATS", "import_file"]
 
 FORMATS: Final[tuple[str, ...]] = ("openai", "anthropic", "claude-code", "swe-agent", "locomo")
-"""The format names :func:`import_file` knows."""
+"""The format names ``import_file`` knows."""
 
 
 def import_file(

@@ -1,9 +1,9 @@
 """The emitter every importer shares: normalized items in, a valid v3 DSH log out.
 
 An importer reads its format into a list of items (system, user, assistant, tool result,
-compaction, context edit), each with its source record, and :func:`build_session` writes the
+compaction, context edit), each with its source record, and ``build_session`` writes the
 raw v3 events, turn and step structure included, as the harness would have logged them.
-:class:`~ctxsdk.session.builder.LogBuilder` is not used because it mints its own message and
+``LogBuilder`` is not used because it mints its own message and
 call ids, times and runtime-context messages, while an import must keep the source's.
 
 Grouping rules (the same for every format):
@@ -21,7 +21,7 @@ Grouping rules (the same for every format):
   transcript ended while the model still owed a reply) unless the importer knows better.
 
 Every message event is followed by an ignorable ``ctxsdk/import`` event naming the source
-record, so the harness skips it and :func:`import_provenance` can map messages back.
+record, so the harness skips it and ``import_provenance`` can map messages back.
 """
 
 from __future__ import annotations
@@ -532,7 +532,7 @@ def build_session(
     final_reason: JsonDict | None = None,
     trailing: Iterable[Item] = (),
 ) -> Session:
-    """Emit ``items`` as a v3 log and open it as a :class:`Session` (validated as the harness
+    """Emit ``items`` as a v3 log and open it as a ``Session`` (validated as the harness
     validates a log on load). ``trailing`` items (skipped records) are logged after the end."""
     header: JsonDict = {"type": "session", "version": 3, "id": session_id, "createdAt": created_at}
     if cwd is not None:

@@ -1,5 +1,5 @@
-"""The items importers read their formats into; :func:`~._emit.build_session` writes them
-as DSH events. Each item carries its :class:`Origin`, the source record it came from."""
+"""The items importers read their formats into; ``build_session`` writes them
+as DSH events. Each item carries its ``Origin``, the source record it came from."""
 
 from __future__ import annotations
 
