@@ -58,7 +58,7 @@ def make_log(
     """A synthetic but realistic v3 ``.jsonl.zstd`` log of about ``n_events`` events, of
     which ``replace_share`` are replace ops (tool-result prunes and compactions)."""
     rng = random.Random(seed)
-    b = LogBuilder(version=3, session_id=f"bench-{n_events}", cwd="/home/dev/project")
+    b = LogBuilder(version=3, session_id=f"bench-{n_events}", cwd="/srv/work/project")
     usage = {"inputTokens": 12_000, "outputTokens": 300, "cacheReadTokens": 9_000}
     replaces = 0
     prunable: list[int] = []

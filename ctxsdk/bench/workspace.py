@@ -101,7 +101,7 @@ def make_home(home: Path, n: int, *, progress: Progress | bool | None = None) ->
         report(i, n, what)
         body, header, events = sources[i % len(sources)]
         sid = f"bench-{i:05d}"
-        cwd = f"/home/dev/project-{(i // 4) % 13}"
+        cwd = f"/srv/work/project-{(i // 4) % 13}"
         new = {**header, "id": sid, "cwd": cwd, "createdAt": header["createdAt"] + i}
         if "parentSession" in new:
             new["parentSession"] = f"bench-{i - 2:05d}"
