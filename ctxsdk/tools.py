@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pydantic import BaseModel, Field, ValidationError
 
 from .errors import NotFound, ToolError
+from .session.session import message_of
 
 if TYPE_CHECKING:
     from .session.session import Session
@@ -385,10 +386,8 @@ class ToolRegistry:
 # --- built-in session tools ----------------------------------------------------------------
 
 
-def _message_of(raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    data = raw.get("data") or {}
-    msg = data if raw.get("type") == "user/message" else data.get("message")
-    return msg if isinstance(msg, Mapping) else {}
+def _message_or_empty(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    return message_of(raw) or {}
 
 
 def _block_text(block: Any) -> str:
@@ -452,13 +451,13 @@ def context_messages(args: ContextMessagesArgs, ctx: ToolContext) -> dict[str, A
     table = session.tokens("estimate")
     last = []
     for seq in seqs[len(seqs) - args.last :] if args.last else []:
-        msg = _message_of(raws[seq])
+        msg = _message_or_empty(raws[seq])
         last.append(
             {"seq": seq, "role": _role(raws[seq], msg), "gist": _gist(msg, args.gist_chars)}
         )
     by_role: dict[str, int] = {}
     for seq in seqs:
-        role = _role(raws[seq], _message_of(raws[seq]))
+        role = _role(raws[seq], _message_or_empty(raws[seq]))
         by_role[role] = by_role.get(role, 0) + 1
     return {
         "session": session.id,
@@ -479,7 +478,7 @@ def context_search(args: ContextSearchArgs, ctx: ToolContext) -> dict[str, Any]:
     hits: list[dict[str, Any]] = []
     total = 0
     for seq in session.message_seqs():
-        msg = _message_of(raws[seq])
+        msg = _message_or_empty(raws[seq])
         text = _message_text(msg)
         hay = text if args.case_sensitive else text.lower()
         at = hay.find(needle)

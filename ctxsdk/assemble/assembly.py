@@ -18,7 +18,7 @@ from .digest import DigestConfig
 from .drafts import DraftStore
 from .fit import FitResult, fit_plan
 from .modes import MODES, Mode
-from .planner import PlanOp, Target, apply_ops, compile_plan, current_modes
+from .planner import PlanOp, Target, apply_ops, compile_plan, current_modes, surface_tokens
 from .tree import Row, RowKind, attach_subagents, build_tree
 
 if TYPE_CHECKING:
@@ -141,9 +141,7 @@ class Assembly:
     # --- reading ---------------------------------------------------------------------------
 
     def _surface_tokens(self) -> list[int]:
-        raws = [self.session.raw_events[n.seq] for n in self.session.surface()]
-        msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
-        return self._counter.count_messages(msgs)
+        return surface_tokens(self.session, self._counter)
 
     def tree(self) -> Row:
         """The context tree of the session as it is now, with the draft's modes shown."""

@@ -17,7 +17,7 @@ from ..session.session import Session, SurfaceNode
 from ..session.tokens import TokenCounter, estimate_text
 from .digest import DigestConfig, auto_digest, member_text, off_marker
 from .modes import Mode, fold_header
-from .planner import PlanOp, Target, compile_plan, current_modes, tool_groups
+from .planner import PlanOp, Target, compile_plan, current_modes, surface_tokens, tool_groups
 
 __all__ = ["FitIndex", "FitResult", "fit_plan"]
 
@@ -113,8 +113,6 @@ class FitIndex:
     def build(cls, session: Session, counter: TokenCounter, config: DigestConfig) -> FitIndex:
         surface = list(session.surface())
         seqs = [n.seq for n in surface]
-        raws = [session.raw_events[s] for s in seqs]
-        msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
         groups = tool_groups(surface)
         keep = _protected(surface, groups)
         units = [
@@ -132,7 +130,7 @@ class FitIndex:
             session=session,
             surface=surface,
             seqs=seqs,
-            full=counter.count_messages(msgs),
+            full=surface_tokens(session, counter),
             groups=groups,
             keep=keep,
             now=current_modes(session, surface),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..session.models import Message
-from ..session.session import Session, SurfaceNode
+from ..session.session import Session, SurfaceNode, message_of
 from ..session.tokens import TokenCounter
 from .digest import DigestConfig, auto_digest, member_text, off_marker, truncate
 from .modes import Mode, fold_header, fold_source, parse_fold_mark
@@ -93,6 +93,12 @@ def tool_groups(surface: list[SurfaceNode]) -> list[tuple[int, int]]:
     return groups
 
 
+def surface_tokens(session: Session, counter: TokenCounter) -> list[int]:
+    """Tokens of each surface node's message, in surface order (counts are cached)."""
+    raws = session.raw_events
+    return counter.count_messages(message_of(raws[s]) or {} for s in session.index.surface.nodes())
+
+
 def _runs(targets: list[Mode], changed: list[bool]) -> list[_Run]:
     runs: list[_Run] = []
     pos = 0
@@ -151,6 +157,11 @@ def _user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
     return {"content": content, "source": source, "role": "user", "id": str(uuid.uuid4())}
 
 
+def _unfold_op(seq: int, text: str, before: int, after: int, **payload: Any) -> PlanOp:
+    """An unfold replaces the one fold node ``seq`` in place."""
+    return PlanOp("unfold", "full", seq, seq, (seq,), text, before, after, **payload)
+
+
 def _unfold(
     session: Session, node: SurfaceNode, counter: TokenCounter, before: int
 ) -> PlanOp | None:
@@ -165,41 +176,20 @@ def _unfold(
             content = raw["data"]["message"]["content"][0]["content"]
             text = member_text(Message.model_validate(raw["data"]["message"]))
             after = counter.count_message(raw["data"]["message"])
-            return PlanOp(
-                "unfold",
-                "full",
-                node.seq,
-                node.seq,
-                (node.seq,),
-                text,
-                before,
-                after,
-                tool_content=list(content),
-            )
+            return _unfold_op(node.seq, text, before, after, tool_content=list(content))
         if raw["type"] in ("user/message", "system/message") and node.type == raw["type"]:
-            msg = dict(raw["data"] if raw["type"] == "user/message" else raw["data"]["message"])
+            msg = dict(message_of(raw) or {})
             msg["id"] = str(uuid.uuid4())  # ids are forever: a re-emitted message is a new one
             after = counter.count_message(msg)
-            return PlanOp(
-                "unfold",
-                "full",
-                node.seq,
-                node.seq,
-                (node.seq,),
-                member_text(Message.model_validate(msg)),
-                before,
-                after,
-                message=msg,
-            )
+            text = member_text(Message.model_validate(msg))
+            return _unfold_op(node.seq, text, before, after, message=msg)
     # Like a fold's header, the replay's names the tokens of what it covers (the originals).
-    covered = counter.count_messages(
-        [r["data"] if r["type"] == "user/message" else r["data"]["message"] for _, r in originals]
-    )
+    covered = counter.count_messages([message_of(r) or {} for _, r in originals])
     header = fold_header("full", len(originals), sum(covered))
     sections = []
     for seq, raw in originals:
-        inner = raw["data"] if raw["type"] == "user/message" else raw["data"].get("message")
-        if not isinstance(inner, dict):
+        inner = message_of(raw)
+        if inner is None:
             continue
         original = Message.model_validate(inner)
         sections.append(f"--- seq {seq} · {raw['type']} ---\n{member_text(original)}")
@@ -209,17 +199,7 @@ def _unfold(
     )
     text = f"{header}\n{note}\n\n" + "\n\n".join(sections)
     msg = _user_message(text, fold_source("full", len(originals), before))
-    return PlanOp(
-        "unfold",
-        "full",
-        node.seq,
-        node.seq,
-        (node.seq,),
-        text,
-        before,
-        counter.count_message(msg),
-        message=msg,
-    )
+    return _unfold_op(node.seq, text, before, counter.count_message(msg), message=msg)
 
 
 def compile_plan(
@@ -248,8 +228,7 @@ def compile_plan(
         if target.digest is not None:
             digests[pos] = target.digest
     raws = [dict(session.raw_events[n.seq]) for n in surface]
-    msgs = [r["data"] if r["type"] == "user/message" else r["data"]["message"] for r in raws]
-    tokens = counter.count_messages(msgs)
+    tokens = surface_tokens(session, counter)
     ops: list[PlanOp] = []
     # Unfolds first: an own fold asked to be full is restored on its own.
     for pos, node in enumerate(surface):

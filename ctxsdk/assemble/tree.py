@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..errors import SessionFormatError
 from ..session.models import Message
-from ..session.session import Session, SurfaceNode
+from ..session.session import Session, SurfaceNode, message_of
 from .modes import Mode
 
 __all__ = ["Row", "RowKind", "attach_subagents", "build_tree", "gist_line"]
@@ -132,7 +132,7 @@ def _shadowed_rows(
     rows = []
     for s in session.index.replaced.get(seq, []):
         raw = session.raw_events[s]
-        inner = raw["data"] if raw["type"] == "user/message" else raw["data"].get("message")
+        inner = message_of(raw)
         try:
             message = session._typed_messages([s])[0]
         except SessionFormatError:  # a shadowed event that does not type-check: show its type

@@ -69,6 +69,7 @@ from typing import Any, Final, Literal
 import orjson
 
 from .._progress import Progress, resolve_progress
+from ..session.session import message_of
 from ..session.tokens import (
     TokenCounter,
     count_message,
@@ -231,8 +232,9 @@ def _sample_messages() -> list[dict[str, Any]]:
     surface = ("system/message", "user/message", "assistant/message", "tool/result")
     for path in sample_paths().values():
         for ev in Session.open(path).raw_events:
-            if ev["type"] in surface:
-                out.append(ev["data"] if ev["type"] == "user/message" else ev["data"]["message"])
+            msg = message_of(ev) if ev["type"] in surface else None
+            if msg is not None:
+                out.append(msg)
     return out
 
 

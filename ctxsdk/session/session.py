@@ -5,7 +5,7 @@ from __future__ import annotations
 import time as _time
 import uuid
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -45,7 +45,16 @@ if TYPE_CHECKING:
 
     from ..assemble import Assembly
 
-__all__ = ["NodeTokens", "Session", "Step", "Surface", "SurfaceNode", "TokenTable", "Turn"]
+__all__ = [
+    "NodeTokens",
+    "Session",
+    "Step",
+    "Surface",
+    "SurfaceNode",
+    "TokenTable",
+    "Turn",
+    "message_of",
+]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _USAGE: TypeAdapter[TokenUsage] = TypeAdapter(TokenUsage)
@@ -180,11 +189,13 @@ def _now_ms() -> int:
     return int(_time.time() * 1000)
 
 
-def _message_dict(raw: dict[str, Any]) -> dict[str, Any] | None:
-    """The message a surface event carries (spec §8: user/message data IS the message)."""
-    if raw["type"] == "user/message":
-        return raw["data"]  # type: ignore[no-any-return]
-    msg = raw["data"].get("message")
+def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The raw message a surface event carries (spec §8: ``user/message`` data IS the
+    message; the others hold it in ``data.message``), or None."""
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return None
+    msg = data if event.get("type") == "user/message" else data.get("message")
     return msg if isinstance(msg, dict) else None
 
 
@@ -465,7 +476,7 @@ class Session:
         cache = self._msgs
         todo = [s for s in seqs if s not in cache]
         if todo:
-            dicts = [_message_dict(self._raw[s]) for s in todo]
+            dicts = [message_of(self._raw[s]) for s in todo]
             try:
                 with gc_paused():
                     cache.update(zip(todo, _MESSAGES.validate_python(dicts), strict=True))
@@ -521,7 +532,7 @@ class Session:
         target = self.repaired() if repair and self.is_interrupted else self
         seqs = target._derived_seqs()
         target._typed_messages(seqs)  # a malformed message is a located error, not a KeyError
-        raws = [_message_dict(target._raw[s]) for s in seqs]
+        raws = [message_of(target._raw[s]) for s in seqs]
         system = None if target._version >= 3 else target.system_prompt
         return to_wire([r for r in raws if r is not None], format, system=system)
 
@@ -536,7 +547,7 @@ class Session:
 
         tk = get_tokenizer(tokenizer)
         seqs = self._derived_seqs()
-        raws = [_message_dict(self._raw[s]) or {} for s in seqs]
+        raws = [message_of(self._raw[s]) or {} for s in seqs]
         counts = TokenCounter(tk).count_messages(raws)
         rows = tuple(
             NodeTokens(s, self._raw[s]["type"], str(r.get("role")), c)
@@ -784,7 +795,7 @@ class Session:
                 f"{start_seq}..{end_seq} is not a span of the current surface "
                 "(both must be current nodes, start not after end)"
             )
-        msg = _as_message_dict(message)
+        msg = _asmessage_of(message)
         etype = {"user": "user/message", "system": "system/message"}.get(msg["role"])
         if etype is None:
             raise SurfaceError("assistant messages never replace surface nodes; use a user message")
@@ -905,7 +916,7 @@ class Session:
         )
 
 
-def _as_message_dict(message: Message | dict[str, Any] | str) -> dict[str, Any]:
+def _asmessage_of(message: Message | dict[str, Any] | str) -> dict[str, Any]:
     if isinstance(message, str):
         return {
             "content": [{"type": "text", "text": message}],

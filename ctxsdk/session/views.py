@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .session import message_of
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -63,17 +65,6 @@ def _display_text(msg: Mapping[str, Any] | None) -> str:
         if b.get("type") == "tool-result":
             out += _block_text(_blocks(b))
     return out
-
-
-def _message_of(ev: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The message a surface event carries (spec §8: ``user/message`` data IS the message)."""
-    data = ev.get("data")
-    if not isinstance(data, Mapping):
-        return None
-    if ev.get("type") == "user/message":
-        return data
-    msg = data.get("message")
-    return msg if isinstance(msg, Mapping) else None
 
 
 def _str_or_none(v: Any) -> str | None:
@@ -214,7 +205,7 @@ def surface_df(s: Session) -> pl.DataFrame:
     raw = s.raw_events
     index = s.index
     nodes = index.surface.nodes()
-    msgs = [_message_of(raw[n]) for n in nodes]
+    msgs = [message_of(raw[n]) for n in nodes]
     data: dict[str, Sequence[Any]] = {
         "position": list(range(len(nodes))),
         "seq": nodes,
@@ -271,7 +262,7 @@ def messages_df(s: Session) -> pl.DataFrame:
 
     raw = s.raw_events
     seqs = s.message_seqs()
-    msgs = [_message_of(raw[q]) for q in seqs]
+    msgs = [message_of(raw[q]) for q in seqs]
     ids: list[list[str]] = []
     n_blocks: list[int] = []
     reasoning: list[int] = []
@@ -373,7 +364,7 @@ def _pair_calls(s: Session) -> list[_Call]:
                 continue  # a (v0-v2) replacement repeats calls it does not make
             data = ev["data"]
             turn, step = _int_or_none(data.get("turn")), _int_or_none(data.get("step"))
-            for b in _blocks(_message_of(ev)):
+            for b in _blocks(message_of(ev)):
                 if b.get("type") != "tool-call":
                     continue
                 cid = _str_or_none(b.get("id"))
@@ -395,7 +386,7 @@ def _pair_calls(s: Session) -> list[_Call]:
                 call_or_none.call_seq = seq
         elif etype == "tool/result" and ev.get("surfaceOp") == "append":
             data = ev["data"]
-            msg = _message_of(ev)
+            msg = message_of(ev)
             block = _tool_result_block(msg)
             cid = _str_or_none(block.get("toolCallId")) if block is not None else None
             found = pending.pop(cid, None) if cid is not None else None
@@ -540,7 +531,7 @@ def turns_df(s: Session) -> pl.DataFrame:
         calls = 0
         for ev in raw[t.start_seq : end + 1]:
             if ev["type"] == "assistant/message" and ev.get("surfaceOp") == "append":
-                calls += sum(1 for b in _blocks(_message_of(ev)) if b.get("type") == "tool-call")
+                calls += sum(1 for b in _blocks(message_of(ev)) if b.get("type") == "tool-call")
         u = t.usage
         rows["turn"].append(t.turn)
         rows["start_seq"].append(t.start_seq)
@@ -625,7 +616,7 @@ def tokens_df(
     counter = _counter(tokenizer)
     raw = s.raw_events
     seqs = s.message_seqs()
-    msgs: list[Mapping[str, Any]] = [_message_of(raw[q]) or {} for q in seqs]
+    msgs: list[Mapping[str, Any]] = [message_of(raw[q]) or {} for q in seqs]
     tool_of_result: dict[int, str] = {}
     for call in _pair_calls(s):
         if call.result_seq is not None and call.name is not None:
