@@ -10,36 +10,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import CtxError, WriteError
+from .session._text import gist
 
 if TYPE_CHECKING:
-    from .session.models import Message
     from .session.session import Session
 
 __all__ = ["main"]
 
 IMPORT_FORMATS = ("openai", "anthropic", "claude-code", "swe-agent", "locomo")
-
-
-def _one_line(text: str, width: int) -> str:
-    return textwrap.shorten(" ".join(text.split()), width, placeholder=" ...") if text else ""
-
-
-def _gist(m: Message, width: int = 96) -> str:
-    """What a message says, in one line: its text, its calls, or its result."""
-    body = m.text
-    if m.tool_calls:
-        calls = ", ".join(f"{c.name}({c.arguments})" for c in m.tool_calls)
-        body = f"{body} -> {calls}" if body else f"-> {calls}"
-    if m.tool_results:
-        r = m.tool_results[0]
-        body = ("error: " if r.is_error else "result: ") + r.text
-    return _one_line(body, width)
 
 
 def _session(ref: str, home: str | None) -> Session:
@@ -77,7 +60,7 @@ def _demo(args: argparse.Namespace) -> int:
         print(f", context window {s.context_window}" if s.context_window else "")
         print(f"   last {min(args.last, len(msgs))} of {len(msgs)} messages the model receives:")
         for m in msgs[-args.last :]:
-            print(f"     {m.role:9} {_gist(m)}")
+            print(f"     {m.role:9} {gist(m)}")
         print()
     return 0
 
@@ -120,7 +103,7 @@ def _show(args: argparse.Namespace) -> int:
         tokens = by_seq.get(node.seq, 0)
         print(
             f"{i:4} {node.seq:6} {node.message.role:9} {tokens:6}  {op:12} "
-            f"{_gist(node.message, args.width)}"
+            f"{gist(node.message, args.width)}"
         )
     return 0
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..session._text import digest_text
 from ..session.models import Message
 
-__all__ = ["DigestConfig", "auto_digest", "member_text", "off_marker"]
+__all__ = ["DigestConfig", "auto_digest", "off_marker"]
 
 
 @dataclass(frozen=True)
@@ -19,14 +20,6 @@ class DigestConfig:
     off_marker: str = "[{count} items moved out of context, about {tokens} tokens]"
     omitted: str = "… ({count} lines omitted) …"
     truncated: str = "… (truncated)"
-
-
-def member_text(message: Message) -> str:
-    """What a digest keeps of one message: its text, its calls, its result."""
-    parts = [message.text] if message.text else []
-    parts += [f"{c.name} {c.arguments}" for c in message.tool_calls]
-    parts += [r.text for r in message.tool_results]
-    return "\n".join(p for p in parts if p)
 
 
 def _heading(seq: int, message: Message) -> str:
@@ -53,7 +46,7 @@ def auto_digest(members: list[tuple[int, Message]], cfg: DigestConfig) -> str:
     """Per member a heading, then its text whole or head/tail with an omitted-lines marker."""
     blocks = []
     for seq, message in members:
-        body = _head_tail(member_text(message), cfg)
+        body = _head_tail(digest_text(message), cfg)
         blocks.append(f"{_heading(seq, message)}\n{body}" if body else _heading(seq, message))
     return truncate(cfg, "\n\n".join(blocks))
 

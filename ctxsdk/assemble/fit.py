@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..session._text import digest_text
 from ..session.lexical import BM25
 from ..session.session import Session, SurfaceNode
 from ..session.tokens import TokenCounter, estimate_text
-from .digest import DigestConfig, auto_digest, member_text, off_marker
+from .digest import DigestConfig, auto_digest, off_marker
 from .modes import Mode, fold_header
 from .planner import PlanOp, Target, compile_plan, current_modes, surface_tokens, tool_groups
 
@@ -134,7 +135,7 @@ class FitIndex:
             groups=groups,
             keep=keep,
             now=current_modes(session, surface),
-            bm25=BM25([member_text(n.message) for n in surface]),
+            bm25=BM25([digest_text(n.message) for n in surface]),
             units=units,
             key_cost=key_cost,
         )

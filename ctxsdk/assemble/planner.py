@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..session._text import digest_text
 from ..session.models import Message
 from ..session.session import Session, SurfaceNode, message_of
 from ..session.tokens import TokenCounter
-from .digest import DigestConfig, auto_digest, member_text, off_marker, truncate
+from .digest import DigestConfig, auto_digest, off_marker, truncate
 from .modes import Mode, fold_header, fold_source, parse_fold_mark
 
 __all__ = ["PlanOp", "Target", "compile_plan", "current_modes", "tool_groups"]
@@ -174,14 +175,14 @@ def _unfold(
         seq, raw = originals[0]
         if raw["type"] == "tool/result" and node.type == "tool/result":
             content = raw["data"]["message"]["content"][0]["content"]
-            text = member_text(Message.model_validate(raw["data"]["message"]))
+            text = digest_text(Message.model_validate(raw["data"]["message"]))
             after = counter.count_message(raw["data"]["message"])
             return _unfold_op(node.seq, text, before, after, tool_content=list(content))
         if raw["type"] in ("user/message", "system/message") and node.type == raw["type"]:
             msg = dict(message_of(raw) or {})
             msg["id"] = str(uuid.uuid4())  # ids are forever: a re-emitted message is a new one
             after = counter.count_message(msg)
-            text = member_text(Message.model_validate(msg))
+            text = digest_text(Message.model_validate(msg))
             return _unfold_op(node.seq, text, before, after, message=msg)
     # Like a fold's header, the replay's names the tokens of what it covers (the originals).
     covered = counter.count_messages([message_of(r) or {} for _, r in originals])
@@ -192,7 +193,7 @@ def _unfold(
         if inner is None:
             continue
         original = Message.model_validate(inner)
-        sections.append(f"--- seq {seq} · {raw['type']} ---\n{member_text(original)}")
+        sections.append(f"--- seq {seq} · {raw['type']} ---\n{digest_text(original)}")
     note = (
         "Replayed verbatim as one user message: roles are flattened and tool-call blocks are "
         "shown as text, because assistant messages cannot be replacement nodes."

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..session._text import gist
 from ..session.session import Session
 from .assembly import Assembly, Rule
 from .modes import Mode
@@ -74,7 +75,7 @@ def context_assembler(
         msgs = session.messages()
         return {
             "count": len(msgs),
-            "messages": [{"role": m.role, "gist": repr(m)} for m in msgs[-_MAX_ROWS:]],
+            "messages": [{"role": m.role, "gist": gist(m)} for m in msgs[-_MAX_ROWS:]],
         }, None
     if args.action == "preset" or args.applyPresets:
         a.apply_rules()

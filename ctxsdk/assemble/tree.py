@@ -8,23 +8,21 @@ rows, so reading the tree top to bottom is reading the surface in model order.
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..errors import SessionFormatError
+from ..session._text import first_line
 from ..session.models import Message
 from ..session.session import Session, SurfaceNode, message_of
 from .modes import Mode
 
-__all__ = ["Row", "RowKind", "attach_subagents", "build_tree", "gist_line"]
+__all__ = ["Row", "RowKind", "attach_subagents", "build_tree"]
 
 RowKind = Literal[
     "session", "turn", "step", "system", "user", "assistant", "tool", "fold", "subagent"
 ]
 _DELEGATION_TOOLS = frozenset({"subagent", "subagent_fork", "workflow", "run_code"})
-_TOOL_MARKER = re.compile(r"^\s*<?[\w.-]+\s*[({]")  # `bash {"command": ...}` / `<read {...}>`
-_GIST_CHARS = 72
 
 
 @dataclass
@@ -86,16 +84,6 @@ class Row:
         return f"Row({self.id}, {self.kind}, {self.mode}, {self.tokens} tokens, {self.gist!r})"
 
 
-def gist_line(text: str) -> str:
-    """The first real line: not empty, not a tool-call marker; at most 72 characters."""
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or (_TOOL_MARKER.match(line) and "{" in line):
-            continue
-        return line if len(line) <= _GIST_CHARS else line[: _GIST_CHARS - 1] + "…"
-    return ""
-
-
 def _leaf_kind(node: SurfaceNode, mode: Mode) -> RowKind:
     if mode != "full" and node.op == "replace" and node.type != "tool/result":
         return "fold"
@@ -110,8 +98,8 @@ def _leaf_gist(message: Message, kind: RowKind, tool_names: dict[str, str]) -> s
     if kind == "tool":
         r = message.tool_results[0]
         name = tool_names.get(r.tool_call_id, "tool")
-        return f"tool {name} · {gist_line(r.text) or ('failed' if r.is_error else '(no output)')}"
-    text = gist_line(message.text)
+        return f"tool {name} · {first_line(r.text) or ('failed' if r.is_error else '(no output)')}"
+    text = first_line(message.text)
     if not text and message.tool_calls:
         return "calls " + ", ".join(c.name for c in message.tool_calls)
     return text

@@ -1,10 +1,11 @@
-"""The event log: typed models, codec, surface fold, writer, crash repair, wire formats."""
+"""The event log: typed models, codec, surface replay, writer, crash repair, wire formats."""
 
 from __future__ import annotations
 
+from ._text import digest_text, display_text, first_line, gist, message_text, search_text
 from .codec import Recovery
 from .models import Event, Message, SessionHeader, TokenUsage
-from .session import Session, Step, Surface, SurfaceNode, Turn
+from .session import Session, Step, Surface, SurfaceNode, Turn, message_of
 
 __all__ = [
     "Event",
@@ -17,4 +18,11 @@ __all__ = [
     "SurfaceNode",
     "TokenUsage",
     "Turn",
+    "digest_text",
+    "display_text",
+    "first_line",
+    "gist",
+    "message_of",
+    "message_text",
+    "search_text",
 ]

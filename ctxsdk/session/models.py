@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from ._text import gist, message_text
+
 __all__ = [
     "LOG_ONLY_TYPES",
     "AgentPresetSelectedData",
@@ -107,7 +109,8 @@ class ToolResultBlock(_Model):
 
     @property
     def text(self) -> str:
-        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+        """The text blocks joined (``message_text``)."""
+        return message_text(self)
 
 
 _KNOWN_BLOCKS = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
@@ -163,8 +166,8 @@ class Message(_Model):
 
     @property
     def text(self) -> str:
-        """The text blocks joined (what a chat transcript would show)."""
-        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+        """The text blocks joined (what a chat transcript would show; ``message_text``)."""
+        return message_text(self)
 
     @property
     def tool_calls(self) -> list[ToolCallBlock]:
@@ -175,13 +178,7 @@ class Message(_Model):
         return [b for b in self.content if isinstance(b, ToolResultBlock)]
 
     def __repr__(self) -> str:
-        parts = [self.text] if self.text else []
-        parts += [f"{c.name}({c.arguments})" for c in self.tool_calls]
-        parts += [("error: " if r.is_error else "result: ") + r.text for r in self.tool_results]
-        body = " ".join(" ".join(parts).split())
-        if len(body) > 60:
-            body = body[:57] + "..."
-        return f"Message({self.role}, {self.source.kind}, {body!r})"
+        return f"Message({self.role}, {self.source.kind}, {gist(self, 60)!r})"
 
     __str__ = __repr__
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._gc import gc_paused
 from ..errors import LogRecoveryWarning, NotFound, SessionFormatError, SurfaceError
+from ._text import message_text
 from .codec import (
     Compression,
     DecodedLog,
@@ -171,18 +172,6 @@ class Turn:
 
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-def _text_of(blocks: Any) -> str:
-    """The text blocks of a raw content list joined; anything malformed contributes nothing
-    (these views read raw events that the typed models have not checked)."""
-    if not isinstance(blocks, list):
-        return ""
-    return "".join(
-        b["text"]
-        for b in blocks
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
 
 
 def _now_ms() -> int:
@@ -505,8 +494,7 @@ class Session:
         if self._version >= 3:
             first = self._index.surface.first()
             if first is not None and self._raw[first]["type"] == "system/message":
-                blocks = self._raw[first]["data"]["message"]["content"]
-                return _text_of(blocks) or None
+                return message_text(self._raw[first]["data"]["message"]) or None
             return None
         header = self._latest_header()
         system = header.get("system") if header else None
@@ -625,8 +613,7 @@ class Session:
                 raw["type"] == "user/message"
                 and raw["data"].get("source", {}).get("kind") == "user"
             ):
-                blocks = raw["data"].get("content") or []
-                return _text_of(blocks)
+                return message_text(raw["data"])
         return None
 
     def usage(self) -> list[tuple[int, TokenUsage]]:

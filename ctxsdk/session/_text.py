@@ -1,0 +1,134 @@
+"""The text of a message, in the few named variants the project uses.
+
+Every function takes a typed ``Message`` or the raw JSON message of a log event (a mapping
+with ``content``); raw input may be malformed (the views read events the typed models have
+not checked), and anything malformed contributes nothing.
+
+================  ===========================================================================
+variant           what it includes
+================  ===========================================================================
+``message_text``  text blocks joined with nothing between them: what a chat transcript shows
+                  (``Message.text``, the system prompt, a turn's prompt)
+``display_text``  ``message_text``, then the text inside each tool-result block: what a
+                  reader of the surface sees of a node (the ``text`` column of the views)
+``search_text``   every block a search should find, one per line: text, reasoning, each tool
+                  call as ``name(arguments)``, and the text of tool results
+``digest_text``   what a ``key`` digest keeps of a message, one part per line: its text,
+                  each call as ``name arguments``, and its results' text (no reasoning)
+``gist``          one line for lists and reprs: the text, then ``-> name(arguments)`` for
+                  each call, or ``result: …`` / ``error: …`` for a tool result; whitespace
+                  folded, cut to ``width`` with ``…``
+``first_line``    the first line of a text that is not empty and not a bare tool-call
+                  marker, cut to ``width``: the label of a tree row
+================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = [
+    "digest_text",
+    "display_text",
+    "first_line",
+    "gist",
+    "message_text",
+    "search_text",
+]
+
+_TOOL_MARKER = re.compile(r"^\s*<?[\w.-]+\s*[({]")  # `bash {"command": ...}` / `<read {...}>`
+
+
+def _get(block: Any, key: str) -> Any:
+    if isinstance(block, Mapping):
+        return block.get(key)
+    return getattr(block, key, None)
+
+
+def _blocks(message: Any) -> Iterator[Any]:
+    """The content blocks of a message or a tool-result block (raw or typed)."""
+    content = _get(message, "content") if message is not None else None
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, Mapping) or hasattr(b, "type"):
+                yield b
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def message_text(message: Any) -> str:
+    """The text blocks joined (no separator), as a chat transcript shows the message."""
+    return "".join(_str(_get(b, "text")) for b in _blocks(message) if _get(b, "type") == "text")
+
+
+def _results(message: Any) -> Iterator[Any]:
+    return (b for b in _blocks(message) if _get(b, "type") == "tool-result")
+
+
+def _calls(message: Any) -> Iterator[Any]:
+    return (b for b in _blocks(message) if _get(b, "type") == "tool-call")
+
+
+def display_text(message: Any) -> str:
+    """``message_text``, followed by the text inside each tool-result block."""
+    return message_text(message) + "".join(message_text(r) for r in _results(message))
+
+
+def _search_part(block: Any) -> str:
+    kind = _get(block, "type")
+    if kind in ("text", "reasoning"):
+        return _str(_get(block, "text"))
+    if kind == "tool-call":
+        return f"{_str(_get(block, 'name'))}({_str(_get(block, 'arguments'))})"
+    if kind == "tool-result":
+        return "\n".join(_search_part(b) for b in _blocks(block))
+    return ""
+
+
+def search_text(message: Any) -> str:
+    """Text, reasoning, calls as ``name(arguments)`` and result text, one part per line."""
+    return "\n".join(p for p in (_search_part(b) for b in _blocks(message)) if p)
+
+
+def digest_text(message: Any) -> str:
+    """What a digest keeps: the text, calls as ``name arguments``, the results' text."""
+    own = message_text(message)
+    parts = [own] if own else []
+    parts += [f"{_str(_get(c, 'name'))} {_str(_get(c, 'arguments'))}" for c in _calls(message)]
+    parts += [message_text(r) for r in _results(message)]
+    return "\n".join(p for p in parts if p)
+
+
+def _cut(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
+
+
+def gist(message: Any, width: int = 96) -> str:
+    """One line: the text and ``-> name(arguments)`` per call, or the first result."""
+    results = list(_results(message))
+    if results:
+        r = results[0]
+        body = (
+            "error: " if _get(r, "is_error") or _get(r, "isError") else "result: "
+        ) + message_text(r)
+    else:
+        parts = [message_text(message)]
+        parts += [
+            f"-> {_str(_get(c, 'name'))}({_str(_get(c, 'arguments'))})" for c in _calls(message)
+        ]
+        body = " ".join(p for p in parts if p)
+    return _cut(" ".join(body.split()), width)
+
+
+def first_line(value: str, width: int = 72) -> str:
+    """The first line that is not empty and not a tool-call marker, cut to ``width``."""
+    for line in value.splitlines():
+        line = line.strip()
+        if not line or (_TOOL_MARKER.match(line) and "{" in line):
+            continue
+        return _cut(line, width)
+    return ""
