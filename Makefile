@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SITE ?= site
 
-.PHONY: venv demo test test-live bench docs clean
+.PHONY: venv demo samples test test-live bench docs clean
 
 # Create .venv if missing; (re)install the project only when pyproject.toml changed.
 venv: $(STAMP)
@@ -18,9 +18,13 @@ $(STAMP): pyproject.toml
 demo: venv
 	$(BIN)/python -m ctxsdk demo
 
+# Regenerates the bundled sample logs under ctxsdk/samples/home (byte-identical on every run).
+samples: venv
+	$(BIN)/python scripts/make_samples.py
+
 test: venv
-	$(BIN)/ruff check ctxsdk tests
-	$(BIN)/ruff format --check ctxsdk tests
+	$(BIN)/ruff check ctxsdk tests scripts
+	$(BIN)/ruff format --check ctxsdk tests scripts
 	$(BIN)/mypy ctxsdk
 	$(BIN)/pytest -q
 ifneq ($(wildcard notebooks/*.ipynb),)

@@ -1,4 +1,8 @@
-"""Regenerate the sample sessions: ``python -m ctxsdk.samples._make [--home DIR]``.
+"""Regenerate the sample sessions: ``python scripts/make_samples.py [--home DIR]``.
+
+The script lives outside the package (the wheel ships only the logs it writes, under
+``ctxsdk/samples/home/``) and imports ctxsdk by absolute name, so run it with the project's
+interpreter, e.g. ``.venv/bin/python scripts/make_samples.py`` or ``make samples``.
 
 Everything here is deterministic (ids from uuid5, times from a seeded clock, no wall clock),
 so every run writes byte-identical files. The transcripts are written to read like real agent
@@ -19,8 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..session.builder import DEFAULT_TOOLS, LogBuilder, ToolOutput
-from . import _FILES, SAMPLES_HOME
+# Every ctxsdk name this script uses, imported here only.
+from ctxsdk.samples import _FILES, SAMPLES_HOME
+from ctxsdk.session.builder import DEFAULT_TOOLS, LogBuilder, ToolOutput
+from ctxsdk.session.codec import read_log
 
 __all__ = ["build_samples", "main", "write_samples"]
 
@@ -2456,13 +2462,11 @@ def write_samples(home: str | Path | None = None) -> dict[str, Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ctxsdk.samples._make", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python scripts/make_samples.py", description=__doc__)
     parser.add_argument(
         "--home", type=Path, default=None, help="DSH home to write into (default: the package's)"
     )
     args = parser.parse_args(argv)
-    from ..session.codec import read_log
-
     for name, path in write_samples(args.home).items():
         log = read_log(path)
         print(f"{name:<26} {len(log.events):>5} events {log.size:>7} bytes  {path}")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 MODEL_SOURCE = {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"}
 SYSTEM_SOURCE = {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"}
@@ -158,3 +162,16 @@ def v3_log(tmp_path: Path) -> Path:
 
     header, events = v3_raw_session()
     return Session.from_events(header, events).save(tmp_path / "session.v3.jsonl.zstd")
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/<name>.py`` as a module (scripts are not part of the package), loaded once."""
+    module_name = f"_ctxsdk_scripts_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None, f"scripts/{name}.py is missing"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module

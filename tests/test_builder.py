@@ -10,7 +10,6 @@ import zstandard
 
 from ctxsdk.errors import NotFound
 from ctxsdk.samples import SAMPLES_HOME, sample, sample_paths
-from ctxsdk.samples._make import build_samples, write_samples
 from ctxsdk.session.builder import (
     CHECKPOINT_PREAMBLE,
     PRUNE_MARKER,
@@ -20,6 +19,11 @@ from ctxsdk.session.builder import (
 from ctxsdk.session.codec import decode_source_seqs, frame_spans, read_log
 from ctxsdk.session.layout import encode_segment, project_key
 from ctxsdk.session.surface import fold_log
+
+from .conftest import load_script
+
+_make_samples = load_script("make_samples")
+build_samples, write_samples = _make_samples.build_samples, _make_samples.write_samples
 
 Event = dict[str, Any]
 SAMPLE_NAMES = [
@@ -70,7 +74,7 @@ def test_sample_paths_are_canonical_and_exist() -> None:
     assert list(paths) == SAMPLE_NAMES
     for name, path in paths.items():
         assert path == sample(name)
-        assert path.is_file(), f"{path} is missing: run python -m ctxsdk.samples._make"
+        assert path.is_file(), f"{path} is missing: run python scripts/make_samples.py"
         rel = path.relative_to(SAMPLES_HOME).parts
         assert rel[0] == "sessions" and rel[-1] == "session.v3.jsonl.zstd"
         assert rel[1] == project_key(read_log(path).header["cwd"])

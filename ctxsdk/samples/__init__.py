@@ -2,7 +2,8 @@
 
 They live in a DSH-home layout (``home/sessions/<projectKey(cwd)>/<encodeSegment(id)>/``), so
 ``cx.Workspace(dsh_home=SAMPLES_HOME)`` lists them like a real home. They are regenerated,
-byte for byte, by ``python -m ctxsdk.samples._make``.
+byte for byte, by ``python scripts/make_samples.py`` (``make samples``) in the repository; the
+generator is not shipped with the package.
 
 - ``fix-flaky-test``: 3 turns fixing a pytest-xdist flake (bash/read/edit/grep, a failing run).
 - ``long-refactor``: 9 turns splitting a module, 60+ tool calls, one prune, one compaction.
@@ -21,7 +22,7 @@ __all__ = ["SAMPLES_DIR", "SAMPLES_HOME", "sample", "sample_paths"]
 SAMPLES_DIR = Path(__file__).resolve().parent
 SAMPLES_HOME = SAMPLES_DIR / "home"
 
-# Relative to SAMPLES_HOME; _make.py checks these against the builder's canonical paths.
+# Relative to SAMPLES_HOME; scripts/make_samples.py checks these against the canonical paths.
 _FILES: dict[str, str] = {
     "fix-flaky-test": (
         "sessions/--home-mira-src-invoicer--/5f0c9a7e-2d41-4b8e-9c3a-71e2d4b6f018/"
