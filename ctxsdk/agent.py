@@ -9,7 +9,9 @@
       ...
     turn/end
 
-Every event goes through ``Session.append``, so the harness's validation applies. The
+Events are written by the one ``EventWriter`` and appended to the session in batches with
+``Session.append`` (before each model call, before each tool runs, at the end of the turn),
+so the harness's validation applies to every one. The
 returned Session holds them as pending events: show it, ``save()`` it, or
 ``append_to_log()`` it.
 
@@ -29,13 +31,20 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import LLMCancelled, LLMError, LLMNotConfigured, SurfaceError
+from .errors import (
+    InvalidArgument,
+    LLMCancelled,
+    LLMError,
+    LLMNotConfigured,
+    LogTooOld,
+    SurfaceError,
+)
 from .llm._base import NO_ROUTE, ChatResult, ReasoningEffort
+from .session import EventWriter, now_ms
 from .tools import ToolContext, ToolRegistry, default_registry, is_error
 
 if TYPE_CHECKING:
@@ -54,13 +63,9 @@ _FAILURE_CODES = {
 }
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def _stream_records(blocks: list[dict[str, Any]], usage: dict[str, int], finish: str) -> list[Any]:
     """A minimal valid v2+ stream: each block whole, as one run, then usage and finish."""
-    t = _now_ms()
+    t = now_ms()
     out: list[dict[str, Any]] = []
     for index, block in enumerate(blocks):
         kind = block["type"]
@@ -108,40 +113,41 @@ def _stream_records(blocks: list[dict[str, Any]], usage: dict[str, int], finish:
 
 
 class _Turn:
-    """The turn being written: the current Session plus turn/step counters."""
+    """The turn being written: the session so far, and a writer holding the events not yet
+    appended to it. Events are appended in batches: before the model is called, before a
+    tool runs (a tool sees the session it runs in), and when the turn ends."""
 
     def __init__(self, session: Session, provider: str, model: str) -> None:
         self.session = session
         self.provider = provider
         self.model = model
-        turns = session.turns()
-        self.turn = (turns[-1].turn if turns else 0) + 1
-        self.step = 0
+        self.w = EventWriter.after(session)
+
+    def flush(self) -> Session:
+        """Append the written events to the session (validated as the harness would)."""
+        new = self.w.take()
+        if new:
+            self.session = self.session.append(new)
+        return self.session
 
     def adopt(self, session: Session) -> None:
         """Take a session a tool derived from ours (its extra events are already validated)."""
+        self.flush()
         if session.raw_events[: len(self.session)] != self.session.raw_events:
-            raise ValueError("a tool returned a session that does not extend this one")
+            raise SurfaceError("a tool returned a session that does not extend this one")
         self.session = session
+        self.w = EventWriter.after(session)
 
     def emit(self, etype: str, data: dict[str, Any], **envelope: Any) -> int:
-        self.session = self.session.append([{"type": etype, "data": data, **envelope}])
-        return len(self.session) - 1
+        return self.w.emit(etype, data, **envelope)
 
-    def start_step(self) -> None:
-        self.step += 1
-        self.emit("step/start", {"turn": self.turn, "step": self.step})
-
-    def end_step(self) -> None:
-        self.emit("step/end", {"turn": self.turn, "step": self.step})
-
-    def end_turn(self, reason: dict[str, Any]) -> None:
-        self.emit("turn/end", {"turn": self.turn, "reason": reason})
+    @property
+    def step(self) -> int:
+        return self.w.step
 
     def system(self, text: str) -> None:
         """The system prompt as node 0: appended when there is none, else node 0 replaced."""
-        s = self.session
-        if text == (s.system_prompt or ""):
+        if text == (self.flush().system_prompt or ""):
             return
         message = {
             "id": str(uuid.uuid4()),
@@ -149,19 +155,13 @@ class _Turn:
             "content": [{"type": "text", "text": text}] if text else [],
             "source": {"kind": "plugin", "plugin": "ctxsdk"},
         }
-        data = {"turn": self.turn, "step": self.step, "message": message}
-        nodes = s.surface().seqs
-        head = nodes[0] if nodes else None
-        if head is not None and s.raw_events[head]["type"] == "system/message":
-            op = {"op": "replace", "startSeq": head, "endSeq": head}
-            self.emit("system/message", data, sourceEventSeqs=[head], surfaceOp=op)
-        elif head is None:
-            self.emit("system/message", data, surfaceOp="append")
-        else:
+        try:
+            self.w.system_message(message)
+        except SurfaceError:
             raise SurfaceError(
                 "this session's first surface node is not a system message, so a system prompt "
                 "cannot be added in front of it; run without system="
-            )
+            ) from None
 
     def user(self, prompt: str) -> None:
         message = {
@@ -170,13 +170,13 @@ class _Turn:
             "role": "user",
             "id": str(uuid.uuid4()),
         }
-        self.emit("user/message", message, surfaceOp="append")
+        self.emit("user/message", message, op="append")
 
     def request(self, config: dict[str, Any], tools: list[dict[str, Any]]) -> None:
         header: dict[str, Any] = {"config": config}
         if tools:
             header["tools"] = tools
-        headers = self.session.request_headers()
+        headers = self.flush().request_headers()
         if not headers or headers[-1][1].header != header:
             reason = "change" if headers else "initial"
             self.emit("request/header", {"header": header, "reason": reason})
@@ -210,25 +210,32 @@ class _Turn:
             "id": str(uuid.uuid4()),
         }
         data = {
-            "turn": self.turn,
-            "step": self.step,
+            "turn": self.w.turn,
+            "step": self.w.step,
             "message": message,
             "stream": _stream_records(blocks, usage, result.finish_kind),
             "usage": usage,
         }
-        self.emit("assistant/message", data, surfaceOp="append")
+        self.emit("assistant/message", data, op="append")
+
+    def end_turn(self, reason: dict[str, Any]) -> Session:
+        """Close the open step and the turn; returns the session with the whole turn."""
+        self.w.end_turn(reason)
+        return self.flush()
 
     def attempt(self, finish: dict[str, Any]) -> None:
         """A failed attempt with no message (log-only ``assistant/attempt``)."""
-        record = {"type": "chunk", "time": _now_ms(), "chunk": {"type": "finish", "reason": finish}}
-        self.emit("assistant/attempt", {"turn": self.turn, "step": self.step, "stream": [record]})
+        record = {"type": "chunk", "time": now_ms(), "chunk": {"type": "finish", "reason": finish}}
+        self.emit(
+            "assistant/attempt", {"turn": self.w.turn, "step": self.w.step, "stream": [record]}
+        )
 
     def tool(self, call_id: str, name: str, arguments: str, result: dict[str, Any]) -> None:
         call_seq = self.emit(
             "tool/call",
             {
-                "turn": self.turn,
-                "step": self.step,
+                "turn": self.w.turn,
+                "step": self.w.step,
                 "callId": call_id,
                 "name": name,
                 "arguments": arguments,
@@ -242,8 +249,8 @@ class _Turn:
             "isError": failed,
         }
         data: dict[str, Any] = {
-            "turn": self.turn,
-            "step": self.step,
+            "turn": self.w.turn,
+            "step": self.w.step,
             "message": {
                 "source": {"kind": "tool", "callId": call_id},
                 "content": [block],
@@ -256,7 +263,7 @@ class _Turn:
                 "name": "ToolDispatchError",
                 "code": str(result["error"]["code"]).upper(),
             }
-        self.emit("tool/result", data, sourceEventSeqs=[call_seq], surfaceOp="append")
+        self.emit("tool/result", data, sources=[call_seq], op="append")
 
 
 def _call_ids(result: ChatResult, taken: set[str]) -> list[str]:
@@ -347,12 +354,12 @@ def _run_turn(
     extras: Mapping[str, Any] | None,
 ) -> Session:
     if session.version < 3:
-        raise SurfaceError(
+        raise LogTooOld(
             f"run_agent writes v3 events and this log is v{session.version}; "
             "upgrade it with session.save(path, version=3) and open the result"
         )
     if max_steps < 1:
-        raise ValueError(f"max_steps must be >= 1, not {max_steps}")
+        raise InvalidArgument(f"max_steps must be >= 1, not {max_steps}")
     route = llm.route
     if route is None:
         raise LLMNotConfigured(
@@ -374,8 +381,8 @@ def _run_turn(
     if reasoning_effort != "off":
         config["reasoningEffort"] = reasoning_effort
 
-    t.emit("turn/start", {"turn": t.turn})
-    t.start_step()
+    t.w.start_turn()
+    t.w.start_step()
     if system is not None:
         t.system(system)
     t.user(prompt)
@@ -384,7 +391,7 @@ def _run_turn(
     while True:
         try:
             result = llm.chat(
-                t.session.wire("openai", repair=False),
+                t.flush().wire("openai", repair=False),
                 max_tokens=max_tokens,
                 temperature=temperature,
                 reasoning_effort=reasoning_effort,
@@ -393,17 +400,13 @@ def _run_turn(
             )
         except LLMCancelled as exc:
             t.attempt({"kind": "aborted", "failure": _failure(exc)})
-            t.end_step()
-            t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
-            return t.session
+            return t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
         except LLMError as exc:
             t.attempt({"kind": "error", "failure": _failure(exc)})
-            t.end_step()
-            t.end_turn({"kind": "error", "error": _failure(exc)})
-            return t.session
+            return t.end_turn({"kind": "error", "error": _failure(exc)})
         ids = _call_ids(result, taken)
         t.assistant(result, ids)
-        ctx = ToolContext(session=t.session, extras=dict(extras or {}))
+        ctx = ToolContext(session=t.flush(), extras=dict(extras or {}))
         for call, cid in zip(result.tool_calls, ids, strict=True):
             if result.truncated:
                 out: dict[str, Any] = {
@@ -413,25 +416,21 @@ def _run_turn(
                     }
                 }
             else:
-                ctx = ToolContext(session=t.session, extras=ctx.extras, commit=t.adopt)
+                ctx = ToolContext(session=t.flush(), extras=ctx.extras, commit=t.adopt)
                 out = reg.dispatch(call.name, call.arguments, ctx)
             t.tool(cid, call.name, call.arguments, out)
-        t.end_step()
+        t.w.end_step()
         if result.truncated:
-            t.end_turn({"kind": "max-tokens"})
-            return t.session
+            return t.end_turn({"kind": "max-tokens"})
         if not result.tool_calls:
-            t.end_turn({"kind": "completed"})
-            return t.session
+            return t.end_turn({"kind": "completed"})
         if t.step >= max_steps:
-            t.end_turn(
+            return t.end_turn(
                 {
                     "kind": "aborted",
                     "reason": {"kind": "hook", "reason": f"max_steps {max_steps} reached"},
                 }
             )
-            return t.session
         if cancel is not None and cancel.is_set():
-            t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
-            return t.session
-        t.start_step()
+            return t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
+        t.w.start_step()

@@ -10,9 +10,15 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     │   ├── CorruptLog                       a damaged frame, torn line before the end, seq gap
     │   └── UnknownEventType                 an unknown event type without ``ignorable: true``
     ├── SurfaceError (ValueError)            a surface op the harness would refuse
+    │   ├── NotReadFromFile                  appending to a session that has no file
+    │   └── LogTooOld                        writing v3 events to a log below v3
     ├── ImportFormatError (ValueError)       a record of a foreign log format that cannot be read
-    ├── NotFound (KeyError)                  no session, node, or event with that id
-    │   └── AmbiguousId                      an id prefix that matches several sessions
+    ├── NotFound (KeyError)                  no session, node, event, or named thing (tokenizer,
+    │   │                                    sample, benchmark, tool) with that name
+    │   ├── AmbiguousId                      an id prefix that matches several sessions
+    │   └── UnknownName (ValueError)         a name none of the known ones has (listed)
+    ├── InvalidArgument (ValueError)         an argument a public call cannot take
+    ├── TokenizerDataMissing (FileNotFoundError)  an installed tokenizer's data is missing
     ├── LockHeld (BlockingIOError)           another process holds the single-writer lease
     ├── LLMError (RuntimeError)              a model call that failed; .reason is the ladder text
     │   ├── LLMNotConfigured, LLMProviderError, LLMCancelled
@@ -32,6 +38,7 @@ __all__ = [
     "CorruptLog",
     "CtxError",
     "ImportFormatError",
+    "InvalidArgument",
     "LLMAuthError",
     "LLMCancelled",
     "LLMError",
@@ -41,11 +48,15 @@ __all__ = [
     "LLMTimeout",
     "LockHeld",
     "LogRecoveryWarning",
+    "LogTooOld",
     "NotFound",
+    "NotReadFromFile",
     "SessionFormatError",
     "SurfaceError",
+    "TokenizerDataMissing",
     "ToolError",
     "UnknownEventType",
+    "UnknownName",
     "UnsupportedVersion",
     "WriteError",
 ]
@@ -132,6 +143,23 @@ class SurfaceError(CtxError, ValueError):
         super().__init__(f"seq {seq}: {message}" if seq is not None else message)
 
 
+class NotReadFromFile(SurfaceError):
+    """An append to the live log of a session that was not read from a file; ``save`` it."""
+
+
+class LogTooOld(SurfaceError):
+    """An operation that writes v3 events, on a log below v3; upgrade it with
+    ``session.save(path, version=3)`` first."""
+
+
+class InvalidArgument(CtxError, ValueError):
+    """An argument value a public call cannot take (a mode, a count, a format name)."""
+
+
+class TokenizerDataMissing(CtxError, FileNotFoundError):
+    """An installed tokenizer whose bundled data files cannot be found or read."""
+
+
 class ImportFormatError(CtxError, ValueError):
     """A record of a foreign log format (OpenAI, Anthropic, Claude Code, ...) that is unreadable."""
 
@@ -145,6 +173,11 @@ class NotFound(CtxError, KeyError):
 
 class AmbiguousId(NotFound):
     """An id prefix that matches more than one session; give more of the id."""
+
+
+class UnknownName(NotFound, ValueError):
+    """A tokenizer, sample, benchmark, tool or format name that none of the known ones has;
+    the message lists the known names."""
 
 
 class LockHeld(CtxError, BlockingIOError):

@@ -18,7 +18,7 @@ from ctxsdk.session.builder import (
 )
 from ctxsdk.session.codec import decode_source_seqs, frame_spans, read_log
 from ctxsdk.session.layout import encode_segment, project_key
-from ctxsdk.session.surface import fold_log
+from ctxsdk.session._replay import replay_log
 
 from .conftest import load_script
 
@@ -92,7 +92,7 @@ def test_unknown_sample_is_not_found() -> None:
 def test_sample_folds(name: str) -> None:
     log = read_log(sample(name))
     assert log.version == 3 and log.compression == "zstd" and log.recovery is None
-    index = fold_log(log.events, log.version)
+    index = replay_log(log.events, log.version)
     assert index.open_turn is None and not index.pending
     assert log.events[index.surface.first() or 0]["type"] == "system/message"
     # Every model reply carries usage, and every stream ends with usage and finish.
@@ -177,7 +177,7 @@ def _check_compaction(events: list[Event], version: int) -> None:
         ]
         # The fold before the bracket: the range never covers the v3 system head and is
         # tool-balanced (every call in it is answered in it).
-        before = fold_log(events[:s], version).surface.nodes()
+        before = replay_log(events[:s], version).surface.nodes()
         assert shadowed == before[before.index(shadowed[0]) : before.index(shadowed[-1]) + 1]
         assert events[shadowed[0]]["type"] != "system/message"
         if version >= 3:
@@ -278,7 +278,7 @@ def test_sample_fork_inherits_the_parent_prefix() -> None:
     assert [e["seq"] for e in _of_type(child.events, "session/end-seed")] == [k]
     # The child continues with its own turn 3.
     assert child.events[k + 1] == {**child.events[k + 1], "type": "turn/start", "data": {"turn": 3}}
-    assert fold_log(child.events, 3).last_turn == 3
+    assert replay_log(child.events, 3).last_turn == 3
 
 
 def test_sample_subagent_descriptor_placement() -> None:
@@ -361,7 +361,7 @@ def test_v0_output_folds_and_reads_back(tmp_path: Path) -> None:
         log = read_log(path)
         assert log.version == 0 and log.header == builder.header
         assert log.events == builder.events
-        fold_log(log.events, 0)
+        replay_log(log.events, 0)
 
 
 # --- builder basics ------------------------------------------------------------------------

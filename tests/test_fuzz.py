@@ -1,4 +1,4 @@
-"""Fuzzing the DSH codec, the surface fold and the edit API with hypothesis.
+"""Fuzzing the DSH codec, the surface replay and the edit API with hypothesis.
 
 Every property starts from valid logs (the three upstream v0 fixtures, re-saved with real seqs,
 as plain JSONL and as zstd frame chains; a small hand-built v3 session and an edited copy of it;
@@ -1381,7 +1381,7 @@ def _refused_at(path: Path, seq: int, *, normalized: bool = False) -> None:
 def test_an_event_type_that_is_not_a_string_is_a_located_error(
     tmp_path: Path, v3_raw: tuple[dict[str, Any], list[dict[str, Any]]], version: int, etype: Any
 ) -> None:
-    # Found: TypeError: unhashable type (surface.fold_into `etype in surface`; v0/v1:
+    # Found: TypeError: unhashable type (surface.replay_into `etype in surface`; v0/v1:
     # codec._decode_text `rtype in _PACKED_ROWS`).
     header = v3_raw[0] if version == 3 else V0_HEADER
     path = tmp_path / _file_name(version, zstd=False)
@@ -1448,7 +1448,7 @@ def test_a_normalized_packed_row_with_a_bad_time0_is_a_located_error(tmp_path: P
 def test_a_boolean_seq_is_refused(
     tmp_path: Path, v3_raw: tuple[dict[str, Any], list[dict[str, Any]]], at: int, value: bool
 ) -> None:
-    # Found: accepted, because surface.fold_into compares `ev["seq"] == i` and True == 1 in
+    # Found: accepted, because surface.replay_into compares `ev["seq"] == i` and True == 1 in
     # Python; every other integer field of the envelope and header rejects booleans.
     def change(events: list[dict[str, Any]]) -> None:
         events[at]["seq"] = value
@@ -1532,7 +1532,7 @@ def test_views_of_log_only_events_raise_only_ctx_errors(
     extra: dict[str, Any],
 ) -> None:
     # Found: pydantic ValidationError (Session.context_window, Session.descriptor) and
-    # AttributeError (Session.inherited_event_count) from events the fold does not check.
+    # AttributeError (Session.inherited_event_count) from events the replay does not check.
     header, events = copy.deepcopy(v3_raw)
     ev = {"type": extra["type"], "seq": len(events), "time": 1, "data": extra["data"]}
     if extra["type"] == "request/context":  # needs an open turn: put it before turn/end

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidArgument
 from ..session.models import Message
 from ..session.session import Session
 from ..session.tokens import TokenCounter
@@ -22,7 +23,7 @@ from .planner import PlanOp, Target, apply_ops, compile_plan, current_modes, sur
 from .tree import Row, RowKind, attach_subagents, build_tree
 
 if TYPE_CHECKING:
-    from ..session.workspace import Workspace
+    from ..session._workspace import Workspace
 
 __all__ = ["Assembly", "Preview", "Rule"]
 
@@ -178,7 +179,7 @@ class Assembly:
         """Set a row's mode: a surface seq, a row id (``"t3"``, ``"t3.2"``, ``"s41"``) or a Row;
         container rows apply to their whole subtree. Returns self for chaining."""
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+            raise InvalidArgument(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         for seq in self._resolve(target):
             self._draft[seq] = Target(mode, digest)
         return self
@@ -190,7 +191,7 @@ class Assembly:
     def save_draft(self) -> Assembly:
         """Persist the unapplied draft (an empty one stops inheritance from the parent)."""
         if self._store is None:
-            raise ValueError("this assembly has no draft store; pass drafts=DraftStore(...)")
+            raise InvalidArgument("this assembly has no draft store; pass drafts=DraftStore(...)")
         self._store.save(self.session.id, self._draft, parent=self.session.parent_id)
         self.draft_source = self.session.id
         return self

@@ -7,6 +7,7 @@ numbers where there are any) and says which targets it met; timing claims are ra
 from __future__ import annotations
 
 from .._progress import Progress
+from ..errors import UnknownName
 from ._result import BenchResult, Target, best_of
 
 __all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "run_benchmark"]
@@ -27,6 +28,6 @@ def run_benchmark(
 
     module = BENCHMARKS.get(name)
     if module is None:
-        raise KeyError(f"no benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}")
+        raise UnknownName(f"no benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}")
     result: BenchResult = importlib.import_module(module).run(quick=quick, progress=progress)
     return result

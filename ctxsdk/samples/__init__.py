@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import NotFound
+from ..errors import UnknownName
 
 __all__ = ["SAMPLES_DIR", "SAMPLES_HOME", "sample", "sample_paths"]
 
@@ -54,4 +54,4 @@ def sample(name: str) -> Path:
         return SAMPLES_HOME / _FILES[name]
     except KeyError:
         names = ", ".join(_FILES)
-        raise NotFound(f"no sample named {name!r}; the samples are: {names}") from None
+        raise UnknownName(f"no sample named {name!r}; the samples are: {names}") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._event_writer import EventWriter, now_ms
 from ._text import digest_text, display_text, first_line, gist, message_text, search_text
 from .codec import Recovery
 from .models import Event, Message, SessionHeader, TokenUsage
@@ -9,6 +10,7 @@ from .session import Session, Step, Surface, SurfaceNode, Turn, message_of
 
 __all__ = [
     "Event",
+    "EventWriter",
     "Message",
     "Recovery",
     "Session",
@@ -24,5 +26,6 @@ __all__ = [
     "gist",
     "message_of",
     "message_text",
+    "now_ms",
     "search_text",
 ]

@@ -12,7 +12,7 @@ Ids come from ``uuid5(session id, counter)`` and times from a seeded ``Clock``, 
 same calls always give the same bytes. Version 3 is the primary shape; versions 0-2 are
 supported too (v0/v1: top-level ``assistant/chunk`` events cited by the assistant message,
 ``seedLength``; v2: embedded streams, ``isSeeded``; v0-v2: ``request/header.header.system``).
-Every log is checked with ``fold_log`` before it is written.
+Every log is checked with ``replay_log`` before it is written.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import Any, Self, cast
 
 import orjson
 
+from ._replay import LogIndex, replace_keys, replay_log
 from .codec import Compression, encode_source_seqs, validate_header
 from .layout import encode_segment, project_key
-from .surface import LogIndex, fold_log, replace_keys
 from .writer import write_new
 
 __all__ = [
@@ -346,7 +346,7 @@ class LogBuilder:
         self._ids = 0
         self._calls = 0
         self._children = 0
-        # Turn/step state, mirrored from what the fold would compute.
+        # Turn/step state, mirrored from what the replay would compute.
         self._turn = 0
         self._turn_open = False
         self._step = 0
@@ -454,9 +454,9 @@ class LogBuilder:
         )
 
     def validate(self) -> LogIndex:
-        """Check the header and fold every event as the harness would (raises on any defect)."""
+        """Check the header and replay every event as the harness would (raises on any defect)."""
         validate_header(self.header, expected_version=self.version)
-        return fold_log(self._events, self.version)
+        return replay_log(self._events, self.version)
 
     def write(
         self,
@@ -1099,7 +1099,7 @@ class LogBuilder:
         if not 0 <= end <= self.last_seq:
             raise ValueError(f"fork boundary {end} is outside this log (0..{self.last_seq})")
         prefix: list[JsonDict] = _clone(self._events[: end + 1])
-        index = fold_log(prefix, self.version)
+        index = replay_log(prefix, self.version)
         if index.open_turn is not None:
             raise ValueError(f"fork boundary {end} is inside open turn {index.open_turn}")
         starts = sum(1 for e in prefix if e["type"] == "compaction/start")

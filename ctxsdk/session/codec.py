@@ -1,7 +1,7 @@
 """Physical DSH log format: JSONL lines, chains of zstd frames, the header line, packed rows.
 
 Reading turns bytes into a header dict and a list of raw event dicts with ``seq`` in place;
-logical validation (surface fold, provenance, enclosure) lives in ``.surface``.
+logical validation (surface replay, provenance, enclosure) lives in ``._replay``.
 """
 
 from __future__ import annotations
@@ -480,7 +480,7 @@ def _decode_text(
             events.append(row)
             event_lines.append(line_no)
     else:
-        events = rows  # the fold checks each is an object with the right seq
+        events = rows  # the replay checks each is an object with the right seq
     return DecodedLog(
         header=header,
         events=events,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .surface import LogIndex
+from ._replay import LogIndex
 
 __all__ = ["repair_events"]
 

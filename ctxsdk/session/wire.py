@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from ..errors import UnknownName
+
 __all__ = ["WireFormat", "to_wire"]
 
 WireFormat = Literal["openai", "deepseek"]
@@ -29,7 +31,7 @@ def to_wire(
     ``"deepseek"`` keeps reasoning as ``reasoning_content``; ``"openai"`` drops it.
     """
     if provider not in ("openai", "deepseek"):
-        raise ValueError(f"unknown wire format {provider!r}; use 'openai' or 'deepseek'")
+        raise UnknownName(f"unknown wire format {provider!r}; use 'openai' or 'deepseek'")
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
