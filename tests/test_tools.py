@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 import ctxsdk as cx
 from ctxsdk.errors import NotFound, ToolError
@@ -250,3 +251,129 @@ def test_session_tools_need_a_session() -> None:
 def test_module_dispatch_with_a_registry(reg: ToolRegistry) -> None:
     assert dispatch("echo", '{"text": "z"}', registry=reg)["echo"] == "z"
     assert code(dispatch("echo", '{"text": "z"}')) == "unknown_tool"
+
+
+# --- the package's names, schema checks, bad input ------------------------------------------
+
+
+def test_exported_names() -> None:
+    import ctxsdk.tools as tools
+
+    assert set(tools.__all__) == {
+        "ContextMessagesArgs",
+        "ContextSearchArgs",
+        "Tool",
+        "ToolContext",
+        "ToolFn",
+        "ToolRegistry",
+        "default_registry",
+        "dispatch",
+        "is_error",
+    }
+    for name in set(tools.__all__) - {"ToolFn"}:
+        assert getattr(tools, name).__module__ == "ctxsdk.tools", name
+
+
+def test_importing_tools_loads_no_engine() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ctxsdk.tools; "
+        "print(sorted(m for m in sys.modules if m.split('.')[1:2] in "
+        "(['assemble'], ['fold'], ['merge'], ['memory'])))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_raw_schemas_are_checked_against_their_metaschema() -> None:
+    reg = ToolRegistry()
+    with pytest.raises(ToolError, match=r"not a valid JSON Schema .*2020-12.*properties\.a\.type"):
+        reg.register("bad", "x", {"type": "object", "properties": {"a": {"type": "strng"}}}, echo)
+    with pytest.raises(ToolError, match="not JSON"):
+        reg.register("nan", "x", {"type": "object", "default": float("nan")}, echo)
+    with pytest.raises(ToolError, match="not a valid JSON Schema"):  # a Tool built by hand, too
+        ToolRegistry([Tool("t", "x", {"type": "object", "required": "a"}, echo)])
+    # $schema picks the draft: a boolean exclusiveMinimum is Draft 4, not 2020-12
+    old = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}},
+    }
+    with pytest.raises(ToolError, match="not a valid JSON Schema"):
+        reg.register("new", "x", old, lambda a, c: a)
+    reg.register("old", "x", {"$schema": "http://json-schema.org/draft-04/schema#", **old}, echo)
+    out = reg.dispatch("old", '{"n": 0}')
+    assert code(out) == "invalid_arguments" and "n: " in out["error"]["message"]
+    assert "must be >=" not in out["error"]["message"]  # exclusive: jsonschema's own words
+    assert "bad" not in reg and "new" not in reg
+
+
+def test_raw_schema_arguments_in_depth() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"item": {"type": "object", "required": ["name"]}},
+        "properties": {
+            "items": {"type": "array", "items": {"$ref": "#/$defs/item"}},
+            "x": {"type": "number"},
+            "word": {"type": "string", "pattern": "^[a-z]+$"},
+        },
+    }
+    reg = ToolRegistry()
+    reg.register("deep", "x", schema, lambda a, c: {"ok": True})
+    assert reg.dispatch("deep", '{"items": [{"name": "a"}], "x": 1.5, "word": "ab"}') == {
+        "ok": True
+    }
+    cases = {
+        '{"items": [{"name": "a"}, {}]}': "items[1].name: field required",
+        '{"x": NaN}': "x: expected number",  # JSON has no NaN
+        '{"x": Infinity}': "x: expected number",
+        '{"word": "AB"}': "word: 'AB' does not match",  # no own wording: jsonschema's message
+    }
+    for args, msg in cases.items():
+        out = reg.dispatch("deep", args)
+        assert code(out) == "invalid_arguments" and msg in out["error"]["message"], (args, out)
+    many = reg.dispatch("deep", '{"items": [{}, {}, {}, {}, {}]}')
+    assert many["error"]["message"].endswith("(+2 more)")
+
+
+def test_remote_refs_are_never_fetched() -> None:
+    reg = ToolRegistry()
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.invalid/a.json"}}}
+    reg.register("remote", "x", schema, lambda a, c: a)
+    out = reg.dispatch("remote", '{"a": 1}')
+    assert code(out) == "tool_failed" and "$ref" in out["error"]["message"]
+    assert reg.dispatch("remote", "{}") == {}  # nothing to resolve: the call runs
+
+
+def test_bad_input_raises_ctxsdk_errors_or_returns_structured_ones() -> None:
+    reg = ToolRegistry()
+    with pytest.raises(NotFound, match="the tools are: none"):
+        reg.get("zzz")
+    with pytest.raises(ToolError, match="invalid"):
+        reg.register(7, "x", EchoArgs, echo)  # type: ignore[arg-type]
+    with pytest.raises(ToolError, match="type 'object'"):
+        reg.register("s", "x", "not a schema", echo)  # type: ignore[arg-type]
+
+    class Thing:
+        pass
+
+    class Weird(BaseModel):
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+        thing: Thing
+
+    with pytest.raises(ToolError, match="Weird has no JSON Schema"):
+        reg.register("w", "x", Weird, echo)
+
+    def local(args: Later, ctx: ToolContext) -> None: ...  # type: ignore[name-defined]  # noqa: F821
+
+    with pytest.raises(ToolError, match="annotations cannot be read"):
+        reg.tool()(local)
+    with pytest.raises(ToolError, match="no __name__"):
+        reg.tool()(functools.partial(echo))
+    reg.register("echo", "Echo.", EchoArgs, echo)
+    assert code(reg.dispatch("echo", 5)) == "invalid_arguments"  # type: ignore[arg-type]
+    assert code(reg.dispatch("echo", "[" * 100_000)) == "bad_json"
+    assert code(reg.dispatch(["echo"], "{}")) == "unknown_tool"  # type: ignore[arg-type]
+    assert reg.dispatch("echo", b'{"text": "b"}')["echo"] == "b"  # type: ignore[arg-type]
+    assert not is_error([])  # type: ignore[arg-type]
