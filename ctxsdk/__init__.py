@@ -1,7 +1,9 @@
 """ctxsdk: see and shape what an LLM agent's model receives.
 
 The public names load lazily so ``import ctxsdk`` stays fast; heavy dependencies (polars,
-tokenizers, widgets) are imported only by the objects that use them.
+tokenizers, widgets) are imported only by the objects that use them. Each name is defined in
+one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.llm``,
+``ctxsdk.tools``) and re-exported here; ``ctxsdk._public.TOP_LEVEL`` says which.
 """
 
 from __future__ import annotations
@@ -10,17 +12,34 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import errors
+from ._public import TOP_LEVEL, publish
 
 __version__ = "0.1.0"
 
 __all__ = [
     "LLM",
+    "Assembly",
+    "ChatResult",
+    "DigestConfig",
+    "DraftStore",
     "Event",
+    "FitResult",
+    "LineageNode",
+    "LogView",
     "Message",
+    "NodeTokens",
+    "PlanOp",
+    "Preview",
+    "Recovery",
+    "Row",
+    "Rule",
     "Session",
     "SessionHeader",
+    "SessionTree",
+    "Step",
     "Surface",
     "SurfaceNode",
+    "TokenTable",
     "TokenUsage",
     "ToolRegistry",
     "Turn",
@@ -30,35 +49,41 @@ __all__ = [
     "run_agent",
 ]
 
-_LAZY = {
-    "Event": "ctxsdk.session.models",
-    "Message": "ctxsdk.session.models",
-    "SessionHeader": "ctxsdk.session.models",
-    "TokenUsage": "ctxsdk.session.models",
-    "Session": "ctxsdk.session.session",
-    "Surface": "ctxsdk.session.session",
-    "SurfaceNode": "ctxsdk.session.session",
-    "Turn": "ctxsdk.session.session",
-    "Workspace": "ctxsdk.session.workspace",
-    "LLM": "ctxsdk.llm",
-    "ToolRegistry": "ctxsdk.tools",
-    "run_agent": "ctxsdk.agent",
-}
+# Where a name is imported from on first use: its namespace, or the agent loop's module.
+_FROM = {name: ("ctxsdk._agent" if ns == "ctxsdk" else ns) for name, ns in TOP_LEVEL.items()}
 
 if TYPE_CHECKING:
-    from .agent import run_agent
-    from .llm import LLM
-    from .session.models import Event, Message, SessionHeader, TokenUsage
-    from .session.session import Session, Surface, SurfaceNode, Turn
-    from .session.workspace import Workspace
+    from ._agent import run_agent
+    from .assemble import Assembly, DigestConfig, DraftStore, FitResult, PlanOp, Preview, Row, Rule
+    from .llm import LLM, ChatResult
+    from .session import (
+        Event,
+        LineageNode,
+        LogView,
+        Message,
+        NodeTokens,
+        Recovery,
+        Session,
+        SessionHeader,
+        SessionTree,
+        Step,
+        Surface,
+        SurfaceNode,
+        TokenTable,
+        TokenUsage,
+        Turn,
+        Workspace,
+    )
     from .tools import ToolRegistry
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module = _FROM.get(name)
     if module is None:
         raise AttributeError(f"module 'ctxsdk' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    if module == "ctxsdk._agent":
+        publish("ctxsdk", {name: value}, [name])
     globals()[name] = value
     return value
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import ctxsdk as cx
 from ctxsdk.assemble import DigestConfig, DraftStore, Rule, Target
-from ctxsdk.assemble.modes import parse_fold_mark
-from ctxsdk.assemble.planner import apply_ops, compile_plan, current_modes
+from ctxsdk.assemble._modes import parse_fold_mark
+from ctxsdk.assemble._planner import apply_ops, compile_plan, current_modes
 from ctxsdk.samples import sample
 from ctxsdk.session.builder import LogBuilder
 from ctxsdk.session.tokens import TokenCounter

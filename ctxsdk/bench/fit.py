@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._progress import Progress, resolve_progress
-from ..assemble.digest import DigestConfig
-from ..assemble.fit import FitIndex, fit_plan
+from ..assemble import DigestConfig, FitIndex, fit_plan
 from ..session.importers import from_locomo, import_provenance
 from ..session.session import Session
 from ..session.tokens import TokenCounter

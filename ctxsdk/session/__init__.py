@@ -1,31 +1,91 @@
-"""The event log: typed models, codec, surface replay, writer, crash repair, wire formats."""
+"""The base layer: the event log and everything the engines share.
+
+Typed models, the codec, the validating replay and its read-only ``LogView``, the one event
+writer, message text, replacement markers, surface primitives (tool-call groups, node
+tokens), token counting, lexical retrieval, workspaces, importers, crash repair and wire
+formats. Engines (``ctxsdk.assemble`` and the ones to come) import only the names here.
+"""
 
 from __future__ import annotations
 
+from .._public import publish
 from ._event_writer import EventWriter, now_ms
+from ._log_view import LogView, PendingCallView, TurnRange
+from ._markers import (
+    ASSEMBLER_PLUGIN,
+    MARKER_KINDS,
+    Marker,
+    assembly_header,
+    assembly_source,
+    read_marker,
+)
+from ._nodes import node_tokens, tool_groups
 from ._text import digest_text, display_text, first_line, gist, message_text, search_text
+from ._workspace import CACHE_RELPATH, LineageNode, SessionTree, Workspace
 from .codec import Recovery
+from .layout import (
+    canonical_file_name,
+    decode_segment,
+    dsh_home,
+    encode_segment,
+    project_key,
+    session_dir,
+    sessions_root,
+)
+from .lexical import BM25
 from .models import Event, Message, SessionHeader, TokenUsage
-from .session import Session, Step, Surface, SurfaceNode, Turn, message_of
+from .session import NodeTokens, Session, Step, Surface, SurfaceNode, TokenTable, Turn, message_of
+from .tokens import TokenCounter, Tokenizer, estimate_text, get_tokenizer
 
 __all__ = [
+    "ASSEMBLER_PLUGIN",
+    "BM25",
+    "CACHE_RELPATH",
+    "MARKER_KINDS",
     "Event",
     "EventWriter",
+    "LineageNode",
+    "LogView",
+    "Marker",
     "Message",
+    "NodeTokens",
+    "PendingCallView",
     "Recovery",
     "Session",
     "SessionHeader",
+    "SessionTree",
     "Step",
     "Surface",
     "SurfaceNode",
+    "TokenCounter",
+    "TokenTable",
     "TokenUsage",
+    "Tokenizer",
     "Turn",
+    "TurnRange",
+    "Workspace",
+    "assembly_header",
+    "assembly_source",
+    "canonical_file_name",
+    "decode_segment",
     "digest_text",
     "display_text",
+    "dsh_home",
+    "encode_segment",
+    "estimate_text",
     "first_line",
+    "get_tokenizer",
     "gist",
     "message_of",
     "message_text",
+    "node_tokens",
     "now_ms",
+    "project_key",
+    "read_marker",
     "search_text",
+    "session_dir",
+    "sessions_root",
+    "tool_groups",
 ]
+
+publish(__name__, globals(), __all__)

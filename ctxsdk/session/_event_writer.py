@@ -78,7 +78,7 @@ class EventWriter:
             session.version,
             clock=clock,
             base=session.raw_events,
-            nodes=index.surface.nodes(),
+            nodes=index.surface_seqs(),
             turn=open_turn if open_turn is not None else index.last_turn,
             turn_open=open_turn is not None,
             step=index.open_step or 0,

@@ -21,6 +21,7 @@ from ..errors import (
     SessionFormatError,
     SurfaceError,
 )
+from ._log_view import LogView
 from ._replay import LogIndex, check_replace, replace_keys, replay_into, replay_log
 from ._text import message_text
 from .codec import (
@@ -50,7 +51,7 @@ from .wire import WireFormat, to_wire
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..assemble import Assembly
+    from ..assemble import Assembly  # the return type of assemble() only; never imported
 
 __all__ = [
     "NodeTokens",
@@ -398,12 +399,12 @@ class Session:
         seq = self._index.descriptor_seq
         return None if seq is None else self._typed_data(seq, SubagentDescriptorData)
 
-    @property
-    def index(self) -> LogIndex:
-        """What the validating pass learned about the log: turn and step spans, which node
-        replaced which (``replaced`` / ``shadowed_by``), decoded sources, header and title
-        seqs. Read it; do not change it."""
-        return self._index
+    @cached_property
+    def index(self) -> LogView:
+        """What the validating replay learned about the log, read-only: turn and step spans,
+        which node replaced which (``replaced`` / ``shadowed_by`` / ``covered``), decoded
+        sources, header, title and compaction seqs."""
+        return LogView(self._index)
 
     # --- events ----------------------------------------------------------------------------
 
@@ -507,6 +508,12 @@ class Session:
                 bad = todo[int(pos)] if isinstance(pos, int) else todo[0]
                 raise self._data_error(bad, exc) from None
         return [cache[s] for s in seqs]
+
+    def message_at(self, seq: int) -> Message:
+        """The typed message event ``seq`` carries (on the surface or shadowed)."""
+        if not 0 <= seq < len(self._raw) or message_of(self._raw[seq]) is None:
+            raise NotFound(f"session {self.id} has no message event at seq {seq}")
+        return self._typed_messages([seq])[0]
 
     def messages(self, *, repair: bool = False) -> list[Message]:
         """``deriveMessages()``: exactly the messages the model receives, in order (spec §8).
@@ -716,11 +723,12 @@ class Session:
         return None
 
     def assemble(self, **options: Any) -> Assembly:
-        """The per-node context editor (full / key / off) over this session; see
-        ``ctxsdk.assemble.Assembly`` for the options."""
-        from ..assemble import Assembly
+        """The per-node context editor (full / key / off) over this session: the same as
+        ``cx.Assembly(session, **options)``; see ``ctxsdk.Assembly`` for the options."""
+        from .._engines import engine
 
-        return Assembly(self, **options)
+        built: Assembly = engine("assemble")(self, **options)
+        return built
 
     def fork(
         self,

@@ -119,7 +119,8 @@ def _register_session_tools(reg: ToolRegistry) -> None:
 
 
 def _register_assembler(reg: ToolRegistry) -> None:
-    from ..assemble.tool import DESCRIPTION, AssemblerArgs, context_assembler
+    from ..assemble import ASSEMBLER_TOOL_DESCRIPTION as DESCRIPTION
+    from ..assemble import AssemblerArgs, context_assembler
 
     def run(args: AssemblerArgs, ctx: ToolContext) -> dict[str, Any]:
         session = ctx.require_session()

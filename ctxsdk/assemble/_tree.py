@@ -12,10 +12,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..errors import SessionFormatError
-from ..session._text import first_line
-from ..session.models import Message
-from ..session.session import Session, SurfaceNode, message_of
-from .modes import Mode
+from ..session import Message, Session, SurfaceNode, first_line, message_of
+from ._modes import Mode
 
 __all__ = ["Row", "RowKind", "attach_subagents", "build_tree"]
 
@@ -105,24 +103,16 @@ def _leaf_gist(message: Message, kind: RowKind, tool_names: dict[str, str]) -> s
     return text
 
 
-def _origin(session: Session, seq: int) -> int:
-    """The first original event under a (possibly nested) replacement."""
-    replaced = session.index.replaced
-    while seq in replaced:
-        seq = replaced[seq][0]
-    return seq
-
-
 def _shadowed_rows(
     session: Session, seq: int, tool_names: dict[str, str], depth: int = 0
 ) -> list[Row]:
     """Rows for the events a replacement covers, recursively (a fold of a fold)."""
     rows = []
-    for s in session.index.replaced.get(seq, []):
+    for s in session.index.originals(seq):
         raw = session.raw_events[s]
         inner = message_of(raw)
         try:
-            message = session._typed_messages([s])[0]
+            message = session.message_at(s)
         except SessionFormatError:  # a shadowed event that does not type-check: show its type
             message = None
         kind: RowKind = "user"
@@ -191,7 +181,7 @@ def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
     current_turn: Row | None = None
     current_step: Row | None = None
     for pos, node in enumerate(surface):
-        origin = _origin(session, node.seq)
+        origin = session.index.origin(node.seq)
         i = bisect.bisect_right(starts, origin) - 1
         end = turns[i].end_seq if i >= 0 else None
         span = turns[i] if i >= 0 and (end is None or origin <= end) else None

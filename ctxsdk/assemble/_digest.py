@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..session._text import digest_text
-from ..session.models import Message
+from ..session import Message, digest_text
 
 __all__ = ["DigestConfig", "auto_digest", "off_marker"]
 

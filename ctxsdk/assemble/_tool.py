@@ -7,10 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..session._text import gist
-from ..session.session import Session
-from .assembly import Assembly, Rule
-from .modes import Mode
+from ..session import Session, gist
+from ._assembly import Assembly, Rule
+from ._modes import Mode
 
 __all__ = ["DESCRIPTION", "AssemblerArgs", "context_assembler"]
 

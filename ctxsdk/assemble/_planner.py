@@ -13,14 +13,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..session._text import digest_text
-from ..session.models import Message
-from ..session.session import Session, SurfaceNode, message_of
-from ..session.tokens import TokenCounter
-from .digest import DigestConfig, auto_digest, off_marker, truncate
-from .modes import Mode, fold_header, fold_source, parse_fold_mark
+from ..session import (
+    Message,
+    Session,
+    SurfaceNode,
+    TokenCounter,
+    assembly_header,
+    assembly_source,
+    digest_text,
+    message_of,
+    node_tokens,
+    tool_groups,
+)
+from ._digest import DigestConfig, auto_digest, off_marker, truncate
+from ._modes import Mode, parse_fold_mark
 
-__all__ = ["PlanOp", "Target", "compile_plan", "current_modes", "tool_groups"]
+__all__ = ["PlanOp", "Target", "apply_ops", "compile_plan", "current_modes"]
 
 _MAX_WIDEN_ROUNDS = 64
 
@@ -66,10 +74,11 @@ class _Run:
 
 
 def current_modes(session: Session, surface: list[SurfaceNode]) -> list[Mode]:
-    """Each node's mode now: an own fold's mode, ``key`` for foreign folds, else ``full``."""
+    """Each node's mode now: an own collapse's mode, ``key`` for foreign replacements
+    (compactions, prunes), else ``full``."""
     out: list[Mode] = []
     for node in surface:
-        mark = parse_fold_mark(dict(session.raw_events[node.seq]))
+        mark = parse_fold_mark(session.raw_events[node.seq])
         if mark is not None:
             out.append(mark[0])
         elif node.op == "replace" and node.message.source.kind != "tool":
@@ -77,27 +86,6 @@ def current_modes(session: Session, surface: list[SurfaceNode]) -> list[Mode]:
         else:
             out.append("full")
     return out
-
-
-def tool_groups(surface: list[SurfaceNode]) -> list[tuple[int, int]]:
-    """(first, last) surface positions of each assistant tool call through its last result."""
-    where = {}
-    for pos, node in enumerate(surface):
-        for r in node.message.tool_results:
-            where[r.tool_call_id] = pos
-    groups = []
-    for pos, node in enumerate(surface):
-        ids = [c.id for c in node.message.tool_calls]
-        ends = [where[i] for i in ids if i in where and where[i] > pos]
-        if ends:
-            groups.append((pos, max(ends)))
-    return groups
-
-
-def surface_tokens(session: Session, counter: TokenCounter) -> list[int]:
-    """Tokens of each surface node's message, in surface order (counts are cached)."""
-    raws = session.raw_events
-    return counter.count_messages(message_of(raws[s]) or {} for s in session.index.surface.nodes())
 
 
 def _runs(targets: list[Mode], changed: list[bool]) -> list[_Run]:
@@ -147,10 +135,7 @@ def _widen(
 
 
 def _leaf_count(session: Session, seq: int) -> int:
-    shadowed = session.index.replaced.get(seq)
-    if not shadowed:
-        return 1
-    return sum(_leaf_count(session, s) for s in shadowed)
+    return len(session.index.covered(seq))
 
 
 def _user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +152,7 @@ def _unfold(
     session: Session, node: SurfaceNode, counter: TokenCounter, before: int
 ) -> PlanOp | None:
     """Restore what an own fold shadowed: one node verbatim, several as one replay message."""
-    shadowed = session.index.replaced.get(node.seq, [])
+    shadowed = session.index.originals(node.seq)
     if not shadowed:
         return None
     originals = [(s, session.raw_events[s]) for s in shadowed]
@@ -186,7 +171,7 @@ def _unfold(
             return _unfold_op(node.seq, text, before, after, message=msg)
     # Like a fold's header, the replay's names the tokens of what it covers (the originals).
     covered = counter.count_messages([message_of(r) or {} for _, r in originals])
-    header = fold_header("full", len(originals), sum(covered))
+    header = assembly_header("full", len(originals), sum(covered))
     sections = []
     for seq, raw in originals:
         inner = message_of(raw)
@@ -199,7 +184,7 @@ def _unfold(
         "shown as text, because assistant messages cannot be replacement nodes."
     )
     text = f"{header}\n{note}\n\n" + "\n\n".join(sections)
-    msg = _user_message(text, fold_source("full", len(originals), before))
+    msg = _user_message(text, assembly_source("full", len(originals), before))
     return _unfold_op(node.seq, text, before, counter.count_message(msg), message=msg)
 
 
@@ -229,7 +214,7 @@ def compile_plan(
         if target.digest is not None:
             digests[pos] = target.digest
     raws = [dict(session.raw_events[n.seq]) for n in surface]
-    tokens = surface_tokens(session, counter)
+    tokens = node_tokens(session, counter)
     ops: list[PlanOp] = []
     # Unfolds first: an own fold asked to be full is restored on its own.
     for pos, node in enumerate(surface):
@@ -266,7 +251,7 @@ def compile_plan(
             )
         else:
             body = off_marker(cfg, items, before)
-        header = fold_header(run.mode, items, before)
+        header = assembly_header(run.mode, items, before)
         if len(members) == 1 and members[0].type == "tool/result":
             text = f"{header}\n{body}" if body else header
             content = [{"type": "text", "text": text}]
@@ -289,7 +274,7 @@ def compile_plan(
             )
             continue
         text = f"{header}\n{body}" if body else ""
-        msg = _user_message(text, fold_source(run.mode, items, before))
+        msg = _user_message(text, assembly_source(run.mode, items, before))
         _note_growth(
             notes, run.mode, members[0].seq, members[-1].seq, before, counter.count_message(msg)
         )

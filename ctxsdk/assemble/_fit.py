@@ -12,13 +12,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..session._text import digest_text
-from ..session.lexical import BM25
-from ..session.session import Session, SurfaceNode
-from ..session.tokens import TokenCounter, estimate_text
-from .digest import DigestConfig, auto_digest, off_marker
-from .modes import Mode, fold_header
-from .planner import PlanOp, Target, compile_plan, current_modes, surface_tokens, tool_groups
+from ..session import (
+    BM25,
+    Session,
+    SurfaceNode,
+    TokenCounter,
+    assembly_header,
+    digest_text,
+    estimate_text,
+    node_tokens,
+    tool_groups,
+)
+from ._digest import DigestConfig, auto_digest, off_marker
+from ._modes import Mode
+from ._planner import PlanOp, Target, compile_plan, current_modes
 
 __all__ = ["FitIndex", "FitResult", "fit_plan"]
 
@@ -123,7 +130,7 @@ class FitIndex:
         for a, b in units:
             members = [(surface[p].seq, surface[p].message) for p in range(a, b + 1)]
             key_cost[(a, b)] = _HEADER_TOKENS + estimate_text(auto_digest(members, config))
-        marker = f"{fold_header('off', 100, 10_000)}\n{off_marker(config, 100, 10_000)}"
+        marker = f"{assembly_header('off', 100, 10_000)}\n{off_marker(config, 100, 10_000)}"
         return cls(
             off_cost=counter.count_message(
                 {"role": "user", "content": [{"type": "text", "text": marker.strip()}]}
@@ -131,7 +138,7 @@ class FitIndex:
             session=session,
             surface=surface,
             seqs=seqs,
-            full=surface_tokens(session, counter),
+            full=node_tokens(session, counter),
             groups=groups,
             keep=keep,
             now=current_modes(session, surface),

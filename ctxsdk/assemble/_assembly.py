@@ -12,18 +12,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
-from ..session.models import Message
-from ..session.session import Session
-from ..session.tokens import TokenCounter
-from .digest import DigestConfig
-from .drafts import DraftStore
-from .fit import FitResult, fit_plan
-from .modes import MODES, Mode
-from .planner import PlanOp, Target, apply_ops, compile_plan, current_modes, surface_tokens
-from .tree import Row, RowKind, attach_subagents, build_tree
+from ..session import Message, Session, TokenCounter, node_tokens
+from ._digest import DigestConfig
+from ._drafts import DraftStore
+from ._fit import FitResult, fit_plan
+from ._modes import MODES, Mode
+from ._planner import PlanOp, Target, apply_ops, compile_plan, current_modes
+from ._tree import Row, RowKind, attach_subagents, build_tree
 
 if TYPE_CHECKING:
-    from ..session._workspace import Workspace
+    from ..session import Workspace
 
 __all__ = ["Assembly", "Preview", "Rule"]
 
@@ -142,7 +140,7 @@ class Assembly:
     # --- reading ---------------------------------------------------------------------------
 
     def _surface_tokens(self) -> list[int]:
-        return surface_tokens(self.session, self._counter)
+        return node_tokens(self.session, self._counter)
 
     def tree(self) -> Row:
         """The context tree of the session as it is now, with the draft's modes shown."""

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .modes import MODES
-from .planner import Target
+from ._modes import MODES
+from ._planner import Target
 
 __all__ = ["DraftStore"]
 
@@ -27,7 +27,7 @@ class DraftStore:
 
     def __init__(self, directory: str | Path | None = None) -> None:
         if directory is None:
-            from ..session.layout import dsh_home
+            from ..session import dsh_home
 
             directory = dsh_home() / "storages" / "ctxsdk" / "assemble"
         self.path = Path(directory) / "drafts.json"

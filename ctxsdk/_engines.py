@@ -1,0 +1,30 @@
+"""The engines a session's conveniences reach (``s.assemble()``), by name.
+
+``session`` is the base layer and imports no engine, not even lazily: ``Session.assemble``
+asks this table for the engine's class, and the table imports it on first use. An engine is
+otherwise built from a session directly: ``cx.Assembly(s)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import UnknownName
+
+__all__ = ["engine"]
+
+# name -> (module, class); the modules sit above the base, so only this table names them.
+_ENGINES: dict[str, tuple[str, str]] = {
+    "assemble": ("ctxsdk.assemble", "Assembly"),
+}
+
+
+def engine(name: str) -> Any:
+    """The engine class registered as ``name`` (imported on first use)."""
+    try:
+        module, attr = _ENGINES[name]
+    except KeyError:
+        known = ", ".join(sorted(_ENGINES))
+        raise UnknownName(f"no engine named {name!r}; the engines are: {known}") from None
+    return getattr(importlib.import_module(module), attr)

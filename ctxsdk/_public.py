@@ -1,0 +1,63 @@
+"""Where each public name lives, and the ``__module__`` it shows.
+
+Implementation modules are private (``_name.py``); each public namespace (``ctxsdk``,
+``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.llm``, ``ctxsdk.tools``,
+``ctxsdk.testing``, ``ctxsdk.bench``) re-exports its names and calls ``publish`` so that
+reprs, tracebacks and the API docs name ``ctxsdk.Session``, not a private module path.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["TOP_LEVEL", "publish"]
+
+# The names ``ctxsdk`` itself exports, and the namespace that defines each.
+TOP_LEVEL: Mapping[str, str] = {
+    # the base
+    "Event": "ctxsdk.session",
+    "LogView": "ctxsdk.session",
+    "Message": "ctxsdk.session",
+    "NodeTokens": "ctxsdk.session",
+    "Recovery": "ctxsdk.session",
+    "Session": "ctxsdk.session",
+    "SessionHeader": "ctxsdk.session",
+    "Step": "ctxsdk.session",
+    "Surface": "ctxsdk.session",
+    "SurfaceNode": "ctxsdk.session",
+    "TokenTable": "ctxsdk.session",
+    "TokenUsage": "ctxsdk.session",
+    "Turn": "ctxsdk.session",
+    "Workspace": "ctxsdk.session",
+    "SessionTree": "ctxsdk.session",
+    "LineageNode": "ctxsdk.session",
+    # Assembly and what its methods return
+    "Assembly": "ctxsdk.assemble",
+    "DigestConfig": "ctxsdk.assemble",
+    "DraftStore": "ctxsdk.assemble",
+    "FitResult": "ctxsdk.assemble",
+    "PlanOp": "ctxsdk.assemble",
+    "Preview": "ctxsdk.assemble",
+    "Row": "ctxsdk.assemble",
+    "Rule": "ctxsdk.assemble",
+    # the model seam and the agent loop
+    "LLM": "ctxsdk.llm",
+    "ChatResult": "ctxsdk.llm",
+    "ToolRegistry": "ctxsdk.tools",
+    "run_agent": "ctxsdk",
+}
+
+
+def publish(namespace: str, scope: Mapping[str, Any], names: Iterable[str]) -> None:
+    """Set ``__module__`` of the classes and functions in ``names`` that a private module
+    of the project defines: ``ctxsdk`` for top-level names, else ``namespace``."""
+    for name in names:
+        obj = scope.get(name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        module = getattr(obj, "__module__", "") or ""
+        if not module.startswith("ctxsdk.") or "._" not in module + ".":
+            continue  # defined outside the project, or already in a public module
+        obj.__module__ = "ctxsdk" if TOP_LEVEL.get(name) == namespace else namespace

@@ -1,0 +1,36 @@
+"""What engines need to know about surface nodes: tool-call groups and token counts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .session import SurfaceNode, message_of
+
+if TYPE_CHECKING:
+    from .session import Session
+    from .tokens import TokenCounter
+
+__all__ = ["node_tokens", "tool_groups"]
+
+
+def tool_groups(surface: Sequence[SurfaceNode]) -> list[tuple[int, int]]:
+    """(first, last) surface positions of each assistant message that calls tools, through
+    its last result: the spans an edit must keep whole (a call never loses its result)."""
+    where: dict[str, int] = {}
+    for pos, node in enumerate(surface):
+        for r in node.message.tool_results:
+            where[r.tool_call_id] = pos
+    groups = []
+    for pos, node in enumerate(surface):
+        ids = [c.id for c in node.message.tool_calls]
+        ends = [where[i] for i in ids if i in where and where[i] > pos]
+        if ends:
+            groups.append((pos, max(ends)))
+    return groups
+
+
+def node_tokens(session: Session, counter: TokenCounter) -> list[int]:
+    """Tokens of each surface node's message, in surface order (the counter caches them)."""
+    raws = session.raw_events
+    return counter.count_messages(message_of(raws[s]) or {} for s in session.index.surface_seqs())
