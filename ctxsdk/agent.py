@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    LLM_FAILURES,
     InvalidArgument,
     LLMCancelled,
     LLMError,
@@ -54,13 +55,8 @@ if TYPE_CHECKING:
 
 __all__ = ["run_agent"]
 
-_FAILURE_CODES = {
-    "no-route": "NOT_CONFIGURED",
-    "auth": "AUTH_FAILED",
-    "timeout": "TIMEOUT",
-    "cancelled": "CANCELLED",
-    "provider": "PROVIDER_ERROR",
-}
+_FAILURE_CODES = {f.kind: f.code for f in LLM_FAILURES if f.code is not None}
+"""The ``turn/end`` error code for each kind of model failure a chat call raises."""
 
 
 def _stream_records(blocks: list[dict[str, Any]], usage: dict[str, int], finish: str) -> list[Any]:

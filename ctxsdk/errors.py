@@ -23,6 +23,7 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     ├── LLMError (RuntimeError)              a model call that failed; .reason is the ladder text
     │   ├── LLMNotConfigured, LLMProviderError, LLMCancelled
     │   └── LLMAuthError (PermissionError), LLMTimeout (TimeoutError), LLMOutputError (ValueError)
+    │       (each with a ``kind``: one rung of ``LLM_FAILURES``, the degradation ladder)
     ├── ToolError (ValueError)               a tool that cannot be registered
     └── WriteError (OSError)                 a failed write; the old bytes are left as they were
 
@@ -32,6 +33,7 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal, NamedTuple, TypeAlias
 
 __all__ = [
     "AmbiguousId",
@@ -42,6 +44,7 @@ __all__ = [
     "LLMAuthError",
     "LLMCancelled",
     "LLMError",
+    "LLMFailure",
     "LLMNotConfigured",
     "LLMOutputError",
     "LLMProviderError",
@@ -188,11 +191,47 @@ class WriteError(CtxError, OSError):
     """A write that failed; the file was left byte-identical."""
 
 
+LLMFailureKind: TypeAlias = Literal[
+    "no-route", "provider", "auth", "timeout", "cancelled", "truncated", "malformed-json", "schema"
+]
+"""The short code of each way a model call can fail: ``LLMError.kind``, ``Structured.kind``."""
+
+
+class LLMFailure(NamedTuple):
+    """One rung of the model seam's degradation ladder (``LLM_FAILURES``)."""
+
+    kind: LLMFailureKind
+    reason: str
+    """The text an engine records when it falls back; ``<...>`` is filled in per call."""
+    code: str | None
+    """The error code an agent turn records for it (``turn/end`` ``error.code``); ``None``
+    for the rungs only a structured call reaches."""
+
+
+LLM_FAILURES: tuple[LLMFailure, ...] = (
+    LLMFailure("no-route", "no route configured", "NOT_CONFIGURED"),
+    # also "provider unreachable: <error>", "provider returned an invalid response"
+    LLMFailure("provider", "provider returned <status>", "PROVIDER_ERROR"),
+    LLMFailure("auth", "auth failed", "AUTH_FAILED"),
+    LLMFailure("timeout", "timeout", "TIMEOUT"),
+    LLMFailure("cancelled", "cancelled", "CANCELLED"),
+    LLMFailure("truncated", "max-tokens truncation", None),
+    LLMFailure("malformed-json", "malformed JSON: <detail>", None),
+    LLMFailure("schema", "schema validation failed: <detail>", None),
+)
+"""The model seam's failure vocabulary, defined once: ``ctxsdk.llm.LADDER``, the ``kind`` of
+each ``LLMError`` class and the agent's error codes are read from it."""
+
+_FIXED_REASONS = {f.kind: f.reason for f in LLM_FAILURES if "<" not in f.reason}
+
+
 class LLMError(CtxError, RuntimeError):
     """A model call that failed. ``reason`` is the degradation-ladder text an engine records
-    when it falls back ("provider returned 500", "timeout", ...); ``kind`` is its short code."""
+    when it falls back ("provider returned 500", "timeout", ...); ``kind`` is its short code
+    (one of ``LLM_FAILURES``). Without ``reason=``, a kind with one fixed ladder text
+    ("auth failed", "timeout", ...) records that text, any other the message."""
 
-    kind: str = "provider"
+    kind: LLMFailureKind = "provider"
     reason: str
     status: int | None
     retry_after: float | None
@@ -203,14 +242,14 @@ class LLMError(CtxError, RuntimeError):
         message: str,
         *,
         reason: str | None = None,
-        kind: str | None = None,
+        kind: LLMFailureKind | None = None,
         status: int | None = None,
         retry_after: float | None = None,
         request_id: str | None = None,
     ) -> None:
-        self.reason = reason if reason is not None else message
         if kind is not None:
             self.kind = kind
+        self.reason = reason if reason is not None else _FIXED_REASONS.get(self.kind, message)
         self.status = status
         self.retry_after = retry_after
         self.request_id = request_id
@@ -249,9 +288,10 @@ class LLMCancelled(LLMError):
 
 class LLMOutputError(LLMError, ValueError):
     """The model answered, but not usably: cut at max_tokens, malformed JSON, or JSON that
-    fails the schema (``kind`` is ``truncated``, ``malformed-json`` or ``schema``)."""
+    fails the schema (``kind`` is ``truncated``, ``malformed-json`` or ``schema``, the
+    default, also for an engine that rejects a validated answer on its own grounds)."""
 
-    kind = "output"
+    kind = "schema"
 
 
 class ToolError(CtxError, ValueError):

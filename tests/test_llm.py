@@ -4,13 +4,16 @@ degradation ladder, fenced JSON, validation failures, usage accounting, streamin
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import logging
+import random
 import subprocess
 import sys
 import threading
 import time
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +22,9 @@ import pytest
 from pydantic import BaseModel
 
 from ctxsdk.errors import (
+    LLM_FAILURES,
     CtxError,
+    InvalidArgument,
     LLMAuthError,
     LLMCancelled,
     LLMError,
@@ -33,10 +38,14 @@ from ctxsdk.llm import (
     LLM,
     NO_ROUTE,
     TRUNCATION_MARKER,
+    CallOptions,
     ChatResult,
+    DegradedKind,
     ModelProtocol,
     Outcome,
+    RetryPolicy,
     Structured,
+    TraceEvent,
     Usage,
     extract_json,
     parse_structured,
@@ -852,3 +861,204 @@ def test_close_and_context_manager() -> None:
         llm.chat("b")
     assert len(script.requests) == 2
     llm.close()  # idempotent
+
+
+# --- call options, retry policy, tracer ------------------------------------------------------
+
+
+def _kinds(events: list[TraceEvent]) -> list[tuple[str, int]]:
+    return [(e.kind, e.attempt) for e in events]
+
+
+RETRIED = [("request", 1), ("retry", 1), ("request", 2), ("response", 2)]
+
+
+def test_tracer_sees_request_retry_response_in_order() -> None:
+    events: list[TraceEvent] = []
+    script = Script(httpx.Response(500), completion("fine"))
+    llm, sleeps = make_llm(script, tracer=events.append)
+    assert llm.chat("x").text == "fine"
+    assert _kinds(events) == RETRIED
+    retry, response = events[1], events[3]
+    assert retry.status == 500 and retry.reason == "provider returned 500"
+    assert retry.delay == sleeps[0]
+    assert response.status == 200 and response.usage is not None and response.usage.calls == 1
+    assert all(e.url == f"{BASE}/chat/completions" and e.model == "m" for e in events)
+    assert not any(e.stream for e in events)
+    assert str(retry).startswith("retry #1 http://model.test/v1/chat/completions -> 500")
+
+
+def test_tracer_async() -> None:
+    events: list[TraceEvent] = []
+    script = Script(httpx.Response(500), completion("fine"))
+    slept: list[float] = []
+
+    async def asleep(d: float) -> None:
+        slept.append(d)
+
+    llm, _ = make_llm(script, tracer=events.append, asleep=asleep)
+    assert asyncio.run(llm.achat("x")).text == "fine"
+    assert _kinds(events) == RETRIED and events[1].delay == slept[0]
+
+
+def test_tracer_stream_and_astream() -> None:
+    events: list[TraceEvent] = []
+    llm, _ = make_llm(Script(httpx.Response(503), _sse(*STREAM)), tracer=events.append)
+    assert llm.stream("hi").text() == "Hello"
+    assert _kinds(events) == RETRIED and all(e.stream for e in events)
+    assert events[-1].usage is not None and events[-1].usage.output_tokens == 4
+
+    events.clear()
+    llm2, _ = make_llm(Script(httpx.Response(503), _sse(*STREAM)), tracer=events.append)
+
+    async def asleep(d: float) -> None:
+        pass
+
+    llm2._asleep = asleep
+
+    async def main() -> str:
+        return (await llm2.astream("hi").aresult()).text
+
+    assert asyncio.run(main()) == "Hello"
+    assert _kinds(events) == RETRIED
+
+
+def test_tracer_reports_the_final_error() -> None:
+    events: list[TraceEvent] = []
+    llm, _ = make_llm(Script(httpx.Response(500)), max_retries=1, tracer=events.append)
+    assert not llm.structured("x", Capital).ok
+    assert _kinds(events) == [("request", 1), ("retry", 1), ("request", 2), ("error", 2)]
+    assert events[-1].status == 500 and events[-1].reason == "provider returned 500"
+    events.clear()
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(LLMCancelled):
+        llm.chat("x", cancel=cancel)
+    assert [(e.kind, e.reason) for e in events] == [("error", "cancelled")]
+    events.clear()
+    with pytest.raises(LLMProviderError):
+        list(
+            make_llm(Script(httpx.Response(200, text="data: {x\n\n")), tracer=events.append)[
+                0
+            ].stream("q")
+        )
+    assert [e.kind for e in events] == ["request", "error"]
+
+
+def test_the_key_never_appears_in_a_trace_event() -> None:
+    events: list[TraceEvent] = []
+    script = Script(
+        httpx.Response(500, json={"error": {"message": f"overloaded, key {KEY}"}}),
+        httpx.Response(401, json={"error": {"message": f"bad key {KEY}"}}),
+    )
+    llm, _ = make_llm(script, api_key=KEY, tracer=events.append)
+    with pytest.raises(LLMAuthError):
+        llm.chat("x")
+    assert script.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert [e.kind for e in events] == ["request", "retry", "request", "error"]
+    for event in events:
+        assert KEY not in repr(event) and KEY not in str(event)
+
+
+def test_tracer_is_settable_and_optional() -> None:
+    llm, _ = make_llm(Script(completion()))
+    assert llm.tracer is None
+    llm.chat("x")  # no tracer: nothing to call
+    seen: list[TraceEvent] = []
+    llm.tracer = seen.append
+    llm.chat("x")
+    assert [e.kind for e in seen] == ["request", "response"]
+
+
+def test_call_options_are_checked_once() -> None:
+    opts = CallOptions(max_tokens=50, stop=["\n"])
+    assert opts.stop == ("\n",) and opts.temperature == 0.0 and opts.reasoning_effort == "off"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.max_tokens = 1  # type: ignore[misc]
+    assert opts.resolved(max_tokens=4000, max_chars_per_input=10) == CallOptions(
+        max_tokens=50, stop=("\n",), max_chars_per_input=10
+    )
+    with pytest.raises(InvalidArgument, match="max_tokens must be > 0"):
+        CallOptions(max_tokens=0)
+    llm, _ = make_llm(Script(completion()))
+    with pytest.raises(ValueError, match="max_tokens"):
+        llm.chat("x", max_tokens=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'json_mode'"):
+        llm.stream("x", json_mode=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tools'"):
+        llm.structured("x", Capital, tools=[])  # type: ignore[call-arg]
+
+
+def test_bad_input_raises_the_error_tree() -> None:
+    with pytest.raises(InvalidArgument, match="timeout"):
+        LLM(BASE, "m", env={}, timeout=0)
+    with pytest.raises(InvalidArgument, match="max_retries"):
+        LLM(BASE, "m", env={}, max_retries=-1)
+    with pytest.raises(InvalidArgument, match="max_chars_per_input"):
+        LLM(BASE, "m", env={}, max_chars_per_input=-5)
+    llm, _ = make_llm(Script(completion()))
+    with pytest.raises(InvalidArgument, match=r"messages\[1\] is a int"):
+        llm.chat([{"role": "user", "content": "a"}, 1])  # type: ignore[list-item]
+    with pytest.raises(LLMOutputError):
+        extract_json("prose only")
+    with pytest.raises(InvalidArgument):
+        truncate_keep_tail("abc", -1)
+
+
+def test_retry_policy() -> None:
+    policy = RetryPolicy(max_retries=1, backoff_base=1.0, backoff_cap=1.0)
+    rng = random.Random(0)
+    busy = LLMProviderError("x", status=503)
+    assert 0.5 <= (policy.delay(busy, 1, rng) or 0) <= 1.0
+    assert policy.delay(busy, 2, rng) is None  # no retry left
+    assert policy.delay(LLMProviderError("x", status=404), 1, rng) is None
+    assert policy.delay(LLMAuthError("x", status=401), 1, rng) is None
+    assert policy.delay(LLMTimeout("slow"), 1, rng) is not None
+    assert policy.delay(LLMProviderError("x", status=429, retry_after=3.0), 1, rng) == 3.0
+    with pytest.raises(InvalidArgument):
+        RetryPolicy(backoff_cap=-1)
+    script = Script(httpx.Response(503), completion("ok"))
+    llm, sleeps = make_llm(script, retry=RetryPolicy(max_retries=0))
+    assert llm.max_retries == 0 and llm.retry.max_retries == 0
+    with pytest.raises(LLMProviderError):
+        llm.chat("x")
+    assert sleeps == []
+    llm.max_retries = 2  # replaces the policy with one that differs there
+    assert llm.retry == RetryPolicy(max_retries=2) and llm.chat("x").text == "ok"
+    assert LLM(BASE, "m", env={}, retry=policy, backoff_cap=4.0).retry == RetryPolicy(
+        max_retries=1, backoff_base=1.0, backoff_cap=4.0
+    )
+
+
+def test_the_failure_vocabulary_is_defined_once() -> None:
+    kinds = tuple(k for k, _ in LADDER)
+    assert kinds == tuple(f.kind for f in LLM_FAILURES) == typing.get_args(DegradedKind)
+    assert dict(LADDER)["no-route"] == NO_ROUTE
+    for cls in (LLMNotConfigured, LLMAuthError, LLMProviderError, LLMTimeout, LLMCancelled):
+        assert cls.kind in kinds
+    assert LLMOutputError.kind in kinds
+    # a kind with one fixed ladder text records it without reason=
+    assert LLMAuthError("refused").reason == "auth failed"
+    assert LLMTimeout("slow").reason == "timeout"
+    assert LLMProviderError("boom").reason == "boom"
+
+
+def test_public_names_live_in_ctxsdk_llm() -> None:
+    import ctxsdk.llm as seam
+
+    for name in (
+        "LLM",
+        "ChatStream",
+        "AsyncChatStream",
+        "CallOptions",
+        "RetryPolicy",
+        "TraceEvent",
+        "Usage",
+        "ChatResult",
+        "Structured",
+        "with_fallback",
+    ):
+        assert getattr(seam, name).__module__ == "ctxsdk.llm", name
+    for name in seam.__all__:
+        assert getattr(seam, name) is not None
+    assert repr(LLM).startswith("<class 'ctxsdk.llm.LLM'")

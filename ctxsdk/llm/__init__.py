@@ -14,6 +14,11 @@ model call in ``with_fallback``, so every failure (the *degradation ladder*, see
     )
     out.value, out.reason                      # reason: None, or e.g. "provider returned 500"
 
+Every call of ``LLM`` (``chat``, ``structured``, ``stream`` and the async ``achat``,
+``astructured``, ``astream``) turns its keyword arguments into one frozen ``CallOptions``,
+retries by one ``RetryPolicy`` and reports each step to an optional ``tracer=`` hook as a
+``TraceEvent``.
+
 Importing this package does not import httpx: ``LLM`` (and its streams) load on first
 use, so engines can depend on ``ModelProtocol``, ``Structured`` and
 ``with_fallback`` without pulling in HTTP code.
@@ -34,7 +39,6 @@ from ._base import (
     Messages,
     ModelProtocol,
     Outcome,
-    ReasoningEffort,
     Structured,
     ToolCall,
     Usage,
@@ -43,6 +47,9 @@ from ._base import (
     truncate_keep_tail,
     with_fallback,
 )
+from ._options import CallOptions, ChatKwargs, ReasoningEffort, StreamKwargs, StructuredKwargs
+from ._retry import RetryPolicy
+from ._trace import TraceEvent, TraceKind, Tracer
 
 if TYPE_CHECKING:
     from ._client import (
@@ -61,6 +68,8 @@ __all__ = [
     "NO_ROUTE",
     "TRUNCATION_MARKER",
     "AsyncChatStream",
+    "CallOptions",
+    "ChatKwargs",
     "ChatResult",
     "ChatStream",
     "DegradedKind",
@@ -69,8 +78,14 @@ __all__ = [
     "ModelProtocol",
     "Outcome",
     "ReasoningEffort",
+    "RetryPolicy",
+    "StreamKwargs",
     "Structured",
+    "StructuredKwargs",
     "ToolCall",
+    "TraceEvent",
+    "TraceKind",
+    "Tracer",
     "Usage",
     "extract_json",
     "parse_structured",
@@ -81,6 +96,12 @@ __all__ = [
 _LAZY = frozenset(
     {"LLM", "ChatStream", "AsyncChatStream", "DEEPSEEK_BASE_URL", "DEEPSEEK_DEFAULT_MODEL"}
 )
+
+for _name in __all__:
+    _obj = globals().get(_name)
+    if isinstance(_obj, type) or (callable(_obj) and hasattr(_obj, "__code__")):
+        _obj.__module__ = __name__  # shown as ctxsdk.llm.X, not its private module
+del _name, _obj
 
 
 def __getattr__(name: str) -> Any:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     Generic,
     Literal,
@@ -20,62 +20,36 @@ from typing import (
     Protocol,
     TypeAlias,
     TypeVar,
+    Unpack,
     runtime_checkable,
 )
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import LLMError, LLMOutputError
+from ..errors import LLM_FAILURES, InvalidArgument, LLMError, LLMFailureKind, LLMOutputError
+from ._options import ReasoningEffort as ReasoningEffort  # re-exported
 
-__all__ = [
-    "LADDER",
-    "NO_ROUTE",
-    "TRUNCATION_MARKER",
-    "ChatResult",
-    "DegradedKind",
-    "Delta",
-    "Messages",
-    "ModelProtocol",
-    "Outcome",
-    "ReasoningEffort",
-    "Structured",
-    "ToolCall",
-    "Usage",
-    "extract_json",
-    "parse_structured",
-    "truncate_keep_tail",
-    "with_fallback",
-]
+if TYPE_CHECKING:
+    from ._options import ChatKwargs, StructuredKwargs
 
 _log = logging.getLogger("ctxsdk.llm")
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
-ReasoningEffort: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "max"]
-"""``"off"`` (the default for every ctxsdk call) sends nothing that enables thinking."""
-
 Messages: TypeAlias = str | Sequence[Mapping[str, Any]]
 """A prompt: one user text, or OpenAI-format chat messages (``session.wire("openai")``)."""
 
-DegradedKind: TypeAlias = Literal[
-    "no-route", "provider", "auth", "timeout", "cancelled", "truncated", "malformed-json", "schema"
-]
+DegradedKind: TypeAlias = LLMFailureKind
+"""The short code of a ladder rung (``ctxsdk.errors.LLMFailureKind``)."""
 
-NO_ROUTE = "no route configured"
-
-LADDER: tuple[tuple[DegradedKind, str], ...] = (
-    ("no-route", NO_ROUTE),
-    ("provider", "provider returned <status>"),  # also "provider unreachable: <error>"
-    ("auth", "auth failed"),
-    ("timeout", "timeout"),
-    ("cancelled", "cancelled"),
-    ("truncated", "max-tokens truncation"),
-    ("malformed-json", "malformed JSON: <detail>"),
-    ("schema", "schema validation failed: <detail>"),
-)
+LADDER: tuple[tuple[DegradedKind, str], ...] = tuple((f.kind, f.reason) for f in LLM_FAILURES)
 """The degradation ladder: every way a model call can fail, each leading to the deterministic
-path with its reason recorded. ``(kind, reason text)``; ``<...>`` is filled in per call."""
+path with its reason recorded. ``(kind, reason text)``; ``<...>`` is filled in per call.
+Read from ``ctxsdk.errors.LLM_FAILURES``, where the vocabulary is defined once."""
+
+NO_ROUTE = dict(LADDER)["no-route"]
+"""``"no route configured"``: the reason recorded when there is no model to call."""
 
 TRUNCATION_MARKER = "…(earlier content truncated)…\n"
 
@@ -90,7 +64,7 @@ def truncate_keep_tail(text: str, max_chars: int | None, marker: str = TRUNCATIO
     if max_chars is None or len(text) <= max_chars:
         return text
     if max_chars < 0:
-        raise ValueError(f"max_chars must be >= 0, not {max_chars}")
+        raise InvalidArgument(f"max_chars must be >= 0, not {max_chars}")
     room = max_chars - len(marker)
     if room <= 0:
         return text[len(text) - max_chars :] if max_chars else ""
@@ -275,20 +249,12 @@ class Structured(Generic[T]):
         cls, error: LLMError, *, text: str = "", result: ChatResult | None = None
     ) -> Structured[T]:
         """A degraded result carrying ``error``'s reason and kind."""
-        return cls(None, error.reason, _kind_of(error), text, result, error)
+        return cls(None, error.reason, error.kind, text, result, error)
 
     def __repr__(self) -> str:
         if self.ok:
             return f"Structured(ok, {self.value!r})"
         return f"Structured(degraded: {self.degraded_reason})"
-
-
-_KINDS: frozenset[str] = frozenset(k for k, _ in LADDER)
-
-
-def _kind_of(error: LLMError) -> DegradedKind:
-    kind = getattr(error, "kind", "provider")
-    return kind if kind in _KINDS else "provider"  # type: ignore[return-value]
 
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
@@ -299,11 +265,12 @@ def extract_json(text: str) -> Any:
     """The first JSON object in a model reply: the whole reply, a fenced block, or an object
     inside prose (the seeds' "strip a fence, take the first ``{`` ... last ``}``", then a scan).
 
-    Raises ``ValueError`` with what was wrong when there is none.
+    Raises ``LLMOutputError`` (a ``ValueError``, kind ``malformed-json``) with what was
+    wrong when there is none.
     """
     stripped = text.strip()
     if not stripped:
-        raise ValueError("the reply is empty")
+        raise _malformed("the reply is empty")
     candidates = [m.group(1).strip() for m in _FENCE.finditer(text)]
     candidates.append(stripped)
     first, last = stripped.find("{"), stripped.rfind("}")
@@ -334,10 +301,14 @@ def extract_json(text: str) -> Any:
         start = stripped.find("{", start + 1)
         scanned += 1
     if not_object is not None:
-        raise ValueError(not_object)
+        raise _malformed(not_object)
     if first < 0:
-        raise ValueError("no JSON object in the reply")
-    raise ValueError(error or "no complete JSON object in the reply")
+        raise _malformed("no JSON object in the reply")
+    raise _malformed(error or "no complete JSON object in the reply")
+
+
+def _malformed(detail: str) -> LLMOutputError:
+    return LLMOutputError(detail, reason=f"malformed JSON: {detail}", kind="malformed-json")
 
 
 def _validation_detail(exc: ValidationError) -> str:
@@ -356,31 +327,22 @@ def parse_structured(result: ChatResult, schema: type[M]) -> Structured[M]:
     or ``schema validation failed: ...``.
     """
     text = result.text
+    err: LLMOutputError
     try:
-        obj = extract_json(text)
-    except ValueError as exc:
-        if result.truncated:
-            err = LLMOutputError(
-                "the reply was cut at max_tokens before its JSON was complete",
-                reason="max-tokens truncation",
-                kind="truncated",
-            )
-        else:
-            reason = f"malformed JSON: {exc}"
-            err = LLMOutputError(reason, reason=reason, kind="malformed-json")
-        return Structured.failed(err, text=text, result=result)
-    try:
-        value = schema.model_validate(obj)
+        value = schema.model_validate(extract_json(text))
+    except LLMOutputError as exc:
+        err = exc
     except ValidationError as exc:
-        if result.truncated:
-            err = LLMOutputError(
-                "the reply was cut at max_tokens", reason="max-tokens truncation", kind="truncated"
-            )
-        else:
-            reason = f"schema validation failed: {_validation_detail(exc)}"
-            err = LLMOutputError(reason, reason=reason, kind="schema")
-        return Structured.failed(err, text=text, result=result)
-    return Structured(value, text=text, result=result)
+        reason = f"schema validation failed: {_validation_detail(exc)}"
+        err = LLMOutputError(reason, reason=reason, kind="schema")
+    else:
+        return Structured(value, text=text, result=result)
+    if result.truncated:
+        err = LLMOutputError(
+            f"the reply was cut at max_tokens before it was usable ({err.reason})",
+            kind="truncated",
+        )
+    return Structured.failed(err, text=text, result=result)
 
 
 # --- the protocol engines depend on --------------------------------------------------------
@@ -395,29 +357,10 @@ class ModelProtocol(Protocol):
     for a model failure and records the reason instead.
     """
 
-    def chat(
-        self,
-        messages: Messages,
-        *,
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-        reasoning_effort: ReasoningEffort = "off",
-        stop: Sequence[str] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        max_chars_per_input: int | None = None,
-        cancel: threading.Event | None = None,
-    ) -> ChatResult: ...
+    def chat(self, messages: Messages, **options: Unpack[ChatKwargs]) -> ChatResult: ...
 
     def structured(
-        self,
-        messages: Messages,
-        schema: type[M],
-        *,
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-        reasoning_effort: ReasoningEffort = "off",
-        max_chars_per_input: int | None = None,
-        cancel: threading.Event | None = None,
+        self, messages: Messages, schema: type[M], **options: Unpack[StructuredKwargs]
     ) -> Structured[M]: ...
 
 
