@@ -1062,3 +1062,20 @@ def test_public_names_live_in_ctxsdk_llm() -> None:
     for name in seam.__all__:
         assert getattr(seam, name) is not None
     assert repr(LLM).startswith("<class 'ctxsdk.llm.LLM'")
+
+
+def test_a_transport_error_mid_stream_is_an_llm_error_and_traced() -> None:
+    class Broken(httpx.SyncByteStream):
+        def __iter__(self) -> Any:
+            yield b'data: {"id": "s1", "choices": [{"delta": {"content": "Hel"}}]}\n\n'
+            raise httpx.ReadError("connection reset")
+
+    events: list[TraceEvent] = []
+    script = Script(httpx.Response(200, stream=Broken()))
+    llm, sleeps = make_llm(script, tracer=events.append)
+    got: list[str] = []
+    with pytest.raises(LLMProviderError, match="provider unreachable: ReadError"):
+        got.extend(d.text for d in llm.stream("hi"))
+    assert got == ["Hel"] and sleeps == [] and len(script.requests) == 1  # not retried
+    assert [e.kind for e in events] == ["request", "error"]
+    assert events[-1].reason == "provider unreachable: ReadError"

@@ -84,6 +84,7 @@ class Call:
         self.cancel = cancel
         self.attempt = 0
         self.started = 0.0
+        self.status: int | None = None  # the accepted answer's
         self.assembler = Assembler(route.provider, route.model)
 
     # --- attempts ----------------------------------------------------------------------
@@ -133,6 +134,7 @@ class Call:
         if answer.error is None and answer.status is not None:
             _log.debug("POST %s -> %d (attempt %d)", self.route.where, answer.status, self.attempt)
             if answer.status < 300:
+                self.status = answer.status
                 return None
         err = answer.error or self.status_error(answer)
         delay = self.route.policy.delay(err, self.attempt, self.route.rng)
@@ -195,7 +197,7 @@ class Call:
 
     def _finish(self, result: ChatResult) -> ChatResult:
         self.route.record(result.usage)
-        self.emit("response", status=200, usage=result.usage, request_id=result.request_id)
+        self.emit("response", status=self.status, usage=result.usage, request_id=result.request_id)
         return result
 
     @contextmanager
