@@ -32,7 +32,7 @@ def _session(ref: str, home: str | None) -> Session:
     p = Path(ref).expanduser()
     if p.exists():
         return Session.open(p)
-    from .session.workspace import Workspace
+    from .session._workspace import Workspace
 
     return Workspace(home).open(ref)
 
@@ -68,7 +68,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _sessions(args: argparse.Namespace) -> int:
     import polars as pl
 
-    from .session.workspace import Workspace
+    from .session._workspace import Workspace
 
     df = Workspace(args.home).sessions(refresh=args.refresh)
     if args.json:

@@ -15,8 +15,8 @@ import pytest
 
 from ctxsdk.bench import BenchResult
 from ctxsdk.bench import workspace as bw
+from ctxsdk.session._workspace import Workspace
 from ctxsdk.session.session import Session
-from ctxsdk.session.workspace import Workspace
 
 RATIOS = [
     "warm_over_stat_floor_ratio",

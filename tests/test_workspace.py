@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import ctxsdk.session.workspace as workspace_mod
+import ctxsdk.session._workspace._summary as summary_mod
 from ctxsdk.errors import NotFound, SessionFormatError, UnsupportedVersion
 from ctxsdk.samples import SAMPLES_HOME
 from ctxsdk.session import layout
+from ctxsdk.session._workspace import CACHE_RELPATH, SESSION_COLUMNS, Workspace
 from ctxsdk.session.builder import LogBuilder
 from ctxsdk.session.codec import dumps_line, frame_spans, read_log, zstd_frame
 from ctxsdk.session.layout import (
@@ -32,7 +33,6 @@ from ctxsdk.session.layout import (
     sessions_root,
 )
 from ctxsdk.session.session import Session
-from ctxsdk.session.workspace import CACHE_RELPATH, SESSION_COLUMNS, Workspace
 from ctxsdk.session.writer import write_new
 
 FLAKY = "5f0c9a7e-2d41-4b8e-9c3a-71e2d4b6f018"
@@ -222,7 +222,7 @@ class Reads:
             self.paths.append(Path(path))
             return read_log(path, **kw)
 
-        monkeypatch.setattr(workspace_mod, "read_log", counting)
+        monkeypatch.setattr(summary_mod, "read_log", counting)
 
     def take(self) -> int:
         n = len(self.paths)
@@ -586,13 +586,13 @@ def test_unreadable_results_are_cached_too(home: Path, monkeypatch: pytest.Monke
     assert (~first["readable"]).sum() == 3  # v4 (its dir keeps a v3 too: not chosen), flat, both
     reads = Reads(monkeypatch)
     peeks: list[Path] = []
-    real_peek = workspace_mod._peek_header
+    real_peek = summary_mod._peek_header
 
     def counting_peek(path: Path) -> dict[str, Any]:
         peeks.append(path)
         return real_peek(path)
 
-    monkeypatch.setattr(workspace_mod, "_peek_header", counting_peek)
+    monkeypatch.setattr(summary_mod, "_peek_header", counting_peek)
     assert ws.sessions().equals(first)
     assert reads.take() == 0 and peeks == []
     # A problem of place is part of the entry: fix it and the same file is read again.
@@ -791,3 +791,30 @@ def test_tree(home: Path) -> None:
     with pytest.raises(NotFound):
         tree.find(AUDIT)
     assert [n.id for n in ws.tree(AUDIT)] == [REFACTOR, AUDIT]
+
+
+def test_public_classes_name_their_public_module() -> None:
+    import ctxsdk as cx
+    from ctxsdk.session._workspace import LineageNode, SessionTree
+
+    assert Workspace.__module__ == "ctxsdk" and cx.Workspace is Workspace
+    assert LineageNode.__module__ == SessionTree.__module__ == "ctxsdk.session"
+
+
+def test_unusable_homes_raise_not_found(tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    (tmp_path / "flat" / "sessions").parent.mkdir()
+    (tmp_path / "flat" / "sessions").write_bytes(b"")  # the session root is a file
+    for home in (loop, tmp_path / "nul\0byte", tmp_path / "flat"):
+        with pytest.raises(NotFound) as err:
+            Workspace(home).sessions()
+        assert "DSH home" in str(err.value) or "session root" in str(err.value)
+
+
+@pytest.mark.parametrize("bad", ["", None, 5, ["x"]])
+def test_lineage_of_a_non_id_is_not_found(home: Path, bad: Any) -> None:
+    ws = Workspace(home)
+    for call in (ws.children, ws.parents, ws.tree, ws.find):
+        with pytest.raises(NotFound):
+            call(bad)

@@ -1,0 +1,159 @@
+"""One session's listing row: a readable log summarized, or an unreadable one described."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ...errors import NotFound, SessionFormatError
+from .._replay import replay_log
+from ..codec import DecodedLog, frame_spans, read_log
+from ..layout import decode_segment
+from ._walk import Found, generation
+
+SUMMARY_KEYS = (
+    "id",
+    "title",
+    "events",
+    "created",
+    "updated",
+    "parent",
+    "origin",
+    "delegation_depth",
+    "version",
+    "seeded",
+    "cwd",
+    "interrupted",
+    "readable",
+    "error",
+)
+"""The keys of a listing row that reading the log gives (and that the derived index keeps)."""
+
+
+def read_row(item: Found) -> tuple[dict[str, Any], bool]:
+    """(row, cacheable): a summary, or the error that makes the log unreadable."""
+    assert item.stat is not None
+    if item.problem is not None:  # rejected by its place: only the header is peeked at
+        return unreadable(item, item.problem), True
+    try:
+        row = summarize(item.path)
+    except SessionFormatError as exc:
+        return unreadable(item, str(exc)), True
+    except OSError as exc:  # permissions, a file removed meanwhile: not the file's fault
+        return unreadable(item, f"cannot read {item.path}: {exc}"), False
+    except NotFound as exc:
+        return unreadable(item, str(exc)), False
+    except Exception as exc:  # a reader defect must not hide the rest of the listing
+        return unreadable(
+            item, f"{item.path}: unexpected {type(exc).__name__} while reading: {exc}"
+        ), False
+    # A file that changed between stat and read is summarized but not cached.
+    return row, row.pop("size") == item.stat.st_size
+
+
+def _located(exc: SessionFormatError, log: DecodedLog, path: Path) -> SessionFormatError:
+    if exc.seq is None:
+        return exc.at(path=path)
+    line = log.line_of(exc.seq)
+    frame = log.frame_of_line(line) if line is not None else None
+    return exc.at(path=path, line=line, frame=frame)
+
+
+def summarize(path: Path) -> dict[str, Any]:
+    """Read one log through the codec and the validating replay (no typed models): what a
+    listing row needs. Raises what ``Session.open`` would raise."""
+    log = read_log(path)
+    try:
+        index = replay_log(log.events, log.version)
+    except SessionFormatError as exc:
+        raise _located(exc, log, path) from None
+    h = log.header
+    title = None
+    if index.title_seq is not None:
+        value = log.events[index.title_seq]["data"]["title"]
+        title = value if isinstance(value, str) else None
+    seeded = bool(h.get("isSeeded")) if log.version >= 2 else bool(h.get("seedLength"))
+    return {
+        "id": h["id"],
+        "title": title,
+        "events": len(log.events),
+        "size": log.size,
+        "created": h["createdAt"],
+        "updated": log.events[-1]["time"] if log.events else None,
+        "parent": h.get("parentSession"),
+        "origin": h.get("origin"),
+        "delegation_depth": h["delegationDepth"],
+        "version": log.version,
+        "seeded": seeded,
+        "cwd": h.get("cwd"),
+        "interrupted": index.open_turn is not None,
+        "readable": True,
+        "error": None,
+    }
+
+
+def _peek_header(path: Path) -> dict[str, Any]:
+    """Whatever the header line of an unreadable log still says (best effort, never raises)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 20)
+        if head[:4] == b"\x28\xb5\x2f\xfd":
+            import zstandard
+
+            spans, _ = frame_spans(head)
+            if not spans:
+                return {}
+            text = zstandard.ZstdDecompressor().decompressobj().decompress(head[: spans[0][1]])
+        else:
+            text = head
+        header = orjson.loads(text.split(b"\n", 1)[0])
+    except Exception:
+        return {}
+    if not isinstance(header, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key, col, kind in (
+        ("id", "id", str),
+        ("createdAt", "created", int),
+        ("parentSession", "parent", str),
+        ("origin", "origin", str),
+        ("delegationDepth", "delegation_depth", int),
+        ("version", "version", int),
+        ("cwd", "cwd", str),
+    ):
+        value = header.get(key)
+        is_str = kind is str and isinstance(value, str)
+        if is_str or (kind is int and type(value) is int and 0 <= value <= 2**53 - 1):
+            out[col] = value
+    return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def unreadable(found: Found, error: str) -> dict[str, Any]:
+    """The row of a session that cannot be read: what its header and place still say."""
+    row: dict[str, Any] = {"readable": False, "error": _one_line(error)}
+    if found.path.is_file():
+        row.update(_peek_header(found.path))
+    if "id" not in row:
+        row["id"] = _id_from_name(found)
+    if "version" not in row and found.path.is_file():
+        row["version"] = generation(found.path.name)
+    return row
+
+
+def _id_from_name(found: Found) -> str:
+    name = found.dir_name
+    if name is None:  # a flat file: its name without the log suffix
+        base = found.path.name
+        for suffix in (".zstd", ".jsonl"):
+            base = base.removesuffix(suffix)
+        name = base
+    try:
+        return decode_segment(name)
+    except ValueError:
+        return name

@@ -1,0 +1,136 @@
+"""The directory walk: every session dir (and every misplaced log) under a session root."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import NotFound
+from ..codec import Compression, version_from_filename
+from ..layout import is_session_file_name
+
+_LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+
+
+@dataclass
+class Found:
+    """One session the walk found: a session dir's chosen log, or something the harness
+    would reject (``problem`` says what, without reading the file)."""
+
+    path: Path  # the log file, or the session dir when it has no log
+    project: str
+    dir_name: str | None  # the session dir name (None for a flat file)
+    problem: str | None = None
+    stat: os.stat_result | None = None
+
+
+def generation(name: str) -> int | None:
+    """The format generation a canonical session file name says, None for any other name."""
+    if not is_session_file_name(name):
+        return None
+    named = version_from_filename(name)
+    assert named is not None
+    return named[0] or 0
+
+
+def _is_log_name(name: str) -> bool:
+    return name.endswith(_LOG_SUFFIXES)
+
+
+def walk(root: Path, compression: Compression | None) -> list[Found]:
+    """Every session dir (and every flat log file) under ``root``, sorted by path."""
+    found: list[Found] = []
+    try:
+        top = sorted(os.scandir(root), key=lambda e: e.name)
+    except FileNotFoundError:
+        return found
+    except OSError as exc:
+        raise NotFound(
+            f"cannot list the session root {root}: {exc}; make it a readable directory, or "
+            "pass dsh_home= for another DSH home"
+        ) from exc
+    for proj in top:
+        if proj.is_file() and _is_log_name(proj.name):
+            found.append(
+                Found(
+                    Path(proj.path),
+                    "",
+                    None,
+                    "a log file directly in the session root; the harness only reads "
+                    "<root>/<projectKey(cwd)>/<encodeSegment(id)>/session[.vN].jsonl[.zstd]: "
+                    "move it into its own session directory",
+                )
+            )
+            continue
+        if not proj.is_dir() or proj.name.startswith("."):
+            continue  # .relocate.<sha256>.json intents and other root-level files
+        try:
+            entries = sorted(os.scandir(proj.path), key=lambda e: e.name)
+        except OSError as exc:
+            found.append(Found(Path(proj.path), proj.name, None, f"cannot list: {exc}"))
+            continue
+        for entry in entries:
+            if entry.is_dir():
+                found.append(_session_dir(Path(entry.path), proj.name, compression))
+            elif entry.is_file() and _is_log_name(entry.name):
+                found.append(
+                    Found(
+                        Path(entry.path),
+                        proj.name,
+                        None,
+                        "a flat session file, which the harness rejects: a log lives in its "
+                        "own directory, <project>/<encodeSegment(id)>/session[.vN].jsonl[.zstd]; "
+                        "move it there",
+                    )
+                )
+    return found
+
+
+def _session_dir(path: Path, project: str, compression: Compression | None) -> Found:
+    """Choose a session dir's log: the numerically highest canonical generation (§1)."""
+    gens: dict[int, dict[str, Path]] = {}
+    try:
+        names = os.listdir(path)
+    except OSError as exc:
+        return Found(path, project, path.name, f"cannot list the session directory: {exc}")
+    for name in names:
+        gen = generation(name)
+        if gen is None:
+            continue
+        enc = "zstd" if name.endswith(".zstd") else "none"
+        gens.setdefault(gen, {})[enc] = path / name
+    if not gens:
+        return Found(
+            path,
+            project,
+            path.name,
+            "no session log in this directory (the harness writes session[.vN].jsonl[.zstd] "
+            "on the first append; an empty directory is not a session)",
+        )
+    if compression is not None:
+        usable: dict[int, dict[str, Path]] = {
+            g: {compression: f[compression]} for g, f in gens.items() if compression in f
+        }
+        if not usable:
+            other = next(iter(next(iter(gens.values())).values())).name
+            return Found(
+                path,
+                project,
+                path.name,
+                f"this root is {compression}-encoded but the directory only holds {other} "
+                "(the other encoding), which the harness rejects",
+            )
+        gens = usable
+    top = max(gens)
+    files = gens[top]
+    if len(files) > 1:
+        return Found(
+            files["zstd"],
+            project,
+            path.name,
+            f"both {files['none'].name} and {files['zstd'].name} exist; a root has one "
+            "encoding and the harness rejects the other: pass compression='zstd' or 'none' "
+            "to Workspace, or remove one",
+        )
+    return Found(next(iter(files.values())), project, path.name)
