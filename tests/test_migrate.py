@@ -11,6 +11,14 @@ from typing import Any
 import pytest
 
 from ctxsdk.errors import SessionFormatError, UnsupportedVersion
+from ctxsdk.session._migrate import (
+    expand_stream,
+    migrate,
+    pack_stream,
+    system_message_id,
+    upgrade_to_latest,
+)
+from ctxsdk.session._replay import replay_log
 from ctxsdk.session.codec import (
     decode_bytes,
     decode_source_seqs,
@@ -18,14 +26,6 @@ from ctxsdk.session.codec import (
     read_log,
     validate_header,
 )
-from ctxsdk.session.migrate import (
-    expand_stream,
-    migrate,
-    pack_stream,
-    system_message_id,
-    upgrade_to_latest,
-)
-from ctxsdk.session.surface import fold_log
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-fixtures"
 FIXTURE_FILES = sorted(FIXTURES.glob("v0-*.session.jsonl")) if FIXTURES.is_dir() else []
@@ -51,7 +51,7 @@ MODEL = {"kind": "model", "provider": "p", "model": "m"}
 
 def surface_messages(events: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
     """For each surface node: user/message → data, every other type → data['message']."""
-    index = fold_log(events, version)
+    index = replay_log(events, version)
     return [
         events[s]["data"] if events[s]["type"] == "user/message" else events[s]["data"]["message"]
         for s in index.surface.nodes()
@@ -113,7 +113,7 @@ def test_fixture_migrates_and_folds(path: Path, version: int) -> None:
     header, events = migrate(src.header, src.events, version)
     assert (src.header, src.events) == before  # inputs untouched
     assert validate_header(header) == version
-    fold_log(events, version)
+    replay_log(events, version)
     if version >= 2:
         assert set(header) <= V23_HEADER_KEYS
         assert header["isSeeded"] is False and "seedLength" not in header
@@ -183,7 +183,7 @@ def test_fixture_v3_bytes_decode_as_v3(path: Path) -> None:
     data = b"".join(dumps_line(x) for x in [header, *events])
     back = decode_bytes(data, compression="none", expected_version=3)
     assert (back.header, back.events) == (header, events)
-    fold_log(back.events, 3)
+    replay_log(back.events, 3)
 
 
 @needs_fixtures
@@ -325,7 +325,7 @@ def seeded_v0(*, with_end_seed: bool = True) -> tuple[dict[str, Any], list[dict[
 
 def test_seeded_fork_v2_references_and_cut() -> None:
     header, events = seeded_v0()
-    fold_log(events, 0)
+    replay_log(events, 0)
     before = copy.deepcopy((header, events))
     h2, v2 = migrate(header, events, 2)
     assert (header, events) == before
@@ -375,7 +375,7 @@ def test_seeded_fork_v2_references_and_cut() -> None:
         {"type": "chunk", "time": 1024, "chunk": STOP},
     ]
     assert v2[20]["data"]["sourceEventSeq"] == 16
-    index = fold_log(v2, 2)
+    index = replay_log(v2, 2)
     assert index.surface.nodes() == [16, 11, 18]
     assert index.end_seed_seqs == [8]
 
@@ -411,7 +411,7 @@ def test_seeded_fork_v3_system_head_and_references() -> None:
     assert v3[19]["sourceEventSeqs"] == [17, 18, 3, 7]
     assert v3[19]["surfaceOp"] == {"op": "replace", "startSeq": 3, "endSeq": 7}
     assert v3[23]["data"]["sourceEventSeq"] == 19
-    index = fold_log(v3, 3)
+    index = replay_log(v3, 3)
     assert index.surface.nodes() == [14, 19, 13, 21]
     head_msg, *rest = surface_messages(v3, 3)
     assert rest == surface_messages(events, 0)
@@ -432,7 +432,7 @@ def test_synthetic_id_formula() -> None:
 
 def test_seed_cut_without_marker_gets_one() -> None:
     header, events = seeded_v0(with_end_seed=False)
-    fold_log(events, 0)
+    replay_log(events, 0)
     _, v2 = migrate(header, events, 2)
     assert v2[8] == {
         "type": "session/end-seed",
@@ -442,8 +442,8 @@ def test_seed_cut_without_marker_gets_one() -> None:
     }
     assert v2[9]["type"] == "permission/preset" and len(v2) == 23
     assert v2[17]["sourceEventSeqs"] == [15, 16, 2, 5]  # refs after the cut shift by one
-    fold_log(v2, 2)
-    fold_log(migrate(header, events, 3)[1], 3)
+    replay_log(v2, 2)
+    replay_log(migrate(header, events, 3)[1], 3)
 
 
 def test_seed_cut_at_the_end_appends_the_marker() -> None:
@@ -541,8 +541,8 @@ def test_v0_to_v1_legacy_normalizations() -> None:
         v1[4]["data"]["compactionId"] == v1[5]["data"]["compactionId"] == "legacy-compaction:old:4"
     )
     assert v1[7]["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "disposed"}}
-    fold_log(v1, 1)
-    fold_log(migrate(header, events, 3)[1], 3)
+    replay_log(v1, 1)
+    replay_log(migrate(header, events, 3)[1], 3)
 
 
 @pytest.mark.parametrize(
@@ -590,7 +590,7 @@ def test_legacy_restart_closes_the_prior_turn_as_interrupted() -> None:
         "data": {"turn": 1, "reason": {"kind": "interrupted"}},
     }
     assert v2[6]["type"] == "turn/start" and len(v2) == len(events) + 1
-    fold_log(v2, 2)
+    replay_log(v2, 2)
 
 
 def test_unterminated_last_turn_is_left_open() -> None:
@@ -609,7 +609,7 @@ def test_unterminated_last_turn_is_left_open() -> None:
         "user/message",
         "assistant/attempt",
     ]
-    index = fold_log(v2, 2)
+    index = replay_log(v2, 2)
     assert index.open_turn == 1 and index.open_step == 1
 
 
