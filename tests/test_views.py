@@ -1,4 +1,4 @@
-"""ctxsdk.session.views: polars views of events, surface, messages, tool calls, turns, tokens.
+"""ctxsdk.session's polars views of events, surface, messages, tool calls, turns, tokens.
 
 Schemas are checked exactly; joins are checked against the log itself (every tool call of the
 samples once, with its own result; pruned and compacted-away results flagged); token counts
@@ -8,17 +8,21 @@ against ``Session.tokens()``.
 from __future__ import annotations
 
 import copy
+import importlib.util
+import re
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
 import polars as pl
 import pytest
 
+import ctxsdk.session
 from ctxsdk.samples import sample_paths
 from ctxsdk.session import Session
-from ctxsdk.session import views as v
+from ctxsdk.session import _views as v
 from ctxsdk.session.models import ReasoningBlock
 from ctxsdk.session.tokens import TokenCounter, get_tokenizer
 
@@ -152,6 +156,87 @@ def _v3(rows: list[dict[str, Any]] | None = None) -> Session:
 
 def test_public_names() -> None:
     assert set(v.__all__) == set(SCHEMAS)
+    for name in SCHEMAS:  # the public home of the views
+        assert getattr(ctxsdk.session, name) is getattr(v, name)
+        assert name in ctxsdk.session.__all__
+
+
+# --- the docs' column tables ---------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+DTYPES: dict[str, pl.DataType] = {
+    "Int64": I64,
+    "Utf8": STR,
+    "Boolean": BOOL,
+    "Float64": pl.Float64(),
+    "List(Int64)": pl.List(I64),
+    "List(Utf8)": pl.List(STR),
+    "Datetime(ms, UTC)": pl.Datetime("ms", "UTC"),
+}
+
+
+def _hook() -> ModuleType:
+    pytest.importorskip("mkdocs")
+    spec = importlib.util.spec_from_file_location(
+        "views_columns", ROOT / "docs" / "_hooks" / "views_columns.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tables(markdown: str) -> list[list[tuple[str, str, bool]]]:
+    """The column tables of a page: (name, dtype, nullable) per row."""
+    tables: list[list[tuple[str, str, bool]]] = []
+    rows: list[tuple[str, str, bool]] | None = None
+    for line in markdown.splitlines():
+        if line == "| column | dtype | meaning |":
+            rows = []
+            tables.append(rows)
+        elif rows is not None and line.startswith("| ") and not line.startswith("| ---"):
+            name, dtype = (cell.strip() for cell in line.strip("|").split("|")[:2])
+            rows.append((name, dtype.removesuffix(" (null)"), dtype.endswith(" (null)")))
+        elif not line.startswith("|"):
+            rows = None
+    return tables
+
+
+def test_docs_column_tables_are_the_frames_schemas(
+    samples: dict[str, Session], fixtures: dict[str, Session]
+) -> None:
+    page = (ROOT / "docs" / "views.md").read_text(encoding="utf-8")
+    placeholders = re.findall(r"^<!-- columns: (\w+) -->$", page, flags=re.MULTILINE)
+    assert placeholders == list(SCHEMAS)  # every view, once, in the order of the page
+    rendered = _hook().render(page)
+    assert "<!-- columns:" not in rendered
+    tables = _tables(rendered)
+    assert len(tables) == len(SCHEMAS)
+    header, _ = v3_raw_session()
+    empty = Session.from_events(header, [])
+    for name, table in zip(SCHEMAS, tables, strict=True):
+        documented = {col: DTYPES[dtype] for col, dtype, _ in table}
+        assert list(documented.items()) == list(SCHEMAS[name].items()), name
+        frames = [VIEWS[name](s) for s in [empty, *_all(samples, fixtures)]]
+        for df in frames:
+            assert list(df.schema.items()) == list(documented.items()), name
+        for col, _, nullable in table:  # a column not marked (null) holds no nulls
+            if not nullable:
+                assert all(df[col].null_count() == 0 for df in frames), (name, col)
+
+
+def test_docs_hook_refuses_an_unknown_view() -> None:
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError, match="no view called 'nope_df'"):
+        _hook().render("# x\n\n<!-- columns: nope_df -->\n", "views.md")
+
+
+@pytest.mark.parametrize("name", list(SCHEMAS))
+def test_docstrings_carry_the_column_table(name: str) -> None:
+    doc = VIEWS[name].__doc__ or ""
+    (table,) = _tables(doc)
+    assert [(col, DTYPES[dtype]) for col, dtype, _ in table] == list(SCHEMAS[name].items())
 
 
 @pytest.mark.parametrize("name", list(SCHEMAS))

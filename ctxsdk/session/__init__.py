@@ -21,6 +21,16 @@ from ._markers import (
 )
 from ._nodes import node_tokens, tool_groups
 from ._text import digest_text, display_text, first_line, gist, message_text, search_text
+from ._views import (
+    events_df,
+    messages_df,
+    surface_df,
+    tokens_by_role,
+    tokens_by_tool,
+    tokens_df,
+    tools_df,
+    turns_df,
+)
 from ._workspace import CACHE_RELPATH, LineageNode, SessionTree, Workspace
 from .codec import Recovery
 from .layout import (
@@ -73,11 +83,13 @@ __all__ = [
     "dsh_home",
     "encode_segment",
     "estimate_text",
+    "events_df",
     "first_line",
     "get_tokenizer",
     "gist",
     "message_of",
     "message_text",
+    "messages_df",
     "node_tokens",
     "now_ms",
     "project_key",
@@ -85,7 +97,13 @@ __all__ = [
     "search_text",
     "session_dir",
     "sessions_root",
+    "surface_df",
+    "tokens_by_role",
+    "tokens_by_tool",
+    "tokens_df",
     "tool_groups",
+    "tools_df",
+    "turns_df",
 ]
 
 publish(__name__, globals(), __all__)

@@ -589,41 +589,41 @@ class Session:
         table = self._token_tables[tokenizer] = TokenTable(tk.name, rows, extra)
         return table
 
-    # --- polars views (column tables in ctxsdk.session.views) ------------------------------
+    # --- polars views (column tables in ctxsdk.session._views) -----------------------------
 
     def events_df(self) -> pl.DataFrame:
         """Every event: seq, type, time, turn, step, surface op, sources, surface state, size."""
-        from .views import events_df
+        from ._views import events_df
 
         return events_df(self)
 
     def surface_df(self) -> pl.DataFrame:
         """The surface nodes in model order, with what each replacement shadows."""
-        from .views import surface_df
+        from ._views import surface_df
 
         return surface_df(self)
 
     def messages_df(self) -> pl.DataFrame:
         """The derived messages, one row each."""
-        from .views import messages_df
+        from ._views import messages_df
 
         return messages_df(self)
 
     def tools_df(self) -> pl.DataFrame:
         """Each tool call with its result: error flag, sizes, whether pruned or still visible."""
-        from .views import tools_df
+        from ._views import tools_df
 
         return tools_df(self)
 
     def turns_df(self) -> pl.DataFrame:
         """One row per turn: outcome, steps, prompt, usage, tool calls, duration."""
-        from .views import turns_df
+        from ._views import turns_df
 
         return turns_df(self)
 
     def tokens_df(self, tokenizer: str = "cl100k_base") -> pl.DataFrame:
         """Tokens per message the model receives, with the tool each belongs to."""
-        from .views import tokens_df
+        from ._views import tokens_df
 
         return tokens_df(self, tokenizer)
 
