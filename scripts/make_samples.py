@@ -25,8 +25,8 @@ from typing import Any
 
 # Every ctxsdk name this script uses, imported here only.
 from ctxsdk.samples import _FILES, SAMPLES_HOME
-from ctxsdk.session.builder import DEFAULT_TOOLS, LogBuilder, ToolOutput
 from ctxsdk.session.codec import read_log
+from ctxsdk.testing import DEFAULT_TOOLS, LogBuilder, ToolOutput
 
 __all__ = ["build_samples", "main", "write_samples"]
 

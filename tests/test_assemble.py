@@ -15,8 +15,8 @@ from ctxsdk.assemble import DigestConfig, DraftStore, Rule, Target
 from ctxsdk.assemble._modes import parse_fold_mark
 from ctxsdk.assemble._planner import apply_ops, compile_plan, current_modes
 from ctxsdk.samples import sample
-from ctxsdk.session.builder import LogBuilder
 from ctxsdk.session.tokens import TokenCounter
+from ctxsdk.testing import LogBuilder
 
 
 @pytest.fixture(scope="module")

@@ -8,17 +8,17 @@ from typing import Any
 import pytest
 import zstandard
 
-from ctxsdk.errors import NotFound
+from ctxsdk.errors import InvalidArgument, NotFound, SurfaceError
 from ctxsdk.samples import SAMPLES_HOME, sample, sample_paths
-from ctxsdk.session.builder import (
+from ctxsdk.session._replay import replay_log
+from ctxsdk.session.codec import decode_source_seqs, frame_spans, read_log
+from ctxsdk.session.layout import encode_segment, project_key
+from ctxsdk.testing import (
     CHECKPOINT_PREAMBLE,
     PRUNE_MARKER,
     LogBuilder,
     ToolOutput,
 )
-from ctxsdk.session.codec import decode_source_seqs, frame_spans, read_log
-from ctxsdk.session.layout import encode_segment, project_key
-from ctxsdk.session._replay import replay_log
 
 from .conftest import load_script
 
@@ -407,6 +407,35 @@ def test_misuse_is_refused() -> None:
         LogBuilder(4)
     with pytest.raises(ValueError, match="80 UTF-8 bytes"):
         b.title("x" * 81)
+
+
+def test_misuse_raises_the_project_errors() -> None:
+    # Every refusal is a CtxError: InvalidArgument for a call out of order or a value the
+    # format cannot hold, SurfaceError for a surface edit the harness would refuse.
+    b = LogBuilder(session_id="e", cwd="/w")
+    with pytest.raises(InvalidArgument, match="needs an open turn"):
+        b.end_turn()
+    b.turn("hi").assistant(tool_calls=[("bash", {"command": "ls"})])
+    with pytest.raises(InvalidArgument, match="pending"):
+        b.compact(keep_last=0, summary_text="s")
+    with pytest.raises(InvalidArgument, match="not closed"):
+        b.turn_end_seq(1)
+    with pytest.raises(NotFound, match="no result"):
+        b.result_seq(b.last_call_ids[0])
+    b.tool_results(["a.py"]).next_step()
+    with pytest.raises(InvalidArgument, match="pair"):
+        b.assistant(tool_calls=[("bash",)])  # type: ignore[list-item]
+    b.assistant(text="done").end_turn()
+    with pytest.raises(SurfaceError, match="not a tool/result"):
+        b.prune_tool_result(b.prompt_seq or 0)
+    with pytest.raises(SurfaceError, match="no tool-balanced range"):
+        b.compact(keep_last=100, summary_text="s")
+    with pytest.raises(SurfaceError, match="outside this log"):
+        b.fork(at_seq=b.last_seq + 1)
+    with pytest.raises(InvalidArgument, match="compression"):
+        b.canonical_path("/tmp", compression="gzip")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match="empty project path"):
+        LogBuilder(session_id="e", cwd="").canonical_path("/tmp")
 
 
 def test_fallback_title_and_user_rename() -> None:

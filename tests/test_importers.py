@@ -18,8 +18,7 @@ from typing import Any, Literal
 import pytest
 
 from ctxsdk.errors import ImportFormatError
-from ctxsdk.session import Session
-from ctxsdk.session.builder import CHECKPOINT_PREAMBLE
+from ctxsdk.session import CHECKPOINT_PREAMBLE, Session
 from ctxsdk.session.importers import (
     FORMATS,
     IMPORT_EVENT,

@@ -20,7 +20,6 @@ from ctxsdk.errors import NotFound, SessionFormatError, UnsupportedVersion
 from ctxsdk.samples import SAMPLES_HOME
 from ctxsdk.session import layout
 from ctxsdk.session._workspace import CACHE_RELPATH, SESSION_COLUMNS, Workspace
-from ctxsdk.session.builder import LogBuilder
 from ctxsdk.session.codec import dumps_line, frame_spans, read_log, zstd_frame
 from ctxsdk.session.layout import (
     canonical_file_name,
@@ -34,6 +33,7 @@ from ctxsdk.session.layout import (
 )
 from ctxsdk.session.session import Session
 from ctxsdk.session.writer import write_new
+from ctxsdk.testing import LogBuilder
 
 FLAKY = "5f0c9a7e-2d41-4b8e-9c3a-71e2d4b6f018"
 FORK = "2a7d5c90-8e34-4c1b-b6f9-0d3e82a41c75"

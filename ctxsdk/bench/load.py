@@ -20,9 +20,9 @@ import zstandard
 
 from .._progress import Progress, resolve_progress
 from ..session._replay import replay_log
-from ..session.builder import LogBuilder
 from ..session.codec import read_log
 from ..session.session import Session
+from ..testing import LogBuilder
 from ._result import BenchResult, Target, best_of
 
 __all__ = ["make_log", "run"]

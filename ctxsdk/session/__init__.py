@@ -10,6 +10,14 @@ from __future__ import annotations
 
 from .._public import publish
 from ._event_writer import EventWriter, now_ms
+from ._harness import (
+    CHECKPOINT_PREAMBLE,
+    PRUNE_MARKER,
+    SYSTEM_PROMPT_PLUGIN,
+    checkpoint_content,
+    fallback_title,
+    system_prompt_message,
+)
 from ._log_view import LogView, PendingCallView, TurnRange
 from ._markers import (
     ASSEMBLER_PLUGIN,
@@ -51,7 +59,10 @@ __all__ = [
     "ASSEMBLER_PLUGIN",
     "BM25",
     "CACHE_RELPATH",
+    "CHECKPOINT_PREAMBLE",
     "MARKER_KINDS",
+    "PRUNE_MARKER",
+    "SYSTEM_PROMPT_PLUGIN",
     "Event",
     "EventWriter",
     "LineageNode",
@@ -77,6 +88,7 @@ __all__ = [
     "assembly_header",
     "assembly_source",
     "canonical_file_name",
+    "checkpoint_content",
     "decode_segment",
     "digest_text",
     "display_text",
@@ -84,6 +96,7 @@ __all__ = [
     "encode_segment",
     "estimate_text",
     "events_df",
+    "fallback_title",
     "first_line",
     "get_tokenizer",
     "gist",
@@ -98,6 +111,7 @@ __all__ = [
     "session_dir",
     "sessions_root",
     "surface_df",
+    "system_prompt_message",
     "tokens_by_role",
     "tokens_by_tool",
     "tokens_df",

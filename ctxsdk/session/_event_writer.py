@@ -125,6 +125,10 @@ class EventWriter:
             self.nodes.append(seq)
         return seq
 
+    def log(self) -> list[JsonDict]:
+        """The whole log so far, in a new list: the continued prefix, then what was written."""
+        return [*self._base, *self.events]
+
     def take(self) -> list[JsonDict]:
         """The events written since the last ``take``."""
         out = self.events[self._taken :]
@@ -161,6 +165,14 @@ class EventWriter:
         i = self.nodes.index(shadowed[0])
         self.nodes[i : i + len(shadowed)] = [seq]
         return seq
+
+    def system_head(self) -> int:
+        """How many surface nodes at the front are system messages (v3's system head,
+        which a compaction never shadows)."""
+        n = 0
+        while n < len(self.nodes) and self.event(self.nodes[n])["type"] == "system/message":
+            n += 1
+        return n
 
     def message_of(self, seq: int) -> JsonDict:
         """The raw message event ``seq`` carries (``user/message`` data is the message)."""

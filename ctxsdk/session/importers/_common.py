@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ...errors import ImportFormatError, NotFound
-from ..builder import fallback_title as harness_fallback_title
+from .._harness import fallback_title as harness_fallback_title
 
 __all__ = [
     "JsonDict",

@@ -3,8 +3,9 @@
 An importer reads its format into a list of items (system, user, assistant, tool result,
 compaction, context edit), each with its source record, and ``build_session`` writes the
 raw v3 events, turn and step structure included, as the harness would have logged them.
-``LogBuilder`` is not used because it mints its own message and
-call ids, times and runtime-context messages, while an import must keep the source's.
+The events go through the one ``EventWriter`` (envelope, seqs, turns and steps, surface
+nodes); unlike the test-log builder (``ctxsdk.testing``), which mints its own message and
+call ids, times and runtime-context messages, an import keeps the source's ids and times.
 
 Grouping rules (the same for every format):
 
@@ -31,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ImportFormatError, SessionFormatError
-from ..builder import CHECKPOINT_PREAMBLE
-from ..codec import encode_source_seqs
+from .._event_writer import EventWriter
+from .._harness import checkpoint_content, system_prompt_message
 from ..session import Session
 from ..tokens import estimate_message
 from ._common import JsonDict, fail, fallback_title
@@ -52,7 +53,6 @@ __all__ = ["IMPORT_EVENT", "build_session"]
 IMPORT_EVENT = "ctxsdk/import"
 _TITLE_BYTES = 80
 _STEP_MS = 1000  # deterministic clock: one second per message when the source has no times
-SYSTEM_PLUGIN = "@deepseek-ai/dsh-system-prompt"
 
 
 @dataclass
@@ -79,17 +79,14 @@ class _Emitter:
         self.tools = tools
         self.title = title
         self.descriptor = descriptor
-        self.events: list[JsonDict] = []
         self.now: int = header["createdAt"]
+        # Envelope, seqs, turn/step and the surface nodes; an event without a time of its
+        # own takes the time of the latest source record.
+        self.w = EventWriter(3, clock=lambda: self.now)
         self.where_of: dict[int, str] = {}  # seq -> source record, for errors after the fold
-        self.nodes: list[int] = []  # the surface, kept in step with every op
         self.node_of_id: dict[str, int] = {}  # message id -> its current surface node
         self.head: SystemItem | None = None
-        self.turn = 0
-        self.turn_open = False
         self.turn_has_assistant = False
-        self.step = 0
-        self.step_open = False
         self.step_answered = False
         self.answered = False  # the turn's last model output was a final answer
         self.pending: dict[str, _Pending] = {}
@@ -102,34 +99,6 @@ class _Emitter:
         self.now = t if t is not None else self.now + _STEP_MS
         return self.now
 
-    def _emit(
-        self,
-        etype: str,
-        data: Any,
-        *,
-        time: int | None = None,
-        sources: list[int] | None = None,
-        op: str | JsonDict | None = None,
-        ignorable: bool = False,
-    ) -> int:
-        seq = len(self.events)
-        ev: JsonDict = {
-            "type": etype,
-            "seq": seq,
-            "time": self.now if time is None else time,
-            "data": data,
-        }
-        if sources is not None:
-            ev["sourceEventSeqs"] = encode_source_seqs(sources)  # runs as [start, end] (§2.4)
-        if op is not None:
-            ev["surfaceOp"] = op
-        if ignorable:
-            ev["ignorable"] = True
-        self.events.append(ev)
-        if op == "append":
-            self.nodes.append(seq)
-        return seq
-
     def _provenance(self, origin: Origin, message_seq: int | None, **extra: Any) -> None:
         data: JsonDict = {
             "format": self.fmt,
@@ -139,47 +108,32 @@ class _Emitter:
         }
         for key, value in {**origin.extra, **extra}.items():
             data.setdefault(key, value)  # a source field never hides where the record came from
-        self._emit(IMPORT_EVENT, data, ignorable=True)
+        self.w.emit(IMPORT_EVENT, data, ignorable=True)
         if message_seq is not None:
             self.where_of.setdefault(message_seq, origin.where)
-
-    def _replace(self, shadowed: list[int], seq: int) -> None:
-        i = self.nodes.index(shadowed[0])
-        self.nodes[i : i + len(shadowed)] = [seq]
 
     # --- turns and steps ---------------------------------------------------------------------
 
     def _open_turn(self) -> None:
-        self.turn += 1
-        self.turn_open = True
         self.turn_has_assistant = False
         self.answered = False
-        self.step = 0
-        self._emit("turn/start", {"turn": self.turn})
+        self.w.start_turn()
         self._open_step()
 
     def _open_step(self) -> None:
-        self.step += 1
-        self.step_open = True
         self.step_answered = False
-        self._emit("step/start", {"turn": self.turn, "step": self.step})
-        if not self.nodes:  # v3 node 0: the system prompt, or an empty "no system prompt"
+        self.w.start_step()
+        if not self.w.nodes:  # v3 node 0: the system prompt, or an empty "no system prompt"
             head = self.head
-            message = {
-                "id": head.id if head is not None else f"{self.header['id']}:system",
-                "role": "system",
-                "content": head.blocks if head is not None else [],
-                "source": {"kind": "plugin", "plugin": SYSTEM_PLUGIN},
-            }
-            seq = self._emit(
-                "system/message",
-                {"turn": self.turn, "step": self.step, "message": message},
-                op="append",
+            message = system_prompt_message(
+                head.id if head is not None else f"{self.header['id']}:system",
+                head.blocks if head is not None else [],
             )
+            seq = self.w.system_message(message)
             if head is not None and head.origin is not None:
                 self._provenance(head.origin, seq)
         if self.descriptor is not None:
-            self._emit("subagent/descriptor", self.descriptor)
+            self.w.emit("subagent/descriptor", self.descriptor)
             self.descriptor = None
 
     def _close_step(self, where: str) -> None:
@@ -191,14 +145,12 @@ class _Emitter:
                 "every tool call needs its result before the next message; only the last "
                 "step of a transcript may end with unanswered calls",
             )
-        self._emit("step/end", {"turn": self.turn, "step": self.step})
-        self.step_open = False
+        self.w.end_step()
 
     def _close_turn(self, reason: JsonDict, where: str) -> None:
-        if self.step_open:
+        if self.w.step_open:
             self._close_step(where)
-        self._emit("turn/end", {"turn": self.turn, "reason": reason})
-        self.turn_open = False
+        self.w.end_turn(reason)
 
     def _settle_turn(self, where: str) -> None:
         """Close the open turn with the reason its history implies."""
@@ -211,9 +163,9 @@ class _Emitter:
 
     def _fresh_step(self, where: str) -> None:
         """Make sure a step is open that has no assistant message yet."""
-        if not self.turn_open:
+        if not self.w.turn_open:
             self._open_turn()
-        elif not self.step_open:
+        elif not self.w.step_open:
             self._open_step()
         elif self.step_answered:
             self._close_step(where)
@@ -240,11 +192,11 @@ class _Emitter:
             self._provenance(item.origin, None, skipped=item.reason)
 
     def _user(self, item: UserItem) -> None:
-        if item.prompt and self.turn_open and self.turn_has_assistant:
+        if item.prompt and self.w.turn_open and self.turn_has_assistant:
             self._settle_turn(item.origin.where)
         t = self._time(item.time)
         self._fresh_step(item.origin.where)
-        seq = self._emit(
+        seq = self.w.emit(
             "user/message",
             {"content": item.blocks, "source": item.source, "role": "user", "id": item.id},
             time=t,
@@ -269,22 +221,20 @@ class _Emitter:
                 return
             title, source = fallback, {"kind": "fallback"}
         raw = title.encode()[:_TITLE_BYTES].decode(errors="ignore")  # any title is <= 80 bytes
-        self._emit("session/title", {"title": raw, "messageSeqs": [seq], "source": source})
+        self.w.emit("session/title", {"title": raw, "messageSeqs": [seq], "source": source})
 
     def _system(self, item: SystemItem) -> None:
         """A system message after node 0 is appended in history (v3 allows later system nodes)."""
         t = self._time(item.time)
         where = item.origin.where if item.origin is not None else "system"
         self._fresh_step(where)
-        message = {
-            "id": item.id,
-            "role": "system",
-            "content": item.blocks,
-            "source": {"kind": "plugin", "plugin": SYSTEM_PLUGIN},
-        }
-        seq = self._emit(
+        seq = self.w.emit(
             "system/message",
-            {"turn": self.turn, "step": self.step, "message": message},
+            {
+                "turn": self.w.turn,
+                "step": self.w.step,
+                "message": system_prompt_message(item.id, item.blocks),
+            },
             time=t,
             op="append",
         )
@@ -301,7 +251,7 @@ class _Emitter:
             if self.tools:
                 header["tools"] = self.tools
             reason = "initial" if self.route is None else "change"
-            self._emit("request/header", {"header": header, "reason": reason})
+            self.w.emit("request/header", {"header": header, "reason": reason})
             self.route = (item.provider, item.model)
         calls = [b for b in item.blocks if b.get("type") == "tool-call"]
         ids = [b["id"] for b in calls]
@@ -327,14 +277,14 @@ class _Emitter:
             "id": item.id,
         }
         data: JsonDict = {
-            "turn": self.turn,
-            "step": self.step,
+            "turn": self.w.turn,
+            "step": self.w.step,
             "message": message,
             "stream": stream,
         }
         if item.usage is not None:
             data["usage"] = item.usage
-        seq = self._emit("assistant/message", data, time=t, op="append")
+        seq = self.w.emit("assistant/message", data, time=t, op="append")
         self.node_of_id[item.id] = seq
         for origin in item.origins:
             self._provenance(origin, seq)
@@ -345,11 +295,11 @@ class _Emitter:
             self.pending[block["id"]] = _Pending(block["name"], block["arguments"], where)
 
     def _tool_call(self, call_id: str, call: _Pending) -> int:
-        seq = self._emit(
+        seq = self.w.emit(
             "tool/call",
             {
-                "turn": self.turn,
-                "step": self.step,
+                "turn": self.w.turn,
+                "step": self.w.step,
                 "callId": call_id,
                 "name": call.name,
                 "arguments": call.arguments,
@@ -382,9 +332,9 @@ class _Emitter:
             "role": "user",
             "id": item.id,
         }
-        seq = self._emit(
+        seq = self.w.emit(
             "tool/result",
-            {"turn": self.turn, "step": self.step, "message": message},
+            {"turn": self.w.turn, "step": self.w.step, "message": message},
             time=t,
             sources=[call_seq],
             op="append",
@@ -395,10 +345,10 @@ class _Emitter:
 
     def _edit(self, item: EditItem) -> None:
         node = self.node_of_id.get(item.target)
-        if node is None or node not in self.nodes:
+        if node is None or node not in self.w.nodes:
             fail(item.origin.where, f"edits message {item.target!r}, which is not in the context")
         t = self._time(item.time)
-        old = self.events[node]
+        old = self.w.event(node)
         if old["type"] == "tool/result":
             data = _tool_result_with(old["data"], item.blocks)
             etype = "tool/result"
@@ -410,14 +360,7 @@ class _Emitter:
                 item.origin.where,
                 f"only tool results and user messages can be edited, not {old['type']}",
             )
-        seq = self._emit(
-            etype,
-            data,
-            time=t,
-            sources=[node],
-            op={"op": "replace", "startSeq": node, "endSeq": node},
-        )
-        self._replace([node], seq)
+        seq = self.w.replace(etype, data, [node], time=t)
         self.node_of_id[item.target] = seq
         self._provenance(item.origin, seq, edits=item.target)
 
@@ -425,22 +368,19 @@ class _Emitter:
         if self.pending:
             call_id = next(iter(self.pending))
             fail(item.start.where, f"compaction while tool call {call_id!r} is unanswered")
-        if self.turn_open and self.answered:
+        if self.w.turn_open and self.answered:
             self._close_turn({"kind": "completed"}, item.start.where)  # a manual /compact
         t_start = self._time(item.time)
-        if all(self.events[n]["type"] == "system/message" for n in self.nodes):
+        if self.w.system_head() == len(self.w.nodes):
             # Nothing before it in this file (a continued transcript): the checkpoint opens the
             # log, appended inside a step after the system head instead of replacing anything.
             self._fresh_step(item.start.where)
-        turn = self.turn if self.turn_open else None
-        start = self._emit(
+        turn = self.w.turn if self.w.turn_open else None
+        start = self.w.emit(
             "compaction/start", {"compactionId": item.compaction_id, "turn": turn}, time=t_start
         )
         self._provenance(item.start, None, eventSeq=start)
-        head = 0
-        while head < len(self.nodes) and self.events[self.nodes[head]]["type"] == "system/message":
-            head += 1  # v3 never compacts the system head
-        shadowed = self.nodes[head:]
+        shadowed = self.w.nodes[self.w.system_head() :]  # v3 never compacts the system head
         t_summary = self._time(item.summary_time)
         summary_blocks = [{"type": "text", "text": item.summary_text}]
         summary_data: JsonDict = {
@@ -452,43 +392,30 @@ class _Emitter:
             summary_data["shadowedRange"] = {"start": shadowed[0], "end": shadowed[-1]}
             summary_data["shadowedSeqs"] = list(shadowed)
             summary_data["shadowedTokenCount"] = sum(
-                estimate_message(self._message_of(s)) for s in shadowed
+                estimate_message(self.w.message_of(s)) for s in shadowed
             )
         summary_data.update(provider=item.provider, model=item.model)
-        summary_seq = self._emit("compaction/summary", summary_data, time=t_summary)
-        content = [
-            {"type": "text", "text": f"{CHECKPOINT_PREAMBLE}\n\n<compacted-summary>"},
-            {"type": "text", "text": item.summary_text},
-            {"type": "text", "text": "</compacted-summary>"},
-        ]
+        summary_seq = self.w.emit("compaction/summary", summary_data, time=t_summary)
         message = {
-            "content": content,
+            "content": checkpoint_content(item.summary_text),
             "source": {"kind": "plugin", "plugin": "compact", "compactionId": item.compaction_id},
             "role": "user",
             "id": item.summary_id,
         }
-        op: str | JsonDict = "append"
+        sources = [start, summary_seq, *shadowed]
         if shadowed:
-            op = {"op": "replace", "startSeq": shadowed[0], "endSeq": shadowed[-1]}
-        repl = self._emit(
-            "user/message",
-            message,
-            time=t_summary,
-            sources=[start, summary_seq, *shadowed],
-            op=op,
-        )
-        if shadowed:
-            self._replace(shadowed, repl)
+            repl = self.w.replace(
+                "user/message", message, shadowed, time=t_summary, sources=sources
+            )
+        else:
+            repl = self.w.emit(
+                "user/message", message, time=t_summary, sources=sources, op="append"
+            )
         self.node_of_id[item.summary_id] = repl
         self._provenance(item.summary, repl)
-        self._emit(
+        self.w.emit(
             "compaction/end", {"compactionId": item.compaction_id, "turn": turn}, time=t_summary
         )
-
-    def _message_of(self, seq: int) -> JsonDict:
-        ev = self.events[seq]
-        msg = ev["data"] if ev["type"] == "user/message" else ev["data"]["message"]
-        return msg  # type: ignore[no-any-return]
 
     def finish(self, final_reason: JsonDict | None) -> None:
         if self.pending:
@@ -498,7 +425,7 @@ class _Emitter:
                 if call.call_seq is None:
                     self._tool_call(call_id, call)
             return
-        if not self.turn_open:
+        if not self.w.turn_open:
             return
         if final_reason is not None:
             self._close_turn(final_reason, "the end of the input")
@@ -551,13 +478,13 @@ def build_session(
         queue.pop(0)
     for item in queue:
         em.add(item)
-    if not em.events and em.head is not None:
+    if not em.w.events and em.head is not None:
         em._open_turn()  # only a system prompt: keep it as node 0 of an open turn
     em.finish(final_reason)
     for item in trailing:
         em.add(item)
     try:
-        return Session.from_events(header, em.events)
+        return Session.from_events(header, em.w.events)
     except SessionFormatError as exc:
         where = em.where_of.get(exc.seq, source or fmt) if exc.seq is not None else (source or fmt)
         raise ImportFormatError(
