@@ -9,14 +9,16 @@ sources of each event, the seqs of titles, headers and compactions. The replay's
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from ._replay import LogIndex
 
 __all__ = ["LogView", "PendingCallView", "TurnRange"]
+
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -40,16 +42,18 @@ class PendingCallView:
     call_seq: int | None
 
 
-class _TupleValues(Mapping[int, tuple[int, ...]]):
-    """A mapping of seq lists, read as tuples (no copy of the whole table)."""
+class _ReadOnly(Mapping[int, _V]):
+    """A read-only mapping over one of the index's tables, each value read through
+    ``convert`` (seq lists come out as tuples; nothing is copied up front)."""
 
-    __slots__ = ("_d",)
+    __slots__ = ("_convert", "_d")
 
-    def __init__(self, d: Mapping[int, list[int]]) -> None:
+    def __init__(self, d: Mapping[int, Any], convert: Callable[[Any], _V]) -> None:
         self._d = d
+        self._convert = convert
 
-    def __getitem__(self, key: int) -> tuple[int, ...]:
-        return tuple(self._d[key])
+    def __getitem__(self, key: int) -> _V:
+        return self._convert(self._d[key])
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._d)
@@ -61,23 +65,19 @@ class _TupleValues(Mapping[int, tuple[int, ...]]):
         return key in self._d
 
 
-class _ReadOnly(Mapping[int, int]):
-    __slots__ = ("_d",)
+def _same(value: int) -> int:
+    return value
 
-    def __init__(self, d: Mapping[int, int]) -> None:
-        self._d = d
 
-    def __getitem__(self, key: int) -> int:
-        return self._d[key]
+class _Seqs:
+    """A read-only attribute: one of the index's seq lists, as a tuple."""
 
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._d)
+    def __init__(self, field: str, doc: str) -> None:
+        self._field = field
+        self.__doc__ = doc
 
-    def __len__(self) -> int:
-        return len(self._d)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._d
+    def __get__(self, view: LogView, owner: type | None = None) -> tuple[int, ...]:
+        return tuple(getattr(view._ix, self._field))
 
 
 class LogView:
@@ -107,12 +107,12 @@ class LogView:
     @property
     def replaced(self) -> Mapping[int, tuple[int, ...]]:
         """Replacement seq -> the surface nodes it took the place of, in order."""
-        return _TupleValues(self._ix.replaced)
+        return _ReadOnly(self._ix.replaced, tuple)
 
     @property
     def shadowed_by(self) -> Mapping[int, int]:
         """Node seq -> the replacement that took its place."""
-        return _ReadOnly(self._ix.shadowed_by)
+        return _ReadOnly(self._ix.shadowed_by, _same)
 
     def originals(self, seq: int) -> tuple[int, ...]:
         """The nodes replacement ``seq`` shadowed (empty when ``seq`` replaced nothing)."""
@@ -142,7 +142,7 @@ class LogView:
     @property
     def source_seqs(self) -> Mapping[int, tuple[int, ...]]:
         """Event seq -> its decoded ``sourceEventSeqs``."""
-        return _TupleValues(self._ix.source_seqs)
+        return _ReadOnly(self._ix.source_seqs, tuple)
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -195,25 +195,11 @@ class LogView:
     def descriptor_seq(self) -> int | None:
         return self._ix.descriptor_seq
 
-    @property
-    def header_seqs(self) -> tuple[int, ...]:
-        return tuple(self._ix.header_seqs)
-
-    @property
-    def context_seqs(self) -> tuple[int, ...]:
-        return tuple(self._ix.context_seqs)
-
-    @property
-    def end_seed_seqs(self) -> tuple[int, ...]:
-        return tuple(self._ix.end_seed_seqs)
-
-    @property
-    def compaction_seqs(self) -> tuple[int, ...]:
-        return tuple(self._ix.compaction_seqs)
-
-    @property
-    def unknown_seqs(self) -> tuple[int, ...]:
-        return tuple(self._ix.unknown_seqs)
+    header_seqs = _Seqs("header_seqs", "Seqs of the ``request/header`` events.")
+    context_seqs = _Seqs("context_seqs", "Seqs of the ``request/context`` events.")
+    end_seed_seqs = _Seqs("end_seed_seqs", "Seqs of the ``session/end-seed`` markers.")
+    compaction_seqs = _Seqs("compaction_seqs", "Seqs of the ``compaction/*`` events.")
+    unknown_seqs = _Seqs("unknown_seqs", "Seqs of ignorable events of unknown types.")
 
     def __repr__(self) -> str:
         ix = self._ix

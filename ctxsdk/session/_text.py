@@ -42,6 +42,8 @@ _TOOL_MARKER = re.compile(r"^\s*<?[\w.-]+\s*[({]")  # `bash {"command": ...}` / 
 
 
 def _get(block: Any, key: str) -> Any:
+    if type(block) is dict:  # raw JSON, the common case: skip the ABC check
+        return block.get(key)
     if isinstance(block, Mapping):
         return block.get(key)
     return getattr(block, key, None)
@@ -52,7 +54,7 @@ def _blocks(message: Any) -> Iterator[Any]:
     content = _get(message, "content") if message is not None else None
     if isinstance(content, list):
         for b in content:
-            if isinstance(b, Mapping) or hasattr(b, "type"):
+            if type(b) is dict or isinstance(b, Mapping) or hasattr(b, "type"):
                 yield b
 
 
