@@ -12,7 +12,22 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["TOP_LEVEL", "publish"]
+__all__ = ["NAMESPACES", "TOP_LEVEL", "publish"]
+
+# Every public namespace, in the order the API reference shows them. Their ``__all__`` are
+# snapshot-tested (tests/snapshots/public_api.json) and the reference is generated from them.
+NAMESPACES: tuple[str, ...] = (
+    "ctxsdk",
+    "ctxsdk.session",
+    "ctxsdk.session.importers",
+    "ctxsdk.assemble",
+    "ctxsdk.llm",
+    "ctxsdk.tools",
+    "ctxsdk.testing",
+    "ctxsdk.bench",
+    "ctxsdk.samples",
+    "ctxsdk.errors",
+)
 
 # The names ``ctxsdk`` itself exports, and the namespace that defines each.
 TOP_LEVEL: Mapping[str, str] = {
@@ -51,11 +66,12 @@ TOP_LEVEL: Mapping[str, str] = {
 
 
 def publish(namespace: str, scope: Mapping[str, Any], names: Iterable[str]) -> None:
-    """Set ``__module__`` of the classes and functions in ``names`` that a private module
-    of the project defines: ``ctxsdk`` for top-level names, else ``namespace``."""
+    """Set ``__module__`` of the classes in ``names`` that a private module of the project
+    defines: ``ctxsdk`` for top-level names, else ``namespace``. Functions keep theirs (their
+    repr names no module, and doctest finds a function's examples by its module)."""
     for name in names:
         obj = scope.get(name)
-        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+        if not inspect.isclass(obj):
             continue
         module = getattr(obj, "__module__", "") or ""
         if not module.startswith("ctxsdk.") or "._" not in module + ".":

@@ -25,7 +25,7 @@ from typing import Any
 
 # Every ctxsdk name this script uses, imported here only.
 from ctxsdk.samples import _FILES, SAMPLES_HOME
-from ctxsdk.session.codec import read_log
+from ctxsdk.session._codec import read_log
 from ctxsdk.testing import DEFAULT_TOOLS, LogBuilder, ToolOutput
 
 __all__ = ["build_samples", "main", "write_samples"]

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 import ctxsdk as cx
-from ctxsdk.agent import run_agent
+from ctxsdk._agent import run_agent
 from ctxsdk.errors import LLMNotConfigured, SurfaceError
 from ctxsdk.llm import LLM
 from ctxsdk.samples import sample

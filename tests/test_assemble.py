@@ -15,7 +15,7 @@ from ctxsdk.assemble import DigestConfig, DraftStore, Rule, Target
 from ctxsdk.assemble._modes import parse_fold_mark
 from ctxsdk.assemble._planner import apply_ops, compile_plan, current_modes
 from ctxsdk.samples import sample
-from ctxsdk.session.tokens import TokenCounter
+from ctxsdk.session._tokens import TokenCounter
 from ctxsdk.testing import LogBuilder
 
 
@@ -303,7 +303,7 @@ def test_an_agent_folds_its_own_context_with_the_tool() -> None:
     the fold lands in the same turn as valid events and the wire stays paired."""
     import httpx
 
-    from ctxsdk.agent import run_agent
+    from ctxsdk._agent import run_agent
     from ctxsdk.llm import LLM
     from ctxsdk.tools import default_registry
 
@@ -436,7 +436,7 @@ def test_folds_expand_to_what_they_cover_and_subagents_nest(long: cx.Session) ->
 def test_auto_rules_fold_at_turn_end() -> None:
     import httpx
 
-    from ctxsdk.agent import run_agent
+    from ctxsdk._agent import run_agent
     from ctxsdk.llm import LLM
 
     def handler(request: httpx.Request) -> httpx.Response:

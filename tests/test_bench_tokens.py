@@ -1,4 +1,4 @@
-"""ctxsdk.bench.tokens: the estimate-error / counting-throughput benchmark.
+"""ctxsdk.bench._tokens: the estimate-error / counting-throughput benchmark.
 
 The quick bench runs once per module. Its timings are never asserted (only that the ratios
 exist and are finite); what is checked is the shape of the result and the classifier.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxsdk.bench import BenchResult
-from ctxsdk.bench import tokens as bt
+from ctxsdk.bench import _tokens as bt
 
 THROUGHPUT = [f"counting_over_raw_throughput_ratio_{t}" for t in bt.EXACT_TOKENIZERS]
 SPEEDUP = [f"counting_warm_over_cold_speedup_{t}" for t in bt.EXACT_TOKENIZERS]

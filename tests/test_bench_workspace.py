@@ -1,4 +1,4 @@
-"""ctxsdk.bench.workspace: cold / warm / partial listing of a generated DSH home.
+"""ctxsdk.bench._workspace: cold / warm / partial listing of a generated DSH home.
 
 The quick bench runs once per module. Its timings are never asserted (only that the ratios
 exist, are finite and positive); what is asserted is the shape of the result and that the
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from ctxsdk.bench import BenchResult
-from ctxsdk.bench import workspace as bw
+from ctxsdk.bench import _workspace as bw
+from ctxsdk.session._session import Session
 from ctxsdk.session._workspace import Workspace
-from ctxsdk.session.session import Session
 
 RATIOS = [
     "warm_over_stat_floor_ratio",

@@ -10,9 +10,9 @@ import zstandard
 
 from ctxsdk.errors import InvalidArgument, NotFound, SurfaceError
 from ctxsdk.samples import SAMPLES_HOME, sample, sample_paths
+from ctxsdk.session._codec import decode_source_seqs, frame_spans, read_log
+from ctxsdk.session._layout import encode_segment, project_key
 from ctxsdk.session._replay import replay_log
-from ctxsdk.session.codec import decode_source_seqs, frame_spans, read_log
-from ctxsdk.session.layout import encode_segment, project_key
 from ctxsdk.testing import (
     CHECKPOINT_PREAMBLE,
     PRUNE_MARKER,

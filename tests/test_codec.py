@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import ctxsdk as cx
 from ctxsdk.errors import CorruptLog, LogRecoveryWarning, SessionFormatError, UnsupportedVersion
-from ctxsdk.session.codec import (
+from ctxsdk.session._codec import (
     decode_source_seqs,
     encode_source_seqs,
     frame_spans,

@@ -136,7 +136,7 @@ def test_fixture_without_normalized_flag_is_refused(tmp_path: Path) -> None:
 
 
 def test_log_only_events_are_typed_too() -> None:
-    from ctxsdk.session.models import InboxSplicedData
+    from ctxsdk.session._models import InboxSplicedData
 
     s = _open("v0-text-turn.session.jsonl")
     first = s.event(0)

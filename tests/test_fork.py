@@ -11,11 +11,11 @@ import pytest
 
 from ctxsdk.errors import SessionFormatError, SurfaceError, WriteError
 from ctxsdk.samples import SAMPLES_HOME, sample
+from ctxsdk.session._codec import read_log
+from ctxsdk.session._fork import fork_cut_error, fork_log, fork_points, fork_session
+from ctxsdk.session._layout import encode_segment, project_key, session_dir
+from ctxsdk.session._session import Session
 from ctxsdk.session._workspace import Workspace
-from ctxsdk.session.codec import read_log
-from ctxsdk.session.fork import fork_cut_error, fork_log, fork_points, fork_session
-from ctxsdk.session.layout import encode_segment, project_key, session_dir
-from ctxsdk.session.session import Session
 from ctxsdk.testing import LogBuilder
 
 from ._logs import FIXTURES

@@ -46,9 +46,9 @@ from ctxsdk.errors import (
     WriteError,
 )
 from ctxsdk.session import Session
-from ctxsdk.session.codec import encode_source_seqs, frame_spans, resolve_log_path
-from ctxsdk.session.models import is_known_type
-from ctxsdk.session.writer import write_new
+from ctxsdk.session._codec import encode_source_seqs, frame_spans, resolve_log_path
+from ctxsdk.session._file_writer import write_new
+from ctxsdk.session._models import is_known_type
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-fixtures"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

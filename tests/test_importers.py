@@ -19,6 +19,7 @@ import pytest
 
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import CHECKPOINT_PREAMBLE, Session
+from ctxsdk.session._models import ReasoningBlock
 from ctxsdk.session.importers import (
     FORMATS,
     IMPORT_EVENT,
@@ -29,7 +30,6 @@ from ctxsdk.session.importers import (
     import_file,
     import_provenance,
 )
-from ctxsdk.session.models import ReasoningBlock
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data"

@@ -11,6 +11,13 @@ from typing import Any
 import pytest
 
 from ctxsdk.errors import SessionFormatError, UnsupportedVersion
+from ctxsdk.session._codec import (
+    decode_bytes,
+    decode_source_seqs,
+    dumps_line,
+    read_log,
+    validate_header,
+)
 from ctxsdk.session._migrate import (
     expand_stream,
     migrate,
@@ -19,13 +26,6 @@ from ctxsdk.session._migrate import (
     upgrade_to_latest,
 )
 from ctxsdk.session._replay import replay_log
-from ctxsdk.session.codec import (
-    decode_bytes,
-    decode_source_seqs,
-    dumps_line,
-    read_log,
-    validate_header,
-)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-fixtures"
 FIXTURE_FILES = sorted(FIXTURES.glob("v0-*.session.jsonl")) if FIXTURES.is_dir() else []

@@ -2,15 +2,56 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import ctxsdk as cx
 from ctxsdk import errors
+from ctxsdk._public import NAMESPACES
+
+# The snapshot of what every public namespace exports.
+SNAPSHOT = Path(__file__).parent / "snapshots" / "public_api.json"
 
 
-def test_exported_names() -> None:
-    assert set(cx.__all__) == {
+def _exports() -> dict[str, list[str]]:
+    out = {}
+    for name in NAMESPACES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+        out[name] = sorted(module.__all__)
+    return out
+
+
+def test_exported_names_match_the_snapshot() -> None:
+    """A change to any namespace's ``__all__`` is deliberate: regenerate the snapshot with
+    ``CTXSDK_UPDATE_SNAPSHOTS=1 pytest tests/test_public_api.py`` and review its diff."""
+    exports = _exports()
+    if os.environ.get("CTXSDK_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(json.dumps(exports, indent=2) + "\n", encoding="utf-8")
+    assert exports == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_every_exported_name_resolves(namespace: str) -> None:
+    module = importlib.import_module(namespace)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, (namespace, name)
+    assert set(dir(module)) >= set(module.__all__)
+
+
+def test_the_top_level_keeps_its_first_names() -> None:
+    # The names the project exported before the namespaces grew are all still there.
+    assert set(cx.__all__) >= {
         "LLM",
         "ToolRegistry",
         "run_agent",
@@ -26,9 +67,29 @@ def test_exported_names() -> None:
         "__version__",
         "errors",
     }
-    for name in cx.__all__:
-        assert getattr(cx, name) is not None
-    assert set(dir(cx)) >= set(cx.__all__)
+
+
+def test_top_level_names_are_the_table_in_public() -> None:
+    from ctxsdk._public import TOP_LEVEL
+
+    assert set(cx.__all__) == {*TOP_LEVEL, "__version__", "errors"}
+    for name, namespace in TOP_LEVEL.items():
+        if namespace != "ctxsdk":  # each re-export is the namespace's own object
+            assert getattr(cx, name) is getattr(importlib.import_module(namespace), name)
+
+
+@pytest.mark.parametrize("namespace", [n for n in NAMESPACES if n != "ctxsdk.errors"])
+def test_public_names_show_their_public_module(namespace: str) -> None:
+    """Reprs, tracebacks and the API docs name ``ctxsdk.Session``, never a private module."""
+    module = importlib.import_module(namespace)
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if inspect.isclass(obj):
+            shown = obj.__module__
+            if not shown.startswith("ctxsdk"):
+                continue  # re-exported from a dependency
+            assert "._" not in shown + ".", (namespace, name, shown)
+            assert shown in ("ctxsdk", namespace) or namespace == "ctxsdk", (name, shown)
 
 
 def test_import_is_light() -> None:

@@ -1,4 +1,4 @@
-"""ctxsdk.session.tokens: offline exact tokenizers, the harness estimate (§14), the count cache.
+"""ctxsdk.session._tokens: offline exact tokenizers, the harness estimate (§14), the count cache.
 
 No test touches the network: tiktoken's BPE files come from bundled package data, and the
 subprocess tests block sockets before anything loads.
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ctxsdk.session import tokens as tk
+from ctxsdk.session import _tokens as tk
 
 EXACT = ("cl100k_base", "o200k_base", "deepseek")
 CJK = "深度求索是一家人工智能公司，成立于2023年。"
@@ -350,7 +350,7 @@ _CHILD = textwrap.dedent(
     for blocked in sys.argv[2:]:  # hide a package, as if it were not installed
         sys.modules[blocked] = None
 
-    import ctxsdk.session.tokens as tk
+    import ctxsdk.session._tokens as tk
 
     lazy = not any(m in sys.modules for m in ("tiktoken", "tokenizers", "quicktok"))
     names = sys.argv[1].split(",")

@@ -23,8 +23,8 @@ import ctxsdk.session
 from ctxsdk.samples import sample_paths
 from ctxsdk.session import Session
 from ctxsdk.session import _views as v
-from ctxsdk.session.models import ReasoningBlock
-from ctxsdk.session.tokens import TokenCounter, get_tokenizer
+from ctxsdk.session._models import ReasoningBlock
+from ctxsdk.session._tokens import TokenCounter, get_tokenizer
 
 from .conftest import MODEL_SOURCE, v3_raw_session
 
@@ -351,7 +351,7 @@ def test_events_df_between_turns_has_null_turn() -> None:
 def test_surface_df_matches_surface(
     samples: dict[str, Session], fixtures: dict[str, Session]
 ) -> None:
-    from ctxsdk.session.tokens import estimate_message
+    from ctxsdk.session._tokens import estimate_message
 
     for s in _all(samples, fixtures):
         df = v.surface_df(s)

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 import ctxsdk.session._workspace._summary as summary_mod
 from ctxsdk.errors import NotFound, SessionFormatError, UnsupportedVersion
 from ctxsdk.samples import SAMPLES_HOME
-from ctxsdk.session import layout
-from ctxsdk.session._workspace import CACHE_RELPATH, SESSION_COLUMNS, Workspace
-from ctxsdk.session.codec import dumps_line, frame_spans, read_log, zstd_frame
-from ctxsdk.session.layout import (
+from ctxsdk.session import _layout as layout
+from ctxsdk.session._codec import dumps_line, frame_spans, read_log, zstd_frame
+from ctxsdk.session._file_writer import write_new
+from ctxsdk.session._layout import (
     canonical_file_name,
     decode_segment,
     dsh_home,
@@ -31,8 +31,8 @@ from ctxsdk.session.layout import (
     session_dir,
     sessions_root,
 )
-from ctxsdk.session.session import Session
-from ctxsdk.session.writer import write_new
+from ctxsdk.session._session import Session
+from ctxsdk.session._workspace import CACHE_RELPATH, SESSION_COLUMNS, Workspace
 from ctxsdk.testing import LogBuilder
 
 FLAKY = "5f0c9a7e-2d41-4b8e-9c3a-71e2d4b6f018"

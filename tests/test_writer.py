@@ -13,7 +13,7 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk.errors import LockHeld, LogRecoveryWarning, WriteError
-from ctxsdk.session.codec import frame_spans
+from ctxsdk.session._codec import frame_spans
 
 from ._logs import FIXTURES, small_v3
 

@@ -7,6 +7,7 @@ numbers where there are any) and says which targets it met; timing claims are ra
 from __future__ import annotations
 
 from .._progress import Progress
+from .._public import publish
 from ..errors import UnknownName
 from ._result import BenchResult, Target, best_of
 
@@ -14,10 +15,10 @@ __all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "run_benchmark"]
 
 # name -> module with ``run(quick: bool, progress) -> BenchResult``
 BENCHMARKS: dict[str, str] = {
-    "load": "ctxsdk.bench.load",
-    "tokens": "ctxsdk.bench.tokens",
-    "fit": "ctxsdk.bench.fit",
-    "workspace": "ctxsdk.bench.workspace",
+    "load": "ctxsdk.bench._load",
+    "tokens": "ctxsdk.bench._tokens",
+    "fit": "ctxsdk.bench._fit",
+    "workspace": "ctxsdk.bench._workspace",
 }
 
 
@@ -31,3 +32,6 @@ def run_benchmark(
         raise UnknownName(f"no benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}")
     result: BenchResult = importlib.import_module(module).run(quick=quick, progress=progress)
     return result
+
+
+publish(__name__, globals(), __all__)

@@ -9,6 +9,7 @@ formats. Engines (``ctxsdk.assemble`` and the ones to come) import only the name
 from __future__ import annotations
 
 from .._public import publish
+from ._codec import Compression, DecodedLog, Recovery, read_log
 from ._event_writer import EventWriter, now_ms
 from ._harness import (
     CHECKPOINT_PREAMBLE,
@@ -18,6 +19,16 @@ from ._harness import (
     fallback_title,
     system_prompt_message,
 )
+from ._layout import (
+    canonical_file_name,
+    decode_segment,
+    dsh_home,
+    encode_segment,
+    project_key,
+    session_dir,
+    sessions_root,
+)
+from ._lexical import BM25
 from ._log_view import LogView, PendingCallView, TurnRange
 from ._markers import (
     ASSEMBLER_PLUGIN,
@@ -27,8 +38,19 @@ from ._markers import (
     assembly_source,
     read_marker,
 )
+from ._migrate import LATEST_VERSION, migrate, upgrade_to_latest
+from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
+from ._session import NodeTokens, Session, Step, Surface, SurfaceNode, TokenTable, Turn, message_of
 from ._text import digest_text, display_text, first_line, gist, message_text, search_text
+from ._tokens import (
+    TOKENIZER_NAMES,
+    TokenCounter,
+    Tokenizer,
+    estimate_message,
+    estimate_text,
+    get_tokenizer,
+)
 from ._views import (
     events_df,
     messages_df,
@@ -39,30 +61,21 @@ from ._views import (
     tools_df,
     turns_df,
 )
+from ._wire import WireFormat, to_wire
 from ._workspace import CACHE_RELPATH, LineageNode, SessionTree, Workspace
-from .codec import Recovery
-from .layout import (
-    canonical_file_name,
-    decode_segment,
-    dsh_home,
-    encode_segment,
-    project_key,
-    session_dir,
-    sessions_root,
-)
-from .lexical import BM25
-from .models import Event, Message, SessionHeader, TokenUsage
-from .session import NodeTokens, Session, Step, Surface, SurfaceNode, TokenTable, Turn, message_of
-from .tokens import TokenCounter, Tokenizer, estimate_text, get_tokenizer
 
 __all__ = [
     "ASSEMBLER_PLUGIN",
     "BM25",
     "CACHE_RELPATH",
     "CHECKPOINT_PREAMBLE",
+    "LATEST_VERSION",
     "MARKER_KINDS",
     "PRUNE_MARKER",
     "SYSTEM_PROMPT_PLUGIN",
+    "TOKENIZER_NAMES",
+    "Compression",
+    "DecodedLog",
     "Event",
     "EventWriter",
     "LineageNode",
@@ -84,6 +97,7 @@ __all__ = [
     "Tokenizer",
     "Turn",
     "TurnRange",
+    "WireFormat",
     "Workspace",
     "assembly_header",
     "assembly_source",
@@ -94,6 +108,7 @@ __all__ = [
     "display_text",
     "dsh_home",
     "encode_segment",
+    "estimate_message",
     "estimate_text",
     "events_df",
     "fallback_title",
@@ -103,21 +118,25 @@ __all__ = [
     "message_of",
     "message_text",
     "messages_df",
+    "migrate",
     "node_tokens",
     "now_ms",
     "project_key",
+    "read_log",
     "read_marker",
     "search_text",
     "session_dir",
     "sessions_root",
     "surface_df",
     "system_prompt_message",
+    "to_wire",
     "tokens_by_role",
     "tokens_by_tool",
     "tokens_df",
     "tool_groups",
     "tools_df",
     "turns_df",
+    "upgrade_to_latest",
 ]
 
 publish(__name__, globals(), __all__)

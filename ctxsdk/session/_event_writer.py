@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SurfaceError
+from ._codec import encode_source_seqs
 from ._replay import replace_keys
-from .codec import encode_source_seqs
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ._session import Session
 
 __all__ = ["EventWriter", "now_ms"]
 

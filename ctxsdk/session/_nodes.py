@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .session import SurfaceNode, message_of
+from ._session import SurfaceNode, message_of
 
 if TYPE_CHECKING:
-    from .session import Session
-    from .tokens import TokenCounter
+    from ._session import Session
+    from ._tokens import TokenCounter
 
 __all__ = ["node_tokens", "tool_groups"]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SessionFormatError, SurfaceError, UnknownEventType
-from .codec import STRIPPED_SEQ_HINT, decode_source_seqs
-from .models import is_known_type
+from ._codec import STRIPPED_SEQ_HINT, decode_source_seqs
+from ._models import is_known_type
 
 __all__ = [
     "LogIndex",

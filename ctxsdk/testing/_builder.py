@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..errors import InvalidArgument, NotFound, SurfaceError
+from ..session._codec import Compression, validate_header
 from ..session._event_writer import EventWriter
+from ..session._file_writer import write_new
 from ..session._harness import (
     PRUNE_MARKER,
     SYSTEM_PROMPT_PLUGIN,
@@ -37,17 +39,15 @@ from ..session._harness import (
     fallback_title,
     system_prompt_message,
 )
+from ..session._layout import encode_segment, project_key
 from ..session._replay import LogIndex, replay_log
-from ..session.codec import Compression, validate_header
-from ..session.layout import encode_segment, project_key
-from ..session.tokens import (
+from ..session._tokens import (
     estimate_block,
     estimate_message,
     estimate_system,
     estimate_text,
     estimate_tools,
 )
-from ..session.writer import write_new
 from ._clock import Clock
 from ._defaults import (
     DEFAULT_CONTEXT_WINDOW,

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 import ctxsdk as cx
-from ctxsdk.agent import run_agent
+from ctxsdk._agent import run_agent
 from ctxsdk.errors import LLMTimeout
 from ctxsdk.llm import LADDER, LLM, Structured
 from ctxsdk.tools import ToolRegistry

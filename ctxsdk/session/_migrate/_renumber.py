@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import SessionFormatError
-from ..codec import decode_source_seqs, encode_source_seqs
+from .._codec import decode_source_seqs, encode_source_seqs
 from ._common import Event
 
 

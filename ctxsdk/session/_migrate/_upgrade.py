@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import SessionFormatError, UnsupportedVersion
-from ..codec import KNOWN_VERSIONS, validate_header
+from .._codec import KNOWN_VERSIONS, validate_header
 from ._common import check_dense, deep_copy, envelope_order
 from ._v0_to_v1 import v0_to_v1
 from ._v1_to_v2 import v1_to_v2

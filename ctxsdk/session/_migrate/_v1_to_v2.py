@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import SessionFormatError
-from ..codec import decode_source_seqs
+from .._codec import decode_source_seqs
 from ._common import Event, check_v01_header, event_data, event_time
 from ._renumber import renumber
 from ._stream import pack

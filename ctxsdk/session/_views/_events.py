@@ -12,7 +12,7 @@ from ._columns import EVENTS, documented, frame
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..session import Session
+    from .._session import Session
 
 
 def _turn_step_of(s: Session) -> tuple[list[int | None], list[int | None]]:

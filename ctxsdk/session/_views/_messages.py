@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._session import message_of
 from .._text import display_text
-from ..session import message_of
 from ._columns import MESSAGES, SURFACE, documented, frame
 from ._raw import blocks, field_of, of_type, strings, tool_result
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..session import Session
+    from .._session import Session
 
 
 @documented(SURFACE)
@@ -26,7 +26,7 @@ def surface_df(s: Session) -> pl.DataFrame:
     ``text`` leaves out reasoning and tool-call arguments. ``tokens_estimate`` is
     ``estimate_message``, overheads included.
     """
-    from ..tokens import estimate_message
+    from .._tokens import estimate_message
 
     raw = s.raw_events
     replaced = s.index.replaced

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..session import message_of
+from .._session import message_of
 from ._columns import TOKENS, TOKENS_BY_ROLE, TOKENS_BY_TOOL, conform, documented, frame
 from ._raw import blocks, field_of, of_type, strings
 from ._tools import pair_calls
@@ -14,12 +14,12 @@ from ._tools import pair_calls
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..session import Session
-    from ..tokens import TokenCounter, Tokenizer
+    from .._session import Session
+    from .._tokens import TokenCounter, Tokenizer
 
 
 def _counter(tokenizer: str | Tokenizer | TokenCounter) -> TokenCounter:
-    from ..tokens import TokenCounter
+    from .._tokens import TokenCounter
 
     return tokenizer if isinstance(tokenizer, TokenCounter) else TokenCounter(tokenizer)
 
@@ -63,7 +63,7 @@ def tokens_df(
     ``tool`` joins the distinct names an assistant message calls with ``,``, in call order.
     ``tokens`` is ``count_message``.
     """
-    from ..tokens import CHAT_TOKENS_PER_MESSAGE, estimate_message, estimate_system
+    from .._tokens import CHAT_TOKENS_PER_MESSAGE, estimate_message, estimate_system
 
     counter = _counter(tokenizer)
     raw = s.raw_events

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..session import message_of
+from .._session import message_of
 from ._columns import TURNS, documented, frame
 from ._raw import blocks, of_type
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..session import Session, Turn
+    from .._session import Session, Turn
 
 
 def _tool_calls(s: Session, t: Turn) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from ..codec import KNOWN_VERSIONS
+from .._codec import KNOWN_VERSIONS
 from ._summary import SUMMARY_KEYS
 
 CACHE_RELPATH = Path("storages") / "ctxsdk" / "index.json"

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from ..._gc import gc_paused
 from ..._progress import Progress, resolve_progress
 from ...errors import NotFound
-from ..codec import Compression
-from ..layout import dsh_home as dsh_home_path
-from ..layout import sessions_root
+from .._codec import Compression
+from .._layout import dsh_home as dsh_home_path
+from .._layout import sessions_root
 from ._cache import CACHE_RELPATH, Index
 from ._columns import sessions_frame
 from ._lineage import SessionTree, ancestors, by_id, kind, lineage_tree, missing_row
@@ -23,7 +23,7 @@ from ._walk import walk
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..session import Session
+    from .._session import Session
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]  # the installed ctxsdk package
 
@@ -164,7 +164,7 @@ class Workspace:
         Keyword arguments go to ``Session.open``. An unreadable session raises the
         reader's error.
         """
-        from ..session import Session
+        from .._session import Session
 
         row = self.find(prefix)
         return Session.open(row["path"], **kwargs)

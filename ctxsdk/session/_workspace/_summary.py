@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 
 from ...errors import NotFound, SessionFormatError
+from .._codec import DecodedLog, frame_spans, read_log
+from .._layout import decode_segment
 from .._replay import replay_log
-from ..codec import DecodedLog, frame_spans, read_log
-from ..layout import decode_segment
 from ._walk import Found, generation
 
 SUMMARY_KEYS = (

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import NotFound
-from ..codec import Compression, version_from_filename
-from ..layout import is_session_file_name
+from .._codec import Compression, version_from_filename
+from .._layout import is_session_file_name
 
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 

@@ -18,6 +18,7 @@ naming the file, the record and what is wrong.
 
 from __future__ import annotations
 
+from ..._public import publish
 from ._chat import from_messages
 from ._claude_code import from_claude_code
 from ._dispatch import FORMATS, import_file
@@ -36,3 +37,5 @@ __all__ = [
     "import_file",
     "import_provenance",
 ]
+
+publish(__name__, globals(), __all__)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..session import Session
+from .._session import Session
 from ._anthropic import anthropic_items, anthropic_tool, system_blocks
 from ._common import JsonDict, fail, load_json, source_name, source_path
 from ._emit import build_session

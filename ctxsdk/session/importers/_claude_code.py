@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..session import Session
+from .._session import Session
 from ._anthropic import FINISH, PROVIDER, assistant_blocks, usage_of, user_items
 from ._common import JsonDict, fail, get_dict, iso_ms, source_path
 from ._emit import build_session

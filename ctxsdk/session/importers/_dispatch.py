@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from ..session import Session
+from .._session import Session
 from ._chat import load_chat_file
 from ._claude_code import from_claude_code
 from ._common import fail

@@ -34,8 +34,8 @@ from typing import Any
 from ...errors import ImportFormatError, SessionFormatError
 from .._event_writer import EventWriter
 from .._harness import checkpoint_content, system_prompt_message
-from ..session import Session
-from ..tokens import estimate_message
+from .._session import Session
+from .._tokens import estimate_message
 from ._common import JsonDict, fail, fallback_title
 from ._items import (
     AssistantItem,

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..session import Session
+from .._session import Session
 from ._common import JsonDict, fail, load_json, source_name
 from ._emit import build_session
 from ._items import AssistantItem, Item, Origin, UserItem

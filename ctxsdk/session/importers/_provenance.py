@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session import Session
+from .._session import Session
 from ._emit import IMPORT_EVENT
 
 __all__ = ["import_provenance"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..session import Session
+from .._session import Session
 from ._common import JsonDict, fail, get_list, load_json, source_name, source_path, text_blocks
 from ._emit import build_session
 from ._items import (

@@ -69,8 +69,8 @@ from typing import Any, Final, Literal
 import orjson
 
 from .._progress import Progress, resolve_progress
-from ..session.session import message_of
-from ..session.tokens import (
+from ..session._session import message_of
+from ..session._tokens import (
     TokenCounter,
     count_message,
     estimate_message,
@@ -226,7 +226,7 @@ def _text(text: str) -> dict[str, Any]:
 
 def _sample_messages() -> list[dict[str, Any]]:
     from ..samples import sample_paths
-    from ..session.session import Session
+    from ..session._session import Session
 
     out: list[dict[str, Any]] = []
     surface = ("system/message", "user/message", "assistant/message", "tool/result")

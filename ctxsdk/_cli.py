@@ -18,7 +18,7 @@ from .errors import CtxError, WriteError
 from .session._text import gist
 
 if TYPE_CHECKING:
-    from .session.session import Session
+    from .session._session import Session
 
 __all__ = ["main"]
 
@@ -27,7 +27,7 @@ IMPORT_FORMATS = ("openai", "anthropic", "claude-code", "swe-agent", "locomo")
 
 def _session(ref: str, home: str | None) -> Session:
     """A path if it exists, else a unique id prefix in the DSH home."""
-    from .session.session import Session
+    from .session._session import Session
 
     p = Path(ref).expanduser()
     if p.exists():
@@ -39,7 +39,7 @@ def _session(ref: str, home: str | None) -> Session:
 
 def _demo(args: argparse.Namespace) -> int:
     from .samples import sample_paths
-    from .session.session import Session
+    from .session._session import Session
 
     for name, path in sample_paths().items():
         s = Session.open(path)

@@ -21,10 +21,7 @@ from ..errors import (
     SessionFormatError,
     SurfaceError,
 )
-from ._log_view import LogView
-from ._replay import LogIndex, check_replace, replace_keys, replay_into, replay_log
-from ._text import message_text
-from .codec import (
+from ._codec import (
     Compression,
     DecodedLog,
     Recovery,
@@ -34,7 +31,8 @@ from .codec import (
     resolve_log_path,
     validate_header,
 )
-from .models import (
+from ._log_view import LogView
+from ._models import (
     EndSeedData,
     Event,
     Message,
@@ -45,8 +43,10 @@ from .models import (
     TokenUsage,
     parse_event,
 )
-from .repair import repair_events
-from .wire import WireFormat, to_wire
+from ._repair import repair_events
+from ._replay import LogIndex, check_replace, replace_keys, replay_into, replay_log
+from ._text import message_text
+from ._wire import WireFormat, to_wire
 
 if TYPE_CHECKING:
     import polars as pl
@@ -571,7 +571,7 @@ class Session:
         cached = self._token_tables.get(tokenizer)
         if cached is not None:
             return cached
-        from .tokens import TokenCounter, estimate_system, get_tokenizer
+        from ._tokens import TokenCounter, estimate_system, get_tokenizer
 
         tk = get_tokenizer(tokenizer)
         seqs = self._derived_seqs()
@@ -741,7 +741,7 @@ class Session:
         ``0..at_seq`` inherited (default: all; the cut must end outside an open turn),
         ``parentSession``, the seed boundary marker. Written next to this session in its DSH
         home, or under ``dest_root``; returns the child, opened."""
-        from .fork import fork_session
+        from ._fork import fork_session
 
         path = fork_session(self, at_seq=at_seq, child_id=child_id, dest_root=dest_root)
         return Session.open(path)
@@ -888,7 +888,7 @@ class Session:
         ``compression`` defaults to the file name's (``.zstd``) or this session's.
         A directory gets the canonical file name of the version. Returns the file written.
         """
-        from .writer import write_new
+        from ._file_writer import write_new
 
         header, events = self._header_raw, self._raw
         target_version = self._version if version is None else version
@@ -917,7 +917,7 @@ class Session:
         A torn tail that was dropped on read is repaired in the same write. On any failure
         the file is left byte-identical.
         """
-        from .writer import append_batch
+        from ._file_writer import append_batch
 
         if self._path is None or self._log is None:
             raise NotReadFromFile("this session was not read from a file; use save(path)")

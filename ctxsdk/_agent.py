@@ -51,7 +51,7 @@ from .tools import ToolContext, ToolRegistry, default_registry, is_error
 if TYPE_CHECKING:
     from .assemble import Rule
     from .llm._client import LLM
-    from .session.session import Session
+    from .session._session import Session
 
 __all__ = ["run_agent"]
 

@@ -21,7 +21,7 @@ import os
 import re
 from pathlib import Path
 
-from .codec import Compression, version_from_filename
+from ._codec import Compression, version_from_filename
 
 __all__ = [
     "NO_CWD",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockHeld, WriteError
-from .codec import Compression, Recovery, dumps_line, zstd_frame
+from ._codec import Compression, Recovery, dumps_line, zstd_frame
 
 __all__ = ["append_batch", "encode_batch", "session_lock", "write_new"]
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from .._progress import Progress, resolve_progress
 from ..assemble import DigestConfig, FitIndex, fit_plan
+from ..session._session import Session
+from ..session._tokens import TokenCounter
 from ..session.importers import from_locomo, import_provenance
-from ..session.session import Session
-from ..session.tokens import TokenCounter
 from ._result import BenchResult, Target
 
 __all__ = ["run"]

@@ -34,9 +34,9 @@ import zstandard
 
 from .._progress import Progress, resolve_progress
 from ..samples import sample
+from ..session._codec import dumps_line, frame_spans, read_log, zstd_frame
+from ..session._layout import canonical_file_name, session_dir, sessions_root
 from ..session._workspace import CACHE_RELPATH, Workspace
-from ..session.codec import dumps_line, frame_spans, read_log, zstd_frame
-from ..session.layout import canonical_file_name, session_dir, sessions_root
 from ._result import BenchResult, Target, best_of
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ from typing import Any
 import zstandard
 
 from .._progress import Progress, resolve_progress
+from ..session._codec import read_log
 from ..session._replay import replay_log
-from ..session.codec import read_log
-from ..session.session import Session
+from ..session._session import Session
 from ..testing import LogBuilder
 from ._result import BenchResult, Target, best_of
 

@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import SurfaceError, WriteError
-from .layout import canonical_file_name, encode_segment, is_session_file_name, project_key
+from ._layout import canonical_file_name, encode_segment, is_session_file_name, project_key
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ._session import Session
 
 __all__ = ["fork_cut_error", "fork_log", "fork_points", "fork_session"]
 
 
 def _as_session(session: Session | str | os.PathLike[str]) -> Session:
-    from .session import Session
+    from ._session import Session
 
     return session if isinstance(session, Session) else Session.open(Path(session))
 
@@ -123,7 +123,7 @@ def fork_log(
 
     Raises ``SurfaceError`` when the cut is one the harness refuses.
     """
-    from .session import Session
+    from ._session import Session
 
     parent = _as_session(session)
     events = parent.raw_events
@@ -196,7 +196,7 @@ def fork_session(
 
     A session's pending (unsaved) events are part of it and are inherited too.
     """
-    from .writer import write_new
+    from ._file_writer import write_new
 
     parent = _as_session(session)
     header, events = fork_log(parent, at_seq=at_seq, child_id=child_id, created_at=created_at)

@@ -1,0 +1,131 @@
+"""The import graph of the ctxsdk package, read from its source (every module, parsed).
+
+Used by ``tests/test_architecture.py`` (the layer rules) and by the docs build (the picture
+on the architecture page). ``python scripts/import_graph.py`` prints the package-level edges.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ctxsdk"
+
+# The units of the picture: the base, the engines, and what sits on top.
+UNITS = (
+    "ctxsdk.session",
+    "ctxsdk.assemble",
+    "ctxsdk.fold",
+    "ctxsdk.merge",
+    "ctxsdk.memory",
+    "ctxsdk.llm",
+    "ctxsdk.tools",
+    "ctxsdk._agent",
+    "ctxsdk.widgets",
+    "ctxsdk.bench",
+    "ctxsdk.testing",
+    "ctxsdk.samples",
+    "ctxsdk._cli",
+    "ctxsdk.errors",
+)
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+class _Imports(ast.NodeVisitor):
+    """Every import of one module: (target, runtime?); relative imports resolved."""
+
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.found: list[tuple[str, bool]] = []
+        self._type_only = 0
+
+    def visit_If(self, node: ast.If) -> None:
+        if _is_type_checking(node.test):
+            self._type_only += 1
+            for child in node.body:
+                self.visit(child)
+            self._type_only -= 1
+            for child in node.orelse:
+                self.visit(child)
+        else:
+            self.generic_visit(node)
+
+    def _add(self, target: str) -> None:
+        self.found.append((target, self._type_only == 0))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.package.split(".")
+            base = base[: len(base) - (node.level - 1)]
+            prefix = ".".join(base)
+            target = f"{prefix}.{node.module}" if node.module else prefix
+        else:
+            target = node.module or ""
+        # ``from pkg import sub`` imports the submodule when it is one.
+        for alias in node.names:
+            sub = f"{target}.{alias.name}"
+            self._add(sub if _exists(sub) else target)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        # importlib.import_module("ctxsdk....") with a literal names a module too.
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "import_module" and node.args and isinstance(node.args[0], ast.Constant):
+            value = node.args[0].value
+            if isinstance(value, str):
+                self._add(value)
+        self.generic_visit(node)
+
+
+def _exists(module: str) -> bool:
+    rel = Path(*module.split("."))
+    return (PACKAGE.parent / rel).is_dir() or (PACKAGE.parent / rel).with_suffix(".py").is_file()
+
+
+def graph() -> dict[str, list[tuple[str, bool]]]:
+    """Module -> its imports of the package: (target module, imported at run time?)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        visitor = _Imports(module, path.name == "__init__.py")
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        out[module] = [(t, rt) for t, rt in visitor.found if t.startswith("ctxsdk")]
+    return out
+
+
+def unit_of(module: str) -> str | None:
+    return next((u for u in UNITS if module == u or module.startswith(u + ".")), None)
+
+
+def unit_edges() -> list[tuple[str, str]]:
+    """The run-time dependencies between units, sorted (``a`` imports from ``b``)."""
+    edges = set()
+    for module, imports in graph().items():
+        a = unit_of(module)
+        for target, runtime in imports:
+            b = unit_of(target)
+            if runtime and a is not None and b is not None and a != b:
+                edges.add((a, b))
+    return sorted(edges)
+
+
+if __name__ == "__main__":
+    for a, b in unit_edges():
+        print(f"{a} -> {b}")

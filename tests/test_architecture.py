@@ -1,0 +1,95 @@
+"""The layers hold: read from the code's own import graph (every module, parsed).
+
+``session`` is the base and imports no engine, not even lazily; an engine imports only the
+public names of ``ctxsdk.session`` (and ``ctxsdk.errors``), never another engine, never the
+layers above it (the model client, tools, widgets, benchmarks, CLI).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import load_script
+
+_IG = load_script("import_graph")
+PACKAGE = _IG.PACKAGE
+ENGINES = ("ctxsdk.assemble", "ctxsdk.fold", "ctxsdk.merge", "ctxsdk.memory")
+ABOVE = (
+    "ctxsdk.llm",
+    "ctxsdk.tools",
+    "ctxsdk._agent",
+    "ctxsdk.bench",
+    "ctxsdk._cli",
+    "ctxsdk.samples",
+    "ctxsdk.testing",
+    "ctxsdk.widgets",
+)
+# What the base may use outside itself: the error tree and small shared helpers.
+BASE_MAY_USE = ("ctxsdk.errors", "ctxsdk._gc", "ctxsdk._progress", "ctxsdk._public")
+
+
+def _under(module: str, roots: tuple[str, ...]) -> bool:
+    return any(module == r or module.startswith(r + ".") for r in roots)
+
+
+GRAPH = _IG.graph()
+
+
+def test_the_graph_is_read() -> None:
+    # The parser finds what is there, so an empty graph cannot pass the rules below.
+    assert "ctxsdk.session" in GRAPH and "ctxsdk.assemble" in GRAPH
+    assert any(("ctxsdk.session", True) in v for m, v in GRAPH.items() if "assemble" in m)
+    assert len(GRAPH) > 40
+
+
+def test_session_imports_no_engine_or_layer_above() -> None:
+    bad = []
+    for module, imports in GRAPH.items():
+        if not _under(module, ("ctxsdk.session",)):
+            continue
+        for target, runtime in imports:
+            if _under(target, ("ctxsdk.session", *BASE_MAY_USE)) or target == "ctxsdk":
+                continue
+            if target == "ctxsdk._engines" and module == "ctxsdk.session._session":
+                continue  # the table that lets s.assemble() reach an engine by name
+            if not runtime and target == "ctxsdk.assemble" and module == "ctxsdk.session._session":
+                continue  # the return type of s.assemble(), for type checkers only
+            bad.append(f"{module} -> {target}{'' if runtime else ' (type only)'}")
+    assert bad == []
+
+
+def test_base_names_no_engine_even_by_string() -> None:
+    for path in (PACKAGE / "session").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for engine in ENGINES:
+            assert f'"{engine}' not in text and f"'{engine}" not in text, (path, engine)
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e in GRAPH])
+def test_engines_use_only_public_base_names(engine: str) -> None:
+    bad = []
+    for module, imports in GRAPH.items():
+        if not _under(module, (engine,)):
+            continue
+        for target, _runtime in imports:
+            if _under(target, (engine,)) or target in ("ctxsdk.session", *BASE_MAY_USE):
+                continue
+            bad.append(f"{module} -> {target}")
+    assert bad == []
+
+
+def test_no_engine_imports_another() -> None:
+    for module, imports in GRAPH.items():
+        mine = next((e for e in ENGINES if _under(module, (e,))), None)
+        if mine is None:
+            continue
+        others = [t for t, _ in imports if _under(t, ENGINES) and not _under(t, (mine,))]
+        assert others == [], module
+
+
+def test_nothing_below_imports_the_layers_above() -> None:
+    for module, imports in GRAPH.items():
+        if not _under(module, ("ctxsdk.session", *ENGINES)):
+            continue
+        above = [t for t, rt in imports if rt and _under(t, ABOVE)]
+        assert above == [], module
