@@ -23,8 +23,8 @@ samples: venv
 	$(BIN)/python scripts/make_samples.py
 
 test: venv
-	$(BIN)/ruff check ctxsdk tests scripts
-	$(BIN)/ruff format --check ctxsdk tests scripts
+	$(BIN)/ruff check ctxsdk tests scripts docs/_hooks
+	$(BIN)/ruff format --check ctxsdk tests scripts docs/_hooks
 	$(BIN)/mypy ctxsdk
 	$(BIN)/pytest -q
 ifneq ($(wildcard notebooks/*.ipynb),)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -315,40 +315,6 @@ def run_agent(
     assembly presets applied when the turn ends (only rules with ``auto=True`` act), their
     folds appended after ``turn/end``.
     """
-    out = _run_turn(
-        session,
-        llm,
-        prompt,
-        registry=registry,
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        system=system,
-        temperature=temperature,
-        reasoning_effort=reasoning_effort,
-        cancel=cancel,
-        extras=extras,
-    )
-    if auto_rules:
-        from .assemble import Assembly
-
-        out = Assembly(out, rules=auto_rules).apply_rules(auto_only=True).apply(write=False)
-    return out
-
-
-def _run_turn(
-    session: Session,
-    llm: LLM,
-    prompt: str,
-    *,
-    registry: ToolRegistry | None,
-    max_steps: int,
-    max_tokens: int,
-    system: str | None,
-    temperature: float,
-    reasoning_effort: ReasoningEffort,
-    cancel: threading.Event | None,
-    extras: Mapping[str, Any] | None,
-) -> Session:
     if session.version < 3:
         raise LogTooOld(
             f"run_agent writes v3 events and this log is v{session.version}; "
@@ -365,7 +331,6 @@ def _run_turn(
         )
     provider, model = route
     reg = registry if registry is not None else default_registry()
-    definitions = reg.definitions()
     base = session.repaired() if session.is_interrupted else session
     t = _Turn(base, provider, model)
     config: dict[str, Any] = {
@@ -383,26 +348,49 @@ def _run_turn(
         t.system(system)
     t.user(prompt)
     t.request(config, reg.dsh_definitions())
+
+    definitions = reg.definitions() or None
+
+    def ask(wire: list[dict[str, Any]]) -> ChatResult:
+        return llm.chat(
+            wire,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            reasoning_effort=reasoning_effort,
+            tools=definitions,
+            cancel=cancel,
+        )
+
+    out = t.end_turn(_steps(t, ask, reg, max_steps, cancel, extras or {}))
+    if auto_rules:
+        from .assemble import Assembly
+
+        out = Assembly(out, rules=auto_rules).apply_rules(auto_only=True).apply(write=False)
+    return out
+
+
+def _steps(
+    t: _Turn,
+    ask: Callable[[list[dict[str, Any]]], ChatResult],
+    reg: ToolRegistry,
+    max_steps: int,
+    cancel: threading.Event | None,
+    extras: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Model call, tool calls, next step, until the turn ends; returns the turn's end reason."""
     taken: set[str] = set()
     while True:
         try:
-            result = llm.chat(
-                t.flush().wire("openai", repair=False),
-                max_tokens=max_tokens,
-                temperature=temperature,
-                reasoning_effort=reasoning_effort,
-                tools=definitions or None,
-                cancel=cancel,
-            )
+            result = ask(t.flush().wire("openai", repair=False))
         except LLMCancelled as exc:
             t.attempt({"kind": "aborted", "failure": _failure(exc)})
-            return t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
+            return {"kind": "aborted", "reason": {"kind": "user"}}
         except LLMError as exc:
             t.attempt({"kind": "error", "failure": _failure(exc)})
-            return t.end_turn({"kind": "error", "error": _failure(exc)})
+            return {"kind": "error", "error": _failure(exc)}
         ids = _call_ids(result, taken)
         t.assistant(result, ids)
-        ctx = ToolContext(session=t.flush(), extras=dict(extras or {}))
+        step_extras = dict(extras)  # each step's tools share one copy, as they always have
         for call, cid in zip(result.tool_calls, ids, strict=True):
             if result.truncated:
                 out: dict[str, Any] = {
@@ -412,21 +400,19 @@ def _run_turn(
                     }
                 }
             else:
-                ctx = ToolContext(session=t.flush(), extras=ctx.extras, commit=t.adopt)
+                ctx = ToolContext(session=t.flush(), extras=step_extras, commit=t.adopt)
                 out = reg.dispatch(call.name, call.arguments, ctx)
             t.tool(cid, call.name, call.arguments, out)
         t.w.end_step()
         if result.truncated:
-            return t.end_turn({"kind": "max-tokens"})
+            return {"kind": "max-tokens"}
         if not result.tool_calls:
-            return t.end_turn({"kind": "completed"})
+            return {"kind": "completed"}
         if t.step >= max_steps:
-            return t.end_turn(
-                {
-                    "kind": "aborted",
-                    "reason": {"kind": "hook", "reason": f"max_steps {max_steps} reached"},
-                }
-            )
+            return {
+                "kind": "aborted",
+                "reason": {"kind": "hook", "reason": f"max_steps {max_steps} reached"},
+            }
         if cancel is not None and cancel.is_set():
-            return t.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
+            return {"kind": "aborted", "reason": {"kind": "user"}}
         t.w.start_step()

@@ -39,7 +39,6 @@ TOP_LEVEL: Mapping[str, str] = {
     "Recovery": "ctxsdk.session",
     "Session": "ctxsdk.session",
     "SessionHeader": "ctxsdk.session",
-    "Step": "ctxsdk.session",
     "Surface": "ctxsdk.session",
     "SurfaceNode": "ctxsdk.session",
     "TokenTable": "ctxsdk.session",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import ctxsdk as cx
 from ctxsdk.assemble import DigestConfig, DraftStore, Rule, Target
-from ctxsdk.assemble._modes import parse_fold_mark
+from ctxsdk.assemble._modes import collapse_mark as parse_fold_mark
 from ctxsdk.assemble._planner import apply_ops, compile_plan, current_modes
 from ctxsdk.samples import sample
 from ctxsdk.session._tokens import TokenCounter
@@ -45,7 +45,7 @@ def test_tree_files_folds_where_their_history_was(long: cx.Session) -> None:
     turns = [r for r in tree.children if r.kind == "turn"]
     first = turns[0]
     # The compaction (written in turn 5) shadows turn-1 history, so it is filed under turn 1.
-    fold = next(r for r in first.walk() if r.kind == "fold")
+    fold = next(r for r in first.walk() if r.kind == "replacement")
     assert fold.mode == "key" and fold.seq is not None and len(fold.shadowed) > 10
     assert fold.seq > turns[1].leaves()[0].seq  # written later than the next turn's first node
     # Reading the leaves top to bottom is reading the surface.
@@ -94,7 +94,7 @@ def test_folding_everything_off_never_covers_the_system_head(long: cx.Session) -
     p = a.preview()
     assert p.ops and p.ops[0].start_seq != long.surface()[0].seq
     assert p.messages[0].role == "system"
-    assert any("never folded" in n for n in p.notes)
+    assert any("never collapsed" in n for n in p.notes)
     assert p.tokens_after < p.tokens_before / 5
 
 
@@ -165,7 +165,7 @@ def test_multi_node_expand_is_one_replay_message(long: cx.Session) -> None:
     fold = next(n for n in folded.surface() if parse_fold_mark(dict(folded.raw_events[n.seq])))
     b = folded.assemble().set(fold.seq, "full")
     ops, _ = b.plan()
-    assert len(ops) == 1 and ops[0].kind == "unfold"
+    assert len(ops) == 1 and ops[0].kind == "expand"
     assert ops[0].text.startswith("⟨assembled:full items=")
     assert "Replayed verbatim" in ops[0].text and f"--- seq {nodes[0].seq}" in ops[0].text
     _pairs_whole(apply_ops(folded, ops))
@@ -421,7 +421,7 @@ def test_folds_expand_to_what_they_cover_and_subagents_nest(long: cx.Session) ->
     from ctxsdk.samples import SAMPLES_HOME
 
     tree = long.assemble(workspace=cx.Workspace(SAMPLES_HOME, cache=False)).tree()
-    fold = next(r for r in tree.walk() if r.kind == "fold")
+    fold = next(r for r in tree.walk() if r.kind == "replacement")
     covered = [c.event_seq for c in fold.children]
     assert covered == list(long.surface()[[n.seq for n in long.surface()].index(fold.seq)].shadowed)
     assert all(c.state == "shadowed" and c.tokens == 0 for c in fold.children)
@@ -473,7 +473,7 @@ def test_auto_rules_fold_at_turn_end() -> None:
 def test_planner_says_what_it_cannot_or_should_not_do(long: cx.Session) -> None:
     compaction = next(n for n in long.surface() if n.message.source.plugin == "compact")
     _, notes = long.assemble().set(compaction.seq, "full").plan()
-    assert any(f"seq {compaction.seq} is a fold ctxsdk did not write" in n for n in notes)
+    assert any(f"seq {compaction.seq} is a replacement ctxsdk did not write" in n for n in notes)
     s = _with_long_output()
     prompt = next(n for n in s.surface() if n.message.source.kind == "user")
     ops, notes = s.assemble().set(prompt.seq, "key").plan()

@@ -14,7 +14,7 @@ class DigestConfig:
     head_lines: int = 12
     tail_lines: int = 4
     max_chars: int = 6000
-    # {count} and {tokens} are filled in; "" folds to a message with no content at all (an
+    # {count} and {tokens} are filled in; "" collapses to a message with no content at all (an
     # exact tokenizer still counts the chat framing of one message, 3 tokens).
     off_marker: str = "[{count} items moved out of context, about {tokens} tokens]"
     omitted: str = "… ({count} lines omitted) …"

@@ -1,8 +1,8 @@
 """Fitting a session into a token budget: choose modes so the derived messages fit.
 
-Never folded: the system prompt, the latest user message, and the tool call group the next
-step depends on. A tool result can be folded alone (a content rewrite keeps its pairing); an
-assistant that calls tools is folded with its results. Folding order is least relevant to the
+Never collapsed: the system prompt, the latest user message, and the tool call group the next
+step depends on. A tool result can be collapsed alone (a content rewrite keeps its pairing); an
+assistant that calls tools is collapsed with its results. Collapsing order is least relevant to the
 query first (BM25 over the node texts, lightly smoothed over neighbours), then oldest first.
 ``key`` is preferred where its digest is really shorter; ``off`` only when key is not enough.
 The estimate that drives the choice is checked against the exact planner at the end.
@@ -53,8 +53,8 @@ class FitResult:
     @property
     def kept(self) -> list[int]:
         """Surface seqs left verbatim."""
-        folded = {s for op in self.ops for s in op.shadowed if op.kind != "unfold"}
-        return [s for s in self._surface if s not in folded]
+        collapsed = {s for op in self.ops for s in op.shadowed if op.kind != "expand"}
+        return [s for s in self._surface if s not in collapsed]
 
     _surface: list[int] = field(default_factory=list, repr=False)
 
@@ -93,8 +93,8 @@ def _protected(surface: list[SurfaceNode], groups: list[tuple[int, int]]) -> set
 
 
 def _units(surface: list[SurfaceNode], groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Fold units: a tool result alone (a content rewrite keeps its pairing), an assistant that
-    calls tools together with its results (folding it widens to them anyway), any other node
+    """Collapse units: a tool result alone (a content rewrite keeps its pairing), an assistant that
+    calls tools together with its results (collapsing it widens to them anyway), any other node
     alone."""
     group_at = dict(groups)
     return [(p, group_at.get(p, p)) for p in range(len(surface))]
@@ -167,7 +167,7 @@ def fit_plan(
         budget, targets, before, before, sorted(seqs[p] for p in keep), _surface=seqs
     )
     if before <= budget:
-        result.notes.append("already within budget; nothing folded")
+        result.notes.append("already within budget; nothing collapsed")
         return result
 
     rel = ix.bm25.scores(query) if query else [0.0] * len(surface)
@@ -191,7 +191,7 @@ def fit_plan(
     off = [False] * len(surface)
     total = before
 
-    def fold(unit: tuple[int, int], mode: Mode) -> None:
+    def collapse(unit: tuple[int, int], mode: Mode) -> None:
         nonlocal total
         a, b = unit
         if mode == "key":
@@ -208,11 +208,11 @@ def fit_plan(
         if total <= budget:
             break
         if key_cost[unit] < 0.8 * sum(cost[unit[0] : unit[1] + 1]):
-            fold(unit, "key")
+            collapse(unit, "key")
     for unit in units:  # then off, least relevant first
         if total <= budget:
             break
-        fold(unit, "off")
+        collapse(unit, "off")
 
     for _ in range(_MAX_ROUNDS):
         for (a, b), mode in mode_of.items():
@@ -223,7 +223,7 @@ def fit_plan(
         result.ops, result.notes, result.tokens_after = ops, notes, after
         if after <= budget:
             break
-        # The estimate was short: fold just enough of the least relevant units still kept to
+        # The estimate was short: collapse just enough of the least relevant units still kept to
         # cover the overshoot (plus a marker each), and check again.
         more, freed = [], 0
         for u in units:

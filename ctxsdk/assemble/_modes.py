@@ -12,13 +12,13 @@ from typing import Any, Literal
 
 from ..session import read_marker
 
-__all__ = ["MODES", "Mode", "parse_fold_mark"]
+__all__ = ["MODES", "Mode", "collapse_mark"]
 
 Mode = Literal["full", "key", "off"]
 MODES: tuple[Mode, ...] = ("full", "key", "off")
 
 
-def parse_fold_mark(event: Mapping[str, Any]) -> tuple[Mode, int] | None:
+def collapse_mark(event: Mapping[str, Any]) -> tuple[Mode, int] | None:
     """(mode, items) if ``event`` is an assembly collapse, else None."""
     mark = read_marker(event)
     if mark is None or mark.kind != "assembly" or mark.mode is None or mark.items is None:

@@ -1,8 +1,8 @@
 """The planner: per-node target modes compiled to surface replace ops the harness accepts.
 
-Contiguous nodes with the same folded mode become one replacement; a run is widened so a tool
+Contiguous nodes with the same collapsed mode become one replacement; a run is widened so a tool
 call is never split from its results (a lone tool result is instead rewritten in place, which
-keeps its pairing); the v3 system head is never covered. Unfolding an own fold restores a
+keeps its pairing); the v3 system head is never covered. Expanding an own collapse restores a
 single node verbatim, or several as one replay message that says so.
 """
 
@@ -26,7 +26,7 @@ from ..session import (
     tool_groups,
 )
 from ._digest import DigestConfig, auto_digest, off_marker, truncate
-from ._modes import Mode, parse_fold_mark
+from ._modes import Mode, collapse_mark
 
 __all__ = ["PlanOp", "Target", "apply_ops", "compile_plan", "current_modes"]
 
@@ -43,7 +43,7 @@ class Target:
 class PlanOp:
     """One replacement: ``shadowed`` surface nodes (``start_seq``..``end_seq``) become one."""
 
-    kind: Literal["fold", "tool-rewrite", "unfold"]
+    kind: Literal["collapse", "tool-rewrite", "expand"]
     mode: Mode
     start_seq: int
     end_seq: int
@@ -51,7 +51,7 @@ class PlanOp:
     text: str
     tokens_before: int
     tokens_after: int
-    message: dict[str, Any] | None = None  # the replacement user/system message (fold, unfold)
+    message: dict[str, Any] | None = None  # the replacement user/system message (collapse, expand)
     tool_content: list[dict[str, Any]] | None = None  # the new result content (tool-rewrite)
 
     @property
@@ -78,7 +78,7 @@ def current_modes(session: Session, surface: list[SurfaceNode]) -> list[Mode]:
     (compactions, prunes), else ``full``."""
     out: list[Mode] = []
     for node in surface:
-        mark = parse_fold_mark(session.raw_events[node.seq])
+        mark = collapse_mark(session.raw_events[node.seq])
         if mark is not None:
             out.append(mark[0])
         elif node.op == "replace" and node.message.source.kind != "tool":
@@ -143,15 +143,15 @@ def _user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
     return {"content": content, "source": source, "role": "user", "id": str(uuid.uuid4())}
 
 
-def _unfold_op(seq: int, text: str, before: int, after: int, **payload: Any) -> PlanOp:
-    """An unfold replaces the one fold node ``seq`` in place."""
-    return PlanOp("unfold", "full", seq, seq, (seq,), text, before, after, **payload)
+def _expand_op(seq: int, text: str, before: int, after: int, **payload: Any) -> PlanOp:
+    """An expansion replaces the one collapsed node ``seq`` in place."""
+    return PlanOp("expand", "full", seq, seq, (seq,), text, before, after, **payload)
 
 
-def _unfold(
+def _expand(
     session: Session, node: SurfaceNode, counter: TokenCounter, before: int
 ) -> PlanOp | None:
-    """Restore what an own fold shadowed: one node verbatim, several as one replay message."""
+    """Restore what an own collapse shadowed: one node verbatim, several as one replay message."""
     shadowed = session.index.originals(node.seq)
     if not shadowed:
         return None
@@ -162,14 +162,14 @@ def _unfold(
             content = raw["data"]["message"]["content"][0]["content"]
             text = digest_text(Message.model_validate(raw["data"]["message"]))
             after = counter.count_message(raw["data"]["message"])
-            return _unfold_op(node.seq, text, before, after, tool_content=list(content))
+            return _expand_op(node.seq, text, before, after, tool_content=list(content))
         if raw["type"] in ("user/message", "system/message") and node.type == raw["type"]:
             msg = dict(message_of(raw) or {})
             msg["id"] = str(uuid.uuid4())  # ids are forever: a re-emitted message is a new one
             after = counter.count_message(msg)
             text = digest_text(Message.model_validate(msg))
-            return _unfold_op(node.seq, text, before, after, message=msg)
-    # Like a fold's header, the replay's names the tokens of what it covers (the originals).
+            return _expand_op(node.seq, text, before, after, message=msg)
+    # Like a collapse's header, the expansion's names the tokens of what it covers (the originals).
     covered = counter.count_messages([message_of(r) or {} for _, r in originals])
     header = assembly_header("full", len(originals), sum(covered))
     sections = []
@@ -185,7 +185,7 @@ def _unfold(
     )
     text = f"{header}\n{note}\n\n" + "\n\n".join(sections)
     msg = _user_message(text, assembly_source("full", len(originals), before))
-    return _unfold_op(node.seq, text, before, counter.count_message(msg), message=msg)
+    return _expand_op(node.seq, text, before, counter.count_message(msg), message=msg)
 
 
 def compile_plan(
@@ -216,18 +216,18 @@ def compile_plan(
     raws = [dict(session.raw_events[n.seq]) for n in surface]
     tokens = node_tokens(session, counter)
     ops: list[PlanOp] = []
-    # Unfolds first: an own fold asked to be full is restored on its own.
+    # Expands first: an own collapse asked to be full is restored on its own.
     for pos, node in enumerate(surface):
         if want[pos] != "full" or now[pos] == "full":
             continue
-        if parse_fold_mark(raws[pos]):
-            op = _unfold(session, node, counter, tokens[pos])
+        if collapse_mark(raws[pos]):
+            op = _expand(session, node, counter, tokens[pos])
             if op is not None:
                 ops.append(op)
         else:
             notes.append(
-                f"seq {node.seq} is a fold ctxsdk did not write (a compaction, say): it cannot be "
-                "expanded here; its shadowed events stay in the log"
+                f"seq {node.seq} is a replacement ctxsdk did not write (a compaction, say): it "
+                "cannot be expanded here; its shadowed events stay in the log"
             )
     changed = [w != n or p in digests for p, (w, n) in enumerate(zip(want, now, strict=True))]
     runs = _widen(_runs(want, changed), tool_groups(surface), surface)
@@ -235,7 +235,7 @@ def compile_plan(
     for run in runs:
         if head_protected and run.start == 0:
             run.start = 1
-            notes.append("the system prompt (node 0) is never folded; run starts at node 1")
+            notes.append("the system prompt (node 0) is never collapsed; run starts at node 1")
         if run.start > run.end:
             continue
         notes += run.notes
@@ -280,7 +280,7 @@ def compile_plan(
         )
         ops.append(
             PlanOp(
-                "fold",
+                "collapse",
                 run.mode,
                 members[0].seq,
                 members[-1].seq,
@@ -300,7 +300,7 @@ def _note_growth(
 ) -> None:
     if mode == "key" and after >= before:
         notes.append(
-            f"key fold of seq {start}..{end} is not shorter ({before} -> {after} tokens): the "
+            f"key collapse of seq {start}..{end} is not shorter ({before} -> {after} tokens): the "
             "digest is as long as the nodes; off, or a shorter explicit digest, would save tokens"
         )
 

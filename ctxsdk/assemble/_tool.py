@@ -1,4 +1,4 @@
-"""The ``context_assembler`` agent tool: an agent reads its context tree and folds its own
+"""The ``context_assembler`` agent tool: an agent reads its context tree and collapses its own
 finished sub-tasks (actions ``tree``, ``set``, ``preset``, ``messages``)."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ __all__ = ["DESCRIPTION", "AssemblerArgs", "context_assembler"]
 
 DESCRIPTION = (
     "Inspect and edit your own context. action=tree lists the rows the model sees (seq, kind, "
-    "mode, tokens, gist). action=set folds rows: give ops [{surfaceSeq, mode, digest?}] with "
+    "mode, tokens, gist). action=set collapses rows: give ops [{surfaceSeq, mode, digest?}] with "
     "mode key (replace with a digest: prefer writing your own short digest of what matters) or "
-    "off (drop to a marker), or full (restore a fold). Fold finished sub-tasks and failures you "
-    "have already diagnosed; never fold what your current step depends on; fold a tool call "
+    "off (drop to a marker), or full (restore a collapse). Collapse finished sub-tasks and "
+    "failures you have already diagnosed; never collapse what your current step depends on; "
+    "collapse a tool call "
     "together with its results. dryRun=true (default) only reports what would change. "
     "action=preset applies the configured rules; action=messages shows the derived messages."
 )
@@ -49,7 +50,7 @@ def context_assembler(
     """Run one tool call; returns the JSON result and the new session when ops were applied.
 
     ``protect_current_step`` (for a model calling this as a tool): nothing from the last
-    assistant message on is folded, since the step in progress depends on it.
+    assistant message on is collapsed, since the step in progress depends on it.
     """
     a = Assembly(session, rules=rules or ())
     if args.action == "tree":

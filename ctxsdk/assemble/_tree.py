@@ -1,8 +1,9 @@
 """The context tree: turn → step → surface node, re-derived from the log on every call.
 
-A fold is filed where the first event it shadowed was (recursively), not where it was written,
-so folding turn-1 history in turn 5 still shows under turn 1. Grouping only joins consecutive
-rows, so reading the tree top to bottom is reading the surface in model order.
+A replacement (an assembly collapse, a compaction) is filed where the first event it shadowed
+was (recursively), not where it was written, so collapsing turn-1 history in turn 5 still
+shows under turn 1. Grouping only joins consecutive rows, so reading the tree top to bottom is
+reading the surface in model order.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ._modes import Mode
 __all__ = ["Row", "RowKind", "attach_subagents", "build_tree"]
 
 RowKind = Literal[
-    "session", "turn", "step", "system", "user", "assistant", "tool", "fold", "subagent"
+    "session", "turn", "step", "system", "user", "assistant", "tool", "replacement", "subagent"
 ]
 _DELEGATION_TOOLS = frozenset({"subagent", "subagent_fork", "workflow", "run_code"})
 
@@ -39,7 +40,7 @@ class Row:
     tool: str | None = None
     failed: bool = False
     shadowed: tuple[int, ...] = ()
-    # A shadowed row is an event a fold covers: in the log, not sent to the model.
+    # A shadowed row is an event a replacement covers: in the log, not sent to the model.
     event_seq: int | None = None
     state: Literal["live", "shadowed"] = "live"
     children: list[Row] = field(default_factory=list)
@@ -84,7 +85,7 @@ class Row:
 
 def _leaf_kind(node: SurfaceNode, mode: Mode) -> RowKind:
     if mode != "full" and node.op == "replace" and node.type != "tool/result":
-        return "fold"
+        return "replacement"
     if node.type == "system/message":
         return "system"
     if node.message.tool_results:
@@ -106,7 +107,7 @@ def _leaf_gist(message: Message, kind: RowKind, tool_names: dict[str, str]) -> s
 def _shadowed_rows(
     session: Session, seq: int, tool_names: dict[str, str], depth: int = 0
 ) -> list[Row]:
-    """Rows for the events a replacement covers, recursively (a fold of a fold)."""
+    """Rows for the events a replacement covers, recursively (a replacement of a replacement)."""
     rows = []
     for s in session.index.originals(seq):
         raw = session.raw_events[s]
@@ -239,7 +240,7 @@ def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
 
 def _summarise(row: Row) -> None:
     """Containers: summed tokens, a mode if all children agree, the gist of the first
-    non-system child (the system prompt only as a last resort). A fold keeps its own cost
+    non-system child (the system prompt only as a last resort). A collapse keeps its own cost
     (its shadowed rows cost nothing: summing them would make savings read as zero)."""
     if row.kind not in ("session", "turn", "step") or not row.children:
         return

@@ -141,15 +141,16 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
             if vals:
                 metrics[f"evidence_coverage_{name}_at_{k}"] = sum(vals) / len(vals)
     metrics["plans_over_budget"] = float(over_budget)
+    targets = [
+        Target.at_least("evidence_coverage_cat1_4_at_4k", 0.80),
+        Target.at_least("coverage_over_recency_ratio_at_4k", 2.0),
+        Target.at_most("plans_over_budget", 0),
+    ]
     return BenchResult(
         name="fit",
         metrics=metrics,
         baselines=baselines,
-        targets=[
-            Target(metric="evidence_coverage_cat1_4_at_4k", op=">=", value=0.80),
-            Target(metric="coverage_over_recency_ratio_at_4k", op=">=", value=2.0),
-            Target(metric="plans_over_budget", op="<=", value=0),
-        ],
+        targets=targets,
         notes={
             "conversations": len(conversations),
             "qas": total_qas,

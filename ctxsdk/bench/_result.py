@@ -19,6 +19,14 @@ class Target(BaseModel):
     op: Literal["<=", ">="]
     value: float
 
+    @classmethod
+    def at_most(cls, metric: str, value: float) -> Target:
+        return cls(metric=metric, op="<=", value=value)
+
+    @classmethod
+    def at_least(cls, metric: str, value: float) -> Target:
+        return cls(metric=metric, op=">=", value=value)
+
     def met_by(self, metrics: dict[str, float]) -> bool:
         v = metrics.get(self.metric)
         if v is None:

@@ -314,8 +314,8 @@ def run(*, quick: bool = False, progress: Progress | bool | None = None) -> Benc
         metrics=metrics,
         baselines={"stat_floor_seconds": floor, "header_only_seconds": head},
         targets=[
-            Target(metric="warm_over_stat_floor_ratio", op="<=", value=3.0),
-            Target(metric="warm_over_cold_speedup", op=">=", value=10.0),
+            Target.at_most("warm_over_stat_floor_ratio", 3.0),
+            Target.at_least("warm_over_cold_speedup", 10.0),
             *(Target(metric=name, op=">=", value=1.0) for name in CHECKS),
         ],
         notes={

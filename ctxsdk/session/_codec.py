@@ -481,15 +481,7 @@ def _decode_text(
             event_lines.append(line_no)
     else:
         events = rows  # the replay checks each is an object with the right seq
-    return DecodedLog(
-        header=header,
-        events=events,
-        version=version,
-        compression=compression,
-        data=data,
-        recovery=recovery,
-        event_lines=event_lines,
-    )
+    return DecodedLog(header, events, version, compression, data, recovery, event_lines)
 
 
 def resolve_log_path(path: str | Path) -> Path:

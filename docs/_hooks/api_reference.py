@@ -10,7 +10,13 @@ import importlib
 from typing import Any
 
 _PLACEHOLDER = "<!-- api-reference -->"
-_OPTIONS = "    options:\n      show_root_heading: false\n      show_root_toc_entry: false\n      show_if_no_docstring: true\n      filters: [\"!^_\"]\n"
+_OPTIONS = (
+    "    options:\n"
+    "      show_root_heading: false\n"
+    "      show_root_toc_entry: false\n"
+    "      show_if_no_docstring: true\n"
+    '      filters: ["!^_"]\n'
+)
 
 
 def _first_line(doc: str | None) -> str:
@@ -43,7 +49,7 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
             parts.append("The top level re-exports these names from their namespaces:\n")
             parts.append(_top_level() + "\n")
         elif namespace == "ctxsdk.errors":
-            parts.append("The error tree is drawn and documented on the [Errors](errors.md) page.\n")
+            parts.append("The error tree is drawn and documented on the [Errors](errors.md) page.")
         else:
             parts.append(f"::: {namespace}\n{_OPTIONS}")
     return markdown.replace(_PLACEHOLDER, "\n".join(parts))

@@ -11,6 +11,7 @@ from typing import Any
 
 from ._common import (
     JsonDict,
+    content_blocks,
     fail,
     get_str,
     json_arguments,
@@ -18,7 +19,7 @@ from ._common import (
     text_blocks,
     verbatim_block,
 )
-from ._items import AssistantItem, Item, Origin, ResultItem, SystemItem, UserItem
+from ._items import AssistantItem, Item, Origin, ResultItem, SystemItem, UserItem, chat_messages
 
 __all__ = [
     "FINISH",
@@ -45,12 +46,8 @@ def anthropic_items(messages: Sequence[Any], *, label: str, model: str) -> list[
     """Items for Anthropic messages (ids ``anthropic:<index>``; a user message holding
     several tool results gives ``anthropic:<index>``, ``anthropic:<index>#1`` ...)."""
     items: list[Item] = []
-    for i, raw in enumerate(messages):
-        where = f"{label}, message {i}"
-        if not isinstance(raw, dict):
-            fail(where, "a message must be an object")
-        origin = Origin(i, where)
-        mid = f"anthropic:{i}"
+    for raw, origin, mid in chat_messages(messages, label, "anthropic"):
+        where = origin.where
         role = raw.get("role")
         if role == "user":
             items += user_items(raw.get("content"), mid, origin, {"kind": "user"})
@@ -141,34 +138,25 @@ def _plain_blocks(content: Any, where: str) -> list[JsonDict]:
 def assistant_blocks(content: Any, where: str) -> list[JsonDict]:
     """text -> text, thinking -> reasoning (its signature is not kept), tool_use -> tool-call
     (``input`` written as compact JSON); other blocks verbatim."""
-    if isinstance(content, str):
-        return text_blocks(content)
-    if not isinstance(content, list):
-        fail(where, "content must be a string or a list of blocks")
-    out: list[JsonDict] = []
-    for k, block in enumerate(content):
-        at = f"{where}, content[{k}]"
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":
-            out += text_blocks(get_str(block, "text", at))
-        elif kind == "thinking":
-            thinking = get_str(block, "thinking", at)
-            if thinking:
-                out.append({"type": "reasoning", "text": thinking})
-        elif kind == "tool_use":
-            if not isinstance(block.get("input", {}), dict | list | str):
-                fail(at, "tool_use.input must be an object")
-            out.append(
-                {
-                    "type": "tool-call",
-                    "id": get_str(block, "id", at),
-                    "name": get_str(block, "name", at),
-                    "arguments": json_arguments(block.get("input", {})),
-                }
-            )
-        else:
-            out.append(verbatim_block(block, at))
-    return out
+    return content_blocks(content, where, _assistant_part)
+
+
+def _assistant_part(kind: Any, block: Any, at: str) -> list[JsonDict]:
+    if kind == "thinking":
+        thinking = get_str(block, "thinking", at)
+        return [{"type": "reasoning", "text": thinking}] if thinking else []
+    if kind == "tool_use":
+        if not isinstance(block.get("input", {}), dict | list | str):
+            fail(at, "tool_use.input must be an object")
+        return [
+            {
+                "type": "tool-call",
+                "id": get_str(block, "id", at),
+                "name": get_str(block, "name", at),
+                "arguments": json_arguments(block.get("input", {})),
+            }
+        ]
+    return [verbatim_block(block, at)]
 
 
 def system_blocks(system: Any, where: str) -> list[JsonDict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -175,3 +175,26 @@ def verbatim_block(block: Any, where: str) -> JsonDict:
 def text_blocks(text: str) -> list[JsonDict]:
     """One text block, or none for an empty string (an empty text carries nothing)."""
     return [{"type": "text", "text": text}] if text else []
+
+
+PartConverter = Callable[[Any, Any, str], list[JsonDict]]
+
+
+def content_blocks(
+    content: Any, where: str, convert: PartConverter, what: str = "a string or a list of blocks"
+) -> list[JsonDict]:
+    """A message's content as DSH blocks: a string is one text block; in a list, text parts
+    become text blocks and every other part goes to ``convert(type, part, where)``."""
+    if isinstance(content, str):
+        return text_blocks(content)
+    if not isinstance(content, list):
+        fail(where, f"content must be {what}")
+    out: list[JsonDict] = []
+    for k, part in enumerate(content):
+        at = f"{where}, content[{k}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            out += text_blocks(get_str(part, "text", at))
+        else:
+            out += convert(kind, part, at)
+    return out

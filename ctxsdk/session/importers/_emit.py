@@ -63,27 +63,21 @@ class _Pending:
     call_seq: int | None = None
 
 
+@dataclass
 class _Emitter:
-    def __init__(
-        self,
-        fmt: str,
-        source: str | None,
-        header: JsonDict,
-        tools: list[JsonDict] | None,
-        title: tuple[str, JsonDict] | None,
-        descriptor: JsonDict | None,
-    ) -> None:
-        self.fmt = fmt
-        self.source = source
-        self.header = header
-        self.tools = tools
-        self.title = title
-        self.descriptor = descriptor
-        self.now: int = header["createdAt"]
+    fmt: str
+    source: str | None
+    header: JsonDict
+    tools: list[JsonDict] | None
+    title: tuple[str, JsonDict] | None
+    descriptor: JsonDict | None
+
+    def __post_init__(self) -> None:
+        self.now: int = self.header["createdAt"]
         # Envelope, seqs, turn/step and the surface nodes; an event without a time of its
         # own takes the time of the latest source record.
         self.w = EventWriter(3, clock=lambda: self.now)
-        self.where_of: dict[int, str] = {}  # seq -> source record, for errors after the fold
+        self.where_of: dict[int, str] = {}  # seq -> source record, for errors after the replay
         self.node_of_id: dict[str, int] = {}  # message id -> its current surface node
         self.head: SystemItem | None = None
         self.turn_has_assistant = False

@@ -4,11 +4,11 @@ as DSH events. Each item carries its ``Origin``, the source record it came from.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._common import JsonDict
+from ._common import JsonDict, fail
 
 __all__ = [
     "DEFAULT_CREATED_AT",
@@ -21,6 +21,7 @@ __all__ = [
     "SkipItem",
     "SystemItem",
     "UserItem",
+    "chat_messages",
     "stable_id",
 ]
 
@@ -41,6 +42,18 @@ class Origin:
     record: str | int | None
     where: str
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def chat_messages(
+    messages: Sequence[Any], label: str, prefix: str
+) -> Iterator[tuple[JsonDict, Origin, str]]:
+    """Each message of a chat list as (message, origin, id ``<prefix>:<index>``); a message
+    that is not an object is refused with its position."""
+    for i, raw in enumerate(messages):
+        where = f"{label}, message {i}"
+        if not isinstance(raw, dict):
+            fail(where, "a message must be an object")
+        yield raw, Origin(i, where), f"{prefix}:{i}"
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any
 
 from ._common import (
     JsonDict,
+    content_blocks,
     fail,
     get_dict,
     get_list,
@@ -18,7 +19,7 @@ from ._common import (
     text_blocks,
     verbatim_block,
 )
-from ._items import AssistantItem, Item, Origin, ResultItem, SystemItem, UserItem
+from ._items import AssistantItem, Item, Origin, ResultItem, SystemItem, UserItem, chat_messages
 
 __all__ = ["openai_items", "openai_tool"]
 
@@ -28,12 +29,8 @@ PROVIDER = "openai"
 def openai_items(messages: Sequence[Any], *, label: str, model: str) -> list[Item]:
     """One item per message (ids ``openai:<index>``); ``label`` names the input in errors."""
     items: list[Item] = []
-    for i, raw in enumerate(messages):
-        where = f"{label}, message {i}"
-        if not isinstance(raw, dict):
-            fail(where, "a message must be an object")
-        origin = Origin(i, where)
-        mid = f"openai:{i}"
+    for raw, origin, mid in chat_messages(messages, label, "openai"):
+        where = origin.where
         role = raw.get("role")
         if role in ("system", "developer"):
             items.append(SystemItem(mid, _parts(raw.get("content"), where), origin))
@@ -92,27 +89,19 @@ def _parts(content: Any, where: str) -> list[JsonDict]:
     """A string, null or list of parts as DSH blocks; unknown parts are kept verbatim."""
     if content is None:
         return []
-    if isinstance(content, str):
-        return text_blocks(content)
-    if not isinstance(content, list):
-        fail(where, "content must be a string, null or a list of parts")
-    out: list[JsonDict] = []
-    for k, part in enumerate(content):
-        at = f"{where}, content[{k}]"
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind == "text":
-            out += text_blocks(get_str(part, "text", at))
-        elif kind == "refusal":
-            out += text_blocks(get_str(part, "refusal", at))
-        elif kind == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, dict) else image
-            if not isinstance(url, str):
-                fail(at, "image_url part needs image_url.url")
-            out.append(media_block("image", url, None, part))
-        else:
-            out.append(verbatim_block(part, at))
-    return out
+    return content_blocks(content, where, _part, "a string, null or a list of parts")
+
+
+def _part(kind: Any, part: Any, at: str) -> list[JsonDict]:
+    if kind == "refusal":
+        return text_blocks(get_str(part, "refusal", at))
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        if not isinstance(url, str):
+            fail(at, "image_url part needs image_url.url")
+        return [media_block("image", url, None, part)]
+    return [verbatim_block(part, at)]
 
 
 def openai_tool(tool: Any, where: str) -> JsonDict:
