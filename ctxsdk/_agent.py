@@ -143,7 +143,9 @@ class _Turn:
 
     def system(self, text: str) -> None:
         """The system prompt as node 0: appended when there is none, else node 0 replaced."""
-        if text == (self.flush().system_prompt or ""):
+        # The events not yet appended (turn and step starts) change neither the system prompt
+        # nor the request envelope, so both are read from the session as it is.
+        if text == (self.session.system_prompt or ""):
             return
         message = {
             "id": str(uuid.uuid4()),
@@ -172,7 +174,7 @@ class _Turn:
         header: dict[str, Any] = {"config": config}
         if tools:
             header["tools"] = tools
-        headers = self.flush().request_headers()
+        headers = self.session.request_headers()
         if not headers or headers[-1][1].header != header:
             reason = "change" if headers else "initial"
             self.emit("request/header", {"header": header, "reason": reason})

@@ -18,7 +18,8 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     │   ├── AmbiguousId                      an id prefix that matches several sessions
     │   └── UnknownName (ValueError)         a name none of the known ones has (listed)
     ├── InvalidArgument (ValueError)         an argument a public call cannot take
-    ├── TokenizerDataMissing (FileNotFoundError)  an installed tokenizer's data is missing
+    ├── DataMissing (FileNotFoundError)      data a call needs is not on this machine
+    │   └── TokenizerDataMissing             an installed tokenizer's data is missing
     ├── LockHeld (BlockingIOError)           another process holds the single-writer lease
     ├── LLMError (RuntimeError)              a model call that failed; .reason is the ladder text
     │   ├── LLMNotConfigured, LLMProviderError, LLMCancelled
@@ -39,6 +40,7 @@ __all__ = [
     "AmbiguousId",
     "CorruptLog",
     "CtxError",
+    "DataMissing",
     "ImportFormatError",
     "InvalidArgument",
     "LLMAuthError",
@@ -159,7 +161,12 @@ class InvalidArgument(CtxError, ValueError):
     """An argument value a public call cannot take (a mode, a count, a format name)."""
 
 
-class TokenizerDataMissing(CtxError, FileNotFoundError):
+class DataMissing(CtxError, FileNotFoundError):
+    """Data a call needs is not on this machine (a benchmark's data set, a model file); the
+    message says where it was looked for and how to provide it."""
+
+
+class TokenizerDataMissing(DataMissing):
     """An installed tokenizer whose bundled data files cannot be found or read."""
 
 

@@ -345,3 +345,41 @@ def test_an_interrupted_session_is_repaired_first(flaky: cx.Session) -> None:
     assert not after.is_interrupted
     reasons = [t.reason for t in after.turns()]
     assert reasons == ["interrupted", "completed"]
+
+
+def test_a_turn_is_appended_in_batches_not_event_by_event(
+    flaky: cx.Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events reach the session in a few batches: before each model call, before each tool
+    runs (a tool sees the session it runs in) and when the turn ends."""
+    batches: list[list[str]] = []
+    original = cx.Session.append
+
+    def counting(self: cx.Session, events: Any) -> cx.Session:
+        events = list(events)
+        batches.append([e["type"] for e in events])
+        return original(self, events)
+
+    monkeypatch.setattr(cx.Session, "append", counting)
+    model = Model(
+        reply(
+            "Two searches.",
+            [("c1", "context_search", {"query": "a"}), ("c2", "context_search", {"query": "b"})],
+        ),
+        reply("Done."),
+    )
+    after = run_agent(flaky, model.llm(), "Search twice.")
+    assert sum(len(b) for b in batches) == len(after.pending_events) == 15
+    # model call 1, tool 1, tool 2, model call 2, turn end
+    assert len(batches) == 5
+    assert batches[0] == [
+        "turn/start",
+        "step/start",
+        "user/message",
+        "request/header",
+        "request/context",
+    ]
+    assert batches[1] == ["assistant/message"]
+    assert batches[2] == ["tool/call", "tool/result"]
+    assert batches[3] == ["tool/call", "tool/result", "step/end", "step/start"]
+    assert batches[4] == ["assistant/message", "step/end", "turn/end"]

@@ -159,9 +159,10 @@ def _expand(
     if len(originals) == 1:
         seq, raw = originals[0]
         if raw["type"] == "tool/result" and node.type == "tool/result":
-            content = raw["data"]["message"]["content"][0]["content"]
-            text = digest_text(Message.model_validate(raw["data"]["message"]))
-            after = counter.count_message(raw["data"]["message"])
+            shadowed_msg = message_of(raw) or {}
+            content = shadowed_msg["content"][0]["content"]
+            text = digest_text(Message.model_validate(shadowed_msg))
+            after = counter.count_message(shadowed_msg)
             return _expand_op(node.seq, text, before, after, tool_content=list(content))
         if raw["type"] in ("user/message", "system/message") and node.type == raw["type"]:
             msg = dict(message_of(raw) or {})
@@ -255,7 +256,7 @@ def compile_plan(
         if len(members) == 1 and members[0].type == "tool/result":
             text = f"{header}\n{body}" if body else header
             content = [{"type": "text", "text": text}]
-            old = raws[run.start]["data"]["message"]
+            old = message_of(raws[run.start]) or {}
             new_msg = {**old, "content": [{**old["content"][0], "content": content}]}
             after = counter.count_message(new_msg)
             _note_growth(notes, run.mode, members[0].seq, members[0].seq, before, after)

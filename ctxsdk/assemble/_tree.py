@@ -166,7 +166,7 @@ def _tool_names(session: Session) -> dict[str, str]:
     for raw in session.raw_events:
         if raw["type"] != "assistant/message":
             continue
-        for block in raw["data"]["message"]["content"]:
+        for block in (message_of(raw) or {}).get("content") or ():
             if isinstance(block, dict) and block.get("type") == "tool-call":
                 out[str(block.get("id"))] = str(block.get("name"))
     return out

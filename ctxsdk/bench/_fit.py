@@ -19,6 +19,7 @@ from typing import Any
 
 from .._progress import Progress, resolve_progress
 from ..assemble import DigestConfig, FitIndex, fit_plan
+from ..errors import DataMissing
 from ..session._session import Session
 from ..session._tokens import TokenCounter
 from ..session.importers import from_locomo, import_provenance
@@ -74,7 +75,7 @@ def _recent(ix: FitIndex, budget: int) -> set[int]:
 def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult:
     path = _locomo_path()
     if path is None:
-        raise FileNotFoundError(
+        raise DataMissing(
             "LoCoMo is not available: set CTXSDK_SHARED_DATA to the shared data folder "
             "(it holds locomo/locomo10.json)"
         )

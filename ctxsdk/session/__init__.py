@@ -11,6 +11,7 @@ from __future__ import annotations
 from .._public import publish
 from ._codec import Compression, DecodedLog, Recovery, read_log
 from ._event_writer import EventWriter, now_ms
+from ._fork import fork_log, fork_points
 from ._harness import (
     CHECKPOINT_PREAMBLE,
     PRUNE_MARKER,
@@ -62,7 +63,7 @@ from ._views import (
     turns_df,
 )
 from ._wire import WireFormat, to_wire
-from ._workspace import CACHE_RELPATH, LineageNode, SessionTree, Workspace
+from ._workspace import CACHE_RELPATH, SESSION_COLUMNS, LineageNode, SessionTree, Workspace
 
 __all__ = [
     "ASSEMBLER_PLUGIN",
@@ -72,6 +73,7 @@ __all__ = [
     "LATEST_VERSION",
     "MARKER_KINDS",
     "PRUNE_MARKER",
+    "SESSION_COLUMNS",
     "SYSTEM_PROMPT_PLUGIN",
     "TOKENIZER_NAMES",
     "Compression",
@@ -113,6 +115,8 @@ __all__ = [
     "events_df",
     "fallback_title",
     "first_line",
+    "fork_log",
+    "fork_points",
     "get_tokenizer",
     "gist",
     "message_of",

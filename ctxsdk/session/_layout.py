@@ -21,6 +21,7 @@ import os
 import re
 from pathlib import Path
 
+from ..errors import InvalidArgument
 from ._codec import Compression, version_from_filename
 
 __all__ = [
@@ -100,9 +101,9 @@ def project_key(cwd: str | None) -> str:
     if cwd is None:
         return NO_CWD
     if not isinstance(cwd, str):
-        raise TypeError(f"cwd must be a string or None, not {type(cwd).__name__}")
+        raise InvalidArgument(f"cwd must be a string or None, not {type(cwd).__name__}")
     if not cwd:
-        raise ValueError(
+        raise InvalidArgument(
             "cannot encode an empty project path: a header cwd is a non-empty path, or is "
             "absent (pass None for the _no-cwd project)"
         )
@@ -134,9 +135,9 @@ def encode_segment(segment: str) -> str:
     'a~002Fb'
     """
     if not isinstance(segment, str):
-        raise TypeError(f"a session id must be a string, not {type(segment).__name__}")
+        raise InvalidArgument(f"a session id must be a string, not {type(segment).__name__}")
     if not segment:
-        raise ValueError("cannot encode an empty path segment: a session id must not be empty")
+        raise InvalidArgument("cannot encode an empty path segment: a session id must not be empty")
     if segment == ".":
         return "~002E"
     if segment == "..":
@@ -158,7 +159,7 @@ def decode_segment(name: str) -> str:
     '😀'
     """
     if not name:
-        raise ValueError("an empty directory name encodes no session id")
+        raise InvalidArgument("an empty directory name encodes no session id")
     units: list[int] = []
     i = 0
     while i < len(name):
@@ -166,7 +167,7 @@ def decode_segment(name: str) -> str:
         if ch == "~":
             m = _ESCAPE_RE.match(name, i)
             if m is None:
-                raise ValueError(
+                raise InvalidArgument(
                     f"{name!r} is not an encoded session id: '~' at {i} is not followed by "
                     "four upper-case hex digits"
                 )
@@ -176,12 +177,12 @@ def decode_segment(name: str) -> str:
             units.append(ord(ch))
             i += 1
         else:
-            raise ValueError(
+            raise InvalidArgument(
                 f"{name!r} is not an encoded session id: {ch!r} at {i} would have been escaped"
             )
     text = b"".join(u.to_bytes(2, "little") for u in units).decode("utf-16-le", "surrogatepass")
     if encode_segment(text) != name:
-        raise ValueError(
+        raise InvalidArgument(
             f"{name!r} is not the canonical encoding of {text!r} (that is {encode_segment(text)!r})"
         )
     return text
@@ -207,9 +208,9 @@ def canonical_file_name(version: int, compression: Compression = "zstd") -> str:
     'session.jsonl'
     """
     if type(version) is not int or version < 0:
-        raise ValueError(f"a format version is a non-negative integer, not {version!r}")
+        raise InvalidArgument(f"a format version is a non-negative integer, not {version!r}")
     if compression not in ("zstd", "none"):
-        raise ValueError(f"compression is 'zstd' or 'none', not {compression!r}")
+        raise InvalidArgument(f"compression is 'zstd' or 'none', not {compression!r}")
     gen = f".v{version}" if version else ""
     return f"session{gen}.jsonl" + (".zstd" if compression == "zstd" else "")
 
