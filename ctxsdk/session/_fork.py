@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import os
-import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import SurfaceError, WriteError
+from ._event_writer import EventWriter, now_ms
 from ._layout import canonical_file_name, encode_segment, is_session_file_name, project_key
 
 if TYPE_CHECKING:
@@ -136,10 +136,12 @@ def fork_log(
     cid = str(uuid.uuid4()) if child_id is None else child_id
     if cid == parent.id:
         raise SurfaceError(f"the child id {cid!r} is the parent's own id; give a new id")
-    when = int(time.time() * 1000) if created_at is None else created_at
+    when = now_ms() if created_at is None else created_at
     prefix: list[dict[str, Any]] = orjson.loads(orjson.dumps(list(events[: end + 1])))
     marker: dict[str, Any] = {"inherited": True} if parent.version >= 2 else {}
-    prefix.append({"type": "session/end-seed", "seq": len(prefix), "time": when, "data": marker})
+    w = EventWriter(parent.version, base=prefix)
+    w.emit("session/end-seed", marker, time=when)
+    prefix += w.take()
     header = _child_header(parent, cid, when, seed_length=end + 1)
     child = Session(header, prefix)  # the header and every event checked as on load
     if child.inherited_event_count != end + 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._event_writer import EventWriter
 from ._replay import LogIndex
 
 __all__ = ["repair_events"]
@@ -24,10 +25,17 @@ def repair_events(events: list[dict[str, Any]], index: LogIndex) -> list[dict[st
     """The synthetic events that close an open turn (empty when the log ends between turns)."""
     if index.open_turn is None:
         return []
-    out: list[dict[str, Any]] = []
-    seq = len(events)
     time = events[-1]["time"] if events else 0
     turn, step = index.open_turn, index.open_step
+    w = EventWriter(
+        index.version,
+        clock=lambda: time,  # closers carry the time of the last event: nothing happened after
+        base=events,
+        turn=turn,
+        turn_open=True,
+        step=step or 0,
+        step_open=step is not None,
+    )
     for call in index.pending.values():
         started = call.call_seq is not None
         text = _OUTCOME_UNKNOWN if started else _NOT_STARTED
@@ -36,45 +44,21 @@ def repair_events(events: list[dict[str, Any]], index: LogIndex) -> list[dict[st
             if started
             else {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
         )
-        ev: dict[str, Any] = {
-            "type": "tool/result",
-            "seq": seq,
-            "time": time,
-            "data": {
-                "turn": turn,
-                "step": step,
-                "message": {
-                    "source": {"kind": "tool", "callId": call.call_id},
-                    "content": [
-                        {
-                            "type": "tool-result",
-                            "toolCallId": call.call_id,
-                            "content": [{"type": "text", "text": text}],
-                            "isError": True,
-                        }
-                    ],
-                    "role": "user",
-                    "id": f"interrupted-tool-result-{call.call_id}-{seq}",
-                },
-                "error": error,
-            },
+        message = {
+            "source": {"kind": "tool", "callId": call.call_id},
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": call.call_id,
+                    "content": [{"type": "text", "text": text}],
+                    "isError": True,
+                }
+            ],
+            "role": "user",
+            "id": f"interrupted-tool-result-{call.call_id}-{w.next_seq}",
         }
-        if started:
-            ev["sourceEventSeqs"] = [call.call_seq]
-        ev["surfaceOp"] = "append"
-        out.append(ev)
-        seq += 1
-    if step is not None:
-        out.append(
-            {"type": "step/end", "seq": seq, "time": time, "data": {"turn": turn, "step": step}}
-        )
-        seq += 1
-    out.append(
-        {
-            "type": "turn/end",
-            "seq": seq,
-            "time": time,
-            "data": {"turn": turn, "reason": {"kind": "interrupted"}},
-        }
-    )
-    return out
+        data = {"turn": turn, "step": step, "message": message, "error": error}
+        sources = [call.call_seq] if call.call_seq is not None else None
+        w.emit("tool/result", data, sources=sources, op="append")
+    w.end_turn({"kind": "interrupted"})  # ends the open step first
+    return w.take()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time as _time
 import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -26,11 +25,11 @@ from ._codec import (
     DecodedLog,
     Recovery,
     dumps_line,
-    encode_source_seqs,
     read_log,
     resolve_log_path,
     validate_header,
 )
+from ._event_writer import EventWriter, now_ms
 from ._log_view import LogView
 from ._models import (
     EndSeedData,
@@ -44,7 +43,7 @@ from ._models import (
     parse_event,
 )
 from ._repair import repair_events
-from ._replay import LogIndex, check_replace, replace_keys, replay_into, replay_log
+from ._replay import LogIndex, check_replace, replay_into, replay_log
 from ._text import message_text
 from ._wire import WireFormat, to_wire
 
@@ -179,10 +178,6 @@ class Turn:
 
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-def _now_ms() -> int:
-    return int(_time.time() * 1000)
 
 
 def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -798,7 +793,7 @@ class Session:
         seq = len(self._raw)
         for ev in events:
             body = {k: v for k, v in ev.items() if k not in ("type", "seq", "time")}
-            new.append({"type": ev["type"], "seq": seq, "time": ev.get("time", _now_ms()), **body})
+            new.append({"type": ev["type"], "seq": seq, "time": ev.get("time", now_ms()), **body})
             seq += 1
         return self._extended(new)
 
@@ -837,17 +832,11 @@ class Session:
         else:
             head = self._raw[shadowed[0]]["data"]
             data = {"turn": head.get("turn"), "step": head.get("step"), "message": msg}
-        k_start, k_end = replace_keys(self._version)
-        ev = {
-            "type": etype,
-            "seq": len(self._raw),
-            "time": _now_ms() if time is None else time,
-            "data": data,
-            "sourceEventSeqs": encode_source_seqs(src),
-            "surfaceOp": {"op": "replace", k_start: start_seq, k_end: end_seq},
-        }
-        check_replace(ev, src, self._raw, state, self._version)  # the harness's reason first
-        return self._extended([ev])
+        w = EventWriter(self._version, base=self._raw)
+        w.emit(etype, data, time=time, sources=src, op=w.replace_op(start_seq, end_seq))
+        new = w.take()
+        check_replace(new[0], src, self._raw, state, self._version)  # the harness's reason first
+        return self._extended(new)
 
     def rewrite_tool_result(
         self, seq: int, content: str | list[dict[str, Any]], *, time: int | None = None
@@ -861,16 +850,15 @@ class Session:
         first = dict(msg["content"][0])
         first["content"] = blocks
         msg["content"] = [first]
-        k_start, k_end = replace_keys(self._version)
-        ev = {
-            "type": "tool/result",
-            "seq": len(self._raw),
-            "time": _now_ms() if time is None else time,
-            "data": {**old, "message": msg},
-            "sourceEventSeqs": [seq],
-            "surfaceOp": {"op": "replace", k_start: seq, k_end: seq},
-        }
-        return self._extended([ev])
+        w = EventWriter(self._version, base=self._raw)
+        w.emit(
+            "tool/result",
+            {**old, "message": msg},
+            time=time,
+            sources=[seq],
+            op=w.replace_op(seq, seq),
+        )
+        return self._extended(w.take())
 
     # --- writing ---------------------------------------------------------------------------
 
