@@ -658,6 +658,11 @@ class LogBuilder:
             i = -1
         if i < 0 or w.event(seq)["type"] != "tool/result":
             raise SurfaceError(f"seq {seq} is not a tool/result on the current surface")
+        if not w.turn_open:
+            raise SurfaceError(
+                "the pruner rewrites a tool result inside a turn (before a request); the "
+                "harness refuses a tool/result replacement outside an open turn: call .turn()"
+            )
         data = clone(w.event(seq)["data"])
         block = data["message"]["content"][0]
         text = "".join(b["text"] for b in block["content"] if b.get("type") == "text")
