@@ -50,6 +50,7 @@ class _Imports(ast.NodeVisitor):
     def __init__(self, module: str, is_package: bool) -> None:
         self.package = module if is_package else module.rpartition(".")[0]
         self.found: list[tuple[str, bool]] = []
+        self.names: list[tuple[str, str]] = []  # (module, name) of each ``from module import name``
         self._type_only = 0
 
     def visit_If(self, node: ast.If) -> None:
@@ -82,6 +83,7 @@ class _Imports(ast.NodeVisitor):
         for alias in node.names:
             sub = f"{target}.{alias.name}"
             self._add(sub if _exists(sub) else target)
+            self.names.append((target, alias.name))
 
     def visit_Call(self, node: ast.Call) -> None:
         # importlib.import_module("ctxsdk....") with a literal names a module too.
@@ -99,15 +101,28 @@ def _exists(module: str) -> bool:
     return (PACKAGE.parent / rel).is_dir() or (PACKAGE.parent / rel).with_suffix(".py").is_file()
 
 
-def graph() -> dict[str, list[tuple[str, bool]]]:
-    """Module -> its imports of the package: (target module, imported at run time?)."""
+def _visited() -> dict[str, _Imports]:
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = _module_name(path)
         visitor = _Imports(module, path.name == "__init__.py")
         visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
-        out[module] = [(t, rt) for t, rt in visitor.found if t.startswith("ctxsdk")]
+        out[module] = visitor
     return out
+
+
+def graph(*, external: bool = False) -> dict[str, list[tuple[str, bool]]]:
+    """Module -> its imports: (target module, imported at run time?). Only the package's own
+    modules, unless ``external`` (then every import, third-party and standard library too)."""
+    return {
+        module: [(t, rt) for t, rt in v.found if external or t.startswith("ctxsdk")]
+        for module, v in _visited().items()
+    }
+
+
+def imported_names() -> dict[str, list[tuple[str, str]]]:
+    """Module -> the (module, name) pairs of its ``from module import name`` statements."""
+    return {module: v.names for module, v in _visited().items()}
 
 
 def unit_of(module: str) -> str | None:

@@ -78,6 +78,27 @@ def test_engines_use_only_public_base_names(engine: str) -> None:
     assert bad == []
 
 
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e in GRAPH])
+def test_engines_import_only_names_the_base_exports(engine: str) -> None:
+    import ctxsdk.session
+
+    exported = set(ctxsdk.session.__all__)
+    for module, names in _IG.imported_names().items():
+        if _under(module, (engine,)):
+            unknown = [n for m, n in names if m == "ctxsdk.session" and n not in exported]
+            assert unknown == [], module
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e in GRAPH])
+def test_engines_import_no_http_notebook_or_widget_code(engine: str) -> None:
+    # A model enters an engine as an object passed in; widgets view what an engine returns.
+    banned = ("httpx", "IPython", "ipywidgets", "anywidget", "ctxsdk.llm", "ctxsdk.widgets")
+    for module, imports in _IG.graph(external=True).items():
+        if _under(module, (engine,)):
+            found = [t for t, _ in imports if _under(t, banned)]
+            assert found == [], module
+
+
 def test_no_engine_imports_another() -> None:
     for module, imports in GRAPH.items():
         mine = next((e for e in ENGINES if _under(module, (e,))), None)
