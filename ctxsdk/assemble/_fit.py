@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import InvalidArgument
 from ..session import (
     BM25,
     Session,
@@ -158,6 +159,8 @@ def fit_plan(
     base: dict[int, Target] | None = None,
     index: FitIndex | None = None,
 ) -> FitResult:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise InvalidArgument(f"a token budget is a whole number >= 0, not {budget!r}")
     ix = index if index is not None and index.session is session else None
     ix = ix or FitIndex.build(session, counter, config)
     surface, seqs, full, keep, now = ix.surface, ix.seqs, ix.full, ix.keep, ix.now

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
+from ..errors import InvalidArgument
 from ._replay import LogIndex
 
 __all__ = ["LogView", "PendingCallView", "TurnRange"]
@@ -159,6 +160,8 @@ class LogView:
 
     def turn_of(self, seq: int) -> TurnRange | None:
         """The turn whose span holds ``seq`` (None between turns)."""
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            raise InvalidArgument(f"a seq is an event's position in the log (an int), not {seq!r}")
         i = bisect.bisect_right(self._turn_starts, seq) - 1
         if i < 0:
             return None

@@ -14,7 +14,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._gc import gc_paused
 from ..errors import (
+    InvalidArgument,
     LogRecoveryWarning,
+    LogTooOld,
     NotFound,
     NotReadFromFile,
     SessionFormatError,
@@ -413,6 +415,8 @@ class Session:
 
     def event(self, seq: int) -> Event:
         """The typed event at ``seq``."""
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            raise InvalidArgument(f"a seq is an event's position in the log (an int), not {seq!r}")
         if not 0 <= seq < len(self._raw):
             raise NotFound(
                 f"session {self.id} has no event with seq {seq} (0..{len(self._raw) - 1})"
@@ -792,6 +796,8 @@ class Session:
         new: list[dict[str, Any]] = []
         seq = len(self._raw)
         for ev in events:
+            if not isinstance(ev, Mapping) or "type" not in ev:
+                raise SurfaceError(f"event {seq} to append has no type: {ev!r:.80}", seq=seq)
             body = {k: v for k, v in ev.items() if k not in ("type", "seq", "time")}
             new.append({"type": ev["type"], "seq": seq, "time": ev.get("time", now_ms()), **body})
             seq += 1
@@ -825,7 +831,10 @@ class Session:
         if etype is None:
             raise SurfaceError("assistant messages never replace surface nodes; use a user message")
         if etype == "system/message" and self._version < 3:
-            raise SurfaceError(f"system/message does not exist in v{self._version} logs")
+            raise LogTooOld(
+                f"system/message does not exist in v{self._version} logs; upgrade the log with "
+                "save(path, version=3) to replace the system prompt"
+            )
         src = sorted(set(sources)) if sources is not None else sorted(shadowed)
         if etype == "user/message":
             data: dict[str, Any] = msg
