@@ -8,11 +8,15 @@ otherwise built from a session directly: ``cx.Assembly(s)``.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import UnknownName
 
-__all__ = ["engine"]
+if TYPE_CHECKING:  # the engines' types, for the conveniences' signatures
+    from .assemble import Assembly as Assembly
+    from .session import Session
+
+__all__ = ["assembly", "engine"]
 
 # name -> (module, class); the modules sit above the base, so only this table names them.
 _ENGINES: dict[str, tuple[str, str]] = {
@@ -28,3 +32,9 @@ def engine(name: str) -> Any:
         known = ", ".join(sorted(_ENGINES))
         raise UnknownName(f"no engine named {name!r}; the engines are: {known}") from None
     return getattr(importlib.import_module(module), attr)
+
+
+def assembly(session: Session, **options: Any) -> Assembly:
+    """``Assembly(session, **options)``, for ``Session.assemble``."""
+    built: Assembly = engine("assemble")(session, **options)
+    return built

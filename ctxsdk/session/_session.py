@@ -52,7 +52,7 @@ from ._wire import WireFormat, to_wire
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..assemble import Assembly  # the return type of assemble() only; never imported
+    from .. import _engines
 
 __all__ = [
     "NodeTokens",
@@ -721,13 +721,12 @@ class Session:
                 return ctx.context_window
         return None
 
-    def assemble(self, **options: Any) -> Assembly:
+    def assemble(self, **options: Any) -> _engines.Assembly:
         """The per-node context editor (full / key / off) over this session: the same as
         ``cx.Assembly(session, **options)``; see ``ctxsdk.Assembly`` for the options."""
-        from .._engines import engine
+        from .._engines import assembly
 
-        built: Assembly = engine("assemble")(self, **options)
-        return built
+        return assembly(self, **options)
 
     def fork(
         self,
