@@ -194,11 +194,12 @@ def fork_session(
     never over an existing file, to ``<project dir of the parent>/<encodeSegment(child)>/``
     when the parent was read from a DSH root, or to
     ``<dest_root>/<projectKey(cwd)>/<encodeSegment(child)>/`` (``dest_root`` is a session
-    root, such as ``<home>/sessions``).
+    root, such as ``<home>/sessions``). A failed write raises ``WriteError`` naming the file
+    and leaves nothing behind (no temp file, no new session directory).
 
     A session's pending (unsaved) events are part of it and are inherited too.
     """
-    from ._file_writer import write_new
+    from ._file_writer import refuse_shipped_sample, write_new
 
     parent = _as_session(session)
     header, events = fork_log(parent, at_seq=at_seq, child_id=child_id, created_at=created_at)
@@ -208,14 +209,27 @@ def fork_session(
     else:
         project = _parent_project_dir(parent)
     directory = project / encode_segment(cid)
-    if directory.is_dir():
-        logs = sorted(n for n in os.listdir(directory) if is_session_file_name(n))
-        if logs:
-            raise WriteError(
-                errno.EEXIST,
-                f"session {cid} already exists at {directory / logs[-1]}; give another child_id",
-            )
     dest = directory / canonical_file_name(parent.version, parent.compression)
+    refuse_shipped_sample(
+        dest,
+        instead="pass dest_root= (a session root such as <home>/sessions) to write the child "
+        "elsewhere",
+    )
+    try:
+        logs = (
+            sorted(n for n in os.listdir(directory) if is_session_file_name(n))
+            if directory.is_dir()
+            else []
+        )
+    except OSError as exc:
+        raise WriteError(
+            exc.errno, f"{directory}: cannot list the child's session directory ({exc})"
+        ) from None
+    if logs:
+        raise WriteError(
+            errno.EEXIST,
+            f"session {cid} already exists at {directory / logs[-1]}; give another child_id",
+        )
     return write_new(dest, header, events, compression=parent.compression)
 
 

@@ -883,8 +883,12 @@ class Session:
         ``version`` upgrades the log (the harness's migrations; there is no downgrade);
         ``compression`` defaults to the file name's (``.zstd``) or this session's.
         A directory gets the canonical file name of the version. Returns the file written.
+
+        If the write fails (no space, a file size limit, a read-only directory) the error is
+        a ``WriteError`` naming the file, and nothing is left behind: no temp file, no new
+        directory, and a file being replaced (``overwrite=True``) keeps its old bytes.
         """
-        from ._file_writer import write_new
+        from ._file_writer import refuse_shipped_sample, write_new
 
         header, events = self._header_raw, self._raw
         target_version = self._version if version is None else version
@@ -903,15 +907,21 @@ class Session:
         if dest.is_dir() or not dest.suffix:
             name = "session" + (f".v{target_version}" if target_version else "") + ".jsonl"
             dest = dest / (name + (".zstd" if compression == "zstd" else ""))
+        refuse_shipped_sample(dest, instead="save to a path outside the package")
         return write_new(dest, header, events, compression=compression, overwrite=overwrite)
 
     def append_to_log(self) -> Session:
         """Append the pending events to the file this session was read from, as one batch
-        (one zstd frame), under the v3 ``session.lock`` lease; returns the re-read Session.
+        (one zstd frame); returns the re-read Session.
 
-        Refuses if the file changed since it was read, or another process holds the lease.
+        Every append is serialized with other writers: a v3 log under the harness's
+        ``session.lock`` lease, a v0-v2 log (whose harness had no lease file) under an
+        exclusive lock on the log file itself. If another process holds it, ``LockHeld``;
+        if the file changed since it was read (another writer got there first),
+        ``WriteError``; either way nothing is written: open the session again and retry.
         A torn tail that was dropped on read is repaired in the same write. On any failure
-        the file is left byte-identical.
+        (no space, a file size limit) the file is left byte-identical and ``WriteError``
+        names it. The samples shipped with the package are read-only: save a copy first.
         """
         from ._file_writer import append_batch
 
