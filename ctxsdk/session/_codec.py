@@ -414,12 +414,26 @@ def decode_bytes(
     else:
         text = data
     try:
-        return _decode_text(text, data, compression, recovery, expected_version, normalized)
+        log = _decode_text(text, data, compression, recovery, expected_version, normalized)
+        if log.version == 0:
+            _upgrade_v0_rows(log)
+        return log
     except SessionFormatError as exc:
         frame = None
         if exc.frame is None and exc.line is not None and compression == "zstd":
             frame = _frame_of_line(data, exc.line)
         raise exc.at(path=path, frame=frame) from None
+
+
+def _upgrade_v0_rows(log: DecodedLog) -> None:
+    """The legacy v0 rows the harness upgrades on read (its coordinator), in place."""
+    from ._migrate._legacy import upgrade_on_read  # the package imports this module
+
+    try:
+        upgrade_on_read(log.events, log.header["id"])
+    except SessionFormatError as exc:
+        line = log.line_of(exc.seq) if exc.seq is not None else None
+        raise exc.at(line=line) from None
 
 
 def _decode_text(

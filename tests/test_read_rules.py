@@ -1,0 +1,198 @@
+"""Read what the harness reads, refuse what it refuses.
+
+Legacy v0 rows the harness upgrades on read (its persistence coordinator), plain JSONL torn
+tails, zstd framing, the optional invariant companion (warnings on read, refusals under
+``strict=True`` and for edits) and the refusals of the real migration chain. Where the
+harness's own code can show its verdict (``../shared/oracle``), the tests compare with it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ctxsdk as cx
+from ctxsdk.errors import SessionFormatError
+
+from .test_oracle import check, oracle_home  # noqa: F401  (a fixture)
+
+MODEL_P = {"provider": "p", "model": "m"}
+
+
+def _write(path: Path, header: dict[str, Any], events: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [header, *events]))
+    return path
+
+
+def _events(*rows: tuple[Any, ...]) -> list[dict[str, Any]]:
+    out = []
+    for i, row in enumerate(rows):
+        ev: dict[str, Any] = {"type": row[0], "seq": i, "time": 100 + i, "data": row[1]}
+        if len(row) > 2:
+            ev.update(row[2])
+        out.append(ev)
+    return out
+
+
+# --- 1. legacy v0 rows upgraded on read -------------------------------------------------------
+
+V0_HEADER = {
+    "type": "session",
+    "version": 0,
+    "id": "old",
+    "createdAt": 1,
+    "cwd": "/w",
+    "delegationDepth": 0,
+}
+
+
+def legacy_rows() -> list[dict[str, Any]]:
+    """Every pre-identity shape the harness's coordinator upgrades on load."""
+    app = {"surfaceOp": "append"}
+    return _events(
+        ("turn/start", {"turn": 1, "trigger": {"kind": "user"}}),
+        (
+            "user/message",
+            {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}},
+            app,
+        ),
+        ("step/start", {"turn": 1, "step": 1}),
+        (
+            "assistant/message",
+            {
+                "turn": 1,
+                "step": 1,
+                "content": [{"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}],
+                "provenance": MODEL_P,
+            },
+            app,
+        ),
+        ("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash", "arguments": "{}"}),
+        (
+            "tool/result",
+            {
+                "turn": 1,
+                "step": 1,
+                "callId": "c1",
+                "content": [{"type": "text", "text": "out"}],
+                "isError": False,
+            },
+            app,
+        ),
+        (
+            "steering/message",
+            {"turn": 1, "content": [{"type": "text", "text": "steer"}], "source": {"kind": "user"}},
+            app,
+        ),
+        ("step/end", {"turn": 1, "step": 1}),
+        ("turn/end", {"turn": 1, "reason": {"kind": "disposed"}}),
+    )
+
+
+def test_legacy_v0_rows_are_upgraded_on_read(tmp_path: Path) -> None:
+    path = _write(tmp_path / "session.jsonl", V0_HEADER, legacy_rows())
+    before = path.read_bytes()
+    s = cx.Session.open(path)
+    assert path.read_bytes() == before  # upgraded in memory, never on disk
+    assert [m.id for m in s.messages()] == [
+        "legacy-message:old:1",
+        "legacy-message:old:3",
+        "legacy-message:old:5",
+        "legacy-message:old:6",
+    ]
+    raw = s.raw_events
+    assert raw[0]["data"] == {"turn": 1}  # turn/start.trigger dropped
+    assert raw[1]["data"]["role"] == "user"
+    assert raw[3]["data"]["message"]["source"] == {**MODEL_P, "kind": "model"}
+    assert raw[5]["data"]["message"]["content"][0] == {
+        "type": "tool-result",
+        "toolCallId": "c1",
+        "content": [{"type": "text", "text": "out"}],
+        "isError": False,
+    }
+    assert raw[6]["type"] == "user/message"  # steering/message became a user message
+    assert raw[8]["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "disposed"}}
+
+
+def test_legacy_tool_result_rewrite_keeps_the_id_it_replaces(tmp_path: Path) -> None:
+    rows = legacy_rows()
+    rows.insert(
+        8,
+        {
+            "type": "tool/result",
+            "seq": 8,
+            "time": 108,
+            "data": {
+                "turn": 1,
+                "step": 1,
+                "callId": "c1",
+                "content": [{"type": "text", "text": "pruned"}],
+                "isError": False,
+            },
+            "sourceEventSeqs": [5],
+            "surfaceOp": {"op": "replace", "start": 5, "end": 5},
+        },
+    )
+    rows[9]["seq"] = 9  # the rewrite sits after step/end, inside the open turn
+    s = cx.Session.open(_write(tmp_path / "session.jsonl", V0_HEADER, rows))
+    assert s.raw_events[8]["data"]["message"]["id"] == "legacy-message:old:5"
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        ({"turn": 1, "reason": {"kind": "completed"}, "step": 1}, 'unexpected member "step"'),
+        ({"turn": 1, "reason": {"kind": "completed", "x": 1}}, 'reason has unexpected member "x"'),
+        ({"turn": 1, "reason": {"kind": "error", "message": "m"}}, "error reason step"),
+    ],
+)
+def test_malformed_legacy_turn_end_is_refused(tmp_path: Path, data: Any, match: str) -> None:
+    rows = legacy_rows()
+    rows[-1]["data"] = data
+    with pytest.raises(SessionFormatError, match=match) as exc:
+        cx.Session.open(_write(tmp_path / "session.jsonl", V0_HEADER, rows))
+    assert exc.value.seq == 8 and exc.value.line == 10
+    assert "malformed pre-react-loop turn/end" in str(exc.value)
+
+
+def test_retired_v0_vocabulary_is_refused_on_read(tmp_path: Path) -> None:
+    rows = legacy_rows()
+    rows.insert(2, {"type": "mode/set", "seq": 2, "time": 1, "data": {"mode": "plan"}})
+    for i, ev in enumerate(rows):
+        ev["seq"] = i
+    with pytest.raises(SessionFormatError, match="unsupported legacy mode/set event at seq 2"):
+        cx.Session.open(_write(tmp_path / "session.jsonl", V0_HEADER, rows))
+
+
+def test_legacy_upgrade_equals_the_harness(oracle_home: Path, tmp_path: Path) -> None:  # noqa: F811
+    path = _write(tmp_path / "session.jsonl", V0_HEADER, legacy_rows())
+    verdict = check(oracle_home, path, "--dump", "--target", "1")
+    assert verdict["ok"], verdict["error"]
+    ours = [dict(e) for e in cx.Session.open(path).raw_events]
+    assert ours == verdict["eventList"]
+    assert [json.dumps(e) for e in ours] == [json.dumps(e) for e in verdict["eventList"]]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"turn": 1, "reason": {"kind": "completed"}, "step": 1},
+        {"turn": 1, "reason": {"kind": "completed", "x": 1}},
+    ],
+)
+def test_turn_end_refusals_match_the_harness(
+    oracle_home: Path,  # noqa: F811
+    tmp_path: Path,
+    data: Any,
+) -> None:
+    rows = legacy_rows()
+    rows[-1]["data"] = data
+    path = _write(tmp_path / "session.jsonl", V0_HEADER, rows)
+    verdict = check(oracle_home, path)
+    assert not verdict["ok"]
+    with pytest.raises(SessionFormatError) as exc:
+        cx.Session.open(path)
+    assert verdict["error"]["cause"].split(" ", 2)[2] in str(exc.value)  # same member named
