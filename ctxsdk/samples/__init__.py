@@ -5,6 +5,10 @@ They live in a DSH-home layout (``home/sessions/<projectKey(cwd)>/<encodeSegment
 byte for byte, by ``python scripts/make_samples.py`` (``make samples``) in the repository; the
 generator is not shipped with the package.
 
+They are read-only: appending to one (``append_to_log()``, ``Assembly.apply()``), saving into
+their directory or forking one without ``dest_root=`` raises ``WriteError``. Work on a copy,
+``cx.Session.open(cx.Session.open(sample(name)).save(some_dir / name))``.
+
 - ``fix-flaky-test``: 3 turns fixing a pytest-xdist flake (bash/read/edit/grep, a failing run).
 - ``long-refactor``: 9 turns splitting a module, 60+ tool calls, one prune, one compaction.
 - ``fix-flaky-test-fork``: a fork of ``fix-flaky-test`` cut after its turn 2.

@@ -1,9 +1,12 @@
-"""Writing logs safely: new files published atomically, batches appended under the lease.
+"""Writing logs safely: new files published atomically, batches appended under a lock.
 
 A new file is written to a temp file, fsynced, then published with a no-overwrite hard link
-(the harness's way) and the directory fsynced. An append adds exactly one zstd frame (or a
-run of lines) to the end; if anything fails the file is truncated back to its old length, so
-it is byte-identical to before.
+(the harness's way) and the directory fsynced; if anything fails, the temp file and any
+directory the write created are removed again. An append adds exactly one zstd frame (or a
+run of lines) to the end, serialized with every other writer (v3: the ``session.lock``
+lease; v0-v2: an flock on the log file itself) and only if the file still holds the bytes
+the caller read; if anything fails the file is put back to its old bytes. Every ``OSError``
+comes out as a ``WriteError`` that names the file.
 """
 
 from __future__ import annotations
@@ -87,12 +90,14 @@ def write_new(
     ``OSError`` becomes a ``WriteError`` that names ``path``.
     """
     dest = Path(path)
-    if dest.exists() and not overwrite:
-        raise WriteError(errno.EEXIST, f"{dest} exists; pass overwrite=True to replace it")
-    created = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]
+    created: list[Path] = []
     tmp: Path | None = None
-    published = False
+    published = existed = False
     try:
+        existed = dest.exists()
+        if existed and not overwrite:
+            raise WriteError(errno.EEXIST, f"{dest} exists; pass overwrite=True to replace it")
+        created = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]
         dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
         tmp = Path(tmp_name)
@@ -132,7 +137,7 @@ def write_new(
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             if published:
                 left = "the file was published but may not be durable yet"
-            elif overwrite and dest.exists():
+            elif existed:
                 left = "the old file was left as it was"
             else:
                 left = "nothing was written"
