@@ -566,11 +566,25 @@ def test_claude_code_sidechain_is_a_subagent_session(tmp_path: Path) -> None:
     s = from_claude_code(_need(CC_SIDE))
     assert s.origin == "subagent" and s.delegation_depth == 1
     assert s.parent_id == "c45af7b1-cb7c-4e51-93db-8cbb250a877a"
-    assert s.id == "c45af7b1-cb7c-4e51-93db-8cbb250a877a-agent-af1ff21"
+    # Its own id shares no prefix with the parent's, so a short prefix opens the parent.
+    assert s.id == "0fbcef46-6b36-594e-973d-1c2845776f77" == from_claude_code(CC_SIDE).id
+    assert s.id[:8] != s.parent_id[:8]
     assert s.descriptor is not None and s.descriptor.label == "Claude Code agent af1ff21"
     assert [m.role for m in s.messages() if m.role != "system"] == ["user", "assistant"]
     assert s.turns()[0].reason == "completed"
     _round_trip(s, tmp_path)
+
+
+def test_claude_code_sidechain_and_parent_open_by_short_prefix(tmp_path: Path) -> None:
+    from ctxsdk.session import Workspace, canonical_file_name, session_dir, sessions_root
+
+    main, side = from_claude_code(_need(CC_MAIN)), from_claude_code(_need(CC_SIDE))
+    root = sessions_root(tmp_path)
+    for s in (main, side):
+        s.save(session_dir(root, s.header.cwd, s.id) / canonical_file_name(3))
+    ws = Workspace(tmp_path, cache=False)
+    assert ws.open(main.id[:8]).id == main.id
+    assert ws.open(side.id[:8]).id == side.id and side.parent_id == main.id
 
 
 def test_claude_code_follows_parent_links_not_file_order(tmp_path: Path) -> None:
@@ -673,6 +687,38 @@ def test_hand_broken_claude_code_records_raise_only_import_errors(tmp_path: Path
 
 
 # --- SWE-agent ------------------------------------------------------------------------------------
+
+
+def test_swe_agent_titles_name_the_task() -> None:
+    titles = {name: from_swe_agent(_need(SWE_DIR / name)).title for name in SWE_FILES}
+    assert titles == {
+        "gpt4__pydicom__pydicom-1458.traj": (
+            "pydicom-1458: Pixel Representation attribute should be optional for pixel dat…"
+        ),
+        "fc_replay__marshmallow-code__marshmallow-1867.traj": (
+            "marshmallow-1867: TimeDelta serialization precision"
+        ),
+        "ctf_web__i_got_id_demo.traj": "CTF I Got Id (web security)",
+        "ctf_crypto__katy.traj": "CTF Katy (cryptography)",
+    }
+    for title in titles.values():
+        assert title is not None and len(title.encode()) <= 80
+        assert "currently solving" not in title
+
+
+def test_swe_agent_title_without_an_issue_marker(tmp_path: Path) -> None:
+    doc = {
+        "history": [
+            {"role": "system", "content": "SETTING: you are an agent"},
+            {"role": "user", "content": "\n## Make the parser accept tabs\n\nDetails follow."},
+            {"role": "assistant", "content": "ok"},
+        ]
+    }
+    path = tmp_path / "run__acme__parser-7.traj"
+    path.write_text(json.dumps(doc))
+    assert from_swe_agent(path).title == "parser-7: Make the parser accept tabs"
+    (tmp_path / "plain.traj").write_text(json.dumps({"history": doc["history"][:1]}))
+    assert from_swe_agent(tmp_path / "plain.traj").title is None  # no prompt: no title event
 
 
 @pytest.mark.parametrize("name", SWE_FILES)

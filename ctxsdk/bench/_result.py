@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 __all__ = ["BenchResult", "Target", "best_of"]
 
@@ -44,6 +44,17 @@ class BenchResult(BaseModel):
     published: dict[str, float] = Field(default_factory=dict)
     targets: list[Target] = Field(default_factory=list)
     notes: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _can_fail(self) -> BenchResult:
+        """A benchmark must be able to fail: a result without a target is refused (a target
+        whose metric is absent counts as missed)."""
+        if not self.targets:
+            raise ValueError(
+                f"benchmark {self.name!r} declares no target; a benchmark must be able to fail "
+                "(add Target.at_most / Target.at_least on one of its metrics)"
+            )
+        return self
 
     @property
     def met(self) -> dict[str, bool]:

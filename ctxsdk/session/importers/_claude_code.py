@@ -47,7 +47,8 @@ def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Sess
     Message ids are the records' ``uuid`` (``<uuid>#<k>`` for the extra messages of one
     record); times are the records' ``timestamp``. A sub-agent file (all records
     ``isSidechain``) becomes a session with ``origin: 'subagent'`` whose parent is the main
-    session id.
+    session id; its own id is a UUID derived from the parent id and the ``agentId`` (the same
+    file, the same id), so that it shares no prefix with the parent's.
     """
     p = source_path(path)
     name = p.name
@@ -75,7 +76,8 @@ def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Sess
     ]
     first = chain[0][1]
     sid = first.get("sessionId") if isinstance(first.get("sessionId"), str) else None
-    base = sid or stable_id("claude-code", hashlib.sha256(p.read_bytes()).hexdigest())
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    base = sid or stable_id("claude-code", digest)
     times = [iso_ms(r.get("timestamp"), _where(r, n, name)) for n, r in chain]
     known = [t for t in times if t is not None]
     common: dict[str, Any] = {
@@ -89,9 +91,12 @@ def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Sess
     if not subagent:
         return build_session(items, session_id=session_id or base, **common)
     agent = first.get("agentId") if isinstance(first.get("agentId"), str) else None
+    # Its own UUID, not ``<parent>-agent-<id>``: an id sharing the parent's prefix would make
+    # every short prefix of the parent ambiguous (``ws.open("c45af7b1")``).
+    child = stable_id("claude-code", "subagent", base, agent or digest)
     return build_session(
         items,
-        session_id=session_id or f"{base}-agent-{agent or 'sidechain'}",
+        session_id=session_id or child,
         parent=sid,
         origin="subagent",
         delegation_depth=1,

@@ -12,10 +12,15 @@ exit status. When the trajectory records the per-step model context (``trajector
 output: (N lines omitted)``) are replayed as content-only ``tool/result`` rewrites (or 1:1
 ``user/message`` replacements) just before the model call that first saw them, so the surface
 is what the model last received and the full outputs stay in the log.
+
+The title names the task, not SWE-agent's prompt template ("We're currently solving the
+following issue ..."): the instance (``marshmallow-1867``) and the issue's first line, or the
+CTF challenge's name and category, else the file stem.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +45,9 @@ PROVIDER = "swe-agent"  # the trajectories do not name the provider
 _OBSERVATION = {"kind": "plugin", "plugin": "swe-agent", "form": "relay"}
 _DEMO = {"kind": "plugin", "plugin": "swe-agent", "form": "instructions"}
 _INFO_KEYS = ("exit_status", "submission", "model_stats")
+_TITLE_BYTES = 80  # any session title (spec: session/title)
+_CTF = re.compile(r'is an? (?P<category>[\w ]+?) problem named "(?P<name>[^"\n]+)"')
+_TEMPLATE = ("We're currently solving the following", "ISSUE:", "INSTRUCTIONS:")
 
 
 def from_swe_agent(
@@ -114,7 +122,59 @@ def from_swe_agent(
         created_at=DEFAULT_CREATED_AT,
         final_reason=final,
         trailing=trailing,
+        title=(_title(doc, history, p.stem), {"kind": "fallback"}),
     )
+
+
+def _title(doc: JsonDict, history: list[Any], stem: str) -> str:
+    """A title a person can tell apart from other runs (see the module docstring)."""
+    task = next(
+        (
+            _text(m.get("content"), "task")
+            for m in history
+            if isinstance(m, dict) and m.get("role") == "user" and not m.get("is_demo")
+        ),
+        "",
+    )
+    instance = _instance(doc, stem)
+    ctf = _CTF.search(task)
+    line = f"CTF {ctf['name'].strip()} ({ctf['category'].strip()})" if ctf else _issue_line(task)
+    title = f"{instance}: {line}" if instance and line else line or instance or stem
+    return _cut_bytes(title, _TITLE_BYTES)
+
+
+def _instance(doc: JsonDict, stem: str) -> str | None:
+    """The task instance, short: ``marshmallow-1867`` for ``marshmallow-code__marshmallow-1867``
+    (the replay config's problem id, else a SWE-bench id in the file stem)."""
+    config = doc.get("replay_config")
+    problem = config.get("problem_statement") if isinstance(config, dict) else None
+    pid = problem.get("id") if isinstance(problem, dict) else None
+    if not isinstance(pid, str) or not pid.strip():
+        parts = stem.split("__")  # <run>__<owner>__<repo>-<n> (SWE-bench ids are owner__repo-n)
+        pid = parts[-1] if len(parts) >= 3 else None
+    if pid is None:
+        return None
+    return pid.strip().split("__")[-1]
+
+
+def _issue_line(task: str) -> str:
+    """The issue's first real line: after ``ISSUE:`` when the template has it, skipping the
+    template's own sentences, blank lines and markdown decoration."""
+    lines = task.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.strip() == "ISSUE:"]
+    for line in lines[marks[0] + 1 :] if marks else lines:
+        text = line.strip().lstrip("#").strip().strip("*_`").strip()
+        if text and not text.startswith(_TEMPLATE):
+            return " ".join(text.split())
+    return ""
+
+
+def _cut_bytes(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` UTF-8 bytes, cut with an ellipsis when it is longer."""
+    if len(text.encode()) <= limit:
+        return text
+    room = limit - len("…".encode())
+    return text.encode()[:room].decode(errors="ignore").rstrip() + "…"
 
 
 def _text(content: Any, where: str) -> str:

@@ -1,0 +1,396 @@
+"""The command line, run as a real subprocess (``python -m ctxsdk``): paths and id prefixes,
+errors in flag terms, global options after the command, the sessions table, placing an import
+in a DSH home, no raw control characters on the terminal, plurals, and benchmark exits."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+import ctxsdk.bench as bench
+from ctxsdk import _cli
+from ctxsdk.bench import BENCHMARKS, BenchResult, Target
+from ctxsdk.samples import SAMPLES_HOME
+from ctxsdk.session import Session, canonical_file_name, session_dir, sessions_root
+from ctxsdk.session.importers import from_messages
+from ctxsdk.testing import LogBuilder
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+LOCOMO = DATA / "locomo" / "locomo10.json"
+CC_DIR = DATA / "claude-code-transcript"
+SWE_FC = DATA / "swe-agent-trajectories" / "fc_replay__marshmallow-code__marshmallow-1867.traj"
+REFACTOR = "b93e27d4-6a15-4f0e-8d72-c40a19e5f3b6"
+
+# Raw controls a terminal would act on: C0 but newline and tab, DEL, C1, bidi overrides.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# A Python keyword argument or call in an error message (`overwrite=True`, `dsh_home=`, `x()`).
+PYTHON_TERMS = re.compile(r"\b[a-z_]+=(?:True|False|\s|$)|\b[A-Za-z_.]+\(\)")
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} is not available (../shared/data)")
+    return path
+
+
+def run(
+    *args: str | Path, columns: int = 100, cwd: Path | None = None, home: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONIOENCODING": "utf-8"}
+    # Never the user's ~/.dsh: an empty DSH home unless the test names one.
+    env["DSH_HOME"] = str(home) if home is not None else str(Path(cwd or ".") / "no-such-home")
+    return subprocess.run(
+        [sys.executable, "-m", "ctxsdk", *map(str, args)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def _error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ctxsdk: error: "), proc.stderr
+    return lines[0]
+
+
+def _place(home: Path, s: Session) -> Path:
+    dest = session_dir(sessions_root(home), s.header.cwd, s.id) / canonical_file_name(3)
+    return s.save(dest)
+
+
+def _chat(text: str, reply: str = "Done.") -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
+
+
+# --- 1. paths, id prefixes and errors in the CLI's terms -------------------------------------
+
+
+def test_an_existing_path_is_a_path(tmp_path: Path) -> None:
+    sample = next(p for p in (SAMPLES_HOME / "sessions").rglob("*.zstd") if REFACTOR in str(p))
+    for ref in (sample, sample.parent):
+        proc = run("show", ref, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(REFACTOR)
+
+
+@pytest.mark.parametrize(
+    "ref", ["/nope", "./nope", "../nope", "~/nope-ctxsdk", "nope.jsonl", "x.jsonl.zstd", "a/b"]
+)
+def test_a_missing_path_is_a_missing_file_not_an_id(ref: str, tmp_path: Path) -> None:
+    line = _error(run("show", ref, cwd=tmp_path, home=SAMPLES_HOME))
+    assert "no such session file or directory" in line and ref in line
+    assert "no session id starts with" not in line and ".dsh" not in line
+
+
+def test_an_id_prefix_that_matches_nothing_names_the_sessions_command(tmp_path: Path) -> None:
+    line = _error(run("--home", SAMPLES_HOME, "show", "nope", cwd=tmp_path))
+    assert "no session id starts with 'nope'" in line
+    assert f"`ctxsdk --home {SAMPLES_HOME} sessions` lists them" in line
+    assert not PYTHON_TERMS.search(line), line
+
+
+def test_errors_name_flags_not_keyword_arguments(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(_chat("hello")))
+    out = tmp_path / "out"
+    assert run("import", "openai", chat, "-o", out, cwd=tmp_path).returncode == 0
+    lines = [
+        _error(run("import", "openai", chat, "-o", out, cwd=tmp_path)),  # exists
+        _error(run("--home", tmp_path / "absent", "sessions", cwd=tmp_path)),  # no home
+        _error(run("import", "openai", chat, "--conversation", "2", "-o", out, cwd=tmp_path)),
+        _error(run("import", "openai", chat, cwd=tmp_path)),  # nowhere to write
+    ]
+    assert "pass --force to replace it" in lines[0] and "[Errno" not in lines[0]
+    assert "pass --home DIR or set $DSH_HOME" in lines[1]
+    assert "--conversation applies to locomo" in lines[2]
+    assert "-o FILE|DIR, or --home DIR" in lines[3]
+    for line in lines:
+        assert not PYTHON_TERMS.search(line), line
+    assert run("import", "openai", chat, "-o", out, "--force", cwd=tmp_path).returncode == 0
+
+
+def test_library_messages_map_to_flags() -> None:
+    assert _cli.cli_message("x exists; pass overwrite=True to replace it") == (
+        "x exists; pass --force to replace it"
+    )
+    assert "dsh_home=" not in _cli.cli_message(
+        "cannot list it; pass dsh_home= for another DSH home"
+    )
+    assert _cli.cli_message("in /h (1 sessions); Workspace.sessions() lists them", "/h") == (
+        "in /h (1 session); `ctxsdk --home /h sessions` lists them"
+    )
+
+
+def test_global_options_also_work_after_the_command(tmp_path: Path) -> None:
+    before = run("--home", SAMPLES_HOME, "show", "b93e", cwd=tmp_path)
+    after = run("show", "b93e", "--home", SAMPLES_HOME, cwd=tmp_path)
+    assert before.returncode == after.returncode == 0, after.stderr
+    assert before.stdout == after.stdout
+    listing = run("sessions", "--home", SAMPLES_HOME, cwd=tmp_path)
+    assert listing.returncode == 0 and "b93e27d4" in listing.stdout
+    assert run("--version").stdout.startswith("ctxsdk ")
+
+
+def test_locomo_conversation_by_sample_id(tmp_path: Path) -> None:
+    _need(LOCOMO)
+    by_id = run("import", "locomo", LOCOMO, "--conversation", "conv-26", "-o", tmp_path / "a")
+    by_index = run("import", "locomo", LOCOMO, "--conversation", "0", "-o", tmp_path / "b")
+    assert by_id.returncode == by_index.returncode == 0, by_id.stderr
+    a, b = Session.open(tmp_path / "a"), Session.open(tmp_path / "b")
+    assert a.id == b.id == "locomo:conv-26"
+    line = _error(run("import", "locomo", LOCOMO, "--conversation", "conv-999", "-o", tmp_path))
+    assert "conv-999" in line
+
+
+# --- the sessions table --------------------------------------------------------------------------
+
+
+def _cells(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+@pytest.fixture
+def crowded_home(tmp_path: Path) -> Path:
+    """Two ids sharing 12 characters, a long title, a wide-character title, a broken log."""
+    home = tmp_path / "home"
+    long = "Refactor the invoice ledger so that every posting is idempotent and audited"
+    b = LogBuilder(3, session_id="abcdef12-3456-aaaa", cwd="/w")
+    b.turn("Refactor the ledger", title=long).assistant(text="Done.").end_turn()
+    b.write(b.canonical_path(sessions_root(home)))
+    _place(home, from_messages(_chat("整理账本模块并写测试" * 4), session_id="abcdef12-3456-bbbb"))
+    _place(home, from_messages(_chat("short one"), session_id="0123abcd-only"))
+    broken = _place(home, from_messages(_chat("to be broken"), session_id="ffff0000-broken"))
+    data = bytearray(broken.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    broken.write_bytes(bytes(data))
+    return home
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_sessions_table_fits_the_terminal(crowded_home: Path, columns: int) -> None:
+    proc = run("--home", crowded_home, "sessions", columns=columns)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("id ") and "title" in lines[0]
+    for line in lines:
+        assert _cells(line) <= columns, (columns, line)
+    rows = {line.split()[0]: line for line in lines[1:-1]}
+    # Shortest unique prefixes, at least 8 characters, and each opens its session.
+    assert set(rows) == {"abcdef12-3456-a", "abcdef12-3456-b", "0123abcd", "ffff0000"}
+    shown = run("--home", crowded_home, "show", "abcdef12-3456-b")
+    assert shown.returncode == 0 and shown.stdout.startswith("abcdef12-3456-bbbb")
+    assert rows["abcdef12-3456-a"].rstrip().endswith("…")  # the long title is cut
+    # The broken log's row says why, reason first (not its long path).
+    assert "! " in rows["ffff0000"]
+    reason = rows["ffff0000"].split("! ", 1)[1]
+    assert not reason.startswith(str(crowded_home)), reason
+    assert "4 sessions, 1 unreadable" in lines[-1]
+
+
+def test_sessions_table_shows_lineage_by_short_ids(tmp_path: Path) -> None:
+    proc = run("--home", SAMPLES_HOME, "sessions", columns=120, cwd=tmp_path)
+    assert "subagent of b93e27d4" in proc.stdout and "fork of 5f0c9a7e" in proc.stdout
+    assert "(4 sessions; --json prints every column)" in proc.stdout
+    rows = json.loads(run("--home", SAMPLES_HOME, "sessions", "--json", cwd=tmp_path).stdout)
+    assert {r["id"] for r in rows} >= {REFACTOR}
+
+
+def test_short_ids() -> None:
+    ids = ["aaaaaaaa1111", "aaaaaaaa1122", "bbbbbbbbbbbb", "abc", "abcdefghijk"]
+    assert _cli.short_ids(ids) == {
+        "aaaaaaaa1111": "aaaaaaaa111",
+        "aaaaaaaa1122": "aaaaaaaa112",
+        "bbbbbbbbbbbb": "bbbbbbbb",
+        "abc": "abc",
+        "abcdefghijk": "abcdefgh",
+    }
+
+
+# --- import --home -------------------------------------------------------------------------------
+
+
+def test_import_home_places_the_session_at_its_canonical_path(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(_chat("Place me in the home")))
+    home = tmp_path / "home"
+    proc = run("import", "openai", chat, "--home", home)
+    assert proc.returncode == 0, proc.stderr
+    s = from_messages(_chat("Place me in the home"))
+    expected = session_dir(home / "sessions", None, s.id) / "session.v3.jsonl.zstd"
+    assert expected.is_file() and str(expected) in proc.stdout
+    assert f"ctxsdk --home {home} show {s.id[:8]}" in proc.stdout
+    listing = run("--home", home, "sessions")
+    assert s.id[:8] in listing.stdout and "Place me in the home" in listing.stdout
+    assert run("--home", home, "show", s.id[:8]).stdout.startswith(s.id)
+    # A second import does not replace it without --force; both -o and --home is refused.
+    assert "--force" in _error(run("import", "openai", chat, "--home", home))
+    assert "not both" in _error(run("import", "openai", chat, "--home", home, "-o", tmp_path))
+
+
+def test_claude_code_main_and_sidechain_in_one_home_open_by_prefix(tmp_path: Path) -> None:
+    main = _need(CC_DIR / "sample_main_transcript.jsonl")
+    side = _need(CC_DIR / "sample_agent_sidechain.jsonl")
+    home = tmp_path / "home"
+    for path in (main, side):
+        assert run("--home", home, "import", "claude-code", path).returncode == 0
+    parent = "c45af7b1-cb7c-4e51-93db-8cbb250a877a"
+    shown = run("--home", home, "show", parent[:8])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(parent)
+    listing = run("--home", home, "sessions", columns=120).stdout
+    assert f"subagent of {parent[:8]}" in listing
+
+
+# --- 2. no raw control characters ----------------------------------------------------------------
+
+ESC_TEXT = "Clear \x1b[2J the screen\x07, then \x1b]0;pwned\x07 and \u202eevil\x9b31m \x7f"
+
+
+def _assert_clean(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0, proc.stderr
+    for stream in (proc.stdout, proc.stderr):
+        assert not RAW_CONTROL.search(stream), RAW_CONTROL.findall(stream)
+
+
+def test_session_content_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
+    chat = tmp_path / "esc.json"
+    reply = "Done.\r\nOK \x1b[31mred\x1b[0m\x00"
+    chat.write_text(json.dumps(_chat(ESC_TEXT, reply)))
+    home = tmp_path / "home"
+    assert run("import", "openai", chat, "--home", home).returncode == 0
+    s = from_messages(_chat(ESC_TEXT, reply))
+    ref = s.id[:8]
+    show = run("--home", home, "show", ref)
+    _assert_clean(show)
+    assert "\\x1b[2J" in show.stdout and "\\u202e" in show.stdout and "\\x9b" in show.stdout
+    for args in (
+        ("sessions",),
+        ("sessions", "--json"),
+        ("messages", ref),
+        ("messages", "--wire", "openai", ref),
+        ("tokens", ref),
+    ):
+        _assert_clean(run("--home", home, *args))
+    # JSON output stays JSON, with the exact text (escapes, not replacements).
+    lines = run("--home", home, "messages", ref).stdout.splitlines()
+    texts = [json.loads(line)["content"][0]["text"] for line in lines]
+    assert ESC_TEXT in texts
+    wire = json.loads(run("--home", home, "messages", "--wire", "openai", ref).stdout)
+    assert wire[-1]["content"] == "Done.\r\nOK \x1b[31mred\x1b[0m\x00"
+    listed = json.loads(run("--home", home, "sessions", "--json").stdout)
+    assert listed[0]["title"] and "\x1b" in listed[0]["title"]
+    # An error naming a path with an ESC in it is escaped too.
+    err = run("show", "./x\x1b[2J.jsonl", cwd=tmp_path)
+    assert err.returncode == 2 and "\\x1b[2J" in err.stderr and "\x1b" not in err.stderr
+
+
+def test_visible_keeps_newlines_only_in_multiline_output() -> None:
+    assert _cli.visible("a\tb\nc\x1b") == "a\\tb\\nc\\x1b"
+    assert _cli.visible("a\tb\nc\x1b\r", multiline=True) == "a\tb\nc\\x1b\\r"
+    assert _cli.visible("ok ünïcode 中文") == "ok ünïcode 中文"
+
+
+# --- plurals ---------------------------------------------------------------------------------
+
+
+def test_counts_are_plural_only_when_they_should_be(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(_chat("one turn only")))
+    out = tmp_path / "one"
+    imported = run("import", "openai", chat, "-o", out)
+    assert "imported 2 messages (" in imported.stdout
+    show = run("show", out)
+    assert "  1 turn" in show.stdout and "1 turns" not in show.stdout
+    assert "0 replacements" in show.stdout
+    demo = run("demo", "--last", "1", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    assert re.search(r"\b1 (turns|events|nodes|replacements|messages)\b", demo.stdout) is None
+    assert "last 1 of " in demo.stdout
+
+
+# --- 5. benchmarks ------------------------------------------------------------------------------
+
+
+def _result(name: str, met: bool) -> BenchResult:
+    return BenchResult(
+        name=name,
+        metrics={"x_over_y_ratio": 1.0 if met else 3.0},
+        targets=[Target.at_most("x_over_y_ratio", 2.0)],
+    )
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_a_missed_target_fails_strict(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome = {"met": False}
+
+    def fake(bench_name: str, *, quick: bool = False, progress: object = None) -> BenchResult:
+        return _result(bench_name, outcome["met"])
+
+    monkeypatch.setattr(bench, "run_benchmark", fake)
+    assert _cli.main(["bench", name, "--quick", "--strict"]) == 1
+    out = capsys.readouterr()
+    assert "MISSED" in out.out and "1 target missed: x_over_y_ratio <= 2" in out.err
+    assert _cli.main(["bench", name, "--quick"]) == 0  # not strict: the table says MISSED
+    outcome["met"] = True
+    assert _cli.main(["bench", name, "--quick", "--strict"]) == 0
+
+
+def test_a_result_without_targets_is_refused() -> None:
+    with pytest.raises(ValueError, match="declares no target"):
+        BenchResult(name="x", metrics={"a": 1.0})
+    # A target whose metric is absent counts as missed, never as met.
+    r = BenchResult(name="x", metrics={}, targets=[Target.at_least("a_ratio", 1.0)])
+    assert not r.all_met and _cli.bench_exit_code(r, strict=True) == 1
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_each_benchmark_declares_a_target(name: str) -> None:
+    spec = importlib.util.find_spec(BENCHMARKS[name])
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text())
+    run_fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
+    made = [
+        n
+        for n in ast.walk(run_fn)
+        if isinstance(n, ast.Call)
+        and (
+            (isinstance(n.func, ast.Name) and n.func.id == "Target")
+            or (isinstance(n.func, ast.Attribute) and n.func.attr in ("at_most", "at_least"))
+        )
+    ]
+    assert made, f"bench {name}: run() builds no Target"
+    names = [n for n in ast.walk(run_fn) if isinstance(n, ast.keyword) and n.arg == "targets"]
+    assert names, f"bench {name}: run() passes no targets= to BenchResult"
+
+
+def test_bench_quick_reports_stages_off_a_terminal_and_strict_exits(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = run("bench", "workspace", "--quick", "--strict", "--json", out, cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    stages = [line for line in proc.stderr.splitlines() if line.startswith("bench workspace: ")]
+    assert len(stages) >= 3, proc.stderr  # the run, then a line per stage
+    assert "\r" not in proc.stderr  # lines, not a redrawn bar
+    result = json.loads(out.read_text())
+    assert result["targets"]
+    assert proc.returncode == (0 if all(result["met"].values()) else 1)
+    assert "target: " in proc.stdout
+
+
+def test_an_unknown_benchmark_is_an_error(tmp_path: Path) -> None:
+    line = _error(run("bench", "nope", cwd=tmp_path))
+    assert "no benchmark 'nope'" in line and "workspace" in line
