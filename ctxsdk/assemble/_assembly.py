@@ -43,7 +43,9 @@ class Rule:
     auto: bool = False
     name: str = ""
 
-    def matches(self, row: Row, last_turn: int) -> bool:
+    def matches(self, row: Row, last_turn: int, *, age: int | None = None) -> bool:
+        """Whether ``row`` matches; ``age`` (turns since the row's, when the caller counts
+        them itself) overrides ``last_turn - row.turn``."""
         if self.kind is not None and row.kind != self.kind:
             return False
         if self.tool is not None and row.tool != self.tool:
@@ -52,9 +54,11 @@ class Rule:
             return False
         if self.label is not None and not re.search(self.label, row.gist):
             return False
-        return self.older_than_turns is None or (
-            row.turn is not None and last_turn - row.turn >= self.older_than_turns
-        )
+        if self.older_than_turns is None:
+            return True
+        if row.turn is None:
+            return False
+        return (last_turn - row.turn if age is None else age) >= self.older_than_turns
 
     def digest_for(self, row: Row) -> str | None:
         if self.template is None:
@@ -106,6 +110,17 @@ class Preview:
             f"Preview({len(self.ops)} ops, {self.tokens_before} -> {self.tokens_after} tokens, "
             f"{len(self.messages)} messages)"
         )
+
+
+def _conversation_turns(session: Session) -> dict[int, int]:
+    """Each turn's number among the turns that hold a step: an edit turn (no step, only the
+    surface ops an assembly wrote there) does not age the rows before it."""
+    ranks = {0: 0}
+    rank = 0
+    for turn in session.index.turns:
+        rank += 1 if turn.steps else 0
+        ranks[turn.turn] = rank
+    return ranks
 
 
 class Assembly:
@@ -214,14 +229,16 @@ class Assembly:
         """Apply presets (first matching rule wins) to rows without an explicit draft entry."""
         rules = list(self.rules if rules is None else rules)
         last_turn = self.session.index.last_turn
+        ranks = _conversation_turns(self.session)
         for row in self.tree().leaves():
             assert row.seq is not None
             if row.seq in self._draft or row.kind == "system":
                 continue
+            age = None if row.turn is None else ranks[last_turn] - ranks.get(row.turn, 0)
             for rule in rules:
                 if auto_only and not rule.auto:
                     continue
-                if rule.matches(row, last_turn):
+                if rule.matches(row, last_turn, age=age):
                     self._draft[row.seq] = Target(rule.mode, rule.digest_for(row))
                     break
         return self

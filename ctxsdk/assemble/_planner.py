@@ -4,6 +4,20 @@ Contiguous nodes with the same collapsed mode become one replacement; a run is w
 call is never split from its results (a lone tool result is instead rewritten in place, which
 keeps its pairing); the v3 system head is never covered. Expanding an own collapse restores a
 single node verbatim, or several as one replay message that says so.
+
+Two harness rules shape how the ops are written (``apply_ops``), not what they do:
+
+- The harness rewrites a ``tool/result`` only inside an open turn. When no turn is open (an
+  assembly applied between turns, the usual case), a batch that holds a tool-result rewrite is
+  written inside an *edit turn* the assembly opens for it: ``turn/start``, the batch,
+  ``turn/end {kind: completed}``, with no step and no request. Nothing else changes: the call,
+  its id and the pairing stay, and the rewrite is exactly the one that was asked for.
+- A compaction checkpoint (a ``user/message`` replacement sourced ``plugin: compact``) exists
+  only inside its ``compaction/start … end`` bracket. Expanding a collapse of exactly one
+  checkpoint re-emits it inside a fresh bracket: ``compaction/start``, a
+  ``compaction/summary`` that repeats the original summary (its provider and model; no
+  ``rawOutput``, ``usage`` or ``llmStreamCall``, since no model was called), the checkpoint
+  with a new id and ``compactionId``, ``compaction/end``, owned by the open turn or ``null``.
 """
 
 from __future__ import annotations
@@ -14,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..session import (
+    EventWriter,
     Message,
     Session,
     SurfaceNode,
@@ -21,8 +36,10 @@ from ..session import (
     assembly_header,
     assembly_source,
     digest_text,
+    estimate_message,
     message_of,
     node_tokens,
+    read_marker,
     tool_groups,
 )
 from ._digest import DigestConfig, auto_digest, off_marker, truncate
@@ -53,6 +70,14 @@ class PlanOp:
     tokens_after: int
     message: dict[str, Any] | None = None  # the replacement user/system message (collapse, expand)
     tool_content: list[dict[str, Any]] | None = None  # the new result content (tool-rewrite)
+    # For a checkpoint restored by an expand: the compaction/summary to re-emit it with
+    # (compactionId, summary, provider, model); ``apply_ops`` writes the bracket around it.
+    compaction: dict[str, Any] | None = None
+
+    @property
+    def needs_turn(self) -> bool:
+        """Whether the harness accepts this op only inside an open turn (a tool-result rewrite)."""
+        return self.tool_content is not None
 
     @property
     def saved(self) -> int:
@@ -148,10 +173,48 @@ def _expand_op(seq: int, text: str, before: int, after: int, **payload: Any) -> 
     return PlanOp("expand", "full", seq, seq, (seq,), text, before, after, **payload)
 
 
+def _checkpoint_summary(session: Session, checkpoint: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``compaction/summary`` data of the bracket a checkpoint was written in."""
+    cid = (checkpoint.get("source") or {}).get("compactionId")
+    for raw in session.raw_events:
+        if raw["type"] == "compaction/summary" and raw["data"].get("compactionId") == cid:
+            data: dict[str, Any] = raw["data"]
+            return data
+    return None
+
+
+def _restored_checkpoint(
+    session: Session, seq: int, raw: dict[str, Any], counter: TokenCounter, before: int
+) -> PlanOp | str:
+    """A collapsed compaction checkpoint, re-emitted verbatim inside a fresh bracket, or why not."""
+    msg = dict(message_of(raw) or {})
+    summary = _checkpoint_summary(session, msg)
+    if summary is None:
+        return (
+            f"seq {seq} collapses compaction checkpoint {raw['seq']}, whose compaction/summary is "
+            "not in the log: a checkpoint can only be re-emitted inside a compaction bracket, so "
+            "it stays collapsed"
+        )
+    cid = str(uuid.uuid4())
+    source = {k: v for k, v in msg["source"].items() if k != "sourceCommandId"}
+    msg["source"] = {**source, "compactionId": cid}
+    msg["id"] = str(uuid.uuid4())  # ids are forever: a re-emitted message is a new one
+    compaction = {
+        "compactionId": cid,
+        "summary": summary["summary"],
+        "provider": summary["provider"],
+        "model": summary["model"],
+    }
+    text = digest_text(Message.model_validate(msg))
+    after = counter.count_message(msg)
+    return _expand_op(seq, text, before, after, message=msg, compaction=compaction)
+
+
 def _expand(
     session: Session, node: SurfaceNode, counter: TokenCounter, before: int
-) -> PlanOp | None:
-    """Restore what an own collapse shadowed: one node verbatim, several as one replay message."""
+) -> PlanOp | str | None:
+    """Restore what an own collapse shadowed: one node verbatim, several as one replay message
+    (or a note that says why it cannot be restored)."""
     shadowed = session.index.originals(node.seq)
     if not shadowed:
         return None
@@ -164,6 +227,10 @@ def _expand(
             text = digest_text(Message.model_validate(shadowed_msg))
             after = counter.count_message(shadowed_msg)
             return _expand_op(node.seq, text, before, after, tool_content=list(content))
+        if raw["type"] == "user/message" and node.type == "user/message":
+            mark = read_marker(raw)
+            if mark is not None and mark.kind == "compaction" and raw.get("surfaceOp") != "append":
+                return _restored_checkpoint(session, node.seq, dict(raw), counter, before)
         if raw["type"] in ("user/message", "system/message") and node.type == raw["type"]:
             msg = dict(message_of(raw) or {})
             msg["id"] = str(uuid.uuid4())  # ids are forever: a re-emitted message is a new one
@@ -223,8 +290,16 @@ def compile_plan(
             continue
         if collapse_mark(raws[pos]):
             op = _expand(session, node, counter, tokens[pos])
-            if op is not None:
+            if isinstance(op, str):
+                notes.append(op)
+            elif op is not None:
                 ops.append(op)
+                if op.compaction is not None:
+                    notes.append(
+                        f"seq {node.seq} restores a compaction checkpoint: it is re-emitted inside "
+                        "a fresh compaction/start … end bracket, where the harness requires a "
+                        "checkpoint to be"
+                    )
         else:
             notes.append(
                 f"seq {node.seq} is a replacement ctxsdk did not write (a compaction, say): it "
@@ -293,6 +368,11 @@ def compile_plan(
             )
         )
     ops.sort(key=lambda op: seq_pos[op.start_seq])
+    if session.index.open_turn is None and any(op.needs_turn for op in ops):
+        notes.append(
+            "the harness rewrites a tool result only inside an open turn, and none is open: "
+            "the batch is written inside an edit turn (turn/start … turn/end, no step)"
+        )
     return ops, notes
 
 
@@ -307,12 +387,55 @@ def _note_growth(
 
 
 def apply_ops(session: Session, ops: list[PlanOp], *, time: int | None = None) -> Session:
-    """The session with every op appended as a validated replacement (still pending)."""
+    """The session with every op appended as a validated replacement (still pending).
+
+    A batch with a tool-result rewrite and no open turn is wrapped in an edit turn; a restored
+    compaction checkpoint is written inside a fresh compaction bracket (see the module notes).
+    """
     out = session
+    edit_turn = session.index.open_turn is None and any(op.needs_turn for op in ops)
+    if edit_turn:
+        w = EventWriter.after(out)
+        w.start_turn(time=time)
+        out = out.append(w.take())
     for op in ops:
         if op.tool_content is not None:
             out = out.rewrite_tool_result(op.start_seq, op.tool_content, time=time)
+        elif op.compaction is not None:
+            out = _recompact(out, op, time)
         else:
             assert op.message is not None
             out = out.replace(op.start_seq, op.end_seq, op.message, time=time)
+    if edit_turn:
+        w = EventWriter.after(out)
+        w.end_turn({"kind": "completed"}, time=time)
+        out = out.append(w.take())
     return out
+
+
+def _recompact(session: Session, op: PlanOp, time: int | None) -> Session:
+    """``compaction/start``, ``compaction/summary``, the checkpoint, ``compaction/end``."""
+    assert op.compaction is not None and op.message is not None
+    turn = session.index.open_turn
+    cid = op.compaction["compactionId"]
+    seq = op.start_seq
+    w = EventWriter.after(session)
+    start = w.emit("compaction/start", {"compactionId": cid, "turn": turn}, time=time)
+    summary = w.emit(
+        "compaction/summary",
+        {
+            "compactionId": cid,
+            "summary": op.compaction["summary"],
+            "shadowedRange": {"start": seq, "end": seq},
+            "shadowedSeqs": [seq],
+            "shadowedTokenCount": estimate_message(message_of(session.raw_events[seq]) or {}),
+            "provider": op.compaction["provider"],
+            "model": op.compaction["model"],
+        },
+        time=time,
+    )
+    out = session.append(w.take())
+    out = out.replace(seq, seq, op.message, sources=[start, summary, seq], time=time)
+    w = EventWriter.after(out)
+    w.emit("compaction/end", {"compactionId": cid, "turn": turn}, time=time)
+    return out.append(w.take())
