@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SITE ?= site
 
-.PHONY: venv demo samples test test-live bench docs clean
+.PHONY: venv demo lab samples test test-live bench docs clean
 
 # Create .venv if missing; (re)install the project only when pyproject.toml changed.
 venv: $(STAMP)
@@ -17,6 +17,15 @@ $(STAMP): pyproject.toml
 
 demo: venv
 	$(BIN)/python -m ctxsdk demo
+
+# JupyterLab on the notebooks: installs the optional `lab` extra first (once per pyproject.toml).
+LAB_STAMP := $(VENV)/.lab-installed
+$(LAB_STAMP): pyproject.toml | venv
+	$(BIN)/pip install -e '.[dev,lab]'
+	touch $@
+
+lab: venv $(LAB_STAMP)
+	$(BIN)/jupyter lab notebooks/
 
 # Regenerates the bundled sample logs under ctxsdk/samples/home (byte-identical on every run).
 samples: venv

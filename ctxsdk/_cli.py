@@ -352,6 +352,8 @@ def _import(args: argparse.Namespace) -> int:
         root = sessions_root(dsh_home(args.home))
         dest = session_dir(root, s.header.cwd, s.id) / canonical_file_name(s.version, "zstd")
     out = s.save(dest, overwrite=args.force)
+    with contextlib.suppress(ValueError):  # shown relative to here when it is below here
+        out = out.absolute().relative_to(Path.cwd())
     print(f"imported {_plural(len(s.messages()), 'message')} ({_plural(len(s), 'event')}) -> {out}")
     if not args.output:
         print(f"open it with: ctxsdk --home {args.home} show {s.id[:MIN_ID_CHARS]}")

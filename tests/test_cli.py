@@ -394,3 +394,31 @@ def test_bench_quick_reports_stages_off_a_terminal_and_strict_exits(tmp_path: Pa
 def test_an_unknown_benchmark_is_an_error(tmp_path: Path) -> None:
     line = _error(run("bench", "nope", cwd=tmp_path))
     assert "no benchmark 'nope'" in line and "workspace" in line
+
+
+# --- 4. docs and developer tasks ------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_docs_show_no_absolute_path_of_a_machine() -> None:
+    pages = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+    for page in pages:
+        text = page.read_text()
+        for bad in ("/work/", "/root/", "/tmp/", str(ROOT)):
+            assert bad not in text, f"{page.name} shows {bad}"
+
+
+def test_lab_is_an_optional_extra_and_a_make_target() -> None:
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert extras["lab"] == ["jupyterlab>=4"]
+    assert not any(dep.startswith("jupyterlab") for dep in extras["dev"])
+    make = (ROOT / "Makefile").read_text()
+    recipe = make.split("\nlab:", 1)[1].split("\n\n", 1)[0]
+    install = make.index("pip install -e '.[dev,lab]'")
+    assert "jupyter lab notebooks/" in recipe and install < make.index("jupyter lab notebooks/")
+    assert ".ipynb_checkpoints/" in (ROOT / ".gitignore").read_text().splitlines()
