@@ -85,11 +85,13 @@ def make_log(
                 b.result_seq(c) for c, out in zip(ids, outputs, strict=True) if len(out) > 400
             ]
         b.next_step()
-        b.assistant(text=_text(rng, 10, 80), usage=usage)
-        b.end_turn()
+        # The pruner runs inside a turn, before a request (the harness refuses a tool/result
+        # rewrite outside an open turn).
         while replaces < replace_share * len(b.events) and prunable:
             b.prune_tool_result(prunable.pop(rng.randrange(len(prunable))), 200, 80)
             replaces += 1
+        b.assistant(text=_text(rng, 10, 80), usage=usage)
+        b.end_turn()
         if compact_every and turn % compact_every == 0:  # rare: the surface stays long
             b.compact(keep_last=40, summary_text=_text(rng, 80, 200))
             replaces += 1
