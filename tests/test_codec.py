@@ -181,9 +181,22 @@ def test_packed_row_with_wrong_seq0_is_corruption(tmp_path: Path) -> None:
         },
     ]
     p = tmp_path / "session.jsonl"
-    _write_plain(p, header(0), rows)
-    with pytest.raises(CorruptLog, match="seq0 7"):
+    # A later turn/end shows the gap is in committed rows: corruption.
+    end = {
+        "type": "turn/end",
+        "seq": 10,
+        "time": 11,
+        "data": {"turn": 1, "reason": {"kind": "completed"}},
+    }
+    _write_plain(p, header(0), [*rows, end])
+    with pytest.raises(CorruptLog, match="has seq 7 where 1 was expected") as exc:
         cx.Session.open(p)
+    assert exc.value.line == 3 and exc.value.seq == 1
+    # Without one it is a torn tail, as the harness's scanner reads it.
+    _write_plain(p, header(0), rows)
+    with pytest.warns(LogRecoveryWarning, match="torn tail"):
+        s = cx.Session.open(p)
+    assert len(s) == 1 and s.recovery is not None and s.recovery.kind == "torn-tail"
 
 
 @given(st.lists(st.integers(0, 60), unique=True, max_size=30))

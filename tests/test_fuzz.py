@@ -615,6 +615,12 @@ def _envelope_mutation(draw: st.DrawFn, events: list[dict[str, Any]]) -> tuple[s
     return kind, k, value
 
 
+def _is_seq_gap(rows: list[Any], bad: int) -> bool:
+    """Whether the first wrong row claims an integer seq other than its position."""
+    row = rows[bad] if bad < len(rows) else None
+    return type(row) is dict and type(row.get("seq")) is int and row["seq"] != bad
+
+
 def _mutate_envelope(
     events: list[dict[str, Any]], kind: str, k: int, value: Any
 ) -> tuple[list[Any], int]:
@@ -669,6 +675,13 @@ def test_envelope_mutations_name_the_seq_and_line(corpus: Corpus, data: st.DataO
         path = d / base.name
         _write_rows(path, header, rows)
         s, err = _open(path)
+        if s is not None and _is_seq_gap(rows, bad):
+            # A seq gap that no later turn/end follows is a torn tail (the harness's
+            # scanner): the prefix before it is kept and the rest reported.
+            assert not any(type(r) is dict and r.get("type") == "turn/end" for r in rows[bad:])
+            assert s.recovery is not None and s.recovery.kind == "torn-tail", kind
+            assert len(s) == bad, f"{kind} at seq {k}: kept {len(s)} events, not {bad}"
+            return
         assert s is None, f"{kind} at seq {k} ({value!r}) was accepted"
         assert err is not None
         assert err.seq == bad, f"{kind} at seq {k}: the error names seq {err.seq}: {err}"
@@ -1150,6 +1163,11 @@ def test_packed_row_mutations_name_line_and_seq(corpus: Corpus, data: st.DataObj
             assert err is None or (err.line or 0) >= at + 2, str(err)
             return
         assert err is not None, f"a damaged packed row ({kind}) was accepted"
+        if kind == "short":
+            # 1-2 members decode (3 is the encoder's minimum); the next row's seq no longer
+            # follows, and that row is the one named.
+            assert err.line == at + 3, str(err)
+            return
         assert err.line == at + 2, str(err)
         assert err.seq is not None, f"a damaged packed row's error names no seq: {err}"
 

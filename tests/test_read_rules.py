@@ -196,3 +196,118 @@ def test_turn_end_refusals_match_the_harness(
     with pytest.raises(SessionFormatError) as exc:
         cx.Session.open(path)
     assert verdict["error"]["cause"].split(" ", 2)[2] in str(exc.value)  # same member named
+
+
+# --- 2. plain JSONL torn tails ----------------------------------------------------------------
+
+
+def _v3_log(tmp_path: Path, *, closed: bool) -> tuple[Path, list[dict[str, Any]]]:
+    from ._logs import small_v3
+
+    h, events = small_v3(closed=closed)
+    return _write(tmp_path / "session.v3.jsonl", h, events), events
+
+
+def test_unparsable_line_without_a_later_turn_end_is_a_torn_tail(tmp_path: Path) -> None:
+    path, events = _v3_log(tmp_path, closed=True)
+    good = path.read_bytes()
+    title = {"type": "session/title", "seq": len(events) + 1, "time": 5, "data": {"title": "t"}}
+    path.write_bytes(good + b'{"type":"turn/sta\n' + json.dumps(title).encode() + b"\n")
+    with pytest.warns(cx.errors.LogRecoveryWarning, match="torn tail") as caught:
+        s = cx.Session.open(path)
+    assert f"line {len(events) + 2} is not valid JSON" in str(caught[0].message)
+    assert len(s) == len(events)
+    assert s.recovery is not None and s.recovery.kind == "torn-tail"
+    assert s.recovery.truncate_at == len(good)
+    # Appending repairs the file as the harness does: truncate at the torn row.
+    s.append_to_log()
+    assert path.read_bytes() == good
+
+
+def test_unparsable_line_before_a_turn_end_is_corruption(tmp_path: Path) -> None:
+    path, _ = _v3_log(tmp_path, closed=True)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[3] = b'{"type":"user/mess\n'  # an event row inside the turn
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(cx.errors.CorruptLog, match="turn/end on line") as exc:
+        cx.Session.open(path)
+    assert exc.value.line == 4
+
+
+def test_seq_gap_is_a_torn_tail_or_corruption(tmp_path: Path) -> None:
+    path, events = _v3_log(tmp_path, closed=False)
+    rows = [dict(e) for e in events]
+    rows[-1]["seq"] += 3  # a gap in the last, still open turn
+    _write(path, json.loads(path.read_bytes().splitlines()[0]), rows)
+    with pytest.warns(cx.errors.LogRecoveryWarning, match="where .* was expected"):
+        s = cx.Session.open(path)
+    assert len(s) == len(events) - 1
+    end = {
+        "type": "turn/end",
+        "seq": rows[-1]["seq"] + 1,
+        "time": 9,
+        "data": {"turn": 1, "reason": {"kind": "completed"}},
+    }
+    _write(path, json.loads(path.read_bytes().splitlines()[0]), [*rows, end])
+    with pytest.raises(cx.errors.CorruptLog) as exc:
+        cx.Session.open(path)
+    assert exc.value.seq == len(events) - 1 and exc.value.line == len(events) + 1
+
+
+# --- packed rows --------------------------------------------------------------------------------
+
+
+def _packed(n: int, **extra: Any) -> dict[str, Any]:
+    data = {"turn": 1, "step": 1, "index": 0, "dt": [1] * (n - 1), "texts": ["a"] * n}
+    return {"type": "text-chunks", "seq0": 3, "time0": 5, "data": {**data, **extra}}
+
+
+def _packed_log(tmp_path: Path, row: dict[str, Any]) -> Path:
+    head = _events(
+        ("turn/start", {"turn": 1}),
+        ("user/message", {**_user("u1", "hi")}, {"surfaceOp": "append"}),
+        ("step/start", {"turn": 1, "step": 1}),
+    )
+    return _write(tmp_path / "session.jsonl", V0_HEADER, [*head, row])
+
+
+def _user(mid: str, text: str) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "user"},
+        "role": "user",
+        "id": mid,
+    }
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_packed_rows_of_one_or_two_members_decode(tmp_path: Path, n: int) -> None:
+    s = cx.Session.open(_packed_log(tmp_path, _packed(n)))
+    assert [e["type"] for e in s.raw_events[3:]] == ["assistant/chunk"] * n
+    assert [e["time"] for e in s.raw_events[3:]] == [5 + k for k in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("row", "match"),
+    [
+        ({**_packed(3), "extra": 1}, "exactly the keys"),
+        (_packed(3, extra=1), "unexpected member"),
+        (
+            {**_packed(3), "data": {k: v for k, v in _packed(3)["data"].items() if k != "step"}},
+            "missing",
+        ),
+        (_packed(3, texts=[], dt=[]), "non-empty"),
+        (_packed(3, index=-1), "index must be"),
+    ],
+)
+def test_packed_rows_need_exact_shapes(tmp_path: Path, row: dict[str, Any], match: str) -> None:
+    with pytest.raises(SessionFormatError, match=match) as exc:
+        cx.Session.open(_packed_log(tmp_path, row))
+    assert exc.value.line == 5
+
+
+def test_short_packed_rows_are_read_by_the_harness(oracle_home: Path, tmp_path: Path) -> None:  # noqa: F811
+    path = _packed_log(tmp_path, _packed(2))
+    verdict = check(oracle_home, path, "--target", "1")
+    assert verdict["ok"], verdict["error"]
+    cx.Session.open(path)

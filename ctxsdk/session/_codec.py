@@ -42,6 +42,10 @@ _PACKED_ROWS = {
     "reasoning-chunks": "reasoning-delta",
     "tool-call-chunks": "tool-call-delta",
 }
+_PACKED_ROW_KEYS = frozenset({"type", "seq0", "time0", "data"})
+_PACKED_ROW_KEYS_NORMALIZED = frozenset({"type", "data"})
+_PACKED_TEXT_DATA = frozenset({"turn", "step", "index", "dt", "texts"})
+_PACKED_TOOL_DATA = frozenset({"turn", "step", "index", "id", "dt", "args"})
 STRIPPED_SEQ_HINT = (
     " (seq/time stripped, as in the harness's snapshot fixtures? open with normalized=True)"
 )
@@ -60,18 +64,24 @@ class Recovery:
     decoded from the torn frame) in its new batch.
     """
 
-    kind: Literal["torn-line", "torn-frame"]
+    kind: Literal["torn-line", "torn-frame", "torn-tail"]
     truncate_at: int
     dropped_bytes: int
     kept_lines: tuple[bytes, ...] = ()
     torn_bytes: bytes = field(default=b"", repr=False)  # the original tail, to undo a repair
+    reason: str = ""  # for a torn tail: the first damaged row, which no turn/end follows
 
     def __str__(self) -> str:
-        what = "a torn last line" if self.kind == "torn-line" else "a torn last zstd frame"
+        what = {
+            "torn-line": "a torn last line",
+            "torn-frame": "a torn last zstd frame",
+            "torn-tail": "a torn tail",
+        }[self.kind]
         kept = f", kept {len(self.kept_lines)} complete line(s) from it" if self.kept_lines else ""
+        why = f" ({self.reason}; no turn/end follows it)" if self.reason else ""
         return (
             f"recovered {what}: dropped {self.dropped_bytes} byte(s) from offset "
-            f"{self.truncate_at}{kept}"
+            f"{self.truncate_at}{kept}{why}"
         )
 
 
@@ -341,12 +351,41 @@ def _expand_packed(row: dict[str, Any], seq: int, normalized: bool) -> Iterator[
     data = row.get("data")
     if not isinstance(data, dict):
         raise SessionFormatError(f"packed {row['type']} row has no data object", seq=seq)
-    members = data.get("args" if kind == "tool-call-delta" else "texts")
-    dt = data.get("dt")
-    if not isinstance(members, list) or not isinstance(dt, list) or len(dt) != len(members) - 1:
+    tool = kind == "tool-call-delta"
+    if not normalized and "seq0" not in row:
+        raise CorruptLog(f"packed row has no seq0, expected {seq}{STRIPPED_SEQ_HINT}", seq=seq)
+    # Exact key sets, as the released codec decodes rows (normalized fixtures lack seq0/time0).
+    row_keys = _PACKED_ROW_KEYS_NORMALIZED if normalized else _PACKED_ROW_KEYS
+    if not set(row).issubset(_PACKED_ROW_KEYS) or not row_keys.issubset(row):
+        raise SessionFormatError(
+            f"packed {row['type']} row has exactly the keys type, seq0, time0, data", seq=seq
+        )
+    required = _PACKED_TOOL_DATA if tool else _PACKED_TEXT_DATA
+    extra = set(data) - required - ({"name"} if tool else set())
+    if extra or not required.issubset(data):
+        wrong = sorted(extra) or sorted(required - set(data))
+        what = "unexpected" if extra else "missing"
+        raise SessionFormatError(
+            f"packed {row['type']} row data has {what} member(s) {', '.join(wrong)}", seq=seq
+        )
+    for key in ("turn", "step", "index"):
+        if not _is_safe_int(data[key]):
+            raise SessionFormatError(
+                f"packed {row['type']} row {key} must be a non-negative integer", seq=seq
+            )
+    if tool and not (isinstance(data["id"], str) and data["id"]):
+        raise SessionFormatError(
+            "packed tool-call-chunks row id must be a non-empty string", seq=seq
+        )
+    if tool and "name" in data and not isinstance(data["name"], str):
+        raise SessionFormatError("packed tool-call-chunks row name must be a string", seq=seq)
+    members = data["args" if tool else "texts"]
+    dt = data["dt"]
+    # 1-2 members decode too: the minimum of 3 is the encoder's rule, not the reader's.
+    if not isinstance(members, list) or not members:
+        raise SessionFormatError(f"packed {row['type']} row needs a non-empty member list", seq=seq)
+    if not isinstance(dt, list) or len(dt) != len(members) - 1:
         raise SessionFormatError(f"packed {row['type']} row needs len(dt) == members - 1", seq=seq)
-    if len(members) < 3 and not normalized:
-        raise SessionFormatError(f"packed {row['type']} row has fewer than 3 members", seq=seq)
     if not normalized and row.get("seq0") != seq:
         hint = STRIPPED_SEQ_HINT if "seq0" not in row else ""
         raise CorruptLog(f"packed row seq0 {row.get('seq0')!r}, expected {seq}{hint}", seq=seq)
@@ -436,6 +475,87 @@ def _upgrade_v0_rows(log: DecodedLog) -> None:
         raise exc.at(line=line) from None
 
 
+@dataclass(frozen=True)
+class _TornRows:
+    """The first damaged row of a plain JSONL log that no later ``turn/end`` follows."""
+
+    row: int  # index into the log's lines (1 = the first event row)
+    reason: str
+    lines: list[bytes] = field(repr=False)
+
+    def recovery(self, data: bytes) -> Recovery:
+        at = sum(len(line) + 1 for line in self.lines[: self.row])
+        return Recovery("torn-tail", at, len(data) - at, (), data[at:], self.reason)
+
+
+def _row_seq(row: Any) -> tuple[int | None, int | None]:
+    """(seq the row claims, events it holds) for a parsed row; None where it does not say
+    (the decoder then names that row's defect itself)."""
+    if type(row) is not dict:
+        return None, None
+    rtype = row.get("type")
+    if type(rtype) is str and rtype in _PACKED_ROWS:
+        data = row.get("data")
+        key = "args" if rtype == "tool-call-chunks" else "texts"
+        members = data.get(key) if type(data) is dict else None
+        count = len(members) if type(members) is list and members else None
+        seq0 = row.get("seq0")
+        return (seq0 if type(seq0) is int else None), count
+    seq = row.get("seq")
+    return (seq if type(seq) is int else None), 1
+
+
+def _parse_rows_plain(
+    lines: list[bytes], version: int, normalized: bool
+) -> tuple[list[Any], _TornRows | None]:
+    """Event rows of a plain JSONL log, cut at a torn tail as the harness's scanner does.
+
+    The first unparsable line or seq gap ends the committed prefix. If a later line is a
+    ``turn/end`` (which only a committed turn writes), the damage is corruption and is
+    refused; otherwise it is a torn tail: the prefix is kept and the rest reported.
+    """
+    loads = orjson.loads
+    body = lines[1:]
+    rows: list[Any] = []
+    issue: tuple[int, str, int | None] | None = None  # (row, reason, seq)
+    try:
+        rows = [loads(line) for line in body]
+    except orjson.JSONDecodeError:
+        rows = []
+        for i, line in enumerate(body):
+            try:
+                rows.append(loads(line))
+            except orjson.JSONDecodeError as exc:
+                issue = (i, f"line {i + 2} is not valid JSON ({exc})", None)
+                break
+    if not normalized:
+        expected = 0
+        for i, row in enumerate(rows):
+            seq, count = _row_seq(row)
+            if seq is not None and seq != expected:
+                issue = (i, f"line {i + 2} has seq {seq} where {expected} was expected", expected)
+                break
+            if seq is None or count is None:
+                break  # a row the decoder refuses by itself, naming it
+            expected += count
+    if issue is None:
+        return rows, None
+    first, reason, at_seq = issue
+    for j in range(first, len(body)):  # a gap on a turn/end row itself is corruption too
+        try:
+            later = rows[j] if j < len(rows) else loads(body[j])
+        except orjson.JSONDecodeError:
+            continue
+        if type(later) is dict and later.get("type") == "turn/end":
+            raise CorruptLog(
+                f"{reason}, and the turn/end on line {j + 2} after it shows the damage is in "
+                "committed rows, not a torn tail: the log is corrupt",
+                line=first + 2,
+                seq=at_seq,
+            )
+    return rows[:first], _TornRows(first + 1, reason, lines)
+
+
 def _decode_text(
     text: bytes,
     data: bytes,
@@ -463,7 +583,12 @@ def _decode_text(
         version = validate_header(header, expected_version=expected_version)
     except SessionFormatError as exc:
         raise exc.at(line=1) from None
-    rows = _parse_lines(lines[1:], 2)
+    if compression == "none":
+        rows, torn = _parse_rows_plain(lines, version, normalized)
+        if torn is not None:
+            recovery = torn.recovery(data)
+    else:
+        rows = _parse_lines(lines[1:], 2)
     events: list[dict[str, Any]]
     event_lines: list[int] | None = None
     if version <= 1 or normalized:
