@@ -311,3 +311,100 @@ def test_short_packed_rows_are_read_by_the_harness(oracle_home: Path, tmp_path: 
     verdict = check(oracle_home, path, "--target", "1")
     assert verdict["ok"], verdict["error"]
     cx.Session.open(path)
+
+
+# --- 3. zstd framing ----------------------------------------------------------------------------
+
+
+def _zstd_log(tmp_path: Path) -> Path:
+    from ctxsdk.testing import LogBuilder
+
+    b = LogBuilder(version=3, session_id="dmg", cwd="/w")
+    for t in range(4):
+        b.turn(f"question {t} " * 20, system="sys" if t == 0 else None)
+        b.assistant(text=f"answer {t} " * 30)
+        b.end_turn()
+    return b.write(tmp_path / "session.v3.jsonl.zstd", batch_size=2, overwrite=True)
+
+
+def _damages(data: bytes, frame: int) -> list[bytes]:
+    """16-byte holes (cut out or zeroed) inside one frame that make its walk overrun the file."""
+    from ctxsdk.session._codec import frame_spans
+
+    spans, _ = frame_spans(data)
+    a, e = spans[frame - 1]
+    out = []
+    for off in range(a, e - 16):
+        for damaged in (data[:off] + data[off + 16 :], data[:off] + bytes(16) + data[off + 16 :]):
+            try:
+                if frame_spans(damaged)[1] is not None:  # what a frame walk alone calls torn
+                    out.append(damaged)
+            except cx.errors.CorruptLog:
+                pass
+    return out
+
+
+def test_damage_in_a_middle_frame_is_corruption_never_a_torn_tail(tmp_path: Path) -> None:
+    from ctxsdk.session._codec import frame_spans
+
+    path = _zstd_log(tmp_path)
+    data = path.read_bytes()
+    n = len(frame_spans(data)[0])
+    assert n >= 14
+    damaged_files = _damages(data, 12)
+    assert damaged_files, "no damage that overruns the walk: the test needs another offset"
+    for damaged in damaged_files:
+        path.write_bytes(damaged)
+        with pytest.raises(cx.errors.CorruptLog, match="complete frames follow") as exc:
+            cx.Session.open(path)
+        assert exc.value.frame == 12
+        assert path.read_bytes() == damaged  # nothing was truncated away
+
+
+def test_a_torn_last_frame_is_still_a_torn_tail(tmp_path: Path) -> None:
+    from ctxsdk.session._codec import frame_spans
+
+    path = _zstd_log(tmp_path)
+    data = path.read_bytes()
+    a, e = frame_spans(data)[0][-1]
+    path.write_bytes(data[: e - 5])
+    with pytest.warns(cx.errors.LogRecoveryWarning, match="torn last zstd frame"):
+        s = cx.Session.open(path)
+    assert s.recovery is not None and s.recovery.truncate_at == a
+
+
+def test_skippable_frames_and_reserved_bits_are_refused(tmp_path: Path) -> None:
+    from ctxsdk.session._codec import frame_spans
+
+    path = _zstd_log(tmp_path)
+    data = path.read_bytes()
+    spans, _ = frame_spans(data)
+    cut = spans[1][0]
+    skippable = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"\0\0\0\0"
+    path.write_bytes(data[:cut] + skippable + data[cut:])
+    with pytest.raises(cx.errors.CorruptLog, match="skippable") as exc:
+        cx.Session.open(path)
+    assert exc.value.frame == 2
+    for bit in (0x08, 0x10):
+        bad = bytearray(data)
+        bad[cut + 4] |= bit  # frame 2's frame-header descriptor
+        path.write_bytes(bytes(bad))
+        with pytest.raises(cx.errors.CorruptLog, match="reserved frame-header bit") as exc:
+            cx.Session.open(path)
+        assert exc.value.frame == 2
+
+
+def test_frame_one_holds_exactly_the_header_line(tmp_path: Path) -> None:
+    from ctxsdk.session._codec import frame_spans, zstd_frame
+
+    path = _zstd_log(tmp_path)
+    data = path.read_bytes()
+    spans, _ = frame_spans(data)
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor()
+    first, second = (dctx.decompressobj().decompress(data[a:b]) for a, b in spans[:2])
+    path.write_bytes(zstd_frame(first + second) + data[spans[1][1] :])
+    with pytest.raises(cx.errors.CorruptLog, match="exactly the header line") as exc:
+        cx.Session.open(path)
+    assert exc.value.frame == 1

@@ -141,19 +141,18 @@ def _frame_end(data: bytes, pos: int) -> int | None:
     magic = data[pos : pos + 4]
     if len(magic) < 4:
         return None
-    if magic[1:] == b"\x2a\x4d\x18" and 0x50 <= magic[0] <= 0x5F:  # skippable frame
-        if pos + 8 > n:
-            return None
-        end = pos + 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
-        return end if end <= n else None
+    if magic[1:] == b"\x2a\x4d\x18" and 0x50 <= magic[0] <= 0x5F:
+        raise CorruptLog(
+            f"a skippable zstd frame at offset {pos}: the harness writes none and refuses one"
+        )
     if magic != _ZSTD_MAGIC:
         raise CorruptLog(f"bytes at offset {pos} are not a zstd frame (bad magic {magic.hex()})")
     if pos + 5 > n:
         return None
     fhd = data[pos + 4]
     fcs_flag, single, checksum, dict_flag = fhd >> 6, (fhd >> 5) & 1, (fhd >> 2) & 1, fhd & 3
-    if fhd & 0x08:
-        raise CorruptLog(f"zstd frame at offset {pos} has the reserved header bit set")
+    if fhd & 0x18:  # the reserved bit and the unused bit, both checked as the harness does
+        raise CorruptLog(f"zstd frame at offset {pos} has a reserved frame-header bit set")
     p = pos + 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
     p += (1 if single else 0, 2, 4, 8)[fcs_flag]
     while True:
@@ -170,6 +169,66 @@ def _frame_end(data: bytes, pos: int) -> int | None:
             break
     p += 4 if checksum else 0
     return p if p <= n else None
+
+
+_HEADER_FRAME_MAX = 1 << 20  # decoded bytes of frame 1 looked at: a header line is small
+
+
+def _check_header_frame(data: bytes, span: tuple[int, int], path: str | Path | None) -> None:
+    """Frame 1 holds exactly the header line (with its newline), as the harness writes it."""
+    reader = zstandard.ZstdDecompressor().stream_reader(data[span[0] : span[1]])
+    head = b""
+    try:
+        while len(head) <= _HEADER_FRAME_MAX and (chunk := reader.read(1 << 16)):
+            head += chunk
+    except zstandard.ZstdError:
+        return  # the full decode names the damaged frame
+    if not head.endswith(b"\n") or head.find(b"\n") != len(head) - 1:
+        lines = head.count(b"\n") + (0 if head.endswith(b"\n") else 1)
+        raise CorruptLog(
+            f"zstd frame 1 must hold exactly the header line, as the harness writes it (the "
+            f"header alone in the first frame); it holds {lines} line(s)",
+            path=path,
+            frame=1,
+        )
+
+
+def _complete_chain(data: bytes, pos: int) -> bool:
+    """Whether complete, decodable frames run from ``pos`` to the end of ``data``."""
+    dctx = zstandard.ZstdDecompressor()
+    while pos < len(data):
+        try:
+            end = _frame_end(data, pos)
+            if end is None:
+                return False
+            dctx.decompressobj().decompress(data[pos:end])
+        except (CorruptLog, zstandard.ZstdError):
+            return False
+        pos = end
+    return True
+
+
+def _refuse_damage_before_frames(
+    data: bytes, torn_at: int, frame: int, path: str | Path | None
+) -> None:
+    """A frame that runs past the end is a torn tail only if no complete frames follow it.
+
+    Damage inside a middle frame can make its block walk overrun the file; the intact
+    frames after it are then still there, and a repair that truncates at the damaged frame
+    would cut them away. That is corruption, never a torn tail.
+    """
+    pos = data.find(_ZSTD_MAGIC, torn_at + 1)
+    while pos != -1:
+        if _complete_chain(data, pos):
+            raise CorruptLog(
+                f"zstd frame {frame} (offset {torn_at}) is damaged and complete frames follow "
+                f"it from offset {pos}: damage before intact frames is corruption, not a torn "
+                "tail (a repair would truncate the intact frames away); restore the file from "
+                "a copy",
+                path=path,
+                frame=frame,
+            )
+        pos = data.find(_ZSTD_MAGIC, pos + 1)
 
 
 def frame_spans(data: bytes) -> tuple[list[tuple[int, int]], int | None]:
@@ -197,6 +256,9 @@ def _decompress_frames(data: bytes, path: str | Path | None) -> tuple[bytes, Rec
         raise CorruptLog(
             "no complete zstd frame: the header frame is missing or cut", path=path, frame=1
         )
+    if torn_at is not None:
+        _refuse_damage_before_frames(data, torn_at, len(spans) + 1, path)
+    _check_header_frame(data, spans[0], path)
     dctx = zstandard.ZstdDecompressor()
     try:
         # One C call over all complete frames; the per-frame walk below only runs on damage.
