@@ -18,6 +18,7 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     │   ├── AmbiguousId                      an id prefix that matches several sessions
     │   └── UnknownName (ValueError)         a name none of the known ones has (listed)
     ├── InvalidArgument (ValueError)         an argument a public call cannot take
+    ├── Unreadable (PermissionError)         a log this process may not read (file mode, ACL)
     ├── DataMissing (FileNotFoundError)      data a call needs is not on this machine
     │   └── TokenizerDataMissing             an installed tokenizer's data is missing
     ├── LockHeld (BlockingIOError)           another process holds the single-writer lease
@@ -62,6 +63,7 @@ __all__ = [
     "ToolError",
     "UnknownEventType",
     "UnknownName",
+    "Unreadable",
     "UnsupportedVersion",
     "WriteError",
 ]
@@ -159,6 +161,19 @@ class LogTooOld(SurfaceError):
 
 class InvalidArgument(CtxError, ValueError):
     """An argument value a public call cannot take (a mode, a count, a format name)."""
+
+
+class Unreadable(CtxError, PermissionError):
+    """A log (or session directory) this process may not read: its file mode, an ACL, or a
+    directory without search permission. The message names the path; fix the permissions
+    or read it as its owner."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None) -> None:
+        self.path = None if path is None else str(path)
+        super().__init__(message)
+
+    def __str__(self) -> str:  # OSError formats its args as (errno, strerror); keep the sentence
+        return str(self.args[0]) if self.args else ""
 
 
 class DataMissing(CtxError, FileNotFoundError):

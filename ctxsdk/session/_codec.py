@@ -6,8 +6,11 @@ logical validation (surface replay, provenance, enclosure) lives in ``._replay``
 
 from __future__ import annotations
 
+import errno
 import itertools
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +23,14 @@ from ..errors import CorruptLog, SessionFormatError, UnsupportedVersion
 
 __all__ = [
     "KNOWN_VERSIONS",
+    "MAX_DECODED_BYTES",
     "DecodedLog",
     "Recovery",
     "decode_bytes",
     "decode_source_seqs",
     "dumps_line",
     "encode_source_seqs",
+    "file_kind",
     "frame_spans",
     "read_log",
     "version_from_filename",
@@ -33,6 +38,13 @@ __all__ = [
 ]
 
 KNOWN_VERSIONS = (0, 1, 2, 3)
+MAX_DECODED_BYTES = 4 << 30
+"""The most a read takes from one log by default (4 GiB): a file larger than this, or zstd
+frames that decompress past it (a decompression bomb: a few KB that inflate to gigabytes),
+raise ``SessionFormatError`` naming the path and the cap instead of reading until memory
+runs out. ``read_log(path, max_bytes=...)`` sets another cap; the workspace listing uses a
+lower one (``ctxsdk.session._workspace.LISTING_MAX_BYTES``, 1 GiB)."""
+_READ_CHUNK = 1 << 20  # decompressed bytes per read while counting against the cap
 Compression = Literal["zstd", "none"]
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -247,7 +259,43 @@ def frame_spans(data: bytes) -> tuple[list[tuple[int, int]], int | None]:
     return spans, None
 
 
-def _decompress_frames(data: bytes, path: str | Path | None) -> tuple[bytes, Recovery | None]:
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
+
+
+def _too_big(path: str | Path | None, max_bytes: int) -> SessionFormatError:
+    return SessionFormatError(
+        f"decodes to more than {_size(max_bytes)} (max_bytes={max_bytes}), the most one read "
+        "takes: a zstd decompression bomb, or a log too large to read at once; if it is a real "
+        "log, pass a larger max_bytes= (ctxsdk.session.read_log, Workspace)",
+        path=path,
+    )
+
+
+def _read_capped(
+    reader: zstandard.ZstdDecompressionReader,
+    max_bytes: int,
+    path: str | Path | None,
+    already: int = 0,
+) -> bytes:
+    """Everything ``reader`` decodes, in chunks, refused as soon as ``already`` plus it passes
+    ``max_bytes``."""
+    parts: list[bytes] = []
+    total = already
+    while chunk := reader.read(_READ_CHUNK):
+        total += len(chunk)
+        if total > max_bytes:
+            raise _too_big(path, max_bytes)
+        parts.append(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _decompress_frames(
+    data: bytes, path: str | Path | None, max_bytes: int = MAX_DECODED_BYTES
+) -> tuple[bytes, Recovery | None]:
     try:
         spans, torn_at = frame_spans(data)
     except CorruptLog as exc:
@@ -262,7 +310,8 @@ def _decompress_frames(data: bytes, path: str | Path | None) -> tuple[bytes, Rec
     dctx = zstandard.ZstdDecompressor()
     try:
         # One C call over all complete frames; the per-frame walk below only runs on damage.
-        text = dctx.stream_reader(data[: spans[-1][1]], read_across_frames=True).read()
+        reader = dctx.stream_reader(data[: spans[-1][1]], read_across_frames=True)
+        text = _read_capped(reader, max_bytes, path)
     except zstandard.ZstdError:
         for i, (a, b) in enumerate(spans):
             try:
@@ -277,7 +326,7 @@ def _decompress_frames(data: bytes, path: str | Path | None) -> tuple[bytes, Rec
     recovery = None
     if torn_at is not None:
         try:
-            partial = dctx.decompressobj().decompress(data[torn_at:])
+            partial = _read_capped(dctx.stream_reader(data[torn_at:]), max_bytes, path, len(text))
         except zstandard.ZstdError:
             partial = b""
         cut = partial.rfind(b"\n") + 1
@@ -503,15 +552,19 @@ def decode_bytes(
     path: str | Path | None = None,
     expected_version: int | None = None,
     normalized: bool = False,
+    max_bytes: int = MAX_DECODED_BYTES,
 ) -> DecodedLog:
     """Decode a whole log file's bytes.
 
     ``normalized`` reads snapshot fixtures whose ``seq``/``time`` were stripped: seqs are
-    rebuilt by counting events, missing times become 0.
+    rebuilt by counting events, missing times become 0. Text past ``max_bytes`` (a zstd
+    decompression bomb) raises ``SessionFormatError`` naming the path and the cap.
     """
     recovery: Recovery | None = None
     if compression == "zstd":
-        text, recovery = _decompress_frames(data, path)
+        text, recovery = _decompress_frames(data, path, max_bytes)
+    elif len(data) > max_bytes:
+        raise _too_big(path, max_bytes)
     else:
         text = data
     try:
@@ -702,15 +755,81 @@ def resolve_log_path(path: str | Path) -> Path:
     return p
 
 
-def read_log(path: str | Path, *, normalized: bool = False) -> DecodedLog:
-    """Read and decode a session file (never modifies it)."""
-    p = resolve_log_path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        from ..errors import NotFound
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
+
+def file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a FIFO", ...), None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _not_regular(p: Path, kind: str) -> SessionFormatError:
+    return SessionFormatError(
+        f"is {kind}, not a regular file; a session log is a regular file, so it is not read",
+        path=p,
+    )
+
+
+def _read_file(p: Path, max_bytes: int) -> bytes:
+    """A log file's bytes. A FIFO, device or socket is never opened (checked with ``stat``
+    first, opened non-blocking and checked again as a belt), and a file larger than
+    ``max_bytes`` is refused before it is read."""
+    kind = file_kind(os.stat(p).st_mode)
+    if kind is not None:
+        raise _not_regular(p, kind)
+    fd = os.open(p, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        kind = file_kind(st.st_mode)
+        if kind is not None:
+            raise _not_regular(p, kind)
+        if st.st_size > max_bytes:
+            raise _too_big(p, max_bytes)
+        with open(fd, "rb", buffering=0, closefd=False) as f:
+            return f.readall()
+    finally:
+        os.close(fd)
+
+
+def read_log(
+    path: str | Path, *, normalized: bool = False, max_bytes: int = MAX_DECODED_BYTES
+) -> DecodedLog:
+    """Read and decode a session file (never modifies it).
+
+    A path that is not a regular file, or that decodes to more than ``max_bytes`` (see
+    ``MAX_DECODED_BYTES``), raises ``SessionFormatError``; a log this process may not read
+    raises ``Unreadable`` (a ``PermissionError``); a missing one or a symlink loop ``NotFound``.
+    """
+    from ..errors import NotFound, Unreadable
+
+    p = Path(path).expanduser()
+    try:
+        p = resolve_log_path(p)
+        data = _read_file(p, max_bytes)
+    except FileNotFoundError:
         raise NotFound(f"{p}: no such session file") from None
+    except PermissionError as exc:
+        where = exc.filename if exc.filename is not None else p
+        raise Unreadable(
+            f"{where}: permission denied ({exc.strerror}): this process may not read the "
+            "session log; fix its permissions (or those of its directory) or read it as its owner",
+            path=p,
+        ) from None
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        raise NotFound(f"{p}: no such session file ({exc.strerror})") from None
     named = version_from_filename(p.name)
     if data[:4] == _ZSTD_MAGIC:
         compression: Compression = "zstd"
@@ -725,7 +844,12 @@ def read_log(path: str | Path, *, normalized: bool = False) -> DecodedLog:
     # Non-canonical names (fixtures, exports) carry no generation; trust the header then.
     expected = named[0] if named is not None else None
     return decode_bytes(
-        data, compression=compression, path=p, expected_version=expected, normalized=normalized
+        data,
+        compression=compression,
+        path=p,
+        expected_version=expected,
+        normalized=normalized,
+        max_bytes=max_bytes,
     )
 
 

@@ -7,6 +7,11 @@ reads no log at all. The cache is never authoritative: an entry whose file chang
 recomputed, a removed file is dropped, a stale, foreign or corrupt cache file is ignored and
 rebuilt, and ``sessions(refresh=True)`` ignores it altogether.
 
+One bad entry never hangs or breaks a listing: a FIFO, device, socket, dangling or looping
+symlink where a log should be is a row with an error and is never opened; a log is decoded
+up to ``LISTING_MAX_BYTES`` (a zstd bomb is a row with an error); a poisoned cache entry is
+dropped and its log read again; a log this process may not read is a row with an error.
+
 Cache file: ``<home>/storages/ctxsdk/index.json`` (the harness's storage root is
 ``<home>/storages``; ctxsdk writes only inside its own ``ctxsdk`` subdirectory), written
 atomically (temp file + ``os.replace``), and never inside the installed ctxsdk package (the
@@ -24,9 +29,11 @@ from ._cache import CACHE_RELPATH
 from ._columns import SESSION_COLUMNS
 from ._facade import Workspace
 from ._lineage import LineageNode, SessionTree
+from ._summary import LISTING_MAX_BYTES
 
 __all__ = [
     "CACHE_RELPATH",
+    "LISTING_MAX_BYTES",
     "SESSION_COLUMNS",
     "LineageNode",
     "SessionTree",

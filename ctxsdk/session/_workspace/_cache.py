@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,38 +19,108 @@ CACHE_RELPATH = Path("storages") / "ctxsdk" / "index.json"
 """Where the derived index lives, relative to the DSH home."""
 
 _CACHE_FORMAT = "ctxsdk.workspace-index"
-_CACHE_VERSION = 1  # bump when what a summary holds, or how it is computed, changes
+_CACHE_VERSION = 2  # bump when what a summary holds, or how it is computed, changes
+_MAX_CACHE_BYTES = 256 << 20  # a larger index file is not read (it is rebuilt)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+_LO, _HI = -(2**63), 2**63 - 1  # a cached int must fit the listing's Int64 columns
 
 
-def _reader_tag() -> str:
-    """What a cached summary depends on besides the file: this reader's version."""
+def valid_row(row: Any) -> bool:
+    """A cached row has exactly the summary keys, in order, each of the type a summary gives
+    it (str or None, bool or None, an int that fits Int64 or None; ``id`` a str, ``readable``
+    a bool), and ``error`` set iff it is unreadable. Written out field by field: it runs for
+    every row of a warm listing."""
+    if type(row) is not dict or tuple(row) != SUMMARY_KEYS:
+        return False
+    (sid, title, events, created, updated, parent, origin, depth, version, seeded, cwd,
+     interrupted, readable, error) = row.values()  # fmt: skip
+    return (
+        type(sid) is str
+        and (title is None or type(title) is str)
+        and (parent is None or type(parent) is str)
+        and (origin is None or type(origin) is str)
+        and (cwd is None or type(cwd) is str)
+        and (seeded is None or type(seeded) is bool)
+        and (interrupted is None or type(interrupted) is bool)
+        and type(readable) is bool
+        and (error is None) is readable
+        and (error is None or type(error) is str)
+        and (events is None or (type(events) is int and _LO <= events <= _HI))
+        and (created is None or (type(created) is int and _LO <= created <= _HI))
+        and (updated is None or (type(updated) is int and _LO <= updated <= _HI))
+        and (depth is None or (type(depth) is int and _LO <= depth <= _HI))
+        and (version is None or (type(version) is int and _LO <= version <= _HI))
+    )
+
+
+def _reader_tag(max_bytes: int) -> str:
+    """What a cached summary depends on besides the file: this reader's version and the
+    listing's decompression cap (a log refused under one cap may be read under another)."""
     from ... import __version__
 
-    return f"{__version__}/{_CACHE_VERSION}/{','.join(map(str, KNOWN_VERSIONS))}"
+    versions = ",".join(map(str, KNOWN_VERSIONS))
+    return f"{__version__}/{_CACHE_VERSION}/{versions}/{max_bytes}"
+
+
+def _read_index_file(path: Path) -> bytes | None:
+    """The index file's bytes, or None when it is not a regular file (a FIFO is never waited
+    on), larger than ``_MAX_CACHE_BYTES`` or unreadable; a missing one raises
+    ``FileNotFoundError``."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_CACHE_BYTES:
+            return None
+        with open(fd, "rb", buffering=0, closefd=False) as f:
+            data = f.read(_MAX_CACHE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= _MAX_CACHE_BYTES else None
 
 
 class Index:
     """The derived index file: ``{rel path: {size, mtime_ns, problem, row}}``; never
     authoritative. ``problem`` is what the walk found wrong with the file's place (a flat
-    file, a second encoding): an entry only holds while that is unchanged too."""
+    file, a second encoding): an entry only holds while that is unchanged too.
 
-    def __init__(self, path: Path | None, root: Path) -> None:
+    A poisoned file is stale, never trusted: one that is not a regular file, too large,
+    not JSON or for another reader, root or cap is ignored whole; an entry whose fields
+    have the wrong types or keys is dropped (and its log read again)."""
+
+    def __init__(self, path: Path | None, root: Path, max_bytes: int) -> None:
         self.path = path
         self.root = root
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.tag = _reader_tag(max_bytes)
+        self.entries: dict[str, Any] = {}
         self.dirty = False
 
     def load(self) -> None:
         if self.path is None:
             return
         try:
-            doc = orjson.loads(self.path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return  # missing or corrupt: start empty, rebuild
+            data = _read_index_file(self.path)
+        except FileNotFoundError:
+            return  # no index yet
+        if data is None:
+            self.dirty = True  # not a file this reader takes: replace it
+            return
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self.dirty = True  # corrupt: start empty, rebuild
+            return
         if (
             not isinstance(doc, dict)
             or doc.get("format") != _CACHE_FORMAT
-            or doc.get("reader") != _reader_tag()
+            or doc.get("reader") != self.tag
             or doc.get("root") != str(self.root)
             or not isinstance(doc.get("entries"), dict)
         ):
@@ -59,15 +130,23 @@ class Index:
 
     def get(self, rel: str, st: os.stat_result, problem: str | None) -> dict[str, Any] | None:
         entry = self.entries.get(rel)
-        if not isinstance(entry, dict):
+        if entry is None:
             return None
-        if entry.get("size") != st.st_size or entry.get("mtime_ns") != st.st_mtime_ns:
+        if (
+            type(entry) is not dict
+            or type(entry.get("size")) is not int
+            or type(entry.get("mtime_ns")) is not int
+            or type(entry.get("problem")) not in (str, type(None))
+            or not valid_row(entry.get("row"))
+        ):
+            del self.entries[rel]  # poisoned: drop it, the log is read again
+            self.dirty = True
             return None
-        if entry.get("problem") != problem:  # the file is fine but its place changed, or back
+        if entry["size"] != st.st_size or entry["mtime_ns"] != st.st_mtime_ns:
             return None
-        row = entry.get("row")
-        if not isinstance(row, dict) or not all(k in row for k in SUMMARY_KEYS):
+        if entry["problem"] != problem:  # the file is fine but its place changed, or back
             return None
+        row: dict[str, Any] = entry["row"]
         return row
 
     def put(self, rel: str, st: os.stat_result, problem: str | None, row: dict[str, Any]) -> None:
@@ -92,7 +171,7 @@ class Index:
             return
         doc = {
             "format": _CACHE_FORMAT,
-            "reader": _reader_tag(),
+            "reader": self.tag,
             "root": str(self.root),
             "entries": self.entries,
         }

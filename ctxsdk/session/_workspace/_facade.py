@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._gc import gc_paused
 from ..._progress import Progress, resolve_progress
-from ...errors import NotFound
-from .._codec import Compression
+from ...errors import InvalidArgument, NotFound
+from .._codec import Compression, file_kind
 from .._layout import dsh_home as dsh_home_path
 from .._layout import sessions_root
 from ._cache import CACHE_RELPATH, Index
 from ._columns import sessions_frame
 from ._lineage import SessionTree, ancestors, by_id, kind, lineage_tree, missing_row
 from ._lookup import match
-from ._summary import SUMMARY_KEYS, read_row, unreadable
-from ._walk import walk
+from ._summary import LISTING_MAX_BYTES, SUMMARY_KEYS, read_row, unreadable
+from ._walk import Found, not_regular, walk
 
 if TYPE_CHECKING:
     import polars as pl
@@ -36,7 +38,8 @@ class Workspace:
     True for the default derived index (``<home>/storages/ctxsdk/index.json``), False for
     none, or a path. ``compression`` names the root's one encoding (``"zstd"`` for the
     shipped home, ``"none"`` for plain-JSONL SDK roots); None accepts either and reports a
-    session dir that holds both.
+    session dir that holds both. ``max_bytes`` caps what a listing decodes from one log
+    (``LISTING_MAX_BYTES``, 1 GiB): a log that inflates past it is a row with an error.
     """
 
     def __init__(
@@ -46,7 +49,14 @@ class Workspace:
         progress: Progress | bool | None = None,
         cache: bool | str | os.PathLike[str] = True,
         compression: Compression | None = None,
+        max_bytes: int = LISTING_MAX_BYTES,
     ) -> None:
+        if type(max_bytes) is not int or max_bytes <= 0:
+            raise InvalidArgument(
+                f"max_bytes must be a positive number of bytes, not {max_bytes!r} "
+                f"(the default is {LISTING_MAX_BYTES})"
+            )
+        self.max_bytes = max_bytes
         self.home = dsh_home_path(dsh_home)
         self.root = sessions_root(self.home)
         self._progress = progress
@@ -72,8 +82,10 @@ class Workspace:
 
         Columns and dtypes: see ``SESSION_COLUMNS``. Unreadable sessions (an unknown
         format version, corrupt bytes, a damage that cannot be repaired, a flat file or a
-        second encoding the harness rejects, an empty session dir) are listed with
-        ``readable = False`` and the reason in ``error``: never hidden, never shown as empty.
+        second encoding the harness rejects, an empty session dir, a log this process may not
+        read, a FIFO, device, socket, dangling or looping symlink where a log should be, a log
+        that decodes past ``max_bytes``) are listed with ``readable = False`` and the reason in
+        ``error``: never hidden, never shown as empty, never opened when not a regular file.
 
         ``refresh=True`` ignores the derived index and reads every log again (and rewrites
         the index).
@@ -87,7 +99,7 @@ class Workspace:
                 "dsh_home= or set $DSH_HOME "
                 "to the directory that holds sessions/"
             )
-        index = Index(self.cache_path, self.root)
+        index = Index(self.cache_path, self.root, self.max_bytes)
         if not refresh:
             index.load()
         else:
@@ -103,11 +115,12 @@ class Workspace:
                 continue
             path = str(item.path)
             try:
-                item.stat = os.stat(path)
-            except FileNotFoundError:
-                continue  # removed since the walk saw it: the session is gone
+                item.stat = st = os.stat(path)
             except OSError as exc:
-                rows[i] = unreadable(item, f"cannot stat {item.path}: {exc}")
+                rows[i] = _unstattable(item, exc)  # None: removed since the walk saw it
+                continue
+            if not stat.S_ISREG(st.st_mode):  # a FIFO, device, socket or directory: never opened
+                rows[i] = unreadable(item, not_regular(path, file_kind(st.st_mode) or "odd"))
                 continue
             rel = path[prefix:].replace(os.sep, "/")
             live.add(rel)
@@ -123,7 +136,7 @@ class Workspace:
                 for n, i in enumerate(todo, 1):
                     item = found[i]
                     assert item.stat is not None
-                    row, cacheable = read_row(item)
+                    row, cacheable = read_row(item, self.max_bytes)
                     rows[i] = row
                     if cacheable:
                         rel = str(item.path)[prefix:].replace(os.sep, "/")
@@ -220,6 +233,21 @@ class Workspace:
             if isinstance(session_id, str) and any(r.get("parent") == session_id for r in rows):
                 return session_id
             raise
+
+
+def _unstattable(item: Found, exc: OSError) -> dict[str, Any] | None:
+    """The row of a log path ``os.stat`` refused: a dangling or looping symlink, or no
+    permission to look; None when the file is simply gone (removed since the walk)."""
+    path = item.path
+    if isinstance(exc, FileNotFoundError):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return None  # not a symlink: the session is gone
+        return unreadable(item, f"{path}: a dangling symlink (to {target!r}); nothing to read")
+    if exc.errno == errno.ELOOP:
+        return unreadable(item, f"{path}: a symlink loop ({exc.strerror}); not read")
+    return unreadable(item, f"cannot stat {path}: {exc}")
 
 
 Workspace.__module__ = "ctxsdk"

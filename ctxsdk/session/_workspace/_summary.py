@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +33,24 @@ SUMMARY_KEYS = (
 )
 """The keys of a listing row that reading the log gives (and that the derived index keeps)."""
 
+LISTING_MAX_BYTES = 1 << 30
+"""The most a listing decodes from one log (1 GiB; ``Workspace(max_bytes=...)`` sets another):
+a zstd frame that inflates past it (a decompression bomb) or a larger file is a row with
+``readable = False`` and an error naming the path and the cap, instead of a listing that
+reads until memory runs out. ``Session.open`` reads up to ``MAX_DECODED_BYTES`` (4 GiB)."""
 
-def read_row(item: Found) -> tuple[dict[str, Any], bool]:
-    """(row, cacheable): a summary, or the error that makes the log unreadable."""
+_PEEK_BYTES = 1 << 20  # what an unreadable log's header peek reads, and decodes, at most
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_row(item: Found, max_bytes: int = LISTING_MAX_BYTES) -> tuple[dict[str, Any], bool]:
+    """(row, cacheable): a summary, or the error that makes the log unreadable. A log this
+    process may not read is a row too (not cached: permissions change without the mtime)."""
     assert item.stat is not None
     if item.problem is not None:  # rejected by its place: only the header is peeked at
         return unreadable(item, item.problem), True
     try:
-        row = summarize(item.path)
+        row = summarize(item.path, max_bytes)
     except SessionFormatError as exc:
         return unreadable(item, str(exc)), True
     except OSError as exc:  # permissions, a file removed meanwhile: not the file's fault
@@ -61,10 +73,10 @@ def _located(exc: SessionFormatError, log: DecodedLog, path: Path) -> SessionFor
     return exc.at(path=path, line=line, frame=frame)
 
 
-def summarize(path: Path) -> dict[str, Any]:
+def summarize(path: Path, max_bytes: int = LISTING_MAX_BYTES) -> dict[str, Any]:
     """Read one log through the codec and the validating replay (no typed models): what a
-    listing row needs. Raises what ``Session.open`` would raise."""
-    log = read_log(path)
+    listing row needs. Raises what ``Session.open`` would raise (with the listing's cap)."""
+    log = read_log(path, max_bytes=max_bytes)
     try:
         index = replay_log(log.events, log.version)
     except SessionFormatError as exc:
@@ -95,17 +107,24 @@ def summarize(path: Path) -> dict[str, Any]:
 
 
 def _peek_header(path: Path) -> dict[str, Any]:
-    """Whatever the header line of an unreadable log still says (best effort, never raises)."""
+    """Whatever the header line of an unreadable log still says (best effort, never raises,
+    never blocks on a FIFO, and never decodes more than ``_PEEK_BYTES``)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(1 << 20)
+        fd = os.open(path, _OPEN_FLAGS)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            head = os.read(fd, _PEEK_BYTES)
+        finally:
+            os.close(fd)
         if head[:4] == b"\x28\xb5\x2f\xfd":
             import zstandard
 
             spans, _ = frame_spans(head)
             if not spans:
                 return {}
-            text = zstandard.ZstdDecompressor().decompressobj().decompress(head[: spans[0][1]])
+            reader = zstandard.ZstdDecompressor().stream_reader(head[: spans[0][1]])
+            text = reader.read(_PEEK_BYTES)
         else:
             text = head
         header = orjson.loads(text.split(b"\n", 1)[0])
@@ -137,11 +156,13 @@ def _one_line(text: str) -> str:
 def unreadable(found: Found, error: str) -> dict[str, Any]:
     """The row of a session that cannot be read: what its header and place still say."""
     row: dict[str, Any] = {"readable": False, "error": _one_line(error)}
-    if found.path.is_file():
+    st = found.stat  # the listing's stat, reused
+    regular = stat.S_ISREG(st.st_mode) if st is not None else found.path.is_file()
+    if regular:
         row.update(_peek_header(found.path))
     if "id" not in row:
         row["id"] = _id_from_name(found)
-    if "version" not in row and found.path.is_file():
+    if "version" not in row and regular:
         row["version"] = generation(found.path.name)
     return row
 

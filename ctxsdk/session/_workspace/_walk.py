@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import NotFound
-from .._codec import Compression, version_from_filename
+from .._codec import Compression, file_kind, version_from_filename
 from .._layout import is_session_file_name
 
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
@@ -38,6 +38,34 @@ def _is_log_name(name: str) -> bool:
     return name.endswith(_LOG_SUFFIXES)
 
 
+def _odd_entry(entry: os.DirEntry[str]) -> str | None:
+    """Why a directory entry is neither a directory nor a regular file and deserves a row: a
+    symlink loop, a dangling symlink, or a FIFO, device or socket named like a log (anything
+    else that is neither is not the harness's and is passed over). None for the usual entry.
+
+    ``DirEntry`` caches its ``stat``, so a plain file or directory costs no extra syscall."""
+    try:
+        if entry.is_dir() or entry.is_file():
+            return None
+    except OSError as exc:  # ELOOP: the follow-up stat of a symlink failed
+        return f"{entry.path}: cannot follow the symlink ({exc.strerror}); not read"
+    try:
+        if entry.is_symlink():
+            target = os.readlink(entry.path)
+            return f"{entry.path}: a dangling symlink (to {target!r}); nothing to read"
+        if not _is_log_name(entry.name):
+            return None
+        kind = file_kind(entry.stat(follow_symlinks=False).st_mode) or "not a regular file"
+    except OSError as exc:
+        return f"{entry.path}: cannot stat it ({exc.strerror}); not read"
+    return not_regular(entry.path, kind)
+
+
+def not_regular(path: str | Path, kind: str) -> str:
+    """The row error of a log path that is a FIFO, device, socket or directory."""
+    return f"{path} is {kind}, not a regular file; a session log is one, so it is not read"
+
+
 def walk(root: Path, compression: Compression | None) -> list[Found]:
     """Every session dir (and every flat log file) under ``root``, sorted by path."""
     found: list[Found] = []
@@ -51,6 +79,11 @@ def walk(root: Path, compression: Compression | None) -> list[Found]:
             "pass dsh_home= for another DSH home"
         ) from exc
     for proj in top:
+        odd = _odd_entry(proj)
+        if odd is not None:  # a symlink loop, a dangling symlink, a FIFO named like a log
+            if not proj.name.startswith("."):
+                found.append(Found(Path(proj.path), proj.name, None, odd))
+            continue
         if proj.is_file() and _is_log_name(proj.name):
             found.append(
                 Found(
@@ -71,7 +104,10 @@ def walk(root: Path, compression: Compression | None) -> list[Found]:
             found.append(Found(Path(proj.path), proj.name, None, f"cannot list: {exc}"))
             continue
         for entry in entries:
-            if entry.is_dir():
+            odd = _odd_entry(entry)
+            if odd is not None:
+                found.append(Found(Path(entry.path), proj.name, entry.name, odd))
+            elif entry.is_dir():
                 found.append(_session_dir(Path(entry.path), proj.name, compression))
             elif entry.is_file() and _is_log_name(entry.name):
                 found.append(
