@@ -30,6 +30,8 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     └── WriteError (OSError)                 a failed write; the old bytes are left as they were
 
     LogRecoveryWarning (UserWarning)         a torn tail was dropped on read (reported)
+    LogInvariantWarning (UserWarning)        a log breaks an optional invariant (enclosure,
+                                             tool pairing) the harness's loader does not enforce
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ __all__ = [
     "LLMProviderError",
     "LLMTimeout",
     "LockHeld",
+    "LogInvariantWarning",
     "LogRecoveryWarning",
     "LogTooOld",
     "NotFound",
@@ -318,6 +321,18 @@ class LLMOutputError(LLMError, ValueError):
 
 class ToolError(CtxError, ValueError):
     """An agent tool that cannot be registered (bad name, duplicate, bad schema)."""
+
+
+class LogInvariantWarning(UserWarning):
+    """A log breaks a rule of the harness's optional invariant companion (turn/step enclosure,
+    tool-call pairing, turn numbering) that its loader does not enforce: the log is read, and
+    this warning names the seq and the rule. ``Session.open(path, strict=True)`` refuses such a
+    log; edits (``append``, ``replace``) always refuse an op that breaks one."""
+
+    def __init__(self, message: str, *, seq: int | None = None, rule: str = "") -> None:
+        self.seq = seq
+        self.rule = rule
+        super().__init__(message)
 
 
 class LogRecoveryWarning(UserWarning):

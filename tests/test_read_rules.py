@@ -408,3 +408,127 @@ def test_frame_one_holds_exactly_the_header_line(tmp_path: Path) -> None:
     with pytest.raises(cx.errors.CorruptLog, match="exactly the header line") as exc:
         cx.Session.open(path)
     assert exc.value.frame == 1
+
+
+# --- 4. the optional invariant companion: read with a warning, refuse when strict ---------------
+
+
+def _invariant_case(case: str) -> tuple[list[dict[str, Any]], int, str]:
+    """A v3 log breaking one companion rule: (events, the seq named, the rule)."""
+    from ._logs import V3
+
+    b = V3()
+    first = 2 if case == "turn-numbering" else 1
+    b.add("turn/start", {"turn": first})
+    b.add("step/start", {"turn": first, "step": 1})
+    b.system(first, 1, "sys")
+    b.user("go", "u-1")
+    if case == "chunk-outside-step":
+        b.assistant(first, 1, "a-1", "", ("c1",))
+        b.tool(first, 1, "c1", "out")
+        b.add("step/end", {"turn": first, "step": 1})
+        bad = b.add(
+            "tool/call", {"turn": first, "step": 1, "callId": "c9", "name": "x", "arguments": "{}"}
+        )
+        return b.events, bad, "enclosure"
+    if case == "unanswered-call":
+        b.assistant(first, 1, "a-1", "", ("c1",))
+        bad = b.add("step/end", {"turn": first, "step": 1})
+        return b.events, bad, "tool-pairing"
+    if case == "result-before-call":
+        b.assistant(first, 1, "a-1", "", ("c1",))
+        bad = b.tool(first, 1, "c1", "out", started=False)
+        b.add("step/end", {"turn": first, "step": 1})
+        return b.events, bad, "tool-pairing"
+    if case == "call-without-block":
+        b.assistant(first, 1, "a-1", "done")
+        bad = b.add(
+            "tool/call", {"turn": first, "step": 1, "callId": "c7", "name": "x", "arguments": "{}"}
+        )
+        b.add("step/end", {"turn": first, "step": 1})
+        return b.events, bad, "tool-pairing"
+    assert case == "turn-numbering"
+    b.assistant(first, 1, "a-1", "done")
+    b.add("step/end", {"turn": first, "step": 1})
+    b.add("turn/end", {"turn": first, "reason": {"kind": "completed"}})
+    return b.events, 0, "turn-order"
+
+
+INVARIANT_CASES = [
+    "chunk-outside-step",
+    "unanswered-call",
+    "result-before-call",
+    "call-without-block",
+    "turn-numbering",
+]
+
+
+@pytest.mark.parametrize("case", INVARIANT_CASES)
+def test_optional_invariants_warn_on_read_and_refuse_when_strict(tmp_path: Path, case: str) -> None:
+    from ._logs import header
+
+    events, bad, rule = _invariant_case(case)
+    path = _write(tmp_path / "session.v3.jsonl", header(3), events)
+    with pytest.warns(cx.errors.LogInvariantWarning) as caught:
+        s = cx.Session.open(path)
+    w = caught[0].message
+    assert isinstance(w, cx.errors.LogInvariantWarning)
+    assert (w.seq, w.rule) == (bad, rule)
+    assert f"seq {bad}" in str(w) and f"line {bad + 2}" in str(w) and str(path) in str(w)
+    assert len(s) == len(events)
+    s.messages()  # the views work on what the harness reads
+    with pytest.raises(SessionFormatError) as exc:
+        cx.Session.open(path, strict=True)
+    assert exc.value.seq == bad and exc.value.line == bad + 2
+
+
+_CALL = {
+    "role": "assistant",
+    "content": [{"type": "tool-call", "id": "c5", "name": "bash", "arguments": "{}"}],
+    "source": {"kind": "model", "provider": "p", "model": "m"},
+    "id": "a-9",
+}
+EDIT_CASES = {
+    "outside-step": [
+        {
+            "type": "tool/call",
+            "data": {"turn": 1, "step": 7, "callId": "c", "name": "x", "arguments": "{}"},
+        }
+    ],
+    "unanswered-call": [
+        {
+            "type": "assistant/message",
+            "data": {"turn": 1, "step": 2, "message": _CALL, "stream": []},
+            "surfaceOp": "append",
+        },
+        {"type": "step/end", "data": {"turn": 1, "step": 2}},
+    ],
+    "call-without-block": [
+        {
+            "type": "tool/call",
+            "data": {"turn": 1, "step": 2, "callId": "c7", "name": "x", "arguments": "{}"},
+        }
+    ],
+    "turn-numbering": [
+        {"type": "step/end", "data": {"turn": 1, "step": 2}},
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}},
+        {"type": "turn/start", "data": {"turn": 5}},
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDIT_CASES))
+def test_edits_still_refuse_what_the_companion_refuses(tmp_path: Path, case: str) -> None:
+    from ._logs import small_v3
+
+    h, base = small_v3(closed=False)
+    s = cx.Session.open(_write(tmp_path / "session.v3.jsonl", h, base))
+    with pytest.raises(cx.errors.SurfaceError):
+        s.append(EDIT_CASES[case])
+    # Also on a session that was read leniently.
+    events, _, _ = _invariant_case("turn-numbering")
+    lenient = _write(tmp_path / "lenient.v3.jsonl", h, events)
+    with pytest.warns(cx.errors.LogInvariantWarning):
+        s2 = cx.Session.open(lenient)
+    with pytest.raises(cx.errors.SurfaceError):
+        s2.append([{"type": "turn/start", "data": {"turn": 9}}])

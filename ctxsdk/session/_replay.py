@@ -169,6 +169,10 @@ class LogIndex:
     compaction_seqs: list[int] = field(default_factory=list)
     unknown_seqs: list[int] = field(default_factory=list)
     source_seqs: dict[int, list[int]] = field(default_factory=dict)  # decoded, per surface event
+    # Rules of the harness's optional invariant companion (enclosure, tool pairing, turn
+    # numbering): refused when strict, else recorded as (seq, rule, message) and read on.
+    strict: bool = True
+    invariant_issues: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def last_turn(self) -> int:
@@ -199,11 +203,21 @@ class LogIndex:
             compaction_seqs=list(self.compaction_seqs),
             unknown_seqs=list(self.unknown_seqs),
             source_seqs=dict(self.source_seqs),
+            strict=self.strict,
+            invariant_issues=list(self.invariant_issues),
         )
 
 
 def _fail(msg: str, seq: int) -> SessionFormatError:
     return SessionFormatError(msg, seq=seq)
+
+
+def _invariant(index: LogIndex, rule: str, msg: str, seq: int) -> None:
+    """A rule of the harness's optional invariant companion (``session/src/invariant.ts``),
+    which its loader does not enforce: refused when strict, else recorded."""
+    if index.strict:
+        raise _fail(msg, seq)
+    index.invariant_issues.append((seq, rule, msg))
 
 
 def _check_message(msg: Any, role: str, seq: int, what: str) -> dict[str, Any]:
@@ -352,9 +366,14 @@ def check_replace(
     return shadowed
 
 
-def replay_log(events: list[dict[str, Any]], version: int) -> LogIndex:
-    """Validate every event and replay the surface ops; raises ``SessionFormatError`` with seq."""
-    index = LogIndex(version=version, surface=SurfaceState())
+def replay_log(events: list[dict[str, Any]], version: int, *, strict: bool = True) -> LogIndex:
+    """Validate every event and replay the surface ops; raises ``SessionFormatError`` with seq.
+
+    ``strict=False`` reads a log that breaks only the harness's optional invariants
+    (enclosure, tool pairing, turn numbering) as its loader does, recording each in
+    ``invariant_issues``; every format rule still refuses.
+    """
+    index = LogIndex(version=version, surface=SurfaceState(), strict=strict)
     replay_into(index, events, 0)
     return index
 
@@ -394,7 +413,14 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
             if index.open_turn is not None:
                 raise _fail(f"turn/start while turn {index.open_turn} is still open", i)
             if turn != index.last_turn + 1:
-                raise _fail(f"turn/start {turn!r} where {index.last_turn + 1} was expected", i)
+                if type(turn) is not int or not 0 < turn <= _MAX_SAFE:
+                    raise _fail(f"turn/start turn must be a positive integer, not {turn!r}", i)
+                _invariant(
+                    index,
+                    "turn-order",
+                    f"turn/start {turn} where {index.last_turn + 1} was expected",
+                    i,
+                )
             index.open_turn = turn
             index.turns.append(TurnSpan(turn, i))
         elif etype == "turn/end":
@@ -431,7 +457,10 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
                 raise _fail("step/end without that step open", i)
             if index.pending:
                 ids = ", ".join(list(index.pending)[:3])
-                raise _fail(f"step/end with tool call(s) still unanswered: {ids}", i)
+                _invariant(
+                    index, "tool-pairing", f"step/end with tool call(s) still unanswered: {ids}", i
+                )
+                index.pending.clear()  # as the companion does: a step's calls end with it
             steps = index.turns[-1].steps
             steps[-1] = (steps[-1][0], steps[-1][1], i)
             index.open_step = None
@@ -441,15 +470,21 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
                 cid = data.get("callId")
                 call = index.pending.get(cid) if isinstance(cid, str) else None
                 if call is None:
-                    raise _fail(f"tool/call {cid!r} answers no tool-call block of this step", i)
-                if call.call_seq is not None:
-                    raise _fail(f"tool/call {cid!r} logged twice", i)
-                call.call_seq = i
+                    _invariant(
+                        index,
+                        "tool-pairing",
+                        f"tool/call {cid!r} answers no tool-call block of this step",
+                        i,
+                    )
+                elif call.call_seq is not None:
+                    _invariant(index, "tool-pairing", f"tool/call {cid!r} logged twice", i)
+                else:
+                    call.call_seq = i
             elif etype == "assistant/chunk" and v2plus:
                 raise _fail(f"assistant/chunk events do not exist in v{version} logs", i)
         elif etype in _TURN_EVENTS:
             if index.open_turn is None:
-                raise _fail(f"{etype} outside an open turn", i)
+                _invariant(index, "enclosure", f"{etype} outside an open turn", i)
             if etype == "request/header":
                 if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
                     raise _fail("request/header needs a header object", i)
@@ -498,13 +533,14 @@ def _explain_envelope(ev: Any, i: int) -> None:
 
 
 def _check_in_step(index: LogIndex, data: Any, etype: str, seq: int) -> None:
+    if not isinstance(data, dict):
+        raise _fail(f"{etype} has no data object", seq)
     if (
-        not isinstance(data, dict)
-        or index.open_step is None
+        index.open_step is None
         or data.get("turn") != index.open_turn
         or data.get("step") != index.open_step
     ):
-        raise _fail(f"{etype} outside its open step", seq)
+        _invariant(index, "enclosure", f"{etype} outside its open step", seq)
 
 
 def _replay_surface(
@@ -573,9 +609,19 @@ def _replay_surface(
             error = data.get("error")
             code = error.get("code") if isinstance(error, dict) else None
             if call is None and code != "TOOL_NOT_STARTED":
-                raise _fail(f"tool/result for {call_id!r}, which no open tool call expects", i)
+                _invariant(
+                    index,
+                    "tool-pairing",
+                    f"tool/result for {call_id!r}, which no open tool call expects",
+                    i,
+                )
             if call is not None and call.call_seq is None and code != "TOOL_NOT_STARTED":
-                raise _fail(f"tool/result for {call_id!r} before its tool/call event", i)
+                _invariant(
+                    index,
+                    "tool-pairing",
+                    f"tool/result for {call_id!r} before its tool/call event",
+                    i,
+                )
         if sources is not None and not sources:
             raise _fail("sourceEventSeqs may not be empty here", i)
     else:  # system/message

@@ -15,6 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from .._gc import gc_paused
 from ..errors import (
     InvalidArgument,
+    LogInvariantWarning,
     LogRecoveryWarning,
     LogTooOld,
     NotFound,
@@ -255,8 +256,11 @@ class Session:
     def open(cls, path: str | Path, *, normalized: bool = False, strict: bool = False) -> Session:
         """Read a DSH session file (``.jsonl`` / ``.jsonl.zstd``, v0-v3) or session directory.
 
-        The log is validated as the harness validates it on load. ``strict=True`` also checks
-        every event's data against its typed model up front. ``normalized=True`` reads the
+        The log is validated as the harness validates it on load. Breaks of the harness's
+        optional invariants (turn/step enclosure, tool-call pairing, turn numbering), which
+        its loader reads, are reported as ``LogInvariantWarning`` naming the seq and rule.
+        ``strict=True`` refuses those too, and checks every event's data against its typed
+        model up front. ``normalized=True`` reads the
         harness's snapshot fixtures, whose ``seq``/``time`` were stripped. A torn last line or
         frame is dropped as the harness does and reported (``s.recovery`` and a
         ``LogRecoveryWarning``); the file itself is never modified.
@@ -264,9 +268,10 @@ class Session:
         with gc_paused():
             log = read_log(path, normalized=normalized)
             try:
-                index = replay_log(log.events, log.version)
+                index = replay_log(log.events, log.version, strict=strict)
             except SessionFormatError as exc:
                 raise _locate(exc, log, resolve_log_path(path)) from None
+            index.strict = True  # edits on this session refuse what the companion refuses
         p = Path(path).expanduser()
         session = cls(
             log.header,
@@ -278,6 +283,7 @@ class Session:
         )
         if log.recovery is not None:
             warnings.warn(f"{p}: {log.recovery}", LogRecoveryWarning, stacklevel=2)
+        _warn_invariants(p, log, index.invariant_issues)
         if strict:
             session.validate()
         return session
@@ -949,6 +955,38 @@ class Session:
         return (
             f"Session({self.id!r}{title}, v{self._version}, {len(self._raw)} events, "
             f"{len(self._index.surface)} nodes{state}{pending})"
+        )
+
+
+_MAX_INVARIANT_WARNINGS = 10
+
+
+def _warn_invariants(p: Path, log: DecodedLog, issues: list[tuple[int, str, str]]) -> None:
+    """One located ``LogInvariantWarning`` per broken optional invariant (the first few)."""
+    for seq, rule, msg in issues[:_MAX_INVARIANT_WARNINGS]:
+        line = log.line_of(seq)
+        frame = log.frame_of_line(line) if line is not None else None
+        where = ", ".join(
+            [str(p)]
+            + ([f"zstd frame {frame}"] if frame is not None else [])
+            + ([f"line {line}"] if line is not None else [])
+            + [f"seq {seq}"]
+        )
+        text = (
+            f"{where}: {msg} (rule {rule!r} of the harness's optional invariant companion; its "
+            "loader reads the log, Session.open(strict=True) refuses it)"
+        )
+        warnings.warn(LogInvariantWarning(text, seq=seq, rule=rule), stacklevel=3)
+    if len(issues) > _MAX_INVARIANT_WARNINGS:
+        more = len(issues) - _MAX_INVARIANT_WARNINGS
+        warnings.warn(
+            LogInvariantWarning(
+                f"{p}: {more} more break(s) of the optional invariants after seq "
+                f"{issues[_MAX_INVARIANT_WARNINGS - 1][0]}",
+                seq=issues[_MAX_INVARIANT_WARNINGS][0],
+                rule=issues[_MAX_INVARIANT_WARNINGS][1],
+            ),
+            stacklevel=3,
         )
 
 
