@@ -12,6 +12,7 @@ import pytest
 
 from ctxsdk.errors import SessionFormatError, UnsupportedVersion
 from ctxsdk.session._codec import (
+    DecodedLog,
     decode_bytes,
     decode_source_seqs,
     dumps_line,
@@ -26,6 +27,8 @@ from ctxsdk.session._migrate import (
     upgrade_to_latest,
 )
 from ctxsdk.session._replay import replay_log
+
+from ._fixtures import filled
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-fixtures"
 FIXTURE_FILES = sorted(FIXTURES.glob("v0-*.session.jsonl")) if FIXTURES.is_dir() else []
@@ -47,6 +50,13 @@ MODEL = {"kind": "model", "provider": "p", "model": "m"}
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _read_fixture(path: Path) -> DecodedLog:
+    """A shared fixture with its {{cwd}} / {{tools}} placeholders filled in: the harness's
+    migration chain refuses a relative cwd and tools that are not an array."""
+    text = filled(path.read_text()).encode()
+    return decode_bytes(text, compression="none", path=path, normalized=True)
 
 
 def surface_messages(events: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
@@ -108,7 +118,7 @@ CONFIG = {"provider": "p", "model": "m"}
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_fixture_migrates_and_folds(path: Path, version: int) -> None:
-    src = read_log(path, normalized=True)
+    src = _read_fixture(path)
     before = copy.deepcopy((src.header, src.events))
     header, events = migrate(src.header, src.events, version)
     assert (src.header, src.events) == before  # inputs untouched
@@ -124,7 +134,7 @@ def test_fixture_migrates_and_folds(path: Path, version: int) -> None:
 @needs_fixtures
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
 def test_fixture_surface_messages_survive(path: Path) -> None:
-    src = read_log(path, normalized=True)
+    src = _read_fixture(path)
     original = surface_messages(src.events, 0)
     for version in (1, 2):
         _, events = migrate(src.header, src.events, version)
@@ -142,7 +152,7 @@ def test_fixture_surface_messages_survive(path: Path) -> None:
 @needs_fixtures
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
 def test_fixture_streams_are_lossless(path: Path) -> None:
-    src = read_log(path, normalized=True)
+    src = _read_fixture(path)
     by_seq = {e["seq"]: e for e in src.events}
 
     def timed(seqs: list[int]) -> list[tuple[int, dict[str, Any]]]:
@@ -178,7 +188,7 @@ def test_fixture_streams_are_lossless(path: Path) -> None:
 @needs_fixtures
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
 def test_fixture_v3_bytes_decode_as_v3(path: Path) -> None:
-    src = read_log(path, normalized=True)
+    src = _read_fixture(path)
     header, events = upgrade_to_latest(src.header, src.events)
     data = b"".join(dumps_line(x) for x in [header, *events])
     back = decode_bytes(data, compression="none", expected_version=3)
@@ -188,7 +198,7 @@ def test_fixture_v3_bytes_decode_as_v3(path: Path) -> None:
 
 @needs_fixtures
 def test_fixture_packed_rows_become_one_run_each() -> None:
-    src = read_log(FIXTURES / "v0-tool-call-turn.session.jsonl", normalized=True)
+    src = _read_fixture(FIXTURES / "v0-tool-call-turn.session.jsonl")
     _, events = migrate(src.header, src.events, 2)
     first = next(e for e in events if e["type"] == "assistant/message")
     kinds = [r["type"] for r in first["data"]["stream"]]
@@ -201,7 +211,7 @@ def test_fixture_packed_rows_become_one_run_each() -> None:
 
 @needs_fixtures
 def test_fixture_compaction_references_remapped() -> None:
-    src = read_log(FIXTURES / "v0-compaction-recovery.session.jsonl", normalized=True)
+    src = _read_fixture(FIXTURES / "v0-compaction-recovery.session.jsonl")
     v0_summary = next(e for e in src.events if e["type"] == "compaction/summary")
     assert v0_summary["data"]["shadowedSeqs"] == [4]
     for version in (2, 3):
@@ -791,3 +801,42 @@ def test_v2_seeded_log_needs_its_tagged_marker() -> None:
     )
     with pytest.raises(SessionFormatError, match="no session/end-seed"):
         migrate(v2_header(isSeeded=True), events, 3)
+
+
+# --- what the harness's chain refuses in its input ---------------------------------------------
+
+
+@needs_fixtures
+def test_fixture_placeholders_are_refused_as_the_harness_does() -> None:
+    src = read_log(FIXTURES / "v0-text-turn.session.jsonl", normalized=True)
+    with pytest.raises(SessionFormatError, match="format v0 header cwd must be absolute"):
+        migrate(src.header, src.events, 1)
+    header = {**src.header, "cwd": "/w"}
+    with pytest.raises(
+        SessionFormatError, match=r"request/header \d+ header tools must be an array"
+    ):
+        migrate(header, src.events, 3)
+
+
+def test_relative_cwd_and_non_array_tools_are_refused() -> None:
+    header = {"type": "session", "version": 0, "id": "r", "createdAt": 1, "delegationDepth": 0}
+    events = log(
+        ("turn/start", {"turn": 1}),
+        (
+            "request/header",
+            {"header": {"config": CONFIG, "tools": {"bash": {}}}, "reason": "initial"},
+        ),
+        ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+    )
+    with pytest.raises(SessionFormatError, match="header cwd must be absolute") as exc:
+        migrate({**header, "cwd": "rel/dir"}, events, 1)
+    assert "rel/dir" in str(exc.value)
+    with pytest.raises(
+        SessionFormatError, match="request/header 1 header tools must be an array"
+    ) as exc:
+        migrate({**header, "cwd": "/abs"}, events, 2)
+    assert exc.value.seq == 1
+    ok = log(
+        ("turn/start", {"turn": 1}), ("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    )
+    assert len(migrate(header, ok, 1)[1]) == 2  # no cwd at all is fine

@@ -532,3 +532,31 @@ def test_edits_still_refuse_what_the_companion_refuses(tmp_path: Path, case: str
         s2 = cx.Session.open(lenient)
     with pytest.raises(cx.errors.SurfaceError):
         s2.append([{"type": "turn/start", "data": {"turn": 9}}])
+
+
+# --- 5. the migration chain's own refusals, worded as the harness words them --------------------
+
+
+@pytest.mark.parametrize("defect", ["relative-cwd", "tools-object"])
+def test_migration_refusals_match_the_harness(
+    oracle_home: Path,  # noqa: F811
+    tmp_path: Path,
+    defect: str,
+) -> None:
+    header = dict(V0_HEADER)
+    rows = legacy_rows()
+    if defect == "relative-cwd":
+        header["cwd"] = "rel/dir"
+    else:
+        rh = {"header": {"config": MODEL_P, "tools": {"bash": {}}}, "reason": "initial"}
+        rows.insert(3, {"type": "request/header", "seq": 3, "time": 1, "data": rh})
+        for i, ev in enumerate(rows):
+            ev["seq"] = i
+    path = _write(tmp_path / "session.jsonl", header, rows)
+    verdict = check(oracle_home, path, "--target", "1")
+    assert not verdict["ok"]
+    harness = verdict["error"].get("cause") or verdict["error"]["message"]
+    s = cx.Session.open(path)  # reading is unchanged; the migration is what refuses
+    with pytest.raises(SessionFormatError) as exc:
+        s.save(tmp_path / "up", version=1)
+    assert harness in str(exc.value)

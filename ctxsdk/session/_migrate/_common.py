@@ -96,3 +96,28 @@ def check_v01_header(header: dict[str, Any]) -> None:
             f"v{header.get('version')} header has key(s) {', '.join(extra)} the released codec "
             "refuses; the harness would not migrate this log"
         )
+
+
+def check_chain_input(header: dict[str, Any], events: list[Event], version: int) -> None:
+    """What the harness's migration chain refuses in its input before it upgrades anything:
+    a header ``cwd`` that is not absolute (the released header codec), a ``request/header``
+    whose ``tools`` is not an array (the released payload codec). The wording is the
+    harness's own."""
+    cwd = header.get("cwd")
+    if isinstance(cwd, str) and not cwd.startswith("/"):
+        raise SessionFormatError(
+            f"format v{version} header cwd must be absolute (got {cwd!r}); the harness refuses "
+            "to migrate this log"
+        )
+    for ev in events:
+        if ev.get("type") != "request/header":
+            continue
+        data = ev.get("data")
+        hdr = data.get("header") if isinstance(data, dict) else None
+        if isinstance(hdr, dict) and "tools" in hdr and not isinstance(hdr["tools"], list):
+            seq = ev["seq"]
+            raise SessionFormatError(
+                f"request/header {seq} header tools must be an array; the harness refuses to "
+                "migrate this log",
+                seq=seq,
+            )

@@ -6,7 +6,7 @@ from typing import Any
 
 from ...errors import SessionFormatError, UnsupportedVersion
 from .._codec import KNOWN_VERSIONS, validate_header
-from ._common import check_dense, deep_copy, envelope_order
+from ._common import check_chain_input, check_dense, deep_copy, envelope_order
 from ._v0_to_v1 import v0_to_v1
 from ._v1_to_v2 import v1_to_v2
 from ._v2_to_v3 import v2_to_v3
@@ -38,6 +38,8 @@ def migrate(
         )
     new_header, new_events = deep_copy(header), deep_copy(events)
     check_dense(new_events)
+    if version < to_version:
+        check_chain_input(new_header, new_events, version)
     while version < to_version:
         new_header, new_events = _EDGES[version](new_header, new_events)
         version += 1
