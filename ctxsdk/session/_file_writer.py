@@ -195,6 +195,14 @@ def _open_lock_file(lock_path: Path) -> int:
     return fd
 
 
+def _lock_now(fd: int, held: str) -> None:
+    """An exclusive flock on ``fd`` without waiting; ``LockHeld(held)`` if another has it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise LockHeld(errno.EWOULDBLOCK, held) from None
+
+
 @contextlib.contextmanager
 def session_lock(session_dir: Path) -> Iterator[None]:
     """Hold the v3 ``session.lock`` single-writer lease (non-blocking flock) for a write.
@@ -204,14 +212,11 @@ def session_lock(session_dir: Path) -> Iterator[None]:
     lock_path = session_dir / LOCK_NAME
     fd = _open_lock_file(lock_path)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise LockHeld(
-                errno.EWOULDBLOCK,
-                f"{lock_path} is held by another process (a live harness session?); "
-                "close it or wait, then open the session again and append again",
-            ) from None
+        _lock_now(
+            fd,
+            f"{lock_path} is held by another process (a live harness session?); "
+            "close it or wait, then open the session again and append again",
+        )
         try:
             yield
         finally:
@@ -258,14 +263,11 @@ def append_batch(
             ) from None
         try:
             if not use_lock:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    raise LockHeld(
-                        errno.EWOULDBLOCK,
-                        f"{target} is being appended to by another process; nothing was "
-                        "written. Open the session again and append again",
-                    ) from None
+                _lock_now(
+                    fd,
+                    f"{target} is being appended to by another process; nothing was "
+                    "written. Open the session again and append again",
+                )
             size = os.fstat(fd).st_size
             if size != len(expected) or _read_all(fd, size) != expected:
                 raise WriteError(
