@@ -1,0 +1,66 @@
+"""The docs' examples run as written: every ```python block of a page, top to bottom, in one
+namespace per page, in a fresh working directory whose ``../shared`` is the shared data.
+
+A block that cannot run here says so on its first line (``# not run: <why>``, e.g. it needs a
+model server); every other block runs, and the list of skipped blocks is asserted, so a new
+unrunnable example is a deliberate choice, not an accident.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import SHARED
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [
+    "README.md",
+    "docs/index.md",
+    "docs/session.md",
+    "docs/workspace.md",
+    "docs/importers.md",
+    "docs/views.md",
+    "docs/errors.md",
+]
+_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+_NOT_RUN = "# not run:"
+
+
+def _blocks(page: str) -> list[str]:
+    return _BLOCK.findall((ROOT / page).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_example_of_the_page_runs(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not (SHARED / "data").is_dir():
+        pytest.skip(f"{SHARED / 'data'} is not available")
+    work = tmp_path / "checkout"
+    work.mkdir()
+    (tmp_path / "shared").symlink_to(SHARED)  # the examples name ../shared/data, as in a checkout
+    monkeypatch.chdir(work)
+    for name in list(os.environ):
+        if name.startswith("CTXSDK_LLM") or name == "DEEPSEEK_API_KEY":
+            monkeypatch.delenv(name)  # no model route: the optional model examples stay off
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "dsh"))
+    blocks = _blocks(page)
+    assert blocks, f"{page} has no python example"
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    for i, block in enumerate(blocks):
+        if block.lstrip().startswith(_NOT_RUN):
+            continue
+        code = compile(block, f"{page} (python block {i + 1})", "exec")
+        exec(code, namespace)
+
+
+def test_only_marked_blocks_are_skipped_and_each_says_why() -> None:
+    for page in PAGES:
+        for block in _blocks(page):
+            first = block.lstrip().split("\n", 1)[0]
+            if first.startswith(_NOT_RUN):
+                assert len(first) > len(_NOT_RUN) + 8, f"{page}: say why the block does not run"
