@@ -253,8 +253,10 @@ def test_dangling_call_at_the_end_is_left_to_crash_repair() -> None:
     repaired = s.repaired()
     last = repaired.messages()[-1]
     assert last.tool_results[0].tool_call_id == "c2" and last.tool_results[0].is_error
-    assert repaired.raw_events[-1]["data"]["reason"] == {"kind": "interrupted"}
-    assert repaired.raw_events[-3]["data"]["error"]["code"] == "TOOL_OUTCOME_UNKNOWN"
+    # the harness's closers, then its resume marker
+    assert repaired.raw_events[-1]["type"] == "session/end-seed"
+    assert repaired.raw_events[-2]["data"]["reason"] == {"kind": "interrupted"}
+    assert repaired.raw_events[-4]["data"]["error"]["code"] == "TOOL_OUTCOME_UNKNOWN"
     assert s.wire()[-1]["tool_call_id"] == "c2"  # wire() repairs first
 
 

@@ -272,6 +272,56 @@ def test_agent_turns_repair_and_forks(oracle_home: Path, tmp_path: Path) -> None
     assert verdict["inheritedEventCount"] == child.inherited_event_count
 
 
+def _cut_inside_a_call(version: int, started: bool) -> cx.Session:
+    """A log that ends right after the model asked for two tools (the first one's tool/call
+    logged when ``started``): the crash the harness's repair closes."""
+    b = LogBuilder(version=version, cwd="/w")
+    b.turn("list and count").assistant(
+        "on it", tool_calls=[("bash", {"command": "ls"}), ("bash", {"command": "wc -l"})]
+    )
+    events = [dict(e) for e in b.events]
+    if started:
+        msg = next(e for e in reversed(events) if e["type"] == "assistant/message")
+        call = next(c for c in msg["data"]["message"]["content"] if c["type"] == "tool-call")
+        d = msg["data"]
+        events.append(
+            {
+                "type": "tool/call",
+                "seq": len(events),
+                "time": events[-1]["time"],
+                "data": {
+                    "turn": d["turn"],
+                    "step": d["step"],
+                    "callId": call["id"],
+                    "name": call["name"],
+                    "arguments": call["arguments"],
+                },
+            }
+        )
+    return cx.Session.from_events(b.header, events)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("started", [False, True])
+def test_crash_repair_is_the_harness_repair(
+    oracle_home: Path, tmp_path: Path, version: int, started: bool
+) -> None:
+    # The harness's loader checks a TOOL_NOT_STARTED result byte for byte (its canonical id
+    # and text); the repaired log, resume marker included, must be one it accepts. A v0/v1
+    # log is read as v1: the published v1 -> v2 step renumbers seqs without renaming the
+    # repair ids, so its own v2 check would refuse any repaired v0/v1 log with chunks.
+    s = _cut_inside_a_call(version, started)
+    assert s.is_interrupted
+    r = s.repaired()
+    name = f"repair-v{version}-{started}"
+    path = r.save(tmp_path / name / f"session.v{version}.jsonl", compression="none")
+    target = ("--target", "1") if version <= 1 else ()
+    verdict = check(oracle_home, path, *target, kind="crash repair")
+    assert verdict["ok"], verdict.get("error")
+    kinds = [e["type"] for e in r.pending_events]
+    assert kinds == ["tool/result", "tool/result", "step/end", "turn/end", "session/end-seed"]
+
+
 # --- assembly edits ---------------------------------------------------------------------------
 #
 # Every kind of edit an Assembly writes, on both working samples (long-refactor carries a

@@ -180,12 +180,29 @@ def test_crash_repair_closes_the_open_turn(started: bool) -> None:
     r = s.repaired()
     assert not r.is_interrupted
     kinds = [e["type"] for e in r.pending_events]
-    assert kinds == ["tool/result", "step/end", "turn/end"]
+    # the harness's closers, then the resume marker its Session constructor appends
+    assert kinds == ["tool/result", "step/end", "turn/end", "session/end-seed"]
+    assert r.pending_events[-1]["data"] == {}
     result = r.event(len(s))
     code = "TOOL_OUTCOME_UNKNOWN" if started else "TOOL_NOT_STARTED"
-    assert result.data.error["code"] == code
+    name = "ToolOutcomeUnknownError" if started else "ToolNotStartedError"
+    assert result.data.error == {"name": name, "code": code}
     assert result.data.message.id == f"interrupted-tool-result-c1-{len(s)}"
     assert result.data.message.tool_results[0].is_error is True
+    # repair.ts words the results; the harness's loader checks the not-started one exactly
+    text = (
+        "The tool call was interrupted after it was recorded, but no result was durably "
+        "recorded. Its outcome is unknown. Decide whether to retry from the tool semantics: "
+        "retry only if the operation is read-only or idempotent; if it may have side effects, "
+        "first verify external state or ask the user. Do not retry blindly."
+        if started
+        else "The tool call was interrupted before the Harness recorded it as started. "
+        "Retry it if it is still needed."
+    )
+    assert r.pending_events[0]["data"]["message"]["content"][0]["content"] == [
+        {"type": "text", "text": text}
+    ]
+    assert all(e["time"] == s.raw_events[-1]["time"] for e in r.pending_events[:3])
     assert (result.source_event_seqs == [len(s) - 1]) is started
     assert r.turns()[0].reason == "interrupted"
     # The wire view repairs by itself, so a provider sees every call answered.

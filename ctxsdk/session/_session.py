@@ -45,7 +45,7 @@ from ._models import (
     TokenUsage,
     parse_event,
 )
-from ._repair import repair_events
+from ._repair import repair_events, resume_marker
 from ._replay import LogIndex, check_replace, replay_into, replay_log
 from ._text import message_text
 from ._wire import WireFormat, to_wire
@@ -760,10 +760,14 @@ class Session:
     def repaired(self) -> Session:
         """The crash-repair view (spec §9): dangling calls answered, step and turn closed.
 
-        The closers are pending events; ``append_to_log()`` would write them.
+        The closers are the harness's (``repair.ts``), followed by the ``session/end-seed {}``
+        resume marker its Session constructor appends; they are pending events, which
+        ``append_to_log()`` would write.
         """
-        closers = repair_events(self._raw, self._index)
-        return self._extended(closers) if closers else self
+        closers = repair_events(self._raw)
+        if not closers:
+            return self
+        return self._extended(closers + resume_marker(self._raw + closers))
 
     # --- edits -----------------------------------------------------------------------------
 
