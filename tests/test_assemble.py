@@ -570,3 +570,131 @@ def test_expanding_a_collapsed_checkpoint_rebrackets_it(long: cx.Session) -> Non
     assert {start["seq"], summary["seq"]} <= set(out.index.source_seqs[checkpoint["seq"]])
     assert current_modes(out, list(out.surface()))[pos] == "key"  # a harness checkpoint again
     assert out.messages()[pos].content == ck.message.content
+
+
+# --- issue 9 §4: shadowed rows, explicit choices, what cannot move, one token count ------------
+
+
+def test_a_shadowed_row_addresses_the_replacement_that_covers_it(long: cx.Session) -> None:
+    folded = long.assemble().set("t6", "key").apply(write=False)
+    tree = folded.assemble().tree()
+    collapse = next(r for r in tree.walk() if r.seq is not None and r.seq >= len(long))
+    assert collapse.kind == "replacement" and collapse.mode == "key"
+    inner = collapse.children[0]
+    assert inner.state == "shadowed" and inner.event_seq is not None
+    assert f"({inner.event_seq})" in tree.render()
+    # The seq shown in parentheses, and its row id, both address the collapse over it.
+    for target in (inner.event_seq, inner.id):
+        a = folded.assemble().set(target, "full")
+        assert a.draft == {collapse.seq: Target("full")}
+        ops, _ = a.plan()
+        assert [(op.kind, op.start_seq) for op in ops] == [("expand", collapse.seq)]
+    out = folded.assemble().set(inner.event_seq, "full").apply(write=False)
+    assert f"--- seq {inner.event_seq} · " in "".join(m.text for m in out.messages())
+    # key/off on a shadowed seq re-mode the collapse that covers it.
+    assert folded.assemble().set(inner.event_seq, "off").draft == {collapse.seq: Target("off")}
+
+
+def test_a_shadowed_row_under_a_compaction_says_it_cannot_be_expanded(long: cx.Session) -> None:
+    ck = next(n for n in long.surface() if n.message.source.plugin == "compact")
+    under = long.index.covered(ck.seq)[3]
+    with pytest.raises(cx.errors.InvalidArgument) as got:
+        long.assemble().set(under, "full")
+    msg = str(got.value)
+    assert f"seq {under} is covered by the harness compaction checkpoint at seq {ck.seq}" in msg
+    assert "cannot expand" in msg and f"message_at({under})" in msg
+    # Under an own collapse of that checkpoint: the way back ends at the checkpoint, and the
+    # message says which collapse can be expanded.
+    folded = long.assemble().set(ck.seq, "off").apply(write=False)
+    top = folded.index.shadowed_by[ck.seq]
+    with pytest.raises(cx.errors.InvalidArgument, match=rf"set\({top}, 'full'\) expands"):
+        folded.assemble().set(under, "full")
+    assert folded.assemble().set(ck.seq, "full").draft == {top: Target("full")}
+    # A seq that is no message at all is still not found, and says what it is.
+    call = next(i for i, e in enumerate(long.raw_events) if e["type"] == "tool/call")
+    with pytest.raises(cx.errors.NotFound, match="tool/call event"):
+        long.assemble().set(call, "full")
+
+
+def test_fit_never_overrides_an_explicit_choice(long: cx.Session) -> None:
+    rows = next(r for r in long.assemble().tree().walk() if r.id == "t6").leaves()
+    seqs = {r.seq for r in rows}
+    a = long.assemble().set("t6", "full")
+    r = a.fit(3000)
+    assert r.fits and seqs <= set(r.kept)
+    assert all(a.draft[s] == Target("full") for s in seqs)
+    assert not any(set(op.shadowed) & seqs for op in a.preview().ops)
+    # An explicit off stays off, even where the budget needs no collapse at all.
+    prompt = [n for n in long.surface() if n.message.source.kind == "user"][1]
+    b = long.assemble().set(prompt.seq, "off")
+    r = b.fit(20_000)
+    assert b.draft[prompt.seq] == Target("off")
+    assert any(prompt.seq in op.shadowed and op.mode == "off" for op in r.ops)
+    r = long.assemble().set(prompt.seq, "off").fit(2500)
+    assert r.fits and r.targets[prompt.seq] == Target("off")
+    # When the explicit choices alone exceed the budget, the notes say so.
+    r = long.assemble().set("t6", "full").fit(500)
+    assert not r.fits and seqs <= set(r.kept)
+    assert any("explicit choices alone" in n and "set full" in n for n in r.notes), r.notes
+    # What an earlier fit chose is not an explicit choice: fitting again re-plans it.
+    c = long.assemble()
+    c.fit(1200)
+    assert c.fit(5000).tokens_after == long.assemble().fit(5000).tokens_after
+
+
+def test_a_budget_that_cannot_be_met_names_what_cannot_move(long: cx.Session) -> None:
+    ck = next(n for n in long.surface() if n.message.source.plugin == "compact")
+    full = dict(zip(long.surface().seqs, cx.Assembly(long)._surface_tokens(), strict=True))
+    system = long.surface()[0]
+    prompt = [n for n in long.surface() if n.message.source.kind == "user"][-1]
+    r = long.assemble().fit(50)
+    note = next(n for n in r.notes if n.startswith("cannot fit 50 tokens"))
+    assert f"a {full[ck.seq]:,}-token harness compaction checkpoint (seq {ck.seq})" in note
+    assert f"the system prompt ({full[system.seq]:,} tokens)" in note
+    assert f"the latest user prompt (seq {prompt.seq}, {full[prompt.seq]} tokens)" in note
+    assert "protected nodes" not in note
+    r = long.assemble().set("t6", "full").fit(1000)
+    assert any("your explicit choices (13 nodes set full" in n for n in r.notes), r.notes
+
+
+def _tiny(version: int, system: str) -> cx.Session:
+    b = LogBuilder(version=version, session_id=f"tiny-{version}-{len(system)}", system=system)
+    b.turn("Say hello.").assistant(text="Hello.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: cx.Session.open(sample("long-refactor")),
+        lambda: cx.Session.open(sample("fix-flaky-test")),
+        lambda: _tiny(3, ""),
+        lambda: _tiny(3, "You are a careful engineer."),
+        lambda: _tiny(2, ""),
+        lambda: _tiny(2, "You are a careful engineer."),
+    ],
+    ids=["long-refactor", "fix-flaky-test", "v3-empty-system", "v3", "v2-empty-system", "v2"],
+)
+def test_the_tree_counts_what_session_tokens_counts(make: object) -> None:
+    s = make()  # type: ignore[operator]
+    for tokenizer in ("cl100k_base", "estimate"):
+        a = s.assemble(tokenizer=tokenizer)
+        total = s.tokens(tokenizer).total
+        assert a.tree().tokens == total
+        assert a.preview().tokens_before == total
+        assert a.fit(10**6).tokens_before == total
+    tree = s.assemble().tree()
+    if s.version < 3 and s.system_prompt:  # sent with each request, counted in its own row
+        row = tree.children[0]
+        assert row.kind == "system" and row.seq is None and row.tokens == s.tokens().system
+        with pytest.raises(cx.errors.InvalidArgument, match="request header"):
+            s.assemble().set("system", "off")
+    if s.version >= 3 and not s.system_prompt:  # an empty system node is not sent: it costs 0
+        assert tree.leaves()[0].kind == "system" and tree.leaves()[0].tokens == 0
+
+
+@pytest.mark.parametrize("budget", [0, -5, 2.5, "4000", True, None])
+def test_a_fit_budget_is_a_positive_whole_number(long: cx.Session, budget: object) -> None:
+    with pytest.raises(cx.errors.InvalidArgument, match="positive whole number"):
+        long.assemble().fit(budget)  # type: ignore[arg-type]
+    assert long.assemble().fit(1).budget == 1

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
-from ..session import Message, Session, TokenCounter, node_tokens
+from ..session import Message, Session, TokenCounter, node_tokens, read_marker
 from ._digest import DigestConfig
 from ._drafts import DraftStore
 from ._fit import FitResult, fit_plan
-from ._modes import MODES, Mode
+from ._modes import MODES, Mode, collapse_mark
 from ._planner import PlanOp, Target, apply_ops, compile_plan, current_modes
-from ._tree import Row, RowKind, attach_subagents, build_tree
+from ._tree import Row, RowKind, attach_subagents, build_tree, header_system_tokens
 
 if TYPE_CHECKING:
     from ..session import Workspace
@@ -151,11 +151,19 @@ class Assembly:
                 max_seq=session.inherited_event_count or None,
             )
         self._draft: dict[int, Target] = dict(draft or {})
+        self._fitted: set[int] = set()  # draft entries the last fit chose (a new fit may move them)
 
     # --- reading ---------------------------------------------------------------------------
 
     def _surface_tokens(self) -> list[int]:
         return node_tokens(self.session, self._counter)
+
+    def _system_tokens(self) -> int:
+        return header_system_tokens(self.session, self._counter.tokenizer.name)
+
+    def _total(self) -> int:
+        """What the model receives, as ``Session.tokens().total`` counts it."""
+        return sum(self._surface_tokens()) + self._system_tokens()
 
     def tree(self) -> Row:
         """The context tree of the session as it is now, with the draft's modes shown."""
@@ -164,7 +172,9 @@ class Assembly:
         for pos, node in enumerate(surface):
             if node.seq in self._draft:
                 modes[pos] = self._draft[node.seq].mode
-        root = build_tree(self.session, modes, self._surface_tokens())
+        root = build_tree(
+            self.session, modes, self._surface_tokens(), system_tokens=self._system_tokens()
+        )
         if self.workspace is not None:
             attach_subagents(root, self._subagents())
         return root
@@ -193,12 +203,14 @@ class Assembly:
         container rows apply to their whole subtree. Returns self for chaining."""
         if mode not in MODES:
             raise InvalidArgument(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        for seq in self._resolve(target):
+        for seq in self._resolve(target, mode):
             self._draft[seq] = Target(mode, digest)
+            self._fitted.discard(seq)
         return self
 
     def reset(self) -> Assembly:
         self._draft.clear()
+        self._fitted.clear()
         return self
 
     def save_draft(self) -> Assembly:
@@ -209,19 +221,81 @@ class Assembly:
         self.draft_source = self.session.id
         return self
 
-    def _resolve(self, target: int | str | Row) -> list[int]:
+    def _resolve(self, target: int | str | Row, mode: Mode = "full") -> list[int]:
         from ..errors import NotFound
 
         if isinstance(target, int):
-            if target not in {n.seq for n in self.session.surface()}:
-                raise NotFound(f"seq {target} is not on the surface of session {self.session.id}")
-            return [target]
-        if isinstance(target, Row):
-            return [r.seq for r in target.leaves() if r.seq is not None]
-        for row in self.tree().walk():
-            if row.id == target:
-                return [r.seq for r in row.leaves() if r.seq is not None]
-        raise NotFound(f"no row {target!r} in the tree of session {self.session.id}")
+            return [self._resolve_seq(target, mode)]
+        if isinstance(target, str):
+            row = next((r for r in self.tree().walk() if r.id == target), None)
+            if row is None:
+                raise NotFound(f"no row {target!r} in the tree of session {self.session.id}")
+            target = row
+        if target.state == "shadowed" and target.event_seq is not None:
+            return [self._resolve_seq(target.event_seq, mode)]
+        seqs = [r.seq for r in target.leaves() if r.seq is not None]
+        if not seqs:
+            raise InvalidArgument(
+                f"row {target.id!r} ({target.label}) holds no surface node of session "
+                f"{self.session.id}: a v0-v2 system prompt lives in the request header, "
+                "not on the surface, and cannot be collapsed"
+            )
+        return seqs
+
+    def _resolve_seq(self, seq: int, mode: Mode) -> int:
+        """The surface node that stands for event ``seq``: the node itself, or the replacement
+        on the surface that covers it (a shadowed row shown as ``(seq)`` in the tree)."""
+        from ..errors import NotFound
+
+        index = self.session.index
+        surface = set(index.surface_seqs())
+        if seq in surface:
+            return seq
+        chain: list[int] = []  # the replacements over seq, innermost first
+        at = seq
+        while at in index.shadowed_by:
+            at = index.shadowed_by[at]
+            chain.append(at)
+        if not chain or chain[-1] not in surface:
+            raws = self.session.raw_events
+            what = f"a {raws[seq]['type']} event" if 0 <= seq < len(raws) else "no event"
+            raise NotFound(
+                f"seq {seq} is {what}, neither on the surface of session {self.session.id} nor "
+                "covered by a replacement on it (tree rows show surface seqs, and the events a "
+                "replacement covers as (seq))"
+            )
+        top = chain[-1]
+        if mode != "full":
+            return top  # collapsing what covers it is the only way to change what the model sees
+        # Expanding restores one level at a time: the first replacement from the top that
+        # ctxsdk did not write (a compaction, a prune) is where the way back ends.
+        for inner in reversed(chain):
+            if collapse_mark(self.session.raw_events[inner]) is not None:
+                continue
+            hint = (
+                f"; set({top}, 'full') expands the collapse at seq {top}, which brings back "
+                f"seq {inner}"
+                if inner != top
+                else ""
+            )
+            raise InvalidArgument(
+                f"seq {seq} is covered by {self._describe(inner)}, which ctxsdk did not write and "
+                f"cannot expand: what it covers stays in the log (s.message_at({seq}) reads "
+                f"it){hint}"
+            )
+        return top
+
+    def _describe(self, seq: int) -> str:
+        """What a replacement is, in words: a harness compaction checkpoint, a prune, ..."""
+        raw = self.session.raw_events[seq]
+        mark = read_marker(raw)
+        if mark is not None and mark.kind == "compaction":
+            cid = (raw["data"].get("source") or {}).get("compactionId")
+            named = f", compaction {cid}" if cid else ""
+            return f"the harness compaction checkpoint at seq {seq}{named}"
+        if mark is not None and mark.kind == "prune":
+            return f"the harness's tool-result prune at seq {seq}"
+        return f"the replacement at seq {seq} ({raw['type']}, written by another tool)"
 
     def apply_rules(
         self, rules: Iterable[Rule] | None = None, *, auto_only: bool = False
@@ -252,10 +326,8 @@ class Assembly:
         """The ops, tokens before/after, and the messages the model would receive."""
         ops, notes = self.plan()
         after = apply_ops(self.session, ops, time=0)
-        before_tokens = sum(self._surface_tokens())
-        after_tokens = sum(
-            Assembly(after, tokenizer=self._counter.tokenizer.name)._surface_tokens()
-        )
+        before_tokens = self._total()
+        after_tokens = Assembly(after, tokenizer=self._counter.tokenizer.name)._total()
         rows = tuple((op.start_seq, op.mode, op.tokens_before, op.tokens_after) for op in ops)
         return Preview(
             tuple(ops), tuple(notes), before_tokens, after_tokens, tuple(after.messages()), rows
@@ -270,20 +342,27 @@ class Assembly:
             out = out.append_to_log()
         self.session = out
         self._draft.clear()
+        self._fitted.clear()
         return out
 
     def fit(self, budget: int, query: str | None = None) -> FitResult:
         """Choose modes so the derived messages fit ``budget`` tokens, keeping what ``query``
-        needs. The choice becomes this assembly's draft (inspect, adjust, then apply)."""
+        needs. The choice becomes this assembly's draft (inspect, adjust, then apply).
+
+        Every mode already in the draft (``set``, rules, a loaded draft) stays as it is: fit
+        fits around them, and says so in ``notes`` when they alone exceed the budget. What an
+        earlier ``fit`` chose is not such a choice, so fitting again re-plans it."""
+        base = {s: t for s, t in self._draft.items() if s not in self._fitted}
         result = fit_plan(
             self.session,
             budget,
             query=query,
             counter=self._counter,
             config=self.config,
-            base=self._draft,
+            base=base,
         )
         self._draft = dict(result.targets)
+        self._fitted = set(result.targets) - set(base)
         return result
 
     def __repr__(self) -> str:

@@ -6,6 +6,8 @@ assistant that calls tools is collapsed with its results. Collapsing order is le
 query first (BM25 over the node texts, lightly smoothed over neighbours), then oldest first.
 ``key`` is preferred where its digest is really shorter; ``off`` only when key is not enough.
 The estimate that drives the choice is checked against the exact planner at the end.
+Modes already in the draft (explicit choices) are never changed; when the budget cannot be met,
+the notes name what cannot move and what it costs.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from ..session import (
     digest_text,
     estimate_text,
     node_tokens,
+    read_marker,
     tool_groups,
 )
 from ._digest import DigestConfig, auto_digest, off_marker
 from ._modes import Mode
 from ._planner import PlanOp, Target, compile_plan, current_modes
+from ._tree import header_system_tokens
 
 __all__ = ["FitIndex", "FitResult", "fit_plan"]
 
@@ -117,6 +121,7 @@ class FitIndex:
     units: list[tuple[int, int]]
     key_cost: dict[tuple[int, int], int]
     off_cost: int  # one off run's marker message, counted exactly
+    system: int = 0  # a v0-v2 header system prompt: sent, but no surface node counts it
 
     @classmethod
     def build(cls, session: Session, counter: TokenCounter, config: DigestConfig) -> FitIndex:
@@ -146,6 +151,7 @@ class FitIndex:
             bm25=BM25([digest_text(n.message) for n in surface]),
             units=units,
             key_cost=key_cost,
+            system=header_system_tokens(session, counter.tokenizer.name),
         )
 
 
@@ -159,19 +165,53 @@ def fit_plan(
     base: dict[int, Target] | None = None,
     index: FitIndex | None = None,
 ) -> FitResult:
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise InvalidArgument(f"a token budget is a whole number >= 0, not {budget!r}")
+    """Modes for every node so the derived messages fit ``budget`` tokens.
+
+    ``base`` holds choices made before (``set``, rules, a loaded draft): fit never changes
+    them, nor the tool group they sit in, and fits the rest around them."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise InvalidArgument(
+            f"a token budget is a positive whole number of tokens (at least 1), not {budget!r}"
+        )
     ix = index if index is not None and index.session is session else None
     ix = ix or FitIndex.build(session, counter, config)
     surface, seqs, full, keep, now = ix.surface, ix.seqs, ix.full, ix.keep, ix.now
-    before = sum(full)
+    before = sum(full) + ix.system
     targets: dict[int, Target] = dict(base or {})
     result = FitResult(
         budget, targets, before, before, sorted(seqs[p] for p in keep), _surface=seqs
     )
-    if before <= budget:
-        result.notes.append("already within budget; nothing collapsed")
+    pos_of = {s: p for p, s in enumerate(seqs)}
+    fixed = {pos_of[s] for s in targets if s in pos_of}
+    start = before
+    base_ops: list[PlanOp] = []
+    if targets:  # the explicit choices, planned exactly: fit starts from what they give
+        base_ops, notes = compile_plan(session, targets, counter=counter, config=config)
+        start = before - sum(op.saved for op in base_ops)
+        result.ops, result.notes, result.tokens_after = base_ops, notes, start
+    if start <= budget:
+        result.notes.append(
+            "already within budget with the draft as it is; nothing more collapsed"
+            if targets
+            else "already within budget; nothing collapsed"
+        )
         return result
+    explicit_cost = sum(
+        full[p] for p in fixed if not any(seqs[p] in op.shadowed for op in base_ops)
+    ) + sum(op.tokens_after for op in base_ops)
+    if explicit_cost > budget:
+        result.notes.append(
+            f"your explicit choices alone ({_choices(targets, seqs, fixed)}) need about "
+            f"{explicit_cost:,} tokens, more than the budget of {budget:,}: fit does not "
+            "override them"
+        )
+    # Moving a node inside a tool group that holds an explicit choice could widen a run over
+    # that choice (the planner keeps calls with their results), so such groups stay as they are.
+    planned = {pos_of[s] for op in base_ops for s in op.shadowed if s in pos_of}
+    held = fixed | planned
+    for a, b in ix.groups:
+        if any(a <= p <= b for p in held):
+            held.update(range(a, b + 1))
 
     rel = ix.bm25.scores(query) if query else [0.0] * len(surface)
     smooth = [
@@ -180,7 +220,9 @@ def fit_plan(
         for i, r in enumerate(rel)
     ]
     units = [
-        u for u in ix.units if all(now[p] == "full" or p in targets for p in range(u[0], u[1] + 1))
+        u
+        for u in ix.units
+        if all(now[p] == "full" and p not in held for p in range(u[0], u[1] + 1))
     ]
     key_cost = ix.key_cost
     # Least relevant first; among equals lone nodes before whole groups (a result rewrite
@@ -192,7 +234,13 @@ def fit_plan(
     # joins two; the exact planner has the last word below.
     cost = list(full)
     off = [False] * len(surface)
-    total = before
+    for op in base_ops:
+        if op.mode == "off":
+            for s in op.shadowed:
+                off[pos_of[s]] = True
+    # A key unit next to an explicit key node would join its run and take its digest.
+    explicit_key = {p for p in fixed if targets[seqs[p]].mode == "key"}
+    total = start
 
     def collapse(unit: tuple[int, int], mode: Mode) -> None:
         nonlocal total
@@ -210,6 +258,8 @@ def fit_plan(
     for unit in units:  # key first, where it is really shorter
         if total <= budget:
             break
+        if unit[0] - 1 in explicit_key or unit[1] + 1 in explicit_key:
+            continue
         if key_cost[unit] < 0.8 * sum(cost[unit[0] : unit[1] + 1]):
             collapse(unit, "key")
     for unit in units:  # then off, least relevant first
@@ -223,7 +273,7 @@ def fit_plan(
                 targets[seqs[p]] = Target(mode)
         ops, notes = compile_plan(session, targets, counter=counter, config=config)
         after = before - sum(op.saved for op in ops)
-        result.ops, result.notes, result.tokens_after = ops, notes, after
+        result.ops, result.notes[:], result.tokens_after = ops, [*result.notes, *notes], after
         if after <= budget:
             break
         # The estimate was short: collapse just enough of the least relevant units still kept to
@@ -237,12 +287,106 @@ def fit_plan(
             if freed >= after - budget:
                 break
         if not more:
-            result.notes.append(
-                f"cannot fit {budget} tokens: protected nodes alone need about "
-                f"{sum(full[p] for p in keep)}"
-            )
             break
         for u in more:
             mode_of[u] = "off"
+    result.notes = list(dict.fromkeys(result.notes))  # each round repeats the planner's notes
+    if not result.fits:
+        result.notes.append(_cannot_move(ix, result, held, fixed, planned, base_ops))
     result.targets = targets
     return result
+
+
+def _choices(targets: dict[int, Target], seqs: list[int], fixed: set[int]) -> str:
+    """The explicit choices in a few words: ``3 nodes set full (seq 208-214), 1 set off``."""
+    by_mode: dict[str, list[int]] = {}
+    for p in sorted(fixed):
+        by_mode.setdefault(targets[seqs[p]].mode, []).append(seqs[p])
+    parts = []
+    for mode, got in by_mode.items():
+        parts.append(f"{len(got)} node{'s' * (len(got) > 1)} set {mode} ({_span(got)})")
+    return ", ".join(parts)
+
+
+def _span(seqs: list[int]) -> str:
+    return f"seq {seqs[0]}" if len(seqs) == 1 else f"seqs {seqs[0]}-{seqs[-1]}"
+
+
+def _tok(n: int) -> str:
+    return f"{n:,} token{'s' * (n != 1)}"
+
+
+def _cannot_move(
+    ix: FitIndex,
+    result: FitResult,
+    held: set[int],
+    fixed: set[int],
+    planned: set[int],
+    base_ops: list[PlanOp],
+) -> str:
+    """Why a budget cannot be met, naming what cannot move and what each costs."""
+    surface, seqs, full, keep = ix.surface, ix.seqs, ix.full, ix.keep
+    parts: list[str] = []
+    named = 0
+    if ix.system:
+        parts.append(f"the system prompt ({_tok(ix.system)}, sent in the request header)")
+        named += ix.system
+    if 0 in keep and surface[0].type == "system/message" and full[0]:
+        parts.append(f"the system prompt ({_tok(full[0])})")
+        named += full[0]
+    rest = sorted(keep - {0} - fixed)
+    user = [p for p in rest if surface[p].type == "user/message"]
+    for p in user:
+        parts.append(f"the latest user prompt (seq {seqs[p]}, {_tok(full[p])})")
+        named += full[p]
+    tail = [p for p in rest if p not in user]
+    if tail:
+        cost = sum(full[p] for p in tail)
+        what = (
+            "the last assistant message"
+            if len(tail) == 1
+            else "the last assistant message and the tool results the next step reads"
+        )
+        parts.append(f"{what} ({_span([seqs[p] for p in tail])}, {_tok(cost)})")
+        named += cost
+    if fixed:
+        mine = sum(full[p] for p in fixed if not any(seqs[p] in op.shadowed for op in base_ops))
+        mine += sum(op.tokens_after for op in base_ops)
+        parts.append(
+            f"your explicit choices ({_choices(result.targets, seqs, fixed)}, {_tok(mine)})"
+        )
+        named += mine
+    collapsed = [
+        p for p in range(len(surface)) if ix.now[p] != "full" and p not in keep and p not in held
+    ]
+    for p in sorted(collapsed, key=lambda p: -full[p])[:4]:
+        raw = ix.session.raw_events[seqs[p]]
+        mark = read_marker(raw)
+        if mark is not None and mark.kind == "compaction":
+            what = "harness compaction checkpoint"
+        elif mark is not None and mark.kind == "assembly":
+            what = f"{ix.now[p]} collapse written earlier"
+        else:
+            what = "replacement written by another tool"
+        parts.append(f"a {full[p]:,}-token {what} (seq {seqs[p]})")
+        named += full[p]
+    if len(collapsed) > 4:
+        more = sorted(collapsed, key=lambda p: -full[p])[4:]
+        cost = sum(full[p] for p in more)
+        parts.append(f"{len(more)} more nodes collapsed earlier ({_tok(cost)})")
+        named += cost
+    grouped = sorted(held - fixed - planned)
+    if grouped:
+        cost = sum(full[p] for p in grouped)
+        parts.append(
+            f"{len(grouped)} node{'s' * (len(grouped) > 1)} in a tool group with an explicit "
+            f"choice ({_tok(cost)})"
+        )
+        named += cost
+    markers = result.tokens_after - named
+    if markers > 0:
+        parts.append(f"the markers and digests of what was collapsed ({_tok(markers)})")
+    return (
+        f"cannot fit {result.budget:,} tokens: with everything that can move collapsed, the "
+        f"context is {result.tokens_after:,} tokens; what cannot move is " + ", ".join(parts)
+    )

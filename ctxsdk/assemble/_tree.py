@@ -16,7 +16,7 @@ from ..errors import SessionFormatError
 from ..session import Message, Session, SurfaceNode, first_line, message_of
 from ._modes import Mode
 
-__all__ = ["Row", "RowKind", "attach_subagents", "build_tree"]
+__all__ = ["Row", "RowKind", "attach_subagents", "build_tree", "header_system_tokens"]
 
 RowKind = Literal[
     "session", "turn", "step", "system", "user", "assistant", "tool", "replacement", "subagent"
@@ -172,13 +172,38 @@ def _tool_names(session: Session) -> dict[str, str]:
     return out
 
 
-def build_tree(session: Session, modes: list[Mode], tokens: list[int]) -> Row:
-    """The tree of the current surface (``modes``/``tokens`` are per surface position)."""
+def header_system_tokens(session: Session, tokenizer: str) -> int:
+    """Tokens of a v0-v2 system prompt: it is sent with each request but lives in the request
+    header, not on the surface, so no node counts it (``Session.tokens().system``). A v3
+    system prompt is surface node 0 and is counted there."""
+    if session.version >= 3 or not session.system_prompt:
+        return 0
+    return session.tokens(tokenizer).system
+
+
+def build_tree(
+    session: Session, modes: list[Mode], tokens: list[int], *, system_tokens: int = 0
+) -> Row:
+    """The tree of the current surface (``modes``/``tokens`` are per surface position).
+
+    ``system_tokens`` is a v0-v2 header system prompt's cost: it gets a row of its own (no
+    seq: it is not a surface node and cannot be collapsed), so the root sums what the model
+    receives, exactly as ``Session.tokens().total`` does."""
     surface = list(session.surface())
     tool_names = _tool_names(session)
     turns = session.index.turns
     starts = [t.start_seq for t in turns]
     root = Row(id=session.id, kind="session", label=session.title or session.id[:8])
+    if system_tokens:
+        root.children.append(
+            Row(
+                id="system",
+                kind="system",
+                label="system",
+                tokens=system_tokens,
+                gist=first_line(session.system_prompt or ""),
+            )
+        )
     current_turn: Row | None = None
     current_step: Row | None = None
     for pos, node in enumerate(surface):

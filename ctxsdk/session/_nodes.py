@@ -31,6 +31,14 @@ def tool_groups(surface: Sequence[SurfaceNode]) -> list[tuple[int, int]]:
 
 
 def node_tokens(session: Session, counter: TokenCounter) -> list[int]:
-    """Tokens of each surface node's message, in surface order (the counter caches them)."""
+    """Tokens of each surface node's message, in surface order (the counter caches them).
+
+    A node the model does not receive (an empty system message, "no system prompt"; an empty
+    assistant message) costs 0, as in ``Session.tokens()``: the two always sum the same.
+    """
     raws = session.raw_events
-    return counter.count_messages(message_of(raws[s]) or {} for s in session.index.surface_seqs())
+    sent = set(session.message_seqs())
+    seqs = session.index.surface_seqs()
+    counts = counter.count_messages(message_of(raws[s]) or {} for s in seqs if s in sent)
+    it = iter(counts)
+    return [next(it) if s in sent else 0 for s in seqs]
