@@ -394,6 +394,14 @@ def validate_header(header: Any, *, expected_version: int | None = None) -> int:
     for key in ("cwd", "parentSession", "origin", "agentPreset"):
         if key in header and not isinstance(header[key], str):
             raise SessionFormatError(f"header {key} must be a string")
+    # The released header codecs (v0's is applied by its migration, which refuses already).
+    if version >= 1 and "cwd" in header and not header["cwd"].startswith("/"):
+        raise SessionFormatError(
+            f"format v{version} header cwd must be absolute (got {header['cwd']!r}), "
+            "as the harness requires"
+        )
+    if "origin" in header and header["origin"] != "subagent":
+        raise SessionFormatError(f'header origin may only be "subagent", not {header["origin"]!r}')
     return version
 
 

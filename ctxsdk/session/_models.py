@@ -59,6 +59,8 @@ __all__ = [
     "TurnEndData",
     "TurnStartData",
     "UnknownBlock",
+    "event_types",
+    "is_known_type",
     "parse_event",
     "parse_events",
 ]
@@ -483,8 +485,91 @@ _DATA_MODELS: dict[str, type[BaseModel]] = {
 KNOWN_TYPES: frozenset[str] = frozenset(_DATA_MODELS) | LOG_ONLY_TYPES
 
 
-def is_known_type(event_type: str) -> bool:
-    return event_type in KNOWN_TYPES or event_type.startswith(LOG_ONLY_PREFIXES)
+# The event vocabulary of each format generation, as the harness's released format packages
+# list it (``RELEASED_V0_EVENT_TYPES`` / ``RELEASED_V2_EVENT_TYPES``; v3 adds the system head,
+# the PTC renames and message feedback, and drops the code-mode names). A type outside its
+# log's generation is unknown there: refused without ``ignorable: true``, skipped with it.
+_RELEASED_V0_TYPES: frozenset[str] = frozenset(
+    {
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "assistant/chunk",
+        "assistant/message",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "compaction/summary",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "model/selection",
+        "permission/preset",
+        "plan/mode",
+        "request/context",
+        "request/header",
+        "sandbox/mode",
+        "schedule/change",
+        "session-log-deepseek/delivery-accepted",
+        "session/end-seed",
+        "session/title",
+        "session/title-llm-request",
+        "step/end",
+        "step/start",
+        "subagent/descriptor",
+        "subagent/model-selection-policy",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "todo/write",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/call",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "tool/result",
+        "turn/end",
+        "turn/start",
+        "user/message",
+        "web/deepseek-search-llm-request",
+    }
+)
+_RELEASED_V2_TYPES = (_RELEASED_V0_TYPES - {"assistant/chunk"}) | {"assistant/attempt"}
+_V3_TYPES = (_RELEASED_V2_TYPES - {"tool/code-dispatch", "tool/code-dispatch-start"}) | {
+    "system/message",
+    "tool/ptc-dispatch",
+    "tool/ptc-dispatch-start",
+    "feedback/message-put",
+    "feedback/message-delete",
+}
+_VOCABULARY: dict[int, frozenset[str]] = {
+    0: _RELEASED_V0_TYPES,
+    1: _RELEASED_V0_TYPES,
+    2: _RELEASED_V2_TYPES,
+    3: _V3_TYPES,
+}
+
+
+def event_types(version: int) -> frozenset[str]:
+    """The event types a log of format ``version`` may hold without ``ignorable: true``."""
+    return _VOCABULARY.get(version, _V3_TYPES)
+
+
+def is_known_type(event_type: str, version: int | None = None) -> bool:
+    """Whether ``event_type`` is in the vocabulary of ``version`` (of any version if None)."""
+    if version is not None:
+        return event_type in event_types(version)
+    return any(event_type in vocab for vocab in _VOCABULARY.values())
 
 
 class Event(_Model):

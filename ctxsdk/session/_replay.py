@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import SessionFormatError, SurfaceError, UnknownEventType
 from ._codec import STRIPPED_SEQ_HINT, decode_source_seqs
-from ._models import is_known_type
+from ._models import event_types
 
 __all__ = [
     "LogIndex",
@@ -228,6 +228,7 @@ def _check_message(msg: Any, role: str, seq: int, what: str) -> dict[str, Any]:
             and msg["id"]
             and type(msg["content"]) is list
             and type(msg["source"]["kind"]) is str
+            and msg["source"]["kind"]
         ):
             return msg  # type: ignore[no-any-return]
     except (KeyError, TypeError):
@@ -240,7 +241,7 @@ def _check_message(msg: Any, role: str, seq: int, what: str) -> dict[str, Any]:
         raise _fail(f"{what} message needs a non-empty string id", seq)
     if not isinstance(msg.get("content"), list):
         raise _fail(f"{what} message content must be an array of blocks", seq)
-    raise _fail(f"{what} message needs a source with a kind", seq)
+    raise _fail(f"{what} message needs a source with a non-empty kind", seq)
 
 
 def _tool_result_call_id(data: Any, seq: int, version: int) -> str:
@@ -255,6 +256,7 @@ def _tool_result_call_id(data: Any, seq: int, version: int) -> str:
             and msg["id"]
             and msg["source"]["kind"] == "tool"
             and type(call_id) is str
+            and call_id
             and len(content) == 1
             and block["type"] == "tool-result"
             and block["toolCallId"] == call_id
@@ -273,8 +275,8 @@ def _explain_tool_result(data: Any, seq: int, version: int) -> str:
     msg = _check_message(data.get("message"), "user", seq, "tool/result")
     src = msg["source"]
     call_id = src.get("callId")
-    if src.get("kind") != "tool" or not isinstance(call_id, str):
-        raise _fail("tool/result source must be {kind:'tool', callId}", seq)
+    if src.get("kind") != "tool" or not isinstance(call_id, str) or not call_id:
+        raise _fail("tool/result source must be {kind:'tool', callId} with a non-empty callId", seq)
     content = msg["content"]
     if (
         len(content) != 1
@@ -384,24 +386,35 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
     surface = surface_types(version)
     v2plus = version >= 2
     envelope = _ENVELOPE
+    vocabulary = event_types(version)
     for i in range(start, len(events)):
         ev = events[i]
         try:  # the envelope of a well-formed event, checked in one go
             etype = ev["type"]
             t = ev["time"]
             seq = ev["seq"]
+            data: Any = ev["data"]  # required, though it may be any JSON value
             ok = (
                 seq == i
                 and type(seq) is int
                 and type(t) is int
                 and type(etype) is str
                 and envelope.issuperset(ev)
+                and ("ignorable" not in ev or ev["ignorable"] is True)
             )
         except (KeyError, TypeError):
             ok = False
         if not ok or not -_MAX_SAFE <= t <= _MAX_SAFE:
             _explain_envelope(ev, i)
-        data: Any = ev.get("data")
+        if etype not in vocabulary:  # unknown to this generation of the format
+            if ev.get("ignorable") is True:
+                index.unknown_seqs.append(i)
+                continue
+            raise UnknownEventType(
+                f"event type {etype!r} is not in the format v{version} vocabulary and is not "
+                "marked ignorable: true; this log needs a newer reader (or was written wrong)",
+                seq=i,
+            )
         op = ev.get("surfaceOp")
         if etype in surface:
             _replay_surface(index, events, ev, i, etype, data, op, v2plus)
@@ -488,6 +501,7 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
             if etype == "request/header":
                 if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
                     raise _fail("request/header needs a header object", i)
+                _check_request_config(data["header"].get("config"), i)
                 if version >= 3 and "system" in data["header"]:
                     raise _fail("a v3 request/header may not carry system", i)
                 index.header_seqs.append(i)
@@ -503,15 +517,6 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
             index.descriptor_seq = i
         elif etype in ("compaction/start", "compaction/summary", "compaction/end"):
             index.compaction_seqs.append(i)
-        elif not isinstance(etype, str) or not is_known_type(etype):
-            if ev.get("ignorable") is True:
-                index.unknown_seqs.append(i)
-            else:
-                raise UnknownEventType(
-                    f"unknown event type {etype!r} without ignorable: true; this log needs a "
-                    "newer reader",
-                    seq=i,
-                )
 
 
 def _explain_envelope(ev: Any, i: int) -> None:
@@ -528,8 +533,29 @@ def _explain_envelope(ev: Any, i: int) -> None:
     t = ev.get("time")
     if type(t) is not int or not -_MAX_SAFE <= t <= _MAX_SAFE:
         raise _fail("time must be a safe integer (epoch ms)", i)
+    if "data" not in ev:
+        raise _fail("an event needs data (any JSON value, but present)", i)
+    if "ignorable" in ev and ev["ignorable"] is not True:
+        raise _fail(f"ignorable may only be true, not {ev['ignorable']!r}", i)
     extra = sorted(set(ev) - _ENVELOPE)
     raise _fail(f"unknown envelope key(s) {extra}", i)
+
+
+def _check_request_config(config: Any, seq: int) -> None:
+    """The route a request/header records, as the harness's loader checks it
+    (``assertCurrentLlmShape``): non-empty provider and model, and a reasoningEffort that,
+    when present, is a non-empty string."""
+    if (
+        not isinstance(config, dict)
+        or type(config.get("provider")) is not str
+        or not config["provider"]
+        or type(config.get("model")) is not str
+        or not config["model"]
+    ):
+        raise _fail("request/header config needs a non-empty provider and model", seq)
+    effort = config.get("reasoningEffort", "-")
+    if type(effort) is not str or not effort:
+        raise _fail(f"request/header has an invalid reasoningEffort {effort!r}", seq)
 
 
 def _check_in_step(index: LogIndex, data: Any, etype: str, seq: int) -> None:

@@ -193,6 +193,14 @@ def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
     return msg if isinstance(msg, dict) else None
 
 
+def _blank_prompt(message: dict[str, Any]) -> bool:
+    """A system message whose blocks are all empty text (the harness writes ``[]`` then)."""
+    return all(
+        isinstance(b, dict) and b.get("type") == "text" and not b.get("text")
+        for b in message["content"]
+    )
+
+
 class Session:
     """An agent session log and the views derived from it.
 
@@ -497,6 +505,8 @@ class Session:
                 and not raw["data"]["message"]["content"]
             ):
                 continue  # empty assistant (max-tokens host) or "no system prompt"
+            if raw["type"] == "system/message" and _blank_prompt(raw["data"]["message"]):
+                continue  # an empty system prompt is no system prompt
             out.append(s)
         return out
 
@@ -543,7 +553,7 @@ class Session:
             return None
         header = self._latest_header()
         system = header.get("system") if header else None
-        return system if isinstance(system, str) else None
+        return system if isinstance(system, str) and system else None  # "" is no prompt
 
     @property
     def tools(self) -> list[dict[str, Any]]:
