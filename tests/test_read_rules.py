@@ -710,3 +710,79 @@ def test_an_empty_system_prompt_is_no_system_prompt(tmp_path: Path, version: int
     assert s.system_prompt is None
     assert [m.role for m in s.messages()] == ["user"]
     assert [m["role"] for m in s.wire()] == ["user"]
+
+
+# --- 7. strict=True refuses the semantic defects a lenient read lets through --------------------
+
+
+def _strict_base() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from ctxsdk.testing import LogBuilder
+
+    b = LogBuilder(version=3, cwd="/w")
+    b.turn("hi").assistant("ok", tool_calls=[("bash", {"command": "ls"})])
+    b.tool_results(["out"]).next_step().assistant("done").end_turn()
+    return dict(b.header), [dict(e) for e in b.events]
+
+
+def _strict_defect(name: str, events: list[dict[str, Any]]) -> None:
+    def first(etype: str) -> dict[str, Any]:
+        return next(e for e in events if e["type"] == etype)
+
+    if name == "duplicate-id":
+        a, b = (e for e in events if e["type"] == "assistant/message")
+        b["data"] = {**b["data"], "message": {**b["data"]["message"]}}
+        b["data"]["message"]["id"] = a["data"]["message"]["id"]
+    elif name == "true-for-int":
+        call = first("tool/call")
+        call["data"] = {**call["data"], "step": True}  # True == 1 to a lax reader
+    elif name == "null-for-field":
+        ctx = first("request/context")
+        ctx["data"] = {**ctx["data"], "contextWindow": None}
+    elif name == "summary-without-start":
+        data = {"compactionId": "c1", "summary": [{"type": "text", "text": "s"}]}
+        events.append({"type": "compaction/summary", "seq": len(events), "time": 1, "data": data})
+    else:
+        raise AssertionError(name)
+
+
+@pytest.mark.parametrize(
+    ("defect", "match"),
+    [
+        ("duplicate-id", "already appended"),
+        ("true-for-int", r"step.*\(strict\)"),
+        ("null-for-field", "contextWindow is null"),
+        ("summary-without-start", "has no compaction/start"),
+    ],
+)
+def test_strict_refuses_semantic_defects(tmp_path: Path, defect: str, match: str) -> None:
+    header, events = _strict_base()
+    cx.Session.open(_write(tmp_path / "session.v3.jsonl", header, events), strict=True)
+    _strict_defect(defect, events)
+    path = _write(tmp_path / "session.v3.jsonl", header, events)
+    cx.Session.open(path)  # the lenient read, as the harness's production read, takes it
+    with pytest.raises(SessionFormatError, match=match) as exc:
+        cx.Session.open(path, strict=True)
+    assert exc.value.seq is not None
+
+
+def test_strict_keeps_the_nulls_the_harness_writes(tmp_path: Path) -> None:
+    header, events = _strict_base()
+    start = {"compactionId": "c1", "turn": None}  # a manual /compact between turns
+    events.append({"type": "compaction/start", "seq": len(events), "time": 1, "data": start})
+    end = {"compactionId": "c1", "turn": None, "error": "cancelled"}
+    events.append({"type": "compaction/end", "seq": len(events), "time": 1, "data": end})
+    cx.Session.open(_write(tmp_path / "session.v3.jsonl", header, events), strict=True)
+
+
+def test_strict_reads_every_sample_and_builder_log(tmp_path: Path) -> None:
+    from ctxsdk.samples import sample_paths
+    from ctxsdk.testing import LogBuilder
+
+    for path in sample_paths().values():
+        cx.Session.open(path, strict=True)
+    for version in (0, 1, 2, 3):
+        b = LogBuilder(version=version, cwd="/w")
+        b.turn("hi").assistant("ok", tool_calls=[("bash", {"command": "ls"})])
+        b.tool_results(["out"]).next_step().assistant("done").end_turn()
+        b.compact(keep_last=1, summary_text="the summary")
+        cx.Session.open(b.write(tmp_path / f"v{version}"), strict=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from ._text import gist, message_text
 
@@ -63,6 +63,7 @@ __all__ = [
     "is_known_type",
     "parse_event",
     "parse_events",
+    "strict_violation",
 ]
 
 
@@ -625,7 +626,68 @@ def parse_event(raw: dict[str, Any]) -> Event:
     adapter = _DATA_ADAPTERS.get(raw["type"])
     data = raw.get("data")
     typed = adapter.validate_python(data) if adapter is not None else data
+    sources = raw.get("sourceEventSeqs")
+    if isinstance(sources, list) and any(isinstance(m, list) for m in sources):
+        # the [start, end] runs of the stored encoding (checked by the replay), expanded
+        expanded: list[Any] = []
+        for m in sources:
+            if isinstance(m, list) and len(m) == 2 and all(type(x) is int for x in m):
+                expanded.extend(range(m[0], m[1] + 1))
+            else:
+                expanded.append(m)
+        return Event.model_validate({**raw, "data": typed, "sourceEventSeqs": expanded})
     return Event.model_validate({**raw, "data": typed})
+
+
+# Fields where the harness writes an explicit null (a manual ``/compact`` between turns).
+_NULLABLE: frozenset[tuple[str, str]] = frozenset(
+    {("compaction/start", "turn"), ("compaction/end", "turn"), ("compaction/summary", "turn")}
+)
+_NULL_DEFAULTS: dict[str, tuple[str, ...]] = {
+    etype: tuple(
+        f.alias or name
+        for name, f in model.model_fields.items()
+        if not f.is_required() and f.default is None and (etype, f.alias or name) not in _NULLABLE
+    )
+    for etype, model in _DATA_MODELS.items()
+}
+
+
+def strict_violation(events: list[dict[str, Any]]) -> tuple[int, str] | None:
+    """The first semantic defect the harness refuses that the lenient read lets through, as
+    ``(seq, reason)``: data that only a lax parse accepts (``true`` for an integer, ``"1"``
+    for a number), an explicit ``null`` where the harness omits an optional field, a message
+    id appended twice, a ``compaction/summary`` without its ``compaction/start``. Run by
+    ``Session.open(strict=True)``; the default read never pays for it."""
+    ids: dict[str, int] = {}
+    started: set[Any] = set()
+    for ev in events:
+        etype, seq = ev["type"], ev["seq"]
+        data: Any = ev.get("data")
+        adapter = _DATA_ADAPTERS.get(etype)
+        if adapter is None:
+            continue
+        try:
+            adapter.validate_python(data, strict=True)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "data"
+            return seq, f"{etype} data at {loc}: {err['msg']} (strict)"
+        for key in _NULL_DEFAULTS[etype]:
+            if key in data and data[key] is None:
+                return seq, f"{etype} data.{key} is null; the harness omits an absent field"
+        if etype == "compaction/start":
+            started.add(data["compactionId"])
+        elif etype == "compaction/summary" and data["compactionId"] not in started:
+            return seq, f"compaction/summary {data['compactionId']!r} has no compaction/start"
+        if ev.get("surfaceOp") == "append":
+            msg = data if etype == "user/message" else data.get("message")
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            if isinstance(mid, str):
+                first = ids.setdefault(mid, seq)
+                if first != seq:
+                    return seq, f"message id {mid!r} was already appended at seq {first}"
+    return None
 
 
 def parse_events(raws: list[dict[str, Any]]) -> list[Event]:

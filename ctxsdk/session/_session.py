@@ -44,6 +44,7 @@ from ._models import (
     SubagentDescriptorData,
     TokenUsage,
     parse_event,
+    strict_violation,
 )
 from ._repair import repair_events, resume_marker
 from ._replay import LogIndex, check_replace, replay_into, replay_log
@@ -268,7 +269,9 @@ class Session:
         optional invariants (turn/step enclosure, tool-call pairing, turn numbering), which
         its loader reads, are reported as ``LogInvariantWarning`` naming the seq and rule.
         ``strict=True`` refuses those too, and checks every event's data against its typed
-        model up front. ``normalized=True`` reads the
+        model up front, strictly (no ``true`` for an integer, no ``null`` for an omitted
+        field), with duplicate appended message ids and a ``compaction/summary`` without its
+        start refused as the harness refuses them. ``normalized=True`` reads the
         harness's snapshot fixtures, whose ``seq``/``time`` were stripped. A torn last line or
         frame is dropped as the harness does and reported (``s.recovery`` and a
         ``LogRecoveryWarning``); the file itself is never modified.
@@ -294,6 +297,10 @@ class Session:
         _warn_invariants(p, log, index.invariant_issues)
         if strict:
             session.validate()
+            found = strict_violation(log.events)
+            if found is not None:
+                err = SessionFormatError(found[1], seq=found[0])
+                raise _locate(err, log, resolve_log_path(path)) from None
         return session
 
     @classmethod
