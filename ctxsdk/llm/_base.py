@@ -27,6 +27,7 @@ from typing import (
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import LLM_FAILURES, InvalidArgument, LLMError, LLMFailureKind, LLMOutputError
+from ._limits import TooDeep, loads, tidy
 from ._options import ReasoningEffort as ReasoningEffort  # re-exported
 
 if TYPE_CHECKING:
@@ -280,7 +281,9 @@ def extract_json(text: str) -> Any:
     not_object: str | None = None
     for cand in candidates:
         try:
-            obj = json.loads(cand)
+            obj = loads(cand)
+        except TooDeep as exc:
+            raise _malformed(f"the reply's {exc}") from None
         except json.JSONDecodeError as exc:
             error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
             continue
@@ -293,7 +296,8 @@ def extract_json(text: str) -> Any:
     while start >= 0 and scanned < _MAX_SCAN:
         try:
             obj, _ = decoder.raw_decode(stripped, start)
-        except json.JSONDecodeError:
+            obj = tidy(obj)
+        except (json.JSONDecodeError, TooDeep, RecursionError):
             pass
         else:
             if isinstance(obj, dict):

@@ -2,14 +2,14 @@
 
 Every call runs through one request core (``_core.Call``); the methods here build its
 ``CallOptions`` and run it with one of four thin drivers (sync or async, whole or streamed)
-that only send, read and sleep.
+that only send, read and sleep, each blocking wait bounded by the call's deadline
+(``_deadline`` for the sync client's sockets, ``asyncio.timeout`` for the async driver).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import os
 import random
@@ -21,6 +21,7 @@ from typing import Any, Literal, Unpack
 import httpx
 
 from ..errors import InvalidArgument, LLMError, LLMNotConfigured
+from . import _deadline
 from ._base import (
     NO_ROUTE,
     ChatResult,
@@ -32,6 +33,7 @@ from ._base import (
     parse_structured,
 )
 from ._core import Answer, Call, Route
+from ._limits import MAX_RESPONSE_BYTES
 from ._options import CallOptions, ChatKwargs, StreamKwargs, StructuredKwargs
 from ._retry import RetryPolicy
 from ._trace import Tracer
@@ -41,6 +43,7 @@ from ._wire import (
     ENV_DEEPSEEK_API_KEY,
     ENV_MODEL,
     Assembler,
+    encode_body,
     is_deepseek,
     prepare_messages,
     request_body,
@@ -169,6 +172,18 @@ class LLM:
     keyword arguments replace one field each). ``sleep``/``asleep``/``seed`` make this
     deterministic in tests.
 
+    Deadline: ``timeout`` (60 s) bounds the whole call, wall clock: every attempt, connect,
+    headers and body (or the whole stream, however slowly it is consumed) and the waits
+    between attempts; a retry that would end past it is not attempted. A server that drips
+    its headers or streams only keep-alives cannot hold a call longer: past the deadline it
+    raises ``LLMTimeout``.
+
+    Limits: a response body is read up to ``max_response_bytes`` (32 MiB; a stream counts
+    all it carries) and never past it: over it a call fails with ``LLMProviderError`` (an
+    error status keeps its status). JSON nested deeper than 100 levels is an invalid
+    response, and a lone surrogate in a reply's text becomes U+FFFD, so a result can be
+    logged and sent again.
+
     Tracing: ``tracer=fn`` (also settable as ``llm.tracer``) is called with a ``TraceEvent``
     for each ``request`` (one per attempt), ``retry``, and the call's final ``response`` or
     ``error``, in order: ``LLM(..., tracer=print)`` shows every exchange. Events hold the
@@ -193,6 +208,7 @@ class LLM:
         *,
         provider: Provider | None = None,
         timeout: float = 60.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         max_retries: int | None = None,
         max_tokens: int = 4000,
         max_chars_per_input: int | None = None,
@@ -211,6 +227,8 @@ class LLM:
     ) -> None:
         if timeout <= 0:
             raise InvalidArgument(f"timeout must be > 0 seconds, not {timeout}")
+        if max_response_bytes <= 0:
+            raise InvalidArgument(f"max_response_bytes must be > 0, not {max_response_bytes}")
         CallOptions(max_tokens=max_tokens, max_chars_per_input=max_chars_per_input)  # checks
         changes: dict[str, Any] = {
             "max_retries": max_retries,
@@ -239,6 +257,7 @@ class LLM:
             "deepseek" if base is not None and is_deepseek(base) else "openai-compatible"
         )
         self.timeout = float(timeout)
+        self.max_response_bytes = max_response_bytes
         self.max_tokens = max_tokens
         self.max_chars_per_input = max_chars_per_input
         self._sync_transport = transport if isinstance(transport, httpx.BaseTransport) else None
@@ -376,14 +395,14 @@ class LLM:
             url=url,
             where=safe_url(url),
             timeout=self.timeout,
+            max_body=self.max_response_bytes,
             policy=self.retry,
             rng=self._rng,
             tracer=self.tracer,
             scrub=self._scrub,
             record=self._record,
         )
-        payload = json.dumps(body, ensure_ascii=False).encode()
-        return Call(route, payload, self._headers(), stream=stream, cancel=opts.cancel)
+        return Call(route, encode_body(body), self._headers(), stream=stream, cancel=opts.cancel)
 
     def _scrub(self, text: str) -> str:
         if self._api_key:
@@ -397,17 +416,14 @@ class LLM:
             h["Authorization"] = f"Bearer {self._api_key}"
         return h
 
-    def _httpx_timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
-
     # --- the sync driver: send, read, sleep --------------------------------------------
 
     def _sync_client(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(
-                    transport=self._sync_transport, timeout=self._httpx_timeout()
-                )
+                self._client = httpx.Client(transport=self._sync_transport)
+                if self._sync_transport is None:
+                    _deadline.install(self._client)
             return self._client
 
     def _open(self, call: Call) -> Answer:
@@ -430,18 +446,15 @@ class LLM:
                 time.sleep(delay)
 
     def _send(self, client: httpx.Client, call: Call) -> Answer:
-        request = client.build_request(
-            "POST", call.route.url, content=call.payload, headers=call.headers
-        )
-        response = client.send(request, stream=True)
+        response = client.send(_request(client, call), stream=True)
         if call.keeps_open(response.status_code):
             return Answer(response.status_code, response.headers, response=response)
         try:
             parts: list[bytes] = []
             for part in response.iter_bytes():
+                if not call.take(part, response.status_code):
+                    break
                 parts.append(part)
-                if call.overdue():
-                    raise httpx.ReadTimeout("deadline", request=request)
             return Answer(response.status_code, response.headers, b"".join(parts))
         finally:
             response.close()
@@ -454,11 +467,12 @@ class LLM:
         with call.traced():
             response: httpx.Response = self._open(call).response
             try:
-                for line in response.iter_lines():
-                    deltas = call.feed(line)
-                    if deltas is None:
+                for part in response.iter_bytes():
+                    yield from call.feed(part)
+                    if call.done:
                         break
-                    yield from deltas
+                else:
+                    yield from call.end()
             finally:
                 response.close()
             call.finish_stream()
@@ -466,13 +480,13 @@ class LLM:
     # --- the async driver: the same, awaited -------------------------------------------
 
     def _async_client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(transport=self._async_transport, timeout=self._httpx_timeout())
+        return httpx.AsyncClient(transport=self._async_transport)
 
     async def _aopen(self, client: httpx.AsyncClient, call: Call) -> Answer:
         while True:
             call.begin()
             try:
-                async with asyncio.timeout(self.timeout):
+                async with asyncio.timeout(call.remaining()):
                     answer = await self._asend(client, call)
             except (TimeoutError, httpx.TransportError) as exc:
                 answer = call.failure(exc)
@@ -482,16 +496,17 @@ class LLM:
             await (self._asleep or asyncio.sleep)(delay)
 
     async def _asend(self, client: httpx.AsyncClient, call: Call) -> Answer:
-        request = client.build_request(
-            "POST", call.route.url, content=call.payload, headers=call.headers
-        )
-        response = await client.send(request, stream=True)
+        response = await client.send(_request(client, call), stream=True)
         if call.keeps_open(response.status_code):
             return Answer(response.status_code, response.headers, response=response)
         try:
-            body = b"".join([part async for part in response.aiter_bytes()])
+            parts: list[bytes] = []
+            async for part in response.aiter_bytes():
+                if not call.take(part, response.status_code):
+                    break
+                parts.append(part)
             call.check_cancel()
-            return Answer(response.status_code, response.headers, body)
+            return Answer(response.status_code, response.headers, b"".join(parts))
         finally:
             await response.aclose()
 
@@ -506,12 +521,15 @@ class LLM:
             async with self._async_client() as client:
                 response: httpx.Response = (await self._aopen(client, call)).response
                 try:
-                    async for line in response.aiter_lines():
-                        deltas = call.feed(line)
-                        if deltas is None:
-                            break
+                    parts = response.aiter_bytes()
+                    while not call.done:
+                        async with asyncio.timeout(call.remaining()):
+                            part = await anext(parts, None)
+                        deltas = call.end() if part is None else call.feed(part)
                         for delta in deltas:
                             yield delta
+                        if part is None:
+                            break
                 finally:
                     await response.aclose()
             call.finish_stream()
@@ -581,6 +599,17 @@ class LLM:
         """The async ``stream``: ``async for delta in llm.astream(...)``."""
         call = self._plan(messages, CallOptions.of("astream", StreamKwargs, options), stream=True)
         return AsyncChatStream(self._astream(call), call.assembler)
+
+
+def _request(client: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.Request:
+    """The attempt's request; its timeouts are the call's deadline (``_deadline``)."""
+    return client.build_request(
+        "POST",
+        call.route.url,
+        content=call.payload,
+        headers=call.headers,
+        extensions={"timeout": _deadline.timeouts(call.deadline)},
+    )
 
 
 def _degraded(error: LLMError) -> Structured[Any]:

@@ -4,6 +4,11 @@ to try again, assembles the result and reports each step to the tracer.
 
 It does no I/O and never sleeps: the sync and async drivers in ``_client`` send the
 request, read the body and wait the delay this core asks for, and nothing else.
+
+The call's ``timeout`` is one deadline for the whole call: every attempt, connect, headers,
+body or stream, and the waits between attempts. Each received piece of a body or stream is
+counted against the response size cap and checked against the deadline here; the drivers
+bound each blocking wait by ``remaining()``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ._wire import (
     ENV_API_KEY,
     ENV_DEEPSEEK_API_KEY,
     Assembler,
+    Lines,
     error_detail,
     parse_completion,
     sse_chunk,
@@ -57,7 +63,8 @@ class Route:
     model: str
     url: str
     where: str  # the URL without userinfo, query or fragment
-    timeout: float
+    timeout: float  # seconds for the whole call
+    max_body: int  # bytes of one response body (a stream: all of it)
     policy: RetryPolicy
     rng: random.Random
     tracer: Tracer | None
@@ -84,8 +91,12 @@ class Call:
         self.cancel = cancel
         self.attempt = 0
         self.started = 0.0
+        self.deadline = 0.0  # on the monotonic clock, set when the first attempt begins
+        self.received = 0  # bytes of the current attempt's body
+        self.done = False  # the stream said [DONE]
         self.status: int | None = None  # the accepted answer's
         self.assembler = Assembler(route.provider, route.model)
+        self.lines = Lines()
 
     # --- attempts ----------------------------------------------------------------------
 
@@ -94,6 +105,9 @@ class Call:
         self.check_cancel()
         self.attempt += 1
         self.started = time.monotonic()
+        if self.attempt == 1:
+            self.deadline = self.started + self.route.timeout
+        self.received = 0
         self.emit("request")
 
     def check_cancel(self) -> None:
@@ -101,9 +115,32 @@ class Call:
             raise LLMCancelled("cancelled: the call's cancel event was set")
 
     def overdue(self) -> bool:
-        """Check ``cancel``; True when the attempt has run past the timeout."""
+        """Check ``cancel``; True when the call has run past its deadline."""
         self.check_cancel()
-        return time.monotonic() > self.started + self.route.timeout
+        return time.monotonic() >= self.deadline
+
+    def remaining(self) -> float:
+        """Seconds left until the call's deadline (0 once it has passed)."""
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def take(self, part: bytes, status: int) -> bool:
+        """Count one received piece of a body with ``status``: raises ``LLMTimeout`` past
+        the deadline (``LLMCancelled`` when cancelled) and ``LLMProviderError`` when a 2xx
+        body outgrows the cap; False when an error body reached the cap (keep what was read,
+        stop reading: its status says what went wrong)."""
+        if self.overdue():
+            raise self.timeout_error()
+        self.received += len(part)
+        if self.received <= self.route.max_body:
+            return True
+        if status >= 300:
+            return False
+        cap = self.route.max_body
+        raise LLMProviderError(
+            f"provider returned a response over the {cap} byte cap from {self.route.where}; "
+            f"raise LLM(max_response_bytes=...) if such replies are expected",
+            reason="provider returned a response over the size cap",
+        )
 
     def keeps_open(self, status: int) -> bool:
         """Whether the driver hands this response over unread (a 2xx stream)."""
@@ -117,6 +154,7 @@ class Call:
     def timeout_error(self) -> LLMTimeout:
         return LLMTimeout(
             f"timeout: no complete answer from {self.route.where} within {self.route.timeout:g} s"
+            f" (the whole call; raise LLM(timeout=...) for longer replies)"
         )
 
     def transport_error(self, exc: BaseException) -> LLMError:
@@ -138,9 +176,13 @@ class Call:
                 return None
         err = answer.error or self.status_error(answer)
         delay = self.route.policy.delay(err, self.attempt, self.route.rng)
-        if delay is None:
-            if self.attempt > 1:
-                err.args = (f"{err.args[0]} (after {self.attempt} attempts)",)
+        late = delay is not None and time.monotonic() + delay >= self.deadline
+        if delay is None or late:
+            notes = [f"after {self.attempt} attempts"] if self.attempt > 1 else []
+            if late and not isinstance(err, LLMTimeout):
+                notes.append(f"another would end past the {self.route.timeout:g} s timeout")
+            if notes:
+                err.args = (f"{err.args[0]} ({'; '.join(notes)})",)
             _log.debug("giving up after %d attempt(s): %s", self.attempt, err.reason)
             raise err
         _log.debug("retrying in %.2f s", delay)
@@ -181,14 +223,28 @@ class Call:
         )
         return self._finish(result)
 
-    def feed(self, line: str) -> list[Delta] | None:
-        """The deltas in one streamed line; ``None`` once the stream says it is done."""
-        if self.overdue():
-            raise self.timeout_error()
-        chunk = sse_chunk(line)
-        if chunk is DONE:
-            return None
-        return self.assembler.feed(chunk) if isinstance(chunk, Mapping) else []
+    def feed(self, part: bytes) -> Iterator[Delta]:
+        """The deltas in one received piece of a stream, counted by ``take``, line by line
+        (``cancel`` and the deadline are checked before each). ``done`` is set once the
+        stream said ``[DONE]``; what follows is ignored."""
+        self.take(part, 200)
+        return self._deltas(self.lines.feed(part))
+
+    def end(self) -> Iterator[Delta]:
+        """The deltas of the stream's last line, when it ended without a newline."""
+        return self._deltas(self.lines.end())
+
+    def _deltas(self, lines: list[str]) -> Iterator[Delta]:
+        for line in lines:
+            if self.done:
+                return
+            if self.overdue():
+                raise self.timeout_error()
+            chunk = sse_chunk(line)
+            if chunk is DONE:
+                self.done = True
+            elif isinstance(chunk, Mapping):
+                yield from self.assembler.feed(chunk)
 
     def finish_stream(self) -> ChatResult:
         """The result of a stream read to its end."""
@@ -203,16 +259,16 @@ class Call:
     @contextmanager
     def traced(self) -> Iterator[None]:
         """Around a driver: a failure leaving it is reported as ``error`` (a transport error
-        mid-stream becomes the matching ``LLMError`` first)."""
+        or an async deadline mid-stream becomes the matching ``LLMError`` first)."""
         try:
             yield
-        except httpx.TransportError as exc:
-            err = self.transport_error(exc)
-            self.emit("error", reason=err.reason)
-            raise err from None
         except LLMError as exc:
             self.emit("error", status=exc.status, reason=exc.reason)
             raise
+        except (httpx.TransportError, TimeoutError) as exc:
+            err = self.transport_error(exc)
+            self.emit("error", reason=err.reason)
+            raise err from None
 
     def emit(self, kind: TraceKind, **fields: Any) -> None:
         tracer = self.route.tracer

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -13,6 +15,7 @@ from pydantic import BaseModel
 
 from ..errors import InvalidArgument, LLMProviderError
 from ._base import ChatResult, Delta, Messages, ToolCall, Usage, truncate_keep_tail
+from ._limits import TooDeep, clean_text, loads
 from ._options import CallOptions
 
 ENV_BASE_URL = "CTXSDK_LLM_BASE_URL"
@@ -132,14 +135,20 @@ def request_body(
     return body
 
 
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The request bytes: UTF-8 JSON, any lone surrogate in a text sent as U+FFFD (a
+    ``str`` may hold one, e.g. from a reply decoded elsewhere; it cannot be encoded)."""
+    return clean_text(json.dumps(body, ensure_ascii=False)).encode()
+
+
 # --- the answer ----------------------------------------------------------------------------
 
 
 def error_detail(content: bytes) -> str:
     """The provider's error message in an error response body, unscrubbed and uncut."""
     try:
-        data = json.loads(content)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = loads(content)
+    except (ValueError, UnicodeDecodeError):  # not JSON, or nested too deep
         data = None
     if isinstance(data, Mapping):
         err = data.get("error")
@@ -154,7 +163,12 @@ def parse_completion(
     """The ``ChatResult`` of a ``chat.completion`` body; ``LLMProviderError`` when the body is
     not one (``where``: the safe URL, for the message)."""
     try:
-        data = json.loads(content)
+        data = loads(content)
+    except TooDeep as exc:
+        raise LLMProviderError(
+            f"provider returned {exc} from {where}",
+            reason="provider returned an invalid response",
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise LLMProviderError(
             f"provider returned a body that is not JSON from {where}",
@@ -220,16 +234,41 @@ def sse_chunk(line: str) -> Any:
     if not payload:
         return None
     try:
-        return json.loads(payload)
+        return loads(payload)
+    except TooDeep as exc:
+        detail = str(exc)
     except json.JSONDecodeError as exc:
-        raise LLMProviderError(
-            f"provider streamed a line that is not JSON: {exc.msg}",
-            reason="provider returned an invalid stream",
-        ) from None
+        detail = f"not JSON: {exc.msg}"
+    raise LLMProviderError(
+        f"provider streamed a line that is {detail}",
+        reason="provider returned an invalid stream",
+    )
 
 
 DONE = object()
 """What ``sse_chunk`` returns for the stream's last line."""
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class Lines:
+    """Splits a stream's bytes into lines as they arrive (UTF-8, an invalid byte read as
+    U+FFFD; a line ends at CRLF, LF or CR, as server-sent events do)."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._tail = ""
+
+    def feed(self, data: bytes) -> list[str]:
+        """The lines that ``data`` completes."""
+        lines = _NEWLINE.split(self._tail + self._decoder.decode(data))
+        self._tail = lines.pop()
+        return lines
+
+    def end(self) -> list[str]:
+        """The last line, when the stream ended without a newline."""
+        tail, self._tail = self._tail + self._decoder.decode(b"", final=True), ""
+        return [tail] if tail else []
 
 
 class Assembler:
