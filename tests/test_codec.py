@@ -225,3 +225,132 @@ def test_session_directory_picks_highest_generation(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         s = cx.Session.open(tmp_path)
     assert s.version == 3 and s.path == tmp_path / "session.v3.jsonl"
+
+
+# --- nesting depth (MAX_JSON_DEPTH) --------------------------------------------------------
+
+
+def _nest(levels: int) -> bytes:
+    """``levels`` nested arrays around an object, as JSON text (no Python recursion)."""
+    return b"[" * levels + b'{"x":1}' + b"]" * levels
+
+
+def _deep_lines(levels: int, *, at: int = 3) -> list[bytes]:
+    """A valid v3 log's lines with ``levels`` arrays under the first user message's first
+    content block (``meta``), on event ``at``."""
+    hdr, events = small_v3()
+    assert events[at]["type"] == "user/message"
+    lines = [orjson.dumps(e) for e in [hdr, *events]]
+    block = orjson.dumps(events[at]["data"]["content"][0])
+    line = lines[at + 1]
+    lines[at + 1] = line.replace(block, block[:-1] + b',"meta":' + _nest(levels) + b"}", 1)
+    assert lines[at + 1] != line
+    return lines
+
+
+def test_max_json_depth_is_far_above_real_logs_and_below_the_writers_limit() -> None:
+    from ctxsdk.session._codec import MAX_JSON_DEPTH, deep_path
+
+    assert 64 <= MAX_JSON_DEPTH < 254  # orjson.dumps refuses 255 levels: save would die
+    assert deep_path(orjson.loads(_nest(MAX_JSON_DEPTH - 1))) is None
+    assert deep_path(orjson.loads(_nest(MAX_JSON_DEPTH))) == [0] * MAX_JSON_DEPTH
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_a_600_deep_event_is_refused_at_open_naming_where(tmp_path: Path, zstd: bool) -> None:
+    lines = _deep_lines(600)
+    if zstd:
+        p = tmp_path / "session.v3.jsonl.zstd"
+        p.write_bytes(zstd_frame(lines[0] + b"\n") + zstd_frame(b"\n".join(lines[1:]) + b"\n"))
+    else:
+        p = tmp_path / "session.v3.jsonl"
+        p.write_bytes(b"\n".join(lines) + b"\n")
+    before = p.read_bytes()
+    with pytest.raises(SessionFormatError) as err:
+        cx.Session.open(p)  # never a Session that save/fork/events_df would die on later
+    e = err.value
+    assert not isinstance(e, CorruptLog)  # well-formed bytes, refused by the limit
+    assert (e.path, e.line, e.seq) == (str(p), 5, 3)
+    assert e.frame == (2 if zstd else None)
+    msg = str(e)
+    assert "MAX_JSON_DEPTH = 128" in msg and "data.content[0].meta[0]" in msg
+    with pytest.raises(SessionFormatError, match="MAX_JSON_DEPTH"):
+        read_log(p)
+    assert p.read_bytes() == before
+
+
+def test_a_100_deep_event_still_opens_and_saves(tmp_path: Path) -> None:
+    p = tmp_path / "session.v3.jsonl"
+    p.write_bytes(b"\n".join(_deep_lines(100)) + b"\n")
+    s = cx.Session.open(p)
+    s.save(tmp_path / "copy.v3.jsonl")
+    assert len(s.events_df()) == len(s)
+    assert len(cx.Session.open(tmp_path / "copy.v3.jsonl")) == len(s)
+
+
+def test_past_the_parsers_own_limit_is_refused_as_too_deep_not_torn(tmp_path: Path) -> None:
+    """orjson stops at 1024 levels; such a line is refused by the limit, never read as a
+    torn last line (whose recovery would silently drop it)."""
+    hdr, events = small_v3(closed=False)  # no turn/end after the last line
+    last = b'{"type":"x/note","seq":%d,"time":1,"data":' % len(events) + _nest(2000) + b"}"
+    lines = [orjson.dumps(e) for e in [hdr, *events]] + [last]
+    p = tmp_path / "session.v3.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(SessionFormatError, match="past the parser's 1024 levels") as err:
+        cx.Session.open(p)
+    assert (err.value.line, err.value.seq) == (len(lines), len(events))
+
+
+def test_a_deep_v1_header_and_a_deep_packed_log_name_line_and_seq(tmp_path: Path) -> None:
+    hdr = header(1, extra=orjson.loads(_nest(200)))
+    p = tmp_path / "h.jsonl"
+    p.write_bytes(orjson.dumps(hdr) + b"\n")
+    with pytest.raises(SessionFormatError, match="header line is nested") as err:
+        read_log(p)
+    assert (err.value.line, err.value.seq) == (1, None)
+    # v1: a packed row of 3 events on line 2, so the deep row on line 3 is seq 3.
+    packed = {
+        "type": "text-chunks",
+        "seq0": 0,
+        "time0": 5,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]},
+    }
+    deep = {"type": "x/unknown", "seq": 3, "time": 9, "data": {"v": 0}}
+    row = orjson.dumps(deep).replace(b"0}", _nest(300) + b"}")
+    p.write_bytes(b"\n".join([orjson.dumps(header(1)), orjson.dumps(packed), row]) + b"\n")
+    with pytest.raises(SessionFormatError, match="MAX_JSON_DEPTH") as err:
+        read_log(p)
+    assert (err.value.line, err.value.seq) == (3, 3)
+
+
+def test_strings_full_of_brackets_are_not_nesting(tmp_path: Path) -> None:
+    """The byte count is only a filter: a line whose strings hold many brackets is walked
+    and opens."""
+    hdr, events = small_v3()
+    events[3]["data"]["content"][0]["text"] = "[{" * 5000
+    p = tmp_path / "session.v3.jsonl"
+    _write_plain(p, hdr, events)
+    assert cx.Session.open(p).messages()[1].content[0].text == "[{" * 5000  # type: ignore[union-attr]
+
+
+def test_a_deep_event_in_memory_is_refused() -> None:
+    from ctxsdk.errors import SurfaceError
+
+    hdr, events = small_v3()
+    deep = orjson.loads(_nest(300))
+    bad = [dict(e) for e in events]
+    bad[3] = {**bad[3], "data": {**bad[3]["data"], "meta": deep}}
+    with pytest.raises(SessionFormatError, match="MAX_JSON_DEPTH") as err:
+        cx.Session.from_events(hdr, bad)
+    assert err.value.seq == 3
+    s = cx.Session.from_events(hdr, events)
+    with pytest.raises(SurfaceError, match="MAX_JSON_DEPTH") as serr:
+        s.append([{"type": "x/ignorable", "ignorable": True, "data": {"v": deep}}])
+    assert serr.value.seq == len(events)
+    with pytest.raises(SessionFormatError, match="header is nested"):
+        cx.Session.from_events(header(1, extra=orjson.loads(_nest(200))), [])
+    # A cycle cannot be serialized or walked to its end: it reads as too deep, not a hang.
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    with pytest.raises(SurfaceError, match="MAX_JSON_DEPTH"):
+        s.append([{"type": "x/ignorable", "ignorable": True, "data": loop}])

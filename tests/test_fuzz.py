@@ -1584,3 +1584,83 @@ def test_append_refuses_a_same_size_change_behind_the_back(v3_log: Path) -> None
     with pytest.raises(WriteError):
         edited.append_to_log()
     assert v3_log.read_bytes() == changed
+
+
+# --- nesting depth: the byte filter never misses, the walker agrees with a recursive count --
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.text(alphabet='[]{}"\\ab,:', max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=40,
+)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@settings(max_examples=200 * _SCALE, deadline=None)
+@given(values=st.lists(_JSON, min_size=1, max_size=6), limit=st.integers(0, 6))
+def test_depth_filter_and_walker_agree_with_the_true_depth(values: list[Any], limit: int) -> None:
+    from ctxsdk.session._codec import _deep_lines, deep_path
+
+    lines = [orjson.dumps(v) for v in values]
+    candidates = _deep_lines(b"\n".join(lines) + b"\n", len(lines), limit)
+    for i, v in enumerate(values):
+        too_deep = _depth(v) > limit
+        assert (deep_path(v, limit) is not None) == too_deep
+        if too_deep:
+            assert i in candidates  # the byte filter is a bound: it never lets one through
+
+
+@settings(max_examples=30 * _SCALE, deadline=None)
+@given(levels=st.integers(1, 300), where=st.sampled_from(["data", "block"]))
+def test_an_event_opens_exactly_when_it_nests_within_the_limit(levels: int, where: str) -> None:
+    from ctxsdk.session._codec import MAX_JSON_DEPTH
+
+    hdr = {"type": "session", "version": 3, "id": "s", "createdAt": 1, "isSeeded": False}
+    hdr["delegationDepth"] = 0
+    nested: Any = 1
+    for _ in range(levels):
+        nested = [nested]
+    msg = {"role": "user", "id": "u", "source": {"kind": "user"}}
+    block: dict[str, Any] = {"type": "text", "text": "hi"}
+    data: dict[str, Any] = {**msg, "content": [block]}
+    if where == "block":
+        block["meta"] = nested  # event > data > content > block > levels
+        depth = 4 + levels
+    else:
+        data["meta"] = nested  # event > data > levels
+        depth = 2 + levels
+    ev = {"type": "user/message", "seq": 0, "time": 1, "data": data, "surfaceOp": "append"}
+    text = b"".join(json_line + b"\n" for json_line in map(_dumps_any, [hdr, ev]))
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "s.jsonl"
+        p.write_bytes(text)
+        if depth > MAX_JSON_DEPTH:
+            with pytest.raises(SessionFormatError, match="MAX_JSON_DEPTH") as err:
+                Session.open(p)
+            assert (err.value.line, err.value.seq) == (2, 0)
+        else:
+            s = Session.open(p)
+            s.save(Path(tmp) / "copy.jsonl")  # what opens can be written again
+            assert len(s.events_df()) == 1
+
+
+def _dumps_any(value: Any) -> bytes:
+    """JSON text of any depth (orjson.dumps stops at 255 levels), for writing test logs."""
+    import json
+
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, separators=(",", ":")).encode()

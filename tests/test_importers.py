@@ -978,3 +978,47 @@ def test_missing_input_is_not_found_and_home_is_expanded(
     )
     s = import_file("openai", "~/chat.json")
     assert [m.text for m in s.messages()] == ["hi", "hello"]
+
+
+# --- nesting depth (MAX_JSON_DEPTH) --------------------------------------------------------
+
+
+def _nest_text(levels: int) -> str:
+    return "[" * levels + "1" + "]" * levels
+
+
+@pytest.mark.parametrize("levels", [600, 5000])  # 5000: deeper than Python's json can recurse
+def test_a_deeply_nested_import_file_is_refused_naming_file_and_record(
+    tmp_path: Path, levels: int
+) -> None:
+    msgs = '[{"role": "user", "content": "hi"}, {"role": "user", "content": "x", "meta": %s}]'
+    p = tmp_path / "deep.json"
+    p.write_text(msgs % _nest_text(levels))
+    with pytest.raises(ImportFormatError, match="MAX_JSON_DEPTH = 128") as err:
+        import_file("openai", p)
+    assert str(err.value).startswith("deep.json")
+    if levels == 600:
+        assert "at [1].meta[0]" in str(err.value)  # the record (message 1) and where in it
+    jl = tmp_path / "deep.jsonl"
+    jl.write_text(
+        '{"role": "user", "content": "hi"}\n{"role": "user", "meta": ' + _nest_text(levels) + "}\n"
+    )
+    with pytest.raises(ImportFormatError, match="deep.jsonl, line 2: nested more than 128"):
+        import_file("openai", jl)
+
+
+def test_a_deep_claude_code_line_and_deep_messages_in_memory_are_refused(tmp_path: Path) -> None:
+    p = tmp_path / "cc.jsonl"
+    p.write_text('{"type": "user", "uuid": "u1", "message": {"x": ' + _nest_text(300) + "}}\n")
+    with pytest.raises(ImportFormatError, match="cc.jsonl, line 1: nested more than 128"):
+        import_file("claude-code", p)
+    deep: Any = 1
+    for _ in range(300):
+        deep = [deep]
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "x", "v": deep}]}]
+    with pytest.raises(ImportFormatError, match="MAX_JSON_DEPTH"):
+        from_messages(msgs, "openai")
+    # 100 levels is far above any real transcript and still imports.
+    ok = tmp_path / "ok.json"
+    ok.write_text('[{"role": "user", "content": "hi", "meta": ' + _nest_text(100) + "}]")
+    assert len(import_file("openai", ok).messages()) == 1

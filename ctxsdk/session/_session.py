@@ -29,6 +29,7 @@ from ._codec import (
     Recovery,
     dumps_line,
     read_log,
+    refuse_deep_events,
     resolve_log_path,
     validate_header,
 )
@@ -221,6 +222,8 @@ class Session:
         index: LogIndex | None = None,
     ) -> None:
         version = validate_header(header)
+        if index is None:  # events from memory; a file's were checked as it was decoded
+            refuse_deep_events(events, header=header)
         self._init(
             header,
             version,
@@ -798,6 +801,7 @@ class Session:
         index = self._index.copy()
         events = self._raw + new
         try:
+            refuse_deep_events(events, len(self._raw))
             replay_into(index, events, len(self._raw))
         except SessionFormatError as exc:
             raise SurfaceError(exc.reason, seq=exc.seq) from None

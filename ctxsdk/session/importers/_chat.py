@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from .._session import Session
 from ._anthropic import anthropic_items, anthropic_tool, system_blocks
-from ._common import JsonDict, fail, load_json, source_name, source_path
+from ._common import JsonDict, fail, load_json, load_json_line, source_name, source_path
 from ._emit import build_session
 from ._items import DEFAULT_CREATED_AT, Item, SystemItem, stable_id
 from ._openai import openai_items, openai_tool
@@ -97,12 +97,7 @@ def load_chat_file(format: ChatFormat, path: str | Path, **options: Any) -> Sess
         for n, raw in enumerate(p.read_bytes().split(b"\n"), 1):
             if not raw.strip():
                 continue
-            try:
-                messages.append(json.loads(raw))
-            except json.JSONDecodeError as exc:
-                fail(f"{name}, line {n}", f"not valid JSON ({exc.msg})")
-            except UnicodeDecodeError as exc:
-                fail(f"{name}, line {n}", f"not UTF-8 text ({exc.reason})")
+            messages.append(load_json_line(raw, f"{name}, line {n}"))
         doc: Any = {"messages": messages}
     else:
         doc = load_json(p)

@@ -13,13 +13,12 @@ whole surface after the system head is replaced by the framed checkpoint. A file
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from .._session import Session
 from ._anthropic import FINISH, PROVIDER, assistant_blocks, usage_of, user_items
-from ._common import JsonDict, fail, get_dict, iso_ms, source_path
+from ._common import JsonDict, fail, get_dict, iso_ms, load_json_line, source_path
 from ._emit import build_session
 from ._items import (
     DEFAULT_CREATED_AT,
@@ -110,12 +109,7 @@ def _read(p: Path) -> list[_Record]:
     for n, raw in enumerate(p.read_bytes().split(b"\n"), 1):
         if not raw.strip():
             continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            fail(f"{p.name}, line {n}", f"not valid JSON ({exc.msg})", "is the line torn?")
-        except UnicodeDecodeError as exc:
-            fail(f"{p.name}, line {n}", f"not UTF-8 text ({exc.reason})")
+        rec = load_json_line(raw, f"{p.name}, line {n}", "is the line torn?")
         if not isinstance(rec, dict):
             fail(f"{p.name}, line {n}", "a record must be a JSON object")
         out.append((n, rec))

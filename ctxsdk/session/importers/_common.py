@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ...errors import ImportFormatError, NotFound
+from .._codec import MAX_JSON_DEPTH, deep_path, json_path_text
 from .._harness import fallback_title as harness_fallback_title
 
 __all__ = [
     "JsonDict",
+    "check_depth",
     "fail",
     "fallback_title",
     "get_dict",
@@ -24,6 +26,7 @@ __all__ = [
     "iso_ms",
     "json_arguments",
     "load_json",
+    "load_json_line",
     "media_block",
     "opt_str",
     "source_name",
@@ -143,12 +146,33 @@ def source_path(path: str | Path) -> Path:
     return p
 
 
+def _too_deep(where: str, at: str) -> NoReturn:
+    fail(
+        where,
+        f"nested more than {MAX_JSON_DEPTH} levels of arrays/objects deep{at}, past the limit "
+        f"MAX_JSON_DEPTH = {MAX_JSON_DEPTH} (real transcripts nest about a dozen levels)",
+        "remove or flatten that value; it is not imported",
+    )
+
+
+def check_depth(value: Any, where: str, data: bytes | None = None) -> None:
+    """Refuse a parsed value nested deeper than ``MAX_JSON_DEPTH``, naming ``where`` and the
+    path to the deep part. ``data`` (the text it was parsed from) skips the walk when it has
+    too few ``[``/``{`` to nest that deep."""
+    if data is not None and data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
+        return
+    path = deep_path(value)
+    if path is not None:
+        _too_deep(where, f", at {json_path_text(path)}")
+
+
 def load_json(path: str | Path) -> Any:
-    """A JSON file; a syntax error names the file, line and column."""
+    """A JSON file; a syntax error names the file, line and column, and a document nested
+    deeper than ``MAX_JSON_DEPTH`` is refused naming the file and the path to the deep part."""
     p = source_path(path)
+    data = p.read_bytes()
     try:
-        with p.open("rb") as fh:
-            return json.load(fh)
+        doc = json.loads(data)
     except json.JSONDecodeError as exc:
         fail(
             f"{p.name}, line {exc.lineno} column {exc.colno}",
@@ -157,6 +181,25 @@ def load_json(path: str | Path) -> Any:
         )
     except UnicodeDecodeError as exc:
         fail(p.name, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except RecursionError:  # Python's parser recurses: ~1000 levels exhaust the stack
+        _too_deep(p.name, " (too deep for the JSON parser)")
+    check_depth(doc, p.name, data)
+    return doc
+
+
+def load_json_line(raw: bytes, where: str, todo: str = "") -> Any:
+    """One line of a JSONL file, refused with ``where`` (file and line) when it is not JSON,
+    not UTF-8, or nested deeper than ``MAX_JSON_DEPTH``."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        fail(where, f"not valid JSON ({exc.msg})", todo)
+    except UnicodeDecodeError as exc:
+        fail(where, f"not UTF-8 text ({exc.reason})")
+    except RecursionError:
+        _too_deep(where, " (too deep for the JSON parser)")
+    check_depth(value, where, raw)
+    return value
 
 
 _DSH_BLOCK_TYPES = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
