@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from ._text import gist, message_text
 
 __all__ = [
-    "LOG_ONLY_TYPES",
     "AgentPresetSelectedData",
     "AssistantAttemptData",
     "AssistantChunkData",
@@ -419,38 +418,6 @@ class CommandDoneData(_Model):
     source_event_seq: int | None = Field(default=None, alias="sourceEventSeq")
 
 
-# Log-only event types of the harness vocabulary whose data ctxsdk does not model field by field.
-LOG_ONLY_TYPES: frozenset[str] = frozenset(
-    {
-        "agent/inbox/spliced",
-        "agent-preset/selected",
-        "approval/asked",
-        "approval/decided",
-        "approval/policy",
-        "command/run",
-        "command/done",
-        "feedback/record",
-        "goal/change",
-        "hook/invoked",
-        "hook/result",
-        "llm/retry",
-        "llm/retry-started",
-        "permission/preset",
-        "plan/mode",
-        "sandbox/mode",
-        "schedule/change",
-        "todo/write",
-        "tool/code-dispatch",
-        "tool/code-dispatch-start",
-        "tool/ptc-dispatch",
-        "tool/ptc-dispatch-start",
-        "web/deepseek-search-llm-request",
-        "session/title-llm-request",
-    }
-)
-# Families the harness names by prefix (``team/*``, ``tool-workflow/*``).
-LOG_ONLY_PREFIXES: tuple[str, ...] = ("team/", "tool-workflow/")
-
 _DATA_MODELS: dict[str, type[BaseModel]] = {
     "turn/start": TurnStartData,
     "turn/end": TurnEndData,
@@ -483,7 +450,6 @@ _DATA_MODELS: dict[str, type[BaseModel]] = {
     "session/title-llm-request": TitleLlmRequestData,
     "command/done": CommandDoneData,
 }
-KNOWN_TYPES: frozenset[str] = frozenset(_DATA_MODELS) | LOG_ONLY_TYPES
 
 
 # The event vocabulary of each format generation, as the harness's released format packages
