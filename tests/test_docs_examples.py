@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,11 @@ PAGES = [
     "docs/session.md",
     "docs/workspace.md",
     "docs/importers.md",
+    "docs/assembly.md",
     "docs/views.md",
     "docs/errors.md",
 ]
-_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+_BLOCK = re.compile(r"```python\n(.*?)```", re.S)  # also indented ones, in list items
 _NOT_RUN = "# not run:"
 
 
@@ -54,7 +56,7 @@ def test_every_example_of_the_page_runs(
     for i, block in enumerate(blocks):
         if block.lstrip().startswith(_NOT_RUN):
             continue
-        code = compile(block, f"{page} (python block {i + 1})", "exec")
+        code = compile(textwrap.dedent(block), f"{page} (python block {i + 1})", "exec")
         exec(code, namespace)
 
 
