@@ -61,8 +61,8 @@ def visible(text: str, *, multiline: bool = False) -> str:
 
 
 def _json_safe(text: str) -> str:
-    """JSON text with the controls JSON leaves raw (DEL, C1, bidi marks) as ``\\uXXXX``
-    escapes: the same JSON value, nothing for a terminal to act on."""
+    """JSON text with the controls JSON leaves raw (DEL, C1, bidi marks) written as JSON's own
+    four-hex-digit ``\\u`` escapes: the same JSON value, nothing for a terminal to act on."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -37,6 +37,7 @@ from ctxsdk.testing import LogBuilder, ToolOutput
 from ctxsdk.tools import default_registry
 
 from .conftest import SHARED
+from .test_agent import reply
 
 ORACLE = SHARED / "oracle" / "dsh-harness"
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "dsh-oracle"
@@ -227,28 +228,8 @@ def test_imported_real_logs(oracle_home: Path, tmp_path: Path) -> None:
         accepted(oracle_home, s, tmp_path, f"import-{i}", kind="import real log")
 
 
-def _reply(text: str | None, call: tuple[str, str, dict[str, Any]] | None = None) -> Any:
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if call:
-        cid, name, args = call
-        message["tool_calls"] = [
-            {
-                "id": cid,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-        ]
-    finish = "tool_calls" if call else "stop"
-    return {
-        "id": "cmpl",
-        "model": "scripted",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 10},
-    }
-
-
 def test_agent_turns_repair_and_forks(oracle_home: Path, tmp_path: Path) -> None:
-    replies = [_reply("Searching.", ("c1", "context_search", {"query": "xdist"})), _reply("Done.")]
+    replies = [reply("Searching.", [("c1", "context_search", {"query": "xdist"})]), reply("Done.")]
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json=replies.pop(0))
@@ -496,7 +477,7 @@ def test_assembly_presets(
 
 def test_assembly_auto_rules_after_an_agent_turn(oracle_home: Path, tmp_path: Path) -> None:
     def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json=_reply("Noted."))
+        return httpx.Response(200, json=reply("Noted."))
 
     llm = LLM("http://model.test/v1", "scripted", env={}, transport=httpx.MockTransport(answer))
     flaky = cx.Session.open(sample("fix-flaky-test"))
@@ -511,7 +492,7 @@ def test_assembly_tool_call_inside_a_turn(oracle_home: Path, tmp_path: Path) -> 
     flaky = cx.Session.open(sample("fix-flaky-test"))
     old = _appended_results(flaky)[0]
     args = {"action": "set", "dryRun": False, "ops": [{"surfaceSeq": old.seq, "mode": "off"}]}
-    replies = [_reply(None, ("c1", "context_assembler", args)), _reply("Folded.")]
+    replies = [reply(None, [("c1", "context_assembler", args)]), reply("Folded.")]
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json=replies.pop(0))

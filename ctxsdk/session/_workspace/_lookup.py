@@ -20,7 +20,8 @@ def match(rows: Sequence[dict[str, Any]], prefix: str, root: Path) -> dict[str, 
         return hits[0]
     if not hits:
         raise NotFound(
-            f"no session id starts with {prefix!r} in {root} ({len(rows)} sessions); "
+            f"no session id starts with {prefix!r} in {root} "
+            f"({len(rows)} session{'' if len(rows) == 1 else 's'}); "
             "Workspace.sessions() lists them"
         )
     if exact:
