@@ -1,6 +1,10 @@
 """The docs' examples run as written: every ```python block of a page, top to bottom, in one
 namespace per page, in a fresh working directory whose ``../shared`` is the shared data.
 
+The model page's examples talk to ``http://127.0.0.1:8080/v1`` (where ``make test-live`` and a
+local llama.cpp server listen); here that address is replaced by a real OpenAI-compatible
+server on a free loopback port (``tests/_openai_server.py``), started for the page.
+
 A block that cannot run here says so on its first line (``# not run: <why>``, e.g. it needs a
 model server); every other block runs, and the list of skipped blocks is asserted, so a new
 unrunnable example is a deliberate choice, not an accident.
@@ -11,10 +15,12 @@ from __future__ import annotations
 import os
 import re
 import textwrap
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
+from ._openai_server import openai_server
 from .conftest import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +33,9 @@ PAGES = [
     "docs/assembly.md",
     "docs/views.md",
     "docs/errors.md",
+    "docs/llm.md",
 ]
+_MODEL_URL = "http://127.0.0.1:8080/v1"  # the model page's server, replaced by a loopback one
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)  # also indented ones, in list items
 _NOT_RUN = "# not run:"
 
@@ -53,11 +61,16 @@ def test_every_example_of_the_page_runs(
     blocks = _blocks(page)
     assert blocks, f"{page} has no python example"
     namespace: dict[str, object] = {"__name__": "__docs__"}
-    for i, block in enumerate(blocks):
-        if block.lstrip().startswith(_NOT_RUN):
-            continue
-        code = compile(textwrap.dedent(block), f"{page} (python block {i + 1})", "exec")
-        exec(code, namespace)
+    with ExitStack() as stack:
+        url = _MODEL_URL
+        if any(_MODEL_URL in b for b in blocks):
+            url = stack.enter_context(openai_server()).url
+        for i, block in enumerate(blocks):
+            if block.lstrip().startswith(_NOT_RUN):
+                continue
+            source = textwrap.dedent(block).replace(_MODEL_URL, url)
+            code = compile(source, f"{page} (python block {i + 1})", "exec")
+            exec(code, namespace)
 
 
 def test_only_marked_blocks_are_skipped_and_each_says_why() -> None:
