@@ -25,7 +25,13 @@ ABOVE = (
     "ctxsdk.widgets",
 )
 # What the base may use outside itself: the error tree and small shared helpers.
-BASE_MAY_USE = ("ctxsdk.errors", "ctxsdk._gc", "ctxsdk._progress", "ctxsdk._public")
+BASE_MAY_USE = (
+    "ctxsdk.errors",
+    "ctxsdk._display",
+    "ctxsdk._gc",
+    "ctxsdk._progress",
+    "ctxsdk._public",
+)
 
 
 def _under(module: str, roots: tuple[str, ...]) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .._public import publish
 from ._codec import Compression, DecodedLog, Recovery, read_log
+from ._composition import COMPACTION_RATIO, COMPOSITION_PARTS, Composition, composition
 from ._event_writer import EventWriter, now_ms
 from ._fork import fork_log, fork_points
 from ._harness import (
@@ -70,12 +71,15 @@ __all__ = [
     "BM25",
     "CACHE_RELPATH",
     "CHECKPOINT_PREAMBLE",
+    "COMPACTION_RATIO",
+    "COMPOSITION_PARTS",
     "LATEST_VERSION",
     "MARKER_KINDS",
     "PRUNE_MARKER",
     "SESSION_COLUMNS",
     "SYSTEM_PROMPT_PLUGIN",
     "TOKENIZER_NAMES",
+    "Composition",
     "Compression",
     "DecodedLog",
     "Event",
@@ -105,6 +109,7 @@ __all__ = [
     "assembly_source",
     "canonical_file_name",
     "checkpoint_content",
+    "composition",
     "decode_segment",
     "digest_text",
     "display_text",

@@ -1,0 +1,164 @@
+"""What fills the context window, by kind: the view of Claude Code's ``/context``.
+
+Every token the model receives is counted once, in one part: the system prompt, the tool
+schemas, user messages, assistant messages (text and calls), reasoning, tool results and
+replacement markers (assembly collapses, harness compaction checkpoints, pruned results).
+The parts of the messages sum to ``Session.tokens(tokenizer).total``; the tool schemas are
+added on top, as the harness's token meter adds them. Against the context window it shows
+the free space and the point where the harness would compact: ``floor(window × 0.8)``, the
+harness's default ``thresholdRatio``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .._display import Rendered, esc, fmt_tokens, stacked_bar, table
+from ..errors import InvalidArgument
+from ._markers import read_marker
+from ._tokens import estimate_block, estimate_tools, get_tokenizer
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+__all__ = ["COMPACTION_RATIO", "COMPOSITION_PARTS", "Composition", "composition"]
+
+# (key, label) in the order the bar draws them.
+COMPOSITION_PARTS: tuple[tuple[str, str], ...] = (
+    ("system", "system prompt"),
+    ("tools", "tool schemas"),
+    ("user", "user"),
+    ("assistant", "assistant"),
+    ("reasoning", "reasoning"),
+    ("tool_results", "tool results"),
+    ("markers", "fold markers"),
+)
+COMPACTION_RATIO = 0.8  # the harness's default compaction thresholdRatio (spec §10)
+_KINDS = {"tool_results": "tool", "markers": "marker"}
+
+
+@dataclass(frozen=True)
+class Composition(Rendered):
+    """Tokens by kind, against the context window when one is known."""
+
+    tokenizer: str
+    parts: dict[str, int]
+    window: int | None
+    threshold_ratio: float = COMPACTION_RATIO
+
+    @property
+    def used(self) -> int:
+        return sum(self.parts.values())
+
+    @property
+    def threshold(self) -> int | None:
+        """Tokens at which the harness would compact (``None`` without a window)."""
+        return None if self.window is None else int(self.window * self.threshold_ratio)
+
+    @property
+    def free(self) -> int | None:
+        return None if self.window is None else max(0, self.window - self.used)
+
+    def share(self, part: str) -> float:
+        return self.parts[part] / self.used if self.used else 0.0
+
+    def __repr__(self) -> str:
+        window = f" of {self.window}" if self.window else ""
+        return f"Composition({self.tokenizer}, {self.used} tokens{window})"
+
+    def _rows(self) -> list[tuple[str, int, str]]:
+        rows = [
+            (label, self.parts[key], _pct(self.parts[key], self.used))
+            for key, label in COMPOSITION_PARTS
+        ]
+        return rows
+
+    def _text_(self) -> str:
+        head = f"Context composition ({self.tokenizer}): {self.used:,} tokens"
+        if self.window is not None:
+            head += f" of {self.window:,} ({_pct(self.used, self.window)} used)"
+        lines = [head]
+        width = max(len(label) for _, label in COMPOSITION_PARTS)
+        for label, value, pct in self._rows():
+            lines.append(f"  {label:<{width}}  {value:>9,}  {pct:>6}")
+        if self.window is not None:
+            assert self.threshold is not None and self.free is not None
+            lines.append(f"  {'free':<{width}}  {self.free:>9,}")
+            left = self.threshold - self.used
+            where = f"{left:,} tokens away" if left > 0 else f"passed by {-left:,} tokens"
+            lines.append(f"  compaction at {self.threshold:,} ({where})")
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        parts = [(label, self.parts[key], _KINDS.get(key, key)) for key, label in COMPOSITION_PARTS]
+        total = self.used
+        marks: list[tuple[int, str]] = []
+        if self.window is not None and self.free is not None and self.threshold is not None:
+            parts.append(("free", self.free, "free"))
+            total = max(self.window, self.used)
+            marks.append((self.threshold, f"compaction at {self.threshold:,}"))
+        head = f"{fmt_tokens(self.used)} tokens"
+        if self.window is not None:
+            head += f" of {fmt_tokens(self.window)} ({_pct(self.used, self.window)})"
+        plot = stacked_bar(parts, total, marks=marks, title="context composition")
+        rows = table(("part", "tokens", "share"), self._rows(), numeric=(1, 2))
+        return (
+            f"<div class='cx-title'>Context composition <span class='cx-muted'>"
+            f"{esc(self.tokenizer)} · {esc(head)}</span></div>{plot}{rows}"
+        )
+
+
+def _pct(value: int, total: int) -> str:
+    return f"{100 * value / total:.1f}%" if total else "0.0%"
+
+
+def composition(
+    session: Session,
+    tokenizer: str = "cl100k_base",
+    *,
+    window: int | None = None,
+    threshold_ratio: float = COMPACTION_RATIO,
+) -> Composition:
+    """The composition of what ``session``'s model receives, counted with ``tokenizer``;
+    ``window`` defaults to the latest ``request/context.contextWindow`` logged."""
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, int) or window <= 0
+    ):
+        raise InvalidArgument(f"window must be a positive number of tokens, not {window!r}")
+    if not 0 < threshold_ratio <= 1:
+        raise InvalidArgument(f"threshold_ratio must be in (0, 1], not {threshold_ratio!r}")
+    table_ = session.tokens(tokenizer)
+    tk = get_tokenizer(tokenizer)
+    parts = dict.fromkeys((key for key, _ in COMPOSITION_PARTS), 0)
+    parts["system"] = table_.system
+    for row in table_.rows:
+        event = session.raw_events[row.seq]
+        if read_marker(event) is not None:
+            parts["markers"] += row.tokens
+            continue
+        message = session.message_at(row.seq)
+        if message.role == "system":
+            parts["system"] += row.tokens
+        elif message.tool_results:
+            parts["tool_results"] += row.tokens
+        elif message.role == "user":
+            parts["user"] += row.tokens
+        else:
+            blocks = [b for b in message.content if b.type == "reasoning"]
+            if tokenizer == "estimate":
+                thought = sum(estimate_block(b.model_dump(mode="json")) for b in blocks)
+            else:
+                thought = sum(tk.count(str(getattr(b, "text", ""))) for b in blocks)
+            thought = min(thought, row.tokens)
+            parts["reasoning"] += thought
+            parts["assistant"] += row.tokens - thought
+    tools = session.tools
+    if tools:
+        parts["tools"] = (
+            estimate_tools(tools)
+            if tokenizer == "estimate"
+            else tk.count(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
+        )
+    return Composition(tk.name, parts, window or session.context_window, threshold_ratio)

@@ -1,0 +1,114 @@
+"""Results render themselves: the display protocol, the HTML pieces, the plots, the
+context composition."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import ctxsdk as cx
+from ctxsdk._display import Rendered, bar, bar_chart, message_html, stacked_bar, table, wrap
+from ctxsdk.errors import InvalidArgument
+from ctxsdk.samples import sample
+from ctxsdk.session import COMPOSITION_PARTS, composition, read_marker
+from ctxsdk.testing import LogBuilder
+
+ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
+
+
+class _Thing(Rendered):
+    def __repr__(self) -> str:
+        return "Thing()"
+
+    def _text_(self) -> str:
+        return "a thing\n  with two lines"
+
+
+def test_the_protocol_offers_text_and_html_and_print_shows_the_text() -> None:
+    bundle = _Thing()._repr_mimebundle_()
+    assert bundle["text/plain"] == "a thing\n  with two lines"
+    assert bundle["text/html"].startswith("<div class='cx-root'><style>")
+    assert "a thing" in bundle["text/html"]
+    assert str(_Thing()) == "a thing\n  with two lines" and repr(_Thing()) == "Thing()"
+
+
+def test_html_never_carries_markup_from_the_log(tmp_path: Path) -> None:
+    b = LogBuilder(version=3)
+    b.turn("<script>alert(1)</script> & <b>bold</b>").assistant("<img src=x onerror=y>")
+    s = cx.Session.open(b.end_turn().write(tmp_path / "s.jsonl", "none"))
+    out = "".join(message_html(m) for m in s.messages())
+    assert "<script>" not in out and "<img" not in out and "<b>" not in out
+    assert "&lt;script&gt;" in out and "&lt;img src=x" in out
+    cells = table(("a",), [("<i>x</i>",)])
+    assert "<i>" not in cells and "&lt;i&gt;" in cells
+
+
+def test_a_tool_call_sits_beside_its_result_and_reasoning_is_folded() -> None:
+    s = cx.Session.open(sample("fix-flaky-test"))
+    msgs = s.messages()
+    caller = next(m for m in msgs if m.tool_calls)
+    results = [m for m in msgs if m.tool_results]
+    out = message_html(caller, results=results)
+    assert "cx-pair" in out and "call " + caller.tool_calls[0].name in out
+    answer = next(
+        b for m in results for b in m.tool_results if b.tool_call_id == caller.tool_calls[0].id
+    )
+    assert answer.text[:30].replace("&", "&amp;").replace("<", "&lt;") in out
+    thinking = next((m for m in msgs if any(b.type == "reasoning" for b in m.content)), None)
+    if thinking is not None:
+        assert "<details><summary><span class='cx-badge cx-k-reasoning'>" in message_html(thinking)
+
+
+def test_bars_and_plots_are_well_formed_svg_and_clamp() -> None:
+    assert "width:100.0%" in bar(50, 10) and "width:0.0%" in bar(-5, 10)
+    svg = stacked_bar([("user", 30, "user"), ("free", 70, "free")], 100, marks=[(80, "80")])
+    ET.fromstring(svg)  # parses: the plot is valid XML
+    assert svg.count("<rect") == 2 + 2  # two parts and two legend swatches
+    chart = bar_chart(["1", "2"], {"user": [3, 0], "tool": [1, 5]}, kinds={"tool": "tool"})
+    root = ET.fromstring(chart)
+    assert root.tag.endswith("svg") and "var(--cx-tool" in chart
+
+
+def test_the_theme_follows_the_host_and_the_os() -> None:
+    css = wrap("")
+    for host in ("--jp-layout-color0", "--vscode-editor-background", "prefers-color-scheme"):
+        assert host in css
+    assert 'body[data-jp-theme-light="false"]' in css
+
+
+@pytest.mark.parametrize("name", ["fix-flaky-test", "long-refactor"])
+@pytest.mark.parametrize("tokenizer", ["cl100k_base", "estimate"])
+def test_composition_counts_every_token_once(name: str, tokenizer: str) -> None:
+    s = cx.Session.open(sample(name))
+    c = composition(s, tokenizer)
+    assert list(c.parts) == [k for k, _ in COMPOSITION_PARTS]
+    assert c.used - c.parts["tools"] == s.tokens(tokenizer).total
+    assert c.parts["tools"] > 0 and c.parts["user"] > 0 and c.parts["tool_results"] > 0
+    markers = sum(
+        r.tokens for r in s.tokens(tokenizer).rows if read_marker(s.raw_events[r.seq]) is not None
+    )
+    assert c.parts["markers"] == markers
+
+
+def test_composition_against_the_window_names_the_compaction_point() -> None:
+    s = cx.Session.open(sample("long-refactor"))
+    c = composition(s, "estimate", window=10_000)
+    assert c.threshold == 8_000 and c.free == 10_000 - c.used
+    text = c._text_()
+    assert "compaction at 8,000" in text and "of 10,000" in text
+    assert ADDRESS.search(text) is None
+    html = c._repr_mimebundle_()["text/html"]
+    assert "compaction at 8,000" in html and "<svg" in html
+    over = composition(s, "estimate", window=c.used // 2)
+    assert over.free == 0 and "passed by" in over._text_()
+    assert composition(s).window == s.context_window
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "9"])
+def test_composition_refuses_a_window_that_is_not_a_positive_int(bad: object) -> None:
+    s = cx.Session.open(sample("fix-flaky-test"))
+    with pytest.raises(InvalidArgument, match="window"):
+        composition(s, window=bad)  # type: ignore[arg-type]
