@@ -112,3 +112,39 @@ def test_composition_refuses_a_window_that_is_not_a_positive_int(bad: object) ->
     s = cx.Session.open(sample("fix-flaky-test"))
     with pytest.raises(InvalidArgument, match="window"):
         composition(s, window=bad)  # type: ignore[arg-type]
+
+
+def test_the_tree_prints_its_rows_and_renders_collapsible_html_with_bars() -> None:
+    a = cx.Assembly(cx.Session.open(sample("long-refactor")))
+    tree = a.tree()
+    text = str(tree)
+    assert text == tree.render(max_rows=400) and "turn 5" in text
+    assert ADDRESS.search(text) is None
+    html = tree._repr_mimebundle_()["text/html"]
+    assert html.count("<details") == sum(1 for r in tree.walk() if r.children)
+    assert html.count("class='cx-bar'") == len(tree.walk())
+    assert "(3)" in html  # a shadowed row under a fold keeps its seq in parentheses
+    assert "<details open><summary>" in html  # the root is open, the turns folded
+
+
+def test_a_big_tree_says_how_many_rows_it_did_not_print(tmp_path: Path) -> None:
+    b = LogBuilder(version=3)
+    for i in range(150):
+        b.turn(f"question {i}").assistant(f"answer {i}").end_turn()
+    s = cx.Session.open(b.write(tmp_path / "big.jsonl", "none"))
+    tree = cx.Assembly(s).tree()
+    rows = len(tree.walk())
+    assert rows > 400
+    assert str(tree).endswith(f"… {rows - 400:,} more rows (row.render() prints them all)")
+
+
+def test_preview_prints_its_ops_and_shows_the_model_view() -> None:
+    a = cx.Assembly(cx.Session.open(sample("fix-flaky-test")))
+    leaf = next(r for r in a.tree().leaves() if r.kind == "tool")
+    p = a.set(leaf.seq, "off").preview()
+    text = str(p)
+    assert text.startswith(f"Preview: {len(p.ops)} op") and f"saves {p.saved:,}" in text
+    assert all(f"{op.tokens_before:,} -> {op.tokens_after:,}" in text for op in p.ops)
+    html = p._repr_mimebundle_()["text/html"]
+    assert html.count("class='cx-msg'") == len(p.messages)
+    assert f"before {p.tokens_before:,}" in html

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._display import Rendered, details, esc, message_html, plural, stacked_bar, table
 from ..errors import InvalidArgument
 from ..session import Message, Session, TokenCounter, node_tokens, read_marker
 from ._digest import DigestConfig
@@ -67,8 +68,11 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class Preview:
-    """A dry run: the ops, tokens before and after, and exactly what the model would receive."""
+class Preview(Rendered):
+    """A dry run: the ops, tokens before and after, and exactly what the model would receive.
+
+    Printed: the ops as a before/after table and the notes; in a notebook also the token
+    bars before and after and the messages the model would receive (folded)."""
 
     ops: tuple[PlanOp, ...]
     notes: tuple[str, ...]
@@ -110,6 +114,60 @@ class Preview:
             f"Preview({len(self.ops)} ops, {self.tokens_before} -> {self.tokens_after} tokens, "
             f"{len(self.messages)} messages)"
         )
+
+    def _headline(self) -> str:
+        return (
+            f"Preview: {plural(len(self.ops), 'op')}, {self.tokens_before:,} -> "
+            f"{self.tokens_after:,} tokens (saves {self.saved:,}), "
+            f"{plural(len(self.messages), 'message')} after"
+        )
+
+    def _op_rows(self) -> list[tuple[str, str, str, str, str, str]]:
+        rows: list[tuple[str, str, str, str, str, str]] = []
+        for op in self.ops:
+            span = (
+                str(op.start_seq)
+                if op.start_seq == op.end_seq
+                else (f"{op.start_seq}-{op.end_seq}")
+            )
+            rows.append(
+                (
+                    op.kind,
+                    op.mode,
+                    span,
+                    plural(len(op.shadowed), "node"),
+                    f"{op.tokens_before:,} -> {op.tokens_after:,}",
+                    op.text.split("\n", 1)[0][:70],
+                )
+            )
+        return rows
+
+    def _text_(self) -> str:
+        lines = [self._headline()]
+        for kind, mode, span, nodes, tokens, first in self._op_rows():
+            lines.append(f"  {kind:<12} {mode:<4} {span:>11}  {nodes:>9}  {tokens:>18}  {first}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        total = max(self.tokens_before, self.tokens_after, 1)
+        bars = stacked_bar(
+            [("after", self.tokens_after, "assistant"), ("saved", self.saved, "free")],
+            total,
+            marks=[(self.tokens_before, f"before {self.tokens_before:,}")],
+            title="tokens before and after",
+        )
+        ops = table(
+            ("op", "mode", "seqs", "covers", "tokens", "replacement"),
+            self._op_rows(),
+            numeric=(2, 4),
+        )
+        notes = "".join(f"<div class='cx-muted'>note: {esc(n)}</div>" for n in self.notes)
+        msgs = "".join(message_html(m) for m in self.messages)
+        model = details(
+            f"the {plural(len(self.messages), 'message')} the model would receive", msgs
+        )
+        return f"<div class='cx-title'>{esc(self._headline())}</div>{bars}{ops}{notes}{model}"
 
 
 def _conversation_turns(session: Session) -> dict[int, int]:

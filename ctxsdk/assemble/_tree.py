@@ -12,6 +12,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .._display import Rendered, badge, bar, details, esc, plural
 from ..errors import SessionFormatError
 from ..session import Message, Session, SurfaceNode, first_line, message_of
 from ._modes import Mode
@@ -22,11 +23,17 @@ RowKind = Literal[
     "session", "turn", "step", "system", "user", "assistant", "tool", "replacement", "subagent"
 ]
 _DELEGATION_TOOLS = frozenset({"subagent", "subagent_fork", "workflow", "run_code"})
+_TEXT_ROWS = 400  # rows a tree prints before it says how many more there are
+_HTML_ROWS = 3000  # rows of the static HTML tree; the widget has no such limit
+_BADGE = {"replacement": "marker", "subagent": "tool", "turn": None, "step": None, "session": None}
 
 
 @dataclass
-class Row:
-    """One row of the tree. Leaves are surface nodes (``seq``); containers sum their children."""
+class Row(Rendered):
+    """One row of the tree. Leaves are surface nodes (``seq``); containers sum their children.
+
+    Printed, a row shows its subtree (the first 400 rows; ``render()`` prints all); in a
+    notebook, a collapsible tree with token bars (``.widget()`` edits it)."""
 
     id: str
     kind: RowKind
@@ -81,6 +88,56 @@ class Row:
 
     def __repr__(self) -> str:
         return f"Row({self.id}, {self.kind}, {self.mode}, {self.tokens} tokens, {self.gist!r})"
+
+    def _text_(self) -> str:
+        rows = len(self.walk())
+        body = self.render(max_rows=_TEXT_ROWS)
+        if rows > _TEXT_ROWS:
+            body += f" {rows - _TEXT_ROWS:,} more rows (row.render() prints them all)"
+        return body
+
+    def _html_(self) -> str:
+        budget = [_HTML_ROWS]
+        inner = _row_html(self, max(self.tokens, 1), budget, depth=0)
+        more = len(self.walk()) - _HTML_ROWS
+        tail = f"<div class='cx-muted'>… {more:,} more rows: .widget() shows them all</div>"
+        return inner + (tail if more > 0 else "")
+
+
+def _row_line(row: Row, total: int) -> str:
+    at = row.seq if row.seq is not None else row.event_seq
+    where = "" if at is None else (f"({at})" if row.state == "shadowed" else str(at))
+    kind = _BADGE.get(row.kind, row.kind)
+    mode = "" if row.mode == "full" else badge(row.mode, "marker")
+    bits = [
+        f"<b class='cx-label'>{esc(row.label)}</b>"
+        if row.children
+        else f"<span class='cx-label'>{esc(row.label)}</span>",
+        badge(row.kind, kind) if kind and row.kind != row.label else "",
+        f"<span class='cx-muted'>{esc(where)}</span>",
+        mode,
+        badge("failed", "error") if row.failed else "",
+        bar(row.tokens, total, title=f"{row.tokens:,} tokens"),
+        f"<span class='cx-muted'>{row.tokens:,}</span>",
+        f"<span class='cx-gist'>{esc(row.gist)}</span>",
+    ]
+    return f"<span class='cx-row'>{''.join(b for b in bits if b)}</span>"
+
+
+def _row_html(row: Row, total: int, budget: list[int], depth: int) -> str:
+    budget[0] -= 1
+    line = _row_line(row, total)
+    if not row.children:
+        return f"<div class='cx-leaf'>{line}</div>"
+    kids = []
+    for child in row.children:
+        if budget[0] <= 0:
+            break
+        kids.append(_row_html(child, total, budget, depth + 1))
+    if row.kind == "session":
+        turns = f"<span class='cx-muted'>{plural(len(row.children), 'turn')}</span>"
+        line = line.replace("</span>", f"</span>{turns}", 1)
+    return details(line, "".join(kids), open=depth == 0)
 
 
 def _leaf_kind(node: SurfaceNode, mode: Mode) -> RowKind:

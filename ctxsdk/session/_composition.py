@@ -103,7 +103,11 @@ class Composition(Rendered):
         if self.window is not None:
             head += f" of {fmt_tokens(self.window)} ({_pct(self.used, self.window)})"
         plot = stacked_bar(parts, total, marks=marks, title="context composition")
-        rows = table(("part", "tokens", "share"), self._rows(), numeric=(1, 2))
+        rows = table(
+            ("part", "tokens", "share"),
+            [(label, f"{n:,}", pct) for label, n, pct in self._rows()],
+            numeric=(1, 2),
+        )
         return (
             f"<div class='cx-title'>Context composition <span class='cx-muted'>"
             f"{esc(self.tokenizer)} · {esc(head)}</span></div>{plot}{rows}"
