@@ -148,3 +148,23 @@ def test_preview_prints_its_ops_and_shows_the_model_view() -> None:
     html = p._repr_mimebundle_()["text/html"]
     assert html.count("class='cx-msg'") == len(p.messages)
     assert f"before {p.tokens_before:,}" in html
+
+
+def test_a_chat_result_prints_the_whole_reply_and_folds_its_reasoning() -> None:
+    from ctxsdk.llm import ChatResult, ToolCall
+
+    long = "line one\n" + "x" * 500
+    r = ChatResult(
+        text=long,
+        reasoning="think <b>",
+        tool_calls=(ToolCall(id="c1", name="bash", arguments='{"command": "ls"}'),),
+        model="m",
+        provider="p",
+        attempts=2,
+    )
+    text = str(r)
+    assert "x" * 500 in text and "from: p/m" in text and "2 attempts" in text
+    assert 'call bash({"command": "ls"})' in text and len(repr(r)) < 160
+    html = r._repr_mimebundle_()["text/html"]
+    assert "<details><summary>reasoning (9 characters)</summary>" in html
+    assert "think &lt;b&gt;" in html and "<b>" not in html.split("</style>", 1)[1]

@@ -26,6 +26,7 @@ from typing import (
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._display import Rendered, details, esc, kv, table
 from ..errors import LLM_FAILURES, InvalidArgument, LLMError, LLMFailureKind, LLMOutputError
 from ._limits import TooDeep, loads, tidy
 from ._options import ReasoningEffort as ReasoningEffort  # re-exported
@@ -166,8 +167,11 @@ class ToolCall(BaseModel):
 _FINISH_KIND = {"stop": "stop", "length": "max-tokens", "tool_calls": "tool-calls"}
 
 
-class ChatResult(BaseModel):
-    """One chat completion: text, reasoning, tool calls, why it stopped, and its usage."""
+class ChatResult(Rendered, BaseModel):
+    """One chat completion: text, reasoning, tool calls, why it stopped, and its usage.
+
+    Printed: the whole reply (reasoning as a character count); in a notebook the reasoning
+    is folded and the calls are a table."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -197,6 +201,35 @@ class ChatResult(BaseModel):
         text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
         calls = f", {len(self.tool_calls)} tool call(s)" if self.tool_calls else ""
         return f"ChatResult({text!r}{calls}, finish={self.finish_reason}, {self.usage!r})"
+
+    def _facts(self) -> list[tuple[str, str]]:
+        route = "/".join(p for p in (self.provider, self.model) if p) or "unknown model"
+        attempts = f"{self.attempts} attempt" + ("" if self.attempts == 1 else "s")
+        facts = [("from", route), ("finish", f"{self.finish_reason} ({self.finish_kind})")]
+        facts += [("usage", repr(self.usage)), ("attempts", attempts)]
+        return facts + ([("request id", self.request_id)] if self.request_id else [])
+
+    def _text_(self) -> str:
+        lines = ["ChatResult"] + [f"  {k}: {v}" for k, v in self._facts()]
+        if self.reasoning:
+            lines.append(f"  reasoning: {len(self.reasoning):,} characters")
+        for c in self.tool_calls:
+            lines.append(f"  call {c.name}({c.arguments})  [{c.id}]")
+        if self.text:
+            lines += ["  text:", *("    " + line for line in self.text.split("\n"))]
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        parts = ["<div class='cx-title'>ChatResult</div>", kv(self._facts())]
+        if self.reasoning:
+            body = f"<pre class='cx-pre'>{esc(self.reasoning)}</pre>"
+            parts.append(details(f"reasoning ({len(self.reasoning):,} characters)", body))
+        if self.tool_calls:
+            rows = [(c.name, c.arguments, c.id) for c in self.tool_calls]
+            parts.append(table(("tool call", "arguments", "id"), rows))
+        if self.text:
+            parts.append(f"<pre class='cx-pre'>{esc(self.text)}</pre>")
+        return "".join(parts)
 
 
 @dataclass(frozen=True)
