@@ -168,3 +168,30 @@ def test_a_chat_result_prints_the_whole_reply_and_folds_its_reasoning() -> None:
     html = r._repr_mimebundle_()["text/html"]
     assert "<details><summary>reasoning (9 characters)</summary>" in html
     assert "think &lt;b&gt;" in html and "<b>" not in html.split("</style>", 1)[1]
+
+
+@pytest.mark.parametrize("name", ["fix-flaky-test", "long-refactor"])
+def test_tokens_per_turn_add_up_to_what_the_model_receives(name: str) -> None:
+    from ctxsdk.session import turn_tokens
+
+    s = cx.Session.open(sample(name))
+    per = turn_tokens(s, "estimate")
+    assert sum(per.total(t) for t in per.turns) == s.tokens("estimate").total
+    assert set(per.turns) <= {0, *(t.turn for t in s.turns())}
+    assert per.to_polars().height == len(per.turns)
+    c = composition(s, "estimate")
+    assert {k: sum(v) for k, v in per.parts.items()} == {
+        k: v for k, v in c.parts.items() if k != "tools"
+    }
+    html = per._repr_mimebundle_()["text/html"]
+    ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
+    assert str(per).splitlines()[0] == "Tokens per turn (estimate)"
+
+
+def test_a_fold_counts_in_the_turn_it_covers() -> None:
+    from ctxsdk.session import turn_tokens
+
+    s = cx.Session.open(sample("long-refactor"))  # its checkpoint replaces turn-1..4 history
+    per = turn_tokens(s, "estimate")
+    first = per.turns.index(1)
+    assert per.parts["markers"][first] > 0

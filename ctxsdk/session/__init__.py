@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from .._public import publish
 from ._codec import Compression, DecodedLog, Recovery, read_log
-from ._composition import COMPACTION_RATIO, COMPOSITION_PARTS, Composition, composition
+from ._composition import (
+    COMPACTION_RATIO,
+    COMPOSITION_PARTS,
+    Composition,
+    TurnTokens,
+    composition,
+    node_parts,
+    turn_tokens,
+)
 from ._event_writer import EventWriter, now_ms
 from ._fork import fork_log, fork_points
 from ._harness import (
@@ -103,6 +111,7 @@ __all__ = [
     "Tokenizer",
     "Turn",
     "TurnRange",
+    "TurnTokens",
     "WireFormat",
     "Workspace",
     "assembly_header",
@@ -128,6 +137,7 @@ __all__ = [
     "message_text",
     "messages_df",
     "migrate",
+    "node_parts",
     "node_tokens",
     "now_ms",
     "project_key",
@@ -144,6 +154,7 @@ __all__ = [
     "tokens_df",
     "tool_groups",
     "tools_df",
+    "turn_tokens",
     "turns_df",
     "upgrade_to_latest",
 ]

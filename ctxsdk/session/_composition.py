@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .._display import Rendered, esc, fmt_tokens, stacked_bar, table
+from .._display import Rendered, bar_chart, esc, fmt_tokens, stacked_bar, table
 from ..errors import InvalidArgument
 from ._markers import read_marker
 from ._tokens import estimate_block, estimate_tools, get_tokenizer
@@ -23,7 +23,15 @@ from ._tokens import estimate_block, estimate_tools, get_tokenizer
 if TYPE_CHECKING:
     from ._session import Session
 
-__all__ = ["COMPACTION_RATIO", "COMPOSITION_PARTS", "Composition", "composition"]
+__all__ = [
+    "COMPACTION_RATIO",
+    "COMPOSITION_PARTS",
+    "Composition",
+    "TurnTokens",
+    "composition",
+    "node_parts",
+    "turn_tokens",
+]
 
 # (key, label) in the order the bar draws them.
 COMPOSITION_PARTS: tuple[tuple[str, str], ...] = (
@@ -118,6 +126,37 @@ def _pct(value: int, total: int) -> str:
     return f"{100 * value / total:.1f}%" if total else "0.0%"
 
 
+def node_parts(session: Session, tokenizer: str = "cl100k_base") -> list[tuple[int, str, int]]:
+    """(seq, part, tokens) for each message the model receives, an assistant message split
+    into its ``reasoning`` and the rest; the parts of the system prompt a v0-v2 request header
+    carries come first, at seq -1."""
+    table_ = session.tokens(tokenizer)
+    tk = get_tokenizer(tokenizer)
+    out: list[tuple[int, str, int]] = [(-1, "system", table_.system)] if table_.system else []
+    for row in table_.rows:
+        if read_marker(session.raw_events[row.seq]) is not None:
+            out.append((row.seq, "markers", row.tokens))
+            continue
+        message = session.message_at(row.seq)
+        if message.role == "system":
+            out.append((row.seq, "system", row.tokens))
+        elif message.tool_results:
+            out.append((row.seq, "tool_results", row.tokens))
+        elif message.role == "user":
+            out.append((row.seq, "user", row.tokens))
+        else:
+            blocks = [b for b in message.content if b.type == "reasoning"]
+            if tokenizer == "estimate":
+                thought = sum(estimate_block(b.model_dump(mode="json")) for b in blocks)
+            else:
+                thought = sum(tk.count(str(getattr(b, "text", ""))) for b in blocks)
+            thought = min(thought, row.tokens)
+            if thought:
+                out.append((row.seq, "reasoning", thought))
+            out.append((row.seq, "assistant", row.tokens - thought))
+    return out
+
+
 def composition(
     session: Session,
     tokenizer: str = "cl100k_base",
@@ -133,31 +172,10 @@ def composition(
         raise InvalidArgument(f"window must be a positive number of tokens, not {window!r}")
     if not 0 < threshold_ratio <= 1:
         raise InvalidArgument(f"threshold_ratio must be in (0, 1], not {threshold_ratio!r}")
-    table_ = session.tokens(tokenizer)
     tk = get_tokenizer(tokenizer)
     parts = dict.fromkeys((key for key, _ in COMPOSITION_PARTS), 0)
-    parts["system"] = table_.system
-    for row in table_.rows:
-        event = session.raw_events[row.seq]
-        if read_marker(event) is not None:
-            parts["markers"] += row.tokens
-            continue
-        message = session.message_at(row.seq)
-        if message.role == "system":
-            parts["system"] += row.tokens
-        elif message.tool_results:
-            parts["tool_results"] += row.tokens
-        elif message.role == "user":
-            parts["user"] += row.tokens
-        else:
-            blocks = [b for b in message.content if b.type == "reasoning"]
-            if tokenizer == "estimate":
-                thought = sum(estimate_block(b.model_dump(mode="json")) for b in blocks)
-            else:
-                thought = sum(tk.count(str(getattr(b, "text", ""))) for b in blocks)
-            thought = min(thought, row.tokens)
-            parts["reasoning"] += thought
-            parts["assistant"] += row.tokens - thought
+    for _, part, tokens in node_parts(session, tokenizer):
+        parts[part] += tokens
     tools = session.tools
     if tools:
         parts["tools"] = (
@@ -166,3 +184,64 @@ def composition(
             else tk.count(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
         )
     return Composition(tk.name, parts, window or session.context_window, threshold_ratio)
+
+
+@dataclass(frozen=True)
+class TurnTokens(Rendered):
+    """Tokens the model receives from each turn, by part (``composition``'s parts, without
+    the tool schemas); a replacement counts in the turn of the first event it covers."""
+
+    tokenizer: str
+    turns: tuple[int, ...]  # 0 holds what precedes the first turn (a v0-v2 system prompt)
+    parts: dict[str, tuple[int, ...]]
+
+    def total(self, turn: int) -> int:
+        i = self.turns.index(turn)
+        return sum(v[i] for v in self.parts.values())
+
+    def to_polars(self) -> Any:
+        """One row per turn: ``turn`` and a column per part."""
+        import polars as pl
+
+        data: dict[str, Any] = {"turn": list(self.turns)}
+        data.update({k: list(v) for k, v in self.parts.items()})
+        return pl.DataFrame(data)
+
+    def __repr__(self) -> str:
+        return f"TurnTokens({self.tokenizer}, {len(self.turns)} turns)"
+
+    def _text_(self) -> str:
+        keys = list(self.parts)
+        labels = dict(COMPOSITION_PARTS)
+        head = "  turn " + "".join(f"{labels[k]:>14}" for k in keys) + f"{'total':>10}"
+        lines = [f"Tokens per turn ({self.tokenizer})", head]
+        for i, t in enumerate(self.turns):
+            cells = "".join(f"{self.parts[k][i]:>14,}" for k in keys)
+            lines.append(f"  {t:>4} {cells}{self.total(t):>10,}")
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        series = {dict(COMPOSITION_PARTS)[k]: v for k, v in self.parts.items()}
+        kinds = {dict(COMPOSITION_PARTS)[k]: _KINDS.get(k, k) for k in self.parts}
+        chart = bar_chart(
+            [str(t) for t in self.turns], series, kinds=kinds, title="tokens per turn by part"
+        )
+        return (
+            f"<div class='cx-title'>Tokens per turn <span class='cx-muted'>"
+            f"{esc(self.tokenizer)}</span></div>{chart}"
+        )
+
+
+def turn_tokens(session: Session, tokenizer: str = "cl100k_base") -> TurnTokens:
+    """What each turn contributes to what the model receives now, by part."""
+    view = session.index
+    by_turn: dict[int, dict[str, int]] = {}
+    keys = [k for k, _ in COMPOSITION_PARTS if k != "tools"]
+    for seq, part, tokens in node_parts(session, tokenizer):
+        span = view.turn_of(view.origin(seq)) if seq >= 0 else None
+        row = by_turn.setdefault(span.turn if span is not None else 0, dict.fromkeys(keys, 0))
+        row[part] += tokens
+    turns = tuple(sorted(by_turn))
+    parts = {k: tuple(by_turn[t][k] for t in turns) for k in keys}
+    name = get_tokenizer(tokenizer).name
+    return TurnTokens(name, turns, parts)
