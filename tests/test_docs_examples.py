@@ -34,6 +34,7 @@ PAGES = [
     "docs/views.md",
     "docs/errors.md",
     "docs/llm.md",
+    "docs/display.md",
 ]
 _MODEL_URL = "http://127.0.0.1:8080/v1"  # the model page's server, replaced by a loopback one
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)  # also indented ones, in list items
