@@ -195,3 +195,15 @@ def test_a_fold_counts_in_the_turn_it_covers() -> None:
     per = turn_tokens(s, "estimate")
     first = per.turns.index(1)
     assert per.parts["markers"][first] > 0
+
+
+def test_a_lineage_tree_prints_as_a_tree_and_renders_as_nested_lists() -> None:
+    from ctxsdk.samples import SAMPLES_HOME
+
+    ws = cx.Workspace(SAMPLES_HOME)
+    parent = ws.open("b93e27d4")
+    tree = ws.tree(parent.id)
+    assert str(tree).splitlines()[1].startswith("└── [subagent] ")
+    assert repr(tree) == f"SessionTree(root {parent.id[:8]}, 2 sessions, focus {parent.id[:8]})"
+    html = tree._repr_mimebundle_()["text/html"]
+    assert html.count("<li>") == len(tree) == 2 and "subagent" in html

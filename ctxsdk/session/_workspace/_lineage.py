@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..._display import Rendered, badge, esc
 from ...errors import NotFound
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class LineageNode:
 
 
 @dataclass(frozen=True)
-class SessionTree:
+class SessionTree(Rendered):
     """The lineage tree a session belongs to (``Workspace.tree``).
 
     ``root`` is the topmost ancestor found in the workspace; ``missing_parent`` names its
@@ -89,7 +90,7 @@ class SessionTree:
         }
         return pl.DataFrame(rows, schema=schema)
 
-    def __str__(self) -> str:
+    def _text_(self) -> str:
         lines: list[str] = []
         if self.missing_parent is not None:
             lines.append(f"({self.missing_parent}: parent not in this workspace)")
@@ -115,7 +116,26 @@ class SessionTree:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return str(self)
+        return f"SessionTree(root {self.root.id[:8]}, {len(self)} sessions, focus {self.focus[:8]})"
+
+    def _html_(self) -> str:
+        def item(node: LineageNode) -> str:
+            kind = "" if node.kind == "root" else badge(node.kind, "tool")
+            title = esc(node.title if node.title is not None else "(untitled)")
+            bad = badge("unreadable", "error") if not node.readable else ""
+            mine = " style='font-weight:600'" if node.id == self.focus else ""
+            kids = "".join(f"<li>{item(c)}</li>" for c in node.children)
+            sub = f"<ul>{kids}</ul>" if kids else ""
+            return (
+                f"<span class='cx-row'{mine}>{kind}<code>{esc(node.id[:8])}</code> {title}"
+                f"{bad}</span>{sub}"
+            )
+
+        head = ""
+        if self.missing_parent is not None:
+            gone = f"{self.missing_parent}: parent not in this workspace"
+            head = f"<div class='cx-muted'>{esc(gone)}</div>"
+        return f"{head}<ul><li>{item(self.root)}</li></ul>"
 
 
 LineageNode.__module__ = "ctxsdk.session"
