@@ -120,7 +120,7 @@ def test_the_tree_prints_its_rows_and_renders_collapsible_html_with_bars() -> No
     text = str(tree)
     assert text == tree.render(max_rows=400) and "turn 5" in text
     assert ADDRESS.search(text) is None
-    html = tree._repr_mimebundle_()["text/html"]
+    html = tree._repr_mimebundle_()["text/html"].split("</style>", 1)[1]
     assert html.count("<details") == sum(1 for r in tree.walk() if r.children)
     assert html.count("class='cx-bar'") == len(tree.walk())
     assert "(3)" in html  # a shadowed row under a fold keeps its seq in parentheses
