@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -818,3 +819,149 @@ def test_lineage_of_a_non_id_is_not_found(home: Path, bad: Any) -> None:
     for call in (ws.children, ws.parents, ws.tree, ws.find):
         with pytest.raises(NotFound):
             call(bad)
+
+
+# --- adding a session --------------------------------------------------------------------------
+
+
+def _raw(s: Session) -> list[dict[str, Any]]:
+    return [dict(e) for e in s.raw_events]
+
+
+def test_add_places_an_imported_session_where_the_harness_keeps_it(tmp_path: Path) -> None:
+    from ctxsdk.session.importers import from_messages
+
+    s = from_messages(
+        [{"role": "user", "content": "Place me"}, {"role": "assistant", "content": "OK"}]
+    )
+    assert s.path is None  # in memory, straight from an importer
+    ws = Workspace(tmp_path / "home")  # a home that does not exist yet
+    added = ws.add(s)
+    expected = session_dir(ws.root, s.header.cwd, s.id) / canonical_file_name(3)
+    assert added.path == expected and expected.is_file()
+    assert _raw(added) == _raw(s)
+    rows = ws.sessions().to_dicts()
+    assert [r["id"] for r in rows] == [s.id] and rows[0]["path"] == str(expected)
+    assert rows[0]["readable"] and ws.open(s.id[:8]).id == s.id
+
+
+def test_add_from_a_file_lays_it_out_as_the_samples_are(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "home")
+    for p in sorted((SAMPLES_HOME / "sessions").rglob("session.v3.jsonl.zstd")):
+        added = ws.add(p)  # a path: opened, then placed
+        assert added.path is not None
+        assert added.path.relative_to(ws.root) == p.relative_to(SAMPLES_HOME / "sessions")
+        assert _raw(added) == _raw(Session.open(p))
+    assert sorted(ws.sessions()["id"]) == sorted(Workspace(SAMPLES_HOME).sessions()["id"])
+    assert [len(ws.children(FLAKY)), len(ws.children(REFACTOR))] == [1, 1]  # lineage holds
+
+
+def test_add_writes_pending_events_too(tmp_path: Path) -> None:
+    s = Session.open(SAMPLES_HOME / "sessions" / "--home-mira-src-invoicer--" / FLAKY)
+    edited = s.assemble().set("t1", "off").apply(write=False)  # not written anywhere yet
+    assert edited.pending_events
+    added = Workspace(tmp_path / "home").add(edited)
+    assert len(added) == len(edited) and not added.pending_events
+    assert added.tokens().total == edited.tokens().total < s.tokens().total
+
+
+def test_add_refuses_an_existing_id_unless_overwrite(tmp_path: Path) -> None:
+    from ctxsdk.errors import WriteError
+
+    ws = Workspace(tmp_path / "home")
+    first = ws.add(Session.from_events(*_built(_simple("same-id"))))
+    assert first.path is not None
+    before = first.path.read_bytes()
+    two = _simple("same-id")
+    two.turn("And again").assistant(text="Again.").end_turn()
+    second = Session.from_events(*_built(two))
+    with pytest.raises(WriteError, match="already exists at .*pass overwrite=True") as info:
+        ws.add(second)
+    assert str(first.path) in str(info.value)
+    assert first.path.read_bytes() == before  # untouched
+    replaced = ws.add(second, overwrite=True)
+    assert replaced.path == first.path and len(replaced) == len(second) > len(first)
+    assert len(ws.sessions()) == 1 and ws.sessions()["events"][0] == len(second)
+    leftovers = [p.name for p in first.path.parent.iterdir()]
+    assert sorted(leftovers) == ["session.lock", "session.v3.jsonl.zstd"]  # no temp file
+
+
+def test_add_never_makes_a_home_hold_an_id_twice(home: Path) -> None:
+    from ctxsdk.errors import WriteError
+
+    ws = Workspace(home)
+    flaky = ws.open(FLAKY)
+    elsewhere = _simple(FLAKY, cwd="/somewhere/else")  # same id, another project dir
+    moved = Session.from_events(*_built(elsewhere))
+    for overwrite in (False, True):
+        with pytest.raises(WriteError, match=f"already exists at {re.escape(str(flaky.path))}"):
+            ws.add(moved, overwrite=overwrite)
+    assert not (ws.root / project_key("/somewhere/else")).exists()
+    # The other encoding beside it, or a lower generation than the log there: refused too.
+    with pytest.raises(WriteError, match="other encoding"):
+        ws.add(flaky, compression="none", overwrite=True)
+    v2 = _simple(FLAKY, cwd=flaky.header.cwd, version=2)
+    with pytest.raises(WriteError, match="a higher generation"):
+        ws.add(Session.from_events(*_built(v2)), overwrite=True)
+    assert len(ws.sessions(refresh=True)) == 4 and ws.open(FLAKY).path == flaky.path
+
+
+def test_add_beside_a_lower_generation_is_what_a_migration_does(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "home")
+    v2 = ws.add(Session.from_events(*_built(_simple("gen", version=2))))
+    assert v2.path is not None
+    before = v2.path.read_bytes()
+    upgraded = Session.open(v2.save(tmp_path / "upgraded", version=3))
+    v3 = ws.add(upgraded, overwrite=True)
+    assert v3.path is not None and v3.path.parent == v2.path.parent and v3.version == 3
+    assert v2.path.read_bytes() == before  # the older generation stays, as the harness keeps it
+    assert _row(ws.sessions(), "gen")["path"] == str(v3.path)
+
+
+def _built(b: LogBuilder) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    return b.header, b.events
+
+
+def test_add_to_the_samples_home_is_refused(tmp_path: Path) -> None:
+    from ctxsdk.errors import WriteError
+    from ctxsdk.session.importers import from_messages
+
+    before = sorted(p.relative_to(SAMPLES_HOME) for p in SAMPLES_HOME.rglob("*"))
+    s = from_messages([{"role": "user", "content": "not into the package"}])
+    with pytest.raises(WriteError, match="read-only; add it to a DSH home of your own"):
+        Workspace(SAMPLES_HOME).add(s)
+    assert sorted(p.relative_to(SAMPLES_HOME) for p in SAMPLES_HOME.rglob("*")) == before
+
+
+def test_a_failed_add_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import ctxsdk.session._file_writer as fw
+    from ctxsdk.errors import WriteError
+
+    def full(fd: int, data: bytes, offset: int | None = None) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fw, "_write_all", full)
+    home = tmp_path / "home"
+    (home / "sessions").mkdir(parents=True)
+    s = Session.from_events(*_built(_simple("no-space")))
+    with pytest.raises(WriteError) as info:
+        Workspace(home).add(s)
+    assert "session.v3.jsonl.zstd" in str(info.value)
+    assert list((home / "sessions").iterdir()) == []  # no project dir, no temp file
+
+
+def test_overwriting_a_live_v3_session_waits_for_no_one(home: Path) -> None:
+    from ctxsdk.errors import LockHeld
+    from ctxsdk.session._file_writer import session_lock
+
+    ws = Workspace(home)
+    s = ws.open(FLAKY)
+    assert s.path is not None
+    before = s.path.read_bytes()
+    with session_lock(s.path.parent), pytest.raises(LockHeld, match="held by another process"):
+        ws.add(s, overwrite=True)
+    assert s.path.read_bytes() == before

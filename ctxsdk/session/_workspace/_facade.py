@@ -182,6 +182,44 @@ class Workspace:
         row = self.find(prefix)
         return Session.open(row["path"], **kwargs)
 
+    # --- adding --------------------------------------------------------------------------------
+
+    def add(
+        self,
+        session: Session | str | os.PathLike[str],
+        *,
+        overwrite: bool = False,
+        compression: Compression | None = None,
+    ) -> Session:
+        """Place ``session`` in this home where the harness keeps it, and return it opened there.
+
+        ``session`` is a ``Session`` (from an importer, a fork, ``Session.open``; pending
+        events are written too) or the path of a log to open. It goes to
+        ``<home>/sessions/<projectKey(cwd)>/<encodeSegment(id)>/session[.vN].jsonl[.zstd]``, in
+        its own format version and in ``compression`` (default: the workspace's
+        ``compression``, else ``"zstd"``, as the harness writes).
+
+        The write is atomic (a temp file, then a no-overwrite hard link or ``os.replace``):
+        nothing is ever half-written, and a failure raises ``WriteError`` naming the file and
+        leaves no temp file or new directory behind. An id that already has a log anywhere
+        in the home raises ``WriteError`` naming it, unless ``overwrite=True``; even then a
+        log under another project directory, in the other encoding, or of a higher
+        generation is not replaced (the home would hold the id twice, or keep reading the
+        old log), and a v3 log is replaced under its ``session.lock`` lease (``LockHeld``
+        while a live session holds it). The bundled samples home is read-only.
+        """
+        from .._session import Session
+        from ._add import add_session
+
+        if not isinstance(session, Session):
+            session = Session.open(Path(session))
+        if compression is None:
+            compression = self._compression or "zstd"
+        if compression not in ("zstd", "none"):
+            raise InvalidArgument(f"compression is 'zstd' or 'none', not {compression!r}")
+        path = add_session(self.root, session, compression=compression, overwrite=overwrite)
+        return Session.open(path)
+
     # --- lineage -------------------------------------------------------------------------------
 
     def children(self, session_id: str) -> pl.DataFrame:
