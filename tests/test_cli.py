@@ -422,3 +422,360 @@ def test_lab_is_an_optional_extra_and_a_make_target() -> None:
     install = make.index("pip install -e '.[dev,lab]'")
     assert "jupyter lab notebooks/" in recipe and install < make.index("jupyter lab notebooks/")
     assert ".ipynb_checkpoints/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+# --- 6. assemble and fit -------------------------------------------------------------------------
+
+AUDIT = "e41b08f6-97c2-4a5d-83e0-6f1d2b9c7a34"
+FIXTURES = DATA / "dsh-fixtures"
+
+
+@pytest.fixture
+def home_copy(tmp_path: Path) -> Path:
+    """A writable copy of the samples home (the samples themselves are read-only)."""
+    import shutil
+
+    dest = tmp_path / "home"
+    shutil.copytree(SAMPLES_HOME, dest)
+    return dest
+
+
+def _log(home: Path, sid: str = REFACTOR) -> Path:
+    return next(p for p in (home / "sessions").rglob("*.zstd") if sid in str(p))
+
+
+def _model_view(s: Session) -> list[dict[str, object]]:
+    """What the model receives, without the message ids an edit mints afresh."""
+    return [{k: v for k, v in m.to_json_dict().items() if k != "id"} for m in s.messages()]
+
+
+def test_assemble_dry_run_shows_the_plan_and_writes_nothing(home_copy: Path) -> None:
+    log = _log(home_copy)
+    before = log.read_bytes()
+    proc = run("--home", home_copy, "assemble", "b93e", "--set", "t6=off", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_bytes() == before
+    p = Session.open(log).assemble().set("t6", "off").preview()
+    assert f"1 op: {p.tokens_before} -> {p.tokens_after} tokens (cl100k_base" in proc.stdout
+    assert f"65 -> {len(p.messages)} messages the model receives" in proc.stdout
+    op = p.ops[0]
+    assert re.search(rf"1\s+collapse\s+off\s+{op.start_seq}\.\.{op.end_seq}\s+13\s", proc.stdout)
+    assert "dry run, nothing written: would append 1 event (seq 296) to " in proc.stdout
+    assert "wrote" not in proc.stdout
+
+
+def test_assemble_appends_to_the_log_as_the_python_api_does(
+    home_copy: Path, tmp_path: Path
+) -> None:
+    log = _log(home_copy)
+    api_copy = Session.open(Session.open(log).save(tmp_path / "api"))
+    proc = run(
+        "--home",
+        home_copy,
+        "assemble",
+        "b93e",
+        "--set",
+        "t6=key:mypy is clean",
+        "--set",
+        "218=off",
+        "--set",
+        "241-245=key",
+    )
+    assert proc.returncode == 0, proc.stderr
+    written = Session.open(log)  # the log re-opens, and strictly
+    Session.open(log, strict=True)
+    api = (
+        api_copy.assemble()
+        .set("t6", "key", digest="mypy is clean")
+        .set(218, "off")
+        .set(241, "key")
+        .set(243, "key")
+        .set(245, "key")
+        .apply()
+    )
+    assert len(written) == len(api) > 296
+    assert [e["type"] for e in written.raw_events] == [e["type"] for e in api.raw_events]
+    assert _model_view(written) == _model_view(api)
+    assert written.tokens().total == api.tokens().total
+    assert f"wrote {len(api) - 296} events (seq 296..{len(api) - 1}) to " in proc.stdout
+    assert "mypy is clean" in json.dumps(_model_view(written))
+
+
+def test_setting_the_modes_a_log_already_has_writes_nothing(home_copy: Path) -> None:
+    log = _log(home_copy)
+    assert run("--home", home_copy, "assemble", "b93e", "--set", "t6=off").returncode == 0
+    size = log.stat().st_size
+    again = run("--home", home_copy, "assemble", "b93e", "--set", "t6=off")
+    assert again.returncode == 0, again.stderr
+    assert "nothing to change" in again.stdout and "wrote" not in again.stdout
+    assert log.stat().st_size == size
+
+
+def test_fit_writes_what_the_python_api_fits(home_copy: Path, tmp_path: Path) -> None:
+    log = _log(home_copy)
+    api_copy = Session.open(Session.open(log).save(tmp_path / "api"))
+    query = "Decimal context rounding in posting.py"
+    dry = run("--home", home_copy, "fit", "b93e", "2500", "--query", query, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    a = api_copy.assemble()
+    r = a.fit(2500, query=query)
+    p = a.preview()
+    assert r.tokens_after == p.tokens_after  # the CLI shows the preview's numbers
+    assert f"fit 2500 tokens, keeping what {query!r} needs: fits" in dry.stdout
+    assert f"{len(p.ops)} ops: 7077 -> {p.tokens_after} tokens" in dry.stdout
+    assert "kept verbatim: seqs 2, 292, 293" in dry.stdout
+    assert Session.open(log).tokens().total == 7077  # nothing written
+    proc = run("--home", home_copy, "fit", "b93e", "2500", "--query", query)
+    assert proc.returncode == 0, proc.stderr
+    written, api = Session.open(log), a.apply()
+    assert _model_view(written) == _model_view(api)
+    assert written.tokens().total == api.tokens().total == r.tokens_after <= 2500
+    # Fitting the fitted session again: already within budget, nothing to write.
+    size = log.stat().st_size
+    again = run("--home", home_copy, "fit", "b93e", "2500")
+    assert again.returncode == 0 and "nothing to change (" in again.stdout
+    assert "already within budget" in again.stdout and log.stat().st_size == size
+
+
+def test_fit_out_writes_an_edited_copy_and_leaves_the_source(
+    home_copy: Path, tmp_path: Path
+) -> None:
+    log = _log(home_copy, AUDIT)
+    before = log.read_bytes()
+    out = tmp_path / "fitted"
+    proc = run("fit", log, "800", "--out", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_bytes() == before
+    copy = Session.open(out)
+    assert copy.id == AUDIT and copy.tokens().total <= 800
+    assert "wrote fitted/session.v3.jsonl.zstd: an edited copy" in proc.stdout
+    line = _error(run("fit", log, "800", "--out", out, cwd=tmp_path))
+    assert "exists; pass --force to replace it" in line
+    assert run("fit", log, "700", "--out", out, "--force", cwd=tmp_path).returncode == 0
+    assert Session.open(out).tokens().total <= 700 and log.read_bytes() == before
+
+
+def test_a_budget_that_cannot_be_met_says_what_stays(home_copy: Path) -> None:
+    proc = run("--home", home_copy, "fit", "b93e", "50", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "fit 50 tokens: does NOT fit" in proc.stdout
+    assert "note: cannot fit 50 tokens" in proc.stdout and "the system prompt" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["fit", "b93e", "0"], "BUDGET must be a positive whole number of tokens"),
+        (["fit", "b93e", "-5"], "BUDGET must be a positive whole number"),
+        (["fit", "b93e", "2.5"], "not '2.5'"),
+        (["fit", "b93e", "lots"], "not 'lots'"),
+        (["assemble", "b93e", "--set", "12=of"], "--set 12=of: the mode is full, key or off"),
+        (["assemble", "b93e", "--set", "12"], "--set 12: give TARGET=MODE"),
+        (["assemble", "b93e", "--set", "99999=off"], "--set 99999=off: seq 99999 is no event"),
+        (["assemble", "b93e", "--set", "147=off"], "--set 147=off: seq 147 is a tool/call event"),
+        (["assemble", "b93e", "--set", "30-20=key"], "--set 30-20=key: a range goes from low"),
+        (["assemble", "b93e", "--set", "1000-2000=off"], "no surface node of session"),
+        (["assemble", "b93e", "--set", "nope=off"], "--set nope=off: the target is a seq"),
+        (["assemble", "b93e", "--set", "t99=off"], "--set t99=off: no row 't99'"),
+        (["assemble", "b93e", "--set", "12=off:text"], "a digest goes with key only"),
+        (["assemble", "b93e", "--set", "17=full"], "--set 17=full: seq 17 is covered by the"),
+        (["fit", "b93e", "100", "--set", "x=key"], "--set x=key: the target is a seq"),
+        (["assemble", "b93e", "--set", "12=off", "--force"], "it goes with --out PATH"),
+        (["assemble", "b93e", "--dry-run"], "nothing to assemble: give at least one --set"),
+    ],
+)
+def test_bad_edit_input_is_one_line_naming_the_flag(
+    home_copy: Path, args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _log(home_copy)
+    before = log.read_bytes()
+    assert _cli.main(["--home", str(home_copy), *args]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""  # refused before anything is printed
+    err = out.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ctxsdk: error: "), err
+    assert says in err[0], err[0]
+    assert not PYTHON_TERMS.search(err[0]), err[0]
+    assert "set(" not in err[0] and "message_at" not in err[0]
+    assert log.read_bytes() == before
+
+
+def test_the_samples_are_read_only_and_a_dry_run_says_so(tmp_path: Path) -> None:
+    sample_log = _log(SAMPLES_HOME)
+    before = sample_log.read_bytes()
+    dry = run(
+        "--home", SAMPLES_HOME, "assemble", "b93e", "--set", "t6=off", "--dry-run", cwd=tmp_path
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert "a run without --dry-run is refused" in dry.stdout and "--out PATH" in dry.stdout
+    for args in (("assemble", "b93e", "--set", "t6=off"), ("fit", "b93e", "2000")):
+        proc = run("--home", SAMPLES_HOME, *args, cwd=tmp_path)
+        line = _error(proc)
+        assert "is a sample shipped with ctxsdk" in line and "with --out PATH" in line
+        assert proc.stdout == ""  # refused before a plan is printed
+        assert not PYTHON_TERMS.search(line), line
+    out = run("--home", SAMPLES_HOME, "fit", "b93e", "2000", "-o", tmp_path / "mine", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert Session.open(tmp_path / "mine").tokens().total <= 2000
+    assert sample_log.read_bytes() == before
+
+
+def test_assemble_without_set_lists_the_rows_set_takes(home_copy: Path) -> None:
+    proc = run("--home", home_copy, "assemble", "b93e", "--rows", "-1")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[3:]}
+    assert {"t1", "t1.1", "s2", "s170", "t6", "t6.2", "s221"} <= set(rows)
+    assert "(covers 58 events)" in rows["s170"] and "e10" not in rows
+    assert re.search(r"\bkey\s+646\b", rows["s170"])
+    with_shadowed = run("--home", home_copy, "assemble", "b93e", "--all", "--rows", "-1")
+    assert any(line.startswith("e10 ") for line in with_shadowed.stdout.splitlines())
+    cut = run("--home", home_copy, "assemble", "b93e", "--rows", "5").stdout.splitlines()
+    assert cut[-1].startswith("... ") and cut[-1].endswith("more rows (--rows -1 shows all)")
+    # A row id from the listing is what --set takes.
+    assert run("--home", home_copy, "assemble", "b93e", "--set", "t6.2=off").returncode == 0
+
+
+def test_an_edit_while_another_writer_holds_the_lease_is_refused(home_copy: Path) -> None:
+    from ctxsdk.session._file_writer import session_lock
+
+    log = _log(home_copy)
+    before = log.read_bytes()
+    with session_lock(log.parent):
+        line = _error(run("--home", home_copy, "assemble", "b93e", "--set", "t6=off"))
+    assert "is held by another process" in line
+    assert log.read_bytes() == before
+
+
+def test_edit_output_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
+    chat = tmp_path / "esc.json"
+    chat.write_text(json.dumps(_chat(ESC_TEXT, "Done \x1b[31mred\x1b[0m") + _chat("more")))
+    home = tmp_path / "home"
+    assert run("import", "openai", chat, "--home", home).returncode == 0
+    ref = from_messages(json.loads(chat.read_text())).id[:8]
+    _assert_clean(run("--home", home, "assemble", ref, "--all"))
+    dry = run("--home", home, "assemble", ref, "--set", "1-2=key", "--dry-run")
+    _assert_clean(dry)
+    assert "\\x1b[2J" in dry.stdout
+
+
+# --- 7. logs whose seq/time were stripped --------------------------------------------------------
+
+
+def test_a_stripped_log_names_the_normalized_flag(tmp_path: Path) -> None:
+    fixture = _need(FIXTURES / "v0-text-turn.session.jsonl")
+    before = fixture.read_bytes()
+    for command in ("show", "messages", "tokens"):
+        proc = run(command, fixture, cwd=tmp_path)
+        if proc.returncode == 0:  # Session.open may learn to read fully stripped logs itself
+            continue
+        line = _error(proc)
+        assert "--normalized" in line and not re.search("normalized=", line), line
+    for command in ("show", "messages", "tokens", "assemble"):
+        proc = run(command, fixture, "--normalized", cwd=tmp_path)
+        assert proc.returncode == 0, (command, proc.stderr)
+    assert "Reply with exactly the word" in run("show", "--normalized", fixture).stdout
+    assert fixture.read_bytes() == before
+
+
+def _partly_stripped(tmp_path: Path) -> Path:
+    """A plain log whose events after line 10 lost their seq/time: no reader guesses these."""
+    from ctxsdk.samples import sample
+
+    plain = Session.open(sample("fix-flaky-test")).save(tmp_path / "plain.jsonl")
+    lines = plain.read_text().splitlines()
+    out = lines[:11]
+    for line in lines[11:]:
+        ev = json.loads(line)
+        ev.pop("seq", None)
+        ev.pop("time", None)
+        out.append(json.dumps(ev))
+    dest = tmp_path / "partly.jsonl"
+    dest.write_text("\n".join(out) + "\n")
+    return dest
+
+
+def test_normalized_reads_a_partly_stripped_log_and_edits_only_a_copy(tmp_path: Path) -> None:
+    log = _partly_stripped(tmp_path)
+    before = log.read_bytes()
+    line = _error(run("show", log, cwd=tmp_path))
+    assert "--normalized" in line and not re.search("normalized=", line), line
+    shown = run("show", log, "--normalized", cwd=tmp_path)
+    assert shown.returncode == 0 and shown.stdout.startswith("5f0c9a7e")
+    refused = _error(run("fit", log, "1500", "--normalized", cwd=tmp_path))
+    assert "read normalized" in refused and "with --out PATH" in refused
+    proc = run("fit", log, "1500", "--normalized", "--out", tmp_path / "fitted", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    fitted = Session.open(tmp_path / "fitted")  # a whole log again: opens without the flag
+    assert fitted.tokens().total <= 1500
+    assert log.read_bytes() == before
+
+
+# --- 8. the command-line page's editing examples run as shown ------------------------------------
+
+_DOC_SECTIONS = ("## `ctxsdk assemble", "## `ctxsdk fit", "## Logs whose seq/time were stripped")
+
+
+def _doc_examples() -> list[tuple[str, list[str]]]:
+    """The ``$ command`` lines of the editing sections of docs/cli.md, each with the output
+    lines the page shows for it."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    out: list[tuple[str, list[str]]] = []
+    for section in re.split(r"\n(?=## )", text):
+        if not section.startswith(_DOC_SECTIONS):
+            continue
+        for block in re.findall(r"```console\n(.*?)```", section, re.S):
+            for line in block.splitlines():
+                if line.startswith("$ "):
+                    out.append((line[2:], []))
+                else:
+                    out[-1][1].append(line)
+    return out
+
+
+def _shape(line: str, checkout: Path) -> str:
+    """A line as compared: the checkout's path as ``<checkout>``, every number as ``#`` (the
+    numbers move with the planner and the tokenizers; the words and the layout must hold)."""
+    line = line.replace(str(checkout), "<checkout>").rstrip()
+    return re.sub(r"\d+", "#", line)
+
+
+def _matches(shown: list[str], actual: list[str]) -> bool:
+    """``actual`` is what the page shows, where a ``...`` line stands for any lines."""
+    if not shown:
+        return not actual
+    if shown[0] == "...":
+        return any(_matches(shown[1:], actual[i:]) for i in range(len(actual) + 1))
+    return bool(actual) and shown[0] == actual[0] and _matches(shown[1:], actual[1:])
+
+
+def test_the_editing_examples_of_the_cli_page_run_as_shown(tmp_path: Path) -> None:
+    examples = _doc_examples()
+    assert len(examples) >= 10 and any(
+        cmd.startswith("ctxsdk --home myhome fit") for cmd, _ in examples
+    )
+    if not (FIXTURES / "v0-text-turn.session.jsonl").exists():
+        pytest.skip(f"{FIXTURES} is not available (../shared/data)")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "ctxsdk").symlink_to(ROOT / "ctxsdk")  # the page runs from a checkout
+    (tmp_path / "shared").symlink_to(DATA.parent)
+    env = {**os.environ, "COLUMNS": "100", "PYTHONIOENCODING": "utf-8"}
+    env["DSH_HOME"] = str(tmp_path / "no-such-home")
+    define = f'ctxsdk() {{ "{sys.executable}" -m ctxsdk "$@"; }}\n'
+    for command, shown in examples:
+        proc = subprocess.run(
+            ["bash", "-c", define + command],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            cwd=checkout,
+            timeout=300,
+        )
+        actual = [_shape(line, checkout) for line in (proc.stdout + proc.stderr).splitlines()]
+        expected = [_shape(line, checkout) for line in shown]
+        assert proc.returncode == (2 if any("ctxsdk: error:" in x for x in shown) else 0), (
+            command,
+            proc.stderr,
+        )
+        assert _matches(expected, actual), (command, "\n".join(actual))

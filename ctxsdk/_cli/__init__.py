@@ -1,0 +1,192 @@
+"""``ctxsdk`` / ``python -m ctxsdk``: the command line.
+
+Sessions are named by a file or directory path, or by a unique id prefix in the DSH home
+(``--home``, else ``$DSH_HOME`` or ``~/.dsh``). An argument that looks like a path (it has a
+``/``, starts with ``.`` or ``~``, or ends in ``.jsonl`` / ``.zstd``) is always a path. Errors
+print one clear line to stderr, in the command line's terms (flags, not keyword arguments),
+and exit with status 2.
+
+Nothing from a session reaches the terminal raw: control characters (ESC sequences, the other
+C0 and C1 controls, bidi overrides) are shown escaped, as ``\\x1b``; only the newlines and tabs
+of multi-line output stay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+
+from ..errors import CtxError
+from ._assemble import cmd_assemble, cmd_fit
+from ._commands import (
+    IMPORT_FORMATS,
+    MIN_ID_CHARS,
+    bench_exit_code,
+    cmd_bench,
+    cmd_demo,
+    cmd_import,
+    cmd_messages,
+    cmd_sessions,
+    cmd_show,
+    cmd_tokens,
+    conversation,
+    sessions_table,
+    short_ids,
+)
+from ._terminal import VisibleStream, cli_message, visible
+
+__all__ = [
+    "IMPORT_FORMATS",
+    "MIN_ID_CHARS",
+    "bench_exit_code",
+    "cli_message",
+    "main",
+    "sessions_table",
+    "short_ids",
+    "visible",
+]
+
+
+# --- the parser ----------------------------------------------------------------------------------
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    p = argparse.ArgumentParser(
+        prog="ctxsdk", description="See and shape what an LLM agent's model receives."
+    )
+    p.add_argument("--home", help="DSH home (default: $DSH_HOME or ~/.dsh)")
+    p.add_argument("--version", action="version", version=f"ctxsdk {__version__}")
+    # The global options again, for after the command (`ctxsdk show X --home DIR`): SUPPRESS
+    # leaves a value given before the command alone.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--home", default=argparse.SUPPRESS, help="DSH home (as before the command)"
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, parents=[common])
+
+    def session_arg(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("session", help="a session file or directory, or a unique id prefix")
+        cmd.add_argument(
+            "--normalized",
+            action="store_true",
+            help="read a log whose seq/time were stripped (the harness's snapshot fixtures)",
+        )
+
+    def editing_args(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument(
+            "--set",
+            action="append",
+            metavar="TARGET=MODE",
+            help="repeatable: a seq (12), a range of seqs (20-30) or a row id (t6, t6.2, s221) "
+            "and full, key or off; key:TEXT gives the digest (--set t6=key:'mypy is clean')",
+        )
+        cmd.add_argument("--tokenizer", default="cl100k_base", help="what tokens are counted with")
+        cmd.add_argument(
+            "--dry-run", action="store_true", help="show what would change; write nothing"
+        )
+        cmd.add_argument(
+            "-o",
+            "--out",
+            metavar="PATH",
+            help="write the edited session as a new file (or directory) instead of appending "
+            "to its log",
+        )
+        cmd.add_argument("--force", action="store_true", help="replace an existing --out file")
+
+    c = command("sessions", "list the sessions of a DSH home")
+    c.add_argument("--refresh", action="store_true", help="ignore the index cache")
+    c.add_argument("--json", action="store_true", help="print every column as JSON")
+    c.add_argument("--limit", type=int, default=50, help="rows to show (default 50; -1: all)")
+    c.set_defaults(fn=cmd_sessions)
+
+    c = command("show", "a readable summary of a session's surface")
+    session_arg(c)
+    c.add_argument("--tokenizer", default="cl100k_base")
+    c.add_argument("--width", type=int, default=80, help="characters per message gist")
+    c.set_defaults(fn=cmd_show)
+
+    c = command("messages", "the derived messages, as JSON lines or wire JSON")
+    session_arg(c)
+    c.add_argument("--wire", choices=("openai", "deepseek"), help="print provider wire JSON")
+    c.set_defaults(fn=cmd_messages)
+
+    c = command("tokens", "token counts of what the model receives")
+    session_arg(c)
+    c.add_argument("--tokenizer", action="append", help="repeatable; default: all four")
+    c.set_defaults(fn=cmd_tokens)
+
+    c = command(
+        "assemble",
+        "set rows of the context full, key or off (no --set: list the rows), and append the "
+        "edit to the log",
+    )
+    session_arg(c)
+    editing_args(c)
+    c.add_argument("--rows", type=int, default=100, help="rows of the list (default 100; -1: all)")
+    c.add_argument("--all", action="store_true", help="list the events replacements cover, too")
+    c.set_defaults(fn=cmd_assemble)
+
+    c = command("fit", "collapse what matters least until the context fits a token budget")
+    session_arg(c)
+    c.add_argument("budget", metavar="BUDGET", help="tokens the context may take (at least 1)")
+    c.add_argument("--query", help="what the next step needs: related rows are kept longest")
+    editing_args(c)
+    c.set_defaults(fn=cmd_fit)
+
+    c = command("import", "import a foreign agent log as a DSH v3 session")
+    c.add_argument("format", choices=IMPORT_FORMATS)
+    c.add_argument("path")
+    c.add_argument("-o", "--output", help="file or directory to write (or give --home)")
+    c.add_argument(
+        "--conversation",
+        type=conversation,
+        metavar="N|ID",
+        help="LoCoMo conversation: an index or a sample id such as conv-26 (default 0)",
+    )
+    c.add_argument("--force", action="store_true", help="replace an existing output file")
+    c.set_defaults(fn=cmd_import)
+
+    c = command("bench", "run a benchmark (table to stdout, optional JSON)")
+    c.add_argument("name")
+    c.add_argument("--quick", action="store_true", help="a smaller run, under a minute")
+    c.add_argument("--json", metavar="PATH", help="write the result as JSON")
+    c.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    c.set_defaults(fn=cmd_bench)
+
+    c = command("demo", "open the bundled sample sessions, show what the model gets")
+    c.add_argument("--last", type=int, default=4, help="how many trailing messages to show")
+    c.set_defaults(fn=cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    try:
+        with contextlib.redirect_stdout(VisibleStream(sys.stdout)):
+            code: int = args.fn(args)
+    except BrokenPipeError:  # e.g. `ctxsdk show ... | head`: the reader left, not an error
+        sys.stderr.close()
+        return 0
+    except (CtxError, KeyError, OSError, ValueError) as exc:
+        if isinstance(exc, KeyError) and exc.args:
+            msg = str(exc.args[0])
+        elif isinstance(exc, OSError) and exc.strerror:  # no "[Errno 17]" in front
+            name = exc.filename
+            msg = (
+                exc.strerror
+                if name is None or str(name) in exc.strerror
+                else f"{name}: {exc.strerror}"
+            )
+        else:
+            msg = str(exc)
+        line = msg.splitlines()[0] if msg.strip() else type(exc).__name__
+        print(f"ctxsdk: error: {visible(cli_message(line, args.home))}", file=sys.stderr)
+        return 2
+    return code

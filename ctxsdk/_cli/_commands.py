@@ -1,0 +1,329 @@
+"""The commands that read sessions (``sessions``, ``show``, ``messages``, ``tokens``, ``demo``),
+``import`` and ``bench``, and how a command line names a session."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..errors import InvalidArgument, NotFound
+from ..session._text import gist
+from ._terminal import cells, fit_cells, json_safe, plural, visible
+
+if TYPE_CHECKING:
+    from ..bench import BenchResult
+    from ..session._session import Session
+
+__all__ = [
+    "IMPORT_FORMATS",
+    "MIN_ID_CHARS",
+    "bench_exit_code",
+    "cmd_bench",
+    "cmd_demo",
+    "cmd_import",
+    "cmd_messages",
+    "cmd_sessions",
+    "cmd_show",
+    "cmd_tokens",
+    "conversation",
+    "open_session",
+    "sessions_table",
+    "short_ids",
+]
+
+IMPORT_FORMATS = ("openai", "anthropic", "claude-code", "swe-agent", "locomo")
+MIN_ID_CHARS = 8
+"""``ctxsdk sessions`` shows each id by its shortest unique prefix, at least this long."""
+
+
+# --- naming a session ----------------------------------------------------------------------------
+
+
+def _looks_like_path(ref: str) -> bool:
+    return (
+        "/" in ref
+        or "\\" in ref
+        or ref.startswith((".", "~"))
+        or ref.endswith((".jsonl", ".zstd", ".jsonl.zstd"))
+    )
+
+
+def open_session(ref: str, home: str | None, *, normalized: bool = False) -> Session:
+    """A path if it exists or looks like one, else a unique id prefix in the DSH home.
+
+    ``normalized`` (``--normalized``) reads a log whose seq/time were stripped (the harness's
+    snapshot fixtures); such a session has no file to append to."""
+    from ..session._session import Session
+
+    # Without the flag, the reader's own default (which may recognise a fully stripped log).
+    options: dict[str, Any] = {"normalized": True} if normalized else {}
+    p = Path(ref).expanduser()
+    if p.exists():
+        return Session.open(p, **options)
+    if _looks_like_path(ref):
+        raise NotFound(
+            f"{ref}: no such session file or directory (an id prefix has no '/' and does not "
+            "start with '.' or '~'; `ctxsdk sessions` lists the ids)"
+        )
+    from ..session._workspace import Workspace
+
+    return Workspace(home).open(ref, **options)
+
+
+def _named_session(args: argparse.Namespace) -> Session:
+    return open_session(args.session, args.home, normalized=args.normalized)
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ..samples import sample_paths
+    from ..session._session import Session
+
+    for name, path in sample_paths().items():
+        s = Session.open(path)
+        turns = s.turns()
+        msgs = s.messages()
+        est = s.tokens("estimate").total
+        exact = s.tokens("cl100k_base").total
+        print(f"== {name}: {visible(s.title or '(untitled)')}")
+        lineage = ""
+        if s.parent_id:
+            kind = "fork" if s.is_fork else s.origin or "child"
+            lineage = f", {kind} of {s.parent_id[:8]}"
+        surface = s.surface()
+        print(
+            f"   {s.id[:8]}  v{s.version}  {plural(len(s), 'event')}  "
+            f"{plural(len(turns), 'turn')}{lineage}  surface {plural(len(surface), 'node')} "
+            f"({plural(surface.generation, 'replacement')})"
+        )
+        print(f"   tokens: {exact} cl100k_base, {est} estimated (chars/4)", end="")
+        print(f", context window {s.context_window}" if s.context_window else "")
+        shown = min(args.last, len(msgs))
+        print(f"   last {shown} of {plural(len(msgs), 'message')} the model receives:")
+        for m in msgs[-args.last :] if args.last > 0 else []:
+            print(f"     {m.role:9} {visible(gist(m))}")
+        print()
+    return 0
+
+
+def short_ids(ids: Sequence[str], minimum: int = MIN_ID_CHARS) -> dict[str, str]:
+    """Each id by its shortest prefix (at least ``minimum`` characters) that no other id starts
+    with, so that the prefix opens it; an id that is a prefix of another stays whole."""
+    ordered = sorted(set(ids))
+    out: dict[str, str] = {}
+    for i, sid in enumerate(ordered):
+        common = 0
+        for other in ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]:
+            n = 0
+            while n < min(len(sid), len(other)) and sid[n] == other[n]:
+                n += 1
+            common = max(common, n)
+        out[sid] = sid[: max(minimum, common + 1)]
+    return out
+
+
+def _reason(error: str, path: str | None) -> str:
+    """An unreadable row's error with the reason first: its own path (the row shows where)
+    dropped from the front."""
+    if path and error.startswith(path):
+        error = error[len(path) :].lstrip(" :,;")
+    return error
+
+
+def sessions_table(rows: list[dict[str, Any]], all_ids: Sequence[str], width: int) -> list[str]:
+    """The lines of ``ctxsdk sessions``: id (shortest unique prefix), events, updated, kind,
+    title (or ``! error``), fitted to ``width`` columns; titles are cut with ``…``."""
+    short = short_ids([*all_ids, *(r.get("parent") or "" for r in rows if r.get("parent"))])
+    table: list[dict[str, str]] = []
+    for r in rows:
+        updated = r.get("updated") or r.get("created")
+        parent = r.get("parent")
+        kind = r.get("origin") or ("fork" if parent else "")
+        if parent:
+            kind = f"{kind} of {short.get(parent, parent[:MIN_ID_CHARS])}"
+        if r.get("readable", True) is False or r.get("error"):
+            title = "! " + _reason(str(r.get("error") or "unreadable"), r.get("path"))
+        else:
+            title = r.get("title") or "(untitled)"
+        table.append(
+            {
+                "id": visible(short.get(r["id"], r["id"])),
+                "events": "" if r.get("events") is None else str(r["events"]),
+                "updated": updated.strftime("%Y-%m-%d %H:%M") if updated else "",
+                "kind": visible(kind),
+                "title": visible(title),
+            }
+        )
+    heads = {"id": "id", "events": "events", "updated": "updated", "kind": "lineage"}
+    widths = {k: max([len(h)] + [cells(t[k]) for t in table]) for k, h in heads.items()}
+    keep = ["id", "events", "updated", "kind"]
+    min_title = 16
+    # Drop the least needed columns until the title has room (the id always stays).
+    while len(keep) > 1 and sum(widths[k] + 2 for k in keep) + min_title > width:
+        keep.remove(next(k for k in ("kind", "updated", "events") if k in keep))
+    room = max(min_title, width - sum(widths[k] + 2 for k in keep))
+    right = {"events"}
+
+    def line(row: dict[str, str]) -> str:
+        parts = [
+            row[k].rjust(widths[k]) if k in right else fit_cells(row[k], widths[k]) for k in keep
+        ]
+        return ("  ".join(parts) + "  " + fit_cells(row["title"], room)).rstrip()
+
+    return [line({**heads, "title": "title"}), *(line(t) for t in table)]
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from ..session._workspace import Workspace
+
+    df = Workspace(args.home).sessions(refresh=args.refresh)
+    if args.json:
+        print(json_safe(df.write_json()))
+        return 0
+    rows = df.head(args.limit).to_dicts() if args.limit >= 0 else df.to_dicts()
+    width = shutil.get_terminal_size().columns
+    for text in sessions_table(rows, df["id"].to_list(), width):
+        print(text)
+    unreadable = int((~df["readable"]).sum()) if len(df) else 0
+    tail = f"{plural(len(df), 'session')}"
+    if unreadable:
+        tail += f", {unreadable} unreadable"
+    if len(rows) < len(df):
+        tail += f"; showing {len(rows)} (--limit N shows more)"
+    print(f"({tail}; --json prints every column)")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    s = _named_session(args)
+    counts = s.tokens(args.tokenizer)
+    by_seq = {r.seq: r.tokens for r in counts.rows}
+    print(f"{visible(s.id)}  {visible(s.title or '(untitled)')}")
+    lineage = f"  parent {visible(s.parent_id)}" if s.parent_id else ""
+    print(
+        f"v{s.version} {s.compression}  {plural(len(s), 'event')}  "
+        f"{plural(len(s.turns()), 'turn')}{lineage}"
+        + ("  INTERRUPTED (ends inside a turn)" if s.is_interrupted else "")
+    )
+    surface = s.surface()
+    print(
+        f"surface: {plural(len(surface), 'node')}, "
+        f"{plural(surface.generation, 'replacement')}, "
+        f"{plural(counts.total, 'token')} ({counts.tokenizer})"
+    )
+    for i, node in enumerate(surface):
+        op = f"replaces {len(node.shadowed)}" if node.shadowed else ""
+        tokens = by_seq.get(node.seq, 0)
+        print(
+            f"{i:4} {node.seq:6} {node.message.role:9} {tokens:6}  {op:12} "
+            f"{visible(gist(node.message, args.width))}"
+        )
+    return 0
+
+
+def cmd_messages(args: argparse.Namespace) -> int:
+    s = _named_session(args)
+    if args.wire:
+        print(json_safe(json.dumps(s.wire(args.wire), indent=2, ensure_ascii=False)))
+    else:
+        for m in s.messages():
+            print(json_safe(json.dumps(m.to_json_dict(), ensure_ascii=False)))
+    return 0
+
+
+def cmd_tokens(args: argparse.Namespace) -> int:
+    s = _named_session(args)
+    for name in args.tokenizer or ["cl100k_base", "o200k_base", "deepseek", "estimate"]:
+        table = s.tokens(name)
+        roles = "  ".join(f"{k} {v}" for k, v in sorted(table.by_role().items()))
+        system = f"  (+{table.system} system)" if table.system else ""
+        print(f"{name:12} {table.total:8}  {roles}{system}")
+    return 0
+
+
+def conversation(value: str) -> int | str:
+    """``--conversation``: an index (``3``) or a LoCoMo sample id (``conv-26``)."""
+    return int(value) if value.strip().isdigit() else value
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ..session._workspace import Workspace
+    from ..session.importers import import_file
+
+    if args.conversation is not None and args.format != "locomo":
+        raise InvalidArgument(f"--conversation applies to locomo imports only, not {args.format}")
+    if args.output and args.home:
+        raise InvalidArgument("give -o FILE|DIR or --home DIR, not both")
+    if not args.output and not args.home:
+        raise InvalidArgument(
+            "say where to write the session: -o FILE|DIR, or --home DIR to place it in a DSH home"
+        )
+    options: dict[str, Any] = {}
+    if args.format == "locomo":
+        options["conversation"] = 0 if args.conversation is None else args.conversation
+    s = import_file(args.format, Path(args.path).expanduser(), **options)
+    if args.output:
+        out = s.save(Path(args.output).expanduser(), overwrite=args.force)
+    else:  # the home's canonical place: <home>/sessions/<projectKey(cwd)>/<id>/session.v3...
+        placed = Workspace(args.home).add(s, overwrite=args.force)
+        assert placed.path is not None
+        out = placed.path
+    with contextlib.suppress(ValueError):  # shown relative to here when it is below here
+        out = out.absolute().relative_to(Path.cwd())
+    print(f"imported {plural(len(s.messages()), 'message')} ({plural(len(s), 'event')}) -> {out}")
+    if not args.output:
+        print(f"open it with: ctxsdk --home {args.home} show {s.id[:MIN_ID_CHARS]}")
+    return 0
+
+
+def _stage_lines(name: str, stream: TextIO) -> Callable[[int, int, str], None]:
+    """Progress for a log, not a terminal: one line per stage (and when it is done)."""
+    t0 = time.perf_counter()
+    seen: dict[str, bool] = {}
+
+    def report(done: int, total: int, what: str) -> None:
+        finished = total > 0 and done >= total
+        if what not in seen or (finished and not seen[what]):
+            seen[what] = finished
+            state = "done" if finished else f"{done}/{total}"
+            stream.write(f"bench {name}: {what} ({state}, {time.perf_counter() - t0:.1f}s)\n")
+            stream.flush()
+
+    return report
+
+
+def bench_exit_code(result: BenchResult, strict: bool) -> int:
+    """0, or 1 when ``strict`` and a target was missed."""
+    return 1 if strict and not result.all_met else 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ..bench import BENCHMARKS, run_benchmark
+
+    known = args.name in BENCHMARKS  # an unknown name: run_benchmark says which are known
+    progress = None if sys.stderr.isatty() or not known else _stage_lines(args.name, sys.stderr)
+    if progress is not None:  # off a terminal there is no bar: say what runs, stage by stage
+        run = "a quick run" if args.quick else "a full run"
+        print(f"bench {args.name}: {run} (progress: a line per stage)", file=sys.stderr)
+    result = run_benchmark(args.name, quick=args.quick, progress=progress)
+    print(result.table())
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.to_json_dict(), indent=2) + "\n")
+        print(f"wrote {args.json}")
+    missed = [t for t, ok in result.met.items() if not ok]
+    if missed and args.strict:
+        print(
+            f"ctxsdk: bench {args.name}: {plural(len(missed), 'target')} missed: "
+            + "; ".join(missed),
+            file=sys.stderr,
+        )
+    return bench_exit_code(result, args.strict)
