@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -e '.[dev]'
 	touch $@
 
+# Prints each sample's summary and writes a static HTML page of each (build/demo/NAME.html).
 demo: venv
-	$(BIN)/python -m ctxsdk demo
+	$(BIN)/python -m ctxsdk demo --html build/demo
 
 # JupyterLab on the notebooks: installs the optional `lab` extra first (once per pyproject.toml).
 LAB_STAMP := $(VENV)/.lab-installed

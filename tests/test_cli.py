@@ -779,3 +779,19 @@ def test_the_editing_examples_of_the_cli_page_run_as_shown(tmp_path: Path) -> No
             proc.stderr,
         )
         assert _matches(expected, actual), (command, "\n".join(actual))
+
+
+def test_demo_writes_a_static_page_per_sample(tmp_path: Path) -> None:
+    from ctxsdk.samples import sample_paths
+
+    proc = run("demo", "--last", "0", "--html", tmp_path / "pages", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    pages = sorted((tmp_path / "pages").iterdir())
+    assert [p.name for p in pages] == sorted(f"{n}.html" for n in sample_paths())
+    for p in pages:
+        html = p.read_text(encoding="utf-8")
+        assert html.startswith("<!doctype html>") and "<script" not in html
+        assert "Context composition" in html and "Tokens per turn" in html
+        assert "<details open><summary>" in html  # the tree, its root open
+        assert f"page: {p.relative_to(tmp_path)}" in proc.stdout or str(p) in proc.stdout
+    assert not list((tmp_path / "pages").glob("*.tmp"))

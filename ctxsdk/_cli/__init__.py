@@ -162,6 +162,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
     c = command("demo", "open the bundled sample sessions, show what the model gets")
     c.add_argument("--last", type=int, default=4, help="how many trailing messages to show")
+    c.add_argument(
+        "--html",
+        metavar="DIR",
+        help="also write one static HTML page per sample (its tree, composition, tokens per turn)",
+    )
     c.set_defaults(fn=cmd_demo)
     return p
 

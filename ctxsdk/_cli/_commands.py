@@ -111,8 +111,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"   last {shown} of {plural(len(msgs), 'message')} the model receives:")
         for m in msgs[-args.last :] if args.last > 0 else []:
             print(f"     {m.role:9} {visible(gist(m))}")
+        if args.html:
+            print(f"   page: {_demo_page(s, name, Path(args.html).expanduser())}")
         print()
     return 0
+
+
+def _demo_page(s: Session, name: str, out_dir: Path) -> Path:
+    """One static page of ``s``: its context tree, composition and tokens per turn."""
+    from .._display import page
+    from ..assemble import Assembly
+    from ..session import composition, turn_tokens
+
+    results = [composition(s), turn_tokens(s), Assembly(s).tree()]
+    title = f"{name}: {s.title or s.id}"
+    note = f"session {s.id}, v{s.version}, {plural(len(s), 'event')}; rendered by ctxsdk demo"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.html"
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(page(title, results, note=note), encoding="utf-8")
+    tmp.replace(path)  # a reader never sees half a page
+    return path
 
 
 def short_ids(ids: Sequence[str], minimum: int = MIN_ID_CHARS) -> dict[str, str]:

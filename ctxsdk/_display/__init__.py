@@ -26,6 +26,7 @@ from ._html import (
     table,
     wrap,
 )
+from ._page import page
 from ._protocol import Rendered
 from ._svg import bar_chart, stacked_bar
 
@@ -39,6 +40,7 @@ __all__ = [
     "fmt_tokens",
     "kv",
     "message_html",
+    "page",
     "plural",
     "section",
     "stacked_bar",
