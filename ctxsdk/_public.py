@@ -2,7 +2,8 @@
 
 Implementation modules are private (``_name.py``); each public namespace (``ctxsdk``,
 ``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.llm``, ``ctxsdk.tools``,
-``ctxsdk.testing``, ``ctxsdk.bench``) re-exports its names and calls ``publish`` so that
+``ctxsdk.testing``, ``ctxsdk.bench``, ``ctxsdk.widgets``) re-exports its names and calls
+``publish`` so that
 reprs, tracebacks and the API docs name ``ctxsdk.Session``, not a private module path.
 """
 
@@ -25,6 +26,7 @@ NAMESPACES: tuple[str, ...] = (
     "ctxsdk.tools",
     "ctxsdk.testing",
     "ctxsdk.bench",
+    "ctxsdk.widgets",
     "ctxsdk.samples",
     "ctxsdk.errors",
 )

@@ -1,0 +1,15 @@
+"""Notebook widgets (anywidget) that view what the engines return.
+
+``ContextTree`` shows an Assembly's context tree with a full / key / off switch on every
+row. The widgets' front ends are plain ES modules and CSS in ``widgets/`` (shipped inside
+the wheel), joined into one module per widget without a build step.
+"""
+
+from __future__ import annotations
+
+from .._public import publish
+from ._context_tree import ContextTree
+
+__all__ = ["ContextTree"]
+
+publish(__name__, globals(), __all__)
