@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "tokens": "ctxsdk.bench._tokens",
     "fit": "ctxsdk.bench._fit",
     "workspace": "ctxsdk.bench._workspace",
+    "widgets": "ctxsdk.bench._widgets",
 }
 
 
