@@ -66,13 +66,18 @@ class ContextTree(BaseWidget):
     _esm = bundle("context_tree.js")
     _css = bundle_css("base/theme.css", "context_tree.css")
 
-    _rows = traitlets.Dict().tag(sync=True)
-    _modes = traitlets.Unicode("").tag(sync=True)
+    _rows = traitlets.Dict().tag(sync=True)  # the skeleton, one list per column
+    _modes = traitlets.Unicode("").tag(sync=True)  # one character per row
     stats = traitlets.Dict().tag(sync=True)
+    """visible, nodes, regions, folded, original, saved, drafted, after, persisted, ..."""
     composition = traitlets.Dict().tag(sync=True)
+    """The request by part against the context window (``_composition.composition``)."""
     title = traitlets.Dict().tag(sync=True)
+    """The session's title, short id, format version and the tokenizer."""
     height = traitlets.Int(420).tag(sync=True, option=True)
+    """The tree's height in pixels."""
     revision = traitlets.Int(0).tag(sync=True)
+    """Counts the changes of the skeleton and the draft (apply checks it)."""
 
     def __init__(
         self,
