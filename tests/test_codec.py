@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -354,3 +355,56 @@ def test_a_deep_event_in_memory_is_refused() -> None:
     loop["self"] = loop
     with pytest.raises(SurfaceError, match="MAX_JSON_DEPTH"):
         s.append([{"type": "x/ignorable", "ignorable": True, "data": loop}])
+
+
+# --- JSON numbers as JavaScript reads them: 1.0 is the integer 1 ------------------------------
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**60), 2**60))
+def test_integral_floats_read_as_integers_exactly_as_javascript_has_them(value: float) -> None:
+    import math
+
+    from ctxsdk.session._codec import _INTEGRAL_FRACTION, js_numbers
+
+    got = js_numbers([value, {"k": value}])
+    safe = isinstance(value, float) and value.is_integer() and abs(value) <= 2**53 - 1
+    negative_zero = value == 0 and math.copysign(1.0, value) < 0
+    if safe and not negative_zero:
+        assert got == [int(value), {"k": int(value)}] and type(got[0]) is int
+        # The byte test that picks the lines to walk never misses such a number, as the
+        # writers (orjson, Python's json, JavaScript) spell it.
+        for text in (orjson.dumps(got), orjson.dumps([value]), json.dumps([value]).encode()):
+            if b"." in text:
+                assert _INTEGRAL_FRACTION.search(text), text
+    else:
+        assert got == [value, {"k": value}] and type(got[0]) is type(value)
+
+
+def test_integral_floats_open_as_integers_in_plain_and_zstd_logs(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    hdr = {**hdr, "createdAt": float(hdr["createdAt"])}
+    for ev in events:
+        ev["seq"], ev["time"] = float(ev["seq"]), float(ev["time"])
+    text = [orjson.dumps(r) for r in [hdr, *events]]
+    assert all(b".0" in line for line in text)
+    plain = tmp_path / "plain" / "session.v3.jsonl"
+    plain.parent.mkdir()
+    plain.write_bytes(b"".join(line + b"\n" for line in text))
+    packed = tmp_path / "zstd" / "session.v3.jsonl.zstd"
+    packed.parent.mkdir()
+    _write_zstd(packed, hdr, events)
+    for path in (plain, packed):
+        s = cx.Session.open(path, strict=True)
+        assert type(s.header.created_at) is int and type(s.raw_events[1]["seq"]) is int
+        assert [e["seq"] for e in s.raw_events] == list(range(len(s)))
+        assert orjson.dumps(s.raw_events[0]).count(b".0") == 0  # a save writes 1, not 1.0
+
+
+def test_a_float_that_is_no_safe_integer_stays_a_float(tmp_path: Path) -> None:
+    hdr, events = small_v3()
+    events[0]["time"] = float(2**53)  # JavaScript has it, but it is no safe integer
+    path = tmp_path / "session.v3.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [hdr, *events]))
+    with pytest.raises(SessionFormatError, match="time must be a safe integer") as err:
+        cx.Session.open(path)
+    assert (err.value.line, err.value.seq) == (2, 0)

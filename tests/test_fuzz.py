@@ -13,7 +13,11 @@ the project's samples when they exist) and damages them:
 The contract checked everywhere: a read either succeeds (a dropped torn tail is reported in
 ``s.recovery`` and a ``LogRecoveryWarning``) or raises a ``ctxsdk.errors.CtxError`` that names
 the file, the line or zstd frame, and the seq of a bad event; no other exception escapes; a
-read never changes the file it read; a refused edit changes nothing.
+read never changes the file it read; a refused edit changes nothing. The importers are fuzzed
+the same way: a damaged foreign log imports or raises ``ImportFormatError``.
+
+Every read and import is counted; the terminal summary shows one line, ``fuzz: N cases, R
+refused with a located error, O opened, 0 escapes`` (an escape also fails its test).
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import contextlib
 import copy
 import fcntl
 import itertools
+import json
 import os
 import tempfile
 import traceback
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,11 +57,43 @@ from ctxsdk.session._file_writer import write_new
 from ctxsdk.session._models import is_known_type
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-fixtures"
+DATA = FIXTURES.parent
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SAMPLE_MAX_BYTES = 64_000  # bigger samples make each example slow without finding more
 
 # FUZZ_SCALE=20 pytest tests/test_fuzz.py runs twenty times as many examples.
 _SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
+
+
+# Every input the properties read or import, by outcome: "refused" (a located error of the
+# ctxsdk.errors tree), "opened", "escaped" (any other exception: the test fails too).
+OUTCOMES: Counter[str] = Counter()
+
+
+def _summary_line() -> str | None:
+    cases = sum(OUTCOMES.values())
+    if not cases:
+        return None
+    return (
+        f"fuzz: {cases} cases, {OUTCOMES['refused']} refused with a located error, "
+        f"{OUTCOMES['opened']} opened, {OUTCOMES['escaped']} escapes"
+    )
+
+
+class _FuzzSummary:
+    """Prints the counts once, in the terminal summary (a pytest plugin object)."""
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        line = _summary_line()
+        if line is not None:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_counts(request: pytest.FixtureRequest) -> None:
+    plugins = request.config.pluginmanager
+    if plugins.get_plugin("ctxsdk-fuzz-summary") is None:
+        plugins.register(_FuzzSummary(), "ctxsdk-fuzz-summary")
 
 
 def fuzz(examples: int) -> settings:
@@ -81,6 +119,7 @@ class Base:
     ) -> None:
         self.label, self.name, self.data = label, name, data
         self.version, self.normalized = version, normalized
+        self.strict_clean = False  # whether Session.open(strict=True) reads it unchanged
 
     @property
     def zstd(self) -> bool:
@@ -244,12 +283,28 @@ def _build_corpus(tmp: Path, v3_raw: tuple[dict[str, Any], list[dict[str, Any]]]
     return bases
 
 
+def _strict_clean(base: Base) -> bool:
+    with _scratch() as d:
+        path = d / base.name
+        path.write_bytes(base.data)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                Session.open(path, strict=True)
+        except SessionFormatError:
+            return False  # e.g. the fixtures' {{tools}} placeholder, which the harness refuses
+        return True
+
+
 @pytest.fixture(scope="module")
 def corpus(
     tmp_path_factory: pytest.TempPathFactory,
     v3_raw: tuple[dict[str, Any], list[dict[str, Any]]],
 ) -> Corpus:
-    return Corpus(_build_corpus(tmp_path_factory.mktemp("corpus"), v3_raw))
+    bases = _build_corpus(tmp_path_factory.mktemp("corpus"), v3_raw)
+    for b in bases:
+        b.strict_clean = _strict_clean(b)
+    return Corpus(bases)
 
 
 def _pick(data: st.DataObject, corpus: Corpus, pred: Callable[[Base], bool]) -> Base:
@@ -292,7 +347,7 @@ def _check_location(err: SessionFormatError, path: Path, *, zstd: bool) -> None:
 
 
 def _open(
-    path: Path, *, normalized: bool = False
+    path: Path, *, normalized: bool | None = None, strict: bool = False
 ) -> tuple[Session | None, SessionFormatError | None]:
     """Open ``path`` and check the reader contract; return the session or the error."""
     before = _snapshot(path)
@@ -301,20 +356,23 @@ def _open(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            session = Session.open(path, normalized=normalized)
+            session = Session.open(path, normalized=normalized, strict=strict)
         except SessionFormatError as exc:
             err = exc
         except CtxError as exc:
+            OUTCOMES["escaped"] += 1
             raise AssertionError(
                 f"a read failed with {type(exc).__name__}, which names no location: {exc}"
             ) from exc
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:
+            OUTCOMES["escaped"] += 1
             raise AssertionError(
                 f"Session.open raised {type(exc).__name__}, not a CtxError:\n"
                 + traceback.format_exc()
             ) from exc
+    OUTCOMES["opened" if session is not None else "refused"] += 1
     assert _snapshot(path) == before, "reading the log changed the file or its directory"
     recovered = [w for w in caught if issubclass(w.category, LogRecoveryWarning)]
     if session is not None:
@@ -348,6 +406,7 @@ def _views(s: Session) -> None:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
+        OUTCOMES["escaped"] += 1
         raise AssertionError(
             f"a view of a successfully opened session raised {type(exc).__name__}:\n"
             + traceback.format_exc()
@@ -410,6 +469,14 @@ def _apply(data: bytes, edits: list[tuple[str, int, bytes]]) -> bytes:
     return data
 
 
+def _mode(data: st.DataObject, base: Base) -> bool | None:
+    """How to open a (mutated) base: a stripped fixture with normalized=True or by its
+    detection (None), a real log by detection."""
+    if not base.normalized:
+        return None
+    return data.draw(st.sampled_from([True, None]), label="normalized")
+
+
 @fuzz(2000)
 @given(data=st.data())
 def test_byte_mutations_open_or_raise_a_located_ctx_error(
@@ -420,7 +487,7 @@ def test_byte_mutations_open_or_raise_a_located_ctx_error(
     with _scratch() as d:
         path = d / base.name
         path.write_bytes(_apply(base.data, edits))
-        s, err = _open(path, normalized=base.normalized)
+        s, err = _open(path, normalized=_mode(data, base))
         event("opened" if s is not None else type(err).__name__)
         if s is not None and s.recovery is not None:
             event("opened with recovery")
@@ -434,9 +501,11 @@ def test_views_of_a_mutated_log_raise_only_ctx_errors(corpus: Corpus, data: st.D
     with _scratch() as d:
         path = d / base.name
         path.write_bytes(_apply(base.data, edits))
-        s, _ = _open(path, normalized=base.normalized)
+        s, err = _open(path, normalized=_mode(data, base))
         if s is not None:
             _views(s)
+        else:
+            assert err is not None  # _open checked that it names the file and line/frame
 
 
 def _events_in(lines: list[bytes]) -> int:
@@ -742,14 +811,26 @@ def test_event_data_mutations_raise_only_located_ctx_errors(
         file = d / base.name
         _write_rows(file, header, events)
         s, err = _open(file)
+        check_strict = data.draw(st.integers(0, 2), label="strict") == 0  # a third, for time
+        strict, strict_err = _open(file, strict=True) if check_strict else (None, None)
         if err is not None:
             event(type(err).__name__)
             assert err.seq is not None and err.seq >= k, f"mutated seq {k}: {err}"
             assert err.line == err.seq + 2, str(err)
+            assert strict_err is not None or not check_strict, f"strict=True opened: {err}"
         else:
             assert s is not None
             event("opened")
             _views(s)
+        if strict_err is not None:  # strict refuses a superset, each on its line and seq
+            event(f"strict {type(strict_err).__name__}")
+            assert strict_err.seq is not None, str(strict_err)
+            assert strict_err.line == strict_err.seq + 2, str(strict_err)
+            if base.strict_clean:
+                assert strict_err.seq >= k, f"mutated seq {k}: {strict_err}"
+        elif check_strict:
+            assert strict is not None and s is not None
+            assert _messages(strict) == _messages(s)
 
 
 # --- logical mutations: unknown event types ------------------------------------------------
@@ -1050,9 +1131,11 @@ def _header_mutation(draw: st.DrawFn, header: dict[str, Any]) -> tuple[Any, str]
         )
     )
     if kind == "version":
-        h["version"] = draw(
+        h["version"] = value = draw(
             st.sampled_from([4, 99, -1, "3", str(v), 3.0, None, True, 2**53, [v], (v + 1) % 4])
         )
+        if type(value) is float and value == v:  # JSON 3.0 is the number 3, as JS reads it
+            return h, "accept"
         return h, "version"
     if kind == "unknown-key":
         h[draw(st.sampled_from(["title", "seedLength" if v >= 2 else "isSeeded", "x"]))] = 1
@@ -1104,9 +1187,10 @@ def test_header_mutations_are_refused_at_line_1(corpus: Corpus, data: st.DataObj
             _write_rows(path, events[0], events[1:])
         else:
             _write_rows(path, h, events)
-        _s, err = _open(path)
+        s, err = _open(path)
         if expect == "accept":
             assert err is None, f"an acceptable header was refused: {err}"
+            assert s is not None and len(s) == len(events)
             return
         assert err is not None, f"a bad header was accepted: {h!r}"
         if expect == "version":
@@ -1160,11 +1244,15 @@ def test_packed_row_mutations_name_line_and_seq(corpus: Corpus, data: st.DataObj
     with _scratch() as d:
         path = d / base.name
         _write_rows(path, header, rows)
-        _s, err = _open(path, normalized=base.normalized)
+        s, err = _open(path, normalized=True if base.normalized else None)
         if base.normalized:
             # Snapshot fixtures have no seq0/time0 to check and may pack short runs; a row
             # with fewer members shifts every later seq, so a later event may be the one named.
-            assert err is None or (err.line or 0) >= at + 2, str(err)
+            if err is not None:
+                assert (err.line or 0) >= at + 2, str(err)
+            else:
+                assert s is not None and len(s) > 0
+                _views(s)
             return
         assert err is not None, f"a damaged packed row ({kind}) was accepted"
         if kind == "short":
@@ -1374,6 +1462,146 @@ def test_append_under_a_held_lease_is_refused_and_writes_nothing(corpus: Corpus)
             assert path.read_bytes() == base.data
 
 
+# --- the importers: a damaged foreign log imports or raises ImportFormatError ---------------
+
+_OPENAI_CHAT: list[Any] = [
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": "What is in README.md?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "read", "arguments": '{"path": "README.md"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "# app"},
+    {"role": "assistant", "content": [{"type": "text", "text": "A one-line README."}]},
+]
+_ANTHROPIC_CHAT: list[Any] = [
+    {"role": "user", "content": "List the files."},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "ls will do."},
+            {"type": "tool_use", "id": "tu_1", "name": "bash", "input": {"command": "ls"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": "a.py b.py"}],
+    },
+    {"role": "assistant", "content": [{"type": "text", "text": "Two files."}]},
+]
+# Values a damaged record may hold where another belongs (a lone surrogate among them: a
+# str from json may hold one, and it found the importers' one escape, UnicodeEncodeError).
+_IMPORT_JUNK = st.one_of(
+    st.sampled_from(
+        [None, True, 0, -1, 1.5, "", "x", [], {}, [None], {"type": "text"}, 2**70, "\ud800"]
+    ).map(copy.deepcopy),  # a fresh [] / {} each time: a later edit may change it
+    st.sampled_from(["tool_use", "text", "2026-13-45T99:00:00Z", "user", "assistant"]),
+)
+
+
+def _import_inputs() -> dict[str, Any]:
+    """A small valid input of each importer (the real logs trimmed, when ../shared/data is
+    here)."""
+    inputs: dict[str, Any] = {"openai": _OPENAI_CHAT, "anthropic": _ANTHROPIC_CHAT}
+    cc = DATA / "claude-code-transcript" / "sample_main_transcript.jsonl"
+    if cc.is_file():
+        inputs["claude-code"] = [orjson.loads(x) for x in cc.read_bytes().splitlines()[:24]]
+    swe = DATA / "swe-agent-trajectories" / "ctf_crypto__katy.traj"
+    if swe.is_file():
+        traj = orjson.loads(swe.read_bytes())
+        traj["history"] = traj.get("history", [])[:6]
+        traj["trajectory"] = traj.get("trajectory", [])[:3]
+        inputs["swe-agent"] = traj
+    locomo = DATA / "locomo" / "locomo10.json"
+    if locomo.is_file():
+        sample = orjson.loads(locomo.read_bytes())[0]
+        conv = sample["conversation"]
+        keep = {"speaker_a", "speaker_b", "session_1", "session_1_date_time", "session_2"}
+        keep.add("session_2_date_time")
+        sample = {
+            "sample_id": sample["sample_id"],
+            "conversation": {k: v for k, v in conv.items() if k in keep},
+        }
+        inputs["locomo"] = [sample]
+    return inputs
+
+
+_IMPORT_INPUTS = _import_inputs()
+
+
+def _import(fmt: str, value: Any, d: Path) -> Session:
+    from ctxsdk.session.importers import (
+        from_claude_code,
+        from_locomo,
+        from_messages,
+        from_swe_agent,
+    )
+
+    if fmt in ("openai", "anthropic"):
+        return from_messages(value, fmt)  # type: ignore[arg-type]
+    if fmt == "locomo":
+        return from_locomo(value, 0)
+    if fmt == "claude-code":
+        path = d / "transcript.jsonl"
+        rows = value if isinstance(value, list) else [value]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return from_claude_code(path)
+    path = d / "run.traj"
+    path.write_text(json.dumps(value))
+    return from_swe_agent(path)
+
+
+@fuzz(300)
+@given(data=st.data())
+def test_importers_import_a_damaged_log_or_raise_import_format_error(data: st.DataObject) -> None:
+    from ctxsdk.errors import ImportFormatError, NotFound
+
+    fmt = data.draw(st.sampled_from(sorted(_IMPORT_INPUTS)), label="format")
+    value: Any = copy.deepcopy(_IMPORT_INPUTS[fmt])
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        path = data.draw(st.sampled_from(list(_paths(value))), label="path")
+        if not path:
+            value = data.draw(_IMPORT_JUNK, label="value")
+            continue
+        parent = value
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and data.draw(st.booleans(), label="delete"):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = data.draw(_IMPORT_JUNK, label="value")
+    with _scratch() as d:
+        try:
+            s = _import(fmt, value, d)
+        except (ImportFormatError, NotFound) as exc:  # NotFound: LoCoMo data that is a str
+            OUTCOMES["refused"] += 1  # is a path, and no such file exists
+            event(f"{fmt} refused")
+            where = {"claude-code": "transcript.jsonl", "swe-agent": "run.traj"}.get(fmt)
+            assert where is None or where in str(exc), f"the error names no record: {exc}"
+            return
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            OUTCOMES["escaped"] += 1
+            raise AssertionError(
+                f"importing a damaged {fmt} log raised {type(exc).__name__}, not "
+                "ImportFormatError:\n" + traceback.format_exc()
+            ) from exc
+        OUTCOMES["opened"] += 1
+        event(f"{fmt} imported")
+        _views(s)
+        again, err = _open(s.save(d / "saved", compression="none"))  # it is a log that opens
+        assert err is None and again is not None, str(err)
+        assert _messages(again) == _messages(s)
+
+
 # --- minimal reproducers of reader bugs the properties above found -------------------------
 # Each is the smallest input found for one defect; the properties keep covering the class.
 
@@ -1392,10 +1620,13 @@ def _v3_file(
     return path
 
 
-def _refused_at(path: Path, seq: int, *, normalized: bool = False) -> None:
-    _s, err = _open(path, normalized=normalized)
+def _refused_at(
+    path: Path, seq: int, *, normalized: bool | None = None, strict: bool = False
+) -> SessionFormatError:
+    _s, err = _open(path, normalized=normalized, strict=strict)
     assert err is not None, f"{path.name} was accepted"
     assert err.seq == seq, str(err)
+    return err
 
 
 @pytest.mark.parametrize("etype", [["user/message"], {"t": 1}])
@@ -1421,8 +1652,18 @@ def test_a_tool_result_error_that_is_not_an_object_is_a_located_error(
         events[7]["data"]["error"] = error
         events[7]["data"]["message"]["content"][0]["isError"] = True
 
-    _s, err = _open(_v3_file(tmp_path, v3_raw, change))
-    assert err is None or err.seq == 7, str(err)
+    path = _v3_file(tmp_path, v3_raw, change)
+    # The harness's production read takes it (its full restorer refuses it: "tool error
+    # must be an object"), so the lenient read opens it and its views still work ...
+    s, err = _open(path)
+    assert err is None and s is not None, str(err)
+    _views(s)
+    assert s.messages()[-2].tool_results[0].is_error is True
+    with pytest.raises(SessionFormatError) as typed:  # ... the typed event names the defect
+        s.event(7)
+    assert (typed.value.path, typed.value.line, typed.value.seq) == (str(path), 9, 7)
+    # ... and strict=True refuses it, on its line and seq.
+    _refused_at(path, 7, strict=True)
 
 
 @pytest.mark.parametrize("data", [None, ["x"], "x"])
@@ -1462,8 +1703,18 @@ def test_a_normalized_packed_row_with_a_bad_time0_is_a_located_error(tmp_path: P
     ]
     path = tmp_path / "fixture.session.jsonl"
     _write_rows(path, V0_HEADER, rows)
-    _s, err = _open(path, normalized=True)
-    assert err is None or err.line == 4, str(err)
+    err = _refused_at(path, 2, normalized=True)
+    assert err.line == 4 and "time0" in str(err), str(err)
+    # Read by detection, the row's time0 makes it a harness row among stripped ones, and a
+    # log that mixes the two is refused: here on the packed row, whose seq0 is missing.
+    err = _refused_at(path, 2)
+    assert err.line == 4 and "no seq0" in str(err) and "stripped" in str(err), str(err)
+    rows[2]["time0"] = 0  # a valid time0: the same log opens, numbered by position
+    _write_rows(path, V0_HEADER, rows)
+    s, err = _open(path, normalized=True)
+    assert err is None and s is not None, str(err)
+    assert [e["seq"] for e in s.raw_events] == list(range(5))
+    assert [e["time"] for e in s.raw_events[2:]] == [0, 1, 2]
 
 
 @pytest.mark.parametrize(("at", "value"), [(1, True), (0, False)])
@@ -1531,12 +1782,10 @@ def test_views_of_a_readable_log_raise_only_ctx_errors(
     # Found: AttributeError / TypeError (session._prompt_between, Session.system_prompt,
     # wire._join), KeyError (wire.to_wire `b["name"]`) and pydantic ValidationError
     # (Session.request_headers) from sessions that Session.open accepted.
-    s, _err = _open(_v3_file(tmp_path, v3_raw, lambda events: _set_in(events, seq, keys, value)))
-    if s is None:
-        return
-    with contextlib.suppress(CtxError):
-        attr = getattr(s, view)
-        _ = attr() if callable(attr) else attr
+    path = _v3_file(tmp_path, v3_raw, lambda events: _set_in(events, seq, keys, value))
+    s, err = _open(path)
+    assert err is None and s is not None, f"the damaged log is not readable any more: {err}"
+    _view_or_located_error(s, view, path, seq)
 
 
 @pytest.mark.parametrize(
@@ -1568,8 +1817,28 @@ def test_views_of_log_only_events_raise_only_ctx_errors(
     s, err = _open(path)
     assert err is None, str(err)
     assert s is not None
-    with contextlib.suppress(CtxError):
-        getattr(s, view)
+    _view_or_located_error(s, view, path, ev["seq"])
+
+
+def _view_or_located_error(s: Session, view: str, path: Path, seq: int) -> None:
+    """The view works, or raises a SessionFormatError naming the file, line and seq of the
+    damaged event; nothing else."""
+    try:
+        attr = getattr(s, view)
+        _ = attr() if callable(attr) else attr
+    except SessionFormatError as exc:
+        assert (exc.path, exc.line, exc.seq) == (str(path), seq + 2, seq), str(exc)
+        assert f"line {seq + 2}" in str(exc) and f"seq {seq}" in str(exc), str(exc)
+        OUTCOMES["refused"] += 1
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        OUTCOMES["escaped"] += 1
+        raise AssertionError(
+            f"s.{view} raised {type(exc).__name__}, not a located error:\n" + traceback.format_exc()
+        ) from exc
+    else:
+        OUTCOMES["opened"] += 1
 
 
 def test_append_refuses_a_same_size_change_behind_the_back(v3_log: Path) -> None:
@@ -1588,7 +1857,7 @@ def test_append_refuses_a_same_size_change_behind_the_back(v3_log: Path) -> None
 
 # --- nesting depth: the byte filter never misses, the walker agrees with a recursive count --
 
-_JSON = st.recursive(
+_NESTED_JSON = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**63), 2**63 - 1)
@@ -1609,7 +1878,7 @@ def _depth(value: Any) -> int:
 
 
 @settings(max_examples=200 * _SCALE, deadline=None)
-@given(values=st.lists(_JSON, min_size=1, max_size=6), limit=st.integers(0, 6))
+@given(values=st.lists(_NESTED_JSON, min_size=1, max_size=6), limit=st.integers(0, 6))
 def test_depth_filter_and_walker_agree_with_the_true_depth(values: list[Any], limit: int) -> None:
     from ctxsdk.session._codec import _deep_lines, deep_path
 

@@ -8,7 +8,7 @@ crash repair, forks, every kind of assembly edit (collapse, lone tool-result rew
 presets, fit) and ``save()`` at every version. Each log is read in full validation (the
 restorer's relationship checks, strict recovery). The tests skip when the oracle is absent or
 node is older than 20; with ``CI=true`` and node >= 20 they fail instead of skipping when npm
-or the oracle's packages are missing. At the end the terminal shows how many logs of how many
+or the oracle's packages are missing. The terminal summary shows how many logs of how many
 kinds the oracle checked.
 """
 
@@ -20,7 +20,8 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def _node_major() -> int | None:
 
 
 @pytest.fixture(scope="session")
-def oracle_home(request: pytest.FixtureRequest) -> Iterator[Path]:
+def oracle_home(request: pytest.FixtureRequest) -> Path:
     if not (ORACLE / "oracle.mjs").is_file():
         pytest.skip(f"{ORACLE} is not available")
     major = _node_major()
@@ -74,22 +75,27 @@ def oracle_home(request: pytest.FixtureRequest) -> Iterator[Path]:
     )
     if done.returncode != 0:
         unavailable(f"the oracle's packages could not be installed: {done.stderr[-400:]}")
-    yield Path(done.stdout.strip())
-    if CHECKED:
-        plugins = request.config.pluginmanager
-        reporter, capture = (
-            plugins.get_plugin("terminalreporter"),
-            plugins.get_plugin("capturemanager"),
-        )
-        kinds = ", ".join(f"{k} {n}" for k, n in sorted(CHECKED.items()))
-        line = (
-            f"harness oracle: {sum(CHECKED.values())} logs of {len(CHECKED)} kinds "
-            f"accepted ({kinds})"
-        )
-        if reporter is not None and capture is not None:
-            with capture.global_and_fixture_disabled():
-                reporter.write_line("")
-                reporter.write_line(line)
+    # The count goes into the terminal summary, once: a module that imports this fixture
+    # (test_read_rules) gets an instance of its own, and each used to print the line.
+    plugins = request.config.pluginmanager
+    if plugins.get_plugin(_SUMMARY_PLUGIN) is None:
+        plugins.register(_OracleSummary(), _SUMMARY_PLUGIN)
+    return Path(done.stdout.strip())
+
+
+_SUMMARY_PLUGIN = "ctxsdk-harness-oracle-summary"
+
+
+class _OracleSummary:
+    """Prints how many logs the oracle accepted, once, in the terminal summary."""
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if CHECKED:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(CHECKED.items()))
+            terminalreporter.write_line(
+                f"harness oracle: {sum(CHECKED.values())} logs of {len(CHECKED)} kinds "
+                f"accepted ({kinds})"
+            )
 
 
 def check(home: Path, path: Path, *extra: str, kind: str | None = None) -> dict[str, Any]:
@@ -557,3 +563,262 @@ def test_save_upgrades_builder_logs(oracle_home: Path, tmp_path: Path, version: 
         verdict = check(oracle_home, path, kind=f"save v{version}->v{target}")
         assert verdict["ok"], (version, target, verdict.get("error"))
         assert verdict["storedVersion"] == target
+
+
+# --- reading what the harness reads: strict=True against the harness, log by log ------------
+#
+# Each rule is one small log, read by ctxsdk (lenient and strict=True) and by the oracle (the
+# current harness: a v0-v2 log is migrated to v3 on load, which runs the harness's released
+# payload validator). strict=True must agree with the oracle, accept or refuse; a refusal
+# names the file, line and seq. The published v3 restorer validates payloads only for the
+# system head (a v3 user/message with a null text passes it), so the payload rules are shown
+# on v0-v2 logs and on v3 system/message; strict=True applies them to every generation.
+
+
+def _parity_log(version: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    b = LogBuilder(version=version, cwd="/w")
+    b.turn("List the files.").assistant("Listing.", tool_calls=[("bash", {"command": "ls"})])
+    b.tool_results(["a.txt"]).next_step().assistant(text="Two files.").end_turn()
+    return json.loads(json.dumps(b.header)), json.loads(json.dumps(list(b.events)))
+
+
+def _nth(events: list[dict[str, Any]], etype: str, n: int = 0) -> dict[str, Any]:
+    return [e for e in events if e["type"] == etype][n]
+
+
+def _data(events: list[dict[str, Any]], etype: str, n: int = 0) -> dict[str, Any]:
+    return _nth(events, etype, n)["data"]  # type: ignore[no-any-return]
+
+
+def _msg(events: list[dict[str, Any]], etype: str, n: int = 0) -> dict[str, Any]:
+    d = _data(events, etype, n)
+    return d if etype == "user/message" else d["message"]  # type: ignore[no-any-return]
+
+
+def _config(events: list[dict[str, Any]]) -> dict[str, Any]:
+    return _data(events, "request/header")["header"]["config"]  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class ReadRule:
+    """One small log: the base log of each version in ``versions`` with ``change`` applied.
+    ``refused_at`` is the event (type, n-th of that type) the harness and strict=True refuse,
+    None when both read it; ``says`` is what the harness's refusal says; ``lenient`` whether
+    the lenient read (as the harness's production read of a native log) opens it."""
+
+    name: str
+    change: Callable[[dict[str, Any], list[dict[str, Any]]], object]
+    versions: tuple[int, ...] = (0, 2)
+    refused_at: tuple[str, int] | None = None
+    says: str = ""
+    lenient: bool = True
+
+
+def _header_of(e: list[dict[str, Any]]) -> dict[str, Any]:
+    return _data(e, "request/header")["header"]  # type: ignore[no-any-return]
+
+
+def _as_float(ev: dict[str, Any], key: str) -> None:
+    ev[key] = float(ev[key])
+
+
+UM, AM, TR, RH = "user/message", "assistant/message", "tool/result", "request/header"
+FLOATS = (0, 2, 3)
+READ_RULES = [
+    # a null nested where the harness wants a value, or omits the field
+    ReadRule(
+        "null text",
+        lambda h, e: _msg(e, UM)["content"][0].update(text=None),
+        refused_at=(UM, 0),
+        says="text must be a string",
+    ),
+    ReadRule(
+        "null tool-call name",
+        lambda h, e: _msg(e, AM)["content"][1].update(name=None),
+        refused_at=(AM, 0),
+        says="name",
+    ),
+    ReadRule(
+        "null isError",
+        lambda h, e: _msg(e, TR)["content"][0].update(isError=None),
+        refused_at=(TR, 0),
+        says="isError",
+    ),
+    ReadRule(
+        "null source form",
+        lambda h, e: _msg(e, UM, 1)["source"].update(form=None),
+        refused_at=(UM, 1),
+        says="form must be one of",
+    ),
+    ReadRule(
+        "null source rpcId",
+        lambda h, e: _msg(e, UM)["source"].update(rpcId=None),
+        refused_at=(UM, 0),
+        says="rpcId must be a non-empty string",
+    ),
+    ReadRule(
+        "null usage bucket",
+        lambda h, e: _data(e, AM).update(usage={"inputTokens": 1, "outputTokens": 1} | NULL_READ),
+        refused_at=(AM, 0),
+        says="cacheReadTokens",
+    ),
+    ReadRule(
+        "null temperature",
+        lambda h, e: _config(e).update(temperature=None),
+        refused_at=(RH, 0),
+        says="temperature must be a finite number",
+    ),
+    ReadRule(
+        "null tools",
+        lambda h, e: _header_of(e).update(tools=None),
+        refused_at=(RH, 0),
+        says="tools must be an array",
+    ),
+    ReadRule(
+        "null startsSeries",
+        lambda h, e: _data(e, RH).update(startsSeries=None),
+        refused_at=(RH, 0),
+        says="startsSeries",
+    ),
+    ReadRule(  # an opaque member the harness does not look into
+        "null replayState", lambda h, e: _msg(e, AM)["source"].update(replayState=None)
+    ),
+    ReadRule(
+        "v3 system source form null",
+        lambda h, e: _msg(e, "system/message")["source"].update(form=None),
+        versions=(3,),
+        refused_at=("system/message", 0),
+        says="form must be one of",
+    ),
+    # request/header fields
+    ReadRule(
+        "reason bogus",
+        lambda h, e: _data(e, RH).update(reason="bogus"),
+        refused_at=(RH, 0),
+        says="reason must be one of initial, resume, change, series",
+    ),
+    ReadRule("reason series", lambda h, e: _data(e, RH).update(reason="series")),
+    ReadRule(
+        "startsSeries false",
+        lambda h, e: _data(e, RH).update(startsSeries=False),
+        refused_at=(RH, 0),
+        says="startsSeries must be one of true",
+    ),
+    ReadRule("startsSeries true", lambda h, e: _data(e, RH).update(startsSeries=True)),
+    ReadRule(
+        "temperature a string",
+        lambda h, e: _config(e).update(temperature="hot"),
+        refused_at=(RH, 0),
+        says="temperature must be a finite number",
+    ),
+    ReadRule("temperature 0.7", lambda h, e: _config(e).update(temperature=0.7)),
+    ReadRule(
+        "maxTokens 0",
+        lambda h, e: _config(e).update(maxTokens=0),
+        refused_at=(RH, 0),
+        says="maxTokens must be positive",
+    ),
+    ReadRule(
+        "stop with a number",
+        lambda h, e: _config(e).update(stop=["x", 1]),
+        refused_at=(RH, 0),
+        says="stop[1] must be a string",
+    ),
+    ReadRule(
+        "adapter default without a value",
+        lambda h, e: _header_of(e).update(adapterDefaults={"maxTokens": True}),
+        refused_at=(RH, 0),
+        says="lacks config value",
+    ),
+    ReadRule(
+        "tool schema without parameters",
+        lambda h, e: _header_of(e).update(tools=[{"name": "bash", "description": "run"}]),
+        refused_at=(RH, 0),
+        says="parameters",
+    ),
+    ReadRule(
+        "v3 empty tools",
+        lambda h, e: _header_of(e).update(tools=[]),
+        versions=(3,),
+        refused_at=(RH, 0),
+        says="empty optional header fields must be omitted",
+        lenient=False,
+    ),
+    # message source kinds: the harness reads a v0-v2 log by migrating it to v3, which
+    # refuses a kind it does not classify; a native v3 log may carry any kind
+    ReadRule(
+        "unknown source kind",
+        lambda h, e: _msg(e, UM, 1).update(source={"kind": "mystery"}),
+        versions=(0, 1, 2),
+        refused_at=(UM, 1),
+        says="unclassified message source",
+    ),
+    ReadRule(
+        "goal source kind",
+        lambda h, e: _msg(e, UM, 1).update(source=GOAL_SOURCE),
+        versions=(0, 1, 2),
+    ),
+    ReadRule(
+        "v3 unknown source kind",
+        lambda h, e: _msg(e, UM, 1).update(source={"kind": "mystery"}),
+        versions=(3,),
+    ),
+    # JSON 1.0 where an integer belongs: JavaScript reads it as 1, and so does ctxsdk
+    ReadRule("turn 1.0", lambda h, e: _data(e, "turn/start").update(turn=1.0), FLOATS),
+    ReadRule("seq 3.0", lambda h, e: _as_float(_nth(e, UM), "seq"), FLOATS),
+    ReadRule("time as x.0", lambda h, e: _as_float(_nth(e, "step/start"), "time"), FLOATS),
+    ReadRule(
+        "usage 30.0",
+        lambda h, e: _data(e, AM).update(usage={"inputTokens": 30.0, "outputTokens": 8}),
+        FLOATS,
+    ),
+    ReadRule(
+        "header createdAt, depth, version as x.0",
+        lambda h, e: [_as_float(h, k) for k in ("createdAt", "delegationDepth", "version")],
+        FLOATS,
+    ),
+    ReadRule(
+        "v3 cited seq 9.0",
+        lambda h, e: _nth(e, TR).update(sourceEventSeqs=[float(_nth(e, "tool/call")["seq"])]),
+        versions=(3,),
+    ),
+    ReadRule(  # -0 is no count for the harness (nor for ctxsdk, which keeps -0.0 a float)
+        "turn -0.0",
+        lambda h, e: _data(e, "turn/start").update(turn=-0.0),
+        FLOATS,
+        refused_at=("turn/start", 0),
+        says="turn",
+        lenient=False,
+    ),
+]
+NULL_READ = {"cacheReadTokens": None}
+GOAL_SOURCE = {"kind": "goal", "goalId": "g", "revision": 1, "round": 1}
+
+
+@pytest.mark.parametrize(
+    ("rule", "version"),
+    [(r, v) for r in READ_RULES for v in r.versions],
+    ids=lambda x: x.name if isinstance(x, ReadRule) else f"v{x}",
+)
+def test_strict_reads_what_the_harness_reads(
+    oracle_home: Path, tmp_path: Path, rule: ReadRule, version: int
+) -> None:
+    header, events = _parity_log(version)
+    seq = _nth(events, *rule.refused_at)["seq"] if rule.refused_at is not None else None
+    rule.change(header, events)
+    path = tmp_path / (f"session.v{version}.jsonl" if version else "session.jsonl")
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [header, *events]))
+    verdict = check(oracle_home, path, kind="read rule" if rule.refused_at is None else None)
+    assert verdict["ok"] is (seq is None), (rule.name, verdict.get("error"))
+    if seq is not None:
+        assert rule.says in str(verdict["error"]), verdict["error"]
+    for strict in (True, False):
+        ok = seq is None or (not strict and rule.lenient)
+        try:
+            cx.Session.open(path, strict=strict)
+        except SessionFormatError as exc:
+            assert not ok, f"{rule.name} (v{version}, strict={strict}) was refused: {exc}"
+            assert exc.path == str(path) and exc.seq == seq, str(exc)
+            assert exc.line == seq + 2 and f"line {seq + 2}, seq {seq}" in str(exc), str(exc)
+        else:
+            assert ok, f"{rule.name} (v{version}, strict={strict}) was read; harness: {verdict}"

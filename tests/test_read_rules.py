@@ -786,3 +786,130 @@ def test_strict_reads_every_sample_and_builder_log(tmp_path: Path) -> None:
         b.tool_results(["out"]).next_step().assistant("done").end_turn()
         b.compact(keep_last=1, summary_text="the summary")
         cx.Session.open(b.write(tmp_path / f"v{version}"), strict=True)
+
+
+# --- 8. stripped logs (no seq/time on any event) are the harness's fixtures, read by themselves
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-fixtures"
+
+
+def _fixtures() -> list[Path]:
+    found = sorted(FIXTURES.glob("*.session.jsonl"))
+    if not found:
+        pytest.skip(f"no harness fixtures in {FIXTURES}")
+    return found
+
+
+def _message_dicts(s: cx.Session) -> list[Any]:
+    return [m.to_json_dict() for m in s.messages()]
+
+
+def test_a_stripped_fixture_opens_without_a_flag_and_is_read_only(tmp_path: Path) -> None:
+    for fixture in _fixtures():
+        s = cx.Session.open(fixture)  # no normalized=True: no event has a seq or time
+        flagged = cx.Session.open(fixture, normalized=True)
+        assert list(s.raw_events) == list(flagged.raw_events)
+        assert _message_dicts(s) == _message_dicts(flagged) and s.messages()
+        assert [e["seq"] for e in s.raw_events] == list(range(len(s)))
+        assert s.path is None and s.recovery is None  # read-only, as with normalized=True
+        edited = s.replace(*[s.surface().seqs[-1]] * 2, "changed")
+        with pytest.raises(cx.errors.NotReadFromFile) as err:
+            edited.append_to_log()
+        msg = str(err.value)
+        assert str(fixture) in msg and "stripped" in msg and "s.save(path)" in msg, msg
+        # The copy it names has real seqs and times: it is a live log, read as one.
+        copy = cx.Session.open(edited.save(tmp_path / fixture.stem, compression="none"))
+        assert copy.path is not None and len(copy) == len(edited)
+        assert _message_dicts(copy) == _message_dicts(edited)
+        again = copy.replace(*[copy.surface().seqs[-1]] * 2, "again").append_to_log()
+        assert len(again) == len(copy) + 1
+
+
+def test_normalized_false_refuses_a_stripped_fixture_on_its_first_row() -> None:
+    fixture = _fixtures()[0]
+    with pytest.raises(SessionFormatError) as err:
+        cx.Session.open(fixture, normalized=False)
+    assert err.value.path == str(fixture) and err.value.line is not None
+    assert err.value.seq is not None and "stripped" in str(err.value)
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_a_log_with_some_events_stripped_is_refused_where_it_is(tmp_path: Path, where: str) -> None:
+    fixture = _fixtures()[-1]
+    s = cx.Session.open(fixture)
+    events = [dict(e) for e in s.raw_events]  # real seqs and times on every event
+    k = {"first": 0, "middle": len(events) // 2, "last": len(events) - 1}[where]
+    del events[k]["seq"], events[k]["time"]
+    path = _write(tmp_path / "session.jsonl", dict(s._header_raw), events)
+    with pytest.raises(SessionFormatError) as err:
+        cx.Session.open(path)
+    assert (err.value.path, err.value.line, err.value.seq) == (str(path), k + 2, k)
+    assert "stripped" in str(err.value)
+    # Asked for, the mixed log is read as normalized: the stripped event gets its position.
+    mixed = cx.Session.open(path, normalized=True)
+    assert [e["seq"] for e in mixed.raw_events] == list(range(len(events)))
+
+
+def test_a_zstd_stripped_log_is_detected_too_and_a_header_alone_is_not(tmp_path: Path) -> None:
+    from ctxsdk.session._codec import zstd_frame
+
+    fixture = _fixtures()[0]
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "fixture.session.jsonl.zstd"
+    path.write_bytes(zstd_frame(lines[0]) + zstd_frame(b"".join(lines[1:])))
+    s = cx.Session.open(path)
+    assert s.compression == "zstd" and s.path is None
+    assert _message_dicts(s) == _message_dicts(cx.Session.open(fixture))
+    # A log of only its header has no event to be stripped: it stays a live log.
+    lone = tmp_path / "lone" / "session.v3.jsonl"
+    lone.parent.mkdir()
+    lone.write_text(json.dumps(V3_HEADER) + "\n")
+    assert cx.Session.open(lone).path == lone
+
+
+V3_HEADER = {"type": "session", "version": 3, "id": "h", "createdAt": 1, "isSeeded": False}
+V3_HEADER["delegationDepth"] = 0
+
+
+# --- 9. print(message) shows the whole message; its repr stays one short line ----------------
+
+
+def test_print_shows_the_whole_message_and_repr_stays_short(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ctxsdk.session import Message
+
+    long = "line one of a long answer\n" + "word " * 200 + "\nthe last line"
+    msg = Message.model_validate(
+        {
+            "id": "m",
+            "role": "assistant",
+            "content": [
+                {"type": "reasoning", "text": "not shown"},
+                {"type": "text", "text": long},
+                {"type": "tool-call", "id": "c1", "name": "bash", "arguments": '{"command":"ls"}'},
+            ],
+            "source": {"kind": "model", "provider": "p", "model": "m"},
+        }
+    )
+    print(msg)
+    out = capsys.readouterr().out
+    assert out == f'assistant: {long}\n-> bash({{"command":"ls"}})\n'
+    assert len(repr(msg)) < 100 and repr(msg).startswith("Message(assistant, model, ")
+    result = Message.model_validate(
+        {
+            "id": "r",
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c1",
+                    "content": [{"type": "text", "text": long}],
+                    "isError": True,
+                }
+            ],
+            "source": {"kind": "tool", "callId": "c1"},
+        }
+    )
+    assert str(result) == f"user: error: {long}"
+    assert f"{result}" == str(result) and str(result) != repr(result)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import itertools
+import math
 import os
 import re
 import stat
@@ -35,6 +36,7 @@ __all__ = [
     "encode_source_seqs",
     "file_kind",
     "frame_spans",
+    "js_numbers",
     "json_path_text",
     "read_log",
     "refuse_deep_events",
@@ -74,8 +76,17 @@ _PACKED_ROW_KEYS_NORMALIZED = frozenset({"type", "data"})
 _PACKED_TEXT_DATA = frozenset({"turn", "step", "index", "dt", "texts"})
 _PACKED_TOOL_DATA = frozenset({"turn", "step", "index", "id", "dt", "args"})
 STRIPPED_SEQ_HINT = (
-    " (seq/time stripped, as in the harness's snapshot fixtures? open with normalized=True)"
+    " (a harness log has a seq and time on every row; a stripped test fixture has them on "
+    "none and is read as normalized unless normalized=False; normalized=True numbers any "
+    "log's rows by position)"
 )
+# The keys a stripped row (a harness snapshot fixture's) lacks; a log is read as stripped
+# only when no row has any of them.
+_POSITION_KEYS = ("seq", "time", "seq0", "time0")
+# An integral JSON number written with a fraction (1.0, 30.00, as Python's json and orjson
+# write floats), where it ends: JavaScript reads it as the integer, so the harness does.
+_INTEGRAL_FRACTION = re.compile(rb"\.0+[\s,}\]]")
+_MAX_SAFE_INT = 2**53 - 1
 _V01_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "delegationDepth")
 _V01_HEADER_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin", "agentPreset")
 _V23_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "isSeeded", "delegationDepth")
@@ -124,6 +135,10 @@ class DecodedLog:
     recovery: Recovery | None = None
     # 1-based text line of each event (v0/v1 packed rows make this differ from seq + 2).
     event_lines: list[int] | None = None
+    # Read as a stripped log (no seq/time: the harness's snapshot fixtures); seqs and times
+    # were rebuilt, so the events are not the file's and nothing may be appended to it.
+    normalized: bool = False
+    path: Path | None = None  # the file it was read from (None for bytes decoded in memory)
 
     @property
     def size(self) -> int:
@@ -690,13 +705,67 @@ def _is_int(v: Any) -> bool:
     return type(v) is int
 
 
-def _parse_lines(lines: list[bytes], first_line: int) -> list[Any]:
-    """JSON-parse event lines; a bad line is named by its 1-based line number."""
+def _js_number(value: float) -> int | float:
+    """A float as JavaScript's ``JSON.parse`` leaves it: integral and within the safe range,
+    an integer (``1.0`` is ``1``); otherwise unchanged (``-0.0`` too, which the harness
+    refuses wherever it wants a count)."""
+    if not value.is_integer() or not -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT:
+        return value
+    if value == 0 and math.copysign(1.0, value) < 0:
+        return value
+    return int(value)
+
+
+def js_numbers(value: Any) -> Any:
+    """``value`` with every integral float inside it an ``int`` (in place for containers).
+
+    JSON has one number type: the harness (JavaScript) reads ``"turn": 1.0`` as the integer
+    1 and accepts it wherever an integer belongs, so the reader does the same."""
+    t = type(value)
+    if t is float:
+        return _js_number(value)
+    if t is dict:
+        for k, v in value.items():
+            tv = type(v)
+            if tv is float or tv is dict or tv is list:
+                value[k] = js_numbers(v)
+    elif t is list:
+        for i, v in enumerate(value):
+            tv = type(v)
+            if tv is float or tv is dict or tv is list:
+                value[i] = js_numbers(v)
+    return value
+
+
+def _js_rows(lines: list[bytes], rows: list[Any]) -> None:
+    """Integral floats made integers in the rows whose line may hold one (a cheap byte test
+    picks them; a match inside a string only costs a walk)."""
+    find = _INTEGRAL_FRACTION.search
+    for i, row in enumerate(rows):
+        if find(lines[i]):
+            rows[i] = js_numbers(row)
+
+
+def _stripped(rows: list[Any]) -> bool:
+    """Whether no row has a seq or time (seq0/time0 for packed rows): a harness snapshot
+    fixture, never a harness log, which has them on every row. Rows that are not objects,
+    or no rows at all, are not a stripped log."""
+    keys = _POSITION_KEYS
+    return bool(rows) and all(type(row) is dict and not any(k in row for k in keys) for row in rows)
+
+
+def _parse_lines(lines: list[bytes], first_line: int, floats: bool) -> list[Any]:
+    """JSON-parse event lines; a bad line is named by its 1-based line number. ``floats``:
+    the text may hold integral floats, which are made integers as JavaScript reads them."""
     loads = orjson.loads
     try:
-        return [loads(line) for line in lines]
+        rows = [loads(line) for line in lines]
     except orjson.JSONDecodeError:
         pass
+    else:
+        if floats:
+            _js_rows(lines, rows)
+        return rows
     for i, line in enumerate(lines):
         try:
             loads(line)
@@ -711,14 +780,17 @@ def decode_bytes(
     compression: Compression,
     path: str | Path | None = None,
     expected_version: int | None = None,
-    normalized: bool = False,
+    normalized: bool | None = None,
     max_bytes: int = MAX_DECODED_BYTES,
 ) -> DecodedLog:
     """Decode a whole log file's bytes.
 
-    ``normalized`` reads snapshot fixtures whose ``seq``/``time`` were stripped: seqs are
-    rebuilt by counting events, missing times become 0. Text past ``max_bytes`` (a zstd
-    decompression bomb) raises ``SessionFormatError`` naming the path and the cap.
+    A log where no row has a ``seq`` or ``time`` (the harness's snapshot fixtures, which
+    strip them; a harness log has them on every row) is read as normalized: seqs are
+    rebuilt by counting events, missing times become 0, and ``DecodedLog.normalized`` says
+    so. ``normalized=True`` reads any log that way (rows that keep a seq or time keep it),
+    ``normalized=False`` never (a stripped row is then refused). Text past ``max_bytes`` (a
+    zstd decompression bomb) raises ``SessionFormatError`` naming the path and the cap.
     """
     recovery: Recovery | None = None
     if compression == "zstd":
@@ -731,6 +803,7 @@ def decode_bytes(
         log = _decode_text(text, data, compression, recovery, expected_version, normalized)
         if log.version == 0:
             _upgrade_v0_rows(log)
+        log.path = Path(path) if path is not None else None
         return log
     except SessionFormatError as exc:
         frame = None
@@ -781,7 +854,7 @@ def _row_seq(row: Any) -> tuple[int | None, int | None]:
 
 
 def _parse_rows_plain(
-    lines: list[bytes], version: int, normalized: bool
+    lines: list[bytes], version: int, normalized: bool, floats: bool
 ) -> tuple[list[Any], _TornRows | None]:
     """Event rows of a plain JSONL log, cut at a torn tail as the harness's scanner does.
 
@@ -803,6 +876,8 @@ def _parse_rows_plain(
             except orjson.JSONDecodeError as exc:
                 issue = (i, f"line {i + 2} is not valid JSON ({exc})", None)
                 break
+    if floats:
+        _js_rows(body, rows)
     if not normalized:
         expected = 0
         for i, row in enumerate(rows):
@@ -837,7 +912,7 @@ def _decode_text(
     compression: Compression,
     recovery: Recovery | None,
     expected_version: int | None,
-    normalized: bool,
+    normalized: bool | None,
 ) -> DecodedLog:
     lines = text.split(b"\n")
     tail = lines.pop()  # b"" when the text ends with a newline
@@ -857,6 +932,10 @@ def _decode_text(
         header = orjson.loads(lines[0])
     except orjson.JSONDecodeError as exc:
         raise CorruptLog(f"header is not valid JSON ({exc})", line=1) from None
+    # One byte search decides whether any line may hold an integral float (1.0 for 1).
+    floats = _INTEGRAL_FRACTION.search(text) is not None
+    if floats and _INTEGRAL_FRACTION.search(lines[0]):
+        header = js_numbers(header)
     try:
         version = validate_header(header, expected_version=expected_version)
     except SessionFormatError as exc:
@@ -865,11 +944,13 @@ def _decode_text(
         if k:
             _refuse_deep_line(lines, k, version)
     if compression == "none":
-        rows, torn = _parse_rows_plain(lines, version, normalized)
+        rows, torn = _parse_rows_plain(lines, version, bool(normalized), floats)
         if torn is not None:
             recovery = torn.recovery(data)
     else:
-        rows = _parse_lines(lines[1:], 2)
+        rows = _parse_lines(lines[1:], 2, floats)
+    if normalized is None:  # a log with no seq/time on any row is a stripped fixture
+        normalized = _stripped(rows)
     events: list[dict[str, Any]]
     event_lines: list[int] | None = None
     if version <= 1 or normalized:
@@ -901,7 +982,7 @@ def _decode_text(
             event_lines.append(line_no)
     else:
         events = rows  # the replay checks each is an object with the right seq
-    return DecodedLog(header, events, version, compression, data, recovery, event_lines)
+    return DecodedLog(header, events, version, compression, data, recovery, event_lines, normalized)
 
 
 def resolve_log_path(path: str | Path) -> Path:
@@ -969,9 +1050,12 @@ def _read_file(p: Path, max_bytes: int) -> bytes:
 
 
 def read_log(
-    path: str | Path, *, normalized: bool = False, max_bytes: int = MAX_DECODED_BYTES
+    path: str | Path, *, normalized: bool | None = None, max_bytes: int = MAX_DECODED_BYTES
 ) -> DecodedLog:
     """Read and decode a session file (never modifies it).
+
+    A stripped log (no ``seq``/``time`` on any row, like the harness's snapshot fixtures) is
+    read as normalized unless ``normalized=False``; see ``decode_bytes``.
 
     A path that is not a regular file, or that decodes to more than ``max_bytes`` (see
     ``MAX_DECODED_BYTES``), raises ``SessionFormatError``; a log this process may not read

@@ -8,6 +8,7 @@ fields survive a round trip.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
@@ -156,6 +157,8 @@ class MessageSource(_Model):
     call_id: str | None = Field(default=None, alias="callId")
     plugin: str | None = None
     form: str | None = None
+    rpc_id: str | None = Field(default=None, alias="rpcId")  # a user prompt's client request
+    client_time_zone: str | None = Field(default=None, alias="clientTimeZone")
 
 
 class Message(_Model):
@@ -182,7 +185,15 @@ class Message(_Model):
     def __repr__(self) -> str:
         return f"Message({self.role}, {self.source.kind}, {gist(self, 60)!r})"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        """The role and the whole message, for ``print(message)``: its text, each tool call
+        as ``-> name(arguments)`` and each tool result's text; ``repr`` stays one short line."""
+        parts = [message_text(self)]
+        parts += [f"-> {c.name}({c.arguments})" for c in self.tool_calls]
+        for r in self.tool_results:
+            parts.append(("error: " if r.is_error else "result: ") + message_text(r))
+        body = "\n".join(p for p in parts if p)
+        return f"{self.role}: {body}" if body else f"{self.role}:"
 
 
 class TokenUsage(_Model):
@@ -619,12 +630,147 @@ _NULL_DEFAULTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def strict_violation(events: list[dict[str, Any]]) -> tuple[int, str] | None:
+# The message source kinds the harness's v2 -> v3 migration classifies (``SOURCE_KINDS`` of
+# ``dsh-session-format-v2-to-v3``); a v0-v2 message with another kind is refused on load by
+# the current harness ("cannot safely transform unclassified message source"). A v3 log may
+# carry other (producer-owned) kinds: the v3 reader admits them.
+_MIGRATABLE_SOURCE_KINDS: frozenset[str] = frozenset(
+    {
+        "user",
+        "plugin",
+        "model",
+        "tool",
+        "agent-instructions",
+        "session-reference",
+        "team-message",
+        "goal",
+        "skill-invocation",
+        "skill-catalog",
+        "coordinator",
+        "subagent-report",
+        "subagent-settled",
+        "webhook",
+        "agent-message",
+    }
+)
+_REQUEST_REASONS = ("initial", "resume", "change", "series")
+_MAX_SAFE = 2**53 - 1
+
+
+def _nested_null(model: BaseModel, path: str) -> str | None:
+    """The path of the first optional field set to ``null`` inside ``model``'s nested models
+    (content blocks, sources, usage, ...), or None. ``model``'s own fields are the caller's."""
+    fields = type(model).model_fields
+    for name in model.model_fields_set:
+        info = fields.get(name)
+        if info is None:  # a key the model does not know (kept verbatim, not checked)
+            continue
+        value = getattr(model, name)
+        key = f"{path}.{info.alias or name}" if path else (info.alias or name)
+        children = value if isinstance(value, list) else [value]
+        for k, child in enumerate(children):
+            if not isinstance(child, BaseModel):
+                continue
+            where = f"{key}.{k}" if isinstance(value, list) else key
+            found = _null_field(child, where)
+            if found is not None:
+                return found
+    return None
+
+
+def _null_field(model: BaseModel, path: str) -> str | None:
+    """The first optional field of ``model`` (or of a model inside it) that is ``null``."""
+    fields = type(model).model_fields
+    for name in model.model_fields_set:
+        info = fields.get(name)
+        if info is not None and getattr(model, name) is None and not info.is_required():
+            return f"{path}.{info.alias or name}"
+    return _nested_null(model, path)
+
+
+def _is_count(v: Any, *, positive: bool = False) -> bool:
+    return type(v) is int and (1 if positive else 0) <= v <= _MAX_SAFE
+
+
+def _request_header_defect(data: dict[str, Any]) -> str | None:
+    """What the harness's released payload validator refuses in a ``request/header`` that the
+    lenient read lets through (``requestHeaderValue`` and the event's own fields)."""
+    reason = data.get("reason")
+    if reason not in _REQUEST_REASONS:
+        return f"request/header reason must be one of {', '.join(_REQUEST_REASONS)}, not {reason!r}"
+    if "startsSeries" in data and data["startsSeries"] is not True:
+        return f"request/header startsSeries may only be true, not {data['startsSeries']!r}"
+    header = data["header"]  # an object with a checked config: the lenient read saw to it
+    config = header["config"]
+    if "temperature" in config:
+        t = config["temperature"]
+        if type(t) not in (int, float) or not math.isfinite(t) or (t == 0 and str(t) == "-0.0"):
+            return f"request/header config.temperature must be a finite number, not {t!r}"
+    if "maxTokens" in config and not _is_count(config["maxTokens"], positive=True):
+        return (
+            "request/header config.maxTokens must be a positive integer, "
+            f"not {config['maxTokens']!r}"
+        )
+    if "stop" in config and not (
+        isinstance(config["stop"], list) and all(isinstance(x, str) for x in config["stop"])
+    ):
+        return f"request/header config.stop must be an array of strings, not {config['stop']!r}"
+    if "adapterDefaults" in header:
+        defaults = header["adapterDefaults"]
+        if not isinstance(defaults, dict):
+            return f"request/header adapterDefaults must be an object, not {defaults!r}"
+        for key, marker in defaults.items():
+            if key not in ("reasoningEffort", "maxTokens") or marker is not True:
+                return (
+                    "request/header adapterDefaults may only mark reasoningEffort or maxTokens "
+                    f"true, not {key}: {marker!r}"
+                )
+            if key not in config:
+                return f"request/header adapter default {key} has no config value"
+    if "system" in header and not isinstance(header["system"], str):
+        return f"request/header system must be a string, not {header['system']!r}"
+    if "tools" in header:
+        tools = header["tools"]
+        if not isinstance(tools, list):
+            return f"request/header tools must be an array, not {tools!r}"
+        for k, tool in enumerate(tools):
+            if not (
+                isinstance(tool, dict)
+                and isinstance(tool.get("name"), str)
+                and tool["name"]
+                and isinstance(tool.get("description"), str)
+                and isinstance(tool.get("parameters"), dict)
+            ):
+                return (
+                    f"request/header tools[{k}] must have a non-empty name, a description "
+                    "string and a parameters object"
+                )
+    return None
+
+
+def _messages_of(etype: str, data: dict[str, Any]) -> list[Any]:
+    """The raw messages one event's data carries (for the source-kind rule)."""
+    if etype == "user/message":
+        return [data]
+    if etype in ("assistant/message", "tool/result", "system/message"):
+        return [data.get("message")]
+    if etype == "agent/inbox/spliced":
+        return list(data.get("inserted") or [])
+    if etype == "session/title-llm-request":
+        return list(data.get("messages") or [])
+    return []
+
+
+def strict_violation(events: list[dict[str, Any]], version: int = 3) -> tuple[int, str] | None:
     """The first semantic defect the harness refuses that the lenient read lets through, as
     ``(seq, reason)``: data that only a lax parse accepts (``true`` for an integer, ``"1"``
-    for a number), an explicit ``null`` where the harness omits an optional field, a message
-    id appended twice, a ``compaction/summary`` without its ``compaction/start``. Run by
-    ``Session.open(strict=True)``; the default read never pays for it."""
+    for a number), an explicit ``null`` where the harness omits an optional field (at the top
+    of the data or nested: a content block's ``isError``, a source's ``plugin``, a usage
+    bucket), a ``request/header`` whose ``reason``, ``startsSeries`` or header fields the
+    harness's payload validator refuses, a message id appended twice, a
+    ``compaction/summary`` without its ``compaction/start``, and in a v0-v2 log a message
+    source kind the harness cannot migrate. Run by ``Session.open(strict=True)``; the default
+    read never pays for it."""
     ids: dict[str, int] = {}
     started: set[Any] = set()
     for ev in events:
@@ -634,7 +780,7 @@ def strict_violation(events: list[dict[str, Any]]) -> tuple[int, str] | None:
         if adapter is None:
             continue
         try:
-            adapter.validate_python(data, strict=True)
+            typed = adapter.validate_python(data, strict=True)
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"]) or "data"
@@ -642,6 +788,23 @@ def strict_violation(events: list[dict[str, Any]]) -> tuple[int, str] | None:
         for key in _NULL_DEFAULTS[etype]:
             if key in data and data[key] is None:
                 return seq, f"{etype} data.{key} is null; the harness omits an absent field"
+        nested = _nested_null(typed, "")
+        if nested is not None:
+            return seq, f"{etype} data.{nested} is null; the harness omits an absent field"
+        if etype == "request/header":
+            defect = _request_header_defect(data)
+            if defect is not None:
+                return seq, defect
+        if version <= 2:
+            for msg in _messages_of(etype, data):
+                src = msg.get("source") if isinstance(msg, dict) else None
+                kind = src.get("kind") if isinstance(src, dict) else None
+                if isinstance(kind, str) and kind not in _MIGRATABLE_SOURCE_KINDS:
+                    return seq, (
+                        f"message source kind {kind!r} is one the harness cannot migrate from "
+                        f"format v{version} (it reads a v{version} log by migrating it to v3 "
+                        "and refuses unclassified sources)"
+                    )
         if etype == "compaction/start":
             started.add(data["compactionId"])
         elif etype == "compaction/summary" and data["compactionId"] not in started:

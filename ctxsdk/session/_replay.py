@@ -502,8 +502,16 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
                 if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
                     raise _fail("request/header needs a header object", i)
                 _check_request_config(data["header"].get("config"), i)
-                if version >= 3 and "system" in data["header"]:
-                    raise _fail("a v3 request/header may not carry system", i)
+                if version >= 3:
+                    header = data["header"]
+                    if "system" in header:
+                        raise _fail("a v3 request/header may not carry system", i)
+                    if header.get("tools") == [] or header.get("adapterDefaults") == {}:
+                        raise _fail(
+                            "a v3 request/header omits empty optional fields (tools: [], "
+                            "adapterDefaults: {}), as the harness requires",
+                            i,
+                        )
                 index.header_seqs.append(i)
             elif etype == "request/context":
                 index.context_seqs.append(i)

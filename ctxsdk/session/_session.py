@@ -265,7 +265,9 @@ class Session:
     # --- constructors ----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | Path, *, normalized: bool = False, strict: bool = False) -> Session:
+    def open(
+        cls, path: str | Path, *, normalized: bool | None = None, strict: bool = False
+    ) -> Session:
         """Read a DSH session file (``.jsonl`` / ``.jsonl.zstd``, v0-v3) or session directory.
 
         The log is validated as the harness validates it on load. Breaks of the harness's
@@ -274,10 +276,17 @@ class Session:
         ``strict=True`` refuses those too, and checks every event's data against its typed
         model up front, strictly (no ``true`` for an integer, no ``null`` for an omitted
         field), with duplicate appended message ids and a ``compaction/summary`` without its
-        start refused as the harness refuses them. ``normalized=True`` reads the
-        harness's snapshot fixtures, whose ``seq``/``time`` were stripped. A torn last line or
-        frame is dropped as the harness does and reported (``s.recovery`` and a
-        ``LogRecoveryWarning``); the file itself is never modified.
+        start refused as the harness refuses them. A torn last line or frame is dropped as
+        the harness does and reported (``s.recovery`` and a ``LogRecoveryWarning``); the file
+        itself is never modified.
+
+        A log where no event has a ``seq`` or ``time`` (the harness's snapshot fixtures strip
+        them; a harness log has them on every event) is read as normalized: seqs by position,
+        missing times 0. Such a session is read-only (``s.path`` is None, ``append_to_log``
+        refuses: there is no live log to append to); ``s.save(path)`` writes a copy with
+        real seqs. ``normalized=True`` reads any log that way, ``normalized=False`` refuses a
+        stripped one; a log with some events stripped and others not is refused (with its
+        line and seq) unless ``normalized=True``.
         """
         with gc_paused():
             log = read_log(path, normalized=normalized)
@@ -290,7 +299,7 @@ class Session:
         session = cls(
             log.header,
             log.events,
-            path=None if normalized else resolve_log_path(p),
+            path=None if log.normalized else resolve_log_path(p),
             compression=log.compression,
             log=log,
             index=index,
@@ -300,7 +309,7 @@ class Session:
         _warn_invariants(p, log, index.invariant_issues)
         if strict:
             session.validate()
-            found = strict_violation(log.events)
+            found = strict_violation(log.events, log.version)
             if found is not None:
                 err = SessionFormatError(found[1], seq=found[0])
                 raise _locate(err, log, resolve_log_path(path)) from None
@@ -486,7 +495,9 @@ class Session:
             f"{raw.get('type')} data does not match its schema at {loc or 'data'}: {err['msg']}",
             seq=seq,
         )
-        return _locate(err_out, self._log, self._path) if seq < self._persisted else err_out
+        if seq >= self._persisted:
+            return err_out
+        return _locate(err_out, self._log, self._log.path if self._log is not None else None)
 
     # --- surface and messages --------------------------------------------------------------
 
@@ -956,6 +967,13 @@ class Session:
         """
         from ._file_writer import append_batch
 
+        if self._log is not None and self._log.normalized:
+            raise NotReadFromFile(
+                f"{self._log.path}: this session was read from a stripped log (no seq/time on "
+                "its events, like the harness's snapshot fixtures), which is read-only: it has "
+                "no live log to append to. Save a copy with s.save(path), which writes real "
+                "seqs and times, and open that to append"
+            )
         if self._path is None or self._log is None:
             raise NotReadFromFile("this session was not read from a file; use save(path)")
         pending = self.pending_events

@@ -9,7 +9,15 @@ from typing import Any, Literal
 
 from .._session import Session
 from ._anthropic import anthropic_items, anthropic_tool, system_blocks
-from ._common import JsonDict, fail, load_json, load_json_line, source_name, source_path
+from ._common import (
+    JsonDict,
+    fail,
+    load_json,
+    load_json_line,
+    source_name,
+    source_path,
+    well_formed,
+)
 from ._emit import build_session
 from ._items import DEFAULT_CREATED_AT, Item, SystemItem, stable_id
 from ._openai import openai_items, openai_tool
@@ -52,6 +60,12 @@ def from_messages(
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         fail(source or "from_messages", "messages must be a list of message objects")
     label = source or "messages"
+    # What a log cannot hold becomes what it can: a lone surrogate U+FFFD, a >64-bit int a float.
+    messages, system, tools = (
+        [well_formed(m) for m in messages],
+        well_formed(system),
+        well_formed(tools),
+    )
     if model is not None and not isinstance(model, str):
         fail(label, f"model must be a string, got {type(model).__name__}")
     default_model = model or _UNKNOWN_MODEL

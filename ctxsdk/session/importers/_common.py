@@ -43,6 +43,29 @@ def fail(where: str, what: str, todo: str = "") -> NoReturn:
     raise ImportFormatError(f"{message}; {todo}" if todo else message)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# What in a JSON text may decode into a value a log cannot hold: a surrogate escape, or an
+# integer too long for 64 bits.
+_UNWRITABLE = re.compile(rb"\\u[dD][89a-fA-F]|\d{20}")
+_INT_RANGE = range(-(2**63), 2**64)  # what orjson writes (and reads) as an integer
+
+
+def well_formed(value: Any) -> Any:
+    """A copy of JSON-like ``value`` that a log can hold: every lone surrogate in a string
+    (keys too) replaced by U+FFFD (``json`` decodes ``"\\ud800"`` into a ``str`` that UTF-8
+    cannot encode; the model seam does the same), and an integer past 64 bits a float (as
+    JavaScript, and the log reader, read such a number)."""
+    if isinstance(value, str):
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+    if type(value) is int and value not in _INT_RANGE:
+        return float(value)
+    if isinstance(value, list):
+        return [well_formed(v) for v in value]
+    if isinstance(value, dict):
+        return {well_formed(k): well_formed(v) for k, v in value.items()}
+    return value
+
+
 def source_name(path: str | Path | None) -> str | None:
     return None if path is None else Path(path).name
 
@@ -184,7 +207,7 @@ def load_json(path: str | Path) -> Any:
     except RecursionError:  # Python's parser recurses: ~1000 levels exhaust the stack
         _too_deep(p.name, " (too deep for the JSON parser)")
     check_depth(doc, p.name, data)
-    return doc
+    return well_formed(doc) if _UNWRITABLE.search(data) else doc
 
 
 def load_json_line(raw: bytes, where: str, todo: str = "") -> Any:
@@ -199,7 +222,7 @@ def load_json_line(raw: bytes, where: str, todo: str = "") -> Any:
     except RecursionError:
         _too_deep(where, " (too deep for the JSON parser)")
     check_depth(value, where, raw)
-    return value
+    return well_formed(value) if _UNWRITABLE.search(raw) else value
 
 
 _DSH_BLOCK_TYPES = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})

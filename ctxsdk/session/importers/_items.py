@@ -3,6 +3,7 @@ as DSH events. Each item carries its ``Origin``, the source record it came from.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,8 +31,13 @@ _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://ctxsdk.dev/importers")
 
 
 def stable_id(*parts: object) -> str:
-    """A deterministic UUID for a session built from ``parts`` (the same input, the same id)."""
-    return str(uuid.uuid5(_ID_NAMESPACE, "\x1f".join(str(p) for p in parts)))
+    """A deterministic UUID for a session built from ``parts`` (the same input, the same id).
+
+    ``uuid.uuid5`` of the joined parts, with a lone surrogate (which a ``str`` from ``json``
+    may hold) hashed as its own code unit instead of failing to encode as UTF-8."""
+    name = "\x1f".join(str(p) for p in parts).encode("utf-8", "surrogatepass")
+    digest = hashlib.sha1(_ID_NAMESPACE.bytes + name, usedforsecurity=False).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=5))
 
 
 @dataclass(frozen=True)

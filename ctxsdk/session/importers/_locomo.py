@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._session import Session
-from ._common import JsonDict, fail, load_json, source_name
+from ._common import JsonDict, fail, load_json, source_name, well_formed
 from ._emit import build_session
 from ._items import AssistantItem, Item, Origin, UserItem
 
@@ -58,6 +58,7 @@ def from_locomo(
     if not isinstance(data, list):
         fail(label, "expected the list of LoCoMo samples (locomo10.json)")
     sample, index = _pick(data, conversation, label)
+    sample = well_formed(sample)  # lone surrogates (which json keeps) become U+FFFD
     where = f"{label}, conversation {index}"
     raw_id = sample.get("sample_id")
     sid = raw_id if isinstance(raw_id, str) else str(index)
