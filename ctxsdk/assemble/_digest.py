@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..session import Message, digest_text
 
-__all__ = ["DigestConfig", "auto_digest", "off_marker"]
+__all__ = ["DigestConfig", "auto_digest", "off_marker", "off_rewrite"]
 
 
 @dataclass(frozen=True)
@@ -14,9 +14,21 @@ class DigestConfig:
     head_lines: int = 12
     tail_lines: int = 4
     max_chars: int = 6000
-    # {count} and {tokens} are filled in; "" collapses to a message with no content at all (an
-    # exact tokenizer still counts the chat framing of one message, 3 tokens).
-    off_marker: str = "[{count} items moved out of context, about {tokens} tokens]"
+    # The whole text of an off run's message, one per run: what left (the surface seqs, their
+    # tokens) and the way back (``set(first, "full")`` expands the collapse over any seq it
+    # covers). Filled in: {seqs} ("120-164" or "120"), {first}, {last}, {count} (messages
+    # covered), {tokens}. The mark lives in the message's source, so no header is spent here.
+    # "" collapses to a message with no content at all (an exact tokenizer still counts the
+    # chat framing of one message, 3 tokens).
+    off_marker: str = "[off seq {seqs} ({tokens} tokens): set {first} full]"
+    # After the header line of an off tool-result rewrite (the header is that rewrite's mark and
+    # already says how many items and tokens left), on the same line: the way back.
+    off_rewrite: str = "set {first} full"
+    # The exact zero-token option, for fit: each off run fit makes is absorbed into an adjacent
+    # plain user message that fit keeps, re-emitted verbatim as the run's replacement, so the
+    # run costs no token at all; the tree still shows what it covers. A run with no such
+    # neighbour gets the off marker.
+    absorb_off: bool = False
     omitted: str = "… ({count} lines omitted) …"
     truncated: str = "… (truncated)"
 
@@ -56,5 +68,21 @@ def truncate(cfg: DigestConfig, text: str) -> str:
     return text[: cfg.max_chars - len(cfg.truncated)] + cfg.truncated
 
 
-def off_marker(cfg: DigestConfig, count: int, tokens: int) -> str:
-    return cfg.off_marker.format(count=count, tokens=tokens) if cfg.off_marker else ""
+def _seqs(first: int, last: int) -> str:
+    return f"{first}" if first == last else f"{first}-{last}"
+
+
+def off_marker(cfg: DigestConfig, count: int, tokens: int, first: int = 0, last: int = 0) -> str:
+    """The text of an off run's user-message replacement."""
+    if not cfg.off_marker:
+        return ""
+    fields = {"seqs": _seqs(first, last), "first": first, "last": last}
+    return cfg.off_marker.format(count=count, tokens=tokens, **fields)
+
+
+def off_rewrite(cfg: DigestConfig, header: str, first: int) -> str:
+    """The content text of an off tool-result rewrite: its header (the mark), then the way back
+    (nothing more when the off marker is turned off)."""
+    if not cfg.off_marker or not cfg.off_rewrite:
+        return header
+    return f"{header} {cfg.off_rewrite.format(first=first, seqs=first, last=first)}"

@@ -2,12 +2,14 @@
 
 Never collapsed: the system prompt, the latest user message, and the tool call group the next
 step depends on. A tool result can be collapsed alone (a content rewrite keeps its pairing); an
-assistant that calls tools is collapsed with its results. Collapsing order is least relevant to the
-query first (BM25 over the node texts, lightly smoothed over neighbours), then oldest first.
-``key`` is preferred where its digest is really shorter; ``off`` only when key is not enough.
-The estimate that drives the choice is checked against the exact planner at the end.
-Modes already in the draft (explicit choices) are never changed; when the budget cannot be met,
-the notes name what cannot move and what it costs.
+assistant that calls tools is collapsed with its results. What stays is chosen by relevance to
+the query (BM25 over the node texts, lightly smoothed over neighbours) per token spent, where
+the tokens spent include the marker of every off run the choice makes or saves (``_pack``);
+equal relevance goes to the most recent. ``key`` alone is tried first where its digest is
+really shorter; ``off`` only when key is not enough. The estimate that drives the choice is
+checked against the exact planner, and what it left unspent is spent. Modes already in the
+draft (explicit choices) are never changed; when the budget cannot be met, the notes name what
+cannot move and what it costs.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from dataclasses import dataclass, field
 
 from ..errors import InvalidArgument
 from ..session import (
-    BM25,
     Session,
     SurfaceNode,
     TokenCounter,
@@ -27,15 +28,17 @@ from ..session import (
     read_marker,
     tool_groups,
 )
-from ._digest import DigestConfig, auto_digest, off_marker
+from ._digest import DigestConfig, auto_digest, off_marker, off_rewrite
 from ._modes import Mode
+from ._pack import FULL, OFF, Packer
 from ._planner import PlanOp, Target, compile_plan, current_modes
+from ._rank import Ranker
 from ._tree import header_system_tokens
 
 __all__ = ["FitIndex", "FitResult", "fit_plan"]
 
 _HEADER_TOKENS = 14  # ⟨assembled:key items=N tokens≈M⟩ and framing
-_NEIGHBOUR_WEIGHT = 0.35
+_SHARPNESS = 5
 _MAX_ROUNDS = 12
 
 
@@ -50,6 +53,9 @@ class FitResult:
     protected: list[int]
     ops: list[PlanOp] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Kept user messages that carry an adjacent off run (``DigestConfig(absorb_off=True)``):
+    # re-emitted verbatim as the run's replacement, so the model still reads them whole.
+    carried: list[int] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -57,9 +63,24 @@ class FitResult:
 
     @property
     def kept(self) -> list[int]:
-        """Surface seqs left verbatim."""
+        """Surface seqs the model still reads verbatim (a carried message counts)."""
         collapsed = {s for op in self.ops for s in op.shadowed if op.kind != "expand"}
+        collapsed -= set(self.carried)
         return [s for s in self._surface if s not in collapsed]
+
+    def marker_tokens(self, counter: TokenCounter) -> int:
+        """Tokens the plan spends saying what left: every off op but what a carried message
+        brings along verbatim, and the header line of each key op (its digest is content)."""
+        out = 0
+        for op in self.ops:
+            if op.mode == "off":
+                carried = [s for s in op.shadowed if s in self.carried]
+                out += op.tokens_after - sum(self._carried_tokens.get(s, 0) for s in carried)
+            elif op.mode == "key" and op.text:
+                out += counter.tokenizer.count(op.text.split("\n", 1)[0])
+        return out
+
+    _carried_tokens: dict[int, int] = field(default_factory=dict, repr=False)
 
     _surface: list[int] = field(default_factory=list, repr=False)
 
@@ -117,10 +138,13 @@ class FitIndex:
     groups: list[tuple[int, int]]
     keep: set[int]
     now: list[Mode]
-    bm25: BM25
+    ranker: Ranker
     units: list[tuple[int, int]]
     key_cost: dict[tuple[int, int], int]
-    off_cost: int  # one off run's marker message, counted exactly
+    off_cost: int  # an off run's message, in its longest form (the estimate is an upper bound)
+    off_tool_cost: int  # an off tool-result rewrite's header line, likewise
+    carrier: list[bool]  # plain user messages that can carry an adjacent off run
+    config: DigestConfig
     system: int = 0  # a v0-v2 header system prompt: sent, but no surface node counts it
 
     @classmethod
@@ -136,19 +160,35 @@ class FitIndex:
         for a, b in units:
             members = [(surface[p].seq, surface[p].message) for p in range(a, b + 1)]
             key_cost[(a, b)] = _HEADER_TOKENS + estimate_text(auto_digest(members, config))
-        marker = f"{assembly_header('off', 100, 10_000)}\n{off_marker(config, 100, 10_000)}"
+        full = node_tokens(session, counter)
+        # The longest numbers a marker can hold here: the last seq, every node, every token.
+        top, items, tokens = max(seqs, default=0), len(seqs) * 10, sum(full) * 10
+        marker = off_marker(config, items, tokens, top, top + 1) if seqs else ""
+        rewrite = off_rewrite(config, assembly_header("off", items, tokens), top)
+        now = current_modes(session, surface)
+        # A carrier is re-emitted verbatim: a user message the model sees as it was written
+        # (not a replacement), and not one fit must leave alone.
+        carrier = [
+            n.type == "user/message" and n.op == "append" and now[p] == "full" and p not in keep
+            for p, n in enumerate(surface)
+        ]
         return cls(
             off_cost=counter.count_message(
-                {"role": "user", "content": [{"type": "text", "text": marker.strip()}]}
+                {"role": "user", "content": [{"type": "text", "text": marker}] if marker else []}
             ),
+            off_tool_cost=counter.count_message(
+                {"role": "tool", "content": [{"type": "text", "text": rewrite}]}
+            ),
+            carrier=carrier,
+            config=config,
             session=session,
             surface=surface,
             seqs=seqs,
-            full=node_tokens(session, counter),
+            full=full,
             groups=groups,
             keep=keep,
-            now=current_modes(session, surface),
-            bm25=BM25([digest_text(n.message) for n in surface]),
+            now=now,
+            ranker=Ranker([digest_text(n.message) for n in surface]),
             units=units,
             key_cost=key_cost,
             system=header_system_tokens(session, counter.tokenizer.name),
@@ -174,8 +214,9 @@ def fit_plan(
             f"a token budget is a positive whole number of tokens (at least 1), not {budget!r}"
         )
     ix = index if index is not None and index.session is session else None
+    ix = ix if ix is not None and ix.config == config else None
     ix = ix or FitIndex.build(session, counter, config)
-    surface, seqs, full, keep, now = ix.surface, ix.seqs, ix.full, ix.keep, ix.now
+    seqs, full, keep, now = ix.seqs, ix.full, ix.keep, ix.now
     before = sum(full) + ix.system
     targets: dict[int, Target] = dict(base or {})
     result = FitResult(
@@ -213,88 +254,145 @@ def fit_plan(
         if any(a <= p <= b for p in held):
             held.update(range(a, b + 1))
 
-    rel = ix.bm25.scores(query) if query else [0.0] * len(surface)
-    smooth = [
-        r
-        + _NEIGHBOUR_WEIGHT * max(rel[i - 1] if i else 0.0, rel[i + 1] if i + 1 < len(rel) else 0.0)
-        for i, r in enumerate(rel)
-    ]
+    smooth = ix.ranker.scores(query)
     units = [
         u
         for u in ix.units
         if all(now[p] == "full" and p not in held for p in range(u[0], u[1] + 1))
     ]
     key_cost = ix.key_cost
-    # Least relevant first; among equals lone nodes before whole groups (a result rewrite
-    # keeps the call visible), then oldest first.
-    units.sort(key=lambda u: (max(smooth[u[0] : u[1] + 1]), u[1] > u[0], u[0]))
-    mode_of: dict[tuple[int, int], Mode] = {}
-    # A running estimate over per-position costs. Adjacent off nodes become one run with one
-    # marker, so an off unit adds a marker only when it starts a run, and saves one when it
-    # joins two; the exact planner has the last word below.
-    cost = list(full)
-    off = [False] * len(surface)
-    for op in base_ops:
-        if op.mode == "off":
-            for s in op.shadowed:
-                off[pos_of[s]] = True
     # A key unit next to an explicit key node would join its run and take its digest.
     explicit_key = {p for p in fixed if targets[seqs[p]].mode == "key"}
+    # Key alone, least relevant first, where it is really shorter: when that fits, nothing
+    # needs to go off.
+    order = sorted(units, key=lambda u: (max(smooth[u[0] : u[1] + 1]), u[1] > u[0], u[0]))
+    keyed: dict[tuple[int, int], Mode] = {}
     total = start
-
-    def collapse(unit: tuple[int, int], mode: Mode) -> None:
-        nonlocal total
-        a, b = unit
-        if mode == "key":
-            new = key_cost[unit]
-        else:
-            joins = (a > 0 and off[a - 1]) + (b + 1 < len(off) and off[b + 1])
-            new = ix.off_cost * (1 - joins)
-            off[a : b + 1] = [True] * (b - a + 1)
-        total += new - sum(cost[a : b + 1])
-        cost[a : b + 1] = [new] + [0] * (b - a)
-        mode_of[unit] = mode
-
-    for unit in units:  # key first, where it is really shorter
+    for unit in order:
         if total <= budget:
             break
         if unit[0] - 1 in explicit_key or unit[1] + 1 in explicit_key:
             continue
-        if key_cost[unit] < 0.8 * sum(cost[unit[0] : unit[1] + 1]):
-            collapse(unit, "key")
-    for unit in units:  # then off, least relevant first
-        if total <= budget:
-            break
-        collapse(unit, "off")
-
-    for _ in range(_MAX_ROUNDS):
-        for (a, b), mode in mode_of.items():
-            for p in range(a, b + 1):
-                targets[seqs[p]] = Target(mode)
-        ops, notes = compile_plan(session, targets, counter=counter, config=config)
-        after = before - sum(op.saved for op in ops)
-        result.ops, result.notes[:], result.tokens_after = ops, [*result.notes, *notes], after
-        if after <= budget:
-            break
-        # The estimate was short: collapse just enough of the least relevant units still kept to
-        # cover the overshoot (plus a marker each), and check again.
-        more, freed = [], 0
-        for u in units:
-            if mode_of.get(u) == "off":
-                continue
-            more.append(u)
-            freed += sum(full[u[0] : u[1] + 1]) - ix.off_cost
-            if freed >= after - budget:
-                break
-        if not more:
-            break
-        for u in more:
-            mode_of[u] = "off"
-    result.notes = list(dict.fromkeys(result.notes))  # each round repeats the planner's notes
+        old = sum(full[unit[0] : unit[1] + 1])
+        if key_cost[unit] < 0.8 * old:
+            keyed[unit] = "key"
+            total += key_cost[unit] - old
+    plan: _Plan | None = None
+    if total <= budget:
+        plan = _plan(ix, targets, keyed, [], counter, config)
+        plan = plan if plan.after <= budget else None
+    if plan is None:
+        pk = _packer(ix, units, smooth, explicit_key, base_ops, start, config)
+        pk.grow(budget)
+        best: _Plan | None = None
+        for _ in range(_MAX_ROUNDS):
+            got = _plan(ix, targets, *_modes_of(ix, pk, config), counter, config)
+            if got.after <= budget:
+                best = got
+                # The estimate charges each marker its longest form: spend what is left.
+                if got.after == budget or not pk.grow(pk.total + budget - got.after):
+                    break
+            elif best is not None:
+                break  # a plan that fits is in hand; growing again overshot
+            else:
+                pk.shrink(got.after - budget)
+            plan = got
+        plan = best or plan
+    assert plan is not None
+    result.targets = targets = plan.targets
+    result.ops, result.tokens_after = plan.ops, plan.after
+    result.notes += plan.notes
+    result.carried = [seqs[p] for p in plan.carried]
+    result._carried_tokens = {seqs[p]: full[p] for p in plan.carried}
+    result.notes = list(dict.fromkeys(result.notes))
     if not result.fits:
         result.notes.append(_cannot_move(ix, result, held, fixed, planned, base_ops))
-    result.targets = targets
     return result
+
+
+@dataclass
+class _Plan:
+    targets: dict[int, Target]
+    ops: list[PlanOp]
+    notes: list[str]
+    after: int
+    carried: list[int]
+
+
+def _plan(
+    ix: FitIndex,
+    base: dict[int, Target],
+    modes: dict[tuple[int, int], Mode],
+    carried: list[int],
+    counter: TokenCounter,
+    config: DigestConfig,
+) -> _Plan:
+    """The explicit choices plus fit's modes, planned exactly."""
+    targets = dict(base)
+    for (a, b), mode in modes.items():
+        for p in range(a, b + 1):
+            targets[ix.seqs[p]] = Target(mode)
+    for p in carried:  # re-emitted verbatim as its run's replacement
+        targets[ix.seqs[p]] = Target("off", digest_text(ix.surface[p].message))
+    ops, notes = compile_plan(ix.session, targets, counter=counter, config=config)
+    after = sum(ix.full) + ix.system - sum(op.saved for op in ops)
+    return _Plan(targets, ops, notes, after, carried)
+
+
+def _packer(
+    ix: FitIndex,
+    units: list[tuple[int, int]],
+    smooth: list[float],
+    explicit_key: set[int],
+    base_ops: list[PlanOp],
+    start: int,
+    config: DigestConfig,
+) -> Packer:
+    n = len(ix.surface)
+    base_off = [m == "off" for m in ix.now]
+    pos_of = {s: p for p, s in enumerate(ix.seqs)}
+    for op in base_ops:
+        if op.mode == "off":
+            for s in op.shadowed:
+                base_off[pos_of[s]] = True
+    keyable = {
+        i: ix.key_cost[u]
+        for i, u in enumerate(units)
+        if u[0] - 1 not in explicit_key
+        and u[1] + 1 not in explicit_key
+        and ix.key_cost[u] < 0.8 * sum(ix.full[u[0] : u[1] + 1])
+    }
+    # Recency breaks ties and gives unscored units a faint order: newest first.
+    # The value of keeping a unit grows faster than its score (a best match is far likelier to
+    # be what the query needs than two half matches), so the packer's value per token follows
+    # the ranking closely; recency breaks ties and orders what no query word reaches.
+    value = [max(smooth[a : b + 1]) ** _SHARPNESS + 1e-9 * (a + 1) / n for a, b in units]
+    return Packer(
+        cost=ix.full,
+        units=units,
+        value=value,
+        key_cost=keyable,
+        base_off=base_off,
+        carrier=ix.carrier,
+        lone_tool=[node.type == "tool/result" for node in ix.surface],
+        marker=ix.off_cost,
+        tool_marker=ix.off_tool_cost,
+        absorb=config.absorb_off,
+        total=start,
+    )
+
+
+def _modes_of(
+    ix: FitIndex, pk: Packer, config: DigestConfig
+) -> tuple[dict[tuple[int, int], Mode], list[int]]:
+    """The packer's state as modes per unit, and the carriers of its off runs (absorb mode:
+    finding them may send a unit off, so they come first)."""
+    carried = pk.carriers() if config.absorb_off else []
+    modes: dict[tuple[int, int], Mode] = {}
+    for unit, state in zip(pk.units, pk.state, strict=True):
+        if state != FULL:
+            modes[unit] = "off" if state == OFF else "key"
+    return modes, carried
 
 
 def _choices(targets: dict[int, Target], seqs: list[int], fixed: set[int]) -> str:

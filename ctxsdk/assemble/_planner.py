@@ -42,7 +42,7 @@ from ..session import (
     read_marker,
     tool_groups,
 )
-from ._digest import DigestConfig, auto_digest, off_marker, truncate
+from ._digest import DigestConfig, auto_digest, off_marker, off_rewrite, truncate
 from ._modes import Mode, collapse_mark
 
 __all__ = ["PlanOp", "Target", "apply_ops", "compile_plan", "current_modes"]
@@ -326,10 +326,19 @@ def compile_plan(
                 else auto_digest([(n.seq, n.message) for n in members], cfg)
             )
         else:
-            body = off_marker(cfg, items, before)
+            explicit = [digests[p] for p in range(run.start, run.end + 1) if p in digests]
+            # An explicit off text is used as given (cutting it would lose a carried member).
+            body = (
+                explicit[-1]
+                if explicit
+                else off_marker(cfg, items, before, members[0].seq, members[-1].seq)
+            )
         header = assembly_header(run.mode, items, before)
         if len(members) == 1 and members[0].type == "tool/result":
-            text = f"{header}\n{body}" if body else header
+            if run.mode == "off" and not explicit:
+                text = off_rewrite(cfg, header, members[0].seq)
+            else:
+                text = f"{header}\n{body}" if body else header
             content = [{"type": "text", "text": text}]
             old = message_of(raws[run.start]) or {}
             new_msg = {**old, "content": [{**old["content"][0], "content": content}]}
@@ -349,8 +358,18 @@ def compile_plan(
                 )
             )
             continue
-        text = f"{header}\n{body}" if body else ""
+        # An off run's message is its marker alone (the source is its mark). An off run given a
+        # member's own text carries that member: its content is re-emitted verbatim, so the
+        # rest of the run costs no token (fit's zero-token option).
+        text = body if run.mode == "off" else (f"{header}\n{body}" if body else "")
         msg = _user_message(text, assembly_source(run.mode, items, before))
+        carried = (
+            _carried(members, raws[run.start : run.end + 1], body)
+            if run.mode == "off" and explicit
+            else None
+        )
+        if carried is not None:
+            msg["content"] = carried
         _note_growth(
             notes, run.mode, members[0].seq, members[-1].seq, before, counter.count_message(msg)
         )
@@ -374,6 +393,18 @@ def compile_plan(
             "the batch is written inside an edit turn (turn/start … turn/end, no step)"
         )
     return ops, notes
+
+
+def _carried(
+    members: list[SurfaceNode], raws: list[dict[str, Any]], text: str
+) -> list[dict[str, Any]] | None:
+    """The content blocks of the run member whose own text ``text`` is, if one is a user
+    message: re-emitted verbatim, they count exactly what that member counted."""
+    for node, raw in zip(members, raws, strict=True):
+        if node.type == "user/message" and digest_text(node.message) == text:
+            content = (message_of(raw) or {}).get("content") or []
+            return [dict(b) for b in content] or None
+    return None
 
 
 def _note_growth(

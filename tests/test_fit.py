@@ -1,0 +1,304 @@
+"""Fit's markers and packing: one marker per off run, counted exactly and bounded; the exact
+zero-token option; the budget, explicit choices and protected nodes held under both; the BM25
+baseline of ``bench fit`` held to the same constraints; and every written log read by the
+harness's own code."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ctxsdk as cx
+from ctxsdk.assemble import DigestConfig, FitIndex, FitResult, Target, fit_plan
+from ctxsdk.assemble._modes import collapse_mark
+from ctxsdk.assemble._planner import compile_plan
+from ctxsdk.bench._bm25 import Bm25Baseline, porter
+from ctxsdk.samples import sample
+from ctxsdk.session import read_marker
+from ctxsdk.session._tokens import TokenCounter
+from ctxsdk.session.importers import from_locomo
+
+from .conftest import SHARED
+from .test_oracle import _applied, _own_collapses, oracle_home  # noqa: F401  (a fixture)
+
+LOCOMO = SHARED / "data" / "locomo" / "locomo10.json"
+ZERO = DigestConfig(absorb_off=True)
+_CL100K = TokenCounter("cl100k_base")
+
+
+def _chat(n: int = 40, seed: int = 0) -> cx.Session:
+    """A conversation like LoCoMo's: short user messages, an assistant line now and then."""
+    msgs: list[dict[str, str]] = [{"role": "system", "content": "You are a careful listener."}]
+    for i in range(n):
+        topic = ["sailing", "pottery", "chess", "baking"][(i * 7 + seed) % 4]
+        msgs.append({"role": "user", "content": f"note {i}: I talked about {topic} " * (1 + i % 3)})
+        if i % 5 == 4:
+            msgs.append({"role": "assistant", "content": f"(read {i})"})
+    msgs.append({"role": "user", "content": "What did we say about chess?"})
+    return cx.Session.from_messages(msgs, format="openai")
+
+
+@pytest.fixture(scope="module")
+def locomo() -> cx.Session:
+    if not LOCOMO.is_file():
+        pytest.skip(f"{LOCOMO} is not available")
+    return from_locomo(json.loads(LOCOMO.read_text()), 0)
+
+
+def _runs(r: FitResult, s: cx.Session) -> list[tuple[int, int]]:
+    pos = {q: p for p, q in enumerate(s.surface().seqs)}
+    return [(pos[op.start_seq], pos[op.end_seq]) for op in r.ops if op.mode == "off"]
+
+
+# --- the marker ---------------------------------------------------------------------------------
+
+
+def test_the_off_marker_says_what_left_and_the_way_back() -> None:
+    s = _chat()
+    seqs = s.surface().seqs
+    a = s.assemble().set(seqs[3], "off").set(seqs[4], "off").set(seqs[5], "off")
+    (op,) = a.plan()[0]
+    assert (
+        op.text == f"[off seq {seqs[3]}-{seqs[5]} ({op.tokens_before} tokens): set {seqs[3]} full]"
+    )
+    assert op.message is not None and _CL100K.count_message(op.message) == op.tokens_after
+    out = a.apply(write=False)
+    fold = next(n for n in out.surface() if collapse_mark(out.raw_events[n.seq]))
+    assert collapse_mark(out.raw_events[fold.seq]) == ("off", 3)  # the mark is in the source
+    # The way back it names: set(first seq, "full") expands the collapse over it.
+    back = out.assemble().set(seqs[3], "full")
+    assert back.draft == {fold.seq: Target("full")}
+    replay = back.apply(write=False).messages()[3].text
+    assert "Replayed verbatim" in replay
+    assert all(m.text in replay for m in s.messages()[3:6])
+
+
+def test_an_off_tool_result_rewrite_is_its_header_and_the_way_back() -> None:
+    s = cx.Session.open(sample("fix-flaky-test"))
+    result = next(n for n in s.surface() if n.type == "tool/result" and n.op == "append")
+    (op,) = s.assemble().set(result.seq, "off").plan()[0]
+    assert op.kind == "tool-rewrite"
+    assert re.fullmatch(rf"⟨assembled:off items=1 tokens≈\d+⟩ set {result.seq} full", op.text)
+    # The header stays the rewrite's mark.
+    event = {
+        "type": "tool/result",
+        "data": {"message": {"content": [{"content": op.tool_content}]}},
+    }
+    mark = read_marker(event)
+    assert mark is not None and (mark.mode, mark.items) == ("off", 1)
+
+
+def test_logs_with_the_old_marker_text_still_read() -> None:
+    old_user = {
+        "type": "user/message",
+        "data": {
+            "source": {
+                "kind": "plugin",
+                "plugin": "ctxsdk/assemble",
+                "form": "notice",
+                "summary": "assembled:off items=13 tokens=900",
+            },
+            "content": [
+                {
+                    "type": "text",
+                    "text": "⟨assembled:off items=13 tokens≈900⟩\n"
+                    "[13 items moved out of context, about 900 tokens]",
+                }
+            ],
+        },
+    }
+    old_tool = {
+        "type": "tool/result",
+        "data": {
+            "message": {
+                "content": [
+                    {
+                        "content": [
+                            {
+                                "type": "text",
+                                "text": "⟨assembled:off items=1 tokens≈340⟩\n"
+                                "[1 items moved out of context, about 340 tokens]",
+                            }
+                        ]
+                    }
+                ]
+            }
+        },
+    }
+    assert collapse_mark(old_user) == ("off", 13)
+    assert collapse_mark(old_tool) == ("off", 1)
+
+
+def test_each_run_pays_one_marker_counted_exactly_and_bounded(locomo: cx.Session) -> None:
+    ix = FitIndex.build(locomo, _CL100K, DigestConfig())
+    for budget, query in [(1000, "adoption agencies"), (2500, "painting a sunrise"), (4000, None)]:
+        r = fit_plan(locomo, budget, query=query, counter=_CL100K, config=DigestConfig(), index=ix)
+        assert r.fits and r.tokens_after <= budget
+        offs = [op for op in r.ops if op.mode == "off"]
+        for op in offs:
+            assert op.message is not None
+            assert op.tokens_after == _CL100K.count_message(op.message) <= ix.off_cost
+        assert r.marker_tokens(_CL100K) == sum(op.tokens_after for op in offs)
+        # One marker per run: two runs always have something kept between them.
+        runs = _runs(r, locomo)
+        assert all(b[0] > a[1] + 1 for a, b in itertools.pairwise(runs))
+        # The plan is what the session becomes: the exact count after applying it.
+        a = locomo.assemble()
+        a.fit(budget, query=query)
+        assert a.apply(write=False).tokens().total == r.tokens_after
+
+
+def test_with_no_query_the_recent_history_stays_in_one_stretch() -> None:
+    s = _chat(60)
+    r = s.assemble().fit(s.tokens().total // 3)
+    assert r.fits and len(_runs(r, s)) == 1  # one off run, one marker
+    seqs = s.surface().seqs
+    assert r.kept == [seqs[0], *seqs[len(seqs) - len(r.kept) + 1 :]]
+
+
+def test_an_isolated_weak_match_does_not_cost_a_second_marker() -> None:
+    """Keeping a lone node in the middle of an off run splits it (a second marker): fit pays
+    that only when the node's relevance is worth its tokens plus the marker."""
+    s = _chat(60)
+    total = s.tokens().total
+    r = s.assemble().fit(total // 3, query="pottery")
+    naive = len([n for n in s.surface() if "pottery" in n.message.text])
+    assert r.fits and len(_runs(r, s)) < naive  # runs merged, not one per match
+
+
+# --- the zero-token option ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [150, 300, 600])
+def test_the_zero_token_option_costs_exactly_nothing(budget: int) -> None:
+    s = _chat(60)
+    a = s.assemble(config=ZERO)
+    r = a.fit(budget, query="chess")
+    assert r.fits and r.carried and r.marker_tokens(_CL100K) == 0
+    tokens = dict(zip(s.surface().seqs, (row.tokens for row in s.tokens().rows), strict=True))
+    out = a.apply(write=False)
+    # Exactly the kept messages, counted as they were: the off runs cost no token at all.
+    assert out.tokens().total == r.tokens_after == sum(tokens[q] for q in r.kept)
+    kept_text = [m.text for m in s.messages() if m.id in {s.event(q).message.id for q in r.kept}]  # type: ignore[union-attr]
+    assert [m.text for m in out.messages()] == kept_text
+    # What left is still in the tree, under the replacements that carry it.
+    rows = [row for row in out.assemble().tree().walk() if row.kind == "replacement"]
+    shadowed = {q for row in rows for q in row.shadowed}
+    assert shadowed >= set(s.surface().seqs) - set(r.kept)
+
+
+def test_the_zero_token_option_on_locomo(locomo: cx.Session) -> None:
+    ix = FitIndex.build(locomo, _CL100K, ZERO)
+    for budget in (1000, 2000, 4000, 8000):
+        r = fit_plan(locomo, budget, query="support group", counter=_CL100K, config=ZERO, index=ix)
+        assert r.fits and r.marker_tokens(_CL100K) == 0
+        full = dict(zip(ix.seqs, ix.full, strict=True))
+        assert r.tokens_after == sum(full[q] for q in r.kept)
+
+
+# --- what fit holds, under both markers -------------------------------------------------------
+
+
+@st.composite
+def _chats(draw: st.DrawFn) -> tuple[cx.Session, int, str | None, list[int]]:
+    s = _chat(draw(st.integers(5, 40)), draw(st.integers(0, 3)))
+    total = s.tokens("estimate").total
+    budget = draw(st.integers(1, total + 10))
+    query = draw(st.sampled_from([None, "chess", "baking sailing", "nothing matches"]))
+    seqs = s.surface().seqs
+    explicit = draw(st.lists(st.sampled_from(seqs[1:-1]), max_size=3, unique=True))
+    return s, budget, query, explicit
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_chats(), st.sampled_from(["full", "off"]), st.booleans())
+def test_fit_holds_budget_choices_and_protected_nodes(
+    case: tuple[cx.Session, int, str | None, list[int]], mode: str, zero: bool
+) -> None:
+    s, budget, query, explicit = case
+    a = s.assemble(tokenizer="estimate", config=ZERO if zero else DigestConfig())
+    for q in explicit:
+        a.set(q, mode)  # type: ignore[arg-type]
+    r = a.fit(budget, query=query)
+    p = a.preview()
+    assert p.tokens_after == r.tokens_after
+    if r.fits:
+        assert r.tokens_after <= budget
+    else:
+        assert any("cannot fit" in n for n in r.notes)
+    for q in explicit:
+        assert r.targets[q] == Target(mode)  # type: ignore[arg-type]
+        if mode == "full":
+            assert q in r.kept
+    # Protected nodes stay, unless set off explicitly (an explicit choice wins).
+    assert set(r.protected) - set(explicit) <= set(r.kept)
+    if zero and r.fits:
+        assert r.marker_tokens(TokenCounter("estimate")) <= 0 or any(
+            r.targets.get(q) == Target("off") for q in explicit
+        )
+
+
+# --- the baseline -------------------------------------------------------------------------------
+
+
+def test_the_porter_stemmer() -> None:
+    pairs = {
+        "caresses": "caress",
+        "ponies": "poni",
+        "hopping": "hop",
+        "relational": "relat",
+        "adoption": "adopt",
+        "adopted": "adopt",
+        "painting": "paint",
+        "generalization": "gener",
+    }
+    assert {w: porter(w) for w in pairs} == pairs
+
+
+def test_the_bm25_baseline_is_held_to_fits_constraints(locomo: cx.Session) -> None:
+    ix = FitIndex.build(locomo, _CL100K, DigestConfig())
+    base = Bm25Baseline(ix, _CL100K, DigestConfig())
+    protected = {ix.seqs[p] for p in ix.keep}
+    for budget in (1000, 4000):
+        kept, tokens = base.plan("When did Caroline go to the support group?", budget)
+        assert tokens <= budget and protected <= kept
+        # Its count is the exact planner's on the plan it made.
+        targets = {q: Target("off") for q in ix.seqs if q not in kept}
+        ops, _ = compile_plan(locomo, targets, counter=_CL100K)
+        assert sum(ix.full) - sum(op.saved for op in ops) == tokens
+        # The marker of what it drops is fit's own.
+        assert all(op.text.startswith("[off seq ") for op in ops)
+
+
+# --- the harness reads what fit writes --------------------------------------------------------
+
+
+@pytest.mark.parametrize("zero", [False, True], ids=["markers", "zero"])
+def test_fit_logs_are_accepted(
+    oracle_home: Path,  # noqa: F811
+    tmp_path: Path,
+    locomo: cx.Session,
+    zero: bool,
+) -> None:
+    kind = "fit zero-token" if zero else "fit markers"
+    config = ZERO if zero else DigestConfig()
+    for name, s, budget, query in [
+        ("locomo", locomo, 1500, "adoption agencies"),
+        ("chat", _chat(60), 300, "chess"),
+        ("flaky", cx.Session.open(sample("fix-flaky-test")), 1500, "the failing test"),
+    ]:
+        a = cx.Assembly(s, config=config)
+        r = a.fit(budget, query=query)
+        if not r.ops:
+            continue
+        out, _ = _applied(oracle_home, a, tmp_path, f"{name}-{int(zero)}", kind)
+        b = cx.Assembly(out)
+        for seq in _own_collapses(out):
+            b.set(seq, "full")
+        _applied(oracle_home, b, tmp_path, f"{name}-{int(zero)}-x", f"expand {kind}")
