@@ -732,7 +732,7 @@ function render({ model, el }) {
           null,
           ...keys.map((k) => {
             const d = (a[k]?.value || 0) - (b[k]?.value || 0);
-            return h("tr", { class: d ? "" : "cx-muted" }, h("td", null, h("span", { class: `cx-swatch cx-seg--${k}` }), " ", b[k].label), h("td", null, formatTokens(b[k].value)), h("td", null, formatTokens(a[k]?.value || 0)), h("td", { class: d < 0 ? "cx-minus" : d > 0 ? "cx-plus" : "" }, d ? `${d > 0 ? "+" : "−"}${formatTokens(Math.abs(d))}` : "0"));
+            return h("tr", { class: d ? "" : "cx-unchanged" }, h("td", null, h("span", { class: `cx-swatch cx-seg--${k}` }), " ", b[k].label), h("td", null, formatTokens(b[k].value)), h("td", null, formatTokens(a[k]?.value || 0)), h("td", { class: d < 0 ? "cx-minus" : d > 0 ? "cx-plus" : "" }, d ? `${d > 0 ? "+" : "−"}${formatTokens(Math.abs(d))}` : "0"));
           }),
         ),
       ),
@@ -858,7 +858,9 @@ function render({ model, el }) {
   }
   function onModes() {
     modes = String(model.get("_modes") || "");
+    bodies.clear(); // a body shows its row's mode
     virt.refresh();
+    if (tab === "message" && selectedId) showMessage();
   }
   function onRevision() {
     if (applying) return;

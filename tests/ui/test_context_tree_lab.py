@@ -108,7 +108,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def nb(lab: Lab, browser: Any, work: Path) -> Iterator[Notebook]:
     url = lab.notebook("context_tree.ipynb", [SETUP.format(work=str(work)), SHOW])
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context = browser.new_context(viewport={"width": 1280, "height": 1400})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -389,6 +389,10 @@ def test_screenshots_light_and_dark(nb: Notebook, artifacts: Path) -> None:
         shots[name] = page.evaluate(
             "() => getComputedStyle(document.querySelector('.cx-tree')).backgroundColor"
         )
+        page.locator(".cx-tree .cx-tab", has_text="Preview").click()
+        page.wait_for_selector(".cx-tree [data-preview=summary]")
+        widget.screenshot(path=str(artifacts / f"context-tree-preview-{name}.png"))
+        page.locator(".cx-tree .cx-tab", has_text="Message").click()
         print(f"screenshot: {path}")
     nb.theme("JupyterLab Light")
 
