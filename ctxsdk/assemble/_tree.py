@@ -248,6 +248,11 @@ def build_tree(
     receives, exactly as ``Session.tokens().total`` does."""
     surface = list(session.surface())
     tool_names = _tool_names(session)
+    # Each call's arguments by id, once: looking a result's call up per row would be O(n^2).
+    arguments: dict[str, str] = {}
+    for n in surface:
+        for c in n.message.tool_calls:
+            arguments.setdefault(c.id, c.arguments)  # the first call with an id, as before
     turns = session.index.turns
     starts = [t.start_seq for t in turns]
     root = Row(id=session.id, kind="session", label=session.title or session.id[:8])
@@ -292,10 +297,7 @@ def build_tree(
         )
         leaf.calls_only = kind == "assistant" and not node.message.text
         if r is not None:  # what a subagent's id may appear in: the call and the result
-            call = next(
-                (c for n in surface for c in n.message.tool_calls if c.id == r.tool_call_id), None
-            )
-            leaf.mention = r.text + (call.arguments if call else "")
+            leaf.mention = r.text + arguments.get(r.tool_call_id, "")
         if span is None:
             root.children.append(leaf)
             current_turn = current_step = None
