@@ -13,7 +13,7 @@ import ctxsdk as cx
 from ctxsdk._display import Rendered, bar, bar_chart, message_html, stacked_bar, table, wrap
 from ctxsdk.errors import InvalidArgument
 from ctxsdk.samples import sample
-from ctxsdk.session import COMPOSITION_PARTS, composition, read_marker
+from ctxsdk.session import COMPOSITION_PARTS, composition
 from ctxsdk.testing import LogBuilder
 
 ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
@@ -87,9 +87,8 @@ def test_composition_counts_every_token_once(name: str, tokenizer: str) -> None:
     assert list(c.parts) == [k for k, _ in COMPOSITION_PARTS]
     assert c.used - c.parts["tools"] == s.tokens(tokenizer).total
     assert c.parts["tools"] > 0 and c.parts["user"] > 0 and c.parts["tool_results"] > 0
-    markers = sum(
-        r.tokens for r in s.tokens(tokenizer).rows if read_marker(s.raw_events[r.seq]) is not None
-    )
+    replaced = {n.seq for n in s.surface() if n.shadowed}
+    markers = sum(r.tokens for r in s.tokens(tokenizer).rows if r.seq in replaced)
     assert c.parts["markers"] == markers
 
 

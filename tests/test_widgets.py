@@ -21,11 +21,12 @@ import ctxsdk as cx
 from ctxsdk.assemble import DraftStore
 from ctxsdk.errors import InvalidArgument
 from ctxsdk.samples import SAMPLES_HOME, sample
+from ctxsdk.session import COMPOSITION_PARTS
 from ctxsdk.testing import LogBuilder
 from ctxsdk.widgets import ContextTree
 from ctxsdk.widgets._base import BaseWidget, handler
 from ctxsdk.widgets._bundle import bundle, bundle_css, static_dir
-from ctxsdk.widgets._composition import PARTS, composition
+from ctxsdk.widgets._composition import composition
 from ctxsdk.widgets._context_tree import FAILED, FIXED, REGION, SHADOWED, SUBAGENT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -365,7 +366,8 @@ def test_the_composition_bar(long: ContextTree) -> None:
     c = long.composition
     s = long.session
     parts = {p["key"]: p["value"] for p in c["parts"]}
-    assert [p["key"] for p in c["parts"]] == [k for k, _ in PARTS]
+    keys = [{"markers": "folds"}.get(k, k) for k, _ in COMPOSITION_PARTS]
+    assert [p["key"] for p in c["parts"]] == keys
     assert sum(parts.values()) == c["used"]
     assert c["used"] - parts["tools"] == s.tokens("estimate").total
     assert c["window"] == s.context_window == 1_000_000

@@ -2,7 +2,8 @@
 
 Every token the model receives is counted once, in one part: the system prompt, the tool
 schemas, user messages, assistant messages (text and calls), reasoning, tool results and
-replacement markers (assembly collapses, harness compaction checkpoints, pruned results).
+replacement markers (any node that replaced others: assembly collapses, harness compaction
+checkpoints, pruned results, a user's own replace).
 The parts of the messages sum to ``Session.tokens(tokenizer).total``; the tool schemas are
 added on top, as the harness's token meter adds them. Against the context window it shows
 the free space and the point where the harness would compact: ``floor(window × 0.8)``, the
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._display import Rendered, bar_chart, esc, fmt_tokens, stacked_bar, table
 from ..errors import InvalidArgument
-from ._markers import read_marker
 from ._tokens import estimate_block, estimate_tools, get_tokenizer
 
 if TYPE_CHECKING:
@@ -133,8 +133,9 @@ def node_parts(session: Session, tokenizer: str = "cl100k_base") -> list[tuple[i
     table_ = session.tokens(tokenizer)
     tk = get_tokenizer(tokenizer)
     out: list[tuple[int, str, int]] = [(-1, "system", table_.system)] if table_.system else []
+    replaced = {n.seq for n in session.surface() if n.shadowed}
     for row in table_.rows:
-        if read_marker(session.raw_events[row.seq]) is not None:
+        if row.seq in replaced:  # any replacement: a collapse, a checkpoint, a prune, an edit
             out.append((row.seq, "markers", row.tokens))
             continue
         message = session.message_at(row.seq)
