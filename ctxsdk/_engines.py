@@ -1,8 +1,11 @@
-"""The engines a session's conveniences reach (``s.assemble()``), by name.
+"""The engines and widgets the lower layers' conveniences reach (``s.assemble()``,
+``a.widget()``), by name.
 
 ``session`` is the base layer and imports no engine, not even lazily: ``Session.assemble``
 asks this table for the engine's class, and the table imports it on first use. An engine is
-otherwise built from a session directly: ``cx.Assembly(s)``.
+otherwise built from a session directly: ``cx.Assembly(s)``. Likewise the widgets sit above
+every engine: ``Assembly.widget()`` asks ``ctxsdk.session.widget`` for one by name, which
+asks this table; a widget is otherwise built directly: ``ContextTree(a)``.
 """
 
 from __future__ import annotations
@@ -16,12 +19,28 @@ if TYPE_CHECKING:  # the engines' types, for the conveniences' signatures
     from .assemble import Assembly as Assembly
     from .session import Session
 
-__all__ = ["assembly", "engine"]
+__all__ = ["assembly", "engine", "widget"]
 
 # name -> (module, class); the modules sit above the base, so only this table names them.
 _ENGINES: dict[str, tuple[str, str]] = {
     "assemble": ("ctxsdk.assemble", "Assembly"),
 }
+
+
+# name -> (module, class) of the widgets a result's .widget() opens.
+_WIDGETS: dict[str, tuple[str, str]] = {
+    "context_tree": ("ctxsdk.widgets", "ContextTree"),
+}
+
+
+def widget(name: str, target: Any, **options: Any) -> Any:
+    """The widget registered as ``name`` over ``target`` (its module imported on first use)."""
+    try:
+        module, attr = _WIDGETS[name]
+    except KeyError:
+        known = ", ".join(sorted(_WIDGETS))
+        raise UnknownName(f"no widget named {name!r}; the widgets are: {known}") from None
+    return getattr(importlib.import_module(module), attr)(target, **options)
 
 
 def engine(name: str) -> Any:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._display import Rendered, details, esc, message_html, plural, stacked_bar, table
 from ..errors import InvalidArgument
-from ..session import Message, Session, TokenCounter, node_tokens, read_marker
+from ..session import Message, Session, TokenCounter, node_tokens, read_marker, widget
 from ._digest import DigestConfig
 from ._drafts import DraftStore
 from ._fit import FitResult, fit_plan
@@ -248,6 +248,20 @@ class Assembly:
             tokens = sum(self._counter.count_messages(m.to_json_dict() for m in child.messages()))
             out.append((str(row["id"]), str(row.get("title") or row["id"]), tokens))
         return out
+
+    @property
+    def tokenizer(self) -> str:
+        """The tokenizer this assembly counts with."""
+        return str(self._counter.tokenizer.name)
+
+    @property
+    def drafts(self) -> DraftStore | None:
+        """Where the draft is saved (``save_draft``), if anywhere."""
+        return self._store
+
+    def widget(self, **options: Any) -> Any:
+        """The ContextTree widget over this assembly (``ctxsdk.widgets.ContextTree``)."""
+        return widget("context_tree", self, **options)
 
     @property
     def draft(self) -> dict[int, Target]:

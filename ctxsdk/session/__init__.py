@@ -71,6 +71,7 @@ from ._views import (
     tools_df,
     turns_df,
 )
+from ._widget_link import widget
 from ._wire import WireFormat, to_wire
 from ._workspace import CACHE_RELPATH, SESSION_COLUMNS, LineageNode, SessionTree, Workspace
 
@@ -157,6 +158,7 @@ __all__ = [
     "turn_tokens",
     "turns_df",
     "upgrade_to_latest",
+    "widget",
 ]
 
 publish(__name__, globals(), __all__)

@@ -44,12 +44,6 @@ def _cut(text: str, limit: int = _MAX_TEXT) -> str:
     return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 
-def _tokenizer_of(assembly: Assembly) -> str:
-    """The tokenizer an Assembly counts with (it has no public accessor yet)."""
-    counter = getattr(assembly, "_counter", None)
-    return str(counter.tokenizer.name) if counter is not None else "cl100k_base"
-
-
 class ContextTree(BaseWidget):
     """The context tree of a session: turn → step → node rows with a full / key / off switch
     on every row, the message of the selected row, the model view, a preview diff and apply.
@@ -119,7 +113,7 @@ class ContextTree(BaseWidget):
             raise InvalidArgument(f"window must be a positive number of tokens, not {window}")
         self.assembly = assembly
         self._window = window
-        self._tokenizer = _tokenizer_of(assembly)
+        self._tokenizer = assembly.tokenizer
         self._counter = TokenCounter(self._tokenizer)
         self._persist: bool | None = None  # unknown until the first save is tried
         self._flat: list[Row] = []
@@ -172,7 +166,7 @@ class ContextTree(BaseWidget):
     def _stats(self, root: Row, draft: dict[int, Any], after: int | None) -> dict[str, Any]:
         leaves = [r for r in root.walk() if r.seq is not None and r.state == "live"]
         folds = fold_stats(root, self.session, self._counter)
-        store = getattr(self.assembly, "_store", None)
+        store = self.assembly.drafts
         return {
             "visible": root.tokens,
             "nodes": len(leaves),
@@ -205,14 +199,9 @@ class ContextTree(BaseWidget):
 
     def _save_draft(self) -> None:
         """Keep the draft in the assembly's draft store, when it has one."""
-        if self._persist is False:
-            return
-        try:
+        self._persist = self.assembly.drafts is not None
+        if self._persist:
             self.assembly.save_draft()
-        except InvalidArgument:  # the assembly has no draft store
-            self._persist = False
-            return
-        self._persist = True
 
     def _repr_fields(self) -> list[str]:
         stats = self.stats
