@@ -128,9 +128,11 @@ def test_compaction_fixture_folds_the_replacement() -> None:
     assert s.context_window == 128000
 
 
-def test_fixture_without_normalized_flag_is_refused(tmp_path: Path) -> None:
+def test_a_stripped_fixture_opens_by_itself_and_normalized_false_refuses_it() -> None:
+    s = cx.Session.open(FIXTURES / "v0-text-turn.session.jsonl")  # no event has seq/time
+    assert s.path is None and s.messages()
     with pytest.raises(cx.errors.SessionFormatError) as err:
-        cx.Session.open(FIXTURES / "v0-text-turn.session.jsonl")
+        cx.Session.open(FIXTURES / "v0-text-turn.session.jsonl", normalized=False)
     msg = str(err.value)
     assert "seq" in msg and "line " in msg and "normalized=True" in msg
 
