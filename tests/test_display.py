@@ -206,3 +206,55 @@ def test_a_lineage_tree_prints_as_a_tree_and_renders_as_nested_lists() -> None:
     assert repr(tree) == f"SessionTree(root {parent.id[:8]}, 2 sessions, focus {parent.id[:8]})"
     html = tree._repr_mimebundle_()["text/html"]
     assert html.count("<li>") == len(tree) == 2 and "subagent" in html
+
+
+def test_a_session_prints_its_facts_and_shows_its_composition_and_turns() -> None:
+    s = cx.Session.open(sample("long-refactor"))
+    text = str(s)
+    lines = text.splitlines()
+    assert lines[0] == f"Session {s.id[:8]}: {s.title}"
+    assert f"log: {len(s):,} events, {len(s.turns())} turns" in text
+    assert "tokens: about" in text and ADDRESS.search(text) is None
+    path_line = next(line for line in lines if line.startswith("  path: "))
+    assert not path_line.startswith(f"  path: {Path.cwd().parent.parent}")  # relative or ~
+    assert len(repr(s).splitlines()) == 1
+    html = s._repr_mimebundle_()["text/html"]
+    assert "Context composition" in html and html.count("<tr>") >= len(s.turns()) + 1
+
+
+def test_surface_tokens_and_turns_print_as_tables() -> None:
+    s = cx.Session.open(sample("fix-flaky-test"))
+    surface, tokens, turns = s.surface(), s.tokens(), s.turns()
+    assert len(str(surface).splitlines()) == 1 + len(surface)
+    assert str(tokens).splitlines()[0] == f"Tokens (cl100k_base): {tokens.total:,} in " + (
+        f"{len(tokens.rows)} messages"
+    )
+    assert len(str(tokens).splitlines()) == 2 + len(tokens.rows)
+    assert isinstance(turns, list) and str(turns).splitlines()[0] == f"{len(turns)} turns"
+    for shown in (surface, tokens, turns):
+        html = shown._repr_mimebundle_()["text/html"]
+        assert "<table class='cx-table'>" in html and ADDRESS.search(str(shown)) is None
+
+
+def test_a_turn_with_one_step_says_step(tmp_path: Path) -> None:
+    b = LogBuilder(version=3)
+    b.turn("hi").assistant("hello").end_turn()
+    s = cx.Session.open(b.write(tmp_path / "s.jsonl", "none"))
+    assert repr(s.turns()[0]).startswith("Turn(1, 1 step, completed")
+
+
+def test_a_message_prints_whole_and_renders_with_its_role() -> None:
+    s = cx.Session.open(sample("fix-flaky-test"))
+    m = max(s.messages(), key=lambda m: len(m.text))
+    assert m.text in str(m) and len(repr(m)) < 120
+    assert "cx-msg" in m._repr_mimebundle_()["text/html"]
+
+
+def test_session_and_assembly_open_their_widget() -> None:
+    pytest.importorskip("anywidget")
+    from ctxsdk.widgets import ContextTree
+
+    s = cx.Session.open(sample("fix-flaky-test"))
+    assert isinstance(s.widget(), ContextTree) and isinstance(cx.Assembly(s).widget(), ContextTree)
+    assert s.composition("estimate") == composition(s, "estimate")
+    assert s.turn_tokens("estimate").turns

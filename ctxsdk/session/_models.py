@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from .._display import Rendered, message_html
 from ._text import gist, message_text
 
 __all__ = [
@@ -161,7 +162,7 @@ class MessageSource(_Model):
     client_time_zone: str | None = Field(default=None, alias="clientTimeZone")
 
 
-class Message(_Model):
+class Message(Rendered, _Model):
     """One message as the model receives it; ids are stable forever."""
 
     id: str
@@ -185,7 +186,7 @@ class Message(_Model):
     def __repr__(self) -> str:
         return f"Message({self.role}, {self.source.kind}, {gist(self, 60)!r})"
 
-    def __str__(self) -> str:
+    def _text_(self) -> str:
         """The role and the whole message, for ``print(message)``: its text, each tool call
         as ``-> name(arguments)`` and each tool result's text; ``repr`` stays one short line."""
         parts = [message_text(self)]
@@ -194,6 +195,9 @@ class Message(_Model):
             parts.append(("error: " if r.is_error else "result: ") + message_text(r))
         body = "\n".join(p for p in parts if p)
         return f"{self.role}: {body}" if body else f"{self.role}:"
+
+    def _html_(self) -> str:
+        return message_html(self)
 
 
 class TokenUsage(_Model):

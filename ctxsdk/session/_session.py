@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from .._display import Rendered
 from .._gc import gc_paused
 from ..errors import (
     InvalidArgument,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .. import _engines
+    from ._composition import Composition, TurnTokens
 
 __all__ = [
     "NodeTokens",
@@ -65,6 +67,7 @@ __all__ = [
     "SurfaceNode",
     "TokenTable",
     "Turn",
+    "Turns",
     "message_of",
 ]
 
@@ -88,7 +91,7 @@ class SurfaceNode:
         return f"SurfaceNode({self.seq}, {self.type!r}{op}, {self.message!r})"
 
 
-class Surface(Sequence[SurfaceNode]):
+class Surface(Rendered, Sequence[SurfaceNode]):
     """The current surface: nodes in model order (spec §7)."""
 
     def __init__(self, nodes: list[SurfaceNode], generation: int) -> None:
@@ -112,6 +115,16 @@ class Surface(Sequence[SurfaceNode]):
     def __repr__(self) -> str:
         return f"Surface({len(self._nodes)} nodes, {self.generation} replacements)"
 
+    def _text_(self) -> str:
+        from ._session_display import surface_text
+
+        return surface_text(self)
+
+    def _html_(self) -> str:
+        from ._session_display import surface_html
+
+        return surface_html(self)
+
 
 @dataclass(frozen=True)
 class NodeTokens:
@@ -122,7 +135,7 @@ class NodeTokens:
 
 
 @dataclass(frozen=True)
-class TokenTable:
+class TokenTable(Rendered):
     """Token counts of the messages the model receives, one row per surface message."""
 
     tokenizer: str
@@ -156,6 +169,16 @@ class TokenTable:
     def __repr__(self) -> str:
         return f"TokenTable({self.tokenizer}, {len(self.rows)} messages, {self.total} tokens)"
 
+    def _text_(self) -> str:
+        from ._session_display import tokens_text
+
+        return tokens_text(self)
+
+    def _html_(self) -> str:
+        from ._session_display import tokens_html
+
+        return tokens_html(self)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -179,7 +202,22 @@ class Turn:
 
     def __repr__(self) -> str:
         p = (self.prompt or "")[:40]
-        return f"Turn({self.turn}, {len(self.steps)} steps, {self.reason}, {p!r})"
+        steps = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
+        return f"Turn({self.turn}, {steps}, {self.reason}, {p!r})"
+
+
+class Turns(Rendered, list[Turn]):
+    """The turns of a session (a list), printed and shown as a table."""
+
+    def _text_(self) -> str:
+        from ._session_display import turns_text
+
+        return turns_text(self)
+
+    def _html_(self) -> str:
+        from ._session_display import turns_html
+
+        return turns_html(self)
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -203,7 +241,7 @@ def _blank_prompt(message: dict[str, Any]) -> bool:
     )
 
 
-class Session:
+class Session(Rendered):
     """An agent session log and the views derived from it.
 
     Sessions are values: edits (``replace``, ``append``) return a new ``Session`` whose new
@@ -665,8 +703,9 @@ class Session:
 
     # --- turns, requests, usage ------------------------------------------------------------
 
-    def turns(self) -> list[Turn]:
-        out = []
+    def turns(self) -> Turns:
+        """The turns in log order (a list; printed or shown in a notebook, a table)."""
+        out = Turns()
         for span in self._index.turns:
             end = span.end_seq if span.end_seq is not None else len(self._raw) - 1
             usage = self._usage_between(span.start_seq, end)
@@ -999,6 +1038,41 @@ class Session:
             f"Session({self.id!r}{title}, v{self._version}, {len(self._raw)} events, "
             f"{len(self._index.surface)} nodes{state}{pending})"
         )
+
+    def _text_(self) -> str:
+        from ._session_display import session_text
+
+        return session_text(self)
+
+    def _html_(self) -> str:
+        from ._session_display import session_html
+
+        return session_html(self)
+
+    # --- what fills the context, and the widget ----------------------------------------------
+
+    def composition(
+        self, tokenizer: str = "cl100k_base", *, window: int | None = None
+    ) -> Composition:
+        """What the model receives by part (system prompt, tool schemas, user, assistant,
+        reasoning, tool results, fold markers) against the context window
+        (``ctxsdk.session.composition``)."""
+        from ._composition import composition
+
+        return composition(self, tokenizer, window=window)
+
+    def turn_tokens(self, tokenizer: str = "cl100k_base") -> TurnTokens:
+        """What each turn contributes to what the model receives, by part."""
+        from ._composition import turn_tokens
+
+        return turn_tokens(self, tokenizer)
+
+    def widget(self, **options: Any) -> Any:
+        """The ContextTree widget over this session (``ctxsdk.widgets.ContextTree``): turn,
+        step and node rows with a full / key / off switch, the messages, preview and apply."""
+        from ._widget_link import widget
+
+        return widget("context_tree", self, **options)
 
 
 _MAX_INVARIANT_WARNINGS = 10
