@@ -51,7 +51,17 @@ from ._markers import (
 from ._migrate import LATEST_VERSION, migrate, upgrade_to_latest
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
-from ._session import NodeTokens, Session, Step, Surface, SurfaceNode, TokenTable, Turn, message_of
+from ._session import (
+    NodeTokens,
+    Session,
+    Step,
+    Surface,
+    SurfaceNode,
+    TokenTable,
+    Turn,
+    Turns,
+    message_of,
+)
 from ._text import digest_text, display_text, first_line, gist, message_text, search_text
 from ._tokens import (
     TOKENIZER_NAMES,
@@ -113,6 +123,7 @@ __all__ = [
     "Turn",
     "TurnRange",
     "TurnTokens",
+    "Turns",
     "WireFormat",
     "Workspace",
     "assembly_header",
