@@ -258,3 +258,15 @@ def test_session_and_assembly_open_their_widget() -> None:
     assert isinstance(s.widget(), ContextTree) and isinstance(cx.Assembly(s).widget(), ContextTree)
     assert s.composition("estimate") == composition(s, "estimate")
     assert s.turn_tokens("estimate").turns
+
+
+def test_a_workspace_prints_and_shows_its_sessions_newest_first() -> None:
+    from ctxsdk.samples import SAMPLES_HOME
+
+    ws = cx.Workspace(SAMPLES_HOME)
+    lines = str(ws).splitlines()
+    n = ws.sessions().height
+    assert lines[0].startswith("Workspace ") and lines[0].endswith(f": {n} sessions")
+    assert len(lines) == 1 + n and "subagent of b93e27d4" in str(ws)
+    html = ws._repr_mimebundle_()["text/html"]
+    assert html.count("<tr>") == 1 + n

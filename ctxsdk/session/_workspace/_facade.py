@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..._display import Rendered
 from ..._gc import gc_paused
 from ..._progress import Progress, resolve_progress
 from ...errors import InvalidArgument, NotFound
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]  # the installed ctxsdk package
 
 
-class Workspace:
+class Workspace(Rendered):
     """The sessions of one DSH home (``$DSH_HOME``, else ``~/.dsh``), as the harness lays
     them out: ``<home>/sessions/<projectKey(cwd)>/<encodeSegment(id)>/session[.vN].jsonl[.zstd]``.
 
@@ -74,6 +75,46 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
+
+    def _listing(self) -> tuple[str, list[tuple[str, str, str, str, str, str]]]:
+        """The heading and the rows the text and HTML forms show (newest first)."""
+        from ..._display import plural
+        from .._session_display import shown_path
+
+        df = self.sessions()
+        rows = []
+        for r in df.sort("updated", descending=True, nulls_last=True).iter_rows(named=True):
+            lineage = ""
+            if r["parent"]:
+                kind = "fork" if r["seeded"] else (r["origin"] or "child")
+                lineage = f"{kind} of {str(r['parent'])[:8]}"
+            updated = r["updated"].strftime("%Y-%m-%d %H:%M") if r["updated"] else ""
+            events = f"{r['events']:,}" if r["events"] is not None else ""
+            title = r["title"] or ("" if r["readable"] else f"error: {r['error']}")
+            rows.append((str(r["id"])[:8], updated, events, title[:60], lineage, r["error"] or ""))
+        bad = sum(1 for r in rows if r[5])
+        head = f"Workspace {shown_path(self.home)}: {plural(len(rows), 'session')}"
+        return head + (f" ({bad} with errors)" if bad else ""), rows
+
+    def _text_(self) -> str:
+        head, rows = self._listing()
+        lines = [head]
+        for sid, updated, events, title, lineage, _ in rows[:200]:
+            lines.append(f"  {sid}  {updated:<16}  {events:>7}  {title:<60}  {lineage}".rstrip())
+        if len(rows) > 200:
+            lines.append(f"  … {len(rows) - 200:,} more (ws.sessions() has them all)")
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        from ..._display import esc, table
+
+        head, rows = self._listing()
+        body = table(
+            ("id", "updated", "events", "title", "lineage"),
+            [r[:5] for r in rows[:500]],
+            numeric=(2,),
+        )
+        return f"<div class='cx-title'>{esc(head)}</div>{body}"
 
     # --- listing -------------------------------------------------------------------------------
 
