@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
@@ -43,7 +44,11 @@ def fmt_tokens(n: int) -> str:
 
 @cache
 def _css() -> str:
-    return resources.files(__package__).joinpath("_theme.css").read_text(encoding="utf-8")
+    """The theme, minified: every output carries it, so a saved notebook stays small."""
+    text = resources.files(__package__).joinpath("_theme.css").read_text(encoding="utf-8")
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"\s+", " ", text)
+    return re.sub(r"\s*([{};,>])\s*", r"\1", text).strip()
 
 
 def wrap(fragment: str) -> str:
