@@ -294,8 +294,9 @@ def fit_plan(
                     break
             elif best is not None:
                 break  # a plan that fits is in hand; growing again overshot
-            else:
-                pk.shrink(got.after - budget)
+            elif not pk.shrink(got.after - budget):
+                plan = got
+                break  # nothing more can go: the notes say what cannot move
             plan = got
         plan = best or plan
     assert plan is not None

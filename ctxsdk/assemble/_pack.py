@@ -282,9 +282,9 @@ class Packer:
             stretches.append((start, runs[-1][1]))
         return carried, stretches
 
-    def shrink(self, excess: int) -> None:
+    def shrink(self, excess: int) -> bool:
         """Send kept units back off, least value per token saved first, until the estimate
-        drops by ``excess``."""
+        drops by ``excess``; whether any went."""
         freed = 0
         kept = [i for i, s in enumerate(self.state) if s != OFF]
         order = sorted(kept, key=lambda i: (self.value[i] / max(1, -self.delta(i, OFF)), i))
@@ -305,3 +305,4 @@ class Packer:
         for i in range(len(self.units)):
             if self.state[i] == OFF:
                 self._push(i)
+        return freed > 0

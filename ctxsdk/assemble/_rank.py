@@ -1,8 +1,8 @@
 """How relevant each surface node is to a fit's query.
 
-BM25 over the nodes' words (stop words dropped, a light suffix stripped, each word cut to its
-first six letters so that forms a light stemmer leaves apart still meet: adopt / adoption,
-paint / painter), with three additions that are not BM25's:
+BM25 over the nodes' words (stop words dropped, inflections stripped so that a word's common
+forms meet: class / classes, game / games / gaming, then each stem cut to its first six
+letters), with three additions that are not BM25's:
 
 - a node's score is scaled by the share of the query's weight it matches, so a node that
   answers most of the question beats one that repeats a single rare word;
@@ -44,15 +44,27 @@ _STOP = frozenset(
     "through to too under until up very was we were what when where which while who whom why "
     "will with would you your yours".split()
 )
-_SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
 
 
 def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+    """A light stemmer that sends a word's common forms to one stem (class / classes, game /
+    games / gaming, stop / stopped), then the first ``_PREFIX`` letters of it."""
+    w = word
+    if len(w) > 4 and w.endswith(("ies", "ied")):
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith(("sses", "xes", "zes", "ches", "shes")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ingly", "edly", "ing", "ed", "ly"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]  # stopped -> stop
             break
-    return word[:_PREFIX]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]  # game / gaming, like / liked
+    return w[:_PREFIX]
 
 
 def _terms(text: str) -> list[str]:
