@@ -30,7 +30,7 @@ class _Thing(Rendered):
 def test_the_protocol_offers_text_and_html_and_print_shows_the_text() -> None:
     bundle = _Thing()._repr_mimebundle_()
     assert bundle["text/plain"] == "a thing\n  with two lines"
-    assert bundle["text/html"].startswith("<div class='cx-root'><style>")
+    assert bundle["text/html"].startswith("<div class='cx-html'><style>")
     assert "a thing" in bundle["text/html"]
     assert str(_Thing()) == "a thing\n  with two lines" and repr(_Thing()) == "Thing()"
 
@@ -270,3 +270,12 @@ def test_a_workspace_prints_and_shows_its_sessions_newest_first() -> None:
     assert len(lines) == 1 + n and "subagent of b93e27d4" in str(ws)
     html = ws._repr_mimebundle_()["text/html"]
     assert html.count("<tr>") == 1 + n
+
+
+def test_the_static_html_never_styles_a_widget() -> None:
+    # In JupyterLab every output's CSS is global: the static root and the widgets' root must
+    # not share a class, or one would restyle the other.
+    css = wrap("").split("<style>", 1)[1]
+    assert ".cx-root" not in css and ".cx-html" in css
+    widget_css = (Path(__file__).parents[1] / "widgets" / "base" / "theme.css").read_text()
+    assert ".cx-html" not in widget_css

@@ -53,7 +53,7 @@ def _css() -> str:
 
 def wrap(fragment: str) -> str:
     """The fragment inside the themed root, with the stylesheet (each output stands alone)."""
-    return f"<div class='cx-root'><style>{_css()}</style>{fragment}</div>"
+    return f"<div class='cx-html'><style>{_css()}</style>{fragment}</div>"
 
 
 def badge(text: str, kind: str | None = None) -> str:
