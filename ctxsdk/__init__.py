@@ -75,6 +75,20 @@ if TYPE_CHECKING:
     from .tools import ToolRegistry
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext ctxsdk``: a Session or Assembly ending a cell opens its ContextTree."""
+    from .widgets._ipython import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext ctxsdk``: back to the static HTML."""
+    from .widgets._ipython import unload
+
+    unload(ipython)
+
+
 def __getattr__(name: str) -> Any:
     module = _FROM.get(name)
     if module is None:

@@ -599,3 +599,21 @@ def test_apply_in_memory_says_it_did_not_write() -> None:
     _ask(w, "set_mode", row="t1", mode="off")
     r = _ask(w, "apply", revision=w.revision)
     assert r["written"] is False and r["path"] is None and r["appended"] > 0
+
+
+def test_load_ext_shows_sessions_and_assemblies_as_the_widget_and_unload_undoes_it() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    s = cx.Session.open(sample("fix-flaky-test"))
+    fmt = ip.display_formatter
+    assert "text/html" in fmt.format(s)[0]
+    ip.run_line_magic("load_ext", "ctxsdk")
+    try:
+        for obj in (s, cx.Assembly(s)):
+            bundle = fmt.format(obj)[0]
+            assert "application/vnd.jupyter.widget-view+json" in bundle
+            assert bundle["text/plain"].startswith("ContextTree(")
+    finally:
+        ip.run_line_magic("unload_ext", "ctxsdk")
+    assert "text/html" in fmt.format(s)[0]
