@@ -35,6 +35,7 @@ PAGES = [
     "docs/errors.md",
     "docs/llm.md",
     "docs/display.md",
+    "docs/widgets.md",
 ]
 _MODEL_URL = "http://127.0.0.1:8080/v1"  # the model page's server, replaced by a loopback one
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)  # also indented ones, in list items
