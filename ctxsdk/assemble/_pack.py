@@ -178,14 +178,11 @@ class Packer:
             self._apply(i, state, spend)
             took = True
             self._push(i)
-            for j in (self._unit_at[self.units[i][0] - 1], self._neighbour(i)):
-                if j >= 0 and j != i:
-                    self._push(j)
+            a, b = self.units[i]
+            for p in (a - 1, b + 1):  # their runs changed: queue them at their new value
+                if 0 <= p < len(self.cost) and self._unit_at[p] >= 0:
+                    self._push(self._unit_at[p])
         return took
-
-    def _neighbour(self, i: int) -> int:
-        b = self.units[i][1]
-        return self._unit_at[b + 1] if b + 1 < len(self.cost) else -1
 
     def is_off(self, p: int) -> bool:
         u = self._unit_at[p]
