@@ -279,3 +279,15 @@ def test_the_static_html_never_styles_a_widget() -> None:
     assert ".cx-root" not in css and ".cx-html" in css
     widget_css = (Path(__file__).parents[1] / "widgets" / "base" / "theme.css").read_text()
     assert ".cx-html" not in widget_css
+
+
+def test_a_fit_prints_its_verdict_and_ops_and_plots_against_the_budget() -> None:
+    a = cx.Assembly(cx.Session.open(sample("fix-flaky-test")))
+    r = a.fit(1500, query="xdist worker port collision")
+    text = str(r)
+    assert text.startswith(f"Fit to 1,500 tokens: {r.tokens_before:,} -> {r.tokens_after:,}")
+    assert len(text.splitlines()) == 1 + len(r.ops) + len(r.notes)
+    html = r._repr_mimebundle_()["text/html"]
+    assert "budget 1,500" in html and "left the context" in html
+    svg = html[html.index("<svg") : html.index("</svg>") + 6]
+    ET.fromstring(svg)

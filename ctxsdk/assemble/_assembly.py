@@ -152,7 +152,7 @@ class Preview(Rendered):
     def _html_(self) -> str:
         total = max(self.tokens_before, self.tokens_after, 1)
         bars = stacked_bar(
-            [("after", self.tokens_after, "assistant"), ("saved", self.saved, "free")],
+            [("after", self.tokens_after, "accent"), ("saved", self.saved, "free")],
             total,
             marks=[(self.tokens_before, f"before {self.tokens_before:,}")],
             title="tokens before and after",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._display import Rendered, esc, plural, stacked_bar, table
 from ..errors import InvalidArgument
 from ..session import (
     Session,
@@ -43,8 +44,11 @@ _MAX_ROUNDS = 12
 
 
 @dataclass
-class FitResult:
-    """The chosen modes (a draft you can inspect and adjust) and what they cost."""
+class FitResult(Rendered):
+    """The chosen modes (a draft you can inspect and adjust) and what they cost.
+
+    Printed: the verdict, the ops and the notes; in a notebook also a bar of what stays
+    verbatim, what the replacements cost and what left, against the budget."""
 
     budget: int
     targets: dict[int, Target]
@@ -90,6 +94,52 @@ class FitResult:
             f"FitResult(budget {self.budget}: {self.tokens_before} -> {self.tokens_after} tokens, "
             f"{verdict}; {len(self.ops)} ops, {len(self.protected)} protected nodes)"
         )
+
+    def _headline(self) -> str:
+        verdict = "fits" if self.fits else "does NOT fit"
+        return (
+            f"Fit to {self.budget:,} tokens: {self.tokens_before:,} -> {self.tokens_after:,} "
+            f"({verdict}); {plural(len(self.ops), 'op')}, {len(self.kept)} of "
+            f"{plural(len(self._surface), 'node')} verbatim, {len(self.protected)} protected"
+        )
+
+    def _parts(self) -> list[tuple[str, int, str]]:
+        replacements = sum(op.tokens_after for op in self.ops if op.kind != "expand")
+        kept = max(0, self.tokens_after - replacements)
+        left = max(0, self.tokens_before - self.tokens_after)
+        return [
+            ("verbatim", kept, "accent"),
+            ("replacements", replacements, "marker"),
+            ("left the context", left, "free"),
+        ]
+
+    def _op_lines(self) -> list[tuple[str, str, str, str]]:
+        return [
+            (
+                op.mode,
+                f"{op.start_seq}..{op.end_seq}",
+                plural(len(op.shadowed), "node"),
+                f"{op.tokens_before:,} -> {op.tokens_after:,}",
+            )
+            for op in self.ops
+        ]
+
+    def _text_(self) -> str:
+        lines = [self._headline()]
+        lines += [f"  {m:<4} {seqs:>12}  {n:>9}  {t}" for m, seqs, n, t in self._op_lines()]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        plot = stacked_bar(
+            self._parts(),
+            max(self.tokens_before, self.budget),
+            marks=[(self.budget, f"budget {self.budget:,}")],
+            title="what fit keeps, what the replacements cost, what left",
+        )
+        ops = table(("mode", "seqs", "covers", "tokens"), self._op_lines(), numeric=(1, 3))
+        notes = "".join(f"<div class='cx-muted'>note: {esc(n)}</div>" for n in self.notes)
+        return f"<div class='cx-title'>{esc(self._headline())}</div>{plot}{ops}{notes}"
 
 
 def _protected(surface: list[SurfaceNode], groups: list[tuple[int, int]]) -> set[int]:

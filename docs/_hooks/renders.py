@@ -31,6 +31,7 @@ RENDERS: dict[str, Callable[[cx.Session], Any]] = {
     "composition": lambda s: composition(s, window=32_000),
     "turn-tokens": lambda s: turn_tokens(s),
     "preview": _preview,
+    "fit": lambda s: cx.Assembly(s).fit(1500, query="xdist worker port collision"),
 }
 
 
