@@ -38,7 +38,7 @@ test: venv
 	$(BIN)/mypy ctxsdk
 	$(BIN)/pytest -q
 ifneq ($(wildcard notebooks/*.ipynb),)
-	$(BIN)/pytest -q --nbval-lax --nbval-current-env notebooks/
+	$(BIN)/pytest -q --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/
 endif
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d $(SITE)
 
