@@ -1,7 +1,9 @@
 """Lexical relevance: word tokens and a BM25 index, with no model and no dependencies.
 
-Used wherever a query has to rank texts (budget fitting, search). Words are lowercased,
-stop words dropped and lightly stemmed; CJK text is indexed by character bigrams.
+Used wherever a query has to rank texts (budget fitting, and search to come). Words are
+lowercased and stop words dropped; inflections are stripped so a word's common forms meet
+(class / classes, game / games / gaming, stop / stopped) and each stem is cut to its first six
+letters; CJK text is indexed by character bigrams.
 """
 
 from __future__ import annotations
@@ -9,29 +11,48 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = ["BM25", "words"]
 
+_PREFIX = 6  # letters a word is cut to after its suffix is stripped
 _WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _STOP = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have he her his "
-    "how i if in into is it its me my of on or our she so than that the their them then there "
-    "they this to was we were what when where which who why will with would you your".split()
+    "a about after again all also am an and any are as at be because been before being both but "
+    "by can could did do does doing down during each few for from further had has have having he "
+    "her here hers herself him himself his how i if in into is it its itself just me more most "
+    "my myself no nor not now of off on once only or other our ours out over own same she "
+    "should so some such than that the their theirs them then there these they this those "
+    "through to too under until up very was we were what when where which while who whom why "
+    "will with would you your yours".split()
 )
-_SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
 
 
 def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-    return word
+    """A light stemmer that sends a word's common forms to one stem (class / classes, game /
+    games / gaming, stop / stopped), then the first ``_PREFIX`` letters of it."""
+    w = word
+    if len(w) > 4 and w.endswith(("ies", "ied")):
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith(("sses", "xes", "zes", "ches", "shes")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ingly", "edly", "ing", "ed", "ly"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]  # stopped -> stop
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]  # game / gaming, like / liked
+    return w[:_PREFIX]
 
 
 def words(text: str) -> list[str]:
-    """Index terms of a text: stemmed words without stop words; CJK as character bigrams."""
+    """Index terms of a text: words without stop words, suffix-stripped and cut to a prefix;
+    CJK text as character bigrams."""
     out: list[str] = []
     for token in _WORD.findall(text.lower()):
         if _CJK.match(token):
@@ -55,15 +76,42 @@ class BM25:
         n = len(docs)
         self._idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
 
-    def scores(self, query: str) -> list[float]:
-        terms = [t for t in set(words(query)) if t in self._idf]
+    def __len__(self) -> int:
+        return len(self._tf)
+
+    @property
+    def idf(self) -> Mapping[str, float]:
+        """Each indexed term's inverse document frequency."""
+        return self._idf
+
+    def terms(self, doc: int) -> Mapping[str, int]:
+        """The term frequencies of document ``doc``."""
+        return self._tf[doc]
+
+    def query_terms(self, query: str) -> dict[str, float]:
+        """The query's indexed terms, each with weight 1."""
+        return {t: 1.0 for t in set(words(query)) if t in self._idf}
+
+    def weighted(self, query: Mapping[str, float], *, coordination: float = 0.0) -> list[float]:
+        """Scores for weighted query terms (indexed ones). With ``coordination`` > 0 a score
+        is scaled by (the share of the query's idf weight it matches) ** coordination, so a
+        document matching most of the query beats one repeating a single rare term."""
+        total = sum(w * self._idf[t] for t, w in query.items()) or 1.0
         out = []
         for tf, length in zip(self._tf, self._len, strict=True):
             norm = self.k1 * (1 - self.b + self.b * length / self._avg) if self._avg else self.k1
             s = 0.0
-            for t in terms:
+            hit = 0.0
+            for t, w in query.items():
                 f = tf.get(t)
                 if f:
-                    s += self._idf[t] * f * (self.k1 + 1) / (f + norm)
+                    s += w * self._idf[t] * f * (self.k1 + 1) / (f + norm)
+                    hit += w * self._idf[t]
+            if s and coordination:
+                s *= (hit / total) ** coordination
             out.append(s)
         return out
+
+    def scores(self, query: str) -> list[float]:
+        """Plain BM25 scores of ``query`` for every document."""
+        return self.weighted(self.query_terms(query))
