@@ -27,7 +27,7 @@ from ._html import (
     wrap,
 )
 from ._page import page
-from ._protocol import Rendered
+from ._protocol import Rendered, shown_text
 from ._svg import bar_chart, stacked_bar
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "page",
     "plural",
     "section",
+    "shown_text",
     "stacked_bar",
     "table",
     "wrap",

@@ -22,9 +22,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ..errors import SurfaceError, WriteError
+from ._codec import copy_json
 from ._event_writer import EventWriter, now_ms
 from ._layout import canonical_file_name, encode_segment, is_session_file_name, project_key
 
@@ -137,7 +136,7 @@ def fork_log(
     if cid == parent.id:
         raise SurfaceError(f"the child id {cid!r} is the parent's own id; give a new id")
     when = now_ms() if created_at is None else created_at
-    prefix: list[dict[str, Any]] = orjson.loads(orjson.dumps(list(events[: end + 1])))
+    prefix: list[dict[str, Any]] = copy_json(list(events[: end + 1]))
     marker: dict[str, Any] = {"inherited": True} if parent.version >= 2 else {}
     w = EventWriter(parent.version, base=prefix)
     w.emit("session/end-seed", marker, time=when)

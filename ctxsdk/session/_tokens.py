@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
+from ctxsdk._display import shown_text
 from ctxsdk.errors import InvalidArgument, TokenizerDataMissing, UnknownName
 
 __all__ = [
@@ -359,15 +360,18 @@ class _HFTokenizer:
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r})"
 
+    # A lone surrogate (a harness log can hold one) is counted as U+FFFD, which the Rust
+    # tokenizer needs (valid UTF-8) and a provider decodes the harness's escape to.
     def encode(self, text: str) -> list[int]:
-        ids: list[int] = self.tokenizer.encode(text, add_special_tokens=False).ids
+        ids: list[int] = self.tokenizer.encode(shown_text(text), add_special_tokens=False).ids
         return ids
 
     def count(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(self.tokenizer.encode(shown_text(text), add_special_tokens=False).ids)
 
     def count_batch(self, texts: list[str]) -> list[int]:
-        return [len(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        shown = [shown_text(t) for t in texts]
+        return [len(e.ids) for e in self.tokenizer.encode_batch(shown, add_special_tokens=False)]
 
 
 def get_tokenizer(name: str) -> Tokenizer:

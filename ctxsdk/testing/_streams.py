@@ -13,8 +13,7 @@ import random
 import re
 from typing import Any
 
-import orjson
-
+from ..session._codec import copy_json
 from ._clock import Clock
 
 __all__ = ["clone", "stream_records"]
@@ -27,8 +26,8 @@ _MAX_DELTAS = 48
 
 
 def clone(obj: Any) -> Any:
-    """A deep copy of JSON data (an orjson round trip keeps key order)."""
-    return orjson.loads(orjson.dumps(obj))
+    """A deep copy of JSON data (an orjson round trip keeps key order; lone surrogates too)."""
+    return copy_json(obj)
 
 
 def _split(text: str, pattern: re.Pattern[str], rng: random.Random) -> list[str]:

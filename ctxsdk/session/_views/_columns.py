@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, get_args
 
+from ..._display import shown_text
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -202,9 +204,25 @@ def frame(data: Mapping[str, Sequence[Any]], columns: Sequence[Column]) -> pl.Da
     schema'd dict for list columns, and the same for empty columns)."""
     import polars as pl
 
-    return pl.DataFrame(
-        [pl.Series(name, data[name], dtype=dt) for name, dt in schema(columns).items()]
-    )
+    series = []
+    for name, dt in schema(columns).items():
+        try:
+            series.append(pl.Series(name, data[name], dtype=dt))
+        except UnicodeEncodeError:  # a lone surrogate (polars holds UTF-8): shown as U+FFFD
+            series.append(pl.Series(name, _shown(data[name]), dtype=dt))
+    return pl.DataFrame(series)
+
+
+def _shown(value: Any) -> Any:
+    """``value`` with each str in it made valid Unicode (``shown_text``): a lone UTF-16
+    surrogate, which a harness log can hold, becomes U+FFFD in a polars view only."""
+    if isinstance(value, str):
+        return shown_text(value)
+    if isinstance(value, dict):
+        return {shown_text(k) if isinstance(k, str) else k: _shown(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_shown(v) for v in value]
+    return value
 
 
 def conform(df: pl.DataFrame, columns: Sequence[Column]) -> pl.DataFrame:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from .._codec import dumps_json
 from ._columns import EVENTS, documented, frame
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def events_df(s: Session) -> pl.DataFrame:
     shadowed_by: list[int | None] = [None] * n
     for seq, by in index.shadowed_by.items():
         shadowed_by[seq] = by
-    dumps = orjson.dumps
+    dumps = dumps_json
     data: dict[str, Sequence[Any]] = {
         "seq": list(range(n)),
         "type": [ev["type"] for ev in raw],

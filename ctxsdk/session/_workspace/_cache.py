@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from .._codec import KNOWN_VERSIONS
+from .._codec import KNOWN_VERSIONS, dumps_json, loads_line
 from ._summary import SUMMARY_KEYS
 
 CACHE_RELPATH = Path("storages") / "ctxsdk" / "index.json"
@@ -113,7 +113,7 @@ class Index:
             self.dirty = True  # not a file this reader takes: replace it
             return
         try:
-            doc = orjson.loads(data)
+            doc = loads_line(data)
         except orjson.JSONDecodeError:
             self.dirty = True  # corrupt: start empty, rebuild
             return
@@ -180,7 +180,7 @@ class Index:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".index.", suffix=".tmp", dir=self.path.parent)
             with os.fdopen(fd, "wb") as f:
-                f.write(orjson.dumps(doc))
+                f.write(dumps_json(doc))
             os.replace(tmp, self.path)
             tmp = None
             self.dirty = False

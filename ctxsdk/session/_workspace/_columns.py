@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..._display import shown_text
 from ._summary import SUMMARY_KEYS
 
 if TYPE_CHECKING:
@@ -73,7 +74,13 @@ def sessions_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
 
     if not rows:
         return pl.DataFrame(schema=_schema())
-    df = pl.DataFrame(rows, schema=_raw_schema())
+    try:
+        df = pl.DataFrame(rows, schema=_raw_schema())
+    except UnicodeEncodeError:  # a lone surrogate in a title (polars holds UTF-8): U+FFFD
+        shown = [
+            {k: shown_text(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows
+        ]
+        df = pl.DataFrame(shown, schema=_raw_schema())
     df = df.with_columns(
         pl.col("created").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
         pl.col("updated").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),

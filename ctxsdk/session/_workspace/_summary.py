@@ -7,10 +7,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ...errors import NotFound, SessionFormatError
-from .._codec import DecodedLog, frame_spans, read_log
+from .._codec import DecodedLog, frame_spans, loads_line, read_log
 from .._layout import decode_segment
 from .._replay import replay_log
 from ._walk import Found, generation
@@ -127,7 +125,7 @@ def _peek_header(path: Path) -> dict[str, Any]:
             text = reader.read(_PEEK_BYTES)
         else:
             text = head
-        header = orjson.loads(text.split(b"\n", 1)[0])
+        header = loads_line(text.split(b"\n", 1)[0])
     except Exception:
         return {}
     if not isinstance(header, dict):
