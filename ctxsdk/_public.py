@@ -1,7 +1,7 @@
 """Where each public name lives, and the ``__module__`` it shows.
 
 Implementation modules are private (``_name.py``); each public namespace (``ctxsdk``,
-``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.llm``, ``ctxsdk.tools``,
+``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``, ``ctxsdk.llm``, ``ctxsdk.tools``,
 ``ctxsdk.testing``, ``ctxsdk.bench``, ``ctxsdk.widgets``) re-exports its names and calls
 ``publish`` so that
 reprs, tracebacks and the API docs name ``ctxsdk.Session``, not a private module path.
@@ -22,6 +22,7 @@ NAMESPACES: tuple[str, ...] = (
     "ctxsdk.session",
     "ctxsdk.session.importers",
     "ctxsdk.assemble",
+    "ctxsdk.fold",
     "ctxsdk.llm",
     "ctxsdk.tools",
     "ctxsdk.testing",

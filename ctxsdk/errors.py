@@ -16,6 +16,7 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     ├── NotFound (KeyError)                  no session, node, event, or named thing (tokenizer,
     │   │                                    sample, benchmark, tool) with that name
     │   ├── AmbiguousId                      an id prefix that matches several sessions
+    │   ├── BundleMissing                    no fold bundle with that id in the reader's lineage
     │   └── UnknownName (ValueError)         a name none of the known ones has (listed)
     ├── InvalidArgument (ValueError)         an argument a public call cannot take
     ├── Unreadable (PermissionError)         a log this process may not read (file mode, ACL)
@@ -27,6 +28,9 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     │   └── LLMAuthError (PermissionError), LLMTimeout (TimeoutError), LLMOutputError (ValueError)
     │       (each with a ``kind``: one rung of ``LLM_FAILURES``, the degradation ladder)
     ├── ToolError (ValueError)               a tool that cannot be registered
+    ├── BundleError (ValueError)             a fold bundle not stored or read as written
+    │   ├── CorruptBundle                    bytes that fail verification (.problem)
+    │   └── BundleConflict                   another bundle under a stored checkpoint id
     └── WriteError (OSError)                 a failed write; the old bytes are left as they were
 
     LogRecoveryWarning (UserWarning)         a torn tail was dropped on read (reported)
@@ -41,6 +45,10 @@ from typing import Literal, NamedTuple, TypeAlias
 
 __all__ = [
     "AmbiguousId",
+    "BundleConflict",
+    "BundleError",
+    "BundleMissing",
+    "CorruptBundle",
     "CorruptLog",
     "CtxError",
     "DataMissing",
@@ -203,6 +211,15 @@ class AmbiguousId(NotFound):
     """An id prefix that matches more than one session; give more of the id."""
 
 
+class BundleMissing(NotFound):
+    """No fold bundle with that checkpoint id in the sessions a reader may see (its own and its
+    ancestors'); a sibling's or a child's bundle reads as missing too."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None) -> None:
+        self.path = None if path is None else str(path)
+        super().__init__(message)
+
+
 class UnknownName(NotFound, ValueError):
     """A tokenizer, sample, benchmark, tool or format name that none of the known ones has;
     the message lists the known names."""
@@ -321,6 +338,32 @@ class LLMOutputError(LLMError, ValueError):
 
 class ToolError(CtxError, ValueError):
     """An agent tool that cannot be registered (bad name, duplicate, bad schema)."""
+
+
+class BundleError(CtxError, ValueError):
+    """A fold bundle (the archive of messages a fold removes from the surface) that cannot be
+    stored or read back exactly as written; ``.path`` names its file."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None) -> None:
+        self.reason = message
+        self.path = None if path is None else str(path)
+        super().__init__(f"{path}: {message}" if path is not None else message)
+
+
+class CorruptBundle(BundleError):
+    """A bundle file whose bytes fail verification; ``.problem`` is one of ``undecodable``,
+    ``not-canonical``, ``format``, ``file-hash``, ``logical-hash``, ``source-digest``,
+    ``wrong-id``. Its messages are not returned: restore the file from a backup, or treat
+    the checkpoint as unrecoverable."""
+
+    def __init__(self, message: str, *, problem: str, path: str | Path | None = None) -> None:
+        self.problem = problem
+        super().__init__(message, path=path)
+
+
+class BundleConflict(BundleError):
+    """A bundle whose content differs from the one already stored under its checkpoint id;
+    the stored file is left as it was. Use a new checkpoint id."""
 
 
 class LogInvariantWarning(UserWarning):

@@ -1,0 +1,484 @@
+"""The bundle store: the exact messages a fold removes, archived and hash-verified first.
+
+A fold may take messages off the surface only after their bundle is durable
+(``BundleDurable ≺ SurfaceLoss``): written atomically, read back, and both hashes checked.
+Layout: ``<root>/<session_id>/<checkpoint_id>.bundle.zst``, zstd of canonical JSON,
+directories 0700 and files 0600 (archived context can hold secrets).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+import zstandard
+
+from ..errors import BundleConflict, BundleMissing, CorruptBundle, InvalidArgument, WriteError
+
+__all__ = [
+    "BUNDLE_FORMAT",
+    "BUNDLE_FORMAT_VERSION",
+    "Bundle",
+    "BundleReader",
+    "BundleRecord",
+    "BundleRef",
+    "BundleStatus",
+    "FileBundleStore",
+    "canonical_json",
+]
+
+BUNDLE_FORMAT = "ctxsdk-fold-bundle"
+BUNDLE_FORMAT_VERSION = 1
+_SUFFIX = ".bundle.zst"
+# Ids become file names: no separators, no leading dot (temp files start with one), bounded.
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+_ZSTD_LEVEL = 10  # fixed, so the same bundle always compresses to the same bytes
+_MAX_DECODED = 1 << 30  # a corrupt frame header must not make us allocate without bound
+
+Problem: TypeAlias = Literal[
+    "undecodable",
+    "not-canonical",
+    "format",
+    "file-hash",
+    "logical-hash",
+    "source-digest",
+    "wrong-id",
+]
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no whitespace, UTF-8 (not ASCII-escaped). A lone UTF-16 surrogate, which
+    UTF-8 cannot hold, is written as its ``\\udXXX`` escape, as ``JSON.stringify`` does."""
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"a bundle must be plain JSON data: {exc}") from exc
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check_id(kind: str, value: str) -> str:
+    if not isinstance(value, str) or not _ID.fullmatch(value) or ".." in value:
+        raise InvalidArgument(
+            f"{kind} {value!r} cannot name a bundle file: use letters, digits and _ . : - "
+            "(at most 128, starting with a letter or digit)"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """One checkpoint's archive (CheckpointBundleV1): the raw DSH message dicts a fold took
+    off the surface, the surface seqs they came from, and the hashes that pin both."""
+
+    checkpoint_id: str
+    session_id: str
+    created_at: str
+    ordered_surface_seqs: tuple[int, ...]
+    source_digest: str
+    messages: tuple[dict[str, Any], ...]
+    logical_hash: str
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        checkpoint_id: str,
+        session_id: str,
+        ordered_surface_seqs: Sequence[int],
+        messages: Sequence[dict[str, Any]],
+        created_at: str | None = None,
+    ) -> Bundle:
+        """A bundle with its digests computed; ``created_at`` defaults to now (UTC, ISO 8601)."""
+        _check_id("checkpoint id", checkpoint_id)
+        _check_id("session id", session_id)
+        seqs = tuple(ordered_surface_seqs)
+        if not all(type(q) is int for q in seqs):
+            raise InvalidArgument(f"ordered_surface_seqs must be ints, got {list(seqs)!r}")
+        msgs = tuple(messages)
+        if not all(isinstance(m, dict) for m in msgs):
+            raise InvalidArgument("messages must be message dicts")
+        stamp = created_at or datetime.now(UTC).isoformat(timespec="milliseconds")
+        return cls(
+            checkpoint_id=checkpoint_id,
+            session_id=session_id,
+            created_at=stamp,
+            ordered_surface_seqs=seqs,
+            source_digest=_sha256(canonical_json(list(seqs))),
+            messages=msgs,
+            logical_hash=_sha256(canonical_json(list(msgs))),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": BUNDLE_FORMAT,
+            "format_version": BUNDLE_FORMAT_VERSION,
+            "checkpoint_id": self.checkpoint_id,
+            "session_id": self.session_id,
+            "created_at": self.created_at,
+            "source": {
+                "ordered_surface_seqs": list(self.ordered_surface_seqs),
+                "source_digest": self.source_digest,
+            },
+            "archive": {"messages": list(self.messages), "logical_hash": self.logical_hash},
+        }
+
+    def encode(self) -> bytes:
+        """The file bytes: zstd (with its frame checksum) of the canonical JSON."""
+        data = canonical_json(self.to_json())
+        return zstandard.ZstdCompressor(level=_ZSTD_LEVEL, write_checksum=True).compress(data)
+
+
+@dataclass(frozen=True)
+class BundleRecord:
+    """What ``put`` returns once a bundle is durable."""
+
+    checkpoint_id: str
+    session_id: str
+    path: Path
+    file_sha256: str
+    logical_hash: str
+    message_count: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class BundleStatus:
+    """``verify``'s answer: ``verified``, ``corrupt`` (``problem`` and ``reason`` say how) or
+    ``missing``."""
+
+    state: Literal["verified", "corrupt", "missing"]
+    checkpoint_id: str
+    path: Path | None
+    problem: Problem | None = None
+    reason: str = ""
+    record: BundleRecord | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "verified"
+
+
+@dataclass(frozen=True)
+class BundleRef:
+    """A bundle file on disk, named by its session and checkpoint id."""
+
+    session_id: str
+    checkpoint_id: str
+    path: Path
+
+
+class _Corrupt(Exception):
+    def __init__(self, problem: Problem, reason: str) -> None:
+        self.problem: Problem = problem
+        self.reason = reason
+        super().__init__(reason)
+
+
+def _decode(data: bytes, session_id: str, checkpoint_id: str, file_sha256: str | None) -> Bundle:
+    """The bundle in ``data``, every hash and id checked; raises ``_Corrupt``."""
+    if file_sha256 is not None and _sha256(data) != file_sha256:
+        raise _Corrupt(
+            "file-hash",
+            f"file sha256 {_sha256(data)[:16]}… is not the expected {file_sha256[:16]}…",
+        )
+    try:
+        raw = zstandard.ZstdDecompressor().decompress(data, max_output_size=_MAX_DECODED)
+        doc = json.loads(raw.decode("utf-8"))
+    except (zstandard.ZstdError, UnicodeDecodeError, ValueError) as exc:
+        raise _Corrupt("undecodable", f"undecodable ({type(exc).__name__}: {exc})") from None
+    try:
+        if doc["format"] != BUNDLE_FORMAT or doc["format_version"] != BUNDLE_FORMAT_VERSION:
+            raise _Corrupt("format", f"not a {BUNDLE_FORMAT} v{BUNDLE_FORMAT_VERSION}")
+        src, arc = doc["source"], doc["archive"]
+        bundle = Bundle(
+            checkpoint_id=doc["checkpoint_id"],
+            session_id=doc["session_id"],
+            created_at=doc["created_at"],
+            ordered_surface_seqs=tuple(src["ordered_surface_seqs"]),
+            source_digest=src["source_digest"],
+            messages=tuple(arc["messages"]),
+            logical_hash=arc["logical_hash"],
+        )
+    except (KeyError, TypeError) as exc:
+        raise _Corrupt("format", f"a required field is missing or mistyped ({exc})") from None
+    # The bytes must be exactly what this writer makes, so no edit can hide behind a re-encoding.
+    if canonical_json(doc) != raw:
+        raise _Corrupt("not-canonical", "the JSON is not in canonical form")
+    if bundle.session_id != session_id or bundle.checkpoint_id != checkpoint_id:
+        raise _Corrupt(
+            "wrong-id",
+            f"holds checkpoint {bundle.checkpoint_id!r} of session {bundle.session_id!r}, "
+            f"not {checkpoint_id!r} of {session_id!r}",
+        )
+    if _sha256(canonical_json(list(bundle.messages))) != bundle.logical_hash:
+        raise _Corrupt("logical-hash", "the archived messages do not match their logical hash")
+    if _sha256(canonical_json(list(bundle.ordered_surface_seqs))) != bundle.source_digest:
+        raise _Corrupt("source-digest", "the surface seqs do not match their source digest")
+    return bundle
+
+
+def _record(bundle: Bundle, path: Path, data: bytes) -> BundleRecord:
+    return BundleRecord(
+        checkpoint_id=bundle.checkpoint_id,
+        session_id=bundle.session_id,
+        path=path,
+        file_sha256=_sha256(data),
+        logical_hash=bundle.logical_hash,
+        message_count=len(bundle.messages),
+        bytes=len(data),
+    )
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class FileBundleStore:
+    """Bundles under ``root``, one directory per session.
+
+    >>> store = FileBundleStore(tmp)                                    # doctest: +SKIP
+    >>> store.put(Bundle.build(checkpoint_id="cp1", session_id="s1",    # doctest: +SKIP
+    ...     ordered_surface_seqs=[3, 4], messages=[{"role": "user", "content": "hi"}]))
+    >>> store.reader(lineage=["s1"]).get("cp1").messages                # doctest: +SKIP
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def path(self, session_id: str, checkpoint_id: str) -> Path:
+        return (
+            self.root
+            / _check_id("session id", session_id)
+            / (_check_id("checkpoint id", checkpoint_id) + _SUFFIX)
+        )
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def put(self, bundle: Bundle) -> BundleRecord:
+        """Write ``bundle`` atomically and return once it is durable: read back, file and
+        logical hashes checked. The same bundle again is a no-op; a different one under the
+        same checkpoint id raises ``BundleConflict``; a failed write raises ``WriteError``
+        and leaves no bundle."""
+        path = self.path(bundle.session_id, bundle.checkpoint_id)
+        data = bundle.encode()
+        if _sha256(canonical_json(list(bundle.messages))) != bundle.logical_hash:
+            raise InvalidArgument(
+                f"bundle {bundle.checkpoint_id!r}: logical_hash does not match its messages"
+            )
+        existing = self._existing(path, bundle, data)
+        if existing is not None:
+            return existing
+        try:
+            self._mkdir(path.parent)
+            tmp = path.parent / f".{bundle.checkpoint_id}.{secrets.token_hex(6)}.tmp"
+            self._write_temp(tmp, data)
+            try:
+                # link, not rename: it refuses to replace a bundle another writer just stored.
+                os.link(tmp, path)
+            except FileExistsError:
+                os.unlink(tmp)
+                existing = self._existing(path, bundle, data)
+                if existing is not None:
+                    return existing
+                raise
+            os.unlink(tmp)
+            _fsync_dir(path.parent)
+            back = path.read_bytes()
+        except OSError as exc:
+            raise WriteError(
+                exc.errno or errno.EIO, f"{path}: the bundle was not stored ({exc.strerror or exc})"
+            ) from exc
+        try:
+            _decode(back, bundle.session_id, bundle.checkpoint_id, _sha256(data))
+        except _Corrupt as exc:
+            path.unlink(missing_ok=True)  # ours, just made, and wrong: never leave it as durable
+            raise WriteError(
+                errno.EIO, f"{path}: the bundle read back {exc.reason}; it was removed"
+            ) from None
+        return _record(bundle, path, back)
+
+    def _existing(self, path: Path, bundle: Bundle, data: bytes) -> BundleRecord | None:
+        """The record of an equal bundle already at ``path``, None if there is none."""
+        try:
+            old = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise WriteError(
+                exc.errno or errno.EIO, f"{path}: cannot read the stored bundle ({exc.strerror})"
+            ) from exc
+        if old == data:
+            return _record(bundle, path, old)
+        try:
+            stored = _decode(old, bundle.session_id, bundle.checkpoint_id, None)
+        except _Corrupt as exc:
+            raise CorruptBundle(
+                f"a bundle is already stored under this id and is corrupt ({exc.reason}); "
+                "it was left as it was",
+                problem=exc.problem,
+                path=path,
+            ) from None
+        # Only the timestamp differs (a retried fold): the archive is the same, keep the first.
+        if (
+            stored.logical_hash == bundle.logical_hash
+            and stored.source_digest == bundle.source_digest
+        ):
+            return _record(stored, path, old)
+        raise BundleConflict(
+            f"checkpoint {bundle.checkpoint_id!r} is already stored with other messages or seqs; "
+            "it was left as it was (use a new checkpoint id)",
+            path=path,
+        )
+
+    def _mkdir(self, directory: Path) -> None:
+        for d in (self.root, directory):
+            try:
+                d.mkdir(mode=0o700)
+            except FileExistsError:
+                continue
+            os.chmod(d, 0o700)  # mkdir's mode is filtered by the umask
+
+    @staticmethod
+    def _write_temp(tmp: Path, data: bytes) -> None:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def verify(
+        self, session_id: str, checkpoint_id: str, *, file_sha256: str | None = None
+    ) -> BundleStatus:
+        """Whether ``session_id``'s bundle ``checkpoint_id`` is on disk and intact; pass the
+        ``file_sha256`` a checkpoint recorded to check the file's bytes too."""
+        status, _ = self._read(session_id, checkpoint_id, file_sha256)
+        return status
+
+    def get(self, session_id: str, checkpoint_id: str, *, file_sha256: str | None = None) -> Bundle:
+        """The verified bundle; ``BundleMissing`` or ``CorruptBundle`` otherwise, never
+        other bytes."""
+        status, bundle = self._read(session_id, checkpoint_id, file_sha256)
+        if bundle is not None:
+            return bundle
+        if status.state == "missing":
+            raise BundleMissing(
+                f"no bundle for checkpoint {checkpoint_id!r} of session {session_id!r} "
+                f"at {status.path}",
+                path=status.path,
+            )
+        assert status.problem is not None
+        raise CorruptBundle(
+            f"bundle of checkpoint {checkpoint_id!r} is corrupt: {status.reason}",
+            problem=status.problem,
+            path=status.path,
+        )
+
+    def _read(
+        self, session_id: str, checkpoint_id: str, file_sha256: str | None
+    ) -> tuple[BundleStatus, Bundle | None]:
+        path = self.path(session_id, checkpoint_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return BundleStatus("missing", checkpoint_id, path), None
+        try:
+            bundle = _decode(data, session_id, checkpoint_id, file_sha256)
+        except _Corrupt as exc:
+            return BundleStatus("corrupt", checkpoint_id, path, exc.problem, exc.reason), None
+        return BundleStatus(
+            "verified", checkpoint_id, path, record=_record(bundle, path, data)
+        ), bundle
+
+    def reader(self, lineage: Sequence[str]) -> BundleReader:
+        """Reads on behalf of ``lineage[0]``: its bundles and its ancestors' (``lineage[1:]``,
+        nearest first), nothing else."""
+        return BundleReader(self, lineage)
+
+    def bundles(self, session_id: str | None = None) -> list[BundleRef]:
+        """Every bundle file on disk (of one session, or all), sorted; temp files are not
+        bundles."""
+        if session_id is not None:
+            dirs = [self.root / _check_id("session id", session_id)]
+        else:
+            dirs = (
+                sorted(p for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
+            )
+        out: list[BundleRef] = []
+        for d in dirs:
+            if not d.is_dir():
+                continue
+            for f in sorted(d.iterdir()):
+                cp = f.name[: -len(_SUFFIX)]
+                if f.name.endswith(_SUFFIX) and _ID.fullmatch(cp) and ".." not in cp:
+                    out.append(BundleRef(d.name, cp, f))
+        return out
+
+    def orphans(self, referenced: Iterable[str], session_id: str | None = None) -> list[BundleRef]:
+        """Bundles on disk whose checkpoint id no checkpoint references (left by a fold that
+        crashed after its bundle was durable and before the surface changed)."""
+        keep = set(referenced)
+        return [b for b in self.bundles(session_id) if b.checkpoint_id not in keep]
+
+
+class BundleReader:
+    """A lineage-scoped view of a store: a sibling's or a child's bundle reads as missing."""
+
+    def __init__(self, store: FileBundleStore, lineage: Sequence[str]) -> None:
+        if isinstance(lineage, str) or not lineage:
+            raise InvalidArgument(
+                "lineage must be a non-empty list of session ids, the reader's own first"
+            )
+        self.store = store
+        self.lineage = tuple(_check_id("session id", s) for s in lineage)
+
+    def _owner(self, checkpoint_id: str) -> str | None:
+        for sid in self.lineage:
+            if self.store.path(sid, checkpoint_id).exists():
+                return sid
+        return None
+
+    def verify(self, checkpoint_id: str, *, file_sha256: str | None = None) -> BundleStatus:
+        owner = self._owner(checkpoint_id)
+        if owner is None:
+            return BundleStatus("missing", _check_id("checkpoint id", checkpoint_id), None)
+        return self.store.verify(owner, checkpoint_id, file_sha256=file_sha256)
+
+    def get(self, checkpoint_id: str, *, file_sha256: str | None = None) -> Bundle:
+        owner = self._owner(checkpoint_id)
+        if owner is None:
+            raise BundleMissing(
+                f"no bundle for checkpoint {checkpoint_id!r} in sessions {list(self.lineage)} "
+                f"under {self.store.root}"
+            )
+        return self.store.get(owner, checkpoint_id, file_sha256=file_sha256)
+
+    def bundles(self) -> list[BundleRef]:
+        return [b for sid in self.lineage for b in self.store.bundles(sid)]
