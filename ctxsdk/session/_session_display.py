@@ -50,7 +50,7 @@ def _more_html(shown: int, total: int, where: str) -> str:
 
 def _node_cells(surface: Surface) -> list[tuple[int, str, str, str, str]]:
     rows: list[tuple[int, str, str, str, str]] = []
-    for n in list(surface)[:ROWS]:
+    for n in surface[:ROWS]:
         role = "tool" if n.message.tool_results else n.message.role
         covers = f"replaces {len(n.shadowed)}" if n.shadowed else ""
         rows.append((n.seq, n.type, role, covers, gist(n.message, _GIST)))
@@ -178,7 +178,7 @@ def _facts(s: Session) -> list[tuple[str, str]]:
     facts = [
         ("id", s.id),
         ("format", f"v{s.version}, {s.compression}"),
-        ("log", f"{plural(len(s), 'event')}, {plural(len(s.turns()), 'turn')}"),
+        ("log", f"{plural(len(s), 'event')}, {plural(len(s.index.turns), 'turn')}"),
         (
             "surface",
             f"{plural(len(surface), 'node')}, {plural(surface.generation, 'replacement')}",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -26,16 +25,10 @@ from typing import Any
 
 import pytest
 
+from ctxsdk.bench._widgets import BROWSER_ARGS, chromium_path
+
 ROOT = Path(__file__).resolve().parents[2]
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+ARGS = BROWSER_ARGS  # the flags the widgets bench launches chromium with, one list
 
 
 def _in_ci() -> bool:
@@ -50,7 +43,7 @@ def _need(what: str, why: str) -> None:
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    path = os.environ.get("CTXSDK_CHROMIUM") or shutil.which("chromium")
+    path = chromium_path()
     if path is None:
         _need("chromium", "apt-get install chromium (.ci/run installs it)")
     try:
