@@ -1,0 +1,1327 @@
+"""The Fold's current state: a pure, deterministic reducer over the RAW session log.
+
+``reduce_events(events, upto=None, limits=StateLimits())`` reads raw DSH events in seq order
+and returns a bounded ``FoldState`` (the Epistemic Fold seed's ``FoldCurrentState``): what the
+agent must keep knowing after the history that said it has left the surface. It never reads
+narrative, so the state cannot be poisoned by a summary that says "all tests passed":
+
+- ``compaction/summary`` events are ignored, and so is every surface REPLACEMENT event (any
+  event whose ``surfaceOp`` is not the string ``"append"``: checkpoints, assembly collapses,
+  prunes, system-prompt rewrites). Only append-origin events and log-only events feed state;
+  the originals a replacement shadows are still in the log and were reduced when appended.
+- The reducer never raises on odd input: an event that is not a mapping, has no string type,
+  no integer seq, or repeats a seq is skipped and counted in ``FoldState.skipped``; a bad or
+  ungrounded anchor operation is not applied and is recorded in ``FoldState.rejected`` as
+  ``(anchor id, why)``.
+
+Explicit anchors (``ANCHOR_EVENT`` = ``"ctxsdk/fold-anchor"``, log-only, ``ignorable``; data
+``{op: declare|transition|retire, anchor?, anchorId?, failureState?, evidenceRefs?}``, the
+seed's ``ef/anchor``; build one with ``anchor_event``), the seed StateReducer rules:
+
+1. declare (``anchor {id, kind, stateKey?, value, authority, sourceRefs, failureState?}``)
+   passes the authority gate first: every source ref must be an earlier event of this log
+   that is a valid root (an append-origin ``user/message``, ``system/message``,
+   ``tool/result`` or ``assistant/message``; never an anchor event, a summary or a
+   replacement: no derived-from-derived laundering), and at least one of them must grant the
+   authority: user → normative, decision; system → normative; tool result → empirical,
+   procedural; assistant → hypothesis, decision. ``narrative`` is never grounded.
+2. kind ``objective`` ⇒ the single objective slot. With a ``stateKey`` ⇒ the head for that
+   key; a different previous head is removed from every face, kept in ``superseded`` (bounded)
+   with ``superseded_by``, and ``retired_count += 1`` (so SSR = 0 by construction). Faces:
+   constraint → constraints, failure → open_failures, obligation → open_obligations,
+   decision → decisions, evidence → evidence; value and artifact live only in ``heads`` and
+   therefore need a stateKey (rejected without one). Re-declaring an id replaces it.
+3. transition of an active failure: to ``verified`` only with ≥ 1 evidence ref, each an
+   append-origin ``tool/result`` (empirical/procedural: the seed's ``canVerify``) ⇒ it leaves
+   hot state, ``retired_count += 1``; ``open``/``investigating``/``resolved`` update in place
+   (so an assistant saying "fixed" can at most make a failure resolved, never verified).
+   Verifying a failure that a later successful run already verified is a no-op.
+4. retire removes an anchor everywhere, ``retired_count += 1``.
+
+Automatic extraction (so a real log with no anchor events still has a useful state). Every
+rule is general, lexical and documented here; none is tuned to one file:
+
+- objective: the first non-blank user prompt (a ``user/message`` whose ``source.kind`` is
+  ``user``, or that has no source), whitespace folded and cut to ``limits.text``; it fills
+  the slot once (a declared objective replaces it). ``current_request``: the latest user
+  prompt. A prompt whose whole text is one ``<tag>…</tag>`` element is injected output (a
+  command's stdout that an importer carried in as a user message), not a request: no rule
+  reads it.
+- Prompts and the system prompt are split into sentences (fenced code removed, list bullets
+  stripped, at most ``limits.sentences`` sentences of the first ``limits.scan_chars``
+  characters); questions are never constraints or obligations.
+- obligations (checked first: a sentence that is an obligation is not also a constraint):
+  user sentences with "remember to", "don't forget", "make sure (to|that|you)", "before you
+  finish", a ``TODO`` word, or that start with "later,", "next,", "afterwards," or "then,".
+- constraints: user and system sentences with a normative cue (must, must not, never, do not,
+  don't, always, only, avoid, without changing/modifying/touching/breaking, keep … unchanged
+  / intact / as is / the same, or a sentence starting "No <word>"), authority normative.
+- values with supersession: user statements ``key = v``, a line ``key: v`` (v a number or a
+  boolean), ``set|change|update|bump|raise|lower|increase|decrease|switch [the] key to v``,
+  ``use v for|as [the] key``, ``key is now v`` / ``key should now be v`` ⇒ a value anchor with
+  stateKey ``value/<key>`` (lowercase, spaces and hyphens as ``_``); the value is typed (int,
+  float, bool, else str). A later different value supersedes the earlier one; restating the
+  same value only adds a source.
+- decisions: sentences with "we'll use", "I'll use", "let's use", "decided to", "let's go
+  with", "going with": from the user with authority decision, from the assistant (its text,
+  never its reasoning) with authority hypothesis.
+- failures: a ``tool/result`` block with ``isError: true`` ⇒ ``failure:<callId>`` (stateKey
+  ``failure/tool/<callId>``, empirical, open, value ``<tool name>: <first non-empty line>``).
+  Output not flagged isError that clearly failed (a non-zero exit code/status, ``FAILED``,
+  ``N failed``, ``Traceback (most recent call last)``, ``error:``/``fatal:`` at a line start,
+  ``command not found``, ``No such file or directory``) ⇒ ``failure:<identity>`` (stateKey
+  ``failure/cmd/<identity>``, value ``<identity>: <the first failing line>``), where the
+  command identity is the tool name and its command/path argument, e.g.
+  ``bash:pytest tests/test_x.py``. Output of read/search-like tools (a name with a word read,
+  view, cat, grep, rg, glob, search, find, ls, list, fetch, recall, open or get, and none of
+  the write words below) is content, not a verdict: no signal failures and no evidence come
+  from it. A later result of the same identity with no failure signal verifies every open
+  failure of that identity (isError ones included), which leaves hot state
+  (``retired_count += 1``): the evidence is a real tool result, never a claim.
+- evidence: a successful result (no failure signal) whose output says ``N passed``, ``OK`` /
+  ``ok`` at a line start, ``all tests pass(ed)``, ``BUILD SUCCESSFUL`` or ``build
+  succeeded`` ⇒ ``evidence:<identity>`` (empirical), value ``<identity>: <that line>``; a
+  newer one for the same identity replaces it.
+- artifacts: the paths named by a successful call of a tool whose name has a word write,
+  edit, multiedit, create, replace, patch or insert (``str_replace_based_edit_tool`` but not
+  its ``view`` command, ``apply_patch``, ``MultiEdit``): its ``path``, ``file_path``,
+  ``filename``, ``filePath`` or ``notebook_path`` argument and the file headers of a patch
+  ⇒ stateKey ``file/<path>``, authority procedural.
+- ``todo/write`` (``data.todos: [{content, status}]``) is a snapshot of the agent's list:
+  pending/in_progress items are open obligations ``todo:<content>``; a todo obligation that
+  the latest snapshot does not hold open (completed, cancelled or gone) is retired.
+
+Bounds (``StateLimits``): each face has a cap; when it overflows the oldest item goes, and an
+automatically extracted one always goes before an explicitly declared one (a declared
+standing instruction is never pushed out by chatter). Restating a constraint, obligation or
+decision (same normalized text) refreshes it: its new source is added and it becomes the
+newest, so a face is least-recently-stated-first. System-prompt constraints are the first to
+go: the system head is never folded, so the model still sees them. Every drop is counted in
+``FoldState.dropped[face]``. Each anchor keeps at most ``limits.sources`` source seqs (its
+first and its newest), auto-extracted text is cut to ``limits.text`` characters, and declared
+values are kept verbatim (cut only when rendered).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from .._display import Rendered, badge, esc, kv, plural, section, table
+from ..errors import InvalidArgument
+from ..session import first_line, message_of, message_text
+
+__all__ = [
+    "ANCHOR_EVENT",
+    "ANCHOR_KINDS",
+    "AUTHORITIES",
+    "FAILURE_STATES",
+    "Anchor",
+    "FoldState",
+    "StateLimits",
+    "StateMetrics",
+    "anchor_event",
+    "reduce_events",
+    "state_metrics",
+]
+
+ANCHOR_EVENT = "ctxsdk/fold-anchor"
+ANCHOR_KINDS = (
+    "objective",
+    "constraint",
+    "decision",
+    "value",
+    "artifact",
+    "evidence",
+    "failure",
+    "obligation",
+)
+AUTHORITIES = ("normative", "empirical", "procedural", "decision", "narrative", "hypothesis")
+FAILURE_STATES = ("open", "investigating", "resolved", "verified")
+LIFECYCLES = ("active", "superseded", "retired")
+ANCHOR_OPS = ("declare", "transition", "retire")
+
+Value = str | int | float | bool
+JsonDict = dict[str, Any]
+
+# Which event types may ground which authority (seed authority.ts).
+_GRANTS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "user/message": frozenset({"normative", "decision"}),
+        "system/message": frozenset({"normative"}),
+        "tool/result": frozenset({"empirical", "procedural"}),
+        "assistant/message": frozenset({"hypothesis", "decision"}),
+    }
+)
+# The face each kind lives in (objective has its own slot).
+_FACE: Mapping[str, str] = MappingProxyType(
+    {
+        "constraint": "constraints",
+        "failure": "open_failures",
+        "obligation": "open_obligations",
+        "decision": "decisions",
+        "evidence": "evidence",
+        "artifact": "artifacts",
+        "value": "values",
+    }
+)
+
+
+# --- the data --------------------------------------------------------------------------------
+
+
+def _seqs_text(sources: Sequence[int]) -> str:
+    return ("seq " if len(sources) == 1 else "seqs ") + ", ".join(str(s) for s in sources)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Anchor:
+    """One item of state, always with the raw event seqs that ground it (never empty)."""
+
+    id: str
+    kind: str
+    state_key: str | None = None
+    value: Value
+    authority: str
+    lifecycle: str = "active"
+    failure_state: str | None = None
+    sources: tuple[int, ...]
+    superseded_by: str | None = None
+
+    def to_json(self) -> JsonDict:
+        out: JsonDict = {"id": self.id, "kind": self.kind}
+        if self.state_key is not None:
+            out["stateKey"] = self.state_key
+        out["value"] = self.value
+        out["authority"] = self.authority
+        out["lifecycle"] = self.lifecycle
+        if self.failure_state is not None:
+            out["failureState"] = self.failure_state
+        out["sources"] = list(self.sources)
+        if self.superseded_by is not None:
+            out["supersededBy"] = self.superseded_by
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateLimits:
+    """Per-face caps, so the state stays bounded however long the session is."""
+
+    constraints: int = 24
+    decisions: int = 12
+    evidence: int = 12
+    artifacts: int = 24
+    values: int = 32
+    open_failures: int = 16
+    obligations: int = 16
+    superseded: int = 32
+    rejected: int = 32
+    text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
+    sources: int = 8  # source seqs kept per anchor: its first and its newest
+    scan_chars: int = 8000  # characters of one message read for sentences
+    sentences: int = 64  # sentences of one message read
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InvalidArgument(f"StateLimits.{name} must be an int >= 1, not {value!r}")
+        if self.text < 16:
+            raise InvalidArgument(f"StateLimits.text must be at least 16, not {self.text}")
+
+    def cap(self, face: str) -> int:
+        return int(getattr(self, "obligations" if face == "open_obligations" else face))
+
+
+_GROUPS = (
+    ("objective", "Objective"),
+    ("request", "Current request"),
+    ("constraints", "Constraints"),
+    ("values", "State"),
+    ("open_failures", "Open failures"),
+    ("open_obligations", "Open obligations"),
+    ("decisions", "Decisions"),
+    ("evidence", "Evidence"),
+    ("artifacts", "Artifacts"),
+    ("superseded", "Superseded (recallable)"),
+)
+
+StateLines = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class FoldState(Rendered):
+    """The bounded current state derived from raw events (heads only; see the module doc)."""
+
+    objective: Anchor | None = None
+    current_request: Anchor | None = None
+    constraints: tuple[Anchor, ...] = ()
+    heads: Mapping[str, Anchor] = field(default_factory=lambda: MappingProxyType({}))
+    open_failures: tuple[Anchor, ...] = ()
+    open_obligations: tuple[Anchor, ...] = ()
+    decisions: tuple[Anchor, ...] = ()
+    evidence: tuple[Anchor, ...] = ()
+    artifacts: tuple[Anchor, ...] = ()
+    superseded: tuple[Anchor, ...] = ()
+    retired_count: int = 0
+    rejected: tuple[tuple[str, str], ...] = ()
+    dropped: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    skipped: int = 0  # malformed events skipped
+    upto: int = -1  # the last seq reduced (-1: none)
+
+    def __repr__(self) -> str:
+        return f"FoldState(upto={self.upto}, items={self.items()}, retired={self.retired_count})"
+
+    @property
+    def values(self) -> tuple[Anchor, ...]:
+        """The value heads (kind ``value``), in key order."""
+        return tuple(a for a in self.heads.values() if a.kind == "value")
+
+    def active(self) -> list[Anchor]:
+        """Every active anchor once: the slots, the faces, then heads not in a face."""
+        out: dict[str, Anchor] = {}
+        for a in (self.objective, self.current_request):
+            if a is not None:
+                out.setdefault(a.id, a)
+        for face in (
+            self.constraints,
+            self.open_failures,
+            self.open_obligations,
+            self.decisions,
+            self.evidence,
+            self.artifacts,
+            tuple(self.heads.values()),
+        ):
+            for a in face:
+                out.setdefault(a.id, a)
+        return list(out.values())
+
+    def anchor(self, anchor_id: str) -> Anchor | None:
+        """The active anchor with this id, or None (superseded ones are in ``superseded``)."""
+        return next((a for a in self.active() if a.id == anchor_id), None)
+
+    def items(self) -> int:
+        """How many items the state shows: active anchors and superseded ones."""
+        return len(self.active()) + len(self.superseded)
+
+    def to_json(self) -> JsonDict:
+        def many(anchors: Iterable[Anchor]) -> list[JsonDict]:
+            return [a.to_json() for a in anchors]
+
+        return {
+            "upto": self.upto,
+            "objective": self.objective.to_json() if self.objective else None,
+            "currentRequest": self.current_request.to_json() if self.current_request else None,
+            "constraints": many(self.constraints),
+            "heads": {k: self.heads[k].to_json() for k in sorted(self.heads)},
+            "openFailures": many(self.open_failures),
+            "openObligations": many(self.open_obligations),
+            "decisions": many(self.decisions),
+            "evidence": many(self.evidence),
+            "artifacts": many(self.artifacts),
+            "superseded": many(self.superseded),
+            "retiredCount": self.retired_count,
+            "rejected": [list(r) for r in self.rejected],
+            "dropped": {k: self.dropped[k] for k in sorted(self.dropped)},
+            "skipped": self.skipped,
+        }
+
+    # --- rendering ---------------------------------------------------------------------------
+
+    def _line(self, a: Anchor, face: str, width: int = 240) -> str:
+        """One shown item, cut to ``width``, then its source seqs."""
+        seqs = f" ({_seqs_text(a.sources)})"
+        if face == "values":
+            body = f"{a.state_key} = {a.value}"
+        elif face == "open_failures":
+            body = f"[{a.failure_state or 'open'}] {a.value}"
+        elif face == "superseded":
+            new = self.anchor(a.superseded_by) if a.superseded_by else None
+            by = f"{new.value} ({_seqs_text(new.sources[-1:])})" if new else a.superseded_by
+            return f"{_cut(f'{a.state_key} = {a.value}', width)}{seqs}, superseded by {by}"
+        else:
+            body = str(a.value)
+            if a.state_key and face in ("constraints", "decisions", "open_obligations"):
+                body += f" [{a.state_key}]"
+        return _cut(body, width) + seqs
+
+    def _faces(self) -> list[tuple[str, str, tuple[Anchor, ...]]]:
+        request = self.current_request
+        objective = self.objective
+        if request is not None and objective is not None and request.sources == objective.sources:
+            request = None  # the first prompt is both: show it once
+        faces = {
+            "objective": (self.objective,) if self.objective else (),
+            "request": (request,) if request else (),
+            "constraints": self.constraints,
+            "values": self.values,
+            "open_failures": self.open_failures,
+            "open_obligations": self.open_obligations,
+            "decisions": self.decisions,
+            "evidence": self.evidence,
+            "artifacts": self.artifacts,
+            "superseded": self.superseded,
+        }
+        return [(key, title, faces[key]) for key, title in _GROUPS if faces[key]]
+
+    def lines(self, *, superseded: bool = True, width: int = 240) -> StateLines:
+        """The lines a checkpoint shows, grouped ``(title, lines)``, non-empty groups only.
+
+        Each line is the item (cut to ``width``), then its source seqs: ``… (seq 12)``.
+        ``superseded=False`` leaves out the superseded values (they stay recallable)."""
+        out: list[tuple[str, tuple[str, ...]]] = []
+        for key, title, anchors in self._faces():
+            if key == "superseded" and not superseded:
+                continue
+            out.append((title, tuple(self._line(a, key, width) for a in anchors)))
+        return tuple(out)
+
+    def _headline(self) -> str:
+        parts = [
+            f"FoldState through seq {self.upto}: {plural(self.items(), 'item')}",
+            f"{self.retired_count} retired",
+        ]
+        if self.rejected:
+            parts.append(f"{len(self.rejected)} rejected")
+        dropped = sum(self.dropped.values())
+        if dropped:
+            parts.append(f"{dropped} dropped to stay bounded")
+        if self.skipped:
+            parts.append(f"{self.skipped} malformed events skipped")
+        return " · ".join(parts)
+
+    def _text_(self) -> str:
+        out = [self._headline()]
+        for title, rows in self.lines():
+            out.append(f"{title}:")
+            out += [f"  - {r}" for r in rows]
+        if self.rejected:
+            out.append("Rejected:")
+            out += [f"  - {i}: {why}" for i, why in self.rejected]
+        return "\n".join(out)
+
+    def _html_(self) -> str:
+        head = kv(
+            [
+                ("through seq", self.upto),
+                ("items", self.items()),
+                ("retired", self.retired_count),
+                ("dropped", sum(self.dropped.values())),
+            ]
+        )
+        parts = [f"<div class='cx-title'>{esc(self._headline())}</div>", head]
+        for key, title, anchors in self._faces():
+            rows = [
+                (
+                    badge(a.authority, a.authority),
+                    self._line(a, key),
+                    ", ".join(str(s) for s in a.sources),
+                )
+                for a in anchors
+            ]
+            parts.append(section(title, table(("authority", "item", "seqs"), rows, raw=(0,))))
+        if self.rejected:
+            parts.append(section("Rejected", table(("anchor", "why"), self.rejected)))
+        return "".join(parts)
+
+
+# --- anchor events -----------------------------------------------------------------------------
+
+
+def anchor_event(
+    op: str,
+    *,
+    anchor: Anchor | Mapping[str, Any] | None = None,
+    anchor_id: str | None = None,
+    failure_state: str | None = None,
+    evidence: Iterable[int] = (),
+) -> JsonDict:
+    """The log-only event of one anchor operation, ready for ``Session.append`` (which fills
+    ``seq`` and ``time``): ``{"type": ANCHOR_EVENT, "data": {...}, "ignorable": True}``.
+
+    ``declare`` needs ``anchor`` (an ``Anchor``, whose ``sources`` become ``sourceRefs``, or the
+    wire mapping ``{id, kind, stateKey?, value, authority, sourceRefs}``); ``transition`` needs
+    ``anchor_id`` and ``failure_state`` (``evidence``: the seqs that justify it); ``retire``
+    needs ``anchor_id``. Whether the operation is grounded is the reducer's decision."""
+    refs = [int(s) for s in evidence]
+    data: JsonDict = {"op": op}
+    if op == "declare":
+        if anchor is None:
+            raise InvalidArgument("anchor_event('declare') needs anchor=")
+        if isinstance(anchor, Anchor):
+            wire: JsonDict = {"id": anchor.id, "kind": anchor.kind}
+            if anchor.state_key is not None:
+                wire["stateKey"] = anchor.state_key
+            wire["value"] = anchor.value
+            wire["authority"] = anchor.authority
+            if anchor.failure_state is not None:
+                wire["failureState"] = anchor.failure_state
+            wire["sourceRefs"] = list(anchor.sources)
+        else:
+            wire = json.loads(json.dumps(dict(anchor)))  # a deep, JSON-only copy
+        data["anchor"] = wire
+    elif op == "transition":
+        if not anchor_id or failure_state not in FAILURE_STATES:
+            raise InvalidArgument(
+                "anchor_event('transition') needs anchor_id= and failure_state= one of "
+                f"{', '.join(FAILURE_STATES)}"
+            )
+        data["anchorId"] = anchor_id
+        data["failureState"] = failure_state
+        data["evidenceRefs"] = refs
+    elif op == "retire":
+        if not anchor_id:
+            raise InvalidArgument("anchor_event('retire') needs anchor_id=")
+        data["anchorId"] = anchor_id
+    else:
+        raise InvalidArgument(f"anchor op is one of {', '.join(ANCHOR_OPS)}, not {op!r}")
+    return {"type": ANCHOR_EVENT, "data": data, "ignorable": True}
+
+
+# --- the lexical rules -------------------------------------------------------------------------
+
+_INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected output
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_OBLIGATION = re.compile(
+    r"\bremember to\b|\b(?:don'?t|do not) forget\b|\bmake sure (?:to|that|you)\b"
+    r"|\bbefore you (?:finish|are done|stop|commit|wrap up)\b|(?-i:\bTODO\b)"
+    r"|^(?:later|next|afterwards|then),",
+    re.I,
+)
+_NORMATIVE = re.compile(
+    r"\b(?:must|never|do not|don'?t|always|only|avoid"
+    r"|without (?:changing|modifying|touching|breaking))\b"
+    r"|\bkeep\b[^.]{0,80}?\b(?:unchanged|intact|as[- ]is|the same|stable)\b"
+    r"|^no\s+[a-z]",
+    re.I,
+)
+_DECISION = re.compile(
+    r"\b(?:we'?ll|we will|i'?ll|i will|let'?s) use\b|\bdecided to\b|\blet'?s go with\b"
+    r"|\bgoing with\b",
+    re.I,
+)
+_VAL = r"(?P<val>\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|`[^`\n]{1,120}`|[^\s,;]{1,80})"
+_KEYS = r"(?P<key>[A-Za-z_][\w.\-/]*(?: [A-Za-z_][\w.\-]*){0,2}?)"
+_KEY1 = r"(?P<key>[A-Za-z_][\w.\-]*)"
+_END = (
+    r"(?=\s*(?:[,;!?)]|\.(?:\s|$)|$"
+    r"|\s(?:and|then|instead|please|now|from now on|going forward|everywhere)\b))"
+)
+_VALUE_RULES = (
+    re.compile(
+        r"\b(?:set|change|update|bump|raise|lower|increase|decrease|switch)\s+(?:the\s+)?"
+        + _KEYS
+        + r"\s+(?:to|=)\s+"
+        + _VAL
+        + _END,
+        re.I,
+    ),
+    re.compile(r"\buse\s+" + _VAL + r"\s+(?:for|as)\s+(?:the\s+)?" + _KEYS + _END, re.I),
+    re.compile(r"\b" + _KEY1 + r"\s+(?:is now|should now be|is changed to)\s+" + _VAL + _END, re.I),
+    re.compile(r"\b" + _KEY1 + r"\s*(?<![=!<>])=(?![=>])\s*" + _VAL + _END),
+    re.compile(
+        r"^\s*" + _KEY1 + r"\s*:\s*(?P<val>-?\d+(?:\.\d+)?[A-Za-z%]{0,3}|true|false)\s*$",
+        re.I | re.M,
+    ),
+)
+_NOT_KEYS = frozenset(
+    "it this that them these those me you him her us everything something all one "
+    "nothing anything way code file function test tests".split()
+)
+_FAIL_SIGNALS = (
+    re.compile(r"\bexit(?:ed)?(?: with)?(?: exit)?\s*(?:code|status)\s*[:=]?\s*[1-9]\d*", re.I),
+    re.compile(r"\bFAILED\b"),
+    re.compile(r"\b[1-9]\d* (?:tests? )?failed\b", re.I),
+    re.compile(r"Traceback \(most recent call last\)"),
+    re.compile(r"^\s*(?:error|fatal)(?:\[[^\]\n]*\])?:", re.I | re.M),
+    re.compile(r"command not found", re.I),
+    re.compile(r"No such file or directory"),
+)
+_EVIDENCE = (
+    re.compile(r"\b\d+ (?:tests? )?passed\b", re.I),
+    re.compile(r"^(?:OK\b|ok\s)", re.M),
+    re.compile(r"\ball tests pass(?:ed)?\b", re.I),
+    re.compile(r"\bBUILD SUCCESSFUL\b|\bbuild succeeded\b", re.I),
+)
+_NAME_PART = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")  # snake, kebab, camel
+_READ_PARTS = frozenset(
+    "read view cat grep rg glob search find ls list fetch recall open get".split()
+)
+_WRITE_PARTS = frozenset("write edit multiedit create replace patch insert".split())
+_PATH_KEYS = ("path", "file_path", "filename", "filePath", "notebook_path")
+_IDENTITY_KEYS = (
+    "command",
+    "cmd",
+    "script",
+    "path",
+    "file_path",
+    "filename",
+    "filePath",
+    "pattern",
+    "query",
+    "url",
+)
+_PATCH_FILES = re.compile(
+    r"^(?:\*\*\* (?:Add|Update|Delete) File: (.+)|\+\+\+ (?:b/)?(\S+))$", re.M
+)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _norm(text: str) -> str:
+    return _fold(text).lower().rstrip(" .!;:")
+
+
+def _sentences(text: str, limits: StateLimits) -> list[str]:
+    """The sentences of a message: fenced code removed, bullets stripped, bounded."""
+    body = _FENCE.sub(" ", text[: limits.scan_chars]).replace("’", "'")
+    out: list[str] = []
+    for line in body.splitlines():
+        line = _BULLET.sub("", line).strip()
+        for part in _SENTENCE_END.split(line):
+            part = _fold(part)
+            if len(part) >= 4:
+                out.append(part)
+                if len(out) >= limits.sentences:
+                    return out
+    return out
+
+
+def _typed(raw: str) -> Value:
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'`":
+        return raw[1:-1]
+    text = raw.rstrip(".!?:)")
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if re.fullmatch(r"-?\d{1,15}", text):
+        return int(text)
+    if re.fullmatch(r"-?\d{1,15}\.\d{1,15}", text):
+        return float(text)
+    return text
+
+
+def _values(sentence: str) -> list[tuple[str, Value]]:
+    """``(normalized key, typed value)`` for each value statement in a sentence."""
+    out: list[tuple[str, Value]] = []
+    for rule in _VALUE_RULES:
+        for m in rule.finditer(sentence):
+            key = re.sub(r"[\s\-]+", "_", m.group("key").strip().lower()).strip("_.")
+            value = _typed(m.group("val"))
+            if not key or key.split("_")[0] in _NOT_KEYS or value == "":
+                continue
+            if (key, value) not in out and all(k != key for k, _ in out):
+                out.append((key, value))
+    return out
+
+
+def _failure_line(text: str) -> str | None:
+    """The first line of ``text`` that carries a failure signal, or None."""
+    hits = [m.start() for rule in _FAIL_SIGNALS if (m := rule.search(text))]
+    if not hits:
+        return None
+    at = min(hits)
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return _fold(text[start : end if end >= 0 else len(text)]) or "failed"
+
+
+def _evidence_line(text: str) -> str | None:
+    hits = [m.start() for rule in _EVIDENCE if (m := rule.search(text))]
+    if not hits:
+        return None
+    at = min(hits)
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return _fold(text[start : end if end >= 0 else len(text)])
+
+
+def _arguments(raw: Any) -> JsonDict:
+    """Tool-call arguments as a dict (a JSON string parsed; anything else kept as ``_raw``)."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {"_raw": raw}
+        return dict(parsed) if isinstance(parsed, dict) else {"_raw": raw}
+    return {}
+
+
+def _identity(name: str, args: Mapping[str, Any]) -> str:
+    """The command identity: the tool name and its command/path argument, normalized."""
+    for key in _IDENTITY_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return _cut(f"{name}:{_fold(value)}", 160)
+    if not args:
+        return name
+    rest = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+    return _cut(f"{name}:{_fold(rest)}", 160)
+
+
+def _name_parts(name: str) -> frozenset[str]:
+    """The words of a tool name: ``str_replace_based_edit_tool``, ``WebFetch``, ``apply-patch``."""
+    return frozenset(p.lower() for p in _NAME_PART.split(name) if p)
+
+
+def _reads(name: str) -> bool:
+    """A read/search-like tool: what it returns is content, not a verdict."""
+    parts = _name_parts(name)
+    return bool(parts & _READ_PARTS) and not parts & _WRITE_PARTS
+
+
+def _written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
+    if not _name_parts(name) & _WRITE_PARTS or args.get("command") == "view":
+        return []
+    out = [v.strip() for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
+    for value in args.values():  # a patch names its files in its headers
+        if isinstance(value, str) and ("*** " in value or "+++ " in value):
+            out += [(a or b).strip() for a, b in _PATCH_FILES.findall(value)]
+    return [p for i, p in enumerate(out) if p and p != "/dev/null" and p not in out[:i]]
+
+
+def _feeds(ev: Mapping[str, Any]) -> bool:
+    """Append-origin or log-only: the events state may be derived from."""
+    op = ev.get("surfaceOp")
+    return op is None or op == "append"
+
+
+def _grants(ev: Mapping[str, Any]) -> frozenset[str] | None:
+    """The authorities an event can ground, or None when it is not a valid root."""
+    if not _feeds(ev):
+        return None
+    return _GRANTS.get(str(ev.get("type")))
+
+
+def _merge_sources(old: Sequence[int], new: Sequence[int], cap: int) -> tuple[int, ...]:
+    seqs = sorted(set(old) | set(new))
+    return tuple(seqs if len(seqs) <= cap else [seqs[0], *seqs[len(seqs) - cap + 1 :]])
+
+
+def _int_list(value: Any) -> list[int] | None:
+    if not isinstance(value, list):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    return list(value)
+
+
+# --- the reducer --------------------------------------------------------------------------------
+
+
+class _Reducer:
+    """The mutable fold of one ``reduce_events`` call (never shared, never returned)."""
+
+    def __init__(self, limits: StateLimits) -> None:
+        self.limits = limits
+        self.seen: dict[int, Mapping[str, Any]] = {}  # every reduced event, for the gate
+        self.objective: Anchor | None = None
+        self.objective_set = False  # the first prompt fills the slot once, even if retired
+        self.request: Anchor | None = None
+        self.active: dict[str, Anchor] = {}  # id -> anchor, oldest first (faces and heads)
+        self.auto: set[str] = set()  # ids that the lexical rules extracted
+        self.heads: dict[str, str] = {}  # state key -> anchor id
+        self.texts: dict[tuple[str, str], str] = {}  # (kind, normalized text) -> anchor id
+        self.superseded: list[Anchor] = []
+        self.retired = 0
+        self.rejected: list[tuple[str, str]] = []
+        self.dropped: dict[str, int] = {}
+        self.skipped = 0
+        self.upto = -1
+        self.calls: dict[str, tuple[str, JsonDict]] = {}  # callId -> (tool name, arguments)
+        self.identity_of: dict[str, str] = {}  # failure id -> command identity
+        self.verified: set[str] = set()  # failure ids already verified (a repeat is a no-op)
+
+    # --- the state operations --------------------------------------------------------------
+
+    def _drop(self, face: str) -> None:
+        self.dropped[face] = self.dropped.get(face, 0) + 1
+
+    def _remove(self, anchor_id: str) -> Anchor | None:
+        a = self.active.pop(anchor_id, None)
+        if a is not None and a.state_key is not None and self.heads.get(a.state_key) == a.id:
+            del self.heads[a.state_key]
+        self.auto.discard(anchor_id)
+        self.identity_of.pop(anchor_id, None)
+        return a
+
+    def _bound(self, face: str) -> None:
+        ids = [i for i, a in self.active.items() if _FACE[a.kind] == face]
+        excess = len(ids) - self.limits.cap(face)
+        for _ in range(max(excess, 0)):
+            victim = next((i for i in ids if i in self.auto), ids[0])
+            ids.remove(victim)
+            self._remove(victim)
+            self._drop(face)
+
+    def declare(self, a: Anchor, *, auto: bool = False, move: bool = True) -> None:
+        """Rule 2: the objective slot, or a face (and the head of its key)."""
+        if a.kind == "objective":
+            self.objective, self.objective_set = a, True
+            return
+        old = self.active.get(a.id)
+        if old is not None and auto:
+            a = replace(a, sources=_merge_sources(old.sources, a.sources, self.limits.sources))
+            if not move:  # refresh in place
+                self.active[a.id] = a
+                return
+        if old is not None:
+            self._remove(a.id)
+        key = a.state_key
+        if key is not None:
+            prev_id = self.heads.get(key)
+            prev = self.active.get(prev_id) if prev_id is not None else None
+            if prev is not None and prev.id != a.id:
+                self._remove(prev.id)
+                self.superseded.append(replace(prev, lifecycle="superseded", superseded_by=a.id))
+                if len(self.superseded) > self.limits.superseded:
+                    del self.superseded[0]
+                    self._drop("superseded")
+                self.retired += 1
+            self.heads[key] = a.id
+        self.active[a.id] = a
+        if auto:
+            self.auto.add(a.id)
+        self._bound(_FACE[a.kind])
+
+    def reject(self, anchor_id: str, why: str) -> None:
+        self.rejected.append((anchor_id, why))
+        if len(self.rejected) > self.limits.rejected:
+            del self.rejected[0]
+            self._drop("rejected")
+
+    def verify(self, anchor_id: str) -> None:
+        """Out of hot state (a verified failure, a finished todo): ``retired_count += 1``."""
+        if self._remove(anchor_id) is not None:
+            self.retired += 1
+            self.verified.add(anchor_id)
+
+    # --- explicit anchor operations --------------------------------------------------------
+
+    def _ungrounded(self, authority: str, refs: Sequence[int], seq: int) -> str | None:
+        """Why ``refs`` do not ground ``authority`` (None when they do)."""
+        if not refs:
+            return "no sourceRefs: an anchor must cite the raw events it comes from"
+        if authority == "narrative":
+            return "narrative authority is never grounded"
+        granted: set[str] = set()
+        for ref in refs:
+            ev = self.seen.get(ref)
+            if ev is None or ref >= seq:
+                return f"source seq {ref} is not an earlier event of this log"
+            grants = _grants(ev)
+            if grants is None:
+                return f"source seq {ref} ({ev.get('type')}) is not a valid root"
+            granted |= grants
+        if authority not in granted:
+            return f"{authority} authority is not grounded by seqs {list(refs)}"
+        return None
+
+    def anchor_op(self, ev: Mapping[str, Any], seq: int) -> None:
+        data = ev.get("data")
+        if not isinstance(data, Mapping) or data.get("op") not in ANCHOR_OPS:
+            self.reject(f"seq {seq}", "an anchor event needs data.op declare|transition|retire")
+            return
+        op = data["op"]
+        if op == "declare":
+            self._declare_op(data.get("anchor"), seq)
+            return
+        anchor_id = data.get("anchorId")
+        if not isinstance(anchor_id, str) or not anchor_id:
+            self.reject(f"seq {seq}", f"{op} needs anchorId")
+            return
+        if op == "retire":
+            if self.objective is not None and self.objective.id == anchor_id:
+                self.objective = None
+                self.retired += 1
+            elif self._remove(anchor_id) is not None:
+                self.retired += 1
+            else:
+                self.reject(anchor_id, f"retire at seq {seq}: no active anchor with this id")
+            return
+        self._transition_op(anchor_id, data, seq)
+
+    def _declare_op(self, raw: Any, seq: int) -> None:
+        if not isinstance(raw, Mapping):
+            self.reject(f"seq {seq}", "declare needs an anchor object")
+            return
+        aid = raw.get("id")
+        if not isinstance(aid, str) or not aid:
+            self.reject(f"seq {seq}", "the declared anchor has no id")
+            return
+        kind, authority, value = raw.get("kind"), raw.get("authority"), raw.get("value")
+        key, refs = raw.get("stateKey"), _int_list(raw.get("sourceRefs"))
+        fstate = raw.get("failureState")
+        problem = None
+        if kind not in ANCHOR_KINDS:
+            problem = f"kind {kind!r} is not one of {', '.join(ANCHOR_KINDS)}"
+        elif authority not in AUTHORITIES:
+            problem = f"authority {authority!r} is not one of {', '.join(AUTHORITIES)}"
+        elif not isinstance(value, str | int | float):
+            problem = "value must be a string, number or boolean"
+        elif key is not None and (not isinstance(key, str) or not key):
+            problem = "stateKey must be a non-empty string"
+        elif raw.get("lifecycle", "active") != "active":
+            problem = "only active anchors are declared"
+        elif kind in ("value", "artifact") and key is None:
+            problem = f"a {kind} anchor lives only in heads, so it needs a stateKey"
+        elif fstate is not None and (kind != "failure" or fstate not in FAILURE_STATES):
+            problem = "failureState is for failures: open|investigating|resolved|verified"
+        elif refs is None:
+            problem = "sourceRefs must be a list of seqs"
+        if problem is None:
+            assert isinstance(authority, str) and refs is not None
+            problem = self._ungrounded(authority, refs, seq)
+        if problem is not None:
+            self.reject(aid, problem)
+            return
+        assert isinstance(kind, str) and isinstance(authority, str) and refs is not None
+        assert isinstance(value, str | int | float)
+        if kind == "failure" and fstate == "verified":
+            self.reject(aid, "a failure is verified by a transition with evidence, not declared")
+            return
+        self.declare(
+            Anchor(
+                id=aid,
+                kind=kind,
+                state_key=key if isinstance(key, str) else None,
+                value=value,
+                authority=authority,
+                failure_state=(fstate or "open") if kind == "failure" else None,
+                sources=tuple(sorted(set(refs))),
+            )
+        )
+
+    def _transition_op(self, anchor_id: str, data: Mapping[str, Any], seq: int) -> None:
+        a = self.active.get(anchor_id)
+        state = data.get("failureState")
+        refs = _int_list(data.get("evidenceRefs", [])) if "evidenceRefs" in data else []
+        if a is None and state == "verified" and anchor_id in self.verified:
+            return  # already verified by a later successful run: nothing left to do
+        if a is None or a.kind != "failure":
+            self.reject(anchor_id, f"transition at seq {seq}: no active failure with this id")
+            return
+        if state not in FAILURE_STATES:
+            self.reject(anchor_id, f"failureState {state!r} is not one of {FAILURE_STATES}")
+            return
+        if refs is None:
+            self.reject(anchor_id, "evidenceRefs must be a list of seqs")
+            return
+        for ref in refs:
+            ev = self.seen.get(ref)
+            if ev is None or ref >= seq or _grants(ev) is None:
+                self.reject(anchor_id, f"evidence seq {ref} is not an earlier root event")
+                return
+        if state == "verified":
+            if not refs:
+                self.reject(anchor_id, "verified needs at least one evidence ref")
+                return
+            weak = [r for r in refs if self.seen[r].get("type") != "tool/result"]
+            if weak:  # canVerify: only empirical/procedural evidence (a tool result)
+                self.reject(anchor_id, f"evidence seqs {weak} are not tool results")
+                return
+            self.verify(anchor_id)
+            return
+        sources = _merge_sources(a.sources, refs, self.limits.sources)
+        self.active[anchor_id] = replace(a, failure_state=state, sources=sources)
+
+    # --- the lexical rules ---------------------------------------------------------------------
+
+    def _text_anchor(self, kind: str, text: str, seq: int, i: int, authority: str) -> None:
+        """A constraint, obligation or decision sentence; a restatement refreshes it."""
+        norm = _norm(text)
+        known = self.texts.get((kind, norm))
+        aid = known if known is not None and known in self.active else f"{kind}:{seq}.{i}"
+        self.texts[(kind, norm)] = aid
+        value = _cut(text, self.limits.text)
+        self.declare(
+            Anchor(id=aid, kind=kind, value=value, authority=authority, sources=(seq,)),
+            auto=True,
+        )
+
+    def prompt(self, text: str, seq: int, *, system: bool) -> None:
+        """The sentence rules over a user prompt or the system prompt."""
+        for i, sentence in enumerate(_sentences(text, self.limits)):
+            question = sentence.endswith("?")
+            if not system:
+                for key, value in _values(sentence):
+                    self._value(key, value, seq)
+                if _DECISION.search(sentence):
+                    self._text_anchor("decision", sentence, seq, i, "decision")
+            if question:
+                continue
+            if not system and _OBLIGATION.search(sentence):
+                self._text_anchor("obligation", sentence, seq, i, "normative")
+            elif _NORMATIVE.search(sentence):
+                self._text_anchor("constraint", sentence, seq, i, "normative")
+
+    def _value(self, key: str, value: Value, seq: int) -> None:
+        state_key = f"value/{key}"
+        head_id = self.heads.get(state_key)
+        head = self.active.get(head_id) if head_id is not None else None
+        if head is not None and head.value == value and type(head.value) is type(value):
+            self.declare(replace(head, sources=(seq,)), auto=True, move=False)
+            return
+        self.declare(
+            Anchor(
+                id=f"value:{key}@{seq}",
+                kind="value",
+                state_key=state_key,
+                value=value,
+                authority="normative",
+                sources=(seq,),
+            ),
+            auto=True,
+        )
+
+    def user_message(self, ev: Mapping[str, Any], seq: int) -> None:
+        msg = message_of(ev)
+        if msg is None:
+            self.skipped += 1
+            return
+        source = msg.get("source")
+        if source is not None and not (isinstance(source, dict) and source.get("kind") == "user"):
+            return  # plugin-injected context is not the user's voice
+        text = message_text(msg).strip()
+        if not text or _INJECTED.fullmatch(text):
+            return
+        slot = _cut(_fold(text), self.limits.text)
+        if not self.objective_set:
+            self.objective_set = True
+            self.objective = Anchor(
+                id="objective", kind="objective", value=slot, authority="normative", sources=(seq,)
+            )
+        self.request = Anchor(
+            id="request", kind="objective", value=slot, authority="normative", sources=(seq,)
+        )
+        self.prompt(text, seq, system=False)
+
+    def system_message(self, ev: Mapping[str, Any], seq: int) -> None:
+        msg = message_of(ev)
+        if msg is None:
+            self.skipped += 1
+            return
+        self.prompt(message_text(msg), seq, system=True)
+
+    def assistant_message(self, ev: Mapping[str, Any], seq: int) -> None:
+        msg = message_of(ev)
+        if msg is None:
+            self.skipped += 1
+            return
+        content = msg.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                cid, name = block.get("id"), block.get("name")
+                if isinstance(cid, str) and isinstance(name, str):
+                    self.calls.setdefault(cid, (name, _arguments(block.get("arguments"))))
+        for i, sentence in enumerate(_sentences(message_text(msg), self.limits)):
+            if _DECISION.search(sentence):
+                self._text_anchor("decision", sentence, seq, i, "hypothesis")
+
+    def tool_call(self, ev: Mapping[str, Any]) -> None:
+        data = ev.get("data")
+        if not isinstance(data, Mapping):
+            self.skipped += 1
+            return
+        cid, name = data.get("callId"), data.get("name")
+        if isinstance(cid, str) and isinstance(name, str):
+            self.calls[cid] = (name, _arguments(data.get("arguments")))
+
+    def tool_result(self, ev: Mapping[str, Any], seq: int) -> None:
+        msg = message_of(ev)
+        content = msg.get("content") if msg is not None else None
+        if not isinstance(content, list):
+            self.skipped += 1
+            return
+        source = msg.get("source") if msg is not None else None
+        fallback = source.get("callId") if isinstance(source, dict) else None
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool-result":
+                cid = block.get("toolCallId")
+                cid = cid if isinstance(cid, str) and cid else fallback
+                is_error = block.get("isError") is True or block.get("is_error") is True
+                self._result(str(cid or f"seq-{seq}"), message_text(block), is_error, seq)
+
+    def _result(self, cid: str, text: str, is_error: bool, seq: int) -> None:
+        name, args = self.calls.get(cid, ("tool", {}))
+        identity = _identity(name, args)
+        width = self.limits.text
+        if is_error:
+            fid = f"failure:{cid}"
+            line = first_line(text, width) or "error"
+            self._failure(fid, f"failure/tool/{cid}", f"{name}: {line}", identity, seq)
+            return
+        reads = _reads(name)
+        signal = None if reads else _failure_line(text)
+        if signal is not None:
+            fid = f"failure:{identity}"
+            value = _cut(f"{identity}: {signal}", width)
+            self._failure(fid, f"failure/cmd/{identity}", value, identity, seq)
+            return
+        # A success: it verifies the open failures of the same command.
+        for fid in [f for f, i in self.identity_of.items() if i == identity]:
+            self.verify(fid)
+        proof = None if reads else _evidence_line(text)
+        if proof is not None:
+            self.declare(
+                Anchor(
+                    id=f"evidence:{identity}",
+                    kind="evidence",
+                    value=_cut(f"{identity}: {proof}", width),
+                    authority="empirical",
+                    sources=(seq,),
+                ),
+                auto=True,
+            )
+        for path in _written_paths(name, args):
+            # A re-edit declares the same id: its head is refreshed, never superseded.
+            self.declare(
+                Anchor(
+                    id=f"artifact:{path}",
+                    kind="artifact",
+                    state_key=f"file/{path}",
+                    value=_cut(path, width),
+                    authority="procedural",
+                    sources=(seq,),
+                ),
+                auto=True,
+            )
+
+    def _failure(self, fid: str, key: str, value: str, identity: str, seq: int) -> None:
+        self.declare(
+            Anchor(
+                id=fid,
+                kind="failure",
+                state_key=key,
+                value=value,
+                authority="empirical",
+                failure_state="open",
+                sources=(seq,),
+            ),
+            auto=True,
+        )
+        if fid in self.active:
+            self.identity_of[fid] = identity
+
+    def todo_write(self, ev: Mapping[str, Any], seq: int) -> None:
+        data = ev.get("data")
+        todos = data.get("todos") if isinstance(data, Mapping) else None
+        if not isinstance(todos, list):
+            self.skipped += 1
+            return
+        open_ids: list[str] = []
+        for item in todos:
+            if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+                continue
+            text = _fold(item["content"])
+            if not text:
+                continue
+            if item.get("status") in ("pending", "in_progress"):
+                aid = f"todo:{_cut(_norm(text), 80)}"
+                open_ids.append(aid)
+                anchor = Anchor(
+                    id=aid,
+                    kind="obligation",
+                    value=_cut(text, self.limits.text),
+                    authority="procedural",
+                    sources=(seq,),
+                )
+                self.declare(anchor, auto=True, move=False)
+        for aid in [i for i in self.active if i.startswith("todo:") and i not in open_ids]:
+            self.verify(aid)  # completed, cancelled or gone from the list: retired
+
+    # --- one event ---------------------------------------------------------------------------
+
+    def event(self, ev: Mapping[str, Any], seq: int) -> None:
+        self.seen[seq] = ev
+        self.upto = seq
+        if not _feeds(ev):
+            return  # a replacement: narrative over events already reduced
+        etype = ev["type"]
+        if etype == ANCHOR_EVENT:
+            self.anchor_op(ev, seq)
+        elif etype == "user/message":
+            self.user_message(ev, seq)
+        elif etype == "system/message":
+            self.system_message(ev, seq)
+        elif etype == "assistant/message":
+            self.assistant_message(ev, seq)
+        elif etype == "tool/call":
+            self.tool_call(ev)
+        elif etype == "tool/result":
+            self.tool_result(ev, seq)
+        elif etype == "todo/write":
+            self.todo_write(ev, seq)
+        # compaction/summary and every other type: ignored (never narrative into state)
+
+    def state(self) -> FoldState:
+        faces: dict[str, list[Anchor]] = {f: [] for f in _FACE.values()}
+        for a in self.active.values():
+            faces[_FACE[a.kind]].append(a)
+        heads = {k: self.active[i] for k, i in sorted(self.heads.items())}
+        return FoldState(
+            objective=self.objective,
+            current_request=self.request,
+            constraints=tuple(faces["constraints"]),
+            heads=MappingProxyType(heads),
+            open_failures=tuple(faces["open_failures"]),
+            open_obligations=tuple(faces["open_obligations"]),
+            decisions=tuple(faces["decisions"]),
+            evidence=tuple(faces["evidence"]),
+            artifacts=tuple(faces["artifacts"]),
+            superseded=tuple(self.superseded),
+            retired_count=self.retired,
+            rejected=tuple(self.rejected),
+            dropped=MappingProxyType(dict(sorted(self.dropped.items()))),
+            skipped=self.skipped,
+            upto=self.upto,
+        )
+
+
+def _ordered(events: Iterable[Any], upto: int | None) -> tuple[list[Mapping[str, Any]], int]:
+    """The well-formed events in seq order (up to ``upto``), and how many were malformed."""
+    good: list[tuple[int, int, Mapping[str, Any]]] = []
+    bad = 0
+    for n, ev in enumerate(events):
+        seq = ev.get("seq") if isinstance(ev, Mapping) else None
+        if (
+            not isinstance(ev, Mapping)
+            or not isinstance(ev.get("type"), str)
+            or not isinstance(seq, int)
+            or isinstance(seq, bool)
+            or seq < 0
+        ):
+            bad += 1
+            continue
+        if upto is None or seq <= upto:
+            good.append((seq, n, ev))
+    good.sort(key=lambda t: (t[0], t[1]))
+    out: list[Mapping[str, Any]] = []
+    last = -1
+    for seq, _, ev in good:
+        if seq == last:
+            bad += 1  # a repeated seq: the first one stands
+            continue
+        out.append(ev)
+        last = seq
+    return out, bad
+
+
+def reduce_events(
+    events: Iterable[Mapping[str, Any]],
+    upto: int | None = None,
+    limits: StateLimits | None = None,
+) -> FoldState:
+    """The current state of raw DSH events (``session.raw_events``), seqs ``<= upto`` only
+    when given. Pure and deterministic: the same events give an equal state (and an equal
+    ``to_json()``). Never raises on odd events; see the module docstring for every rule."""
+    r = _Reducer(limits if limits is not None else StateLimits())
+    ordered, r.skipped = _ordered(events, upto)
+    for ev in ordered:
+        seq = ev["seq"]
+        assert isinstance(seq, int)
+        try:
+            r.event(ev, seq)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            r.skipped += 1  # an odd shape the checks above did not foresee: skipped, counted
+    return r.state()
+
+
+# --- metrics ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateMetrics(Rendered):
+    """The seed's state correctness metrics (never combined into one scalar).
+
+    ``alr``: expected active anchors missing / expected (0.0 when none is expected).
+    ``ssr``: heads that are not active / heads (0.0 without heads).
+    ``provenance_coverage``: anchors whose every source seq exists in the log and is not a
+    replacement, a summary or an anchor event / anchors (1.0 without anchors)."""
+
+    alr: float
+    ssr: float
+    provenance_coverage: float
+    missing: tuple[str, ...] = ()
+    unsourced: tuple[str, ...] = ()
+    expected: int = 0
+    heads: int = 0
+    anchors: int = 0
+
+    def to_json(self) -> JsonDict:
+        return {
+            "alr": self.alr,
+            "ssr": self.ssr,
+            "provenanceCoverage": self.provenance_coverage,
+            "missing": list(self.missing),
+            "unsourced": list(self.unsourced),
+            "expected": self.expected,
+            "heads": self.heads,
+            "anchors": self.anchors,
+        }
+
+    def _text_(self) -> str:
+        out = [
+            f"ALR {self.alr:.3f} ({len(self.missing)}/{self.expected} expected missing) · "
+            f"SSR {self.ssr:.3f} ({self.heads} heads) · "
+            f"provenance {self.provenance_coverage:.3f} ({self.anchors} anchors)"
+        ]
+        if self.missing:
+            out.append("missing: " + ", ".join(self.missing))
+        if self.unsourced:
+            out.append("without valid provenance: " + ", ".join(self.unsourced))
+        return "\n".join(out)
+
+
+def state_metrics(
+    state: FoldState,
+    events: Iterable[Mapping[str, Any]],
+    expected_active: Iterable[str] = (),
+) -> StateMetrics:
+    """ALR, SSR and provenance coverage of ``state`` against the raw ``events`` it came from."""
+    by_seq: dict[int, Mapping[str, Any]] = {}
+    for ev in events:
+        seq = ev.get("seq") if isinstance(ev, Mapping) else None
+        if isinstance(seq, int) and not isinstance(seq, bool):
+            by_seq.setdefault(seq, ev)
+    expected = list(dict.fromkeys(expected_active))
+    missing = tuple(i for i in expected if state.anchor(i) is None)
+    heads = list(state.heads.values())
+    stale = sum(1 for a in heads if a.lifecycle != "active")
+    anchors = [*state.active(), *state.superseded]
+
+    def sourced(a: Anchor) -> bool:
+        def ok(seq: int) -> bool:
+            ev = by_seq.get(seq)
+            return (
+                ev is not None
+                and _feeds(ev)
+                and ev.get("type") not in (ANCHOR_EVENT, "compaction/summary")
+            )
+
+        return bool(a.sources) and all(ok(s) for s in a.sources)
+
+    unsourced = tuple(a.id for a in anchors if not sourced(a))
+    return StateMetrics(
+        alr=len(missing) / len(expected) if expected else 0.0,
+        ssr=stale / len(heads) if heads else 0.0,
+        provenance_coverage=1.0 - len(unsourced) / len(anchors) if anchors else 1.0,
+        missing=missing,
+        unsourced=unsourced,
+        expected=len(expected),
+        heads=len(heads),
+        anchors=len(anchors),
+    )
