@@ -822,3 +822,330 @@ def test_strict_reads_what_the_harness_reads(
             assert exc.line == seq + 2 and f"line {seq + 2}, seq {seq}" in str(exc), str(exc)
         else:
             assert ok, f"{rule.name} (v{version}, strict={strict}) was read; harness: {verdict}"
+
+
+# --- folded logs: every fold the Fold engine writes, read by the harness ---------------------
+#
+# Each policy's fold (economy leaf, several leaves then a root rebase, basic, masking inside
+# an open turn, a forced emergency fold), on logs of every version, zstd and plain, written
+# to the log file by the engine and read back by the harness in full validation. A fold in
+# an open turn brackets itself with that turn's number, one between turns with null. A
+# folded fork reads its parent's bundles and never a sibling's. ctxsdk reopens every folded
+# log and finds its checkpoints (and their exact messages) again.
+
+# Engine defect (ctxsdk/fold/_transaction.py): the log-only ``ctxsdk/fold-checkpoint`` record
+# the fold batch carries (``ignorable: true``) makes the current harness refuse a v0-v2 log,
+# whose migration to v3 rejects unknown event types even when ignorable. A v1/v2 log passes
+# the native v1/v2 validator (``--target 1`` / ``--target 2``); v0 fails even that. Behind it
+# sits a second refusal (seen with the record stripped out and the seqs renumbered): on
+# v0-v2 the fold's ``compaction/summary`` lacks the ``provider`` and ``model`` members the
+# migration requires ('compaction/summary N data lacks required member "provider"', then
+# "model"); with both added the harness accepts the leaf, root, basic, emergency and in-turn
+# folds. A masking pass (no compaction/summary) is refused for the record alone.
+FOLD_RECORD_REFUSED = {
+    0: 'format v0 contains unknown historical event type "ctxsdk/fold-checkpoint" at seq N; '
+    "migration refuses unknown historical events even when ignorable",
+    1: 'format v1 contains unknown event type "ctxsdk/fold-checkpoint" at seq N',
+    2: "format v2 to v3 cannot safely transform unclassified event ctxsdk/fold-checkpoint",
+}
+
+
+def _fold_versions(versions: tuple[int, ...] = (0, 1, 2, 3)) -> list[Any]:
+    return [
+        pytest.param(
+            v,
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason=f"engine defect: the harness refuses the ctxsdk/fold-checkpoint record "
+                f"on a v{v} log: {FOLD_RECORD_REFUSED[v]}; and then compaction/summary without "
+                "provider/model",
+            ),
+        )
+        if v in FOLD_RECORD_REFUSED
+        else v
+        for v in versions
+    ]
+
+
+COMPRESSIONS = ("none", "zstd")
+
+
+def _known_refusal(verdict: dict[str, Any], version: int) -> None:
+    """A refusal other than the known one fails outright (``pytest.fail`` is no
+    AssertionError, so the strict xfail does not absorb it)."""
+    if verdict["ok"] or version not in FOLD_RECORD_REFUSED:
+        return
+    said = re.sub(r"at seq \d+", "at seq N", str((verdict.get("error") or {}).get("message")))
+    if said != FOLD_RECORD_REFUSED[version]:
+        pytest.fail(f"v{version}: the harness refused a folded log for another reason: {said}")
+
+
+def _fold_builder(version: int, turns: int = 8, *, open_end: bool = False) -> LogBuilder:
+    """A working session of ``turns`` read-a-file turns; with ``open_end`` the log stops in
+    the last turn, after its tool result (where the harness runs its pruner)."""
+    b = LogBuilder(version=version, cwd="/home/dev/app")
+    for t in range(turns):
+        b.turn(f"Read mod{t}.py and note MARK-{t:04d}.").assistant(
+            f"Reading mod{t}.py.", tool_calls=[("read", {"path": f"mod{t}.py"})]
+        )
+        body = "".join(f"{t}:{i}\tdef f{t}_{i}(x): return x * {i + t}\n" for i in range(60))
+        b.tool_results([body]).next_step()
+        if open_end and t == turns - 1:
+            break
+        b.assistant(text=f"mod{t}.py defines 60 functions; MARK-{t:04d} noted.").end_turn()
+    return b
+
+
+def _fold_file(tmp_path: Path, version: int, compression: str, **kw: Any) -> Path:
+    b = _fold_builder(version, **kw)
+    return b.write(b.canonical_path(tmp_path / "sessions", compression), compression)  # type: ignore[arg-type]
+
+
+def _leaf_window(path: Path, store: Path, over: float = 0.9) -> int:
+    """A window this log is over the fold threshold of: ``total / over`` tokens."""
+    return int(cx.Fold(cx.Session.open(path), store=store).pressure().total / over)
+
+
+def _prompt_span(s: cx.Session, first: int, stop: int) -> tuple[int, int]:
+    """The surface span from turn ``first``'s prompt to just before turn ``stop``'s (0-based,
+    among the prompts still on the surface)."""
+    prompts = [
+        n.seq for n in s.surface() if n.type == "user/message" and n.message.source.kind == "user"
+    ]
+    seqs = list(s.index.surface_seqs())
+    return prompts[first], seqs[seqs.index(prompts[stop]) - 1]
+
+
+def _fold_brackets(s: cx.Session) -> list[Any]:
+    """The ``turn`` of every compaction bracket, each start matched by its end."""
+    starts = [e["data"] for e in s.raw_events if e["type"] == "compaction/start"]
+    ends = [e["data"] for e in s.raw_events if e["type"] == "compaction/end"]
+    assert [d["compactionId"] for d in starts] == [d["compactionId"] for d in ends]
+    assert [d["turn"] for d in starts] == [d["turn"] for d in ends]
+    return [d["turn"] for d in starts]
+
+
+def _reopened(path: Path, store: Path, results: list[Any], *, on_surface: list[Any]) -> cx.Fold:
+    """ctxsdk reads the folded log again and finds every fold: the records written, the
+    checkpoints on the surface, each one's exact messages verified."""
+    f = cx.Fold(cx.Session.open(path), store=store)
+    assert f.records == [r.record for r in results]
+    assert f.checkpoints == [r.record for r in on_surface]
+    for r in results:  # a checkpoint message is on the surface until a later fold took it
+        later = any(r.record.checkpoint_seq in x.record.shadowed for x in results)
+        if r.record.checkpoint_seq is not None and not later:
+            assert r.record.checkpoint_seq in f.session.index.surface_seqs()
+    original = cx.Session.open(path)
+    for rec in f.records:
+        page = f.recall(f"cp:{rec.checkpoint_id}", "exact")
+        assert page.verified and page.total == len(rec.shadowed) == rec.messages
+        assert page.seqs == rec.shadowed[: len(page.seqs)]
+        assert list(page.messages) == [
+            cx.session.message_of(original.raw_events[s]) for s in page.seqs
+        ]
+    assert f.status().healthy and f.status().orphans == ()
+    return f
+
+
+def _fold_accepted(home: Path, path: Path, kind: str) -> None:
+    s = cx.Session.open(path)
+    verdict = check(home, path, kind=kind)
+    _known_refusal(verdict, s.version)
+    assert verdict["ok"], (path.name, s.version, verdict.get("error"))
+    if not verdict["migrated"]:
+        assert verdict["events"] == len(s)
+
+
+def _leaf(tmp_path: Path, version: int, compression: str) -> tuple[Path, Path, list[Any]]:
+    path = _fold_file(tmp_path, version, compression)
+    store = tmp_path / "bundles"
+    f = cx.Fold(cx.Session.open(path), store=store, window=_leaf_window(path, store))
+    r = f.run()
+    assert r.folded and r.action == "leaf", r.reason
+    assert _fold_brackets(cx.Session.open(path)) == [None]  # between turns: turn null
+    return path, store, [r]
+
+
+def _root(tmp_path: Path, version: int, compression: str) -> tuple[Path, Path, list[Any]]:
+    path = _fold_file(tmp_path, version, compression, turns=9)
+    store = tmp_path / "bundles"
+    f = cx.Fold(cx.Session.open(path), store=store)
+    results = [f.fold(_prompt_span(f.session, 0, 3))]
+    results.append(f.fold(_prompt_span(f.session, 0, 3)))  # the next three turns
+    results.append(f.fold(_prompt_span(f.session, 0, 2)))
+    assert [r.action for r in results] == ["leaf"] * 3
+    assert len(f.checkpoints) == 3
+    r = f.rebase()
+    assert r.folded and r.action == "root", r.reason
+    assert set(r.record.children) == {x.checkpoint_id for x in results}
+    assert _fold_brackets(cx.Session.open(path)) == [None] * 4
+    return path, store, [*results, r]
+
+
+def _basic(tmp_path: Path, version: int, compression: str) -> tuple[Path, Path, list[Any]]:
+    path = _fold_file(tmp_path, version, compression)
+    store = tmp_path / "bundles"
+    window = _leaf_window(path, store)
+    f = cx.Fold(cx.Session.open(path), store=store, policy="basic", window=window)
+    r = f.run()
+    assert r.folded and r.record.mode == "leaf", r.reason
+    msg = cx.Session.open(path).message_at(r.record.checkpoint_seq)
+    assert msg.source.plugin == "compact" and "<compacted-summary>" in msg.text
+    assert _fold_brackets(cx.Session.open(path)) == [None]
+    return path, store, [r]
+
+
+def _emergency(tmp_path: Path, version: int, compression: str) -> tuple[Path, Path, list[Any]]:
+    path = _fold_file(tmp_path, version, compression)
+    store = tmp_path / "bundles"
+    window = _leaf_window(path, store, over=1.1)  # over the window itself
+    f = cx.Fold(cx.Session.open(path), store=store, window=window)
+    r = f.run(force=True)
+    assert r.folded and r.action == "emergency" and r.record.mode == "emergency", r.reason
+    assert _fold_brackets(cx.Session.open(path)) == [None]
+    return path, store, [r]
+
+
+def _in_turn(tmp_path: Path, version: int, compression: str) -> tuple[Path, Path, list[Any]]:
+    path = _fold_file(tmp_path, version, compression, open_end=True)
+    store = tmp_path / "bundles"
+    s = cx.Session.open(path)
+    turn = s.index.open_turn
+    assert turn is not None
+    f = cx.Fold(s, store=store, window=_leaf_window(path, store))
+    r = f.run()
+    assert r.folded and r.action == "leaf", r.reason
+    assert _fold_brackets(cx.Session.open(path)) == [turn]  # inside the open turn: its number
+    return path, store, [r]
+
+
+def _mask(tmp_path: Path, version: int, compression: str) -> tuple[Path, Path, list[Any]]:
+    path = _fold_file(tmp_path, version, compression, open_end=True)
+    store = tmp_path / "bundles"
+    s = cx.Session.open(path)
+    f = cx.Fold(s, store=store, policy="masking", window=_leaf_window(path, store))
+    r = f.run()
+    assert r.folded and r.action == "mask" and r.record.mode == "mask", r.reason
+    after = cx.Session.open(path)
+    new = after.raw_events[len(s) :]
+    assert new[0]["type"] == "ctxsdk/fold-checkpoint"
+    assert [e["type"] for e in new[1:]] == ["compaction/prune", "tool/result"] * (len(new) // 2)
+    assert after.index.open_turn == s.index.open_turn  # still the same open turn
+    assert _fold_brackets(after) == []
+    return path, store, [r]
+
+
+# Which of a scenario's folds ``Fold.checkpoints`` lists afterwards: all, only the root, or
+# none (a mask pass leaves no checkpoint message; a basic fold's, see the next test, is
+# not listed).
+FOLDS = {
+    "fold leaf": (_leaf, "all"),
+    "fold root": (_root, "root"),
+    "fold basic": (_basic, "none"),
+    "fold emergency": (_emergency, "all"),
+    "fold in turn": (_in_turn, "all"),
+    "fold mask": (_mask, "none"),
+}
+
+
+def _fold_and_reopen(tmp_path: Path, kind: str, version: int, compression: str) -> Path:
+    make, listed = FOLDS[kind]
+    path, store, results = make(tmp_path, version, compression)
+    shown = {"all": results, "root": [r for r in results if r.action == "root"], "none": []}
+    _reopened(path, store, results, on_surface=shown[listed])
+    return path
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine defect: a basic-policy fold's checkpoint (the harness's summary message, "
+    "no fold marker) is on the surface and has a record, but Fold.checkpoints / "
+    "frontier().checkpoint_ids leave it out (the frontier reads it as a harness compaction "
+    "with checkpoint_id None), so status() says 'checkpoints now: none'",
+)
+def test_a_basic_fold_is_listed_among_the_checkpoints(tmp_path: Path) -> None:
+    path, store, (r,) = _basic(tmp_path, 3, "none")
+    f = cx.Fold(cx.Session.open(path), store=store, policy="basic")
+    assert r.record.checkpoint_seq in f.session.index.surface_seqs()
+    assert f.checkpoints == [r.record]
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("kind", sorted(FOLDS))
+def test_folded_logs_reopen_with_their_checkpoints(
+    tmp_path: Path, kind: str, version: int, compression: str
+) -> None:
+    """No oracle needed: ctxsdk's own reading of what its folds wrote, every version."""
+    _fold_and_reopen(tmp_path, kind, version, compression)
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+@pytest.mark.parametrize("version", _fold_versions())
+@pytest.mark.parametrize("kind", sorted(FOLDS))
+def test_folded_logs_the_harness_accepts(
+    oracle_home: Path, tmp_path: Path, kind: str, version: int, compression: str
+) -> None:
+    path = _fold_and_reopen(tmp_path, kind, version, compression)
+    _fold_accepted(oracle_home, path, kind)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_folded_older_logs_pass_their_own_generation(
+    oracle_home: Path, tmp_path: Path, version: int
+) -> None:
+    """A folded v1/v2 log is valid in its own generation (the refusal is the migration's)."""
+    path, _, _ = _leaf(tmp_path, version, "none")
+    verdict = check(oracle_home, path, "--target", str(version), kind=f"fold leaf as v{version}")
+    assert verdict["ok"], verdict.get("error")
+    assert not verdict["migrated"] and verdict["events"] == len(cx.Session.open(path))
+
+
+@pytest.mark.parametrize("version", _fold_versions((1, 2, 3)))
+def test_a_folded_fork(oracle_home: Path, tmp_path: Path, version: int) -> None:
+    """Fold the parent, fork it twice, fold each child: a child reads its parent's bundles,
+    never its sibling's; the parent reads neither child's."""
+    home = tmp_path / "home"
+    path = _fold_file(home, version, "zstd", turns=10)
+    parent = cx.Fold(cx.Session.open(path))  # default store: <home>/ctxsdk/fold, shared
+    assert parent.store.root == home / "ctxsdk" / "fold"
+    p_cp = parent.fold(_prompt_span(parent.session, 0, 4)).record
+    assert p_cp is not None
+    kids = []
+    for name in ("kid-a", "kid-b"):
+        child = cx.Session.open(path).fork(child_id=name)
+        f = cx.Fold(child)
+        assert f.store.root == parent.store.root
+        assert [r.checkpoint_id for r in f.records] == [p_cp.checkpoint_id]
+        assert f.records[0].inherited and f.checkpoints[0].checkpoint_id == p_cp.checkpoint_id
+        r = f.fold(_prompt_span(f.session, 0, 2))  # the two turns after the parent's fold
+        assert r.folded and r.record is not None
+        assert _fold_brackets(cx.Session.open(child.path)) == [None, None]  # type: ignore[arg-type]
+        kids.append((child.path, r.record))
+    (a_path, a_cp), (b_path, b_cp) = kids
+    a = cx.Fold(cx.Session.open(a_path))  # type: ignore[arg-type]
+    b = cx.Fold(cx.Session.open(b_path))  # type: ignore[arg-type]
+    for me, mine, sibling in ((a, a_cp, b_cp), (b, b_cp, a_cp)):
+        assert [r.checkpoint_id for r in me.checkpoints] == [p_cp.checkpoint_id, mine.checkpoint_id]
+        inherited = me.recall(f"cp:{p_cp.checkpoint_id}", "exact")  # the parent's bundle
+        assert inherited.verified and inherited.total == p_cp.messages
+        assert me.recall(f"cp:{mine.checkpoint_id}", "exact").verified
+        assert me.reader().verify(sibling.checkpoint_id).state == "missing"
+        with pytest.raises(cx.errors.NotFound):
+            me.recall(f"cp:{sibling.checkpoint_id}", "exact")
+        hits = {h.checkpoint_id: h for h in me.search("MARK-0001").hits}
+        assert hits[p_cp.checkpoint_id].match_kind == "message-text"  # in the parent's archive
+        assert sibling.checkpoint_id not in hits
+        assert me.status().healthy and me.status().orphans == ()
+    parent = cx.Fold(cx.Session.open(path))
+    assert [r.checkpoint_id for r in parent.records] == [p_cp.checkpoint_id]
+    assert parent.reader().verify(a_cp.checkpoint_id).state == "missing"
+    assert parent.status().orphans == ()  # the children's bundles are theirs, not orphans
+    for log in (path, a_path, b_path):
+        verdict = check(oracle_home, log, kind="fold fork")  # type: ignore[arg-type]
+        _known_refusal(verdict, version)
+        assert verdict["ok"], (log, verdict.get("error"))
+    child = cx.Session.open(a_path)  # type: ignore[arg-type]
+    assert verdict["inheritedEventCount"] == cx.Session.open(b_path).inherited_event_count  # type: ignore[arg-type]
+    assert child.parent_id == cx.Session.open(path).id
