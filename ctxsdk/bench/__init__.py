@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "fit": "ctxsdk.bench._fit",
     "workspace": "ctxsdk.bench._workspace",
     "widgets": "ctxsdk.bench._widgets",
+    "fold": "ctxsdk.bench._fold",
 }
 
 
