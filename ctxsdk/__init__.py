@@ -2,7 +2,7 @@
 
 The public names load lazily so ``import ctxsdk`` stays fast; heavy dependencies (polars,
 tokenizers, widgets) are imported only by the objects that use them. Each name is defined in
-one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.llm``,
+one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``, ``ctxsdk.llm``,
 ``ctxsdk.tools``) and re-exported here; ``ctxsdk._public.TOP_LEVEL`` says which.
 """
 
@@ -24,15 +24,22 @@ __all__ = [
     "DraftStore",
     "Event",
     "FitResult",
+    "Fold",
+    "FoldPolicy",
+    "FoldResult",
+    "FoldState",
+    "FoldStatus",
     "LineageNode",
     "LogView",
     "Message",
     "NodeTokens",
     "PlanOp",
     "Preview",
+    "Recall",
     "Recovery",
     "Row",
     "Rule",
+    "SearchResult",
     "Session",
     "SessionHeader",
     "SessionTree",
@@ -54,6 +61,7 @@ _FROM = {name: ("ctxsdk._agent" if ns == "ctxsdk" else ns) for name, ns in TOP_L
 if TYPE_CHECKING:
     from ._agent import run_agent
     from .assemble import Assembly, DigestConfig, DraftStore, FitResult, PlanOp, Preview, Row, Rule
+    from .fold import Fold, FoldPolicy, FoldResult, FoldState, FoldStatus, Recall, SearchResult
     from .llm import LLM, ChatResult
     from .session import (
         Event,

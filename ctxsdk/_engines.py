@@ -17,19 +17,22 @@ from .errors import UnknownName
 
 if TYPE_CHECKING:  # the engines' types, for the conveniences' signatures
     from .assemble import Assembly as Assembly
+    from .fold import Fold as Fold
     from .session import Session
 
-__all__ = ["assembly", "engine", "widget"]
+__all__ = ["assembly", "engine", "fold", "widget"]
 
 # name -> (module, class); the modules sit above the base, so only this table names them.
 _ENGINES: dict[str, tuple[str, str]] = {
     "assemble": ("ctxsdk.assemble", "Assembly"),
+    "fold": ("ctxsdk.fold", "Fold"),
 }
 
 
 # name -> (module, class) of the widgets a result's .widget() opens.
 _WIDGETS: dict[str, tuple[str, str]] = {
     "context_tree": ("ctxsdk.widgets", "ContextTree"),
+    "checkpoint_graph": ("ctxsdk.widgets", "CheckpointGraph"),
 }
 
 
@@ -56,4 +59,10 @@ def engine(name: str) -> Any:
 def assembly(session: Session, **options: Any) -> Assembly:
     """``Assembly(session, **options)``, for ``Session.assemble``."""
     built: Assembly = engine("assemble")(session, **options)
+    return built
+
+
+def fold(session: Session, **options: Any) -> Fold:
+    """``Fold(session, **options)``, for ``Session.fold``."""
+    built: Fold = engine("fold")(session, **options)
     return built

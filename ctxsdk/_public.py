@@ -59,6 +59,14 @@ TOP_LEVEL: Mapping[str, str] = {
     "Preview": "ctxsdk.assemble",
     "Row": "ctxsdk.assemble",
     "Rule": "ctxsdk.assemble",
+    # Fold and what its methods return
+    "Fold": "ctxsdk.fold",
+    "FoldPolicy": "ctxsdk.fold",
+    "FoldResult": "ctxsdk.fold",
+    "FoldState": "ctxsdk.fold",
+    "FoldStatus": "ctxsdk.fold",
+    "Recall": "ctxsdk.fold",
+    "SearchResult": "ctxsdk.fold",
     # the model seam and the agent loop
     "LLM": "ctxsdk.llm",
     "ChatResult": "ctxsdk.llm",

@@ -31,6 +31,9 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     ├── BundleError (ValueError)             a fold bundle not stored or read as written
     │   ├── CorruptBundle                    bytes that fail verification (.problem)
     │   └── BundleConflict                   another bundle under a stored checkpoint id
+    ├── FoldError (RuntimeError)             a fold not made; nothing left the surface
+    │   ├── FoldRefused                      not legal or not worth it here (says why)
+    │   └── FoldConflict                     another writer changed the session meanwhile
     └── WriteError (OSError)                 a failed write; the old bytes are left as they were
 
     LogRecoveryWarning (UserWarning)         a torn tail was dropped on read (reported)
@@ -52,6 +55,9 @@ __all__ = [
     "CorruptLog",
     "CtxError",
     "DataMissing",
+    "FoldConflict",
+    "FoldError",
+    "FoldRefused",
     "ImportFormatError",
     "InvalidArgument",
     "LLMAuthError",
@@ -364,6 +370,22 @@ class CorruptBundle(BundleError):
 class BundleConflict(BundleError):
     """A bundle whose content differs from the one already stored under its checkpoint id;
     the stored file is left as it was. Use a new checkpoint id."""
+
+
+class FoldError(CtxError, RuntimeError):
+    """A fold that could not be made as asked; nothing left the surface."""
+
+
+class FoldRefused(FoldError):
+    """The fold asked for is not legal or not worth it here (no legal span, a span that
+    splits a tool call from its result, an inconsistent frontier, a checkpoint that would
+    not be smaller than what it replaces); the message gives the arithmetic or the rule."""
+
+
+class FoldConflict(FoldError):
+    """Another writer changed the session while this fold was being made (two processes
+    folding one session): this fold was not written, and its bundle was removed. Open the
+    session again and decide anew."""
 
 
 class LogInvariantWarning(UserWarning):

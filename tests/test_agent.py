@@ -178,6 +178,7 @@ def test_tool_call_then_answer(flaky: cx.Session, tmp_path: Path) -> None:
         "context_assembler",
         "context_messages",
         "context_search",
+        "context_recall",
     }
     assert after.route == ("openai-compatible", "scripted-model")
 

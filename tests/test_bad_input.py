@@ -53,7 +53,7 @@ CASES: dict[str, tuple[Callable[[cx.Session], Any], type[errors.CtxError], type[
     ),
     "an unknown sample": (lambda s: sample("nope"), errors.UnknownName, KeyError),
     "an unknown benchmark": (lambda s: run_benchmark("nope"), errors.UnknownName, KeyError),
-    "an unknown engine": (lambda s: engine("fold"), errors.UnknownName, KeyError),
+    "an unknown engine": (lambda s: engine("nope"), errors.UnknownName, KeyError),
     "a builder version": (lambda s: LogBuilder(version=7), errors.InvalidArgument, ValueError),
     "a turn_of that is not an int": (
         lambda s: s.index.turn_of("x"),  # type: ignore[arg-type]

@@ -194,6 +194,7 @@ def test_registries_are_independent() -> None:
         "context_messages",
         "context_search",
         "context_assembler",
+        "context_recall",
     ]
     a.register("extra", "x", EchoArgs, echo)
     assert "extra" not in b and "extra" not in default_registry()
@@ -201,7 +202,7 @@ def test_registries_are_independent() -> None:
     c.unregister("extra")
     assert "extra" in a
     assert isinstance(next(iter(a)), Tool)
-    assert repr(b) == "ToolRegistry(context_messages, context_search, context_assembler)"
+    assert repr(b) == "ToolRegistry(context_messages, context_search, context_assembler, context_recall)"
 
 
 # --- session tools --------------------------------------------------------------------------

@@ -21,6 +21,8 @@ MODES: tuple[Mode, ...] = ("full", "key", "off")
 def collapse_mark(event: Mapping[str, Any]) -> tuple[Mode, int] | None:
     """(mode, items) if ``event`` is an assembly collapse, else None."""
     mark = read_marker(event)
-    if mark is None or mark.kind != "assembly" or mark.mode is None or mark.items is None:
+    if mark is None or mark.kind != "assembly" or mark.items is None:
         return None
-    return mark.mode, mark.items
+    if mark.mode == "full" or mark.mode == "key" or mark.mode == "off":
+        return mark.mode, mark.items
+    return None

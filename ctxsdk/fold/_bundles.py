@@ -14,7 +14,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -261,8 +261,20 @@ class FileBundleStore:
     >>> store.reader(lineage=["s1"]).get("cp1").messages                # doctest: +SKIP
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        tracer: Callable[[str, Mapping[str, Any]], None] | None = None,
+    ) -> None:
         self.root = Path(root)
+        # Called at each durable step of a put ("bundle-temp-written", "bundle-published"):
+        # for seeing what happens, and for crash tests that kill the process there.
+        self.tracer = tracer
+
+    def _trace(self, point: str, **detail: Any) -> None:
+        if self.tracer is not None:
+            self.tracer(point, detail)
 
     def path(self, session_id: str, checkpoint_id: str) -> Path:
         return (
@@ -291,6 +303,7 @@ class FileBundleStore:
             self._mkdir(path.parent)
             tmp = path.parent / f".{bundle.checkpoint_id}.{secrets.token_hex(6)}.tmp"
             self._write_temp(tmp, data)
+            self._trace("bundle-temp-written", path=str(tmp))
             try:
                 # link, not rename: it refuses to replace a bundle another writer just stored.
                 os.link(tmp, path)
@@ -302,6 +315,7 @@ class FileBundleStore:
                 raise
             os.unlink(tmp)
             _fsync_dir(path.parent)
+            self._trace("bundle-published", path=str(path))
             back = path.read_bytes()
         except OSError as exc:
             raise WriteError(
@@ -315,6 +329,17 @@ class FileBundleStore:
                 errno.EIO, f"{path}: the bundle read back {exc.reason}; it was removed"
             ) from None
         return _record(bundle, path, back)
+
+    def remove(self, session_id: str, checkpoint_id: str) -> bool:
+        """Delete one bundle file (a fold that lost a race removes the bundle it stored, which
+        no checkpoint references); True if there was one."""
+        path = self.path(session_id, checkpoint_id)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        _fsync_dir(path.parent)
+        return True
 
     def _existing(self, path: Path, bundle: Bundle, data: bytes) -> BundleRecord | None:
         """The record of an equal bundle already at ``path``, None if there is none."""
@@ -350,6 +375,7 @@ class FileBundleStore:
         )
 
     def _mkdir(self, directory: Path) -> None:
+        self.root.parent.mkdir(parents=True, exist_ok=True)
         for d in (self.root, directory):
             try:
                 d.mkdir(mode=0o700)

@@ -42,10 +42,13 @@ from ._lexical import BM25
 from ._log_view import LogView, PendingCallView, TurnRange
 from ._markers import (
     ASSEMBLER_PLUGIN,
+    FOLD_PLUGIN,
     MARKER_KINDS,
     Marker,
     assembly_header,
     assembly_source,
+    fold_line,
+    fold_source,
     read_marker,
 )
 from ._migrate import LATEST_VERSION, migrate, upgrade_to_latest
@@ -92,6 +95,7 @@ __all__ = [
     "CHECKPOINT_PREAMBLE",
     "COMPACTION_RATIO",
     "COMPOSITION_PARTS",
+    "FOLD_PLUGIN",
     "LATEST_VERSION",
     "MARKER_KINDS",
     "PRUNE_MARKER",
@@ -141,6 +145,8 @@ __all__ = [
     "events_df",
     "fallback_title",
     "first_line",
+    "fold_line",
+    "fold_source",
     "fork_log",
     "fork_points",
     "get_tokenizer",

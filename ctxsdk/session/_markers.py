@@ -22,14 +22,18 @@ from typing import Any, Literal
 
 __all__ = [
     "ASSEMBLER_PLUGIN",
+    "FOLD_PLUGIN",
     "MARKER_KINDS",
     "Marker",
     "assembly_header",
     "assembly_source",
+    "fold_line",
+    "fold_source",
     "read_marker",
 ]
 
-MarkerKind = Literal["assembly", "compaction", "prune"]
+MarkerKind = Literal["assembly", "compaction", "prune", "fold"]
+MarkerMode = Literal["full", "key", "off", "leaf", "root", "emergency", "mask"]
 
 ASSEMBLER_PLUGIN = "ctxsdk/assemble"
 # The seed plugin's collapses are recognised too, so a log edited by either reads the same.
@@ -38,6 +42,10 @@ _HEADER = re.compile(r"^⟨assembled:(full|key|off) items=(\d+)(?: tokens≈(\d+
 _SUMMARY = re.compile(r"^assembled:(full|key|off)\b(?: items=(\d+))?")
 _COMPACTION_PLUGIN = "compact"
 _PRUNED = "[... tool result middle pruned ...]"  # inside the pruner's marker line
+FOLD_PLUGIN = "ctxsdk/fold"
+_FOLD_SUMMARY = re.compile(r"^fold:(leaf|root|emergency) cp=([A-Za-z0-9][A-Za-z0-9_.:-]*)$")
+_FOLD_LINE = re.compile(r"^\[cx-fold (L|R|E|mask) cp:([A-Za-z0-9][A-Za-z0-9_.:-]*)[\] ]")
+_FOLD_LETTER = {"leaf": "L", "root": "R", "emergency": "E", "mask": "mask"}
 
 
 @dataclass(frozen=True)
@@ -45,13 +53,15 @@ class Marker:
     """What a marked replacement says about itself.
 
     ``kind`` names the writer's family; ``mode`` and ``items`` are an assembly collapse's
-    mode (full / key / off) and how many items it covers; ``writer`` is the plugin name.
+    mode (full / key / off) and how many items it covers, or a fold's mode (leaf / root /
+    emergency / mask) and ``checkpoint`` its id; ``writer`` is the plugin name.
     """
 
     kind: MarkerKind
     writer: str
-    mode: Literal["full", "key", "off"] | None = None
+    mode: MarkerMode | None = None
     items: int | None = None
+    checkpoint: str | None = None
 
 
 def assembly_header(mode: str, items: int, tokens: int) -> str:
@@ -66,6 +76,23 @@ def assembly_source(mode: str, items: int, tokens: int) -> dict[str, Any]:
         "plugin": ASSEMBLER_PLUGIN,
         "form": "notice",
         "summary": f"assembled:{mode} items={items} tokens={tokens}",
+    }
+
+
+def fold_line(mode: str, checkpoint_id: str, detail: str = "") -> str:
+    """The first line of a fold checkpoint's text, or of a masked tool result's content:
+    ``[cx-fold L cp:<id>]`` (``detail`` goes inside the brackets, after the id)."""
+    tail = f" {detail}" if detail else ""
+    return f"[cx-fold {_FOLD_LETTER[mode]} cp:{checkpoint_id}{tail}]"
+
+
+def fold_source(mode: str, checkpoint_id: str) -> dict[str, Any]:
+    """The ``source`` of a fold checkpoint message (keys every format version accepts)."""
+    return {
+        "kind": "plugin",
+        "plugin": FOLD_PLUGIN,
+        "form": "notice",
+        "summary": f"fold:{mode} cp={checkpoint_id}",
     }
 
 
@@ -101,6 +128,22 @@ def _compaction(etype: Any, data: Mapping[str, Any]) -> Marker | None:
     return None
 
 
+def _fold(etype: Any, data: Mapping[str, Any]) -> Marker | None:
+    if etype == "user/message":
+        src = data.get("source")
+        if isinstance(src, Mapping) and src.get("plugin") == FOLD_PLUGIN:
+            m = _FOLD_SUMMARY.match(str(src.get("summary", "")))
+            if m:
+                return Marker("fold", FOLD_PLUGIN, m.group(1), checkpoint=m.group(2))  # type: ignore[arg-type]
+        return None
+    if etype == "tool/result":
+        first = _first_result_text(data)
+        m = _FOLD_LINE.match(first) if first is not None else None
+        if m and m.group(1) == "mask":
+            return Marker("fold", FOLD_PLUGIN, "mask", checkpoint=m.group(2))
+    return None
+
+
 def _prune(etype: Any, data: Mapping[str, Any]) -> Marker | None:
     if etype != "tool/result":
         return None
@@ -117,6 +160,7 @@ def _prune(etype: Any, data: Mapping[str, Any]) -> Marker | None:
 # In the order they are tried; the first that recognises an event wins.
 _RECOGNISERS: tuple[tuple[MarkerKind, Callable[[Any, Mapping[str, Any]], Marker | None]], ...] = (
     ("assembly", _assembly),
+    ("fold", _fold),
     ("compaction", _compaction),
     ("prune", _prune),
 )

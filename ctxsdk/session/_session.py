@@ -804,6 +804,13 @@ class Session(Rendered):
 
         return assembly(self, **options)
 
+    def fold(self, **options: Any) -> _engines.Fold:
+        """Lossless compaction of this session: the same as ``cx.Fold(session, **options)``;
+        see ``ctxsdk.Fold`` for the options (``store``, ``policy``, ``window``, ...)."""
+        from .._engines import fold
+
+        return fold(self, **options)
+
     def fork(
         self,
         at_seq: int | None = None,

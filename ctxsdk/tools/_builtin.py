@@ -1,4 +1,5 @@
-"""ctxsdk's own tools (``context_messages``, ``context_search``, ``context_assembler``),
+"""ctxsdk's own tools (``context_messages``, ``context_search``, ``context_assembler``,
+``context_recall``),
 ``default_registry`` that holds them, and the module-level ``dispatch``.
 
 An engine's tool is registered by a function in ``_BUILTIN`` that imports the engine when it
@@ -98,7 +99,13 @@ def context_search(args: ContextSearchArgs, ctx: ToolContext) -> dict[str, Any]:
             hits.append(
                 {"seq": seq, "role": _role(raws[seq], msg), "snippet": " ".join(snippet.split())}
             )
-    return {"query": args.query, "total": total, "hits": hits}
+    out: dict[str, Any] = {"query": args.query, "total": total, "hits": hits}
+    from ..fold._tools import folded_search  # the fold engine, loaded when the tool runs
+
+    folded = folded_search(session, args.query, args.limit, store=ctx.extras.get("fold_store"))
+    if folded is not None:
+        out["folded"] = folded
+    return out
 
 
 def _register_session_tools(reg: ToolRegistry) -> None:
@@ -112,7 +119,9 @@ def _register_session_tools(reg: ToolRegistry) -> None:
     reg.register(
         "context_search",
         "Search the messages you currently receive in this session for an exact text; "
-        "returns each matching message's seq, role and a snippet.",
+        "returns each matching message's seq, role and a snippet. When earlier parts of the "
+        "conversation were folded, 'folded' lists matches in the archive too, newest first, "
+        "each with a ref for context_recall.",
         ContextSearchArgs,
         context_search,
     )
@@ -136,9 +145,19 @@ def _register_assembler(reg: ToolRegistry) -> None:
     reg.register("context_assembler", DESCRIPTION, AssemblerArgs, run)
 
 
+def _register_fold(reg: ToolRegistry) -> None:
+    from ..fold._tools import RECALL_DESCRIPTION, RecallArgs, context_recall
+
+    def run(args: RecallArgs, ctx: ToolContext) -> dict[str, Any]:
+        return context_recall(ctx.require_session(), args, store=ctx.extras.get("fold_store"))
+
+    reg.register("context_recall", RECALL_DESCRIPTION, RecallArgs, run)
+
+
 _BUILTIN: tuple[Callable[[ToolRegistry], None], ...] = (
     _register_session_tools,
     _register_assembler,
+    _register_fold,
 )
 
 

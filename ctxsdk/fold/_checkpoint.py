@@ -1,0 +1,175 @@
+"""The text a fold leaves on the surface in place of what it archived.
+
+A state checkpoint opens with its mark line (``[cx-fold L cp:<id>]``), says what it folded
+and where that is archived, then renders the current state the reducer derived from the raw
+log (never from a summary), every item with the seqs it came from. The framing (what the
+checkpoints are, how to search and recall) is written once, in the first checkpoint on the
+surface; later checkpoints carry one short recall line, so the frozen prefix does not pay for
+the same paragraph again and again.
+
+A ``basic`` checkpoint is the harness's own (``checkpoint_content``: its preamble and
+``<compacted-summary>``) around the eight sections compaction-basic asks its model for;
+without a model the sections are filled deterministically from the same state.
+
+A masked tool result keeps its call and says where its bytes went, in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..session import checkpoint_content, fold_line
+
+__all__ = [
+    "BASIC_SECTIONS",
+    "FRAMING",
+    "basic_content",
+    "basic_summary",
+    "mask_text",
+    "state_checkpoint_text",
+    "state_lines",
+]
+
+FRAMING = (
+    "Earlier messages of this conversation are folded into checkpoints like this one and "
+    "archived exactly. Find anything in them with context_search(query); read them verbatim "
+    'with context_recall(ref="cp:<id>", depth="exact"). The state below is derived from the '
+    "log itself (the user's words, tool results), not from a summary; [seq N] says where."
+)
+
+BASIC_SECTIONS = (
+    "Primary Request and Intent",
+    "Key Technical Concepts",
+    "Files and Code",
+    "Errors and Fixes",
+    "Pending Jobs",
+    "Current Work",
+    "Next Step",
+    "Critical Context",
+)
+
+
+def _refs(sources: Sequence[int]) -> str:
+    shown = ", ".join(str(s) for s in list(sources)[:3])
+    more = f" +{len(sources) - 3}" if len(sources) > 3 else ""
+    return f"[seq {shown}{more}]"
+
+
+def _value(anchor: Any) -> str:
+    return " ".join(str(anchor.value).split())
+
+
+def _item(anchor: Any) -> str:
+    return f"- {_value(anchor)} {_refs(anchor.sources)}"
+
+
+def _head_line(key: str, anchor: Any, superseded: Iterable[Any]) -> str:
+    was = [a for a in superseded if a.state_key == key]
+    tail = f" (was {_value(was[-1])} {_refs(was[-1].sources)})" if was else ""
+    name = key.split("/", 1)[1] if key.startswith("value/") else key
+    return f"- {name} = {_value(anchor)} {_refs(anchor.sources)}{tail}"
+
+
+def state_lines(state: Any) -> list[str]:
+    """The state as checkpoint lines, empty sections left out."""
+    out: list[str] = []
+    if state.objective is not None:
+        out.append(f"Objective: {_value(state.objective)} {_refs(state.objective.sources)}")
+    req = getattr(state, "current_request", None)
+    if req is not None and (state.objective is None or req.sources != state.objective.sources):
+        out.append(f"Latest request: {_value(req)} {_refs(req.sources)}")
+
+    def section(title: str, lines: list[str]) -> None:
+        if lines:
+            out.append(f"{title}:")
+            out.extend(lines)
+
+    section("Constraints", [_item(a) for a in state.constraints])
+    heads = [
+        _head_line(k, a, state.superseded)
+        for k, a in sorted(state.heads.items())
+        if a.kind == "value"
+    ]
+    section("Current values", heads)
+    section("Open failures", [_item(a) for a in state.open_failures])
+    section("Open obligations", [_item(a) for a in state.open_obligations])
+    section("Decisions", [_item(a) for a in state.decisions])
+    section("Evidence", [_item(a) for a in state.evidence])
+    section("Files", [_item(a) for a in state.artifacts])
+    return out
+
+
+def state_checkpoint_text(
+    *,
+    checkpoint_id: str,
+    mode: str,
+    state: Any,
+    first_seq: int,
+    last_seq: int,
+    messages: int,
+    tokens: int,
+    framing: bool,
+    rationale: str | None = None,
+) -> str:
+    """The full text of a state checkpoint."""
+    lines = [
+        fold_line(mode, checkpoint_id),
+        f"Folded seq {first_seq}–{last_seq}: {messages} message(s), {tokens:,} tokens, archived "
+        f'verbatim and verified (context_recall(ref="cp:{checkpoint_id}", depth="exact")).',
+    ]
+    if framing:
+        lines.append(FRAMING)
+    body = state_lines(state)
+    if body:
+        lines.append(f"State as of seq {state.upto}:")
+        lines.extend(body)
+    if rationale:
+        lines.append("Rationale (model-written, not state):")
+        lines.append(rationale.strip())
+    return "\n".join(lines)
+
+
+def basic_summary(state: Any, current_work: str) -> str:
+    """compaction-basic's eight sections, filled from the state (no model): terse bullets,
+    ``(none)`` where a section has nothing, exact paths and errors kept."""
+
+    def bullets(items: Iterable[str]) -> str:
+        got = [f"- {i}" for i in items if i]
+        return "\n".join(got) if got else "(none)"
+
+    def vals(anchors: Iterable[Any]) -> list[str]:
+        return [_value(a) for a in anchors]
+
+    objective = [_value(state.objective)] if state.objective is not None else []
+    req = getattr(state, "current_request", None)
+    heads = [
+        f"{k.split('/', 1)[-1]} = {_value(a)}"
+        for k, a in sorted(state.heads.items())
+        if a.kind == "value"
+    ]
+    sections = {
+        "Primary Request and Intent": bullets(objective),
+        "Key Technical Concepts": bullets(vals(state.decisions)),
+        "Files and Code": bullets(vals(state.artifacts)),
+        "Errors and Fixes": bullets(vals(state.open_failures)),
+        "Pending Jobs": bullets(vals(state.open_obligations)),
+        "Current Work": bullets([" ".join(current_work.split())[:600]]),
+        "Next Step": bullets([_value(req)] if req is not None else []),
+        "Critical Context": bullets([*vals(state.constraints), *heads, *vals(state.evidence)]),
+    }
+    return "\n\n".join(f"## {title}\n{sections[title]}" for title in BASIC_SECTIONS)
+
+
+def basic_content(summary: str) -> list[dict[str, Any]]:
+    """The harness's checkpoint message content around ``summary``."""
+    return checkpoint_content(summary)
+
+
+def mask_text(checkpoint_id: str, seq: int, tool: str, lines: int, tokens: int) -> str:
+    """The one line a masked tool result keeps."""
+    return (
+        fold_line("mask", checkpoint_id, f"seq {seq}")
+        + f" {tool} output ({lines:,} lines, {tokens:,} tokens) archived; "
+        f'context_recall(ref="cp:{checkpoint_id}", depth="exact") reads it.'
+    )

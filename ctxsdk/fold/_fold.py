@@ -1,0 +1,609 @@
+"""``Fold``: lossless compaction of one session.
+
+``f = cx.Fold(s, store=..., policy="economy")``; ``f.run()`` folds when the policy says so
+(and says why not otherwise), ``f.fold((a, b))`` folds the span you name, ``f.rebase()``
+merges the checkpoints into one. Every fold archives the exact messages first, then writes
+the harness's compaction transaction to the log (see ``_transaction``); ``f.search`` and
+``f.recall`` read the archive back, verified; ``f.status()`` reports what is where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._display import Rendered, badge, bar, esc, fmt_tokens, kv, plural, section, table
+from ..errors import BundleError, FoldRefused, InvalidArgument, NotFound
+from ..session import (
+    Session,
+    TokenCounter,
+    display_text,
+    message_of,
+    node_tokens,
+    tool_groups,
+    widget,
+)
+from ._bundles import BundleReader, BundleRef, BundleStatus, FileBundleStore
+from ._checkpoint import basic_content, basic_summary, mask_text, state_checkpoint_text
+from ._frontier import Frontier, locate_frontier
+from ._policy import Decision, FoldPolicy, Pressure, decide, measure_pressure, resolve_policy
+from ._recall import MAX_PAGE, Recall, SearchResult, recall, resolve_ref, search
+from ._state import FoldState, reduce_events
+from ._transaction import (
+    FoldRecord,
+    commit,
+    default_store_root,
+    lineage,
+    new_checkpoint_id,
+    read_records,
+)
+
+__all__ = ["Fold", "FoldResult", "FoldStatus"]
+
+Tracer = Callable[[str, Mapping[str, Any]], None]
+_PLACEHOLDER_ID = "cp-" + "0" * 16  # same length as a real id, to count a draft exactly
+
+
+@dataclass(frozen=True)
+class FoldResult(Rendered):
+    """What one ``run`` / ``fold`` / ``rebase`` did: ``folded`` or not, and ``reason``."""
+
+    folded: bool
+    action: str
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    record: FoldRecord | None = None
+
+    @property
+    def checkpoint_id(self) -> str | None:
+        return self.record.checkpoint_id if self.record else None
+
+    @property
+    def reclaimed(self) -> int:
+        return max(0, self.tokens_before - self.tokens_after)
+
+    def __repr__(self) -> str:
+        if not self.folded:
+            return f"FoldResult(no fold: {self.reason})"
+        assert self.record is not None
+        return (
+            f"FoldResult({self.action} cp:{self.record.checkpoint_id}, "
+            f"{len(self.record.shadowed)} nodes, "
+            f"{self.tokens_before:,} -> {self.tokens_after:,} tokens)"
+        )
+
+    def _text_(self) -> str:
+        if not self.folded or self.record is None:
+            return f"no fold: {self.reason}"
+        r = self.record
+        return "\n".join(
+            [
+                f"{self.action} fold cp:{r.checkpoint_id}: {len(r.shadowed)} nodes "
+                f"(seq {r.shadowed[0]}–{r.shadowed[-1]}) archived and verified",
+                f"  tokens {self.tokens_before:,} -> {self.tokens_after:,} "
+                f"(reclaimed {self.reclaimed:,}; "
+                f"checkpoint {r.checkpoint_tokens:,}, {r.tokenizer})",
+                f"  bundle {r.bundle_session}/{r.checkpoint_id}: {r.messages} messages, "
+                f"{r.bytes:,} bytes, sha256 {r.file_sha256[:12]}…",
+                f"  why: {self.reason}",
+            ]
+        )
+
+    def _html_(self) -> str:
+        if not self.folded or self.record is None:
+            return f"<div>{badge('no fold')} {esc(self.reason)}</div>"
+        r = self.record
+        return section(
+            f"{self.action} fold cp:{r.checkpoint_id}",
+            bar(self.tokens_after, self.tokens_before, title="after / before", kind="fold")
+            + kv(
+                [
+                    ("archived", f"{len(r.shadowed)} nodes, seq {r.shadowed[0]}–{r.shadowed[-1]}"),
+                    (
+                        "tokens",
+                        f"{self.tokens_before:,} → {self.tokens_after:,} "
+                        f"(reclaimed {self.reclaimed:,})",
+                    ),
+                    ("checkpoint", f"{r.checkpoint_tokens:,} tokens ({r.tokenizer})"),
+                    (
+                        "bundle",
+                        f"{r.messages} messages, {r.bytes:,} bytes, sha256 {r.file_sha256[:12]}…",
+                    ),
+                    ("why", self.reason),
+                ]
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number with how it was obtained: measured, estimated, or unknown (value None)."""
+
+    value: float | int | str | None
+    how: str  # "measured" | "estimated" | "unknown"
+    note: str = ""
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return "unknown" + (f" ({self.note})" if self.note else "")
+        v = (
+            f"{self.value:,}"
+            if isinstance(self.value, int)
+            else (f"{self.value:.6f}" if isinstance(self.value, float) else str(self.value))
+        )
+        return f"{v} ({self.how}{', ' + self.note if self.note else ''})"
+
+
+@dataclass(frozen=True)
+class FoldStatus(Rendered):
+    """``Fold.status()``: policy, pressure, checkpoints now and over the session's life,
+    bundle health and cost so far; every figure says whether it is measured or estimated."""
+
+    policy: str
+    pressure: Pressure
+    tokenizer: str
+    frontier: Frontier
+    on_surface: tuple[str, ...]
+    folds: Mapping[str, int]
+    bundles: tuple[BundleStatus, ...]
+    orphans: tuple[BundleRef, ...]
+    figures: Mapping[str, Figure]
+
+    @property
+    def healthy(self) -> bool:
+        return all(b.ok for b in self.bundles)
+
+    def __repr__(self) -> str:
+        return (
+            f"FoldStatus({self.policy}, {self.pressure.total:,}/{self.pressure.threshold:,} "
+            f"tokens, {len(self.on_surface)} checkpoints, {sum(self.folds.values())} folds)"
+        )
+
+    def _rows(self) -> list[tuple[str, str]]:
+        p = self.pressure
+        bad = [b for b in self.bundles if not b.ok]
+        health = f"{len(self.bundles) - len(bad)} verified" + "".join(
+            f", {b.checkpoint_id} {b.state}" + (f" ({b.reason})" if b.reason else "") for b in bad
+        )
+        win = "measured from the log's route" if p.window_measured else "assumed from the policy"
+        return [
+            ("policy", self.policy),
+            ("regime", p.regime),
+            ("surface", f"{p.total:,} tokens (measured, {self.tokenizer}); frozen {p.frozen:,}"),
+            ("threshold", f"{p.threshold:,} of a {p.window:,}-token window ({win})"),
+            ("checkpoints now", ", ".join(f"cp:{c}" for c in self.on_surface) or "none"),
+            (
+                "folds so far",
+                ", ".join(f"{k} {v}" for k, v in sorted(self.folds.items())) or "none",
+            ),
+            ("bundles", health if self.bundles else "none referenced"),
+            ("orphan bundles", ", ".join(o.checkpoint_id for o in self.orphans) or "none"),
+            *((k, str(v)) for k, v in self.figures.items()),
+        ]
+
+    def _text_(self) -> str:
+        width = max(len(k) for k, _ in self._rows())
+        return "Fold status\n" + "\n".join(f"  {k:<{width}}  {v}" for k, v in self._rows())
+
+    def _html_(self) -> str:
+        p = self.pressure
+        return section(
+            "Fold status",
+            bar(p.total, max(p.threshold, 1), title="surface / threshold", kind="fold")
+            + kv(self._rows()),
+        )
+
+
+class Fold(Rendered):
+    """Lossless compaction of ``session`` under ``policy`` (``basic``, ``masking``,
+    ``economy`` (default), ``balanced``, ``quality``; keyword settings override the preset,
+    e.g. ``window=32000``). Bundles go to ``store`` (a folder or a ``FileBundleStore``;
+    default: next to the session's DSH home). Folds are written to the session's log when it
+    was read from a file and ``write`` is true; otherwise they stay pending on ``f.session``.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        store: str | Path | FileBundleStore | None = None,
+        policy: str | FoldPolicy = "economy",
+        tokenizer: str = "cl100k_base",
+        llm: Any = None,
+        write: bool = True,
+        tracer: Tracer | None = None,
+        **settings: Any,
+    ) -> None:
+        if not isinstance(session, Session):
+            raise InvalidArgument(f"Fold needs a Session, got {type(session).__name__}")
+        self.policy = resolve_policy(policy, **settings)
+        if isinstance(store, FileBundleStore):
+            self.store = store
+        else:
+            root = Path(store) if store is not None else default_store_root(session)
+            if root is None:
+                raise InvalidArgument(
+                    "this session was not read from a file, so there is no default place for "
+                    "its bundles: pass store=<folder>"
+                )
+            self.store = FileBundleStore(root, tracer=tracer)
+        if tracer is not None and self.store.tracer is None:
+            self.store.tracer = tracer
+        self.tracer = tracer
+        self.llm = llm
+        self.write = write
+        self._counter = TokenCounter(tokenizer)
+        self.session = session
+
+    # --- what is there -----------------------------------------------------------------------
+
+    @property
+    def tokenizer(self) -> str:
+        return str(self._counter.tokenizer.name)
+
+    @property
+    def records(self) -> list[FoldRecord]:
+        """Every fold over the session's life (inherited ones included), oldest first."""
+        return read_records(self.session)
+
+    @property
+    def checkpoints(self) -> list[FoldRecord]:
+        """The folds whose checkpoint is on the surface now, in surface order."""
+        by_id = {r.checkpoint_id: r for r in self.records}
+        return [by_id[c] for c in self.frontier().checkpoint_ids if c in by_id]
+
+    @property
+    def state(self) -> FoldState:
+        """The current state, reduced from the raw log (never from a checkpoint's text)."""
+        return reduce_events(self.session.raw_events)
+
+    def frontier(self) -> Frontier:
+        return locate_frontier(self.session)
+
+    def _tokens(self) -> list[int]:
+        return node_tokens(self.session, self._counter)
+
+    def pressure(self) -> Pressure:
+        return measure_pressure(
+            self.frontier(), self._tokens(), self.policy, self.session.context_window
+        )
+
+    def reader(self) -> BundleReader:
+        return self.store.reader(lineage(self.session, self.records))
+
+    # --- deciding ----------------------------------------------------------------------------
+
+    def plan(self, *, force: bool = False) -> Decision:
+        """What ``run`` would do now, and why (nothing is written)."""
+        frontier, tokens = self.frontier(), self._tokens()
+        pressure = measure_pressure(frontier, tokens, self.policy, self.session.context_window)
+        groups = tool_groups(self.session.surface())
+        return decide(
+            self.policy,
+            frontier,
+            tokens,
+            groups,
+            pressure,
+            checkpoint_tokens=lambda span: self._draft_tokens(frontier, span, root=False),
+            folds_since_root=self._folds_since_root(),
+            force=force,
+        )
+
+    def _folds_since_root(self) -> int:
+        n = 0
+        for r in reversed(self.records):
+            if r.mode == "root":
+                break
+            n += 1
+        return n
+
+    def _draft_tokens(self, frontier: Frontier, span: tuple[int, int], *, root: bool) -> int:
+        content, _ = self._content(_PLACEHOLDER_ID, frontier, span, root=root)
+        return self._counter.count_message({"role": "user", "content": content})
+
+    def _content(
+        self, cid: str, frontier: Frontier, span: tuple[int, int], *, root: bool
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The checkpoint message content (and a source, for basic) for ``span``."""
+        seqs = self.session.index.surface_seqs()[span[0] : span[1]]
+        state = self.state
+        if self.policy.checkpoint == "summary":
+            last = self.session.raw_events[seqs[-1]]
+            summary = basic_summary(state, display_text(message_of(last) or {}))
+            src = {"kind": "plugin", "plugin": "compact", "compactionId": cid}
+            return basic_content(summary), src
+        tokens = self._tokens()
+        mode = "root" if root else "leaf"
+        text = state_checkpoint_text(
+            checkpoint_id=cid,
+            mode=mode,
+            state=state,
+            first_seq=seqs[0],
+            last_seq=seqs[-1],
+            messages=len(seqs),
+            tokens=sum(tokens[span[0] : span[1]]),
+            framing=root or not frontier.checkpoint_ids,
+        )
+        return [{"type": "text", "text": text}], None
+
+    # --- folding -----------------------------------------------------------------------------
+
+    def run(self, *, force: bool = False) -> FoldResult:
+        """Fold once if the policy decides to (``force`` ignores the threshold and admission),
+        else say why not."""
+        decision = self.plan(force=force)
+        before = sum(self._tokens())
+        if not decision.folds or decision.span is None:
+            return FoldResult(False, "none", decision.reason, before, before)
+        return self._apply(decision.action, decision.span, decision.reason)
+
+    def fold(self, span: tuple[int, int] | None = None, *, mode: str = "leaf") -> FoldResult:
+        """Fold the surface nodes ``span = (start_seq, end_seq)`` (inclusive, by surface
+        order; default: what the policy's leaf span would be). Refuses (``FoldRefused``) a
+        span that covers the system head or a checkpoint, or splits a tool call from its
+        results."""
+        if mode not in ("leaf", "emergency"):
+            raise InvalidArgument(f"fold mode must be 'leaf' or 'emergency', got {mode!r}")
+        if span is None:
+            d = self.plan(force=True)
+            if d.span is None or not d.folds:
+                raise FoldRefused(d.reason)
+            return self._apply(
+                d.action if d.action == "mask" else mode, d.span, "asked: " + d.reason
+            )
+        seqs = list(self.session.index.surface_seqs())
+        try:
+            lo, hi = seqs.index(span[0]), seqs.index(span[1])
+        except ValueError:
+            raise FoldRefused(f"{span[0]}..{span[1]} are not both current surface nodes") from None
+        if lo > hi:
+            raise FoldRefused(f"{span[0]} comes after {span[1]} on the surface")
+        frontier = self.frontier()
+        if lo < frontier.first_open:
+            raise FoldRefused(
+                f"seq {span[0]} is in the system head or the frozen prefix (open nodes start "
+                f"at seq {seqs[frontier.first_open] if frontier.first_open < len(seqs) else '-'}); "
+                "a leaf fold never re-folds a checkpoint: use rebase() to merge checkpoints"
+            )
+        if lo > frontier.first_open:
+            raise FoldRefused(
+                f"a leaf fold starts at the frontier (seq {seqs[frontier.first_open]}), so the "
+                f"checkpoints stay one contiguous prefix; fold ({seqs[frontier.first_open]}, "
+                f"{span[1]}) instead"
+            )
+        for first, last in tool_groups(self.session.surface()):
+            if (first < lo <= last) or (first <= hi < last):
+                raise FoldRefused(
+                    f"{span[0]}..{span[1]} splits the tool call at seq {seqs[first]} from its "
+                    f"results (through seq {seqs[last]}); widen the span to "
+                    f"{seqs[first]}..{seqs[last]}"
+                )
+        return self._apply(mode, (lo, hi + 1), f"asked to fold seq {span[0]}..{span[1]}")
+
+    def rebase(self) -> FoldResult:
+        """Merge every checkpoint of the frozen prefix into one root checkpoint (their
+        bundles stay, and stay recallable)."""
+        frontier = self.frontier()
+        if len(frontier.frozen) < 2 and frontier.consistent:
+            before = sum(self._tokens())
+            return FoldResult(
+                False, "none", "fewer than two checkpoints: nothing to merge", before, before
+            )
+        end = frontier.stray_end if frontier.stray_end is not None else frontier.first_open
+        return self._apply("root", (frontier.head, end), "asked to rebase")
+
+    def _apply(self, action: str, span: tuple[int, int], reason: str) -> FoldResult:
+        frontier = self.frontier()
+        tokens = self._tokens()
+        before = sum(tokens)
+        seqs = list(self.session.index.surface_seqs())
+        shadowed = seqs[span[0] : span[1]]
+        if frontier.head > span[0]:
+            raise FoldRefused("a fold never covers the system head")
+        cid = new_checkpoint_id()
+        span_tokens = sum(tokens[span[0] : span[1]])
+        if action == "mask":
+            new, record = self._mask(cid, shadowed, tokens, seqs)
+        else:
+            content, source = self._content(cid, frontier, span, root=action == "root")
+            cp_tokens = self._counter.count_message({"role": "user", "content": content})
+            if cp_tokens >= span_tokens:
+                raise FoldRefused(
+                    f"the checkpoint ({cp_tokens:,} tokens) would not be smaller than the "
+                    f"{span_tokens:,} tokens of seq {shadowed[0]}–{shadowed[-1]}"
+                )
+            children = [
+                c.checkpoint_id
+                for c in frontier.frozen
+                if c.checkpoint_id is not None and c.seq in shadowed
+            ]
+            mode = action if action in ("leaf", "root", "emergency") else "leaf"
+            new, record = commit(
+                self.session,
+                self.store,
+                checkpoint_id=cid,
+                mode=mode,
+                policy=self.policy.name,
+                shadowed=shadowed,
+                shadowed_tokens=span_tokens,
+                checkpoint_tokens=cp_tokens,
+                tokenizer=self.tokenizer,
+                content=content,
+                source=source,
+                children=children,
+                write=self.write,
+                tracer=self.tracer,
+            )
+        self.session = new
+        after = sum(self._tokens())
+        return FoldResult(True, action, reason, before, after, record)
+
+    def _mask(
+        self, cid: str, candidates: Sequence[int], tokens: Sequence[int], seqs: Sequence[int]
+    ) -> tuple[Session, FoldRecord]:
+        raws = self.session.raw_events
+        pos = {s: i for i, s in enumerate(seqs)}
+        masks: dict[int, tuple[str, int]] = {}
+        for seq in candidates:
+            ev = raws[seq]
+            if ev["type"] != "tool/result" or ev.get("surfaceOp") != "append":
+                continue  # only original results: a rewritten one is already someone's edit
+            msg = message_of(ev) or {}
+            body = display_text(msg)
+            text = mask_text(
+                cid, seq, _tool_name(self.session, ev), body.count("\n") + 1, tokens[pos[seq]]
+            )
+            new_tokens = self._counter.count_message(
+                {
+                    **msg,
+                    "content": [{**msg["content"][0], "content": [{"type": "text", "text": text}]}],
+                }
+            )
+            if new_tokens < tokens[pos[seq]]:
+                masks[seq] = (text, tokens[pos[seq]])
+        if not masks:
+            raise FoldRefused("no tool result older than the verbatim tail is worth masking")
+        shadowed = sorted(masks, key=lambda s: pos[s])
+        return commit(
+            self.session,
+            self.store,
+            checkpoint_id=cid,
+            mode="mask",
+            policy=self.policy.name,
+            shadowed=shadowed,
+            shadowed_tokens=sum(masks[s][1] for s in shadowed),
+            checkpoint_tokens=0,
+            tokenizer=self.tokenizer,
+            masks=masks,
+            write=self.write,
+            tracer=self.tracer,
+        )
+
+    # --- reading back ------------------------------------------------------------------------
+
+    def search(self, query: str, *, limit: int = 10) -> SearchResult:
+        """Exact search over everything folded (newest first); see ``ctxsdk.fold`` docs."""
+        return search(self.records, self.reader(), query, limit)
+
+    def recall(
+        self, ref: str | int, depth: str = "summary", *, offset: int = 0, limit: int = MAX_PAGE
+    ) -> Recall:
+        """A checkpoint read back: ``ref`` is ``cp:<id>``, an id, or an archived seq;
+        ``depth="exact"`` pages through the archived messages (verified)."""
+        return recall(resolve_ref(self.records, ref), self.reader(), depth, offset, limit)
+
+    def status(self) -> FoldStatus:
+        records = self.records
+        reader = self.reader()
+        frontier = self.frontier()
+        bundles = tuple(reader.verify(r.checkpoint_id, file_sha256=r.file_sha256) for r in records)
+        try:
+            orphans = tuple(self.store.orphans([r.checkpoint_id for r in records], self.session.id))
+        except (BundleError, NotFound, OSError):
+            orphans = ()
+        folds: dict[str, int] = {}
+        for r in records:
+            folds[r.mode] = folds.get(r.mode, 0) + 1
+        return FoldStatus(
+            self.policy.name,
+            self.pressure(),
+            self.tokenizer,
+            frontier,
+            frontier.checkpoint_ids,
+            folds,
+            bundles,
+            orphans,
+            self._figures(records),
+        )
+
+    def _figures(self, records: Sequence[FoldRecord]) -> dict[str, Figure]:
+        usage = self.session.usage()
+        econ = self.policy.economics
+        out: dict[str, Figure] = {
+            "reclaimed by folds": Figure(
+                sum(max(0, r.shadowed_tokens - r.checkpoint_tokens) for r in records),
+                "measured",
+                "tokens, at fold time",
+            ),
+        }
+        if usage:
+            inp = sum(u.input_tokens for _, u in usage)
+            outp = sum(u.output_tokens for _, u in usage)
+            hits = [u.cache_read_tokens for _, u in usage]
+            out["input tokens so far"] = Figure(inp, "measured", "provider usage in the log")
+            out["output tokens so far"] = Figure(outp, "measured", "provider usage in the log")
+            if all(h is not None for h in hits):
+                # DSH usage buckets are disjoint: inputTokens excludes cache reads.
+                hit = sum(h or 0 for h in hits)
+                writes = sum(u.cache_write_tokens or 0 for _, u in usage)
+                out["cache hits so far"] = Figure(hit, "measured", "provider usage in the log")
+                cost = (
+                    inp * econ.input_miss_per_m
+                    + hit * econ.input_hit_per_m
+                    + writes * econ.cache_write_per_m
+                    + outp * econ.output_per_m
+                ) / 1e6
+                out["cost so far"] = Figure(
+                    round(cost, 6), "estimated", f"USD at {econ.id} prices, from measured usage"
+                )
+            else:
+                out["cache hits so far"] = Figure(
+                    None, "unknown", "the log's usage has no cache counts"
+                )
+                out["cost so far"] = Figure(None, "unknown", "needs cache counts to price")
+        else:
+            out["input tokens so far"] = Figure(None, "unknown", "no provider usage in the log")
+            out["cost so far"] = Figure(None, "unknown", "no provider usage in the log")
+        return out
+
+    # --- tools and display -------------------------------------------------------------------
+
+    def widget(self, **options: Any) -> Any:
+        """The CheckpointGraph widget over this fold."""
+        return widget("checkpoint_graph", self, **options)
+
+    def __repr__(self) -> str:
+        return (
+            f"Fold({self.session.id[:8]}, {self.policy.name}, "
+            f"{plural(len(self.frontier().checkpoint_ids), 'checkpoint')} on the surface)"
+        )
+
+    def _text_(self) -> str:
+        return str(self.status())
+
+    def _html_(self) -> str:
+        s = self.status()
+        rows = [
+            (
+                f"cp:{r.checkpoint_id}",
+                r.mode,
+                len(r.shadowed),
+                fmt_tokens(r.shadowed_tokens),
+                fmt_tokens(r.checkpoint_tokens),
+            )
+            for r in self.records
+        ]
+        return s._html_() + (
+            section(
+                "Folds",
+                table(
+                    ["checkpoint", "mode", "nodes", "archived", "checkpoint"],
+                    rows,
+                    numeric=(2, 3, 4),
+                ),
+            )
+            if rows
+            else ""
+        )
+
+
+def _tool_name(session: Session, ev: Mapping[str, Any]) -> str:
+    msg = message_of(ev) or {}
+    call_id = (msg.get("source") or {}).get("callId")
+    for c in session.raw_events[: int(ev["seq"])][::-1]:
+        if c.get("type") == "tool/call" and c.get("data", {}).get("callId") == call_id:
+            return str(c["data"].get("name", "tool"))
+    return "tool"

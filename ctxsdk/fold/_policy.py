@@ -1,0 +1,382 @@
+"""When to fold and what: the named policies, pressure, span selection and admission.
+
+Every decision is arithmetic over exact node token counts and the context window, and says
+why in words (``Decision.reason``), so a run that does nothing explains itself instead of
+looping.
+
+- ``basic``: the harness's compaction-basic (dsh-session-format §10): fold when the surface
+  reaches ``floor(window × 0.8)``; keep a verbatim tail of ``floor(window × 0.16)`` tokens, cut
+  only where tool calls balance; the span is head-anchored (everything after the system
+  head), so it re-folds earlier checkpoints; the checkpoint is the eight-section summary.
+- ``masking``: observation masking: tool results older than the retained tail become a
+  one-line pointer to their archived bytes; nothing else changes.
+- ``economy`` (default), ``balanced``, ``quality``: the seed's ladder. Leaf folds start at the
+  frontier (never re-folding a checkpoint); economic admission refuses a fold whose reclaim
+  is too small, and the reachability check says when no fold can get under the threshold;
+  a root rebase merges the checkpoints into one when its payback horizon is short enough,
+  at most once per ``rebase_cooldown`` folds. ``balanced`` keeps a longer tail (0.24);
+  ``quality`` adds a model rationale (which never feeds state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from ..errors import InvalidArgument, UnknownName
+from ._economics import EconomicsProfile, profile
+from ._frontier import Frontier
+
+__all__ = [
+    "POLICIES",
+    "Decision",
+    "FoldPolicy",
+    "Pressure",
+    "balanced_cut",
+    "decide",
+    "leaf_span",
+    "measure_pressure",
+    "resolve_policy",
+]
+
+PolicyName = Literal["basic", "masking", "economy", "balanced", "quality"]
+Action = Literal["none", "leaf", "root", "emergency", "mask"]
+
+# The seed measured its first checkpoint's framing at 530 tokens; ours is far shorter, but
+# an estimate is only used before the checkpoint text exists (we render it exactly first).
+_FIRST_CHECKPOINT_ESTIMATE = 160
+
+
+@dataclass(frozen=True)
+class FoldPolicy:
+    """A fold policy's settings. ``resolve_policy("economy", retain_ratio=0.2)`` starts from a
+    preset and overrides what you name."""
+
+    name: str = "economy"
+    threshold_ratio: float = 0.8
+    retain_ratio: float = 0.16
+    retain_tokens: int | None = None
+    window: int | None = None
+    reserve_tokens: int = 0
+    span: Literal["frontier", "head"] = "frontier"
+    checkpoint: Literal["state", "summary", "mask"] = "state"
+    admission: Literal["always", "economic"] = "economic"
+    min_reclaim_tokens: int = 256
+    min_reclaim_ratio: float = 0.25
+    root: Literal["never", "economics"] = "economics"
+    rebase_cooldown: int = 5
+    payback_horizon: float = 12.0
+    cache_realisation: float = 0.9
+    profile: str | EconomicsProfile = "deepseek-flash-2026-09"
+    rationale: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.threshold_ratio <= 1:
+            raise InvalidArgument(f"threshold_ratio must be in (0, 1], got {self.threshold_ratio}")
+        if not 0 <= self.retain_ratio < self.threshold_ratio:
+            raise InvalidArgument(
+                f"retain_ratio must be in [0, threshold_ratio), got {self.retain_ratio}"
+            )
+        if self.window is not None and self.window < 1:
+            raise InvalidArgument(f"window must be a positive token count, got {self.window}")
+
+    @property
+    def economics(self) -> EconomicsProfile:
+        return profile(self.profile)
+
+    def window_for(self, logged: int | None) -> int:
+        """The context window: set here, else the log's route, else the profile's."""
+        if self.window is not None:
+            return self.window
+        return logged if logged is not None else self.economics.window_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["profile"] = self.economics.id
+        return out
+
+
+POLICIES: dict[str, FoldPolicy] = {
+    "basic": FoldPolicy(
+        "basic", span="head", checkpoint="summary", admission="always", root="never"
+    ),
+    "masking": FoldPolicy("masking", checkpoint="mask", admission="always", root="never"),
+    "economy": FoldPolicy("economy"),
+    "balanced": FoldPolicy("balanced", retain_ratio=0.24),
+    "quality": FoldPolicy("quality", retain_ratio=0.24, rationale=True),
+}
+
+
+def resolve_policy(policy: str | FoldPolicy, **overrides: Any) -> FoldPolicy:
+    """A preset by name (or a policy) with explicit settings overriding it."""
+    if isinstance(policy, FoldPolicy):
+        base = policy
+    else:
+        try:
+            base = POLICIES[policy]
+        except KeyError:
+            raise UnknownName(
+                f"no fold policy {policy!r}; the policies are: {', '.join(POLICIES)}"
+            ) from None
+    known = {f.name for f in fields(FoldPolicy)}
+    bad = sorted(set(overrides) - known)
+    if bad:
+        raise InvalidArgument(
+            f"unknown fold setting(s) {', '.join(bad)}; "
+            f"the settings are: {', '.join(sorted(known))}"
+        )
+    return replace(base, **overrides) if overrides else base
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """The surface against the window: ``total`` tokens now, ``frozen`` of them in checkpoints,
+    the fold ``threshold`` and the hard ``capacity`` (window minus reserve)."""
+
+    total: int
+    frozen: int
+    checkpoints: int
+    threshold: int
+    capacity: int
+    window: int
+    window_measured: bool
+
+    @property
+    def open(self) -> int:
+        return self.total - self.frozen
+
+    @property
+    def ratio(self) -> float:
+        return self.total / self.threshold if self.threshold else 0.0
+
+    @property
+    def regime(self) -> Literal["idle", "frozen-bound", "open-bound"]:
+        if self.total < self.threshold:
+            return "idle"
+        return (
+            "frozen-bound" if self.checkpoints and self.frozen >= self.threshold else "open-bound"
+        )
+
+
+def measure_pressure(
+    frontier: Frontier, tokens: Sequence[int], policy: FoldPolicy, logged_window: int | None
+) -> Pressure:
+    window = policy.window_for(logged_window)
+    frozen = sum(tokens[c.position] for c in frontier.frozen)
+    return Pressure(
+        total=sum(tokens),
+        frozen=min(frozen, sum(tokens)),
+        checkpoints=len(frontier.frozen),
+        threshold=int(window * policy.threshold_ratio),
+        capacity=window - policy.reserve_tokens,
+        window=window,
+        window_measured=policy.window is None and logged_window is not None,
+    )
+
+
+def balanced_cut(cut: int, lo: int, groups: Sequence[tuple[int, int]]) -> int:
+    """Move ``cut`` left until no tool group (first, last) straddles it: a call and its
+    results leave the surface together or not at all. Never below ``lo``."""
+    moved = True
+    while moved and cut > lo:
+        moved = False
+        for first, last in groups:
+            if first < cut <= last:
+                cut = max(first, lo)
+                moved = True
+    return cut
+
+
+def leaf_span(
+    start: int, tokens: Sequence[int], retain: int, groups: Sequence[tuple[int, int]]
+) -> tuple[int, int] | None:
+    """Positions ``[start, cut)`` a leaf fold may take: the verbatim tail holds at least
+    ``retain`` tokens (walked from the end), the cut is moved left until tool groups balance.
+    None if nothing is left to fold."""
+    n = len(tokens)
+    cut, kept = n, 0
+    while cut > start and kept < retain:
+        cut -= 1
+        kept += tokens[cut]
+    cut = balanced_cut(cut, start, groups)
+    if cut <= start:
+        return None
+    # A group that starts before ``start`` and ends inside the span is a frontier problem,
+    # not ours to split: refuse rather than orphan its results.
+    if any(first < start <= last < cut for first, last in groups):
+        return None
+    return start, cut
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a policy decided, and why (``reason`` holds the arithmetic). ``span`` is the
+    positions ``[start, end)`` to fold; ``checkpoint_tokens`` the exact size of the
+    checkpoint text when it was rendered to decide."""
+
+    action: Action
+    reason: str
+    span: tuple[int, int] | None = None
+    span_tokens: int = 0
+    checkpoint_tokens: int | None = None
+    unreachable: bool = False
+
+    @property
+    def folds(self) -> bool:
+        return self.action != "none"
+
+    @property
+    def reclaim(self) -> int:
+        if self.checkpoint_tokens is None:
+            return 0
+        return max(0, self.span_tokens - self.checkpoint_tokens)
+
+
+def decide(
+    policy: FoldPolicy,
+    frontier: Frontier,
+    tokens: Sequence[int],
+    groups: Sequence[tuple[int, int]],
+    pressure: Pressure,
+    *,
+    checkpoint_tokens: Any,
+    folds_since_root: int,
+    force: bool = False,
+) -> Decision:
+    """The policy's decision for this surface. ``checkpoint_tokens(span)`` renders the
+    checkpoint a fold of ``span`` would write and returns its exact token count."""
+    if pressure.total < pressure.threshold and not force:
+        return Decision(
+            "none",
+            f"idle: {pressure.total:,} tokens on the surface, under the fold threshold "
+            f"{pressure.threshold:,} ({policy.threshold_ratio:.0%} of a {pressure.window:,}-token "
+            "window)",
+        )
+    retain = policy.retain_tokens
+    if retain is None:
+        retain = int(pressure.window * policy.retain_ratio)
+    if policy.checkpoint == "mask":
+        span = leaf_span(frontier.head, tokens, retain, groups)
+        if span is None:
+            return Decision("none", f"nothing older than the {retain:,}-token tail to mask")
+        return Decision("mask", f"mask tool results before the {retain:,}-token tail", span)
+    start = frontier.head if policy.span == "head" else frontier.first_open
+    if policy.span == "frontier" and not frontier.consistent:
+        if policy.root != "never" and len(frontier.frozen) + 1 >= 2:
+            return _root(frontier, tokens, pressure, checkpoint_tokens, "inconsistent frontier")
+        return Decision("none", f"leaf folds refuse: {frontier.problem}")
+    emergency = pressure.total >= pressure.capacity
+    if (
+        policy.root == "economics"
+        and pressure.regime == "frozen-bound"
+        and len(frontier.frozen) >= 2
+    ):
+        return _root(frontier, tokens, pressure, checkpoint_tokens, "frozen-bound")
+    span = leaf_span(start, tokens, retain, groups)
+    if span is None:
+        return Decision(
+            "none",
+            f"no legal span: the {len(tokens) - start} open node(s) after position {start} "
+            f"are all inside the {retain:,}-token verbatim tail or one tool call's group",
+        )
+    span_tokens = sum(tokens[span[0] : span[1]])
+    cp = int(checkpoint_tokens(span))
+    action: Action = "emergency" if emergency else "leaf"
+    if cp >= span_tokens:
+        return Decision(
+            "none",
+            f"the checkpoint ({cp:,} tokens) would not be smaller than the {span_tokens:,} "
+            "tokens it replaces",
+            span,
+            span_tokens,
+            cp,
+        )
+    reclaim = span_tokens - cp
+    if policy.admission == "economic" and not emergency and not force:
+        widest = leaf_span(start, tokens, 0, groups)
+        widest_tokens = sum(tokens[widest[0] : widest[1]]) if widest else 0
+        best = pressure.total - max(0, widest_tokens - cp)
+        if best >= pressure.threshold:
+            return Decision(
+                "none",
+                f"unreachable: even folding every open node ({widest_tokens:,} tokens) leaves "
+                f"{best:,} ≥ the threshold {pressure.threshold:,}; no fold can get under it",
+                span,
+                span_tokens,
+                cp,
+                unreachable=True,
+            )
+        ratio = reclaim / span_tokens if span_tokens else 0.0
+        if reclaim < policy.min_reclaim_tokens or ratio < policy.min_reclaim_ratio:
+            return Decision(
+                "none",
+                f"not worth it: a fold would reclaim {reclaim:,} tokens ({ratio:.0%} of "
+                f"{span_tokens:,}); the policy asks at least {policy.min_reclaim_tokens:,} and "
+                f"{policy.min_reclaim_ratio:.0%}",
+                span,
+                span_tokens,
+                cp,
+            )
+    if (
+        policy.root == "economics"
+        and len(frontier.frozen) >= 2
+        and folds_since_root >= policy.rebase_cooldown
+    ):
+        root = _root(frontier, tokens, pressure, checkpoint_tokens, "amortized", policy=policy)
+        if root.folds:
+            return root
+    return Decision(
+        action,
+        f"{'emergency' if emergency else 'pressure'}: {pressure.total:,} tokens ≥ threshold "
+        f"{pressure.threshold:,}; fold {span_tokens:,} tokens into a {cp:,}-token checkpoint, "
+        f"reclaiming {reclaim:,}",
+        span,
+        span_tokens,
+        cp,
+    )
+
+
+def _root(
+    frontier: Frontier,
+    tokens: Sequence[int],
+    pressure: Pressure,
+    checkpoint_tokens: Any,
+    why: str,
+    *,
+    policy: FoldPolicy | None = None,
+) -> Decision:
+    """A root rebase: the frozen prefix (and an inconsistent stray checkpoint's span) merged
+    into one checkpoint. Under ``amortized`` it must pay back within the horizon."""
+    start = frontier.head
+    # An inconsistent frontier is repaired by folding through its last stray checkpoint.
+    end = frontier.stray_end if frontier.stray_end is not None else frontier.first_open
+    span = (start, end)
+    span_tokens = sum(tokens[start:end])
+    cp = int(checkpoint_tokens(span))
+    if policy is not None:
+        # H* = C_root / S: what the rebase costs (every token after the head re-read cold)
+        # over what each later request saves (the frozen load it removes, at the warm price).
+        econ = policy.economics
+        h = policy.cache_realisation
+        saving = max(0, span_tokens - cp) * econ.warm_price(h)
+        invalid = pressure.total - sum(tokens[: frontier.head])
+        cost = invalid * (econ.input_miss_per_m - econ.input_hit_per_m) / 1e6 * h
+        horizon = cost / saving if saving > 0 else float("inf")
+        if horizon > policy.payback_horizon:
+            return Decision(
+                "none",
+                f"no rebase: it would pay back in {horizon:.1f} requests, over the horizon "
+                f"{policy.payback_horizon:g}",
+            )
+        why = f"amortized (pays back in {horizon:.1f} requests)"
+    if cp >= span_tokens:
+        return Decision("none", f"no rebase: one root checkpoint ({cp:,}) is not smaller")
+    return Decision(
+        "root",
+        f"root rebase ({why}): {len(frontier.frozen)} checkpoints, {span_tokens:,} tokens, into "
+        f"one of {cp:,}",
+        span,
+        span_tokens,
+        cp,
+    )

@@ -1,0 +1,379 @@
+"""Finding and reading what folds archived: ``search`` and ``recall``.
+
+Search is exact (case-insensitive substring; no embeddings, by design: an identifier either
+is there or is not) over each checkpoint's id, its text on the surface, its archived messages
+(text, reasoning, tool calls and results) and tool names. Hits are newest first by position
+in the conversation (the archived messages' seqs, not wall clock), so ``limit`` keeps the most
+recent; within a checkpoint the latest matching message wins and ``match_count`` /
+``earliest_seq`` keep a superseded value reachable. Short messages come back whole, long
+ones as a window around the match.
+
+Recall reads one checkpoint: ``depth="summary"`` its text, ``"exact"`` a page of its archived
+messages, verified against the hashes the log recorded. A missing or corrupt bundle is never
+read around: search lists it as unavailable, recall raises with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .._display import Rendered, badge, esc, plural, table
+from ..errors import BundleError, InvalidArgument, NotFound
+from ..session import gist, search_text
+from ._bundles import BundleReader
+from ._transaction import FoldRecord
+
+__all__ = ["MAX_PAGE", "Recall", "SearchHit", "SearchResult", "recall", "resolve_ref", "search"]
+
+MAX_PAGE = 20
+_WHOLE = 600  # a message this short comes back whole
+_WINDOW = 400
+
+MatchKind = Literal["id", "checkpoint-text", "message-text", "tool-name"]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One checkpoint's best match: the latest matching archived message (``seq`` is its
+    original surface seq), how many of its messages matched, and the earliest."""
+
+    checkpoint_id: str
+    match_kind: MatchKind
+    excerpt: str
+    seq: int | None = None
+    message_index: int | None = None
+    role: str | None = None
+    match_count: int = 1
+    earliest_seq: int | None = None
+    earliest_message_index: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ref": f"cp:{self.checkpoint_id}",
+            "matchKind": self.match_kind,
+            "seq": self.seq,
+            "matchedMessageIndex": self.message_index,
+            "role": self.role,
+            "excerpt": self.excerpt,
+            "matchCount": self.match_count,
+            "earliestSeq": self.earliest_seq,
+            "earliestMatchedMessageIndex": self.earliest_message_index,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult(Rendered):
+    query: str
+    hits: tuple[SearchHit, ...]
+    total: int
+    searched: int
+    unavailable: tuple[tuple[str, str], ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __repr__(self) -> str:
+        return f"SearchResult({self.query!r}, {len(self.hits)} hits of {self.total})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "total": self.total,
+            "searched": self.searched,
+            "hits": [h.to_json() for h in self.hits],
+            "unavailable": [{"ref": f"cp:{c}", "reason": r} for c, r in self.unavailable],
+        }
+
+    def _text_(self) -> str:
+        lines = [
+            f"search {self.query!r}: {plural(self.total, 'matching checkpoint')} of "
+            f"{self.searched} searched" + (f", {len(self.hits)} shown" if self.hits else "")
+        ]
+        for h in self.hits:
+            where = f"seq {h.seq}" if h.seq is not None else h.match_kind
+            more = (
+                f" ({h.match_count} matches, earliest seq {h.earliest_seq})"
+                if (h.match_count > 1)
+                else ""
+            )
+            lines.append(
+                f"  cp:{h.checkpoint_id}  {where}{more}: {' '.join(h.excerpt.split())[:100]}"
+            )
+        for cid, why in self.unavailable:
+            lines.append(f"  cp:{cid} unavailable: {why}")
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        rows = [
+            (
+                f"cp:{h.checkpoint_id}",
+                h.seq if h.seq is not None else "",
+                h.role or h.match_kind,
+                h.match_count,
+                f"<span class='cx-pre'>{esc(h.excerpt)}</span>",
+            )
+            for h in self.hits
+        ]
+        head = (
+            f"<div class='cx-title'>search {esc(repr(self.query))}: "
+            f"{esc(plural(self.total, 'matching checkpoint'))} of {self.searched}</div>"
+        )
+        bad = "".join(
+            f"<div>{badge('unavailable', 'error')} cp:{esc(c)}: {esc(r)}</div>"
+            for c, r in self.unavailable
+        )
+        return (
+            head
+            + table(["ref", "seq", "role", "matches", "excerpt"], rows, numeric=(1, 3), raw=(4,))
+            + bad
+        )
+
+
+def _excerpt(text: str, at: int, n: int) -> str:
+    if len(text) <= _WHOLE:
+        return text
+    lo = max(0, min(at - (_WINDOW - n) // 2, len(text) - _WINDOW))
+    hi = min(len(text), lo + _WINDOW)
+    return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
+
+
+def _role(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool-result" for b in content
+    ):
+        return "tool"
+    return str(message.get("role", "")) if isinstance(message, dict) else ""
+
+
+def search(
+    records: Sequence[FoldRecord], reader: BundleReader, query: str, limit: int = 10
+) -> SearchResult:
+    """Hits for ``query`` over ``records``' checkpoints, newest first."""
+    if not query.strip():
+        raise InvalidArgument("search needs a non-empty query")
+    if limit < 1:
+        raise InvalidArgument(f"limit must be at least 1, got {limit}")
+    needle = query.lower()
+    found: list[tuple[int, SearchHit]] = []
+    unavailable: list[tuple[str, str]] = []
+    for rec in records:
+        try:
+            bundle = reader.get(rec.checkpoint_id, file_sha256=rec.file_sha256)
+        except (BundleError, NotFound) as exc:
+            unavailable.append((rec.checkpoint_id, getattr(exc, "reason", str(exc))))
+            continue
+        matches: list[tuple[int, int, str, int]] = []  # (index, seq, text, at)
+        tool_hit: tuple[int, str] | None = None
+        for i, (seq, msg) in enumerate(
+            zip(bundle.ordered_surface_seqs, bundle.messages, strict=False)
+        ):
+            text = search_text(msg)
+            at = text.lower().find(needle)
+            if at >= 0:
+                matches.append((i, seq, text, at))
+            elif tool_hit is None:
+                for b in msg.get("content", ()) if isinstance(msg.get("content"), list) else ():
+                    if (
+                        isinstance(b, dict)
+                        and b.get("type") == "tool-call"
+                        and needle in str(b.get("name", "")).lower()
+                    ):
+                        tool_hit = (i, str(b.get("name")))
+        last = max(rec.shadowed, default=rec.record_seq)
+        if matches:
+            i, seq, text, at = matches[-1]
+            first = matches[0]
+            hit = SearchHit(
+                rec.checkpoint_id,
+                "message-text",
+                _excerpt(text, at, len(needle)),
+                seq,
+                i,
+                _role(bundle.messages[i]),
+                len(matches),
+                first[1],
+                first[0],
+            )
+            found.append((seq, hit))
+        elif needle in rec.checkpoint_id.lower():
+            found.append((last, SearchHit(rec.checkpoint_id, "id", rec.checkpoint_id)))
+        elif rec.text and needle in rec.text.lower():
+            at = rec.text.lower().find(needle)
+            found.append(
+                (
+                    last,
+                    SearchHit(
+                        rec.checkpoint_id, "checkpoint-text", _excerpt(rec.text, at, len(needle))
+                    ),
+                )
+            )
+        elif tool_hit is not None:
+            i, name = tool_hit
+            seq = bundle.ordered_surface_seqs[i]
+            found.append(
+                (seq, SearchHit(rec.checkpoint_id, "tool-name", name, seq, i, "assistant"))
+            )
+    found.sort(key=lambda p: -p[0])
+    return SearchResult(
+        query, tuple(h for _, h in found[:limit]), len(found), len(records), tuple(unavailable)
+    )
+
+
+@dataclass(frozen=True)
+class Recall(Rendered):
+    """One checkpoint read back: its ``text`` (depth summary), or a page of its exact
+    archived ``messages`` with their original ``seqs`` (depth exact), verified."""
+
+    checkpoint_id: str
+    depth: Literal["summary", "exact"]
+    text: str
+    messages: tuple[dict[str, Any], ...]
+    seqs: tuple[int, ...]
+    offset: int
+    total: int
+    next_offset: int | None
+    logical_hash: str
+    verified: bool
+
+    def __repr__(self) -> str:
+        return (
+            f"Recall(cp:{self.checkpoint_id}, {self.depth}, messages {self.offset}.."
+            f"{self.offset + len(self.messages)} of {self.total})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ref": f"cp:{self.checkpoint_id}",
+            "depth": self.depth,
+            "verified": self.verified,
+            "text": self.text if self.depth == "summary" else None,
+            "messages": [
+                {"seq": s, "message": m} for s, m in zip(self.seqs, self.messages, strict=True)
+            ],
+            "offset": self.offset,
+            "total": self.total,
+            "nextOffset": self.next_offset,
+            "logicalHash": self.logical_hash,
+        }
+
+    def _text_(self) -> str:
+        state = "verified" if self.verified else "not verified"
+        head = f"recall cp:{self.checkpoint_id} ({self.depth}, {state})"
+        if self.depth == "summary":
+            return head + "\n" + self.text
+        lines = [
+            head
+            + f": messages {self.offset}–{self.offset + len(self.messages) - 1} of {self.total}"
+        ]
+        for s, m in zip(self.seqs, self.messages, strict=True):
+            lines.append(f"  seq {s} {_role(m)}: {gist(m, 110)}")
+        if self.next_offset is not None:
+            lines.append(f"  … more from offset {self.next_offset}")
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        from .._display import message_html
+
+        head = (
+            f"<div class='cx-title'>recall cp:{esc(self.checkpoint_id)} "
+            f"{badge(self.depth)} "
+            f"{badge('verified', 'ok') if self.verified else badge('not verified', 'error')}</div>"
+        )
+        if self.depth == "summary":
+            return head + f"<pre class='cx-pre'>{esc(self.text)}</pre>"
+        body = "".join(
+            message_html(m, seq=s) for s, m in zip(self.seqs, self.messages, strict=True)
+        )
+        more = (
+            f"<div class='cx-dim'>more from offset {self.next_offset}</div>"
+            if self.next_offset is not None
+            else ""
+        )
+        return head + body + more
+
+
+def resolve_ref(records: Sequence[FoldRecord], ref: str | int) -> FoldRecord:
+    """The record a reference names: ``cp:<id>``, a bare id, or an original seq it archived."""
+    if isinstance(ref, int):
+        for rec in reversed(records):
+            if ref in rec.shadowed:
+                return rec
+        raise NotFound(f"no fold archived seq {ref}")
+    cid = ref[3:] if ref.startswith("cp:") else ref
+    for rec in records:
+        if rec.checkpoint_id == cid:
+            return rec
+    known = ", ".join(f"cp:{r.checkpoint_id}" for r in records[-5:]) or "none"
+    raise NotFound(f"no checkpoint {ref!r} in this session (latest: {known})")
+
+
+def recall(
+    record: FoldRecord,
+    reader: BundleReader,
+    depth: str = "summary",
+    offset: int = 0,
+    limit: int = MAX_PAGE,
+) -> Recall:
+    """Read ``record``'s checkpoint. Raises ``BundleMissing`` / ``CorruptBundle`` (never wrong
+    bytes) when the exact messages cannot be verified."""
+    if depth not in ("summary", "exact"):
+        raise InvalidArgument(f"depth must be 'summary' or 'exact', got {depth!r}")
+    if offset < 0 or not 1 <= limit <= MAX_PAGE:
+        raise InvalidArgument(f"offset must be ≥ 0 and limit 1..{MAX_PAGE}, got {offset}, {limit}")
+    if depth == "summary" and record.text:
+        return Recall(
+            record.checkpoint_id,
+            "summary",
+            record.text,
+            (),
+            (),
+            0,
+            record.messages,
+            None,
+            record.logical_hash,
+            False,
+        )
+    bundle = reader.get(record.checkpoint_id, file_sha256=record.file_sha256)
+    if bundle.logical_hash != record.logical_hash:
+        from ..errors import CorruptBundle
+
+        raise CorruptBundle(
+            f"bundle {record.checkpoint_id}: logical hash {bundle.logical_hash[:16]}… is not the "
+            f"{record.logical_hash[:16]}… the log recorded",
+            problem="logical-hash",
+        )
+    if depth == "summary":  # a masking pass has no checkpoint text: list what it holds
+        text = "\n".join(
+            f"seq {s}: {gist(m, 110)}"
+            for s, m in zip(bundle.ordered_surface_seqs, bundle.messages, strict=False)
+        )
+        return Recall(
+            record.checkpoint_id,
+            "summary",
+            text,
+            (),
+            (),
+            0,
+            len(bundle.messages),
+            None,
+            bundle.logical_hash,
+            True,
+        )
+    page = bundle.messages[offset : offset + limit]
+    seqs = bundle.ordered_surface_seqs[offset : offset + limit]
+    nxt = offset + limit if offset + limit < len(bundle.messages) else None
+    return Recall(
+        record.checkpoint_id,
+        "exact",
+        "",
+        tuple(page),
+        tuple(seqs),
+        offset,
+        len(bundle.messages),
+        nxt,
+        bundle.logical_hash,
+        True,
+    )
