@@ -1,15 +1,18 @@
 """Notebook widgets (anywidget) that view what the engines return.
 
 ``ContextTree`` shows an Assembly's context tree with a full / key / off switch on every
-row. The widgets' front ends are plain ES modules and CSS in ``widgets/`` (shipped inside
-the wheel), joined into one module per widget without a build step.
+row; ``CheckpointGraph`` shows a Fold's checkpoints and frontier (or a workspace's sessions,
+forks and subagents) as a graph, with recall and "fork from here". The widgets' front ends
+are plain ES modules and CSS in ``widgets/`` (shipped inside the wheel), joined into one
+module per widget without a build step.
 """
 
 from __future__ import annotations
 
 from .._public import publish
+from ._checkpoint_graph import CheckpointGraph
 from ._context_tree import ContextTree
 
-__all__ = ["ContextTree"]
+__all__ = ["CheckpointGraph", "ContextTree"]
 
 publish(__name__, globals(), __all__)
