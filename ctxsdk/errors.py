@@ -359,7 +359,8 @@ class BundleError(CtxError, ValueError):
 class CorruptBundle(BundleError):
     """A bundle file whose bytes fail verification; ``.problem`` is one of ``undecodable``,
     ``not-canonical``, ``format``, ``file-hash``, ``logical-hash``, ``source-digest``,
-    ``wrong-id``. Its messages are not returned: restore the file from a backup, or treat
+    ``wrong-id``, ``log-mismatch`` (the archive differs from the log's own copy of the
+    messages). Its messages are not returned: restore the file from a backup, or treat
     the checkpoint as unrecoverable."""
 
     def __init__(self, message: str, *, problem: str, path: str | Path | None = None) -> None:

@@ -233,10 +233,10 @@ def test_a_restated_constraint_is_one_item_with_both_sources() -> None:
     assert len(s.constraints[-1].sources) == 2
 
 
-def test_system_prompt_constraints() -> None:
+def test_the_system_prompt_adds_no_constraints() -> None:
+    # it is never folded, so the model reads it verbatim; the state does not repeat it
     s = reduce(one_turn("system", "Hello there.", system="Be brief. Never reveal secrets."))
-    assert [c.value for c in s.constraints] == ["Never reveal secrets."]
-    assert s.constraints[0].sources == (2,)  # the system/message node
+    assert s.constraints == ()
 
 
 # --- values and supersession -------------------------------------------------------------

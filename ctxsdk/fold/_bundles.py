@@ -52,6 +52,7 @@ Problem: TypeAlias = Literal[
     "logical-hash",
     "source-digest",
     "wrong-id",
+    "log-mismatch",  # the archived messages differ from the log's own copies (fold checks)
 ]
 
 

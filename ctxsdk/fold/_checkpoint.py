@@ -11,12 +11,19 @@ A ``basic`` checkpoint is the harness's own (``checkpoint_content``: its preambl
 ``<compacted-summary>``) around the eight sections compaction-basic asks its model for;
 without a model the sections are filled deterministically from the same state.
 
+A leaf checkpoint after earlier ones carries only what they did not already show (new
+items, changed values, and the failures and obligations closed since): the frozen prefix
+holds the state once, not once per checkpoint, so its load grows with the state, not with
+the number of folds. A root checkpoint renders the whole current state again.
+
 A masked tool result keeps its call and says where its bytes went, in one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Any
 
 from ..session import checkpoint_content, fold_line
@@ -27,8 +34,10 @@ __all__ = [
     "basic_content",
     "basic_summary",
     "mask_text",
+    "shown_key",
     "state_checkpoint_text",
     "state_lines",
+    "unshown",
 ]
 
 FRAMING = (
@@ -71,8 +80,39 @@ def _head_line(key: str, anchor: Any, superseded: Iterable[Any]) -> str:
     return f"- {name} = {_value(anchor)} {_refs(anchor.sources)}{tail}"
 
 
-def state_lines(state: Any) -> list[str]:
-    """The state as checkpoint lines, empty sections left out."""
+def shown_key(anchor: Any) -> tuple[str, str]:
+    """What makes an item already shown: its id and its value."""
+    return str(anchor.id), " ".join(str(anchor.value).split())
+
+
+def unshown(state: Any, shown: AbstractSet[tuple[str, str]]) -> Any:
+    """``state`` without the items earlier checkpoints already show."""
+    if not shown:
+        return state
+
+    def keep(anchors: Iterable[Any]) -> tuple[Any, ...]:
+        return tuple(a for a in anchors if shown_key(a) not in shown)
+
+    def one(anchor: Any) -> Any:
+        return None if anchor is None or shown_key(anchor) in shown else anchor
+
+    return replace(
+        state,
+        objective=one(state.objective),
+        current_request=one(state.current_request),
+        constraints=keep(state.constraints),
+        heads={k: a for k, a in state.heads.items() if shown_key(a) not in shown},
+        open_failures=keep(state.open_failures),
+        open_obligations=keep(state.open_obligations),
+        decisions=keep(state.decisions),
+        evidence=keep(state.evidence),
+        artifacts=keep(state.artifacts),
+    )
+
+
+def state_lines(state: Any, closed: Sequence[Any] = ()) -> list[str]:
+    """The state as checkpoint lines, empty sections left out; ``closed`` lists failures and
+    obligations an earlier checkpoint showed open that are closed now."""
     out: list[str] = []
     if state.objective is not None:
         out.append(f"Objective: {_value(state.objective)} {_refs(state.objective.sources)}")
@@ -97,6 +137,7 @@ def state_lines(state: Any) -> list[str]:
     section("Decisions", [_item(a) for a in state.decisions])
     section("Evidence", [_item(a) for a in state.evidence])
     section("Files", [_item(a) for a in state.artifacts])
+    section("Closed since the earlier checkpoints", [_item(a) for a in closed])
     return out
 
 
@@ -111,8 +152,10 @@ def state_checkpoint_text(
     tokens: int,
     framing: bool,
     rationale: str | None = None,
+    closed: Sequence[Any] = (),
 ) -> str:
-    """The full text of a state checkpoint."""
+    """The full text of a state checkpoint (``state`` already without what earlier
+    checkpoints show; ``closed`` what they showed open that is closed now)."""
     lines = [
         fold_line(mode, checkpoint_id),
         f"Folded seq {first_seq}–{last_seq}: {messages} message(s), {tokens:,} tokens, archived "
@@ -120,9 +163,10 @@ def state_checkpoint_text(
     ]
     if framing:
         lines.append(FRAMING)
-    body = state_lines(state)
+    body = state_lines(state, closed)
     if body:
-        lines.append(f"State as of seq {state.upto}:")
+        since = ":" if framing else ", what the earlier checkpoints do not show:"
+        lines.append(f"State as of seq {state.upto}{since}")
         lines.extend(body)
     if rationale:
         lines.append("Rationale (model-written, not state):")

@@ -12,24 +12,40 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from .._display import Rendered, badge, bar, esc, fmt_tokens, kv, plural, section, table
-from ..errors import BundleError, FoldRefused, InvalidArgument, NotFound
+from ..errors import BundleError, CorruptBundle, FoldRefused, InvalidArgument, NotFound
 from ..session import (
     Session,
     TokenCounter,
     display_text,
+    fold_source,
     message_of,
     node_tokens,
     tool_groups,
     widget,
 )
-from ._bundles import BundleReader, BundleRef, BundleStatus, FileBundleStore
-from ._checkpoint import basic_content, basic_summary, mask_text, state_checkpoint_text
+from ._bundles import BundleReader, BundleRef, BundleStatus, FileBundleStore, Problem
+from ._checkpoint import (
+    basic_content,
+    basic_summary,
+    mask_text,
+    shown_key,
+    state_checkpoint_text,
+    unshown,
+)
 from ._frontier import Frontier, locate_frontier
 from ._policy import Decision, FoldPolicy, Pressure, decide, measure_pressure, resolve_policy
-from ._recall import MAX_PAGE, Recall, SearchResult, recall, resolve_ref, search
+from ._recall import (
+    MAX_PAGE,
+    Recall,
+    SearchResult,
+    checked_bundle,
+    recall,
+    resolve_ref,
+    search,
+)
 from ._state import FoldState, reduce_events
 from ._transaction import (
     FoldRecord,
@@ -236,6 +252,7 @@ class Fold(Rendered):
         self.llm = llm
         self.write = write
         self._counter = TokenCounter(tokenizer)
+        self._states: dict[int, FoldState] = {}
         self.session = session
 
     # --- what is there -----------------------------------------------------------------------
@@ -287,7 +304,7 @@ class Fold(Rendered):
             tokens,
             groups,
             pressure,
-            checkpoint_tokens=lambda span: self._draft_tokens(frontier, span, root=False),
+            checkpoint_tokens=lambda span, root: self._draft_tokens(frontier, span, root=root),
             folds_since_root=self._folds_since_root(),
             force=force,
         )
@@ -313,14 +330,21 @@ class Fold(Rendered):
         if self.policy.checkpoint == "summary":
             last = self.session.raw_events[seqs[-1]]
             summary = basic_summary(state, display_text(message_of(last) or {}))
-            src = {"kind": "plugin", "plugin": "compact", "compactionId": cid}
-            return basic_content(summary), src
+            mode = "root" if root else "leaf"
+            return basic_content(summary), fold_source(mode, cid, harness_form=True)
         tokens = self._tokens()
         mode = "root" if root else "leaf"
+        closed: list[Any] = []
+        if not root:
+            shown, was_open = self._shown(frontier)
+            now = {a.id for a in state.active()}
+            closed = [a for i, a in was_open.items() if i not in now]
+            state = unshown(state, shown)
         text = state_checkpoint_text(
             checkpoint_id=cid,
             mode=mode,
             state=state,
+            closed=closed,
             first_seq=seqs[0],
             last_seq=seqs[-1],
             messages=len(seqs),
@@ -328,6 +352,26 @@ class Fold(Rendered):
             framing=root or not frontier.checkpoint_ids,
         )
         return [{"type": "text", "text": text}], None
+
+    def _state_at(self, upto: int) -> FoldState:
+        """The state as a fold at ``upto`` saw it (cached: the log only grows)."""
+        if upto not in self._states:
+            self._states[upto] = reduce_events(self.session.raw_events, upto=upto)
+        return self._states[upto]
+
+    def _shown(self, frontier: Frontier) -> tuple[set[tuple[str, str]], dict[str, Any]]:
+        """What the frozen checkpoints already show (id, value), and the failures and
+        obligations they show open (by id)."""
+        frozen = {c.seq for c in frontier.frozen if c.checkpoint_id is not None}
+        shown: set[tuple[str, str]] = set()
+        was_open: dict[str, Any] = {}
+        for rec in self.records:
+            if rec.checkpoint_seq not in frozen or rec.policy == "basic":
+                continue
+            st = self._state_at(rec.record_seq - 1)
+            shown |= {shown_key(a) for a in st.active()}
+            was_open.update({a.id: a for a in (*st.open_failures, *st.open_obligations)})
+        return shown, was_open
 
     # --- folding -----------------------------------------------------------------------------
 
@@ -338,6 +382,11 @@ class Fold(Rendered):
         before = sum(self._tokens())
         if not decision.folds or decision.span is None:
             return FoldResult(False, "none", decision.reason, before, before)
+        if decision.action == "mask":
+            try:
+                return self._apply("mask", decision.span, decision.reason)
+            except FoldRefused as exc:  # nothing maskable: a decision not to fold, not an error
+                return FoldResult(False, "none", str(exc), before, before)
         return self._apply(decision.action, decision.span, decision.reason)
 
     def fold(self, span: tuple[int, int] | None = None, *, mode: str = "leaf") -> FoldResult:
@@ -486,20 +535,21 @@ class Fold(Rendered):
 
     def search(self, query: str, *, limit: int = 10) -> SearchResult:
         """Exact search over everything folded (newest first); see ``ctxsdk.fold`` docs."""
-        return search(self.records, self.reader(), query, limit)
+        return search(self.records, self.reader(), self.session.raw_events, query, limit)
 
     def recall(
         self, ref: str | int, depth: str = "summary", *, offset: int = 0, limit: int = MAX_PAGE
     ) -> Recall:
         """A checkpoint read back: ``ref`` is ``cp:<id>``, an id, or an archived seq;
         ``depth="exact"`` pages through the archived messages (verified)."""
-        return recall(resolve_ref(self.records, ref), self.reader(), depth, offset, limit)
+        record = resolve_ref(self.records, ref)
+        return recall(record, self.reader(), self.session.raw_events, depth, offset, limit)
 
     def status(self) -> FoldStatus:
         records = self.records
         reader = self.reader()
         frontier = self.frontier()
-        bundles = tuple(reader.verify(r.checkpoint_id, file_sha256=r.file_sha256) for r in records)
+        bundles = tuple(self._health(reader, r) for r in records)
         try:
             orphans = tuple(self.store.orphans([r.checkpoint_id for r in records], self.session.id))
         except (BundleError, NotFound, OSError):
@@ -518,6 +568,24 @@ class Fold(Rendered):
             orphans,
             self._figures(records),
         )
+
+    def _health(self, reader: BundleReader, record: FoldRecord) -> BundleStatus:
+        """``verify`` of the store, then the checks recall makes against the log."""
+        status = reader.verify(record.checkpoint_id, file_sha256=record.file_sha256 or None)
+        if not status.ok:
+            return status
+        try:
+            checked_bundle(record, reader, self.session.raw_events)
+        except CorruptBundle as exc:
+            problem = exc.problem if exc.problem in get_args(Problem) else "format"
+            return BundleStatus(
+                "corrupt",
+                record.checkpoint_id,
+                status.path,
+                problem,  # type: ignore[arg-type]
+                exc.reason,
+            )
+        return status
 
     def _figures(self, records: Sequence[FoldRecord]) -> dict[str, Figure]:
         usage = self.session.usage()

@@ -62,8 +62,9 @@ def _checkpoint_of(event: Mapping[str, Any], seq: int, pos: int) -> CheckpointNo
         return None
     if mark.kind == "fold" and mark.mode in ("leaf", "root", "emergency"):
         return CheckpointNode(seq, pos, mark.checkpoint, mark.mode)
-    if mark.kind == "compaction":
-        return CheckpointNode(seq, pos, None, "compaction")
+    if mark.kind == "compaction":  # a harness checkpoint: ours (basic) when it is stamped
+        mode = "basic" if mark.checkpoint else "compaction"
+        return CheckpointNode(seq, pos, mark.checkpoint, mode)
     return None
 
 
@@ -85,7 +86,7 @@ def locate_frontier(session: Session, seqs: Sequence[int] | None = None) -> Fron
     problem, stray_end = None, None
     for later in range(pos, len(nodes)):
         cp = _checkpoint_of(raws[nodes[later]], nodes[later], later)
-        if cp is not None and cp.checkpoint_id is not None:
+        if cp is not None and cp.checkpoint_id is not None and cp.mode != "basic":
             stray_end = later + 1
             problem = problem or (
                 f"fold checkpoint {cp.checkpoint_id} (seq {cp.seq}) sits at surface position "

@@ -244,8 +244,50 @@ def decide(
     folds_since_root: int,
     force: bool = False,
 ) -> Decision:
-    """The policy's decision for this surface. ``checkpoint_tokens(span)`` renders the
-    checkpoint a fold of ``span`` would write and returns its exact token count."""
+    """The policy's decision for this surface. ``checkpoint_tokens(span, root)`` renders the
+    checkpoint a fold of ``span`` would write and returns its exact token count.
+
+    A leaf fold comes first; when none can be made or admitted and the frozen prefix holds
+    two or more checkpoints, a root rebase is tried instead (the leaf cannot suffice because
+    the prefix itself is the load), so pressure never ends in a fold every step that
+    reclaims nothing, nor in a request over the window while a rebase could make room."""
+    leaf = _decide_leaf(
+        policy,
+        frontier,
+        tokens,
+        groups,
+        pressure,
+        checkpoint_tokens=checkpoint_tokens,
+        folds_since_root=folds_since_root,
+        force=force,
+    )
+    if leaf.folds or leaf.reason.startswith("idle") or policy.root == "never":
+        return leaf
+    if len(frontier.frozen) < 2 or policy.checkpoint != "state":
+        return leaf
+    root = _root(frontier, tokens, pressure, checkpoint_tokens, "the leaf cannot suffice")
+    if root.folds:
+        return Decision(
+            root.action,
+            f"{root.reason}; a leaf would not: {leaf.reason}",
+            root.span,
+            root.span_tokens,
+            root.checkpoint_tokens,
+        )
+    return leaf
+
+
+def _decide_leaf(
+    policy: FoldPolicy,
+    frontier: Frontier,
+    tokens: Sequence[int],
+    groups: Sequence[tuple[int, int]],
+    pressure: Pressure,
+    *,
+    checkpoint_tokens: Any,
+    folds_since_root: int,
+    force: bool,
+) -> Decision:
     if pressure.total < pressure.threshold and not force:
         return Decision(
             "none",
@@ -281,7 +323,7 @@ def decide(
             f"are all inside the {retain:,}-token verbatim tail or one tool call's group",
         )
     span_tokens = sum(tokens[span[0] : span[1]])
-    cp = int(checkpoint_tokens(span))
+    cp = int(checkpoint_tokens(span, False))
     action: Action = "emergency" if emergency else "leaf"
     if cp >= span_tokens:
         return Decision(
@@ -353,7 +395,7 @@ def _root(
     end = frontier.stray_end if frontier.stray_end is not None else frontier.first_open
     span = (start, end)
     span_tokens = sum(tokens[start:end])
-    cp = int(checkpoint_tokens(span))
+    cp = int(checkpoint_tokens(span, True))
     if policy is not None:
         # H* = C_root / S: what the rebase costs (every token after the head re-read cold)
         # over what each later request saves (the frozen load it removes, at the warm price).

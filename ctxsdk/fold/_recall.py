@@ -15,17 +15,26 @@ read around: search lists it as unavailable, recall raises with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._display import Rendered, badge, esc, plural, table
-from ..errors import BundleError, InvalidArgument, NotFound
-from ..session import gist, search_text
-from ._bundles import BundleReader
+from ..errors import BundleError, CorruptBundle, InvalidArgument, NotFound
+from ..session import gist, message_of, search_text
+from ._bundles import Bundle, BundleReader
 from ._transaction import FoldRecord
 
-__all__ = ["MAX_PAGE", "Recall", "SearchHit", "SearchResult", "recall", "resolve_ref", "search"]
+__all__ = [
+    "MAX_PAGE",
+    "Recall",
+    "SearchHit",
+    "SearchResult",
+    "checked_bundle",
+    "recall",
+    "resolve_ref",
+    "search",
+]
 
 MAX_PAGE = 20
 _WHOLE = 600  # a message this short comes back whole
@@ -149,7 +158,11 @@ def _role(message: Any) -> str:
 
 
 def search(
-    records: Sequence[FoldRecord], reader: BundleReader, query: str, limit: int = 10
+    records: Sequence[FoldRecord],
+    reader: BundleReader,
+    log: Sequence[Mapping[str, Any]],
+    query: str,
+    limit: int = 10,
 ) -> SearchResult:
     """Hits for ``query`` over ``records``' checkpoints, newest first."""
     if not query.strip():
@@ -161,7 +174,7 @@ def search(
     unavailable: list[tuple[str, str]] = []
     for rec in records:
         try:
-            bundle = reader.get(rec.checkpoint_id, file_sha256=rec.file_sha256)
+            bundle = checked_bundle(rec, reader, log)
         except (BundleError, NotFound) as exc:
             unavailable.append((rec.checkpoint_id, getattr(exc, "reason", str(exc))))
             continue
@@ -310,9 +323,45 @@ def resolve_ref(records: Sequence[FoldRecord], ref: str | int) -> FoldRecord:
     raise NotFound(f"no checkpoint {ref!r} in this session (latest: {known})")
 
 
+def checked_bundle(
+    record: FoldRecord, reader: BundleReader, log: Sequence[Mapping[str, Any]]
+) -> Bundle:
+    """``record``'s bundle, verified: its own hashes, the file and logical hashes the log
+    recorded (v3), and its messages equal to the log's own copies of the shadowed events
+    (the log is append-only, so they are still there). Raises ``BundleMissing`` or
+    ``CorruptBundle``; never returns bytes that failed a check."""
+    bundle = reader.get(record.checkpoint_id, file_sha256=record.file_sha256 or None)
+    path = reader.store.path(bundle.session_id, bundle.checkpoint_id)
+    if record.logical_hash and bundle.logical_hash != record.logical_hash:
+        raise CorruptBundle(
+            f"bundle {record.checkpoint_id}: logical hash {bundle.logical_hash[:16]}… is not the "
+            f"{record.logical_hash[:16]}… the log recorded",
+            problem="logical-hash",
+            path=path,
+        )
+    if tuple(bundle.ordered_surface_seqs) != tuple(record.shadowed):
+        raise CorruptBundle(
+            f"bundle {record.checkpoint_id} archives seqs "
+            f"{list(bundle.ordered_surface_seqs)[:6]}…, "
+            f"not the {list(record.shadowed)[:6]}… its fold took off the surface",
+            problem="source-digest",
+            path=path,
+        )
+    for seq, msg in zip(record.shadowed, bundle.messages, strict=True):
+        original = message_of(log[seq]) if 0 <= seq < len(log) else None
+        if original is not None and original != msg:
+            raise CorruptBundle(
+                f"bundle {record.checkpoint_id}: its message for seq {seq} differs from the log's",
+                problem="log-mismatch",
+                path=path,
+            )
+    return bundle
+
+
 def recall(
     record: FoldRecord,
     reader: BundleReader,
+    log: Sequence[Mapping[str, Any]],
     depth: str = "summary",
     offset: int = 0,
     limit: int = MAX_PAGE,
@@ -336,15 +385,7 @@ def recall(
             record.logical_hash,
             False,
         )
-    bundle = reader.get(record.checkpoint_id, file_sha256=record.file_sha256)
-    if bundle.logical_hash != record.logical_hash:
-        from ..errors import CorruptBundle
-
-        raise CorruptBundle(
-            f"bundle {record.checkpoint_id}: logical hash {bundle.logical_hash[:16]}… is not the "
-            f"{record.logical_hash[:16]}… the log recorded",
-            problem="logical-hash",
-        )
+    bundle = checked_bundle(record, reader, log)
     if depth == "summary":  # a masking pass has no checkpoint text: list what it holds
         text = "\n".join(
             f"seq {s}: {gist(m, 110)}"

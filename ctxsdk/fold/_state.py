@@ -47,13 +47,13 @@ rule is general, lexical and documented here; none is tuned to one file:
   prompt. A prompt whose whole text is one ``<tag>…</tag>`` element is injected output (a
   command's stdout that an importer carried in as a user message), not a request: no rule
   reads it.
-- Prompts and the system prompt are split into sentences (fenced code removed, list bullets
+- Prompts are split into sentences (fenced code removed, list bullets
   stripped, at most ``limits.sentences`` sentences of the first ``limits.scan_chars``
   characters); questions are never constraints or obligations.
 - obligations (checked first: a sentence that is an obligation is not also a constraint):
   user sentences with "remember to", "don't forget", "make sure (to|that|you)", "before you
   finish", a ``TODO`` word, or that start with "later,", "next,", "afterwards," or "then,".
-- constraints: user and system sentences with a normative cue (must, must not, never, do not,
+- constraints: user sentences with a normative cue (must, must not, never, do not,
   don't, always, only, avoid, without changing/modifying/touching/breaking, keep … unchanged
   / intact / as is / the same, or a sentence starting "No <word>"), authority normative.
 - values with supersession: user statements ``key = v``, a line ``key: v`` (v a number or a
@@ -1010,11 +1010,12 @@ class _Reducer:
         self.prompt(text, seq, system=False)
 
     def system_message(self, ev: Mapping[str, Any], seq: int) -> None:
-        msg = message_of(ev)
-        if msg is None:
+        # The system prompt is the surface's head, which no fold ever covers: the model keeps
+        # reading it verbatim, so copying its sentences into every checkpoint is only noise
+        # (a tool description's "must appear exactly once" is not the user's constraint). It
+        # still grounds declared anchors that cite it (the authority gate).
+        if message_of(ev) is None:
             self.skipped += 1
-            return
-        self.prompt(message_text(msg), seq, system=True)
 
     def assistant_message(self, ev: Mapping[str, Any], seq: int) -> None:
         msg = message_of(ev)

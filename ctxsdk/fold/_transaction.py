@@ -20,12 +20,12 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import FoldConflict, FoldRefused, LockHeld, SurfaceError, WriteError
-from ..session import EventWriter, Session, fold_source, message_of
+from ..session import EventWriter, Session, fold_source, message_of, read_marker
 from ._bundles import Bundle, BundleRecord, FileBundleStore
 
 __all__ = [
@@ -65,6 +65,8 @@ class FoldRecord:
     bytes: int
     children: tuple[str, ...] = ()
     checkpoint_seq: int | None = None  # the replacement event (None for a masking pass)
+    # ``file_sha256`` / ``logical_hash`` / ``bundle_session`` are "" when the log cannot hold
+    # them (v0-v2): the bundle is then checked against the log's own copies of the messages.
     inherited: bool = False
     text: str = field(default="", repr=False)
 
@@ -89,65 +91,144 @@ class FoldRecord:
         }
 
 
-def _record_of(ev: Mapping[str, Any], inherited: bool) -> FoldRecord | None:
+def _explicit(ev: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a ``ctxsdk/fold-checkpoint`` record adds (v3 logs only), or nothing."""
     d = ev.get("data")
-    try:
-        assert isinstance(d, Mapping)
-        b = d["bundle"]
-        return FoldRecord(
-            checkpoint_id=str(d["checkpointId"]),
-            mode=str(d["mode"]),
-            policy=str(d.get("policy", "")),
-            record_seq=int(ev["seq"]),
-            shadowed=tuple(int(s) for s in d["shadowedSeqs"]),
-            shadowed_tokens=int(d.get("shadowedTokenCount", 0)),
-            checkpoint_tokens=int(d.get("checkpointTokenCount", 0)),
-            tokenizer=str(d.get("tokenizer", "")),
-            bundle_session=str(b["session"]),
-            file_sha256=str(b["fileSha256"]),
-            logical_hash=str(b["logicalHash"]),
-            messages=int(b["messages"]),
-            bytes=int(b.get("bytes", 0)),
-            children=tuple(str(c) for c in d.get("children", ())),
-            inherited=inherited,
-        )
-    except (AssertionError, KeyError, TypeError, ValueError):
-        return None  # a malformed record is no checkpoint: its fold reads as unrecoverable
-
-
-def read_records(session: Session) -> list[FoldRecord]:
-    """Every fold the log records, in log order, with the seq and text of its checkpoint."""
-    raws = session.raw_events
-    cut = session.inherited_event_count
-    out: list[FoldRecord] = []
-    for ev in raws:
-        if ev.get("type") != FOLD_RECORD:
-            continue
-        rec = _record_of(ev, int(ev["seq"]) < cut)
-        if rec is None:
-            continue
-        seq, text = _checkpoint_after(raws, rec)
-        out.append(_with(rec, seq, text))
+    if not isinstance(d, Mapping):
+        return {}
+    b = d.get("bundle") if isinstance(d.get("bundle"), Mapping) else {}
+    out: dict[str, Any] = {"record_seq": int(ev["seq"])}
+    for key, name, cast in (
+        ("policy", "policy", str),
+        ("checkpointTokenCount", "checkpoint_tokens", int),
+        ("tokenizer", "tokenizer", str),
+    ):
+        if key in d:
+            out[name] = cast(d[key])
+    for key, name, cast in (
+        ("session", "bundle_session", str),
+        ("fileSha256", "file_sha256", str),
+        ("logicalHash", "logical_hash", str),
+        ("messages", "messages", int),
+        ("bytes", "bytes", int),
+    ):
+        if isinstance(b, Mapping) and key in b:
+            out[name] = cast(b[key])
+    if isinstance(d.get("children"), list):
+        out["children"] = tuple(str(c) for c in d["children"])
     return out
 
 
-def _with(rec: FoldRecord, seq: int | None, text: str) -> FoldRecord:
-    return replace(rec, checkpoint_seq=seq, text=text)
+def _text_of(ev: Mapping[str, Any]) -> str:
+    msg = message_of(ev) or {}
+    content = msg.get("content")
+    return (
+        "".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
+        if isinstance(content, list)
+        else ""
+    )
 
 
-def _checkpoint_after(raws: Sequence[Mapping[str, Any]], rec: FoldRecord) -> tuple[int | None, str]:
-    """The replacement that carries ``rec``'s checkpoint: the first replacement user/message
-    after the record (a masking pass has none)."""
-    if rec.mode == "mask":
-        return None, ""
-    for ev in raws[rec.record_seq + 1 : rec.record_seq + 4]:
-        if ev.get("type") == "user/message" and ev.get("surfaceOp") not in (None, "append"):
-            msg = message_of(ev) or {}
-            text = "".join(
-                b.get("text", "") for b in msg.get("content", ()) if isinstance(b, Mapping)
+def _ints(value: Any) -> tuple[int, ...]:
+    return tuple(int(v) for v in value) if isinstance(value, list) else ()
+
+
+def read_records(session: Session) -> list[FoldRecord]:
+    """Every fold the log holds, in log order, found from the log itself on every format
+    version: a checkpoint replacement that carries a fold mark (or a basic checkpoint's
+    ``fold:basic`` stamp) with the ``compaction/summary`` of its transaction, or a masking
+    pass's marked tool-result rewrites. A v3 log's ``ctxsdk/fold-checkpoint`` record adds
+    the bundle's hashes and the fold's settings (v0–v2 validators refuse unknown events, so
+    there the bundle is checked against the log's own copies of the messages instead)."""
+    raws = session.raw_events
+    cut = session.inherited_event_count
+    explicit: dict[str, dict[str, Any]] = {}
+    summaries: dict[str, Mapping[str, Any]] = {}
+    masks: dict[str, dict[str, Any]] = {}
+    out: list[FoldRecord] = []
+    for ev in raws:
+        etype = ev.get("type")
+        data = ev.get("data")
+        if not isinstance(data, Mapping):
+            continue
+        if etype == FOLD_RECORD and isinstance(data.get("checkpointId"), str):
+            explicit[data["checkpointId"]] = _explicit(ev)
+            continue
+        if etype == "compaction/summary" and isinstance(data.get("compactionId"), str):
+            summaries[data["compactionId"]] = ev
+            continue
+        if ev.get("surfaceOp") in (None, "append"):
+            continue
+        mark = read_marker(ev)
+        if mark is None or mark.checkpoint is None:
+            continue
+        cid, seq = mark.checkpoint, int(ev["seq"])
+        if mark.mode == "mask":
+            found = masks.setdefault(cid, {"seqs": [], "first": seq, "tokens": 0})
+            found["seqs"].extend(_ints(ev.get("sourceEventSeqs")))
+            prune = raws[seq - 1] if seq > 0 else {}
+            if prune.get("type") == "compaction/prune":
+                found["tokens"] += int(prune["data"].get("shadowedTokenCount", 0) or 0)
+            continue
+        summary = summaries.get(cid)
+        if summary is None:
+            continue  # a checkpoint outside its transaction: not one of ours to vouch for
+        sd = summary["data"]
+        extra = explicit.get(cid, {})
+        # a root's children: the checkpoints it took off the surface
+        children = tuple(
+            m.checkpoint
+            for q in _ints(sd.get("shadowedSeqs"))
+            if 0 <= q < len(raws)
+            and (m := read_marker(raws[q])) is not None
+            and m.checkpoint is not None
+            and m.mode != "mask"
+        )
+        out.append(
+            FoldRecord(
+                checkpoint_id=cid,
+                mode=mark.mode or "leaf",  # a basic fold is a leaf in the harness's form
+                policy=extra.get("policy", "basic" if mark.kind == "compaction" else ""),
+                record_seq=extra.get("record_seq", int(summary["seq"])),
+                shadowed=_ints(sd.get("shadowedSeqs")),
+                shadowed_tokens=int(sd.get("shadowedTokenCount", 0) or 0),
+                checkpoint_tokens=extra.get("checkpoint_tokens", 0),
+                tokenizer=extra.get("tokenizer", ""),
+                bundle_session=extra.get("bundle_session", ""),
+                file_sha256=extra.get("file_sha256", ""),
+                logical_hash=extra.get("logical_hash", ""),
+                messages=extra.get("messages", len(_ints(sd.get("shadowedSeqs")))),
+                bytes=extra.get("bytes", 0),
+                children=extra.get("children", children),
+                checkpoint_seq=seq,
+                inherited=seq < cut,
+                text=_text_of(ev),
             )
-            return int(ev["seq"]), text
-    return None, ""
+        )
+    for cid, found in masks.items():
+        extra = explicit.get(cid, {})
+        seqs = tuple(found["seqs"])
+        out.append(
+            FoldRecord(
+                checkpoint_id=cid,
+                mode="mask",
+                policy=extra.get("policy", "masking"),
+                record_seq=extra.get("record_seq", found["first"]),
+                shadowed=seqs,
+                shadowed_tokens=int(found["tokens"]),
+                checkpoint_tokens=0,
+                tokenizer=extra.get("tokenizer", ""),
+                bundle_session=extra.get("bundle_session", ""),
+                file_sha256=extra.get("file_sha256", ""),
+                logical_hash=extra.get("logical_hash", ""),
+                messages=extra.get("messages", len(seqs)),
+                bytes=extra.get("bytes", 0),
+                checkpoint_seq=None,
+                inherited=found["first"] < cut,
+            )
+        )
+    out.sort(key=lambda r: r.record_seq)
+    return out
 
 
 def lineage(session: Session, records: Sequence[FoldRecord]) -> list[str]:
@@ -155,7 +236,7 @@ def lineage(session: Session, records: Sequence[FoldRecord]) -> list[str]:
     records name, nearest first, and the parent in its header)."""
     out = [session.id]
     for rec in reversed(records):
-        if rec.inherited and rec.bundle_session not in out:
+        if rec.inherited and rec.bundle_session and rec.bundle_session not in out:
             out.append(rec.bundle_session)
     if session.parent_id and session.parent_id not in out:
         out.append(session.parent_id)
@@ -209,6 +290,7 @@ def commit(
     source: Mapping[str, Any] | None = None,
     masks: Mapping[int, tuple[str, int]] | None = None,
     children: Sequence[str] = (),
+    summarizer: tuple[str, str] = ("ctxsdk", "fold-state"),
     write: bool = True,
     tracer: Tracer | None = None,
 ) -> tuple[Session, FoldRecord]:
@@ -247,7 +329,9 @@ def commit(
     try:
         if session.index.generation != generation:  # pragma: no cover - sessions are immutable
             raise FoldConflict("the surface changed while the bundle was written")
-        new = session.append(_events(session, record, content, source, masks, open_turn))
+        new = session.append(
+            _events(session, record, content, source, masks, open_turn, summarizer)
+        )
     except SurfaceError as exc:
         store.remove(stored.session_id, checkpoint_id)
         raise FoldRefused(f"the harness would refuse this fold: {exc}") from None
@@ -274,13 +358,18 @@ def _events(
     source: Mapping[str, Any] | None,
     masks: Mapping[int, tuple[str, int]] | None,
     open_turn: int | None,
+    summarizer: tuple[str, str],
 ) -> list[dict[str, Any]]:
     w = EventWriter.after(session)
     cid = record.checkpoint_id
     shadowed = list(record.shadowed)
+    # v0-v2 validators refuse any event type they do not know, ignorable or not: the record
+    # rides only in v3 logs (elsewhere records are read from the transaction itself).
+    with_record = session.version >= 3
     if record.mode == "mask":
         assert masks is not None
-        w.emit(FOLD_RECORD, record.data(), ignorable=True)
+        if with_record:
+            w.emit(FOLD_RECORD, record.data(), ignorable=True)
         raws = session.raw_events
         for seq in shadowed:
             text, tokens = masks[seq]
@@ -299,7 +388,8 @@ def _events(
         return w.take()
     assert content is not None
     start = w.emit("compaction/start", {"compactionId": cid, "turn": open_turn})
-    w.emit(FOLD_RECORD, record.data(), ignorable=True)
+    if with_record:
+        w.emit(FOLD_RECORD, record.data(), ignorable=True)
     summary = w.emit(
         "compaction/summary",
         {
@@ -308,6 +398,9 @@ def _events(
             "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]},
             "shadowedSeqs": shadowed,
             "shadowedTokenCount": record.shadowed_tokens,
+            # who wrote the summary: no model for a state checkpoint (required on v0-v2)
+            "provider": summarizer[0],
+            "model": summarizer[1],
         },
     )
     message = {

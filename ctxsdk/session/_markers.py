@@ -11,6 +11,14 @@ Assembly marks: ``source.summary`` (``assembled:<mode> items=<n> tokens=<t>``) o
 user-message collapse, or a header line ``⟨assembled:<mode> items=<n> tokens≈<t>⟩`` opening
 the content of a tool-result rewrite (a tool/result rewrite must keep every field but its
 content, so no source stamp is possible there).
+
+Fold marks (``ctxsdk.fold``): a checkpoint is a user message sourced from ``ctxsdk/fold`` with
+``source.summary`` ``fold:<mode> cp=<checkpoint id>`` (mode leaf, root or emergency), and its
+text opens with the line ``[cx-fold <L|R|E> cp:<id>]`` so the model sees which checkpoint it
+reads; a masked tool result's content opens with ``[cx-fold mask cp:<id> …]``; a fold in the
+harness's own checkpoint form (policy basic) is a ``compact`` checkpoint whose source is
+stamped ``fold:basic:<mode> cp=<id>``. ``Marker.checkpoint`` carries the id, so the frontier and the
+fold records are found from the log alone.
 """
 
 from __future__ import annotations
@@ -44,6 +52,9 @@ _COMPACTION_PLUGIN = "compact"
 _PRUNED = "[... tool result middle pruned ...]"  # inside the pruner's marker line
 FOLD_PLUGIN = "ctxsdk/fold"
 _FOLD_SUMMARY = re.compile(r"^fold:(leaf|root|emergency) cp=([A-Za-z0-9][A-Za-z0-9_.:-]*)$")
+_BASIC_SUMMARY = re.compile(
+    r"^fold:basic(?::(leaf|root|emergency))? cp=([A-Za-z0-9][A-Za-z0-9_.:-]*)$"
+)
 _FOLD_LINE = re.compile(r"^\[cx-fold (L|R|E|mask) cp:([A-Za-z0-9][A-Za-z0-9_.:-]*)[\] ]")
 _FOLD_LETTER = {"leaf": "L", "root": "R", "emergency": "E", "mask": "mask"}
 
@@ -86,8 +97,17 @@ def fold_line(mode: str, checkpoint_id: str, detail: str = "") -> str:
     return f"[cx-fold {_FOLD_LETTER[mode]} cp:{checkpoint_id}{tail}]"
 
 
-def fold_source(mode: str, checkpoint_id: str) -> dict[str, Any]:
-    """The ``source`` of a fold checkpoint message (keys every format version accepts)."""
+def fold_source(mode: str, checkpoint_id: str, *, harness_form: bool = False) -> dict[str, Any]:
+    """The ``source`` of a fold checkpoint message (keys every format version accepts); with
+    ``harness_form`` the harness's compaction form (plugin ``compact``, policy basic),
+    stamped with the mode and id."""
+    if harness_form:
+        return {
+            "kind": "plugin",
+            "plugin": _COMPACTION_PLUGIN,
+            "compactionId": checkpoint_id,
+            "summary": f"fold:basic:{mode} cp={checkpoint_id}",
+        }
     return {
         "kind": "plugin",
         "plugin": FOLD_PLUGIN,
@@ -124,7 +144,13 @@ def _assembly(etype: Any, data: Mapping[str, Any]) -> Marker | None:
 def _compaction(etype: Any, data: Mapping[str, Any]) -> Marker | None:
     src = data.get("source") if etype == "user/message" else None
     if isinstance(src, Mapping) and src.get("plugin") == _COMPACTION_PLUGIN:
-        return Marker("compaction", _COMPACTION_PLUGIN)
+        # a fold written in the harness's own checkpoint form (policy basic) is stamped so
+        # its archive can be found again; the harness's own compactions have no stamp.
+        m = _BASIC_SUMMARY.match(str(src.get("summary", "")))
+        if m is None:
+            return Marker("compaction", _COMPACTION_PLUGIN)
+        mode = m.group(1) or "leaf"
+        return Marker("compaction", _COMPACTION_PLUGIN, mode, checkpoint=m.group(2))  # type: ignore[arg-type]
     return None
 
 
