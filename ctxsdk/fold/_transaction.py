@@ -9,7 +9,8 @@
    shape instead (``compaction/prune`` then a content-only ``tool/result`` rewrite, per
    result), which the harness allows only inside an open turn.
 3. The batch is appended under the log's lease; if another writer got there first the fold
-   is not written, its bundle is removed and ``FoldConflict`` says so.
+   is not written, its bundle is removed and ``FoldConflict`` says so (any other failed
+   write, a full disk, is a ``WriteError`` with the log left as it was).
 
 A crash between 1 and 3 leaves an orphan bundle (reported by ``Fold.status``) and the log as
 it was; after 3 the fold is whole. ``tracer(point, detail)`` sees each step.
@@ -18,6 +19,7 @@ it was; after 3 the fold is whole. ``tracer(point, detail)`` sees each step.
 from __future__ import annotations
 
 import copy
+import errno
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -340,10 +342,16 @@ def commit(
             new = new.append_to_log()
         except (WriteError, LockHeld) as exc:
             store.remove(stored.session_id, checkpoint_id)
-            raise FoldConflict(
-                f"{session.path}: the fold was not written because the log could not take it "
-                f"({exc}); its bundle {checkpoint_id} was removed. Another writer may have "
-                "changed the session: open it again and decide anew"
+            if isinstance(exc, LockHeld) or exc.errno == errno.ESTALE:
+                raise FoldConflict(
+                    f"{session.path}: another writer changed or holds the session, so this fold "
+                    f"was not written ({exc}); its bundle {checkpoint_id} was removed. Open the "
+                    "session again and decide anew"
+                ) from None
+            raise WriteError(
+                exc.errno or errno.EIO,
+                f"{session.path}: the fold was not written, the log is as it was ({exc}); its "
+                f"bundle {checkpoint_id} was removed",
             ) from None
         if tracer is not None:
             tracer("surface-appended", {"path": str(new.path), "checkpoint": checkpoint_id})
