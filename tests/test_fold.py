@@ -304,3 +304,100 @@ def test_session_fold_is_the_engine(long_log: Path, tmp_path: Path) -> None:
     assert "Fold status" in str(f)
     assert "<div class='cx-html'>" in f._repr_mimebundle_()["text/html"]
     assert any(e["type"] == FOLD_RECORD for e in []) is False
+
+
+# --- the model seam (a real OpenAI-compatible server on loopback) ----------------------------
+
+
+def test_basic_asks_the_model_for_the_eight_sections(long_log: Path, tmp_path: Path) -> None:
+    from ctxsdk.llm import LLM
+
+    from ._openai_server import openai_server
+
+    summary = "## Primary Request and Intent\n- split ledger/core.py\n" + "## Next Step\n- (none)"
+    with openai_server() as server:
+        server.replies.append(summary)
+        llm = LLM(server.url, server.model, api_key="k", env={})
+        f = _fold(long_log, tmp_path, policy="basic", llm=llm)
+        r = f.run()
+        sent = server.requests[-1]["messages"]
+    assert r.folded and r.record is not None
+    ev = f.session.raw_events[r.record.checkpoint_seq or 0]
+    assert ev["data"]["content"][1]["text"] == summary  # the model's words, the harness's frame
+    assert sent[0]["role"] == "system" and "compaction engine" in sent[-1]["content"]
+    summary_ev = [e for e in f.session.raw_events if e["type"] == "compaction/summary"][-1]
+    assert summary_ev["data"]["model"] == server.model
+    # the state never reads the summary: the same with or without the model
+    assert (
+        f.state.to_json() == cx.Fold(f.session, store=tmp_path / "x", write=False).state.to_json()
+    )
+
+
+def test_quality_adds_a_rationale_and_falls_back_when_the_model_fails(
+    long_log: Path, tmp_path: Path
+) -> None:
+    from ctxsdk.llm import LLM
+
+    from ._openai_server import openai_server
+
+    with openai_server() as server:
+        server.replies.append("- the shim keeps old imports working")
+        llm = LLM(server.url, server.model, api_key="k", env={})
+        f = _fold(long_log, tmp_path, policy="quality", llm=llm)
+        r = f.run()
+        assert r.folded and r.record is not None
+        text = f.session.raw_events[r.record.checkpoint_seq or 0]["data"]["content"][0]["text"]
+        assert "Rationale (model-written, not state):\n- the shim keeps old imports working" in text
+        # a refused key: the fold still happens, deterministically, and says why
+        bad = LLM(server.url, server.model, api_key="wrong", env={}, max_retries=0)
+        g = _fold(long_log, tmp_path / "other", policy="quality", llm=bad)
+    r2 = g.run(force=True)
+    assert r2.folded and "the model's part was left out" in r2.reason
+    assert r2.record is not None
+    text2 = g.session.raw_events[r2.record.checkpoint_seq or 0]["data"]["content"][0]["text"]
+    assert "Rationale" not in text2
+
+
+def test_clean_removes_only_old_orphans_and_temp_files(long_log: Path, tmp_path: Path) -> None:
+    import os
+
+    f = _fold(long_log, tmp_path)
+    kept = f.run().record
+    assert kept is not None
+    store = FileBundleStore(tmp_path / "bundles")
+    # an orphan: a bundle no record names (a fold that died before the log append)
+    orphan = store.path(f.session.id, "cp-orphan")
+    orphan.write_bytes(store.path(kept.bundle_session, kept.checkpoint_id).read_bytes())
+    temp = orphan.parent / ".cp-dead.123.tmp"
+    temp.write_bytes(b"partial")
+    assert f.clean() == []  # young: perhaps another process is about to reference it
+    old = os.stat(orphan).st_mtime - 7200
+    for p in (orphan, temp):
+        os.utime(p, (old, old))
+    listed = f.clean()
+    assert set(listed) == {orphan, temp} and orphan.exists()  # dry run by default
+    assert set(f.clean(dry_run=False)) == {orphan, temp}
+    assert not orphan.exists() and not temp.exists()
+    assert f.recall(kept.checkpoint_id, "exact").verified  # the referenced one stays
+
+
+def test_checkpoint_ids_can_come_from_the_caller(tmp_path: Path) -> None:
+    ids = iter(["cp-a", "cp-b"])
+    f = cx.Fold(
+        _long_session(),
+        store=tmp_path / "b",
+        window=60_000,
+        write=False,
+        id_factory=lambda: next(ids),
+    )
+    f.fold(_turn_span(f.session, 0, 3))
+    f.fold(_turn_span(f.session, 0, 3))
+    assert [r.checkpoint_id for r in f.records] == ["cp-a", "cp-b"]
+    # a fork cut that keeps the fold: the first turn end after it
+    point = f.fork_point("cp-a")
+    end = next(
+        e["seq"]
+        for e in f.session.raw_events
+        if e["type"] == "compaction/end" and e["data"]["compactionId"] == "cp-a"
+    )
+    assert point is not None and point >= end  # the child inherits the whole transaction

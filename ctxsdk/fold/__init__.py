@@ -26,7 +26,16 @@ from ._fold import Figure, Fold, FoldResult, FoldStatus
 from ._frontier import CheckpointNode, Frontier, locate_frontier
 from ._policy import POLICIES, Decision, FoldPolicy, Pressure, resolve_policy
 from ._recall import MAX_PAGE, Recall, SearchHit, SearchResult
-from ._state import ANCHOR_EVENT, Anchor, FoldState, StateLimits, anchor_event, reduce_events
+from ._state import (
+    ANCHOR_EVENT,
+    Anchor,
+    FoldState,
+    StateLimits,
+    StateMetrics,
+    anchor_event,
+    reduce_events,
+    state_metrics,
+)
 from ._transaction import FOLD_RECORD, FoldRecord, read_records
 
 __all__ = [
@@ -62,6 +71,7 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "StateLimits",
+    "StateMetrics",
     "anchor_event",
     "canonical_json",
     "locate_frontier",
@@ -69,6 +79,7 @@ __all__ = [
     "read_records",
     "reduce_events",
     "resolve_policy",
+    "state_metrics",
 ]
 
 publish(__name__, globals(), __all__)

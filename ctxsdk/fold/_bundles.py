@@ -474,6 +474,39 @@ class FileBundleStore:
         keep = set(referenced)
         return [b for b in self.bundles(session_id) if b.checkpoint_id not in keep]
 
+    def temp_files(self, session_id: str) -> list[Path]:
+        """Temp files a ``put`` left behind (a writer killed mid-write), oldest first."""
+        d = self.root / _check_id("session id", session_id)
+        if not d.is_dir():
+            return []
+        found = [p for p in d.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp")]
+        return sorted(found, key=lambda p: p.stat().st_mtime)
+
+    def clean(
+        self,
+        referenced: Iterable[str],
+        session_id: str,
+        *,
+        min_age: float = 3600.0,
+        dry_run: bool = True,
+        now: float | None = None,
+    ) -> list[Path]:
+        """Orphan bundles and temp files of ``session_id`` older than ``min_age`` seconds:
+        listed, and deleted unless ``dry_run``. The age guard leaves alone what a fold in
+        another process may have written a moment ago and is about to reference."""
+        import time
+
+        t = time.time() if now is None else now
+        paths = [b.path for b in self.orphans(referenced, session_id)]
+        paths += self.temp_files(session_id)
+        old = [p for p in paths if t - p.stat().st_mtime >= min_age]
+        if not dry_run:
+            for p in old:
+                p.unlink(missing_ok=True)
+            if old:
+                _fsync_dir(old[0].parent)
+        return old
+
 
 class BundleReader:
     """A lineage-scoped view of a store: a sibling's or a child's bundle reads as missing."""

@@ -21,6 +21,7 @@ from ..session import (
     TokenCounter,
     display_text,
     fold_source,
+    fork_points,
     message_of,
     node_tokens,
     tool_groups,
@@ -36,6 +37,7 @@ from ._checkpoint import (
     unshown,
 )
 from ._frontier import Frontier, locate_frontier
+from ._model import BASIC_INSTRUCTION, RATIONALE_INSTRUCTION, ModelText, ask
 from ._policy import Decision, FoldPolicy, Pressure, decide, measure_pressure, resolve_policy
 from ._recall import (
     MAX_PAGE,
@@ -60,6 +62,13 @@ __all__ = ["Fold", "FoldResult", "FoldStatus"]
 
 Tracer = Callable[[str, Mapping[str, Any]], None]
 _PLACEHOLDER_ID = "cp-" + "0" * 16  # same length as a real id, to count a draft exactly
+
+
+@dataclass(frozen=True)
+class _Draft:
+    content: list[dict[str, Any]]
+    source: dict[str, Any] | None
+    asked: ModelText | None
 
 
 @dataclass(frozen=True)
@@ -231,6 +240,7 @@ class Fold(Rendered):
         llm: Any = None,
         write: bool = True,
         tracer: Tracer | None = None,
+        id_factory: Callable[[], str] | None = None,
         **settings: Any,
     ) -> None:
         if not isinstance(session, Session):
@@ -249,6 +259,8 @@ class Fold(Rendered):
         if tracer is not None and self.store.tracer is None:
             self.store.tracer = tracer
         self.tracer = tracer
+        # new checkpoint ids (random by default); a benchmark passes a counter to be exact
+        self.id_factory = id_factory or new_checkpoint_id
         self.llm = llm
         self.write = write
         self._counter = TokenCounter(tokenizer)
@@ -318,22 +330,37 @@ class Fold(Rendered):
         return n
 
     def _draft_tokens(self, frontier: Frontier, span: tuple[int, int], *, root: bool) -> int:
-        content, _ = self._content(_PLACEHOLDER_ID, frontier, span, root=root)
+        content = self._content(_PLACEHOLDER_ID, frontier, span, root=root).content
         return self._counter.count_message({"role": "user", "content": content})
 
     def _content(
-        self, cid: str, frontier: Frontier, span: tuple[int, int], *, root: bool
-    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        """The checkpoint message content (and a source, for basic) for ``span``."""
+        self,
+        cid: str,
+        frontier: Frontier,
+        span: tuple[int, int],
+        *,
+        root: bool,
+        final: bool = False,
+    ) -> _Draft:
+        """The checkpoint message for ``span``: its content, a source (basic's), who wrote it,
+        and, when ``final``, the model's part (basic's summary, quality's rationale) asked
+        for; a draft for counting never calls the model."""
         seqs = self.session.index.surface_seqs()[span[0] : span[1]]
+        raws = self.session.raw_events
         state = self.state
-        if self.policy.checkpoint == "summary":
-            last = self.session.raw_events[seqs[-1]]
-            summary = basic_summary(state, display_text(message_of(last) or {}))
-            mode = "root" if root else "leaf"
-            return basic_content(summary), fold_source(mode, cid, harness_form=True)
-        tokens = self._tokens()
         mode = "root" if root else "leaf"
+        asked: ModelText | None = None
+        if self.policy.checkpoint == "summary":
+            if final and self.llm is not None:
+                asked = self._ask(seqs, BASIC_INSTRUCTION, 8192)
+            if asked is not None and asked.text is not None:
+                summary = asked.text
+            else:
+                summary = basic_summary(state, display_text(message_of(raws[seqs[-1]]) or {}))
+            return _Draft(basic_content(summary), fold_source(mode, cid, harness_form=True), asked)
+        if final and self.policy.rationale:
+            asked = self._ask(seqs, RATIONALE_INSTRUCTION, 600)
+        tokens = self._tokens()
         closed: list[Any] = []
         if not root:
             shown, was_open = self._shown(frontier)
@@ -350,8 +377,16 @@ class Fold(Rendered):
             messages=len(seqs),
             tokens=sum(tokens[span[0] : span[1]]),
             framing=root or not frontier.checkpoint_ids,
+            rationale=asked.text if asked is not None else None,
         )
-        return [{"type": "text", "text": text}], None
+        return _Draft([{"type": "text", "text": text}], None, asked)
+
+    def _ask(self, seqs: Sequence[int], instruction: str, max_tokens: int) -> ModelText:
+        raws = self.session.raw_events
+        messages = [message_of(raws[q]) or {} for q in seqs]
+        return ask(
+            self.llm, self.session.system_prompt, messages, instruction, max_tokens=max_tokens
+        )
 
     def _state_at(self, upto: int) -> FoldState:
         """The state as a fold at ``upto`` saw it (cached: the log only grows)."""
@@ -452,12 +487,20 @@ class Fold(Rendered):
         shadowed = seqs[span[0] : span[1]]
         if frontier.head > span[0]:
             raise FoldRefused("a fold never covers the system head")
-        cid = new_checkpoint_id()
+        cid = self.id_factory()
         span_tokens = sum(tokens[span[0] : span[1]])
         if action == "mask":
             new, record = self._mask(cid, shadowed, tokens, seqs)
         else:
-            content, source = self._content(cid, frontier, span, root=action == "root")
+            draft = self._content(cid, frontier, span, root=action == "root", final=True)
+            content, source = draft.content, draft.source
+            asked = draft.asked
+            summarizer = ("ctxsdk", "fold-state" if source is None else "fold-extractive")
+            if asked is not None:
+                if asked.text is None:
+                    reason += f" (the model's part was left out: {asked.reason})"
+                else:
+                    summarizer = (asked.provider, asked.model)
             cp_tokens = self._counter.count_message({"role": "user", "content": content})
             if cp_tokens >= span_tokens:
                 raise FoldRefused(
@@ -483,6 +526,7 @@ class Fold(Rendered):
                 content=content,
                 source=source,
                 children=children,
+                summarizer=summarizer,
                 write=self.write,
                 tracer=self.tracer,
             )
@@ -530,6 +574,23 @@ class Fold(Rendered):
             write=self.write,
             tracer=self.tracer,
         )
+
+    def clean(self, *, min_age: float = 3600.0, dry_run: bool = True) -> list[Path]:
+        """Orphan bundles (stored by a fold that never reached the log) and temp files of this
+        session, older than ``min_age`` seconds: listed, and deleted unless ``dry_run``."""
+        return self.store.clean(
+            [r.checkpoint_id for r in self.records],
+            self.session.id,
+            min_age=min_age,
+            dry_run=dry_run,
+        )
+
+    def fork_point(self, ref: str | int) -> int | None:
+        """Where a fork keeps the fold ``ref``: the first seq at or after its transaction at
+        which the harness may cut (outside an open turn), or None if there is none yet."""
+        record = resolve_ref(self.records, ref)
+        last = max(record.record_seq, record.checkpoint_seq or 0)
+        return next((p for p in fork_points(self.session) if p >= last), None)
 
     # --- reading back ------------------------------------------------------------------------
 

@@ -131,8 +131,9 @@ def resolve_policy(policy: str | FoldPolicy, **overrides: Any) -> FoldPolicy:
 
 @dataclass(frozen=True)
 class Pressure:
-    """The surface against the window: ``total`` tokens now, ``frozen`` of them in checkpoints,
-    the fold ``threshold`` and the hard ``capacity`` (window minus reserve)."""
+    """The surface against the window: ``total`` tokens now, ``head`` of them in the system
+    head, ``frozen`` in checkpoints, the fold ``threshold`` and the hard ``capacity`` (window
+    minus reserve)."""
 
     total: int
     frozen: int
@@ -141,10 +142,12 @@ class Pressure:
     capacity: int
     window: int
     window_measured: bool
+    head: int = 0
 
     @property
     def open(self) -> int:
-        return self.total - self.frozen
+        """Tokens in the open nodes (neither the head nor a checkpoint)."""
+        return self.total - self.frozen - self.head
 
     @property
     def ratio(self) -> float:
@@ -172,6 +175,7 @@ def measure_pressure(
         capacity=window - policy.reserve_tokens,
         window=window,
         window_measured=policy.window is None and logged_window is not None,
+        head=sum(tokens[: frontier.head]),
     )
 
 
