@@ -808,7 +808,10 @@ def run_case(case: Mapping[str, Any], arm: str, work: Path) -> CaseResult:
     total = sum(node_tokens(s, TokenCounter(TOKENIZER)))
     model = _CountingModel()
     store = work / f"bundles-{arm}"
-    f = Fold(s, store=store, policy=arm, window=total, llm=model, tokenizer=TOKENIZER)
+    # The state-only arm gets a model that must never be called (B12: zero LLM); basic asks a
+    # model when it has one, so it runs without one here (its extractive summary, stated).
+    llm = model if arm != "basic" else None
+    f = Fold(s, store=store, policy=arm, window=total, llm=llm, tokenizer=TOKENIZER)
     checks: list[OracleResult] = []
     try:
         _fold_at_boundary(case, f, checks)

@@ -384,12 +384,25 @@ def run_arm(
     counter = TokenCounter(_TOKENIZER)
     fact_seq: dict[int, int] = {}  # W4: step -> seq of the tool result that stated its fact
     session, clock = _start(workload, arm, window, workload_step(workload, 0))
+    made = iter(range(1, 1 << 30))
+
+    def next_id() -> str:  # the ids a fold writes, fixed per run so the bench is exact
+        return f"cp-{next(made):016x}"
+
     for i in range(steps):
         step = workload_step(workload, i)
         if i:
             session = _user_turn(session, clock, step.prompt, i)
         # (1) the policy's pre-step, inside the open turn: the engine decides.
-        f = Fold(session, store=store, policy=arm, window=window, tokenizer=_TOKENIZER, write=False)
+        f = Fold(
+            session,
+            store=store,
+            policy=arm,
+            window=window,
+            tokenizer=_TOKENIZER,
+            write=False,
+            id_factory=next_id,
+        )
         try:
             res = f.run()
         except FoldRefused as exc:
