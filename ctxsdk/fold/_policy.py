@@ -13,8 +13,9 @@ looping.
 - ``economy`` (default), ``balanced``, ``quality``: the seed's ladder. Leaf folds start at the
   frontier (never re-folding a checkpoint); economic admission refuses a fold whose reclaim
   is too small, and the reachability check says when no fold can get under the threshold;
-  a root rebase merges the checkpoints into one when its payback horizon is short enough,
-  at most once per ``rebase_cooldown`` folds. ``balanced`` keeps a longer tail (0.24);
+  a root rebase merges the checkpoints into one when its payback horizon is short enough
+  (at most once per ``rebase_cooldown`` folds), when no leaf can be made or admitted, or
+  when the frozen prefix holds over ``rebase_frozen_share`` of the room a leaf can free. ``balanced`` keeps a longer tail (0.24);
   ``quality`` adds a model rationale (which never feeds state).
 """
 
@@ -66,6 +67,7 @@ class FoldPolicy:
     min_reclaim_ratio: float = 0.25
     root: Literal["never", "economics"] = "economics"
     rebase_cooldown: int = 5
+    rebase_frozen_share: float = 0.5
     payback_horizon: float = 12.0
     cache_realisation: float = 0.9
     profile: str | EconomicsProfile = "deepseek-flash-2026-09"
@@ -313,12 +315,24 @@ def _decide_leaf(
             return _root(frontier, tokens, pressure, checkpoint_tokens, "inconsistent frontier")
         return Decision("none", f"leaf folds refuse: {frontier.problem}")
     emergency = pressure.total >= pressure.capacity
-    if (
-        policy.root == "economics"
-        and pressure.regime == "frozen-bound"
-        and len(frontier.frozen) >= 2
-    ):
-        return _root(frontier, tokens, pressure, checkpoint_tokens, "frozen-bound")
+    if policy.root == "economics" and len(frontier.frozen) >= 2:
+        if pressure.regime == "frozen-bound":
+            return _root(frontier, tokens, pressure, checkpoint_tokens, "frozen-bound")
+        # The room a leaf fold can win back is what lies between the frozen prefix and the
+        # verbatim tail; once the prefix holds more than this share of the room above the
+        # head, leaf folds come ever closer together, so the prefix is merged first.
+        room = max(1, pressure.threshold - pressure.head - retain)
+        if pressure.frozen > policy.rebase_frozen_share * room:
+            root = _root(
+                frontier,
+                tokens,
+                pressure,
+                checkpoint_tokens,
+                f"the frozen prefix ({pressure.frozen:,}) holds over "
+                f"{policy.rebase_frozen_share:.0%} of the {room:,} tokens a leaf can free",
+            )
+            if root.folds:
+                return root
     span = leaf_span(start, tokens, retain, groups)
     if span is None:
         return Decision(
