@@ -401,3 +401,31 @@ def test_checkpoint_ids_can_come_from_the_caller(tmp_path: Path) -> None:
         if e["type"] == "compaction/end" and e["data"]["compactionId"] == "cp-a"
     )
     assert point is not None and point >= end  # the child inherits the whole transaction
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_grandchild_recalls_its_grandparents_folds(tmp_path: Path, version: int) -> None:
+    b = LogBuilder(version, session_id="gp")
+    for i in range(10):
+        b.turn(f"step {i}: note MARK-{i:04d} " + "detail " * 40).assistant(text="noted " * 30)
+        b.end_turn()
+    home = tmp_path / "home"
+    path = b.write(b.canonical_path(home / "sessions" / "proj"))
+    store = tmp_path / "bundles"
+    gp = cx.Fold(cx.Session.open(path), store=store, window=60_000)
+    seqs = gp.session.index.surface_seqs()
+    at = gp.frontier().first_open  # after the system head (v3 has one, v2 has none)
+    first = gp.fold((seqs[at], seqs[at + 5])).record
+    assert first is not None
+    child = gp.session.fork(child_id="child")
+    c = cx.Fold(child, store=store, window=60_000)
+    cseq = c.session.index.surface_seqs()
+    c.fold((cseq[c.frontier().first_open], cseq[c.frontier().first_open + 3]))
+    grandchild = c.session.fork(child_id="grandchild")
+    g = cx.Fold(grandchild, store=store)
+    got = g.recall(f"cp:{first.checkpoint_id}", "exact")
+    assert got.verified and got.messages == tuple(
+        message_of(gp.session.raw_events[q]) for q in first.shadowed
+    )
+    assert g.search("MARK-0002").hits[0].checkpoint_id == first.checkpoint_id
+    assert g.status().healthy

@@ -474,6 +474,13 @@ class FileBundleStore:
         keep = set(referenced)
         return [b for b in self.bundles(session_id) if b.checkpoint_id not in keep]
 
+    def owners(self, checkpoint_id: str) -> list[str]:
+        """The sessions whose folder holds a bundle for ``checkpoint_id`` (sorted)."""
+        name = _check_id("checkpoint id", checkpoint_id) + _SUFFIX
+        if not self.root.is_dir():
+            return []
+        return sorted(d.name for d in self.root.iterdir() if (d / name).is_file())
+
     def temp_files(self, session_id: str) -> list[Path]:
         """Temp files a ``put`` left behind (a writer killed mid-write), oldest first."""
         d = self.root / _check_id("session id", session_id)

@@ -301,7 +301,16 @@ class Fold(Rendered):
         )
 
     def reader(self) -> BundleReader:
-        return self.store.reader(lineage(self.session, self.records))
+        """Reads this session's bundles and its ancestors', never a sibling's."""
+        records = self.records
+        ids = lineage(self.session, records)
+        for rec in records:
+            # A v0-v2 log cannot name the session that stored an inherited fold's bundle
+            # (a grandparent, say): find its owner in the store. Only ids this log inherited
+            # are looked up, and the bytes are checked against the log's own copies.
+            if rec.inherited and not rec.bundle_session:
+                ids += [o for o in self.store.owners(rec.checkpoint_id) if o not in ids]
+        return self.store.reader(ids)
 
     # --- deciding ----------------------------------------------------------------------------
 

@@ -15,8 +15,9 @@ looping.
   is too small, and the reachability check says when no fold can get under the threshold;
   a root rebase merges the checkpoints into one when its payback horizon is short enough
   (at most once per ``rebase_cooldown`` folds), when no leaf can be made or admitted, or
-  when the frozen prefix holds over ``rebase_frozen_share`` of the room a leaf can free. ``balanced`` keeps a longer tail (0.24);
-  ``quality`` adds a model rationale (which never feeds state).
+  when the frozen prefix holds over ``rebase_frozen_share`` of the room a leaf can free.
+  ``balanced`` keeps a longer tail (0.24); ``quality`` adds a model rationale (which never
+  feeds state).
 """
 
 from __future__ import annotations
