@@ -429,3 +429,59 @@ def test_a_grandchild_recalls_its_grandparents_folds(tmp_path: Path, version: in
     )
     assert g.search("MARK-0002").hits[0].checkpoint_id == first.checkpoint_id
     assert g.status().healthy
+
+
+# --- hostile input: a log or a store written by someone else ---------------------------------
+
+_JUNK: list[Any] = [None, -1, 2**70, "x", "", [], {}, [1, "a"], {"a": 1}, True, 1.5, "../../etc"]
+
+
+def test_hostile_fold_records_never_escape(long_log: Path, tmp_path: Path) -> None:
+    """Every field of the fold's own events replaced by junk: reading the records, status,
+    search and recall either work or raise a ctxsdk error that says what; nothing else."""
+    import random
+
+    from ctxsdk.errors import CtxError
+
+    f = _fold(long_log, tmp_path)
+    rec = f.run().record
+    assert rec is not None
+    base = [dict(e) for e in f.session.raw_events]
+    header = f.session.header.model_dump(by_alias=True, exclude_none=True)
+    ours = [
+        i
+        for i, e in enumerate(base)
+        if e["type"] in (FOLD_RECORD, "compaction/summary") and i > rec.record_seq - 3
+    ]
+    rng = random.Random(7)
+    cases = escaped = 0
+    for _ in range(150):
+        events = [dict(e) for e in base]
+        i = rng.choice(ours)
+        data = dict(events[i]["data"])
+        key = rng.choice(sorted(data))
+        data[key] = rng.choice(_JUNK)
+        if isinstance(data.get("bundle"), dict) and rng.random() < 0.5:
+            inner = dict(data["bundle"])
+            inner[rng.choice(sorted(inner))] = rng.choice(_JUNK)
+            data["bundle"] = inner
+        events[i] = {**events[i], "data": data}
+        try:
+            s = cx.Session.from_events(header, events)
+        except CtxError:
+            continue  # refused by the reader with a located error: fine
+        cases += 1
+        try:
+            g = cx.Fold(s, store=tmp_path / "bundles", write=False)
+            g.status()
+            g.search("ledger")
+            for r in g.records:
+                try:
+                    g.recall(r.checkpoint_id, "exact")
+                except CtxError:
+                    pass
+        except CtxError:
+            pass
+        except Exception:  # noqa: BLE001 - this is what the test looks for
+            escaped += 1
+    assert cases > 50 and escaped == 0

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import FoldConflict, FoldRefused, LockHeld, SurfaceError, WriteError
 from ..session import EventWriter, Session, fold_source, message_of, read_marker
-from ._bundles import Bundle, BundleRecord, FileBundleStore
+from ._bundles import _ID, Bundle, BundleRecord, FileBundleStore
 
 __all__ = [
     "FOLD_RECORD",
@@ -93,31 +93,38 @@ class FoldRecord:
         }
 
 
+def _count(value: Any) -> int | None:
+    """A non-negative JSON integer, or None (a record written by hand may hold anything)."""
+    return value if type(value) is int and value >= 0 else None
+
+
 def _explicit(ev: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields a ``ctxsdk/fold-checkpoint`` record adds (v3 logs only), or nothing."""
+    """The fields a ``ctxsdk/fold-checkpoint`` record adds (v3 logs only); a field that is
+    missing or of the wrong type is left out, never trusted."""
     d = ev.get("data")
     if not isinstance(d, Mapping):
         return {}
-    b = d.get("bundle") if isinstance(d.get("bundle"), Mapping) else {}
+    found = d.get("bundle")
+    b: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     out: dict[str, Any] = {"record_seq": int(ev["seq"])}
-    for key, name, cast in (
-        ("policy", "policy", str),
-        ("checkpointTokenCount", "checkpoint_tokens", int),
-        ("tokenizer", "tokenizer", str),
-    ):
-        if key in d:
-            out[name] = cast(d[key])
-    for key, name, cast in (
-        ("session", "bundle_session", str),
-        ("fileSha256", "file_sha256", str),
-        ("logicalHash", "logical_hash", str),
-        ("messages", "messages", int),
-        ("bytes", "bytes", int),
-    ):
-        if isinstance(b, Mapping) and key in b:
-            out[name] = cast(b[key])
+    texts: tuple[tuple[str, str, Mapping[str, Any]], ...] = (
+        ("policy", "policy", d),
+        ("tokenizer", "tokenizer", d),
+        ("fileSha256", "file_sha256", b),
+        ("logicalHash", "logical_hash", b),
+    )
+    for key, name, src in texts:
+        if isinstance(src.get(key), str):
+            out[name] = src[key]
+    if isinstance(b.get("session"), str) and _ID.fullmatch(b["session"]):
+        out["bundle_session"] = b["session"]
+    counts = (("checkpointTokenCount", "checkpoint_tokens", d), ("messages", "messages", b))
+    for key, name, src in (*counts, ("bytes", "bytes", b)):
+        n = _count(src.get(key))
+        if n is not None:
+            out[name] = n
     if isinstance(d.get("children"), list):
-        out["children"] = tuple(str(c) for c in d["children"])
+        out["children"] = tuple(c for c in d["children"] if isinstance(c, str))
     return out
 
 
@@ -132,7 +139,7 @@ def _text_of(ev: Mapping[str, Any]) -> str:
 
 
 def _ints(value: Any) -> tuple[int, ...]:
-    return tuple(int(v) for v in value) if isinstance(value, list) else ()
+    return tuple(v for v in value if _count(v) is not None) if isinstance(value, list) else ()
 
 
 def read_records(session: Session) -> list[FoldRecord]:
@@ -170,7 +177,7 @@ def read_records(session: Session) -> list[FoldRecord]:
             found["seqs"].extend(_ints(ev.get("sourceEventSeqs")))
             prune = raws[seq - 1] if seq > 0 else {}
             if prune.get("type") == "compaction/prune":
-                found["tokens"] += int(prune["data"].get("shadowedTokenCount", 0) or 0)
+                found["tokens"] += _count(prune["data"].get("shadowedTokenCount")) or 0
             continue
         summary = summaries.get(cid)
         if summary is None:
@@ -193,7 +200,7 @@ def read_records(session: Session) -> list[FoldRecord]:
                 policy=extra.get("policy", "basic" if mark.kind == "compaction" else ""),
                 record_seq=extra.get("record_seq", int(summary["seq"])),
                 shadowed=_ints(sd.get("shadowedSeqs")),
-                shadowed_tokens=int(sd.get("shadowedTokenCount", 0) or 0),
+                shadowed_tokens=_count(sd.get("shadowedTokenCount")) or 0,
                 checkpoint_tokens=extra.get("checkpoint_tokens", 0),
                 tokenizer=extra.get("tokenizer", ""),
                 bundle_session=extra.get("bundle_session", ""),
