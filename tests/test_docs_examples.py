@@ -31,6 +31,7 @@ PAGES = [
     "docs/workspace.md",
     "docs/importers.md",
     "docs/assembly.md",
+    "docs/fold.md",
     "docs/views.md",
     "docs/errors.md",
     "docs/llm.md",

@@ -7,8 +7,11 @@ pages show real output and stay true when the code changes. An unknown name fail
 
 from __future__ import annotations
 
+import itertools
 import re
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
@@ -26,12 +29,35 @@ def _preview(s: cx.Session) -> Any:
     return a.set(tool.seq, "off").preview()
 
 
+def _fold(then: Callable[[cx.Fold, Any], Any]) -> Callable[[cx.Session], Any]:
+    """A render of a copy of the sample folded once in an 8,192-token window (the samples are
+    read-only), with reproducible checkpoint ids: ``then(fold, result)``. Results render from
+    their own data, so the temporary folder can go."""
+
+    def run(s: cx.Session) -> Any:
+        ids = itertools.count(1)
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = cx.Session.open(s.save(Path(tmp) / "session"))
+            f = cx.Fold(
+                copy,
+                store=Path(tmp) / "store",
+                window=8192,
+                id_factory=lambda: f"cp-{next(ids):016x}",
+            )
+            return then(f, f.run())
+
+    return run
+
+
 RENDERS: dict[str, Callable[[cx.Session], Any]] = {
     "tree": lambda s: cx.Assembly(s).tree(),
     "composition": lambda s: composition(s, window=32_000),
     "turn-tokens": lambda s: turn_tokens(s),
     "preview": _preview,
     "fit": lambda s: cx.Assembly(s).fit(1500, query="xdist worker port collision"),
+    "fold-result": _fold(lambda f, result: result),
+    "fold-search": _fold(lambda f, result: f.search("ledger/__init__.py")),
+    "fold-status": _fold(lambda f, result: f.status()),
 }
 
 
