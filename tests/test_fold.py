@@ -144,6 +144,11 @@ def test_a_rebase_merges_the_checkpoints_and_keeps_them_recallable(tmp_path: Pat
     assert fr.checkpoint_ids == (r.record.checkpoint_id,)
     for old in (a, b):
         assert f.recall(old.checkpoint_id, "exact").verified
+    # the objective names module_0.py in the leaves' text, which the root archived; the hit
+    # that comes first is the original prompt, in the first leaf's bundle
+    hits = f.search("module_0.py").hits
+    assert hits[0].checkpoint_id == a.checkpoint_id and hits[0].match_kind == "message-text"
+    assert any(h.match_kind == "checkpoint-text" for h in hits[1:])
 
 
 def test_fold_refuses_a_span_that_splits_a_tool_call(long_log: Path, tmp_path: Path) -> None:

@@ -387,11 +387,14 @@ def _decide_leaf(
         root = _root(frontier, tokens, pressure, checkpoint_tokens, "amortized", policy=policy)
         if root.folds:
             return root
+    why = "emergency" if emergency else "pressure"
+    against = f"≥ threshold {pressure.threshold:,}"
+    if pressure.total < pressure.threshold:
+        why, against = "forced", f"(under the threshold {pressure.threshold:,})"
     return Decision(
         action,
-        f"{'emergency' if emergency else 'pressure'}: {pressure.total:,} tokens ≥ threshold "
-        f"{pressure.threshold:,}; fold {span_tokens:,} tokens into a {cp:,}-token checkpoint, "
-        f"reclaiming {reclaim:,}",
+        f"{why}: {pressure.total:,} tokens {against}; fold {span_tokens:,} tokens into a "
+        f"{cp:,}-token checkpoint, reclaiming {reclaim:,}",
         span,
         span_tokens,
         cp,

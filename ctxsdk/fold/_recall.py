@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from .._display import Rendered, badge, esc, plural, table
 from ..errors import BundleError, CorruptBundle, InvalidArgument, NotFound
-from ..session import gist, message_of, search_text
+from ..session import gist, message_of, read_marker, search_text
 from ._bundles import Bundle, BundleReader
 from ._transaction import FoldRecord
 
@@ -148,6 +148,12 @@ def _excerpt(text: str, at: int, n: int) -> str:
     return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
 
 
+def _is_checkpoint(message: Any) -> bool:
+    """A message that is itself a checkpoint (a fold's or a harness compaction's)."""
+    mark = read_marker({"type": "user/message", "data": message})
+    return mark is not None and mark.kind in ("fold", "compaction")
+
+
 def _role(message: Any) -> str:
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list) and any(
@@ -180,10 +186,18 @@ def search(
             continue
         matches: list[tuple[int, int, str, int]] = []  # (index, seq, text, at)
         tool_hit: tuple[int, str] | None = None
+        narrative: tuple[int, int, str, int] | None = None  # a match in an archived checkpoint
         for i, (seq, msg) in enumerate(
             zip(bundle.ordered_surface_seqs, bundle.messages, strict=False)
         ):
             text = search_text(msg)
+            if _is_checkpoint(msg):
+                # a root archives earlier checkpoints: their text points at the originals,
+                # which their own bundles hold; a match here ranks after those
+                at = text.lower().find(needle)
+                if at >= 0:
+                    narrative = (i, seq, text, at)
+                continue
             at = text.lower().find(needle)
             if at >= 0:
                 matches.append((i, seq, text, at))
@@ -211,6 +225,21 @@ def search(
                 first[0],
             )
             found.append((seq, hit))
+        elif narrative is not None:
+            i, seq, text, at = narrative
+            found.append(
+                (
+                    seq,
+                    SearchHit(
+                        rec.checkpoint_id,
+                        "checkpoint-text",
+                        _excerpt(text, at, len(needle)),
+                        seq,
+                        i,
+                        "checkpoint",
+                    ),
+                )
+            )
         elif needle in rec.checkpoint_id.lower():
             found.append((last, SearchHit(rec.checkpoint_id, "id", rec.checkpoint_id)))
         elif rec.text and needle in rec.text.lower():
@@ -229,7 +258,9 @@ def search(
             found.append(
                 (seq, SearchHit(rec.checkpoint_id, "tool-name", name, seq, i, "assistant"))
             )
-    found.sort(key=lambda p: -p[0])
+    # newest first by conversation position; matches in the archived messages themselves
+    # before matches in checkpoint text (ids, our own or an archived one's)
+    found.sort(key=lambda p: (p[1].match_kind in ("checkpoint-text", "id"), -p[0]))
     return SearchResult(
         query, tuple(h for _, h in found[:limit]), len(found), len(records), tuple(unavailable)
     )
