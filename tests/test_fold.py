@@ -489,3 +489,25 @@ def test_hostile_fold_records_never_escape(long_log: Path, tmp_path: Path) -> No
         except Exception:  # what the test looks for: anything not a ctxsdk error
             escaped += 1
     assert cases > 50 and escaped == 0
+
+
+def test_economics_prices_the_measured_usage(long_log: Path, tmp_path: Path) -> None:
+    f = _fold(long_log, tmp_path)
+    usage = f.session.usage()
+    cost = f.economics("deepseek-flash-2026-09")
+    assert len(cost.requests) == len(usage) > 0
+    u = usage[0][1]
+    expected = (
+        u.input_tokens * 0.28
+        + (u.cache_read_tokens or 0) * 0.0056
+        + (u.cache_write_tokens or 0) * 0.0
+        + u.output_tokens * 0.42
+    ) / 1e6
+    assert cost.requests[0][4] == pytest.approx(expected)
+    hits = sum(x.cache_read_tokens or 0 for _, x in usage)
+    inp = sum(x.input_tokens for _, x in usage)
+    assert cost.cache_realisation == pytest.approx(hits / (inp + hits))
+    assert f.economics("synthetic-no-cache").cost > cost.cost  # a cache makes it cheaper
+    assert "cache realisation" in str(cost) and "(measured)" in str(cost)
+    s = cx.Session.from_messages([{"role": "user", "content": "hi"}])
+    assert cx.Fold(s, store=tmp_path / "b", write=False).economics().requests == ()

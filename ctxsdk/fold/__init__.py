@@ -21,7 +21,7 @@ from ._bundles import (
     canonical_json,
 )
 from ._checkpoint import FRAMING
-from ._economics import PROFILES, EconomicsProfile, PrefixSplit, prefix_split
+from ._economics import PROFILES, EconomicsProfile, PrefixSplit, UsageCost, prefix_split, usage_cost
 from ._fold import Figure, Fold, FoldResult, FoldStatus
 from ._frontier import CheckpointNode, Frontier, locate_frontier
 from ._policy import POLICIES, Decision, FoldPolicy, Pressure, resolve_policy
@@ -72,6 +72,7 @@ __all__ = [
     "SearchResult",
     "StateLimits",
     "StateMetrics",
+    "UsageCost",
     "anchor_event",
     "canonical_json",
     "locate_frontier",
@@ -80,6 +81,7 @@ __all__ = [
     "reduce_events",
     "resolve_policy",
     "state_metrics",
+    "usage_cost",
 ]
 
 publish(__name__, globals(), __all__)

@@ -17,14 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._display import Rendered, kv, section
 from ..errors import InvalidArgument, UnknownName
 
 __all__ = [
     "PROFILES",
     "EconomicsProfile",
     "PrefixSplit",
+    "UsageCost",
     "prefix_split",
     "profile",
+    "usage_cost",
 ]
 
 CacheMode = Literal["automatic", "explicit", "none"]
@@ -159,3 +162,83 @@ def prefix_split(
         m += 1
     warm = sum(t for _, t in previous[:m])
     return PrefixSplit(m, warm, sum(t for _, t in previous[m:]))
+
+
+@dataclass(frozen=True)
+class UsageCost(Rendered):
+    """What a session's requests cost, from the usage the provider reported in its log
+    (``Fold.economics``): per request and in total, priced under one profile.
+
+    ``cache_realisation`` is measured (cache-read tokens over all input tokens), unlike the
+    modeled ``h`` of a benchmark; ``None`` when the log's usage has no cache counts, in which
+    case ``cost`` prices every input token as a miss and says so in ``note``."""
+
+    profile: EconomicsProfile
+    requests: tuple[tuple[int, int, int | None, int, float], ...]  # seq, input, hits, output, $
+    note: str = ""
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(r[1] for r in self.requests)
+
+    @property
+    def cache_hit_tokens(self) -> int | None:
+        hits = [r[2] for r in self.requests]
+        return None if any(h is None for h in hits) else sum(h or 0 for h in hits)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(r[3] for r in self.requests)
+
+    @property
+    def cost(self) -> float:
+        return sum(r[4] for r in self.requests)
+
+    @property
+    def cache_realisation(self) -> float | None:
+        hits = self.cache_hit_tokens
+        total = self.input_tokens + (hits or 0)
+        return None if hits is None or total == 0 else hits / total
+
+    def __repr__(self) -> str:
+        return f"UsageCost({self.profile.id}, {len(self.requests)} requests, ${self.cost:.6f})"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        h = self.cache_realisation
+        hits = self.cache_hit_tokens
+        return [
+            ("profile", f"{self.profile.id} (prices per million tokens; {self.profile.source})"),
+            ("requests", f"{len(self.requests):,} with provider usage in the log"),
+            ("input (cache misses)", f"{self.input_tokens:,} tokens (measured)"),
+            ("cache hits", "unknown" if hits is None else f"{hits:,} tokens (measured)"),
+            ("output", f"{self.output_tokens:,} tokens (measured)"),
+            ("cache realisation", "unknown" if h is None else f"{h:.3f} (measured)"),
+            ("cost", f"${self.cost:.6f} (estimated at the profile's prices)"),
+            *((("note", self.note),) if self.note else ()),
+        ]
+
+    def _text_(self) -> str:
+        width = max(len(k) for k, _ in self._rows())
+        return "Usage cost\n" + "\n".join(f"  {k:<{width}}  {v}" for k, v in self._rows())
+
+    def _html_(self) -> str:
+        return section("Usage cost", kv(self._rows()))
+
+
+def usage_cost(usage: Sequence[tuple[int, Any]], econ: EconomicsProfile) -> UsageCost:
+    """Price each (seq, TokenUsage) under ``econ`` (DSH buckets are disjoint: input
+    excludes cache reads)."""
+    rows = []
+    unknown = False
+    for seq, u in usage:
+        hits = u.cache_read_tokens
+        unknown |= hits is None
+        dollars = (
+            u.input_tokens * econ.input_miss_per_m
+            + (hits or 0) * econ.input_hit_per_m
+            + (u.cache_write_tokens or 0) * econ.cache_write_per_m
+            + u.output_tokens * econ.output_per_m
+        ) / 1e6
+        rows.append((seq, u.input_tokens, hits, u.output_tokens, dollars))
+    note = "some requests report no cache counts: their input is priced as misses" * unknown
+    return UsageCost(econ, tuple(rows), note)

@@ -36,6 +36,8 @@ from ._checkpoint import (
     state_checkpoint_text,
     unshown,
 )
+from ._economics import EconomicsProfile, UsageCost, usage_cost
+from ._economics import profile as get_profile
 from ._frontier import Frontier, locate_frontier
 from ._model import BASIC_INSTRUCTION, RATIONALE_INSTRUCTION, ModelText, ask
 from ._policy import Decision, FoldPolicy, Pressure, decide, measure_pressure, resolve_policy
@@ -658,8 +660,6 @@ class Fold(Rendered):
         return status
 
     def _figures(self, records: Sequence[FoldRecord]) -> dict[str, Figure]:
-        usage = self.session.usage()
-        econ = self.policy.economics
         out: dict[str, Figure] = {
             "reclaimed by folds": Figure(
                 sum(max(0, r.shadowed_tokens - r.checkpoint_tokens) for r in records),
@@ -667,35 +667,34 @@ class Fold(Rendered):
                 "tokens, at fold time",
             ),
         }
-        if usage:
-            inp = sum(u.input_tokens for _, u in usage)
-            outp = sum(u.output_tokens for _, u in usage)
-            hits = [u.cache_read_tokens for _, u in usage]
-            out["input tokens so far"] = Figure(inp, "measured", "provider usage in the log")
-            out["output tokens so far"] = Figure(outp, "measured", "provider usage in the log")
-            if all(h is not None for h in hits):
-                # DSH usage buckets are disjoint: inputTokens excludes cache reads.
-                hit = sum(h or 0 for h in hits)
-                writes = sum(u.cache_write_tokens or 0 for _, u in usage)
-                out["cache hits so far"] = Figure(hit, "measured", "provider usage in the log")
-                cost = (
-                    inp * econ.input_miss_per_m
-                    + hit * econ.input_hit_per_m
-                    + writes * econ.cache_write_per_m
-                    + outp * econ.output_per_m
-                ) / 1e6
-                out["cost so far"] = Figure(
-                    round(cost, 6), "estimated", f"USD at {econ.id} prices, from measured usage"
-                )
-            else:
-                out["cache hits so far"] = Figure(
-                    None, "unknown", "the log's usage has no cache counts"
-                )
-                out["cost so far"] = Figure(None, "unknown", "needs cache counts to price")
-        else:
+        cost = self.economics()
+        if not cost.requests:
             out["input tokens so far"] = Figure(None, "unknown", "no provider usage in the log")
             out["cost so far"] = Figure(None, "unknown", "no provider usage in the log")
+            return out
+        how = "provider usage in the log"
+        out["input tokens so far"] = Figure(cost.input_tokens, "measured", how)
+        out["output tokens so far"] = Figure(cost.output_tokens, "measured", how)
+        hits = cost.cache_hit_tokens
+        if hits is None:
+            out["cache hits so far"] = Figure(
+                None, "unknown", "the log's usage has no cache counts"
+            )
+            out["cost so far"] = Figure(None, "unknown", "needs cache counts to price")
+        else:
+            out["cache hits so far"] = Figure(hits, "measured", how)
+            out["cost so far"] = Figure(
+                round(cost.cost, 6),
+                "estimated",
+                f"USD at {cost.profile.id} prices, from measured usage",
+            )
         return out
+
+    def economics(self, profile: str | EconomicsProfile | None = None) -> UsageCost:
+        """What this session's requests cost under ``profile`` (default: the policy's), from
+        the usage its provider reported, with the measured cache realisation."""
+        econ = self.policy.economics if profile is None else get_profile(profile)
+        return usage_cost(self.session.usage(), econ)
 
     # --- tools and display -------------------------------------------------------------------
 
