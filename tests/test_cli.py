@@ -20,7 +20,7 @@ import ctxsdk.bench as bench
 from ctxsdk import _cli
 from ctxsdk.bench import BENCHMARKS, BenchResult, Target
 from ctxsdk.samples import SAMPLES_HOME
-from ctxsdk.session import Session, canonical_file_name, session_dir, sessions_root
+from ctxsdk.session import Session, canonical_file_name, message_of, session_dir, sessions_root
 from ctxsdk.session.importers import from_messages
 from ctxsdk.testing import LogBuilder
 
@@ -791,7 +791,7 @@ def test_demo_writes_a_static_page_per_sample(tmp_path: Path) -> None:
 
     proc = run("demo", "--last", "0", "--html", tmp_path / "pages", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    pages = sorted((tmp_path / "pages").iterdir())
+    pages = sorted(p for p in (tmp_path / "pages").iterdir() if p.name != "fold.html")
     assert [p.name for p in pages] == sorted(f"{n}.html" for n in sample_paths())
     for p in pages:
         html = p.read_text(encoding="utf-8")
@@ -800,3 +800,262 @@ def test_demo_writes_a_static_page_per_sample(tmp_path: Path) -> None:
         assert "<details open><summary>" in html  # the tree, its root open
         assert f"page: {p.relative_to(tmp_path)}" in proc.stdout or str(p) in proc.stdout
     assert not list((tmp_path / "pages").glob("*.tmp"))
+
+
+# --- 7. fold, recall, fold-search, fold-status ---------------------------------------------------
+
+WINDOW = "8192"  # long-refactor's 7,077 tokens pass economy's threshold at this window
+
+
+def _folded(home: Path) -> tuple[Path, str]:
+    """long-refactor in ``home`` folded once (its bundle in the default store), and the
+    checkpoint id."""
+    from ctxsdk.fold import Fold
+
+    r = Fold(Session.open(_log(home)), window=int(WINDOW)).run()
+    assert r.folded and r.checkpoint_id is not None
+    return _log(home), r.checkpoint_id
+
+
+def _bundle(home: Path, cid: str) -> Path:
+    return next((home / "ctxsdk" / "fold").rglob(f"{cid}*"))
+
+
+def test_fold_dry_run_prints_the_plan_and_writes_nothing(home_copy: Path) -> None:
+    log = _log(home_copy)
+    before = log.read_bytes()
+    proc = run("--home", home_copy, "fold", "b93e", "--window", WINDOW, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_bytes() == before
+    assert not (home_copy / "ctxsdk").exists()  # no bundle, no store folder
+    assert "threshold 6,553 of a 8,192-token window" in proc.stdout
+    assert re.search(r"would leaf fold seq \d+\.\.\d+ \(43 nodes", proc.stdout), proc.stdout
+    assert "  why: pressure: 7,077 tokens" in proc.stdout
+    assert "dry run, nothing written" in proc.stdout
+    plan = run("--home", home_copy, "fold", "b93e", "--window", WINDOW, "--dry-run", "--json")
+    data = json.loads(plan.stdout)
+    assert data["dryRun"] and data["folds"] and data["action"] == "leaf"
+    assert len(data["seqs"]) == 43 and data["pressure"]["window"] == 8192
+    assert log.read_bytes() == before
+
+
+def test_fold_appends_the_fold_and_archives_it(home_copy: Path) -> None:
+    from ctxsdk.fold import Fold
+
+    log = _log(home_copy)
+    below = run("--home", home_copy, "fold", "b93e")  # a 1M window: under the threshold
+    assert below.returncode == 0, below.stderr
+    assert "no fold: idle" in below.stdout and "nothing written" in below.stdout
+    proc = run("--home", home_copy, "fold", "b93e", "--window", WINDOW)
+    assert proc.returncode == 0, proc.stderr
+    m = re.search(r"leaf fold cp:(cp-[0-9a-f]{16}): 43 nodes .* archived and verified", proc.stdout)
+    assert m, proc.stdout
+    assert "wrote the fold to " in proc.stdout and "bundle in " in proc.stdout
+    f = Fold(Session.open(log), window=int(WINDOW))
+    assert [r.checkpoint_id for r in f.records] == [m.group(1)]
+    assert f.status().healthy and _bundle(home_copy, m.group(1)).is_file()
+
+
+def test_fold_out_folds_a_copy_and_leaves_the_input_untouched(tmp_path: Path) -> None:
+    from ctxsdk.fold import Fold
+
+    sample_log = _log(SAMPLES_HOME)
+    before = sample_log.read_bytes()
+    out = tmp_path / "folded"
+    proc = run("fold", sample_log, "--window", WINDOW, "-o", out, "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["folded"] and data["ref"].startswith("cp:cp-")
+    assert sample_log.read_bytes() == before
+    assert not (SAMPLES_HOME / "ctxsdk").exists()
+    copy = Session.open(out)
+    assert len(Fold(copy).records) == 1 and (out / ".ctxsdk-fold").is_dir()
+    again = run("fold", sample_log, "--window", WINDOW, "-o", out, cwd=tmp_path)
+    assert "exists" in _error(again) and "--out" in _error(again)
+
+
+def test_folding_a_shipped_sample_in_place_is_refused_in_one_line(tmp_path: Path) -> None:
+    sample_log = _log(SAMPLES_HOME)
+    before = sample_log.read_bytes()
+    proc = run("--home", SAMPLES_HOME, "fold", "b93e", "--window", WINDOW, cwd=tmp_path)
+    line = _error(proc)
+    assert "is a sample shipped with ctxsdk" in line and "-o/--out PATH" in line
+    assert proc.stdout == "" and not PYTHON_TERMS.search(line)
+    assert sample_log.read_bytes() == before
+    assert not (SAMPLES_HOME / "ctxsdk").exists()  # not even a bundle folder in the package
+    dry = run("--home", SAMPLES_HOME, "fold", "b93e", "--window", WINDOW, "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0 and "a run without --dry-run is refused" in dry.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["fold", "b93e", "--policy", "nope"], "--policy nope: no fold policy 'nope'"),
+        (["fold", "b93e", "--window", "0"], "--window must be a whole number"),
+        (["fold", "b93e", "--window", "8k", "--dry-run"], "not '8k'"),
+        (["fold", "./nope.jsonl"], "./nope.jsonl: no such session file"),
+        (["fold", "b93e", "--store", "README"], "--store README: not a directory"),
+        (["recall", "b93e", "148", "--depth", "full"], "--depth is summary or exact"),
+        (["recall", "b93e", "148", "--limit", "50"], "--limit must be a whole number (1..20)"),
+        (["recall", "b93e", "148", "--offset", "x"], "--offset must be a whole number"),
+        (["recall", "b93e", "cp:nope"], "REF cp:nope: no checkpoint 'cp:nope'"),
+        (["recall", "b93e", "5"], "REF 5: no fold archived seq 5"),
+        (["fold-search", "b93e", "ledger", "--limit", "0"], "--limit must be a whole number"),
+        (["fold-search", "b93e", " "], "QUERY is empty"),
+        (["fold-status", "b93e", "--policy", "fast"], "--policy fast: no fold policy"),
+        (["fold-status", "b93e", "--window", "-3"], "--window must be a whole number"),
+    ],
+)
+def test_bad_fold_input_is_one_line_naming_the_flag(
+    home_copy: Path,
+    args: list[str],
+    says: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    log, _ = _folded(home_copy)
+    (home_copy / "README").write_text("not a folder\n")
+    monkeypatch.chdir(home_copy)
+    before = log.read_bytes()
+    store = sorted(p.name for p in (home_copy / "ctxsdk" / "fold").rglob("*"))
+    assert _cli.main(["--home", str(home_copy), *args]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    err = out.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ctxsdk: error: "), err
+    assert says in err[0], err[0]
+    assert not PYTHON_TERMS.search(err[0]), err[0]
+    assert log.read_bytes() == before
+    assert sorted(p.name for p in (home_copy / "ctxsdk" / "fold").rglob("*")) == store
+
+
+def test_recall_is_exact_and_reads_from_a_seq(home_copy: Path) -> None:
+    _, cid = _folded(home_copy)
+    original = Session.open(_log(SAMPLES_HOME))
+    summary = run("--home", home_copy, "recall", "b93e", f"cp:{cid}")
+    assert summary.returncode == 0, summary.stderr
+    assert summary.stdout.startswith(f"recall cp:{cid} (summary")
+    assert f"[cx-fold L cp:{cid}]" in summary.stdout
+    proc = run("--home", home_copy, "recall", "b93e", "148", "--depth", "exact", "--limit", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert f"recall cp:{cid} (exact, verified): messages 2–3 of 43" in proc.stdout
+    assert "  seq 148 tool: result: ledger/__init__.py" in proc.stdout
+    raw = run("--home", home_copy, "recall", "b93e", cid, "--depth", "exact", "--json")
+    data = json.loads(raw.stdout)
+    assert data["verified"] and data["total"] == 43 and data["nextOffset"] == 20
+    for item in data["messages"]:
+        assert item["message"] == message_of(original.raw_events[item["seq"]])
+
+
+def test_fold_search_and_status_text_and_json(home_copy: Path) -> None:
+    _, cid = _folded(home_copy)
+    proc = run("--home", home_copy, "fold-search", "b93e", "ledger/__init__.py")
+    assert proc.returncode == 0, proc.stderr
+    assert "search 'ledger/__init__.py': 1 matching checkpoint of 1 searched" in proc.stdout
+    assert f"cp:{cid}  seq " in proc.stdout
+    hits = json.loads(run("--home", home_copy, "fold-search", "b93e", "PARSE", "--json").stdout)
+    assert hits["searched"] == 1 and hits["unavailable"] == []
+    status = run("--home", home_copy, "fold-status", "b93e", "--window", WINDOW)
+    assert status.returncode == 0, status.stderr
+    assert "Fold status" in status.stdout and f"checkpoints now       cp:{cid}" in status.stdout
+    assert "bundles               1 verified" in status.stdout
+    data = json.loads(run("--home", home_copy, "fold-status", "b93e", "--json").stdout)
+    assert data["healthy"] and data["checkpoints"] == [f"cp:{cid}"] and data["folds"] == {"leaf": 1}
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "missing"])
+def test_a_bad_bundle_is_exit_1_with_the_reason(home_copy: Path, damage: str) -> None:
+    log, cid = _folded(home_copy)
+    bundle = _bundle(home_copy, cid)
+    if damage == "corrupt":
+        data = bytearray(bundle.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        bundle.write_bytes(bytes(data))
+        reason = "is corrupt"
+    else:
+        bundle.unlink()
+        reason = "no bundle for checkpoint"
+    before = log.read_bytes()
+    for args in (
+        ("recall", "b93e", "148", "--depth", "exact"),
+        ("fold-search", "b93e", "ledger"),
+        ("fold-status", "b93e"),
+    ):
+        proc = run("--home", home_copy, *args)
+        assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ctxsdk: error: "), lines
+        assert reason in lines[0] or damage in lines[0], lines[0]
+        assert cid in lines[0]
+    assert log.read_bytes() == before
+
+
+def test_demo_folds_the_long_sample_and_the_recalled_bytes_match(tmp_path: Path) -> None:
+    proc = run("demo", "--last", "0", "--html", tmp_path / "pages", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "== fold: long-refactor at a 8,192-token window (on a temp copy)" in proc.stdout
+    assert re.search(r"leaf fold cp:cp-[0-9a-f]{16}: 43 nodes", proc.stdout)
+    assert "Fold status" in proc.stdout
+    assert "probe (the first file path in the archived tool output): " in proc.stdout
+    assert "the bytes match the original message in the sample" in proc.stdout
+    html = (tmp_path / "pages" / "fold.html").read_text(encoding="utf-8")
+    assert html.startswith("<!doctype html>") and "<script" not in html
+    for part in ("fold cp:cp-", "Fold status", "search ", "recall cp:cp-", "verified"):
+        assert part in html, part
+    assert not list((tmp_path / "pages").glob("*.tmp"))
+
+
+_FOLD_SECTIONS = ("## `ctxsdk fold SESSION", "## `ctxsdk recall SESSION")
+_HEX = re.compile(r"\b[0-9a-f]{12,}\b")  # checkpoint ids and the hashes that include them
+
+
+def test_the_fold_examples_of_the_cli_page_run_as_shown(tmp_path: Path) -> None:
+    """Every ``$`` line of the fold sections, run in order in a checkout, prints what the page
+    shows (numbers and random ids aside); the damaged-bundle examples need a damaged bundle,
+    so they are left to test_a_bad_bundle_is_exit_1_with_the_reason."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    examples: list[tuple[str, list[str]]] = []
+    for section in re.split(r"\n(?=## )", text):
+        if section.startswith(_FOLD_SECTIONS):
+            for block in re.findall(r"```console\n(.*?)```", section, re.S):
+                for line in block.splitlines():
+                    if line.startswith("$ "):
+                        examples.append((line[2:], []))
+                    else:
+                        examples[-1][1].append(line)
+    runnable = [
+        (cmd, shown)
+        for cmd, shown in examples
+        if not any("corrupt" in x or "unavailable" in x for x in shown)
+    ]
+    assert len(runnable) >= 10 and runnable[0][0].startswith("cp -r ctxsdk/samples/home")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "ctxsdk").symlink_to(ROOT / "ctxsdk")
+    env = {**os.environ, "COLUMNS": "100", "PYTHONIOENCODING": "utf-8"}
+    env["DSH_HOME"] = str(tmp_path / "no-such-home")
+    define = f'ctxsdk() {{ "{sys.executable}" -m ctxsdk "$@"; }}\n'
+
+    def shape(line: str) -> str:
+        if line.strip() == "...":  # a trimmed part of indented JSON
+            return "..."
+        return _shape(_HEX.sub("HEX", line.replace(str(checkout), "<checkout>")), checkout)
+
+    for command, shown in runnable:
+        proc = subprocess.run(
+            ["bash", "-c", define + command],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            cwd=checkout,
+            timeout=300,
+        )
+        actual = [shape(line) for line in (proc.stdout + proc.stderr).splitlines()]
+        expected = [shape(line) for line in shown]
+        assert proc.returncode == (2 if any("ctxsdk: error:" in x for x in shown) else 0), (
+            command,
+            proc.stderr,
+        )
+        assert _matches(expected, actual), (command, "\n".join(actual))
+    assert (ROOT / "ctxsdk" / "samples" / "home" / "ctxsdk").exists() is False

@@ -35,6 +35,7 @@ from ._commands import (
     sessions_table,
     short_ids,
 )
+from ._fold import cmd_fold, cmd_fold_search, cmd_fold_status, cmd_recall
 from ._terminal import VisibleStream, cli_message, visible
 
 __all__ = [
@@ -139,6 +140,81 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--query", help="what the next step needs: related rows are kept longest")
     editing_args(c)
     c.set_defaults(fn=cmd_fit)
+
+    def store_arg(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument(
+            "--store",
+            metavar="DIR",
+            help="the folder of fold bundles (default: <DSH home>/ctxsdk/fold for a session in "
+            "a DSH home, else .ctxsdk-fold next to the log)",
+        )
+
+    c = command(
+        "fold",
+        "fold a session once if its policy says so: archive the exact messages in a verified "
+        "bundle, then append the checkpoint to the log",
+    )
+    session_arg(c)
+    c.add_argument(
+        "--policy",
+        default="economy",
+        help="basic, masking, economy (default), balanced or quality",
+    )
+    c.add_argument(
+        "--window", metavar="N", help="the context window in tokens (default: the log's route)"
+    )
+    store_arg(c)
+    c.add_argument(
+        "--force", action="store_true", help="fold even below the threshold (and admission)"
+    )
+    c.add_argument(
+        "--dry-run", action="store_true", help="show what would be folded and why; write nothing"
+    )
+    c.add_argument(
+        "-o",
+        "--out",
+        metavar="PATH",
+        help="save the session as a new file (or directory) and fold that copy; the source is "
+        "left as it was",
+    )
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.set_defaults(fn=cmd_fold)
+
+    c = command("recall", "read back what a fold archived, verified against the log's hashes")
+    session_arg(c)
+    c.add_argument("ref", metavar="REF", help="cp:<id>, a checkpoint id, or a seq it archived")
+    c.add_argument(
+        "--depth",
+        default="summary",
+        help="summary (the checkpoint's text, default) or exact (the archived messages)",
+    )
+    c.add_argument(
+        "--offset",
+        metavar="N",
+        help="first message of the exact page (default 0, or a seq REF's own message)",
+    )
+    c.add_argument(
+        "--limit", default="20", metavar="N", help="messages per page (exact; 1..20, default 20)"
+    )
+    store_arg(c)
+    c.add_argument("--json", action="store_true", help="print the recall as JSON (whole messages)")
+    c.set_defaults(fn=cmd_recall)
+
+    c = command("fold-search", "exact search over everything a session's folds archived")
+    session_arg(c)
+    c.add_argument("query", metavar="QUERY", help="a case-insensitive substring")
+    c.add_argument("--limit", default="10", metavar="N", help="checkpoints to show (default 10)")
+    store_arg(c)
+    c.add_argument("--json", action="store_true", help="print the hits as JSON")
+    c.set_defaults(fn=cmd_fold_search)
+
+    c = command("fold-status", "a session's fold policy, pressure, checkpoints and bundle health")
+    session_arg(c)
+    c.add_argument("--policy", default="economy", help="the policy to measure pressure under")
+    c.add_argument("--window", metavar="N", help="the context window in tokens")
+    store_arg(c)
+    c.add_argument("--json", action="store_true", help="print the status as JSON")
+    c.set_defaults(fn=cmd_fold_status)
 
     c = command("import", "import a foreign agent log as a DSH v3 session")
     c.add_argument("format", choices=IMPORT_FORMATS)

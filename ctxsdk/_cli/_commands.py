@@ -114,6 +114,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if args.html:
             print(f"   page: {_demo_page(s, name, Path(args.html).expanduser())}")
         print()
+    from ._fold import demo_fold
+
+    demo_fold(Path(args.html).expanduser() if args.html else None)
     return 0
 
 
