@@ -511,3 +511,28 @@ def test_economics_prices_the_measured_usage(long_log: Path, tmp_path: Path) -> 
     assert "cache realisation" in str(cost) and "(measured)" in str(cost)
     s = cx.Session.from_messages([{"role": "user", "content": "hi"}])
     assert cx.Fold(s, store=tmp_path / "b", write=False).economics().requests == ()
+
+
+def test_recall_renders_in_a_notebook_and_plan_counts_exactly(
+    long_log: Path, tmp_path: Path
+) -> None:
+    f = _fold(long_log, tmp_path)
+    assert f.plan().checkpoint_id is not None
+    r = f.run()
+    assert r.record is not None
+    # the decision's count is the checkpoint written: drafted under the id it is written with
+    assert f"into a {r.record.checkpoint_tokens:,}-token checkpoint" in r.reason
+    page = f.recall(r.record.checkpoint_id, "exact", limit=5)
+    html = page._repr_mimebundle_()["text/html"]
+    assert html.count("seq ") >= 5 and "verified" in html
+
+
+def test_folding_a_shipped_sample_writes_nothing_into_the_package() -> None:
+    from ctxsdk.errors import WriteError
+    from ctxsdk.samples import SAMPLES_HOME
+
+    before = sorted(p for p in Path(SAMPLES_HOME).rglob("*"))
+    f = cx.Fold(cx.Session.open(sample("long-refactor")), window=8192)
+    with pytest.raises(WriteError, match="read-only"):
+        f.run()
+    assert sorted(p for p in Path(SAMPLES_HOME).rglob("*")) == before

@@ -10,7 +10,7 @@ the harness's compaction transaction to the log (see ``_transaction``); ``f.sear
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, get_args
 
@@ -63,7 +63,6 @@ from ._transaction import (
 __all__ = ["Fold", "FoldResult", "FoldStatus"]
 
 Tracer = Callable[[str, Mapping[str, Any]], None]
-_PLACEHOLDER_ID = "cp-" + "0" * 16  # same length as a real id, to count a draft exactly
 
 
 @dataclass(frozen=True)
@@ -321,16 +320,25 @@ class Fold(Rendered):
         frontier, tokens = self.frontier(), self._tokens()
         pressure = measure_pressure(frontier, tokens, self.policy, self.session.context_window)
         groups = tool_groups(self.session.surface())
-        return decide(
+        drawn: list[str] = []  # one new id, drawn when a checkpoint is first drafted
+
+        def draft(span: tuple[int, int], root: bool) -> int:
+            if not drawn:
+                drawn.append(self.id_factory())
+            return self._draft_tokens(drawn[0], frontier, span, root=root)
+
+        decision = decide(
             self.policy,
             frontier,
             tokens,
             groups,
             pressure,
-            checkpoint_tokens=lambda span, root: self._draft_tokens(frontier, span, root=root),
+            checkpoint_tokens=draft,
             folds_since_root=self._folds_since_root(),
             force=force,
         )
+        # the fold that follows writes the checkpoint under this id, so its count is exact
+        return replace(decision, checkpoint_id=drawn[0] if drawn else None)
 
     def _folds_since_root(self) -> int:
         n = 0
@@ -340,8 +348,10 @@ class Fold(Rendered):
             n += 1
         return n
 
-    def _draft_tokens(self, frontier: Frontier, span: tuple[int, int], *, root: bool) -> int:
-        content = self._content(_PLACEHOLDER_ID, frontier, span, root=root).content
+    def _draft_tokens(
+        self, cid: str, frontier: Frontier, span: tuple[int, int], *, root: bool
+    ) -> int:
+        content = self._content(cid, frontier, span, root=root).content
         return self._counter.count_message({"role": "user", "content": content})
 
     def _content(
@@ -433,7 +443,7 @@ class Fold(Rendered):
                 return self._apply("mask", decision.span, decision.reason)
             except FoldRefused as exc:  # nothing maskable: a decision not to fold, not an error
                 return FoldResult(False, "none", str(exc), before, before)
-        return self._apply(decision.action, decision.span, decision.reason)
+        return self._apply(decision.action, decision.span, decision.reason, decision.checkpoint_id)
 
     def fold(self, span: tuple[int, int] | None = None, *, mode: str = "leaf") -> FoldResult:
         """Fold the surface nodes ``span = (start_seq, end_seq)`` (inclusive, by surface
@@ -446,9 +456,8 @@ class Fold(Rendered):
             d = self.plan(force=True)
             if d.span is None or not d.folds:
                 raise FoldRefused(d.reason)
-            return self._apply(
-                d.action if d.action == "mask" else mode, d.span, "asked: " + d.reason
-            )
+            action = d.action if d.action == "mask" else mode
+            return self._apply(action, d.span, "asked: " + d.reason, d.checkpoint_id)
         seqs = list(self.session.index.surface_seqs())
         try:
             lo, hi = seqs.index(span[0]), seqs.index(span[1])
@@ -490,7 +499,9 @@ class Fold(Rendered):
         end = frontier.stray_end if frontier.stray_end is not None else frontier.first_open
         return self._apply("root", (frontier.head, end), "asked to rebase")
 
-    def _apply(self, action: str, span: tuple[int, int], reason: str) -> FoldResult:
+    def _apply(
+        self, action: str, span: tuple[int, int], reason: str, cid: str | None = None
+    ) -> FoldResult:
         frontier = self.frontier()
         tokens = self._tokens()
         before = sum(tokens)
@@ -498,7 +509,7 @@ class Fold(Rendered):
         shadowed = seqs[span[0] : span[1]]
         if frontier.head > span[0]:
             raise FoldRefused("a fold never covers the system head")
-        cid = self.id_factory()
+        cid = cid or self.id_factory()
         span_tokens = sum(tokens[span[0] : span[1]])
         if action == "mask":
             new, record = self._mask(cid, shadowed, tokens, seqs)

@@ -228,6 +228,7 @@ class Decision:
     span_tokens: int = 0
     checkpoint_tokens: int | None = None
     unreachable: bool = False
+    checkpoint_id: str | None = None  # the id the checkpoint was rendered with, to count it
 
     @property
     def folds(self) -> bool:

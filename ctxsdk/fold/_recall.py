@@ -15,13 +15,14 @@ read around: search lists it as unavailable, recall raises with the reason.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._display import Rendered, badge, esc, plural, table
 from ..errors import BundleError, CorruptBundle, InvalidArgument, NotFound
-from ..session import gist, message_of, read_marker, search_text
+from ..session import Message, gist, message_of, read_marker, search_text
 from ._bundles import Bundle, BundleReader
 from ._transaction import FoldRecord
 
@@ -319,8 +320,6 @@ class Recall(Rendered):
         return "\n".join(lines)
 
     def _html_(self) -> str:
-        from .._display import message_html
-
         head = (
             f"<div class='cx-title'>recall cp:{esc(self.checkpoint_id)} "
             f"{badge(self.depth)} "
@@ -328,15 +327,27 @@ class Recall(Rendered):
         )
         if self.depth == "summary":
             return head + f"<pre class='cx-pre'>{esc(self.text)}</pre>"
-        body = "".join(
-            message_html(m, seq=s) for s, m in zip(self.seqs, self.messages, strict=True)
-        )
+        body = "".join(_message_html(m, s) for s, m in zip(self.seqs, self.messages, strict=True))
         more = (
             f"<div class='cx-dim'>more from offset {self.next_offset}</div>"
             if self.next_offset is not None
             else ""
         )
         return head + body + more
+
+
+def _message_html(message: dict[str, Any], seq: int) -> str:
+    """An archived (raw) message through the shared viewer, which reads typed messages; one
+    the model does not validate is shown as its JSON."""
+    from pydantic import ValidationError
+
+    from .._display import message_html
+
+    try:
+        typed = Message.model_validate(message)
+    except ValidationError:
+        return f"<pre class='cx-pre'>{esc(json.dumps(message, ensure_ascii=False)[:4000])}</pre>"
+    return message_html(typed, seq=seq)
 
 
 def resolve_ref(records: Sequence[FoldRecord], ref: str | int) -> FoldRecord:

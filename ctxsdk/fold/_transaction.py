@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FoldConflict, FoldRefused, LockHeld, SurfaceError, WriteError
-from ..session import EventWriter, Session, fold_source, message_of, read_marker
+from ..session import (
+    EventWriter,
+    Session,
+    fold_source,
+    message_of,
+    read_marker,
+    refuse_shipped_sample,
+)
 from ._bundles import _ID, Bundle, BundleRecord, FileBundleStore
 
 __all__ = [
@@ -318,6 +325,13 @@ def commit(
             "loop, or fold the span into a checkpoint instead (policy='economy')"
         )
     generation = session.index.generation
+    # Refuse before anything is stored: a fold of a shipped sample (read-only) would leave
+    # bundle folders inside the installed package.
+    for where in (session.path if write else None, store.root):
+        if where is not None:
+            refuse_shipped_sample(
+                where, instead="fold a copy: s.save(path), then cx.Fold(cx.Session.open(path))"
+            )
     _, stored = archive(session, store, checkpoint_id, shadowed)
     record = FoldRecord(
         checkpoint_id=checkpoint_id,

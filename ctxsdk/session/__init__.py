@@ -20,6 +20,7 @@ from ._composition import (
     turn_tokens,
 )
 from ._event_writer import EventWriter, now_ms
+from ._file_writer import refuse_shipped_sample
 from ._fork import fork_log, fork_points
 from ._harness import (
     CHECKPOINT_PREAMBLE,
@@ -161,6 +162,7 @@ __all__ = [
     "project_key",
     "read_log",
     "read_marker",
+    "refuse_shipped_sample",
     "search_text",
     "session_dir",
     "sessions_root",
