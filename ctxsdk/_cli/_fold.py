@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import errno
 import hashlib
 import json
@@ -25,7 +24,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     BundleError,
@@ -39,7 +38,7 @@ from ._commands import open_session
 from ._terminal import cli_message, json_safe, plural, visible
 
 if TYPE_CHECKING:
-    from ..fold import FileBundleStore, Fold, FoldResult, FoldStatus, Recall
+    from ..fold import FileBundleStore, Fold, FoldResult, FoldStatus
     from ..fold._policy import Decision
     from ..session._session import Session
 
@@ -449,20 +448,6 @@ def _canonical(message: Any) -> bytes:
     return json.dumps(message, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _renderable(r: Recall) -> Recall:
-    """``r``, or a copy whose messages are typed ``Message`` objects when its own HTML render
-    fails on the plain dicts an exact recall holds (``Recall._html_`` hands them to
-    ``message_html``, which reads attributes); the text and the bytes are unchanged."""
-    try:
-        r._repr_mimebundle_()
-    except AttributeError:
-        from ..session._models import Message
-
-        typed = tuple(Message.model_validate(m) for m in r.messages)
-        return dataclasses.replace(r, messages=cast("tuple[dict[str, Any], ...]", typed))
-    return r
-
-
 def demo_fold(html_dir: Path | None) -> Path | None:
     """Fold a temp copy of ``long-refactor`` at a small window, show the result and the status,
     search the archive for a file path its tool output names, recall that message exactly and
@@ -535,7 +520,7 @@ def demo_fold(html_dir: Path | None) -> Path | None:
         tmp_page = out.with_suffix(".html.tmp")
         tmp_page.write_text(
             html_page(
-                "long-refactor: folded", [result, status, found, _renderable(exact)], note=note
+                "long-refactor: folded", [result, status, found, exact], note=note
             ),
             encoding="utf-8",
         )

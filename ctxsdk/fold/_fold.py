@@ -124,7 +124,7 @@ class FoldResult(Rendered):
         r = self.record
         return section(
             f"{self.action} fold cp:{r.checkpoint_id}",
-            bar(self.tokens_after, self.tokens_before, title="after / before", kind="fold")
+            bar(self.tokens_after, self.tokens_before, title="after / before", kind="marker")
             + kv(
                 [
                     ("archived", f"{len(r.shadowed)} nodes, seq {r.shadowed[0]}–{r.shadowed[-1]}"),
@@ -218,7 +218,7 @@ class FoldStatus(Rendered):
         p = self.pressure
         return section(
             "Fold status",
-            bar(p.total, max(p.threshold, 1), title="surface / threshold", kind="fold")
+            bar(p.total, max(p.threshold, 1), title="surface / threshold", kind="marker")
             + kv(self._rows()),
         )
 
