@@ -29,7 +29,6 @@ from ..session import (
     Session,
     TokenCounter,
     Workspace,
-    fork_points,
     gist,
     node_tokens,
 )
@@ -242,11 +241,11 @@ class CheckpointGraph(BaseWidget):
         self._records = {r.checkpoint_id: r for r in records}
         frontier = f.frontier()
         surface = s.surface()
-        # Tokens of each surface node, counted as the fold counts them (its tokenizer).
+        # The engine's own split of the surface (its tokenizer); per-node counts for the boxes.
+        pressure = f.pressure()
         tokens = node_tokens(s, TokenCounter(f.tokenizer))
-        head_tokens = sum(tokens[: frontier.head])
-        open_tokens = sum(tokens[frontier.first_open :])
-        frozen_tokens = sum(tokens[c.position] for c in frontier.frozen)
+        head_tokens, frozen_tokens = pressure.head, pressure.frozen
+        open_tokens = pressure.open
 
         made: set[str] = set()
 
@@ -648,15 +647,15 @@ class CheckpointGraph(BaseWidget):
                 "why": "this session was not read from a file, so there is no log to fork "
                 "next to; save it first (s.save(path)) and fold the saved copy",
             }
-        points = [p for p in fork_points(s) if p >= rec.record_seq]
-        if not points:
+        point = f.fork_point(rec.checkpoint_id)
+        if point is None:
             return {
                 "at_seq": None,
                 "why": f"no turn ends after the fold's record (seq {rec.record_seq}): the turn "
                 f"it was made in is still open at the end of the log (seq {len(s) - 1}); "
                 "fork session.repaired() to close it",
             }
-        return {"at_seq": points[0], "why": ""}
+        return {"at_seq": point, "why": ""}
 
     @handler("session")
     def _session(self, ref: str) -> dict[str, Any]:
