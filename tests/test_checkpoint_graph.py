@@ -53,7 +53,7 @@ def _home(tmp_path: Path) -> Path:
 
 def _folded(tmp_path: Path) -> cx.Fold:
     """long-refactor, copied into a DSH home in tmp, folded twice (forced) and rebased: one
-root checkpoint on the surface, with the leaf it merged under it."""
+    root checkpoint on the surface, with the leaf it merged under it."""
     home = _home(tmp_path)
     s = cx.Session.open(home / sample("long-refactor").relative_to(SAMPLES_HOME))
     f = cx.Fold(s, store=tmp_path / "store", window=8192)

@@ -440,7 +440,9 @@ def test_two_processes_folding_one_session(tmp_path: Path, which: str) -> None:
         lost = losers[0]
         assert lost["type"] == "FoldConflict", lost
         assert str(path) in lost["message"] and "was not written" in lost["message"], lost
-        assert "was removed" in lost["message"] and "Open the session again" in lost["message"], lost
+        assert "was removed" in lost["message"] and "Open the session again" in lost["message"], (
+            lost
+        )
 
         after = _opened(path)
         _brackets_closed(after)

@@ -202,7 +202,10 @@ def test_registries_are_independent() -> None:
     c.unregister("extra")
     assert "extra" in a
     assert isinstance(next(iter(a)), Tool)
-    assert repr(b) == "ToolRegistry(context_messages, context_search, context_assembler, context_recall)"
+    assert (
+        repr(b)
+        == "ToolRegistry(context_messages, context_search, context_assembler, context_recall)"
+    )
 
 
 # --- session tools --------------------------------------------------------------------------

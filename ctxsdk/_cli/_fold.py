@@ -519,9 +519,7 @@ def demo_fold(html_dir: Path | None) -> Path | None:
         out = html_dir / "fold.html"
         tmp_page = out.with_suffix(".html.tmp")
         tmp_page.write_text(
-            html_page(
-                "long-refactor: folded", [result, status, found, exact], note=note
-            ),
+            html_page("long-refactor: folded", [result, status, found, exact], note=note),
             encoding="utf-8",
         )
         tmp_page.replace(out)  # a reader never sees half a page
