@@ -156,16 +156,19 @@ def state_checkpoint_text(
 ) -> str:
     """The full text of a state checkpoint (``state`` already without what earlier
     checkpoints show; ``closed`` what they showed open that is closed now)."""
-    lines = [
-        fold_line(mode, checkpoint_id),
-        f"Folded seq {first_seq}–{last_seq}: {messages} message(s), {tokens:,} tokens, archived "
-        f'verbatim and verified (context_recall(ref="cp:{checkpoint_id}", depth="exact")).',
-    ]
+    span = f"seq {first_seq}–{last_seq}, {messages} message(s), {tokens:,} tokens"
     if framing:
-        lines.append(FRAMING)
+        lines = [
+            fold_line(mode, checkpoint_id),
+            f"Folded {span}, archived verbatim and verified "
+            f'(context_recall(ref="cp:{checkpoint_id}", depth="exact")).',
+            FRAMING,
+        ]
+    else:  # the first checkpoint explains; a later one says what it holds, in one line
+        lines = [fold_line(mode, checkpoint_id, f"{span}, archived")]
     body = state_lines(state, closed)
     if body:
-        since = ":" if framing else ", what the earlier checkpoints do not show:"
+        since = ":" if framing else " (new since the earlier checkpoints):"
         lines.append(f"State as of seq {state.upto}{since}")
         lines.extend(body)
     if rationale:
