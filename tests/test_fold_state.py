@@ -955,13 +955,14 @@ def test_corpus_b04_failure_verified_by_a_retest(same_command: bool) -> None:
         [ToolOutput("FAILED test_x", is_error=True)],
     )
     first = last_call(b)
-    retest_args = {"command": "pytest" if same_command else "pytest -x"}
+    # a narrower run (one file) does not verify a failure of the whole suite
+    retest_args = {"command": "pytest" if same_command else "pytest tests/test_other.py"}
     tool_turn(b, "fix and re-run", [("test", retest_args)], ["all tests pass"])
     second = last_call(b)
     passed = b.result_seq(second)
     s = session(b, rename={first: "call-1", second: "retest-1"})
     before = reduce_events(s.raw_events)
-    # The same command passing verifies it on its own; another command does not.
+    # The same command passing verifies it on its own; a narrower one does not.
     assert (before.anchor("failure:call-1") is None) is same_command
     st_ = reduce_events(s.append(_declared(case, {"lastSuccessfulToolResult": passed})).raw_events)
     assert st_.rejected == ()
@@ -1029,3 +1030,24 @@ def test_a_surface_replacement_never_feeds_state() -> None:
     st_ = reduce_events(edited.raw_events)
     assert st_.constraints == () and "value/timeout" not in st_.heads
     assert st_.to_json() | {"upto": 0} == reduce_events(s.raw_events).to_json() | {"upto": 0}
+
+
+@pytest.mark.parametrize(
+    ("failed", "passed", "verified"),
+    [
+        ("pytest tests/test_x.py", "pytest -q", True),  # the whole suite ran it again
+        ("pytest tests/test_x.py", "python -m pytest tests/test_x.py -q", True),
+        ("ruff check ledger", "ruff check --fix ledger scripts && pytest", True),
+        ("mypy --strict ledger/", "mypy --strict ledger/ && python -m pytest -q", True),
+        ("pytest", "pytest tests/test_x.py", False),  # narrower: not a retest of the suite
+        ("pytest tests/test_x.py", "pytest tests/test_y.py", False),
+        ("mypy ledger/", "ruff check ledger/", False),
+        ("make build && make test", "make build", False),  # only part of it passed
+    ],
+)
+def test_a_later_success_verifies_what_it_reran(failed: str, passed: str, verified: bool) -> None:
+    b = builder("retest")
+    tool_turn(b, "check it", [("bash", {"command": failed})], ["Error: 2 failed"])
+    tool_turn(b, "again", [("bash", {"command": passed})], ["all good"])
+    st_ = reduce(b)
+    assert (st_.open_failures == ()) is verified, [a.value for a in st_.open_failures]

@@ -75,9 +75,12 @@ rule is general, lexical and documented here; none is tuned to one file:
   ``bash:pytest tests/test_x.py``. Output of read/search-like tools (a name with a word read,
   view, cat, grep, rg, glob, search, find, ls, list, fetch, recall, open or get, and none of
   the write words below) is content, not a verdict: no signal failures and no evidence come
-  from it. A later result of the same identity with no failure signal verifies every open
-  failure of that identity (isError ones included), which leaves hot state
-  (``retired_count += 1``): the evidence is a real tool result, never a claim.
+  from it. A later result with no failure signal verifies every open failure whose command
+  it re-ran (isError ones included): the same identity, or one it covers (each ``&&`` / ``;``
+  / ``|`` part of the failed command matched by a part with the same tool and program whose
+  operands include the failed part's, or that has none; options ignored; a narrower run never
+  covers a broader failure). That leaves hot state (``retired_count += 1``): the evidence is a
+  real tool result, never a claim.
 - evidence: a successful result (no failure signal) whose output says ``N passed``, ``OK`` /
   ``ok`` at a line start, ``all tests pass(ed)``, ``BUILD SUCCESSFUL`` or ``build
   succeeded`` ⇒ ``evidence:<identity>`` (empirical), value ``<identity>: <that line>``; a
@@ -672,6 +675,50 @@ def _identity(name: str, args: Mapping[str, Any]) -> str:
     return _cut(f"{name}:{_fold(rest)}", 160)
 
 
+_SPLIT_COMMANDS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_RUNNERS = frozenset({"python", "python3", "uv", "poetry", "pipenv", "npx", "pnpm", "yarn"})
+
+
+def _program(words: list[str]) -> tuple[str, list[str]]:
+    """The program a shell command runs and its arguments: ``python -m pytest x`` and
+    ``uv run pytest x`` both run ``pytest`` on ``x``."""
+    while words and words[0] in _RUNNERS:
+        words = words[1:]
+        while words and words[0] in ("-m", "run", "exec", "--"):
+            words = words[1:]
+    return (words[0], words[1:]) if words else ("", [])
+
+
+def _subcommands(identity: str) -> list[tuple[str, str, frozenset[str]]]:
+    """(tool, program, operands) of each part of a command identity (``tool:cmd && cmd``);
+    options (``-q``, ``--fix``) are not operands."""
+    tool, _, command = identity.partition(":")
+    out = []
+    for part in _SPLIT_COMMANDS.split(command):
+        program, args = _program(part.split())
+        if program:
+            out.append((tool, program, frozenset(a for a in args if not a.startswith("-"))))
+    return out
+
+
+def _covers(success: str, failure: str) -> bool:
+    """Whether a successful command re-ran what a failed one ran, or more: every part of the
+    failed command has a part of the success with the same tool and program whose operands
+    include the failed part's, or that has none (``pytest -q`` runs every test that
+    ``pytest tests/test_x.py`` ran; a narrower run never covers a broader failure). Options
+    are ignored (``ruff check --fix x`` covers ``ruff check x``)."""
+    if success == failure:
+        return True
+    done = _subcommands(success)
+    wanted = _subcommands(failure)
+    if not done or not wanted:
+        return False
+    return all(
+        any(t == ft and p == fp and (not ops or (fops and fops <= ops)) for t, p, ops in done)
+        for ft, fp, fops in wanted
+    )
+
+
 def _name_parts(name: str) -> frozenset[str]:
     """The words of a tool name: ``str_replace_based_edit_tool``, ``WebFetch``, ``apply-patch``."""
     return frozenset(p.lower() for p in _NAME_PART.split(name) if p)
@@ -1062,7 +1109,7 @@ class _Reducer:
         width = self.limits.text
         if is_error:
             fid = f"failure:{cid}"
-            line = first_line(text, width) or "error"
+            line = _failure_line(text) or first_line(text, width) or "error"
             self._failure(fid, f"failure/tool/{cid}", f"{name}: {line}", identity, seq)
             return
         reads = _reads(name)
@@ -1072,8 +1119,9 @@ class _Reducer:
             value = _cut(f"{identity}: {signal}", width)
             self._failure(fid, f"failure/cmd/{identity}", value, identity, seq)
             return
-        # A success: it verifies the open failures of the same command.
-        for fid in [f for f, i in self.identity_of.items() if i == identity]:
+        # A success: it verifies the open failures of the same command, or of one it covers
+        # (run again with options, or as part of a broader run: tool evidence either way).
+        for fid in [f for f, i in self.identity_of.items() if _covers(identity, i)]:
             self.verify(fid)
         proof = None if reads else _evidence_line(text)
         if proof is not None:
