@@ -324,7 +324,6 @@ def commit(
             "open turn (as its tool-result pruner does at step start); run it from the agent "
             "loop, or fold the span into a checkpoint instead (policy='economy')"
         )
-    generation = session.index.generation
     # Refuse before anything is stored: a fold of a shipped sample (read-only) would leave
     # bundle folders inside the installed package.
     for where in (session.path if write else None, store.root):
@@ -350,8 +349,6 @@ def commit(
         children=tuple(children),
     )
     try:
-        if session.index.generation != generation:  # pragma: no cover - sessions are immutable
-            raise FoldConflict("the surface changed while the bundle was written")
         new = session.append(
             _events(session, record, content, source, masks, open_turn, summarizer)
         )
