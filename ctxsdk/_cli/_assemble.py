@@ -131,17 +131,20 @@ def _shown(path: Path) -> Path:
     return path
 
 
-def _in_place_problem(s: Session) -> str | None:
-    """Why the plan cannot be appended to the session's own log, or None."""
-    from ..session._file_writer import refuse_shipped_sample
+def in_place_problem(
+    s: Session, instead: str = "write an edited copy with --out PATH"
+) -> str | None:
+    """Why an edit cannot be appended to the session's own log, or None; ``instead`` says
+    what to do (the fold commands pass their own)."""
+    from ..session import refuse_shipped_sample
 
     if s.path is None:
         return (
             "this log was read normalized (its seq/time stripped, rows numbered by position) "
-            "and is not appended to; write an edited copy with --out PATH"
+            f"and is not appended to; {instead}"
         )
     try:
-        refuse_shipped_sample(s.path, instead="write an edited copy with --out PATH")
+        refuse_shipped_sample(s.path, instead=instead)
     except WriteError as exc:
         return str(exc.args[1] if len(exc.args) > 1 else exc)
     return None
@@ -192,7 +195,7 @@ def _write(args: argparse.Namespace, a: Assembly, before: Session) -> None:
                 f"({plural(len(before) + len(pending), 'event')}; the source unchanged)"
             )
             return
-        problem = _in_place_problem(before)
+        problem = in_place_problem(before)
         assert before.path is not None or problem is not None
         where = _shown(before.path) if before.path is not None else before.id
         print(
@@ -234,7 +237,7 @@ def _refuse_early(args: argparse.Namespace, s: Session) -> None:
         if dest.exists() and not args.force:
             raise WriteError(errno.EEXIST, f"{dest} exists; pass --force to replace it")
         return
-    problem = _in_place_problem(s)
+    problem = in_place_problem(s)
     if problem is not None:
         raise WriteError(errno.EROFS, problem)
 

@@ -34,6 +34,7 @@ from ..errors import (
     NotFound,
     WriteError,
 )
+from ._assemble import in_place_problem
 from ._commands import open_session
 from ._terminal import cli_message, json_safe, plural, visible
 
@@ -159,18 +160,7 @@ def _out_path(args: argparse.Namespace, s: Session) -> Path:
 
 def _in_place_problem(s: Session) -> str | None:
     """Why a fold cannot be appended to the session's own log, or None."""
-    from ..session._file_writer import refuse_shipped_sample
-
-    if s.path is None:
-        return (
-            "this log was read normalized (its seq/time stripped) and is not appended to; "
-            "fold a copy with -o/--out PATH"
-        )
-    try:
-        refuse_shipped_sample(s.path, instead="fold a copy with -o/--out PATH")
-    except WriteError as exc:
-        return str(exc.args[1] if len(exc.args) > 1 else exc)
-    return None
+    return in_place_problem(s, instead="fold a copy with -o/--out PATH")
 
 
 def _seqs(s: Session, span: tuple[int, int] | None) -> tuple[int, ...]:
@@ -199,14 +189,7 @@ def _decision_json(s: Session, f: Fold, d: Decision) -> dict[str, Any]:
         "unreachable": d.unreachable,
         "policy": f.policy.name,
         "tokenizer": f.tokenizer,
-        "pressure": {
-            "total": p.total,
-            "frozen": p.frozen,
-            "threshold": p.threshold,
-            "window": p.window,
-            "windowMeasured": p.window_measured,
-            "regime": p.regime,
-        },
+        "pressure": p.to_json(),
         "store": str(f.store.root.absolute()),
     }
 
@@ -395,14 +378,7 @@ def _status_json(s: Session, st: FoldStatus) -> dict[str, Any]:
         "session": s.id,
         "policy": st.policy,
         "tokenizer": st.tokenizer,
-        "pressure": {
-            "total": p.total,
-            "frozen": p.frozen,
-            "threshold": p.threshold,
-            "window": p.window,
-            "windowMeasured": p.window_measured,
-            "regime": p.regime,
-        },
+        "pressure": p.to_json(),
         "checkpoints": [f"cp:{c}" for c in st.on_surface],
         "folds": dict(st.folds),
         "healthy": st.healthy,

@@ -156,6 +156,18 @@ class Pressure:
     def ratio(self) -> float:
         return self.total / self.threshold if self.threshold else 0.0
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "head": self.head,
+            "frozen": self.frozen,
+            "threshold": self.threshold,
+            "capacity": self.capacity,
+            "window": self.window,
+            "windowMeasured": self.window_measured,
+            "regime": self.regime,
+        }
+
     @property
     def regime(self) -> Literal["idle", "frozen-bound", "open-bound"]:
         if self.total < self.threshold:
