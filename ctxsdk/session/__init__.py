@@ -55,6 +55,7 @@ from ._markers import (
 from ._migrate import LATEST_VERSION, migrate, upgrade_to_latest
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
+from ._redact import REDACTION_KINDS, Redaction, redact, redact_message, withheld_notice
 from ._session import (
     NodeTokens,
     Session,
@@ -100,6 +101,7 @@ __all__ = [
     "LATEST_VERSION",
     "MARKER_KINDS",
     "PRUNE_MARKER",
+    "REDACTION_KINDS",
     "SESSION_COLUMNS",
     "SYSTEM_PROMPT_PLUGIN",
     "TOKENIZER_NAMES",
@@ -115,6 +117,7 @@ __all__ = [
     "NodeTokens",
     "PendingCallView",
     "Recovery",
+    "Redaction",
     "Session",
     "SessionHeader",
     "SessionTree",
@@ -162,6 +165,8 @@ __all__ = [
     "project_key",
     "read_log",
     "read_marker",
+    "redact",
+    "redact_message",
     "refuse_shipped_sample",
     "search_text",
     "session_dir",
@@ -178,6 +183,7 @@ __all__ = [
     "turns_df",
     "upgrade_to_latest",
     "widget",
+    "withheld_notice",
 ]
 
 publish(__name__, globals(), __all__)
