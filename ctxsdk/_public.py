@@ -23,6 +23,7 @@ NAMESPACES: tuple[str, ...] = (
     "ctxsdk.session.importers",
     "ctxsdk.assemble",
     "ctxsdk.fold",
+    "ctxsdk.merge",
     "ctxsdk.llm",
     "ctxsdk.tools",
     "ctxsdk.testing",

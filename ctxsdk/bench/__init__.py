@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "workspace": "ctxsdk.bench._workspace",
     "widgets": "ctxsdk.bench._widgets",
     "fold": "ctxsdk.bench._fold",
+    "merge": "ctxsdk.bench._merge",
 }
 
 
