@@ -57,3 +57,12 @@ def test_the_targets_are_evaluated_from_the_metrics(quick: BenchResult) -> None:
         }
     )
     assert missing.met["confluence.matches_published >= 1"] is False
+
+
+def test_without_the_shared_data_it_says_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxsdk.bench._merge as bench_merge
+    from ctxsdk.errors import DataMissing
+
+    monkeypatch.setattr(bench_merge, "_shared_data", lambda: None)
+    with pytest.raises(DataMissing, match="t1_results.json.*CTXSDK_SHARED_DATA"):
+        bench_merge.run(quick=True)
