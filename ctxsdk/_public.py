@@ -1,10 +1,10 @@
 """Where each public name lives, and the ``__module__`` it shows.
 
 Implementation modules are private (``_name.py``); each public namespace (``ctxsdk``,
-``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``, ``ctxsdk.llm``, ``ctxsdk.tools``,
-``ctxsdk.testing``, ``ctxsdk.bench``, ``ctxsdk.widgets``) re-exports its names and calls
-``publish`` so that
-reprs, tracebacks and the API docs name ``ctxsdk.Session``, not a private module path.
+``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``, ``ctxsdk.merge``, ``ctxsdk.llm``,
+``ctxsdk.tools``, ``ctxsdk.testing``, ``ctxsdk.bench``, ``ctxsdk.widgets``) re-exports its names
+and calls ``publish`` so that reprs, tracebacks and the API docs name ``ctxsdk.Session``, not
+a private module path.
 """
 
 from __future__ import annotations
