@@ -1,0 +1,290 @@
+"""The deterministic claim extractor: keyed assertions, evidence by origin, redaction,
+supersession, and paraphrases of one key meeting in one slot."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import ctxsdk as cx
+from ctxsdk.merge import (
+    Claim,
+    Evidence,
+    SlotState,
+    claims_to_states,
+    extract_claims,
+    normalize_key,
+    normalize_value,
+    select,
+)
+from ctxsdk.testing import LogBuilder
+
+
+def _session(session_id: str, prompts: list[str], **kw: object) -> cx.Session:
+    b = LogBuilder(session_id=session_id, **kw)  # type: ignore[arg-type]
+    for p in prompts:
+        b.turn(p).assistant(text="Noted.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+def _kv(text: str) -> list[tuple[str, str, bool]]:
+    s = _session("one", [text], runtime_context=None)
+    return [(c.key, c.value, c.negated) for c in extract_claims(s) if c.origin == "user"]
+
+
+# -- the patterns, positive ------------------------------------------------------------------
+POSITIVE = [
+    ("The database is PostgreSQL.", [("database", "postgresql", False)]),
+    ("Our project's database is SQLite.", [("database", "sqlite", False)]),
+    ("database is postgres", [("database", "postgres", False)]),
+    ("Timeout: 30s", [("timeout", "30s", False)]),
+    ("TIMEOUT = 30s", [("timeout", "30s", False)]),
+    ("We use Redis for the cache.", [("cache", "redis", False)]),
+    ("Use pytest for tests.", [("test", "pytest", False)]),
+    ("We switched the database to MySQL.", [("database", "mysql", False)]),
+    (
+        "Move the database from SQLite to PostgreSQL.",
+        [("database", "postgresql", False), ("database", "sqlite", True)],
+    ),
+    ("The timeout was changed to 45s.", [("timeout", "45s", False)]),
+    ("Set the timeout to 60 seconds.", [("timeout", "60 seconds", False)]),
+    ("The timeout should be 60s.", [("timeout", "60s", False)]),
+    (
+        "Use pnpm, not npm.",
+        [("package manager", "pnpm", False), ("package manager", "npm", True)],
+    ),
+    (
+        "Use yarn instead of npm for the package manager.",
+        [("package manager", "yarn", False), ("package manager", "npm", True)],
+    ),
+    ("The database is not MySQL.", [("database", "mysql", True)]),
+    ("Don't use npm.", [("package manager", "npm", True)]),
+    ("Never force-push.", [("force push", "force-push", True)]),
+    ("The Python version is 3.11.", [("python version", "3.11", False)]),
+    ("The timeouts are 30s, because the API is slow.", [("timeout", "30s", False)]),
+    # CJK
+    ("数据库是PostgreSQL。", [("数据库", "postgresql", False)]),
+    ("我们的数据库为MySQL", [("数据库", "mysql", False)]),
+    ("超时：30秒", [("超时", "30秒", False)]),
+    ("用pnpm。", [("package manager", "pnpm", False)]),
+    ("改用pnpm", [("package manager", "pnpm", False)]),
+    ("不用npm", [("package manager", "npm", True)]),
+    ("数据库改为MySQL", [("数据库", "mysql", False)]),
+    ("数据库不是MySQL", [("数据库", "mysql", True)]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), POSITIVE, ids=[t for t, _ in POSITIVE])
+def test_pattern_gives_the_keyed_claim(text: str, expected: list[tuple[str, str, bool]]) -> None:
+    assert _kv(text) == expected
+
+
+NEGATIVE = [
+    "Should we use MySQL?",
+    "Should we use MySQL for the database",
+    "Is the database PostgreSQL?",
+    "What is the timeout?",
+    "If the database were MySQL, the tests would fail.",
+    "Maybe the timeout is 30s.",
+    "We might switch the database to MySQL.",
+    "It is done.",
+    "This is great!",
+    "Note: run the tests first.",
+    "See https://example.com/docs for details.",
+    "Thanks",
+    "数据库是MySQL吗？",
+    "如果数据库是MySQL，测试会失败",
+    "数据库可能是MySQL",
+    "我们用户很多",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVE)
+def test_questions_hypotheticals_and_chatter_give_no_claim(text: str) -> None:
+    assert _kv(text) == []
+
+
+def test_code_blocks_are_skipped() -> None:
+    text = "Here it is:\n```python\ntimeout = 30\nthe database is mysql\n```\nThe port is 5432."
+    assert _kv(text) == [("port", "5432", False)]
+
+
+def test_code_lines_and_tool_boilerplate_give_no_claim() -> None:
+    b = LogBuilder(session_id="code", runtime_context=None)
+    b.turn("Read the config.").assistant(tool_calls=[("read", {"path": "cfg.py"})])
+    listing = '1\tTIMEOUT = 30\n2\tout = base / "x.csv"\n3\tsession = connect(db_path)'
+    b.tool_results([listing]).next_step()
+    b.assistant(tool_calls=[("edit", {"path": "cfg.py"})])
+    b.tool_results(["Edited src/cfg.py: replaced 1 occurrence."]).next_step()
+    b.assistant(text="Do not edit files.").end_turn()
+    s = cx.Session.from_events(b.header, b.events)
+    assert [(c.key, c.value, c.origin) for c in extract_claims(s)] == [("timeout", "30", "tool")]
+
+
+def test_sentences_split_on_every_terminator_but_keep_dotted_tokens() -> None:
+    text = "The runtime is node.js; the port is 8080! 超时：30秒；数据库是MySQL。The file is package.json"
+    assert _kv(text) == [
+        ("runtime", "node.js", False),
+        ("port", "8080", False),
+        ("超时", "30秒", False),
+        ("数据库", "mysql", False),
+        ("file", "package.json", False),
+    ]
+
+
+def test_normalization() -> None:
+    assert normalize_key("**The** `Database`") == "database"
+    assert normalize_key("this project's package managers") == "package manager"
+    assert normalize_key("our dependencies") == "dependency"
+    assert normalize_key("the status") == "status"  # no unsafe singularization
+    assert normalize_key("the class") == "class"
+    assert normalize_value("**PostgreSQL** 16, because it is fast") == "postgresql 16"
+    assert normalize_value("localhost:5432 now") == "localhost:5432"
+    assert len(normalize_value("a b c d e f g h i").split()) == 6
+
+
+# -- two sessions meet in one key ----------------------------------------------------------
+def test_different_wording_meets_in_one_key() -> None:
+    a = _session("sess-a", ["The database is PostgreSQL."])
+    b = _session("sess-b", ["We switched the database to MySQL."])
+    ca, cb = extract_claims(a), extract_claims(b)
+    assert [(c.key, c.value) for c in ca] == [("database", "postgresql")]
+    assert [(c.key, c.value) for c in cb] == [("database", "mysql")]
+    states = claims_to_states(ca + cb)
+    assert list(states) == ["database"]
+    assert states["database"] == SlotState.of(("postgresql", "sess-a", 4), ("mysql", "sess-b", 4))
+    assert select(states["database"]).outcome == "disputed"
+
+
+def test_use_y_not_z() -> None:
+    [pos, neg] = extract_claims(_session("s", ["Use pnpm, not npm."]))
+    assert (pos.key, pos.value, pos.negated) == ("package manager", "pnpm", False)
+    assert (neg.key, neg.value, neg.negated) == ("package manager", "npm", True)
+    assert not pos.superseded and not neg.superseded  # one sentence never supersedes itself
+    assert claims_to_states([pos, neg]) == {"package manager": SlotState.of(("pnpm", "s", 4))}
+    with_neg = claims_to_states([pos, neg], include_negated=True)
+    assert with_neg["package manager"].values() == ("not npm", "pnpm")
+
+
+# -- evidence by origin ---------------------------------------------------------------------
+def _mixed() -> cx.Session:
+    b = LogBuilder(session_id="mixed")
+    b.turn("The database is PostgreSQL.")
+    b.assistant(
+        text="The port is 5432.",
+        reasoning="I think the cache is Redis.",
+        tool_calls=[("bash", {"command": "cat config.toml"})],
+    )
+    b.tool_results(["timeout = 30s"])
+    b.next_step().assistant(text="Done.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+def test_evidence_by_origin() -> None:
+    got = {(c.key, c.value): (c.evidence, c.origin, c.kind) for c in extract_claims(_mixed())}
+    assert got == {
+        ("database", "postgresql"): (Evidence.USER_STATED, "user", "fact"),
+        ("port", "5432"): (Evidence.INFERRED, "assistant", "fact"),
+        ("cache", "redis"): (Evidence.SPECULATIVE, "reasoning", "fact"),
+        ("timeout", "30s"): (Evidence.TOOL_VERIFIED, "tool", "fact"),
+    }
+    for c in extract_claims(_mixed()):
+        assert c.source == "mixed"
+        assert c.seq in _mixed().surface().seqs
+
+
+def test_reasoning_can_be_left_out() -> None:
+    keys = {c.key for c in extract_claims(_mixed(), include_reasoning=False)}
+    assert keys == {"database", "port", "timeout"}
+
+
+def test_injected_plugin_messages_are_skipped_or_capped() -> None:
+    sections = [("policy", "The file policy is danger-full-access.")]
+    s = _session("inj", ["The database is PostgreSQL."], runtime_context=sections)
+    assert any(n.message.source.kind == "plugin" and n.message.role == "user" for n in s.surface())
+    assert [c.key for c in extract_claims(s)] == ["database"]
+    injected = [c for c in extract_claims(s, include_injected=True) if c.origin == "injected"]
+    assert [(c.key, c.value, c.evidence) for c in injected] == [
+        ("file policy", "danger-full-access", Evidence.SPECULATIVE)
+    ]
+
+
+def test_system_prompt_gives_no_claims() -> None:
+    s = _session(
+        "sys", ["Hello"], system="The database is Oracle. Timeout: 5s.", runtime_context=None
+    )
+    system_seqs = {n.seq for n in s.surface() if n.message.role == "system"}
+    assert system_seqs
+    assert extract_claims(s, include_injected=True) == []
+
+
+# -- redaction --------------------------------------------------------------------------------
+def test_secrets_never_reach_a_claim() -> None:
+    secret = "sk-" + "Zq9x" * 8  # assembled at runtime: no literal token shape in the repo
+    labelled = "Kp2" * 7
+    s = _session(
+        "sec",
+        [
+            f"The api key is {secret}.",
+            f"password = {labelled}",
+            f"Our token: {secret}",
+        ],
+    )
+    claims = extract_claims(s)
+    assert claims, "the sentences still give claims, with the secret withheld"
+    for c in claims:
+        for field in dataclasses.astuple(c):
+            assert secret not in str(field) and labelled not in str(field)
+    assert any("redacted" in c.value for c in claims)
+
+
+# -- supersession -----------------------------------------------------------------------------
+def test_a_later_assertion_supersedes_within_a_source() -> None:
+    s = _session(
+        "sup",
+        ["The timeout is 30s.", "The timeout was changed to 60s.", "The port is 80."],
+    )
+    claims = extract_claims(s)
+    timeline = [(c.key, c.value, c.superseded) for c in claims]
+    assert timeline == [
+        ("timeout", "30s", True),
+        ("timeout", "60s", False),
+        ("port", "80", False),
+    ]
+    states = claims_to_states(claims)
+    assert states["timeout"] == SlotState.of(("60s", "sup", 4))
+
+
+def test_supersession_does_not_cross_sources() -> None:
+    a = extract_claims(_session("a", ["The timeout is 30s."]))
+    b = extract_claims(_session("b", ["The timeout is 60s."]))
+    assert not any(c.superseded for c in a + b)
+    assert claims_to_states(a + b)["timeout"].values() == ("30s", "60s")
+
+
+def test_a_later_negation_supersedes_only_its_value() -> None:
+    s = _session("neg", ["We use npm.", "Don't use npm.", "Use pnpm."])
+    got = [(c.value, c.negated, c.superseded) for c in extract_claims(s)]
+    assert got == [("npm", False, True), ("npm", True, True), ("pnpm", False, False)]
+
+
+def test_states_keep_the_highest_evidence_per_source_and_value() -> None:
+    c = Claim("db", "mysql", 2, "db: mysql", "s", 1)
+    d = dataclasses.replace(c, evidence=4, seq=2)
+    assert claims_to_states([c, d]) == {"db": SlotState.of(("mysql", "s", 4))}
+
+
+# -- determinism --------------------------------------------------------------------------------
+def test_extraction_is_deterministic() -> None:
+    first = extract_claims(_mixed())
+    assert first == extract_claims(_mixed())
+    assert claims_to_states(first) == claims_to_states(extract_claims(_mixed()))
+    assert hash(first[0]) == hash(extract_claims(_mixed())[0])
+
+
+def test_claim_is_frozen_and_prints() -> None:
+    c = extract_claims(_session("p", ["The port is 80."]))[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.value = "81"  # type: ignore[misc]
+    assert str(c) == f"port = 80 @4 [p#{c.seq}]"
