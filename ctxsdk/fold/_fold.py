@@ -266,7 +266,28 @@ class Fold(Rendered):
         self.write = write
         self._counter = TokenCounter(tokenizer)
         self._states: dict[int, FoldState] = {}
-        self.session = session
+        self._session = session
+        self._derived: dict[str, Any] = {}
+
+    @property
+    def session(self) -> Session:
+        """The session as it is now (each fold replaces it with the session it wrote)."""
+        return self._session
+
+    @session.setter
+    def session(self, value: Session) -> None:
+        # What is derived from the session (records, node tokens) is computed once per
+        # session; states by seq stay valid while the new session continues the old log.
+        old = self._session.raw_events
+        new = value.raw_events
+        if (
+            value.id != self._session.id
+            or len(new) < len(old)
+            or (old and new[len(old) - 1] != old[-1])
+        ):
+            self._states.clear()
+        self._session = value
+        self._derived = {}
 
     # --- what is there -----------------------------------------------------------------------
 
@@ -277,7 +298,9 @@ class Fold(Rendered):
     @property
     def records(self) -> list[FoldRecord]:
         """Every fold over the session's life (inherited ones included), oldest first."""
-        return read_records(self.session)
+        if "records" not in self._derived:
+            self._derived["records"] = read_records(self.session)
+        return list(self._derived["records"])
 
     @property
     def checkpoints(self) -> list[FoldRecord]:
@@ -288,13 +311,15 @@ class Fold(Rendered):
     @property
     def state(self) -> FoldState:
         """The current state, reduced from the raw log (never from a checkpoint's text)."""
-        return reduce_events(self.session.raw_events)
+        return self._state_at(len(self.session.raw_events) - 1)
 
     def frontier(self) -> Frontier:
         return locate_frontier(self.session)
 
     def _tokens(self) -> list[int]:
-        return node_tokens(self.session, self._counter)
+        if "tokens" not in self._derived:
+            self._derived["tokens"] = node_tokens(self.session, self._counter)
+        return list(self._derived["tokens"])
 
     def pressure(self) -> Pressure:
         return measure_pressure(

@@ -281,19 +281,14 @@ def decide(
         folds_since_root=folds_since_root,
         force=force,
     )
-    if leaf.folds or leaf.reason.startswith("idle") or policy.root == "never":
+    idle = pressure.total < pressure.threshold and not force
+    if leaf.folds or idle or policy.root == "never":
         return leaf
     if len(frontier.frozen) < 2 or policy.checkpoint != "state":
         return leaf
     root = _root(frontier, tokens, pressure, checkpoint_tokens, "the leaf cannot suffice")
     if root.folds:
-        return Decision(
-            root.action,
-            f"{root.reason}; a leaf would not: {leaf.reason}",
-            root.span,
-            root.span_tokens,
-            root.checkpoint_tokens,
-        )
+        return replace(root, reason=f"{root.reason}; a leaf would not: {leaf.reason}")
     return leaf
 
 

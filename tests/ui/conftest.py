@@ -171,3 +171,20 @@ def lab(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def open_notebook(page: Any, url: str, ready: str) -> None:
+    """Open a notebook in JupyterLab, wait for its kernel, run every cell, and wait until
+    the widget's ``ready`` selector shows."""
+    page.goto(url)
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
+        timeout=90_000,
+    )
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+        timeout=60_000,
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_selector(ready, timeout=90_000)

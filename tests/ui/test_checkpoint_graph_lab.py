@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab
+from .conftest import Lab, open_notebook
 from .test_context_tree_lab import Notebook
 
 SETUP = """\
@@ -42,21 +42,6 @@ print("folds:", len(f.records))
 SHOW = "w"
 
 
-def _open(page: Any, url: str) -> None:
-    page.goto(url)
-    page.wait_for_function(
-        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
-        timeout=90_000,
-    )
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-    page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
-        timeout=60_000,
-    )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_selector(".cx-graph .cx-node", timeout=90_000)
-
-
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("work")
@@ -76,7 +61,7 @@ def nb(lab: Lab, browser: Any, work: Path) -> Iterator[Notebook]:
         lambda m: _ERRORS.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
     )
     try:
-        _open(page, url)
+        open_notebook(page, url, ".cx-graph .cx-node")
         yield Notebook(page)
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
     finally:

@@ -17,7 +17,7 @@ import pytest
 
 import ctxsdk as cx
 
-from .conftest import Lab
+from .conftest import Lab, open_notebook
 
 SETUP = """\
 from pathlib import Path
@@ -85,21 +85,6 @@ class Notebook:
         self.page.wait_for_timeout(600)  # the theme's stylesheet settles
 
 
-def _open(page: Any, url: str) -> None:
-    page.goto(url)
-    page.wait_for_function(
-        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
-        timeout=90_000,
-    )
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-    page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
-        timeout=60_000,
-    )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_selector(".cx-tree .cx-row", timeout=90_000)
-
-
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("work")
@@ -113,7 +98,7 @@ def nb(lab: Lab, browser: Any, work: Path) -> Iterator[Notebook]:
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        _open(page, url)
+        open_notebook(page, url, ".cx-tree .cx-row")
         yield Notebook(page)
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
     finally:
