@@ -107,6 +107,7 @@ __all__ = [
     "CLAIM_KINDS",
     "DOMAINS",
     "Claim",
+    "claims_of_messages",
     "claims_to_states",
     "extract_claims",
     "normalize_key",
@@ -142,6 +143,10 @@ class Claim:
     negated: bool = False
     kind: ClaimKind | None = None
     origin: Origin | None = None
+    # The source's trust level (a ``Trust``; None = unlabelled, which the trust check refuses)
+    trust: int | None = None
+    # Derivation routes (alternatives, each a conjunction of premise keys) the model path names
+    derived_from: tuple[tuple[str, ...], ...] = ()
 
     def __str__(self) -> str:
         op = "≠" if self.negated else "="
@@ -534,19 +539,36 @@ def extract_claims(
     unless ``include_reasoning=False``. Within the session a later assertion of a key marks
     the earlier ones ``superseded``.
     """
-    source_id = str(session.id)
+    items = []
+    for node in session.surface():
+        raw = node.message.to_json_dict()
+        src = raw.get("source")
+        injected = isinstance(src, Mapping) and src.get("kind") == "plugin"
+        items.append((node.seq, redact_message(raw)[0], injected))
+    return claims_of_messages(
+        str(session.id),
+        items,
+        include_reasoning=include_reasoning,
+        include_injected=include_injected,
+    )
+
+
+def claims_of_messages(
+    source: str,
+    messages: Iterable[tuple[int, Mapping[str, Any], bool]],
+    *,
+    include_reasoning: bool = True,
+    include_injected: bool = False,
+    trust: int | None = None,
+) -> list[Claim]:
+    """The claims of already-redacted ``(seq, raw message, injected)`` triples in model
+    order, all from ``source`` and labelled ``trust``; the rules of ``extract_claims``."""
     claims: list[Claim] = []
     sentence_ids: list[int] = []
     n_sentences = 0
-    for node in session.surface():
-        raw = node.message.to_json_dict()
-        if raw.get("role") == "system":
+    for seq, message, injected in messages:
+        if message.get("role") == "system" or (injected and not include_injected):
             continue
-        src = raw.get("source")
-        injected = isinstance(src, Mapping) and src.get("kind") == "plugin"
-        if injected and not include_injected:
-            continue
-        message, _ = redact_message(raw)
         for origin, text in _parts(message, include_reasoning):
             evidence = int(Evidence.SPECULATIVE) if injected else _EVIDENCE[origin]
             for sentence in _sentences(text):
@@ -558,11 +580,12 @@ def extract_claims(
                             value=value,
                             evidence=evidence,
                             text=sentence,
-                            source=source_id,
-                            seq=node.seq,
+                            source=source,
+                            seq=seq,
                             negated=negated,
                             kind=kind,
                             origin="injected" if injected else origin,
+                            trust=trust,
                         )
                     )
                     sentence_ids.append(n_sentences)
