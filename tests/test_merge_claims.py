@@ -36,6 +36,14 @@ def _kv(text: str) -> list[tuple[str, str, bool]]:
 # -- the patterns, positive ------------------------------------------------------------------
 POSITIVE = [
     ("The database is PostgreSQL.", [("database", "postgresql", False)]),
+    ("Records are stored as JSONL.", [("records stored", "jsonl", False)]),
+    ("Retries are capped at three.", [("retries capped", "three", False)]),
+    ("CI runs on Jenkins.", [("ci run", "jenkins", False)]),
+    ("The CI run on jenkins", [("ci run", "jenkins", False)]),
+    ("Logs go to stdout.", [("logs go", "stdout", False)]),
+    ("We deploy to Kubernetes.", [("deploy", "kubernetes", False)]),
+    ("Authentication uses the OAuth flow.", [("authentication use", "oauth flow", False)]),
+    ("The parser relies on regex.", [("parser rely", "regex", False)]),
     ("Our project's database is SQLite.", [("database", "sqlite", False)]),
     ("database is postgres", [("database", "postgres", False)]),
     ("Timeout: 30s", [("timeout", "30s", False)]),
@@ -81,6 +89,11 @@ def test_pattern_gives_the_keyed_claim(text: str, expected: list[tuple[str, str,
 
 
 NEGATIVE = [
+    "Okay, moving on to the next item on the list we agreed earlier today.",
+    "I will check the configuration next and report anything that looks off.",
+    "That matches what I remembered from the earlier discussion on this topic.",
+    "The tests run on every push to the main branch.",
+    "It comes from conftest.",
     "Should we use MySQL?",
     "Should we use MySQL for the database",
     "Is the database PostgreSQL?",

@@ -51,6 +51,13 @@ moved|updated|set to Y``
 ``X should|must|needs to be Y``          X = Y (constraint)
 ``we use|we're using|use Y for|as X``    X = Y (decision)
 ``we use Y`` (Y one or two words)        Y's domain = Y, only if Y has a known domain
+``X is|are <participle> <prep> Y``       "X <participle>" = Y ("records are stored as
+                                         jsonl": ``records stored`` = ``jsonl``); Y at most
+                                         three words
+``X <relation verb> [<prep>] Y``         "X <verb>" = Y ("CI runs on jenkins": ``ci run``;
+                                         "we deploy to k8s": ``deploy``); a closed verb list
+                                         (use, run, go, live, deploy, point, depend, write,
+                                         ship, store, ...), Y one or two words
 ``X is not|isn't|are not Y``             a negated X = Y
 ``don't|do not|never|avoid use Y`` /     a negated claim on Y, keyed by Y's domain, else
 ``never|avoid Y`` (Y one token)          by Y itself (constraint)
@@ -318,6 +325,17 @@ _SUBJ = (
 _P = re.I
 _USE = r"(?:use|uses|used|using|are using|'re using|go with|prefer|choose|pick)"
 _ALT = r"(?:,\s*not|\s+instead of|\s+rather than)"
+_PREP = r"(?:as|at|by|in|on|to|with|from|via|through|into|onto|under|behind|after)"
+# Verbs that relate a thing to one value ("CI runs on X", "logs go to X", "auth uses X"),
+# in their plain and third-person forms; a closed list keeps chatter out.
+_RELATION = (
+    r"(?:use|uses|run|runs|go|goes|live|lives|deploy|deploys|point|points|default|defaults|"
+    r"depend|depends|rely|relies|listen|listens|connect|connects|talk|talks|write|writes|"
+    r"ship|ships|publish|publishes|target|targets|expire|expires|sit|sits|resolve|resolves|"
+    r"route|routes|fall back|falls back|belong|belongs|come from|comes from|end up|ends up|"
+    r"sign in|signs in|log in|logs in|pass|passes|execute|executes|send|sends|keep|keeps|"
+    r"store|stores|hold|holds|read|reads)"
+)
 
 _EN: list[tuple[re.Pattern[str], str]] = [
     # X is Y, not Z / X should be Y instead of Z
@@ -346,7 +364,7 @@ _EN: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             rf"^{_SUBJ}(?:switch|switched|switching|change|changed|changing|move|moved|"
-            r"moving|migrate|migrated|migrating)(?:\s+over)?"
+            r"moving|migrate|migrated|migrating)(?:\s+over)?(?!\s+on\b)"
             r"(?:\s+(?P<x>(?!from\b|to\b).+?))?(?:\s+from\s+(?P<w>.+?))?\s+to\s+(?P<y>.+)$",
             _P,
         ),
@@ -392,6 +410,24 @@ _EN: list[tuple[re.Pattern[str], str]] = [
         ),
         "isnot",
     ),
+    # X is stored as Y / X are capped at Y (a participle and a preposition)
+    (
+        re.compile(
+            r"^(?P<x>[^:=]+?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>\w+(?:ed|en|wn|lt|pt|ld))\s+"
+            rf"{_PREP}\s+(?P<y>\S+(?:\s+\S+){{0,2}})$",
+            _P,
+        ),
+        "passive",
+    ),
+    # X runs on Y / we deploy to Y (a relation verb, a short value)
+    (
+        re.compile(
+            rf"^(?P<x>[^:=]+?)\s+(?P<v>{_RELATION})(?:\s+{_PREP})?\s+(?:the\s+|a\s+|an\s+)?"
+            r"(?P<y>\S+(?:\s+\S+)?)$",
+            _P,
+        ),
+        "relation",
+    ),
     # X is Y
     (re.compile(r"^(?P<x>[^:=]+?)\s+(?:is|are)\s+(?P<y>.+)$", _P), "is"),
     # X: Y / X = Y
@@ -422,6 +458,8 @@ _KIND: Mapping[str, ClaimKind] = MappingProxyType(
         "use": "decision",
         "use-bare": "decision",
         "isnot": "refuted",
+        "passive": "fact",
+        "relation": "fact",
         "is": "fact",
         "colon": "fact",
     }
@@ -441,6 +479,23 @@ _HEDGE = re.compile(
     r"note that|remember that|fyi|also|now|then|and|but|good|great)\s*,?\s+)+",
     re.I,
 )
+
+
+_PRONOUNS = frozenset({"we", "i", "you", "they"})
+_REFERENTS = frozenset({"it", "this", "that", "these", "those", "he", "she", "which", "what"})
+
+
+def _lemma(verb: str) -> str:
+    """A relation verb's plain form ("runs" -> "run", "relies" -> "rely"; "falls back" ->
+    "fall back"), so "X runs on" and "X run on" give one key."""
+    head, _, rest = verb.partition(" ")
+    if head.endswith("ies"):
+        head = head[:-3] + "y"
+    elif head.endswith(("goes", "shes", "ches", "sses")):
+        head = head[:-2]
+    elif head.endswith("s") and not head.endswith("ss"):
+        head = head[:-1]
+    return f"{head} {rest}".strip()
 
 
 def _raw(sentence: str) -> tuple[str, list[_Raw]]:
@@ -467,6 +522,16 @@ def _raw(sentence: str) -> tuple[str, list[_Raw]]:
             return name, [(x, y, True, "refuted" if name == "isnot" else kind)]
         if name == "use-bare":
             return name, [(None, y, False, kind)]
+        if name in ("passive", "relation"):
+            if x is None:
+                continue
+            verb = _lemma(m.group("v").lower())
+            subject = x.strip()
+            if subject.lower() in _PRONOUNS:  # "we deploy to X": the verb names the key
+                return name, [(verb, y, False, kind)]
+            if subject.lower() in _REFERENTS:  # "it comes from X": what "it" is is elsewhere
+                continue
+            return name, [(f"{subject} {verb}", y, False, kind)]
         if x is None or (name == "colon" and (not _PLAIN_KEY.match(x) or _CODE.search(y))):
             continue
         return name, [(x, y, False, kind)]
