@@ -179,6 +179,7 @@ def test_tool_call_then_answer(flaky: cx.Session, tmp_path: Path) -> None:
         "context_messages",
         "context_search",
         "context_recall",
+        "merge_sessions",
     }
     assert after.route == ("openai-compatible", "scripted-model")
 

@@ -195,6 +195,7 @@ def test_registries_are_independent() -> None:
         "context_search",
         "context_assembler",
         "context_recall",
+        "merge_sessions",
     ]
     a.register("extra", "x", EchoArgs, echo)
     assert "extra" not in b and "extra" not in default_registry()
@@ -202,9 +203,9 @@ def test_registries_are_independent() -> None:
     c.unregister("extra")
     assert "extra" in a
     assert isinstance(next(iter(a)), Tool)
-    assert (
-        repr(b)
-        == "ToolRegistry(context_messages, context_search, context_assembler, context_recall)"
+    assert repr(b) == (
+        "ToolRegistry(context_messages, context_search, context_assembler, context_recall, "
+        "merge_sessions)"
     )
 
 

@@ -1,5 +1,5 @@
 """ctxsdk's own tools (``context_messages``, ``context_search``, ``context_assembler``,
-``context_recall``),
+``context_recall``, ``merge_sessions``),
 ``default_registry`` that holds them, and the module-level ``dispatch``.
 
 An engine's tool is registered by a function in ``_BUILTIN`` that imports the engine when it
@@ -154,10 +154,36 @@ def _register_fold(reg: ToolRegistry) -> None:
     reg.register("context_recall", RECALL_DESCRIPTION, RecallArgs, run)
 
 
+def _register_merge(reg: ToolRegistry) -> None:
+    """``merge_sessions``. Extras: ``merge_sources`` (a ``ctxsdk.merge.MergeSources``, where
+    the choice is kept; without it the tool answers ``unavailable``) and ``merge_candidates``
+    (``(id, title)`` pairs in the order ``list`` numbers them; without it, the other sessions
+    of the DSH home the session was read from, else none)."""
+    from ..merge._tool import (
+        MERGE_SESSIONS_DESCRIPTION,
+        MergeSessionsArgs,
+        merge_sessions,
+        workspace_candidates,
+    )
+
+    def run(args: MergeSessionsArgs, ctx: ToolContext) -> dict[str, Any]:
+        session = ctx.require_session()
+        sources = ctx.extras.get("merge_sources")
+        if sources is None:
+            return {"action": args.action, "unavailable": "no merge source store is configured"}
+        candidates = ctx.extras.get("merge_candidates")
+        if candidates is None:
+            candidates = workspace_candidates(session)
+        return merge_sessions(session, args, sources=sources, candidates=candidates)
+
+    reg.register("merge_sessions", MERGE_SESSIONS_DESCRIPTION, MergeSessionsArgs, run)
+
+
 _BUILTIN: tuple[Callable[[ToolRegistry], None], ...] = (
     _register_session_tools,
     _register_assembler,
     _register_fold,
+    _register_merge,
 )
 
 
