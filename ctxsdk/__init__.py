@@ -2,7 +2,7 @@
 
 The public names load lazily so ``import ctxsdk`` stays fast; heavy dependencies (polars,
 tokenizers, widgets) are imported only by the objects that use them. Each name is defined in
-one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``, ``ctxsdk.llm``,
+one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``, ``ctxsdk.merge``, ``ctxsdk.llm``,
 ``ctxsdk.tools``) and re-exported here; ``ctxsdk._public.TOP_LEVEL`` says which.
 """
 
@@ -31,6 +31,9 @@ __all__ = [
     "FoldStatus",
     "LineageNode",
     "LogView",
+    "Merge",
+    "MergeResult",
+    "MergeSources",
     "Message",
     "NodeTokens",
     "PlanOp",
@@ -63,6 +66,7 @@ if TYPE_CHECKING:
     from .assemble import Assembly, DigestConfig, DraftStore, FitResult, PlanOp, Preview, Row, Rule
     from .fold import Fold, FoldPolicy, FoldResult, FoldState, FoldStatus, Recall, SearchResult
     from .llm import LLM, ChatResult
+    from .merge import Merge, MergeResult, MergeSources
     from .session import (
         Event,
         LineageNode,

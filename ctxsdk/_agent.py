@@ -170,6 +170,17 @@ class _Turn:
         }
         self.emit("user/message", message, op="append")
 
+    def injected(self, message: Mapping[str, Any]) -> None:
+        """A turn-context hook's message: a user message a plugin wrote."""
+        src = message.get("source")
+        if message.get("role") != "user" or not (
+            isinstance(src, Mapping) and src.get("kind") == "plugin"
+        ):
+            raise InvalidArgument(
+                "an inject hook returns a user message whose source is {kind: 'plugin', ...}"
+            )
+        self.emit("user/message", dict(message), op="append")
+
     def request(self, config: dict[str, Any], tools: list[dict[str, Any]]) -> None:
         header: dict[str, Any] = {"config": config}
         if tools:
@@ -304,6 +315,7 @@ def run_agent(
     cancel: threading.Event | None = None,
     extras: Mapping[str, Any] | None = None,
     auto_rules: Sequence[Rule] = (),
+    inject: Sequence[Callable[[Session], Mapping[str, Any] | None]] = (),
 ) -> Session:
     """Run ``prompt`` as one new turn of ``session``: call the model with the registry's
     tools, dispatch each call (with the session as the tools' context), feed the results back,
@@ -315,7 +327,10 @@ def run_agent(
     ``system`` sets the system prompt (node 0) for this turn and after. Only v3 logs can be
     written to (``session.save(path, version=3)`` upgrades older ones). ``auto_rules`` are
     assembly presets applied when the turn ends (only rules with ``auto=True`` act), their
-    folds appended after ``turn/end``.
+    folds appended after ``turn/end``. ``inject`` are turn-context hooks (a ``cx.Merge`` is
+    one): each is called once per turn with the session holding the new prompt and returns a
+    plugin-sourced user message (or None), appended after the prompt, as a harness plugin's
+    per-turn context is.
     """
     if session.version < 3:
         raise LogTooOld(
@@ -350,6 +365,10 @@ def run_agent(
         t.system(system)
     t.user(prompt)
     t.request(config, reg.dsh_definitions())
+    for hook in inject:
+        message = hook(t.flush())
+        if message is not None:
+            t.injected(message)
 
     definitions = reg.definitions() or None
 

@@ -33,6 +33,7 @@ _ENGINES: dict[str, tuple[str, str]] = {
 _WIDGETS: dict[str, tuple[str, str]] = {
     "context_tree": ("ctxsdk.widgets", "ContextTree"),
     "checkpoint_graph": ("ctxsdk.widgets", "CheckpointGraph"),
+    "belief_slots": ("ctxsdk.widgets", "BeliefSlots"),
 }
 
 

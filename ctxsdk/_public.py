@@ -68,6 +68,10 @@ TOP_LEVEL: Mapping[str, str] = {
     "FoldStatus": "ctxsdk.fold",
     "Recall": "ctxsdk.fold",
     "SearchResult": "ctxsdk.fold",
+    # Merge and what its methods return
+    "Merge": "ctxsdk.merge",
+    "MergeResult": "ctxsdk.merge",
+    "MergeSources": "ctxsdk.merge",
     # the model seam and the agent loop
     "LLM": "ctxsdk.llm",
     "ChatResult": "ctxsdk.llm",

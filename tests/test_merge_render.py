@@ -15,7 +15,7 @@ from ctxsdk.merge._claims import Claim
 from ctxsdk.merge._render import HEADER, Block, banner, build_block, render_slot
 from ctxsdk.session import get_tokenizer
 
-LONG_ID = "0123456789abcdef-session"
+LONG_ID = "01234567-89ab-4def-8123-456789abcdef"  # a harness (UUID) id
 
 
 def claim(
@@ -305,3 +305,10 @@ def test_query_steers_the_block() -> None:
 def test_budget_must_be_an_int() -> None:
     with pytest.raises(InvalidArgument):
         build_block([tie()], 10.5, trusts={})  # type: ignore[arg-type]
+
+
+def test_a_non_uuid_source_id_is_shown_whole_up_to_24_characters() -> None:
+    s = one(claim("db", "pg", 4, "mergebench-1-branch-a", text="db is pg"))
+    assert "from mergebench-1-branch-a)" in render_slot(s, 1)
+    long = one(claim("db", "pg", 4, "a-very-long-session-name-indeed", text="db is pg"))
+    assert "from a-very-long-session-nam…)" in render_slot(long, 1)

@@ -1,27 +1,71 @@
-"""Merge: beliefs from N sessions, merged slot by slot (the BeliefMerge seed).
+"""Merge: beliefs from N sessions, merged slot by slot into one budgeted block.
 
-A slot is one semantic key; its ``SlotState`` keeps every ``(value, source, evidence)``
-opinion, so merging is a join and the result does not depend on the order branches arrive
-in. ``select`` decides a slot by a score (``egalitarian``, ``elitist`` or your own) and
-never guesses: a true tie is ``disputed``. ``extract_claims`` reads keyed claims from a
-session without a model and ``claims_to_states`` turns them into slot states.
-``t1_experiment`` rebuilds the seed's exhaustive
-confluence experiment.
+    r = cx.Merge([s1, s2]).budget(400).score("egalitarian").run(query=None)
+    r.block.text, r.to_df(), r.inject(session), cx.Merge.compare(["egalitarian", "elitist"], [s1, s2])
+
+The pipeline (``Merge``): each source's surface is read and redacted (``read_branches``), its
+claims extracted (``align``: one joint model call when ``llm=`` is given, else or on any failure
+the deterministic ``extract_claims`` rules), merged per key (``build_slots``: a ``SlotState``
+keeps every ``(value, source, evidence)``, so merging is a join and the result does not depend
+on the order branches arrive in; ``select`` never guesses, a true tie is ``disputed``), true
+ties adjudicated (``adjudicate``, model only, asked twice with the options reversed),
+derivations propagated (``derive``, a JTMS), trust invariants checked (``check_trust``; any
+violation means nothing is injected), and the slots packed into the budget and rendered
+(``build_block``: a submodular utility, a knapsack solver, exact tokens, the banner charged).
+``t1_experiment`` rebuilds the seed's exhaustive confluence experiment. ``MergeSources`` and
+the ``merge_sessions`` tool choose a session's sources from the conversation.
 """
 
 from __future__ import annotations
 
 from .._public import publish
+from ._adjudicate import (
+    ADJUDICATE_INSTRUCTION,
+    Adjudication,
+    Conflict,
+    Option,
+    adjudicate,
+    find_conflicts,
+)
+from ._align import ALIGN_INSTRUCTION, Alignment, align, branch_text, heuristic_claims
+from ._beliefs import (
+    SLOT_TYPES,
+    Branch,
+    BranchMessage,
+    Derivation,
+    Resolution,
+    Slot,
+    SlotType,
+    Trust,
+    build_slots,
+)
+from ._branches import read_branch, read_branches, trust_level
 from ._claims import (
     CLAIM_KINDS,
     DOMAINS,
     Claim,
+    claims_of_messages,
     claims_to_states,
     extract_claims,
     normalize_key,
     normalize_value,
 )
 from ._confluence import T1_REPRESENTATIONS, T1_SPACES, T1Space, compare_t1, t1_experiment
+from ._derive import DerivationReport, derive, routes_of
+from ._merge import MERGE_PLUGIN, Merge, MergeResult, injected_this_turn
+from ._pack import (
+    TYPE_STABILITY,
+    TYPE_VALUE,
+    Packing,
+    pack,
+    personal,
+    preserved_prefix,
+    query_terms,
+    relevance,
+    stability,
+    utility,
+)
+from ._render import HEADER, Block, banner, build_block, render_slot
 from ._slots import (
     MERGED_SOURCE,
     REPRESENTATIONS,
@@ -48,44 +92,106 @@ from ._slots import (
     repr_join,
     select,
 )
+from ._sources import MergeSources, SourceSelection, resolve_refs
+from ._tool import MERGE_SESSIONS_DESCRIPTION, MergeSessionsArgs, merge_sessions
+from ._trust import Violation, ViolationKind, check_trust, join, meet, presented_trust, trust_of
 
 __all__ = [
+    "ADJUDICATE_INSTRUCTION",
+    "ALIGN_INSTRUCTION",
     "CLAIM_KINDS",
     "DOMAINS",
+    "HEADER",
     "MERGED_SOURCE",
+    "MERGE_PLUGIN",
+    "MERGE_SESSIONS_DESCRIPTION",
     "REPRESENTATIONS",
     "SCORES",
+    "SLOT_TYPES",
     "T1_REPRESENTATIONS",
     "T1_SPACES",
+    "TYPE_STABILITY",
+    "TYPE_VALUE",
     "WEIGHTS",
+    "Adjudication",
+    "Alignment",
+    "Block",
+    "Branch",
+    "BranchMessage",
     "Claim",
+    "Conflict",
     "Decision",
+    "Derivation",
+    "DerivationReport",
     "Evidence",
     "Item",
+    "Merge",
+    "MergeResult",
+    "MergeSessionsArgs",
+    "MergeSources",
     "Merged",
+    "Option",
+    "Packing",
     "Representation",
+    "Resolution",
     "Score",
+    "Slot",
     "SlotState",
+    "SlotType",
+    "SourceSelection",
     "Support",
     "T1Space",
+    "Trust",
+    "Violation",
+    "ViolationKind",
+    "adjudicate",
+    "align",
+    "banner",
+    "branch_text",
+    "build_block",
+    "build_slots",
+    "check_trust",
+    "claims_of_messages",
     "claims_to_states",
     "compare_t1",
     "confluence_violation",
     "decision_key",
+    "derive",
     "egalitarian",
     "elitist",
     "extract_claims",
+    "find_conflicts",
+    "heuristic_claims",
+    "injected_this_turn",
     "is_confluent",
+    "join",
+    "meet",
     "merge_incremental",
     "merge_nary",
+    "merge_sessions",
     "merge_streaming",
     "normalize_key",
     "normalize_value",
+    "pack",
+    "personal",
+    "presented_trust",
+    "preserved_prefix",
+    "query_terms",
+    "read_branch",
+    "read_branches",
+    "relevance",
+    "render_slot",
     "repr_collapse",
     "repr_count",
     "repr_join",
+    "resolve_refs",
+    "routes_of",
     "select",
+    "stability",
     "t1_experiment",
+    "trust_level",
+    "trust_of",
+    "utility",
 ]
 
 publish(__name__, globals(), __all__)

@@ -1,0 +1,546 @@
+"""``cx.Merge``: the pipeline from N source sessions to one budgeted, trust-labelled block.
+
+    m = cx.Merge([s1, s2]).budget(400).score("egalitarian")
+    r = m.run(query="which database?")
+    r.block.text            # the block, never over budget
+    r.to_df()               # one row per slot: decision, status, trust, kept or why not
+    s = r.inject(s)         # into an open turn, as the harness plugin appends it
+
+Stages, in the order that matters (seed ARCHITECTURE): read each source's surface and redact
+it (``_branches``) → extract claims (one joint model call when ``llm=`` is given, else or on
+any failure the deterministic extractor) → merge per slot with provenance → adjudicate true
+ties (model only) → propagate derivations last, so an adjudicated tie counts as a premise →
+check trust invariants (any violation: nothing is injected) → pack into the budget and
+render. ``budget()`` and ``score()`` return new ``Merge`` objects that share the read
+branches and the alignment, so trying strategies in a notebook costs no re-reading and no
+second model call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import polars as pl
+
+from .._display import Rendered, badge, esc, plural, table
+from ..errors import InvalidArgument, SurfaceError
+from ..session import EventWriter, Session, get_tokenizer, widget
+from ._adjudicate import Adjudication, adjudicate
+from ._align import Alignment, align
+from ._beliefs import Branch, Slot, Trust
+from ._branches import SourceLike, TrustLike, read_branches
+from ._derive import DerivationReport, derive
+from ._render import Block, build_block
+from ._slots import SCORES, Score
+from ._trust import Violation, check_trust, presented_trust
+
+if TYPE_CHECKING:
+    from ..session import Workspace
+
+__all__ = ["MERGE_PLUGIN", "Merge", "MergeResult"]
+
+MERGE_PLUGIN = "ctxsdk-merge"  # the source plugin name of an injected block
+
+ScoreLike = str | Score
+
+
+def _score_name(score: ScoreLike) -> str:
+    if isinstance(score, str):
+        if score not in SCORES:
+            from ..errors import UnknownName
+
+            raise UnknownName(
+                f"no score {score!r}; known: {', '.join(sorted(SCORES))} "
+                "(or pass a callable (supports) -> comparable)"
+            )
+        return score
+    if not callable(score):
+        raise InvalidArgument(f"score must be a name or a callable, got {score!r}")
+    return str(getattr(score, "__name__", None) or repr(score))
+
+
+@dataclass
+class _Shared:
+    """What every copy of one ``Merge`` shares: the read branches and the alignment."""
+
+    branches: list[Branch] | None = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    alignment: Alignment | None = None
+    adjudications: dict[tuple[str, int], Adjudication] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MergeResult(Rendered):
+    """One run of the pipeline: every stage's output, and the block."""
+
+    branches: tuple[Branch, ...]
+    skipped: tuple[tuple[str, str], ...]
+    alignment: Alignment
+    adjudication: Adjudication
+    derivation: DerivationReport
+    violations: tuple[Violation, ...]
+    slots: tuple[Slot, ...]
+    trusts: Mapping[str, Trust]
+    block: Block
+    score: str
+    budget: int
+    query: str | None
+    # The merge that produced this result (a widget re-runs it with another score or budget)
+    merge: Merge | None = field(default=None, repr=False, compare=False)
+
+    def rerun(self, *, score: ScoreLike | None = None, budget: int | None = None) -> MergeResult:
+        """The same merge and query under another ``score`` and/or ``budget`` (the branches
+        and the alignment are reused)."""
+        if self.merge is None:
+            raise InvalidArgument("this result was not made by a Merge, so it cannot re-run")
+        m = self.merge
+        if score is not None:
+            m = m.score(score)
+        if budget is not None:
+            m = m.budget(budget)
+        return m.run(self.query)
+
+    @property
+    def text(self) -> str:
+        return self.block.text
+
+    @property
+    def tokens(self) -> int:
+        return self.block.tokens
+
+    def __bool__(self) -> bool:
+        return bool(self.block)
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def slot(self, key: str) -> Slot:
+        for s in self.slots:
+            if s.key == key:
+                return s
+        from ..errors import NotFound
+
+        raise NotFound(f"no slot {key!r}; {len(self.slots)} slots, e.g. {self._some_keys()}")
+
+    def _some_keys(self) -> str:
+        return ", ".join(s.key for s in self.slots[:5]) or "none"
+
+    def __repr__(self) -> str:
+        return (
+            f"MergeResult({len(self.branches)} sources, {len(self.slots)} slots, "
+            f"{len(self.block.slots)} in the block, {self.block.tokens}/{self.budget} tokens)"
+        )
+
+    # -- tables --------------------------------------------------------------------------
+    def to_df(self) -> pl.DataFrame:
+        """One row per slot: its decision, status, evidence, trust, and whether the block
+        kept it (or why not)."""
+        kept = {s.key for s in self.block.slots}
+        why = dict(self.block.dropped)
+        rows = []
+        for s in self.slots:
+            rows.append(
+                {
+                    "key": s.key,
+                    "type": s.type,
+                    "status": s.status,
+                    "value": " | ".join(s.presented),
+                    "evidence": s.max_evidence,
+                    "sources": len(s.sources),
+                    "trust": self.trusts[s.key].name.lower(),
+                    "in_block": s.key in kept,
+                    "why_not": "" if s.key in kept else why.get(s.key, self._why_out(s)),
+                    "opinions": str(s.state),
+                }
+            )
+        schema = {
+            "key": pl.String,
+            "type": pl.String,
+            "status": pl.String,
+            "value": pl.String,
+            "evidence": pl.Int64,
+            "sources": pl.Int64,
+            "trust": pl.String,
+            "in_block": pl.Boolean,
+            "why_not": pl.String,
+            "opinions": pl.String,
+        }
+        return pl.DataFrame(rows, schema=schema)
+
+    def _why_out(self, s: Slot) -> str:
+        if s.decision.outcome == "empty":
+            return "no opinion"
+        return self.block.reason or "not packed"
+
+    # -- into a session -------------------------------------------------------------------
+    def message(self) -> dict[str, Any] | None:
+        """The block as the plugin-sourced user message an injection appends (None when the
+        block is empty)."""
+        if not self.block:
+            return None
+        return {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [{"type": "text", "text": self.block.text}],
+            "source": {"kind": "plugin", "plugin": MERGE_PLUGIN},
+        }
+
+    def inject(self, session: Session) -> Session:
+        """``session`` with the block appended to its open turn as a plugin-sourced user
+        message after the step's messages, as the harness plugin appends it; once per turn
+        (a turn that already holds a merged block is returned unchanged, as is a session when
+        the block is empty). A session at rest has no turn to append to: run the next turn
+        with ``run_agent(..., inject=[merge])`` instead."""
+        message = self.message()
+        if message is None:
+            return session
+        if session.version < 3:
+            from ..errors import LogTooOld
+
+            raise LogTooOld(
+                f"a merged block is appended as v3 events and this log is v{session.version}; "
+                "upgrade it with session.save(path, version=3) and open the result"
+            )
+        if not session.is_interrupted:
+            raise SurfaceError(
+                "inject appends to an open turn and this session is at rest (its last turn "
+                "ended); run the next turn with run_agent(session, llm, prompt, inject=[merge])"
+            )
+        if injected_this_turn(session):
+            return session
+        w = EventWriter.after(session)
+        if not w.step_open:
+            raise SurfaceError("the open turn has no open step to append the merged block to")
+        w.emit("user/message", message, op="append")
+        return session.append(w.take())
+
+    def widget(self, **options: Any) -> Any:
+        """The BeliefSlots widget over this result (switch score and budget in it)."""
+        return widget("belief_slots", self, **options)
+
+    # -- rendering -------------------------------------------------------------------------
+    def _summary(self) -> str:
+        a = self.alignment
+        mode = a.mode + (f" ({a.reason})" if a.reason else "")
+        counts: dict[str, int] = {}
+        for s in self.slots:
+            counts[s.status] = counts.get(s.status, 0) + 1
+        status = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        return (
+            f"merge of {plural(len(self.branches), 'source')}: {plural(len(self.slots), 'slot')}"
+            f" ({status or 'none'}); claims by {mode}; score {self.score}; block "
+            f"{self.block.tokens}/{self.budget} tokens, {len(self.block.slots)} kept"
+        )
+
+    def _notes(self) -> list[str]:
+        notes = [f"skipped {src}: {why}" for src, why in self.skipped]
+        if self.block.reason:
+            notes.append(f"no block: {self.block.reason}")
+        notes += [f"trust violation ({v.kind}) on {v.key}: {v.detail}" for v in self.violations]
+        if self.adjudication.reason:
+            notes.append(f"adjudication {self.adjudication.mode}: {self.adjudication.reason}")
+        if self.block.withheld:
+            notes.append(f"{plural(self.block.withheld, 'credential')} withheld by redaction")
+        return notes
+
+    def _text_(self) -> str:
+        lines = [self._summary()]
+        lines += [f"  {n}" for n in self._notes()]
+        if self.block:
+            lines += ["", self.block.text]
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        kept = {s.key for s in self.block.slots}
+        kinds = {
+            "resolved": "ok",
+            "adjudicated": "info",
+            "disputed": "warn",
+            "retracted": "error",
+            "empty": None,
+        }
+        rows = [
+            (
+                f"<code>{esc(s.key)}</code>",
+                esc(" | ".join(s.presented)),
+                badge(s.status, kinds.get(s.status)),
+                s.max_evidence,
+                len(s.sources),
+                esc(self.trusts[s.key].name.lower()),
+                "kept" if s.key in kept else "",
+            )
+            for s in self.slots
+        ]
+        notes = "".join(f"<div>{esc(n)}</div>" for n in self._notes())
+        block = (
+            f"<pre class='cx-pre'>{esc(self.block.text)}</pre>"
+            if self.block
+            else "<div>(nothing injected)</div>"
+        )
+        return (
+            f"<div class='cx-title'>{esc(self._summary())}</div>{notes}"
+            + table(
+                ["key", "value", "status", "evidence", "sources", "trust", "block"],
+                rows,
+                numeric=(3, 4),
+                raw=(0, 1, 2),
+            )
+            + block
+        )
+
+
+def injected_this_turn(session: Session) -> bool:
+    """Whether the open (or last) turn already holds a merged block."""
+    for raw in reversed(session.raw_events):
+        t = raw.get("type")
+        if t == "turn/start":
+            return False
+        if t == "user/message":
+            src = raw.get("data", {}).get("source")
+            if isinstance(src, Mapping) and src.get("plugin") == MERGE_PLUGIN:
+                return True
+    return False
+
+
+class Merge:
+    """Beliefs from N source sessions, merged slot by slot into one block (module docs).
+
+    ``sources``: sessions, log paths, or session ids with ``workspace=``. A source that
+    cannot be read is skipped (``result.skipped`` says why). ``trust``: the level every
+    source's claims carry (``"external"``: another session), or ``{session_id: level}``.
+    ``llm``: optional; when given, claims come from one joint alignment call and true ties
+    are adjudicated (asked twice, options reversed); any model failure falls back to the
+    deterministic path with the reason. ``tokenizer`` costs the block in exact tokens.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[SourceLike],
+        *,
+        llm: Any = None,
+        trust: TrustLike | Mapping[str, TrustLike] = Trust.EXTERNAL,
+        workspace: Workspace | None = None,
+        exclude: str | None = None,
+        include_reasoning: bool = True,
+        include_injected: bool = False,
+        tokenizer: str = "cl100k_base",
+        budget: int = 1200,
+        score: ScoreLike = "egalitarian",
+        adjudicate: bool = True,
+        symmetry: bool = True,
+        algorithm: Literal["density", "partial"] = "partial",
+        max_slots: int = 40,
+        max_chars_per_branch: int = 6000,
+    ) -> None:
+        if isinstance(sources, (str, Session)) or not isinstance(sources, Sequence):
+            raise InvalidArgument("Merge takes a list of sources: Merge([s1, s2, ...])")
+        self._sources = tuple(sources)
+        self._llm = llm
+        self._trust = trust
+        self._workspace = workspace
+        self._exclude = exclude
+        self._include_reasoning = include_reasoning
+        self._include_injected = include_injected
+        self._tokenizer = get_tokenizer(tokenizer)
+        self._budget = _check_budget(budget)
+        _score_name(score)
+        self._score: ScoreLike = score
+        self._adjudicate = adjudicate
+        self._symmetry = symmetry
+        if algorithm not in ("density", "partial"):
+            raise InvalidArgument(f"algorithm is 'density' or 'partial', not {algorithm!r}")
+        self._algorithm: Literal["density", "partial"] = algorithm
+        self._max_slots = max_slots
+        self._max_chars = max_chars_per_branch
+        self._shared = _Shared()
+
+    # -- the builder -------------------------------------------------------------------------
+    def _copy(self, **changes: Any) -> Merge:
+        new = object.__new__(Merge)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+    def budget(self, tokens: int) -> Merge:
+        """The same merge with a token budget of ``tokens`` for the whole block."""
+        return self._copy(_budget=_check_budget(tokens))
+
+    def score(self, score: ScoreLike) -> Merge:
+        """The same merge deciding slots by ``score``: ``"egalitarian"``, ``"elitist"``, or
+        a function from a value's ``(source, evidence)`` supports to anything comparable."""
+        _score_name(score)
+        return self._copy(_score=score)
+
+    def __repr__(self) -> str:
+        return (
+            f"Merge({len(self._sources)} sources, budget {self._budget}, "
+            f"score {_score_name(self._score)})"
+        )
+
+    # -- stages ------------------------------------------------------------------------------
+    @property
+    def branches(self) -> list[Branch]:
+        """The sources, read and redacted once (shared by every copy of this merge)."""
+        sh = self._shared
+        if sh.branches is None:
+            sh.branches, sh.skipped = read_branches(
+                self._sources, trust=self._trust, workspace=self._workspace, exclude=self._exclude
+            )
+        return sh.branches
+
+    @property
+    def alignment(self) -> Alignment:
+        """The claims of every branch (model-aligned, or deterministic with the reason)."""
+        sh = self._shared
+        if sh.alignment is None:
+            sh.alignment = align(
+                self.branches,
+                self._llm,
+                include_reasoning=self._include_reasoning,
+                include_injected=self._include_injected,
+                max_slots=self._max_slots,
+                max_chars_per_branch=self._max_chars,
+            )
+        return sh.alignment
+
+    def slots(self) -> list[Slot]:
+        """The merged slots under this merge's score, before adjudication."""
+        from ._beliefs import build_slots
+
+        a = self.alignment
+        return build_slots(a.claims, self._score, types=a.types)
+
+    def _adjudicated(self, slots: list[Slot]) -> Adjudication:
+        llm = self._llm if self._adjudicate else None
+        cache_key = (_score_name(self._score), id(self._score))
+        sh = self._shared
+        cached = sh.adjudications.get(cache_key)
+        if cached is not None and [s.key for s in cached.slots] == [s.key for s in slots]:
+            return cached
+        out = adjudicate(slots, llm, symmetry=self._symmetry)
+        sh.adjudications[cache_key] = out
+        return out
+
+    def run(self, query: str | None = None) -> MergeResult:
+        """Run the pipeline; ``query`` makes packing prefer the slots it mentions."""
+        branches = self.branches
+        alignment = self.alignment
+        adjudication = self._adjudicated(self.slots())
+        derivation = derive(adjudication.slots)
+        slots = derivation.slots
+        trusts = {s.key: presented_trust(s) for s in slots}
+        violations = check_trust(slots, trusts)
+        withheld = sum(b.redactions for b in branches)
+        if violations:
+            block = build_block((), self._budget, trusts=trusts, tokenizer=self._tokenizer)
+            reason = (
+                f"trust check failed ({plural(len(violations), 'violation')}): nothing injected"
+            )
+            block = dataclasses.replace(block, reason=reason, withheld=withheld)
+        else:
+            block = build_block(
+                [s for s in slots if s.decision.outcome != "empty"],
+                self._budget,
+                trusts=trusts,
+                tokenizer=self._tokenizer,
+                query=query,
+                withheld=withheld,
+                algorithm=self._algorithm,
+            )
+        return MergeResult(
+            branches=tuple(branches),
+            skipped=tuple(self._shared.skipped),
+            alignment=alignment,
+            adjudication=adjudication,
+            derivation=derivation,
+            violations=violations,
+            slots=tuple(slots),
+            trusts=trusts,
+            block=block,
+            score=_score_name(self._score),
+            budget=self._budget,
+            query=query,
+            merge=self,
+        )
+
+    # -- the turn-context hook ---------------------------------------------------------------
+    def __call__(self, session: Session) -> dict[str, Any] | None:
+        """The merged block for ``session``'s new turn, as a message (``run_agent``'s
+        ``inject=`` hook); packed for the turn's prompt, never merging ``session`` itself."""
+        m = self if self._exclude == str(session.id) else self._for(session)
+        return m.run(query=_latest_prompt(session)).message()
+
+    def _for(self, session: Session) -> Merge:
+        new = self._copy(_exclude=str(session.id))
+        new._shared = _Shared()
+        return new
+
+    # -- comparing strategies ---------------------------------------------------------------
+    @staticmethod
+    def compare(
+        strategies: Sequence[ScoreLike] | Mapping[str, ScoreLike],
+        sources: Sequence[SourceLike] | Merge,
+        **options: Any,
+    ) -> pl.DataFrame:
+        """How each strategy decides each slot: one row per key, one column per strategy
+        (the winner, or ``disputed{a,b}``), ``differs`` when they disagree, and the
+        ``opinions`` they all decided from. ``sources`` may be a ``Merge`` (its branches and
+        alignment are reused)."""
+        named: list[tuple[str, ScoreLike]]
+        if isinstance(strategies, Mapping):
+            named = list(strategies.items())
+        else:
+            named = [(_score_name(s), s) for s in strategies]
+        if not named:
+            raise InvalidArgument("compare needs at least one strategy")
+        names = [n for n, _ in named]
+        if len(set(names)) != len(names):
+            raise InvalidArgument(f"strategy names repeat: {names}; pass a mapping to name them")
+        base = sources if isinstance(sources, Merge) else Merge(sources, **options)
+        per: dict[str, dict[str, str]] = {}
+        keys: list[Slot] = []
+        for name, fn in named:
+            slots = base.score(fn).slots()
+            keys = keys or slots
+            per[name] = {s.key: str(s.decision) for s in slots}
+        rows = []
+        for s in keys:
+            decided = {name: per[name].get(s.key, "") for name in names}
+            rows.append(
+                {
+                    "key": s.key,
+                    "type": s.type,
+                    **decided,
+                    "differs": len(set(decided.values())) > 1,
+                    "opinions": str(s.state),
+                }
+            )
+        schema: dict[str, Any] = {"key": pl.String, "type": pl.String}
+        schema.update({n: pl.String for n in names})
+        schema.update({"differs": pl.Boolean, "opinions": pl.String})
+        return pl.DataFrame(rows, schema=schema)
+
+
+def _check_budget(tokens: object) -> int:
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise InvalidArgument(f"a budget is a whole number of tokens >= 0, not {tokens!r}")
+    return tokens
+
+
+def _latest_prompt(session: Session) -> str | None:
+    for raw in reversed(session.raw_events):
+        if raw.get("type") == "user/message":
+            data = raw.get("data", {})
+            src = data.get("source")
+            if isinstance(src, Mapping) and src.get("kind") == "user":
+                parts = [
+                    b.get("text", "")
+                    for b in data.get("content", [])
+                    if isinstance(b, Mapping) and b.get("type") == "text"
+                ]
+                return " ".join(p for p in parts if isinstance(p, str)) or None
+    return None
