@@ -2,8 +2,9 @@
 
 The public names load lazily so ``import ctxsdk`` stays fast; heavy dependencies (polars,
 tokenizers, widgets) are imported only by the objects that use them. Each name is defined in
-one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``, ``ctxsdk.merge``, ``ctxsdk.llm``,
-``ctxsdk.tools``) and re-exported here; ``ctxsdk._public.TOP_LEVEL`` says which.
+one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``,
+``ctxsdk.merge``, ``ctxsdk.llm``, ``ctxsdk.tools``) and re-exported here;
+``ctxsdk._public.TOP_LEVEL`` says which.
 """
 
 from __future__ import annotations
