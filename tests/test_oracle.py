@@ -1125,3 +1125,49 @@ def test_a_folded_fork(oracle_home: Path, tmp_path: Path, version: int) -> None:
     if not verdict["migrated"]:  # a v0/v1 log's loose chunks merge on the way to v3
         assert verdict["inheritedEventCount"] == cx.Session.open(b_path).inherited_event_count  # type: ignore[arg-type]
     assert child.parent_id == cx.Session.open(path).id
+
+
+# --- Merge: the merged block in a turn ---------------------------------------------------------
+
+
+def _merge_sources() -> list[cx.Session]:
+    out = []
+    for sid, text in (("m-a", "The database is PostgreSQL."), ("m-b", "The database is MySQL.")):
+        b = LogBuilder(session_id=sid, runtime_context=None)
+        b.turn(text).assistant(text="Noted.").end_turn()
+        out.append(cx.Session.from_events(b.header, b.events))
+    b = LogBuilder(session_id="m-c", runtime_context=None)
+    b.turn("Set it up.").assistant(text="The queue broker is Kafka.").end_turn()
+    return [*out, cx.Session.from_events(b.header, b.events)]
+
+
+def test_a_merged_block_injected_into_an_open_turn(oracle_home: Path, tmp_path: Path) -> None:
+    b = LogBuilder(session_id="m-target", runtime_context=None)
+    b.turn("Hello.").assistant(text="Hi.").end_turn()
+    b.turn("Which database?")
+    target = cx.Session.from_events(b.header, b.events)
+    r = cx.Merge(_merge_sources()).budget(400).run(query="database")
+    assert r.block and "DISPUTED" in r.text  # a tie, rendered with both values
+    injected = r.inject(target)
+    assert len(injected) == len(target) + 1
+    w = cx.session.EventWriter.after(injected)  # the user stops the turn there
+    w.end_step()
+    w.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
+    done = injected.append(w.take())
+    accepted(oracle_home, done, tmp_path, "merge-inject", kind="merge inject")
+
+
+def test_run_agent_with_a_merge_hook(oracle_home: Path, tmp_path: Path) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=reply("Kafka."))
+
+    llm = LLM("http://model.test/v1", "scripted", env={}, transport=httpx.MockTransport(answer))
+    flaky = cx.Session.open(sample("fix-flaky-test"))
+    after = run_agent(flaky, llm, "Which queue broker?", inject=[cx.Merge(_merge_sources())])
+    plugin = [
+        e
+        for e in after.raw_events[len(flaky) :]
+        if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin"
+    ]
+    assert len(plugin) == 1 and "kafka" in plugin[0]["data"]["content"][0]["text"]
+    accepted(oracle_home, after, tmp_path, "merge-agent", kind="merge agent turn")

@@ -1,0 +1,322 @@
+"""cx.Merge end to end: sessions in, one budgeted block out; provenance, ties, redaction,
+order independence, strategies, trust failing closed, and injection into a turn."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import polars as pl
+import pytest
+
+import ctxsdk as cx
+from ctxsdk._agent import run_agent
+from ctxsdk.errors import InvalidArgument, LogTooOld, SurfaceError, UnknownName
+from ctxsdk.llm import LLM
+from ctxsdk.merge import MERGE_PLUGIN, Slot, Trust, injected_this_turn
+from ctxsdk.session import get_tokenizer
+from ctxsdk.testing import LogBuilder
+
+from .test_agent import reply
+
+
+def _session(sid: str, turns: list[tuple[str, str]], **kw: Any) -> cx.Session:
+    """One turn per (user text, assistant text)."""
+    b = LogBuilder(session_id=sid, runtime_context=None, **kw)
+    for user, assistant in turns:
+        b.turn(user).assistant(text=assistant).end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+def _open_turn(sid: str, prompt: str) -> cx.Session:
+    b = LogBuilder(session_id=sid, runtime_context=None)
+    b.turn("Hello.").assistant(text="Hi.").end_turn()
+    b.turn(prompt)
+    return cx.Session.from_events(b.header, b.events)
+
+
+@pytest.fixture
+def pair() -> list[cx.Session]:
+    a = _session(
+        "sess-a",
+        [
+            ("The database is PostgreSQL.", "Noted."),
+            ("Use pnpm, not npm, for the package manager.", "OK."),
+            ("The cache TTL is 60 seconds.", "Fine."),
+        ],
+    )
+    b = _session(
+        "sess-b",
+        [
+            ("Set up the service.", "The database is MySQL."),
+            ("Logs go to stdout.", "Done."),
+        ],
+    )
+    return [a, b]
+
+
+def test_a_user_statement_outweighs_an_assistant_one_with_provenance(
+    pair: list[cx.Session],
+) -> None:
+    r = cx.Merge(pair).run()
+    db = r.slot("database")
+    assert db.status == "resolved" and db.presented == ("postgresql",)
+    by_value = {c.value: (c.source, c.evidence, c.origin) for c in db.claims}
+    assert by_value == {
+        "postgresql": ("sess-a", 4, "user"),
+        "mysql": ("sess-b", 2, "assistant"),
+    }
+    assert "**postgresql**" in r.text and "mysql" not in r.text
+    assert {"sess-a", "sess-b"} == {b.id for b in r.branches}
+
+
+def test_a_true_tie_is_disputed_and_rendered_never_guessed() -> None:
+    a = _session("tie-a", [("The queue broker is Kafka.", "OK.")])
+    b = _session("tie-b", [("The queue broker is RabbitMQ.", "OK.")])
+    r = cx.Merge([a, b]).run()
+    s = r.slot("queue broker")
+    assert s.status == "disputed" and s.presented == ("kafka", "rabbitmq")
+    assert "**DISPUTED**" in r.text and "kafka" in r.text and "rabbitmq" in r.text
+
+
+def test_the_result_does_not_depend_on_the_order_sources_arrive_in() -> None:
+    sessions = [
+        _session("o-a", [("The region is eu-west.", "OK.")]),
+        _session("o-b", [("Deploy.", "The region is us-east.")]),
+        _session("o-c", [("Deploy.", "The region is us-east.")]),
+    ]
+    texts = set()
+    decisions = set()
+    for order in itertools.permutations(sessions):
+        r = cx.Merge(list(order)).run()
+        texts.add(r.text)
+        decisions.add(tuple((s.key, str(s.decision)) for s in r.slots))
+    assert len(texts) == 1 and len(decisions) == 1
+    # eu-west (user, 8) beats two assistants (2 + 2): evidence, not a head count
+    assert ("region", "eu-west") in next(iter(decisions))
+
+
+def test_credentials_are_withheld_before_anything_reads_them() -> None:
+    key = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"  # assembled: no literal token shape
+    a = _session("red-a", [(f"The api key is {key} and the database is SQLite.", "OK.")])
+    r = cx.Merge([a]).run()
+    assert key not in r.text and all(key not in c.text for s in r.slots for c in s.claims)
+    assert r.block.withheld == 1 and "1 credential" in r.text
+    assert all(key not in json.dumps(m.raw) for b in r.branches for m in b.messages)
+
+
+def test_the_block_never_exceeds_its_budget_and_says_why_when_empty(
+    pair: list[cx.Session],
+) -> None:
+    tk = get_tokenizer("cl100k_base")
+    m = cx.Merge(pair)
+    for budget in (0, 10, 40, 60, 90, 150, 400):
+        r = m.budget(budget).run()
+        assert r.block.tokens <= budget and tk.count(r.text) <= budget
+        if not r.block:
+            assert r.text == "" and r.block.reason
+    assert m.budget(10).run().block.reason == "budget-below-mandatory-overhead"
+    assert len(m.budget(400).run().block.slots) > len(m.budget(90).run().block.slots) >= 1
+
+
+def test_builder_methods_return_new_merges_that_share_the_reading(pair: list[cx.Session]) -> None:
+    m = cx.Merge(pair)
+    tight = m.budget(60)
+    assert m.run().budget == 1200 and tight.run().budget == 60
+    assert tight.branches is m.branches and tight.alignment is m.alignment
+
+
+def _strategy_case() -> list[cx.Session]:
+    # two assistants (2 + 2) against one tool-verified reading (3): the scores disagree
+    a = _session("st-a", [("Check the port.", "The port is 8080.")])
+    b = _session("st-b", [("Check the port.", "The port is 8080.")])
+    c = LogBuilder(session_id="st-c", runtime_context=None)
+    c.turn("Read the config.").assistant(tool_calls=[("read", {"path": "cfg"})])
+    c.tool_results(["The port is 9090."]).next_step().assistant(text="Read.").end_turn()
+    return [a, b, cx.Session.from_events(c.header, c.events)]
+
+
+def test_scores_decide_differently_and_a_user_function_plugs_in() -> None:
+    sessions = _strategy_case()
+    m = cx.Merge(sessions)
+    assert m.score("egalitarian").run().slot("port").status == "disputed"  # 4 == 4
+    assert m.score("elitist").run().slot("port").presented == ("9090",)  # (3,) > (2, 2)
+
+    def most_sources(supports: Any) -> int:
+        return len({s for s, _ in supports})
+
+    r = m.score(most_sources).run()
+    assert r.slot("port").presented == ("8080",) and r.score == "most_sources"
+    with pytest.raises(UnknownName):
+        m.score("nope")
+
+
+def test_compare_is_a_polars_table_of_each_strategys_decisions() -> None:
+    df = cx.Merge.compare(["egalitarian", "elitist"], _strategy_case())
+    assert isinstance(df, pl.DataFrame)
+    assert df.columns == ["key", "type", "egalitarian", "elitist", "differs", "opinions"]
+    row = df.filter(pl.col("key") == "port").row(0, named=True)
+    assert row["egalitarian"] == "disputed{8080,9090}" and row["elitist"] == "9090"
+    assert row["differs"] is True
+    with pytest.raises(InvalidArgument):
+        cx.Merge.compare([], _strategy_case())
+
+
+def test_plugin_injected_context_is_excluded_unless_asked_then_capped() -> None:
+    b = LogBuilder(session_id="inj", runtime_context=None)
+    b.turn("Start.")
+    s = cx.Session.from_events(b.header, b.events)
+    ev = cx.session.EventWriter.after(s)
+    ev.emit(
+        "user/message",
+        {
+            "id": "p1",
+            "role": "user",
+            "content": [{"type": "text", "text": "The database is Oracle."}],
+            "source": {"kind": "plugin", "plugin": "someone-else"},
+        },
+        op="append",
+    )
+    s = s.append(ev.take())
+    assert [x.key for x in cx.Merge([s]).run().slots] == []
+    r = cx.Merge([s], include_injected=True).run()
+    (claim,) = r.slot("database").claims
+    assert claim.evidence == 1 and claim.origin == "injected"
+
+
+def test_a_missing_source_is_skipped_with_its_reason(
+    pair: list[cx.Session], tmp_path: Path
+) -> None:
+    r = cx.Merge([*pair, tmp_path / "nope.jsonl"]).run()
+    assert len(r.branches) == 2 and r.skipped[0][0].endswith("nope.jsonl")
+    assert "skipped" in str(r)
+    with pytest.raises(InvalidArgument):
+        cx.Merge(pair[0])  # type: ignore[arg-type]
+
+
+def test_a_trust_violation_means_nothing_is_injected() -> None:
+    # A model-aligned slot derived from an untrusted premise: the ceiling is violated.
+    a = _session("tr-a", [("The database is PostgreSQL.", "OK.")])
+    b = _session("tr-b", [("Plan.", "Alembic handles migrations on Postgres.")])
+    answer = {
+        "slots": [
+            {
+                "key": "database.engine",
+                "type": "fact",
+                "opinions": [
+                    {
+                        "source": "tr-a",
+                        "value": "postgresql",
+                        "evidence": 4,
+                        "quote": "The database is PostgreSQL.",
+                    }
+                ],
+            },
+            {
+                "key": "orm.migrations",
+                "type": "decision",
+                "derivedFrom": ["database.engine"],
+                "opinions": [
+                    {
+                        "source": "tr-b",
+                        "value": "alembic",
+                        "evidence": 2,
+                        "quote": "Alembic handles migrations on Postgres.",
+                    }
+                ],
+            },
+        ]
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=reply(json.dumps(answer)))
+
+    llm = LLM("http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler))
+    fine = cx.Merge([a, b], llm=llm).run()
+    assert fine.alignment.mode == "llm" and fine.block and not fine.violations
+    assert fine.slot("orm.migrations").derivation.status == "founded"  # type: ignore[union-attr]
+    bad = cx.Merge([a, b], llm=llm, trust={"tr-a": "untrusted"}).run()
+    assert {v.kind for v in bad.violations} == {"derivation-ceiling"}
+    assert not bad.block and bad.text == "" and "trust check failed" in (bad.block.reason or "")
+    assert bad.message() is None
+
+
+def test_the_result_renders_itself(pair: list[cx.Session]) -> None:
+    r = cx.Merge(pair).budget(400).run()
+    text = str(r)
+    assert text.startswith("merge of 2 sources:") and "## Merged context" in text
+    html = r._repr_mimebundle_()["text/html"]  # type: ignore[index]
+    assert "<table" in html and "database" in html and "postgresql" in html
+    df = r.to_df()
+    assert df.height == len(r.slots) and set(df["status"]) <= {
+        "resolved",
+        "disputed",
+        "adjudicated",
+        "retracted",
+        "empty",
+    }
+    assert df.filter(pl.col("key") == "database")["in_block"].to_list() == [True]
+
+
+# -- into a session -----------------------------------------------------------------------------
+def test_inject_appends_a_plugin_message_to_the_open_turn_once(pair: list[cx.Session]) -> None:
+    target = _open_turn("target", "Which database do we use?")
+    r = cx.Merge(pair).run(query="database")
+    out = r.inject(target)
+    new = out.raw_events[len(target) :]
+    assert [e["type"] for e in new] == ["user/message"]
+    data = new[0]["data"]
+    assert data["source"] == {"kind": "plugin", "plugin": MERGE_PLUGIN}
+    assert data["content"][0]["text"] == r.text
+    assert out.messages()[-1].text == r.text  # the model sees it next
+    assert injected_this_turn(out)
+    assert r.inject(out) is out  # once per turn
+
+
+def test_inject_refuses_a_session_at_rest_and_an_old_log(pair: list[cx.Session]) -> None:
+    r = cx.Merge(pair).run()
+    with pytest.raises(SurfaceError, match="run_agent"):
+        r.inject(pair[0])
+    old = _session("old", [("x", "y")], version=2)
+    with pytest.raises(LogTooOld):
+        r.inject(old)
+
+
+def test_a_session_never_merges_itself(pair: list[cx.Session]) -> None:
+    r = cx.Merge([*pair], exclude="sess-a").run()
+    assert [b.id for b in r.branches] == ["sess-b"]
+    assert any("does not merge itself" in why for _, why in r.skipped)
+
+
+def test_run_agent_carries_the_merged_block_into_the_next_turn(pair: list[cx.Session]) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        return httpx.Response(200, json=reply("PostgreSQL."))
+
+    llm = LLM("http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler))
+    target = _session("agent-target", [("Hello.", "Hi.")])
+    merge = cx.Merge(pair).budget(400)
+    out = run_agent(target, llm, "Which database do we use?", inject=[merge])
+    turn = out.raw_events[len(target) :]
+    users = [e for e in turn if e["type"] == "user/message"]
+    assert [u["data"]["source"]["kind"] for u in users] == ["user", "plugin"]
+    block = users[1]["data"]["content"][0]["text"]
+    assert "**postgresql**" in block
+    sent = seen[0]["messages"]
+    assert "Which database do we use?" in str(sent[-2]["content"])
+    assert "**postgresql**" in str(sent[-1]["content"])  # the block follows the prompt
+    # a hook that returns something else than a plugin user message is refused
+    with pytest.raises(InvalidArgument):
+        run_agent(target, llm, "Again.", inject=[lambda s: {"role": "user", "content": []}])
+
+
+def test_slots_are_the_shared_contract() -> None:
+    r = cx.Merge([_session("c-a", [("The CDN is Fastly.", "OK.")])]).run()
+    (slot,) = r.slots
+    assert isinstance(slot, Slot) and r.trusts[slot.key] == Trust.EXTERNAL
+    assert slot.quote("fastly") is not None and slot.max_evidence == 4
