@@ -2,7 +2,8 @@
 
 ``ContextTree`` shows an Assembly's context tree with a full / key / off switch on every
 row; ``CheckpointGraph`` shows a Fold's checkpoints and frontier (or a workspace's sessions,
-forks and subagents) as a graph, with recall and "fork from here". The widgets' front ends
+forks and subagents) as a graph, with recall and "fork from here"; ``BeliefSlots`` shows a
+merge's slots with their provenance and the budgeted block. The widgets' front ends
 are plain ES modules and CSS in ``widgets/`` (shipped inside the wheel), joined into one
 module per widget without a build step.
 """
@@ -10,9 +11,10 @@ module per widget without a build step.
 from __future__ import annotations
 
 from .._public import publish
+from ._belief_slots import BeliefSlots
 from ._checkpoint_graph import CheckpointGraph
 from ._context_tree import ContextTree
 
-__all__ = ["CheckpointGraph", "ContextTree"]
+__all__ = ["BeliefSlots", "CheckpointGraph", "ContextTree"]
 
 publish(__name__, globals(), __all__)
