@@ -320,3 +320,26 @@ def test_slots_are_the_shared_contract() -> None:
     (slot,) = r.slots
     assert isinstance(slot, Slot) and r.trusts[slot.key] == Trust.EXTERNAL
     assert slot.quote("fastly") is not None and slot.max_evidence == 4
+
+
+def test_for_session_merges_what_the_tool_selected(tmp_path: Path) -> None:
+    import shutil
+
+    from ctxsdk.samples import SAMPLES_HOME, sample
+    from ctxsdk.tools import ToolContext, default_registry
+
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES_HOME, home)
+    target = cx.Session.open(home / sample("fix-flaky-test").relative_to(SAMPLES_HOME))
+    other = cx.Session.open(home / sample("long-refactor").relative_to(SAMPLES_HOME))
+    store = cx.MergeSources(tmp_path / "sources")
+    assert cx.Merge.for_session(target, store).run().branches == ()  # nothing chosen yet
+    ctx = ToolContext(session=target, extras={"merge_sources": store})
+    out = default_registry().dispatch(
+        "merge_sessions", json.dumps({"action": "set", "sessions": [other.id[:8]]}), ctx
+    )
+    assert out["sources"][0]["id"] == other.id
+    r = cx.Merge.for_session(target, store).run()
+    assert [b.id for b in r.branches] == [other.id]
+    store.off(target.id)
+    assert cx.Merge.for_session(target, store).run().branches == ()

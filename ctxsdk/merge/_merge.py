@@ -36,6 +36,8 @@ from ._branches import SourceLike, TrustLike, read_branches
 from ._derive import DerivationReport, derive
 from ._render import Block, build_block
 from ._slots import SCORES, Score
+from ._sources import MergeSources
+from ._tool import home_of
 from ._trust import Violation, check_trust, presented_trust
 
 if TYPE_CHECKING:
@@ -466,6 +468,29 @@ class Merge:
             query=query,
             merge=self,
         )
+
+    @classmethod
+    def for_session(
+        cls,
+        session: Session,
+        sources: MergeSources,
+        *,
+        workspace: Workspace | None = None,
+        **options: Any,
+    ) -> Merge:
+        """The merge ``session`` has chosen: the sources its ``merge_sessions`` selection
+        names (the runtime layer, else the config default), looked up in ``workspace`` (by
+        default the DSH home ``session`` was read from), never ``session`` itself. A
+        selection that is off gives a merge with no sources (an empty block)."""
+        selection = sources.get(str(session.id))
+        ws = workspace
+        if ws is None and selection.sources:
+            home = home_of(session)
+            if home is not None:
+                from ..session import Workspace
+
+                ws = Workspace(home, progress=False)
+        return cls(list(selection.sources), workspace=ws, exclude=str(session.id), **options)
 
     # -- the turn-context hook ---------------------------------------------------------------
     def __call__(self, session: Session) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MERGE_SESSIONS_DESCRIPTION",
     "MergeSessionsArgs",
+    "home_of",
     "merge_sessions",
     "workspace_candidates",
 ]
@@ -151,16 +152,20 @@ def _home_of(path: Path) -> Path | None:
     return None
 
 
+def home_of(session: Session) -> Path | None:
+    """The DSH home ``session`` was read from, or None (not read from a home)."""
+    if session.path is None:
+        return None
+    return _home_of(Path(os.path.abspath(session.path)))
+
+
 def workspace_candidates(session: Session) -> list[tuple[str, str]]:
     """The other readable sessions of the DSH home ``session`` was read from, newest first,
     as ``(id, title)``; empty when it was not read from a home (or the home cannot be
     listed), since then there is nothing on disk to choose from."""
     from ..session import Workspace
 
-    path = session.path
-    if path is None:
-        return []
-    home = _home_of(Path(os.path.abspath(path)))
+    home = home_of(session)
     if home is None:
         return []
     try:
