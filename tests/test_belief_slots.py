@@ -308,3 +308,35 @@ def test_the_front_end_files_exist() -> None:
         assert p.is_file(), p
     assert "createChannel" in BeliefSlots._esm and "export default" in BeliefSlots._esm
     assert ".cx-slots" in BeliefSlots._css and ".cx-root" in BeliefSlots._css
+
+
+def test_adjudicated_and_retracted_rows_say_their_outcome(two: MergeResult) -> None:
+    import dataclasses
+
+    from ctxsdk.merge._beliefs import Derivation, Resolution
+
+    slots = []
+    for s in two.slots:
+        if s.key == "database":
+            s = dataclasses.replace(
+                s, resolution=Resolution("choose", value="postgresql", rationale="newer")
+            )
+        elif s.key == "linter":
+            s = dataclasses.replace(
+                s, derivation=Derivation("retracted", routes=(("ci",),), unmet=("ci",))
+            )
+        slots.append(s)
+    r = dataclasses.replace(two, slots=tuple(slots))
+    w = BeliefSlots(r)
+    rows = _rows(w)
+    db, linter = rows["database"], rows["linter"]
+    assert (db["status"], db["value"], db["detail"]) == (
+        "adjudicated",
+        "postgresql",
+        "adjudicated: chose postgresql",
+    )
+    assert linter["status"] == "retracted" and linter["detail"] == "unmet premises: ci"
+    assert w.summary["counts"]["adjudicated"] == 1 and w.summary["counts"]["retracted"] == 1
+    p = _ask(w, "provenance", key="database")
+    assert p["resolution"]["outcome"] == "choose" and p["resolution"]["rationale"] == "newer"
+    assert _ask(w, "provenance", key="linter")["derivation"]["unmet"] == ["ci"]
