@@ -1,7 +1,8 @@
 """Merge: beliefs from N sessions, merged slot by slot into one budgeted block.
 
     r = cx.Merge([s1, s2]).budget(400).score("egalitarian").run(query=None)
-    r.block.text, r.to_df(), r.inject(session), cx.Merge.compare(["egalitarian", "elitist"], [s1, s2])
+    r.block.text, r.to_df(), r.inject(session)
+    cx.Merge.compare(["egalitarian", "elitist"], [s1, s2])   # a polars table per slot
 
 The pipeline (``Merge``): each source's surface is read and redacted (``read_branches``), its
 claims extracted (``align``: one joint model call when ``llm=`` is given, else or on any failure

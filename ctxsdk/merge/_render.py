@@ -20,7 +20,6 @@ Line shapes are the seed's (MergeBench parses them): a resolved slot is
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
