@@ -343,3 +343,62 @@ def test_for_session_merges_what_the_tool_selected(tmp_path: Path) -> None:
     assert [b.id for b in r.branches] == [other.id]
     store.off(target.id)
     assert cx.Merge.for_session(target, store).run().branches == ()
+
+
+def test_the_model_path_end_to_end_over_a_real_loopback_server() -> None:
+    """One joint alignment call, then a tie adjudicated twice (options reversed): the chosen
+    value is an existing option, the block says the tie was broken, and every request went
+    out at temperature 0."""
+    from ._openai_server import openai_server
+
+    a = _session("live-a", [("We store packages with pnpm.", "OK.")])
+    b = _session("live-b", [("Set up.", "I installed everything with npm.")])
+    alignment = {
+        "slots": [
+            {
+                "key": "package.manager",
+                "type": "decision",
+                "opinions": [
+                    {
+                        "source": "live-a",
+                        "value": "pnpm",
+                        "evidence": 2,
+                        "quote": "We store packages with pnpm.",
+                    },
+                    {
+                        "source": "live-b",
+                        "value": "npm",
+                        "evidence": 2,
+                        "quote": "I installed everything with npm.",
+                    },
+                ],
+            }
+        ]
+    }
+    choose = {"resolutions": [{"key": "package.manager", "outcome": "choose", "value": "PNPM"}]}
+    with openai_server() as server:
+        server.replies += [json.dumps(alignment), json.dumps(choose), json.dumps(choose)]
+        llm = LLM(server.url, server.model, api_key="k", env={})
+        r = cx.Merge([a, b], llm=llm).run()
+        requests = list(server.requests)
+    assert r.alignment.mode == "llm" and r.adjudication.mode == "llm"
+    assert len(requests) == 3 and all(q.get("temperature") == 0 for q in requests)
+    assert "live-a" in json.dumps(requests[0]) and "live-b" in json.dumps(requests[0])
+    slot = r.slot("package.manager")
+    assert slot.status == "adjudicated" and slot.presented == ("pnpm",)
+    assert slot.decision.outcome == "disputed"  # the merge's own decision is never rewritten
+    assert "tie broken by adjudication" in r.text
+
+
+def test_a_failing_model_falls_back_to_the_deterministic_path_with_the_reason() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, json={"error": {"message": "down"}})
+
+    llm = LLM(
+        "http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler), max_retries=0
+    )
+    a = _session("fb-a", [("The database is PostgreSQL.", "OK.")])
+    r = cx.Merge([a], llm=llm).run()
+    assert r.alignment.mode == "heuristic" and r.alignment.reason
+    assert "model call failed" in r.alignment.reason
+    assert r.slot("database").presented == ("postgresql",) and r.block
