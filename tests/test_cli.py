@@ -791,7 +791,8 @@ def test_demo_writes_a_static_page_per_sample(tmp_path: Path) -> None:
 
     proc = run("demo", "--last", "0", "--html", tmp_path / "pages", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    pages = sorted(p for p in (tmp_path / "pages").iterdir() if p.name != "fold.html")
+    engines = ("fold.html", "merge.html")
+    pages = sorted(p for p in (tmp_path / "pages").iterdir() if p.name not in engines)
     assert [p.name for p in pages] == sorted(f"{n}.html" for n in sample_paths())
     for p in pages:
         html = p.read_text(encoding="utf-8")
@@ -1003,6 +1004,32 @@ def test_demo_folds_the_long_sample_and_the_recalled_bytes_match(tmp_path: Path)
     for part in ("fold cp:cp-", "Fold status", "search ", "recall cp:cp-", "verified"):
         assert part in html, part
     assert not list((tmp_path / "pages").glob("*.tmp"))
+
+
+def test_demo_merges_two_samples_and_prints_the_block(tmp_path: Path) -> None:
+    proc = run("demo", "--last", "0", "--html", tmp_path / "pages", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "== merge: fix-flaky-test + long-refactor at a 400-token budget" in proc.stdout
+    assert "## Merged context (ctxsdk)" in proc.stdout
+    tokens = re.search(r"block (\d+)/400 tokens", proc.stdout)
+    assert tokens is not None and 0 < int(tokens.group(1)) <= 400
+    html = (tmp_path / "pages" / "merge.html").read_text(encoding="utf-8")
+    assert html.startswith("<!doctype html>") and "<script" not in html and "<table" in html
+
+
+def test_merge_prints_the_block_and_json(tmp_path: Path) -> None:
+    from ctxsdk.samples import sample
+
+    a, b = sample("fix-flaky-test"), sample("long-refactor")
+    proc = run("merge", a, b, "--budget", "300", "--block", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("## Merged context (ctxsdk)")
+    proc = run("merge", a, b, "--budget", "300", "--json", cwd=tmp_path)
+    out = json.loads(proc.stdout)
+    assert out["tokens"] <= 300 and len(out["sources"]) == 2 and out["slots"]
+    assert {"key", "status", "in_block", "why_not"} <= set(out["slots"][0])
+    bad = run("merge", a, "--budget", "-1", cwd=tmp_path)
+    assert bad.returncode != 0 and "--budget" in bad.stderr
 
 
 _FOLD_SECTIONS = ("## `ctxsdk fold SESSION", "## `ctxsdk recall SESSION")

@@ -36,6 +36,7 @@ from ._commands import (
     short_ids,
 )
 from ._fold import cmd_fold, cmd_fold_search, cmd_fold_status, cmd_recall
+from ._merge import cmd_merge
 from ._terminal import VisibleStream, cli_message, visible
 
 __all__ = [
@@ -215,6 +216,23 @@ def _build_parser() -> argparse.ArgumentParser:
     store_arg(c)
     c.add_argument("--json", action="store_true", help="print the status as JSON")
     c.set_defaults(fn=cmd_fold_status)
+
+    c = command(
+        "merge",
+        "merge the beliefs of several sessions slot by slot and print the budgeted block",
+    )
+    c.add_argument(
+        "sessions", nargs="+", metavar="SESSION", help="session files or unique id prefixes"
+    )
+    c.add_argument("--budget", type=int, default=1200, help="tokens the block may take")
+    c.add_argument(
+        "--score", default="egalitarian", choices=("egalitarian", "elitist"), help="the strategy"
+    )
+    c.add_argument("--query", help="what the next turn is about: related slots are preferred")
+    c.add_argument("--tokenizer", default="cl100k_base", help="what tokens are counted with")
+    c.add_argument("--block", action="store_true", help="print only the block")
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.set_defaults(fn=cmd_merge)
 
     c = command("import", "import a foreign agent log as a DSH v3 session")
     c.add_argument("format", choices=IMPORT_FORMATS)

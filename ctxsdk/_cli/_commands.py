@@ -117,6 +117,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ._fold import demo_fold
 
     demo_fold(Path(args.html).expanduser() if args.html else None)
+    from ._merge import demo_merge
+
+    demo_merge(Path(args.html).expanduser() if args.html else None)
     return 0
 
 
