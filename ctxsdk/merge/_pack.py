@@ -13,7 +13,8 @@ The solver is the seed's: items costlier than the whole budget are dropped up fr
 greedy adds the best marginal-gain/cost item that still fits (ties to the smaller key);
 ``partial`` also seeds greedy with small subsets and keeps the best utility, so it is never
 worse than density. Unlike the seed, the seeds are drawn only from the ``SEED_POOL`` slots of
-highest personal value (the seed enumerated every pair: 125k greedy runs for 500 slots);
+highest personal value, fewer with many slots (``SEED_WORK``; the seed enumerated every pair:
+125k greedy runs for 500 slots);
 partial enumeration exists to rescue valuable-but-expensive slots that density skips, and
 those are the high-value ones. Greedy is lazy (a heap of stale densities, which are upper
 bounds because gains only shrink), so one run is O(n log n).
@@ -78,6 +79,19 @@ TYPE_STABILITY: Mapping[str, float] = MappingProxyType(
 
 SEED_POOL = 30
 """``partial`` seeds greedy only with subsets of the SEED_POOL slots of highest personal value."""
+SEED_WORK = 20_000
+"""... and fewer when there are many slots: about SEED_WORK slot evaluations in all (seed runs
+times slots), so re-packing 250 slots in a widget stays interactive."""
+
+
+def _pool_size(n_items: int, seed_size: int) -> int:
+    if n_items == 0 or seed_size == 0:
+        return 0
+    k = SEED_POOL
+    while k > 4 and sum(math.comb(k, j) for j in range(1, seed_size + 1)) * n_items > SEED_WORK:
+        k -= 1
+    return k
+
 
 _TYPE_BASE = 1.0
 _COVERAGE = 6.0
@@ -202,7 +216,8 @@ def _greedy(items: Sequence[_Item], budget: int, seed: Sequence[_Item] = ()) -> 
             heap.append((-_density(it, n), it.key, n, it.i))
     heapq.heapify(heap)
     by_i = {it.i: it for it in items}
-    while heap:
+    cheapest = min((it.cost for it in items), default=0)
+    while heap and left >= cheapest:  # below the cheapest cost nothing can be added
         _, key, n, i = heapq.heappop(heap)
         it = by_i[i]
         if it.cost > left:
@@ -267,7 +282,9 @@ def pack(
     best_value = _value(best)
     won: Literal["density", "partial"] = "density"
     if algorithm == "partial" and seed_size > 0:
-        pool = sorted(items, key=lambda it: (-it.personal, it.key))[:SEED_POOL]
+        pool = sorted(items, key=lambda it: (-it.personal, it.key))[
+            : _pool_size(len(items), seed_size)
+        ]
         pool.sort(key=lambda it: it.key)
         for size in range(1, seed_size + 1):
             for seed in itertools.combinations(pool, size):
