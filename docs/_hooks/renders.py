@@ -58,6 +58,10 @@ RENDERS: dict[str, Callable[[cx.Session], Any]] = {
     "fold-result": _fold(lambda f, result: result),
     "fold-search": _fold(lambda f, result: f.search("ledger/__init__.py")),
     "fold-status": _fold(lambda f, result: f.status()),
+    # the sample merged with the other working sample, at a 400-token budget
+    "merge-result": lambda s: (
+        cx.Merge([s, cx.Session.open(sample("long-refactor"))]).budget(400).run()
+    ),
 }
 
 
