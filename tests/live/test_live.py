@@ -94,3 +94,26 @@ def test_agent_turn_over_the_real_server(llm: LLM) -> None:
     print(f"\n[agent] turn ended {turn.reason}; wire tail {after.wire()[-1]!r}")
     assert turn.reason in ("completed", "max-tokens")
     assert turn.usage is not None and turn.usage.output_tokens > 0
+
+
+def test_merge_with_a_real_model_is_validated_or_falls_back(llm: LLM) -> None:
+    """A tiny real model aligning two sessions: whatever it answers, the merge keeps only
+    opinions of the real branches, quoted from them, and the block stays within budget; a
+    useless answer falls back to the deterministic path and says why."""
+    from ctxsdk.testing import LogBuilder
+
+    sessions = []
+    for sid, text in (
+        ("live-m-a", "The database is PostgreSQL."),
+        ("live-m-b", "Logs go to stdout."),
+    ):
+        b = LogBuilder(session_id=sid, runtime_context=None)
+        b.turn(text).assistant(text="Noted.").end_turn()
+        sessions.append(cx.Session.from_events(b.header, b.events))
+    r = cx.Merge(sessions, llm=llm, max_slots=8).budget(300).run()
+    print(f"\n[merge] alignment {r.alignment.mode} ({r.alignment.reason}); {len(r.slots)} slots")
+    assert r.block.tokens <= 300
+    assert {c.source for s in r.slots for c in s.claims} <= {"live-m-a", "live-m-b"}
+    if r.alignment.mode == "heuristic":
+        assert r.alignment.reason
+        assert r.slot("database").presented == ("postgresql",)
