@@ -104,7 +104,7 @@ def test_the_payload_has_one_row_per_slot(two: MergeResult) -> None:
     assert set(rows) == {"database", "formatter", "linter", "test framework"}
     db = rows["database"]
     assert db["status"] == "disputed" and db["value"] == "mysql | postgresql"
-    assert db["detail"] == "equal evidence, not guessed"
+    assert db["detail"] == "tied under the score, not guessed"
     assert (db["evidence"], db["trust"], db["sources"], db["claims"]) == (4, 1, 2, 2)
     assert rows["linter"]["status"] == "resolved" and rows["linter"]["value"] == "ruff"
     tf = rows["test framework"]

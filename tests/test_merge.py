@@ -101,10 +101,11 @@ def test_the_result_does_not_depend_on_the_order_sources_arrive_in() -> None:
 
 def test_credentials_are_withheld_before_anything_reads_them() -> None:
     key = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"  # assembled: no literal token shape
-    a = _session("red-a", [(f"The api key is {key} and the database is SQLite.", "OK.")])
+    a = _session("red-a", [(f"The api key is {key}. The database is SQLite.", "OK.")])
     r = cx.Merge([a]).run()
     assert key not in r.text and all(key not in c.text for s in r.slots for c in s.claims)
     assert r.block.withheld == 1 and "1 credential" in r.text
+    assert [s.key for s in r.slots] == ["database"]  # the placeholder is no slot
     assert all(key not in json.dumps(m.raw) for b in r.branches for m in b.messages)
 
 

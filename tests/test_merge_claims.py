@@ -37,6 +37,7 @@ def _kv(text: str) -> list[tuple[str, str, bool]]:
 POSITIVE = [
     ("The database is PostgreSQL.", [("database", "postgresql", False)]),
     ("Records are stored as JSONL.", [("records stored", "jsonl", False)]),
+    ("Actually, we switched the cache to Redis.", [("cache", "redis", False)]),
     ("Retries are capped at three.", [("retries capped", "three", False)]),
     ("CI runs on Jenkins.", [("ci run", "jenkins", False)]),
     ("The CI run on jenkins", [("ci run", "jenkins", False)]),
@@ -94,6 +95,7 @@ NEGATIVE = [
     "That matches what I remembered from the earlier discussion on this topic.",
     "The tests run on every push to the main branch.",
     "It comes from conftest.",
+    "The api key is [REDACTED:openai].",
     "Should we use MySQL?",
     "Should we use MySQL for the database",
     "Is the database PostgreSQL?",
@@ -242,14 +244,15 @@ def test_secrets_never_reach_a_claim() -> None:
             f"The api key is {secret}.",
             f"password = {labelled}",
             f"Our token: {secret}",
+            f"Deploy with {secret}. The database is SQLite.",
         ],
     )
     claims = extract_claims(s)
-    assert claims, "the sentences still give claims, with the secret withheld"
     for c in claims:
         for field in dataclasses.astuple(c):
             assert secret not in str(field) and labelled not in str(field)
-    assert any("redacted" in c.value for c in claims)
+    # a withheld credential is no belief: only the sentence with other content gives a claim
+    assert [(c.key, c.value) for c in claims] == [("database", "sqlite")]
 
 
 # -- supersession -----------------------------------------------------------------------------

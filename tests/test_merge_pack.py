@@ -270,7 +270,7 @@ def test_slots_costlier_than_the_budget_are_dropped_up_front() -> None:
     a, b = slot("a"), slot("b")
     p = pack([a, b], 5, {"a": 6, "b": 5}, trusts={})
     assert p.keys == ("b",)
-    assert dict(p.dropped) == {"a": "costs 6 tokens, more than the budget of 5"}
+    assert dict(p.dropped) == {"a": "costs 6 tokens, more than the 5 the budget leaves for slots"}
     assert p.budget == 5 and p.cost == 5
 
 

@@ -115,7 +115,7 @@ def test_disputed_is_never_guessed() -> None:
     for s in (tie(), dataclasses.replace(tie(), resolution=Resolution("unresolvable"))):
         assert s.status == "disputed"
         assert render_slot(s, 1).splitlines() == [
-            "- **DISPUTED** `pm` — equal evidence, not guessed:",
+            "- **DISPUTED** `pm` — tied under the score, not guessed:",
             '  - **npm** — "Use npm." (evidence 2; from sess-b)',
             '  - **pnpm** — "Use pnpm." (evidence 2; from sess-a)',
         ]

@@ -475,7 +475,8 @@ def _group(m: re.Match[str], name: str) -> str | None:
 
 
 _HEDGE = re.compile(
-    r"^(?:(?:i think|i believe|i guess|i see|it seems|apparently|so|ok|okay|well|yes|"
+    r"^(?:(?:i think|i believe|i guess|i see|it seems|apparently|actually|in fact|so|ok|okay|"
+    r"well|yes|"
     r"note that|remember that|fyi|also|now|then|and|but|good|great)\s*,?\s+)+",
     re.I,
 )
@@ -543,6 +544,8 @@ def _assertions(sentence: str) -> list[tuple[str, str, bool, ClaimKind]]:
     if _doubtful(sentence):
         return []
     name, raws = _raw(sentence)
+    if any("[REDACTED" in v for _, v, _, _ in raws):
+        return []  # a withheld credential is no belief worth a slot
     values = [normalize_value(v) for _, v, _, _ in raws]
     if not raws or not all(_value_ok(v) for v in values):
         return []

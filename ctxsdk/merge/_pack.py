@@ -35,7 +35,8 @@ from types import MappingProxyType
 from typing import Literal
 
 from ..errors import InvalidArgument
-from ._beliefs import Slot, Trust
+from ._beliefs import Slot
+from ._trust import presented_trust
 
 __all__ = [
     "SEED_POOL",
@@ -121,8 +122,7 @@ def _trust_of(slot: Slot, trusts: Mapping[str, int]) -> int:
     supporting its presented values, an unlabelled claim counting as UNTRUSTED."""
     if slot.key in trusts:
         return int(trusts[slot.key])
-    levels = [c.trust or 0 for v in slot.presented for c in slot.supporting(v)]
-    return max(levels, default=int(Trust.UNTRUSTED))
+    return int(presented_trust(slot))
 
 
 def personal(slot: Slot, trust: int, terms: Sequence[str] = ()) -> float:
@@ -274,7 +274,7 @@ def pack(
     for i, s in enumerate(slots):
         c = int(costs[s.key])
         if c > budget:
-            dropped[s.key] = f"costs {c} tokens, more than the budget of {budget}"
+            dropped[s.key] = f"costs {c} tokens, more than the {budget} the budget leaves for slots"
         else:
             items.append(_Item(i, s.key, s.type, personal(s, trust[s.key], terms), c))
 

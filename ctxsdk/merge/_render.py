@@ -14,7 +14,7 @@ The block is what the next turn sees, so three rules hold whatever the input:
 
 Line shapes are the seed's (MergeBench parses them): a resolved slot is
 ``- `key` = **value** — "quote" (evidence E; from src)``; a true tie is
-``- **DISPUTED** `key` — equal evidence, not guessed:`` with one sub-bullet per value.
+``- **DISPUTED** `key` — tied under the score, not guessed:`` with one sub-bullet per value.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def render_slot(slot: Slot, trust: int) -> str:
         lines = [f"- {key} — depends on {guard} (adjudicated):"]
         lines += [f"  - **{v}**{_support(slot, v)}" for v in slot.presented]
     else:
-        lines = [f"- **DISPUTED** {key} — equal evidence, not guessed:"]
+        lines = [f"- **DISPUTED** {key} — tied under the score, not guessed:"]
         lines += [f"  - **{v}**{_support(slot, v)}" for v in slot.presented]
     d = slot.derivation
     if d is not None and d.status == "retracted":

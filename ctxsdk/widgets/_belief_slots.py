@@ -64,7 +64,7 @@ def _detail(slot: Slot) -> str:
         if r is not None:
             why = "order-sensitive" if r.order_sensitive else "unresolvable"
             return f"tie kept open ({why})"
-        return "equal evidence, not guessed"
+        return "tied under the score, not guessed"
     if slot.decision.outcome == "empty":
         return "no opinion"
     if d is not None and d.status == "founded" and d.satisfied_by:
