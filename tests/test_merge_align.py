@@ -15,7 +15,6 @@ import ctxsdk as cx
 from ctxsdk.errors import LLMOutputError
 from ctxsdk.llm import LLM
 from ctxsdk.merge._align import (
-    TRUNCATION_MARKER,
     Alignment,
     align,
     branch_text,
@@ -23,7 +22,7 @@ from ctxsdk.merge._align import (
     parse_reply,
 )
 from ctxsdk.merge._beliefs import Branch, BranchMessage, Trust, build_slots
-from ctxsdk.session import redact_message
+from ctxsdk.session import TRUNCATION_MARKER, redact_message
 from ctxsdk.testing import LogBuilder
 
 from ._openai_server import openai_server
@@ -285,7 +284,7 @@ def test_derived_from_routes_types_and_kinds() -> None:
     by_key = {c.key: c for c in out.claims}
     assert by_key["flat"].derived_from == (("a.key", "b.key"),)  # ONE conjunction
     assert by_key["nested"].derived_from == (("x", "y"), ("z",))  # alternatives
-    assert by_key["junk"].derived_from == ()
+    assert by_key["junk"].derived_from == (("x",),)  # a bare key is one premise (routes_of)
     assert dict(out.types) == {"flat": "constraint", "nested": "question"}
     assert by_key["flat"].kind == "constraint" and by_key["nested"].kind is None
     assert by_key["junk"].kind is None

@@ -29,10 +29,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..session import TRUNCATION_MARKER, extract_json, truncate_keep_tail
 from ._base import (
     LADDER,
     NO_ROUTE,
-    TRUNCATION_MARKER,
     ChatResult,
     DegradedKind,
     Delta,
@@ -42,9 +42,7 @@ from ._base import (
     Structured,
     ToolCall,
     Usage,
-    extract_json,
     parse_structured,
-    truncate_keep_tail,
     with_fallback,
 )
 from ._options import CallOptions, ChatKwargs, ReasoningEffort, StreamKwargs, StructuredKwargs

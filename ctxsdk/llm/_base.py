@@ -6,9 +6,7 @@ Nothing here imports httpx: an engine depends on ``ModelProtocol`` and
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import (
@@ -27,8 +25,8 @@ from typing import (
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._display import Rendered, details, esc, kv, table
-from ..errors import LLM_FAILURES, InvalidArgument, LLMError, LLMFailureKind, LLMOutputError
-from ._limits import TooDeep, loads, tidy
+from ..errors import LLM_FAILURES, LLMError, LLMFailureKind, LLMOutputError
+from ..session._model_text import extract_json
 from ._options import ReasoningEffort as ReasoningEffort  # re-exported
 
 if TYPE_CHECKING:
@@ -52,26 +50,6 @@ Read from ``ctxsdk.errors.LLM_FAILURES``, where the vocabulary is defined once."
 
 NO_ROUTE = dict(LADDER)["no-route"]
 """``"no route configured"``: the reason recorded when there is no model to call."""
-
-TRUNCATION_MARKER = "…(earlier content truncated)…\n"
-
-
-def truncate_keep_tail(text: str, max_chars: int | None, marker: str = TRUNCATION_MARKER) -> str:
-    """``text`` cut to at most ``max_chars`` characters, keeping the TAIL (the seeds'
-    ``maxCharsPerInput`` / ``maxCharsPerBranch``: the latest content matters most).
-
-    A cut text starts with ``marker`` and is at most ``max_chars`` long, marker included.
-    ``None`` means no cap.
-    """
-    if max_chars is None or len(text) <= max_chars:
-        return text
-    if max_chars < 0:
-        raise InvalidArgument(f"max_chars must be >= 0, not {max_chars}")
-    room = max_chars - len(marker)
-    if room <= 0:
-        return text[len(text) - max_chars :] if max_chars else ""
-    return marker + text[len(text) - room :]
-
 
 # --- usage and results ---------------------------------------------------------------------
 
@@ -289,63 +267,6 @@ class Structured(Generic[T]):
         if self.ok:
             return f"Structured(ok, {self.value!r})"
         return f"Structured(degraded: {self.degraded_reason})"
-
-
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-_MAX_SCAN = 64
-
-
-def extract_json(text: str) -> Any:
-    """The first JSON object in a model reply: the whole reply, a fenced block, or an object
-    inside prose (the seeds' "strip a fence, take the first ``{`` ... last ``}``", then a scan).
-
-    Raises ``LLMOutputError`` (a ``ValueError``, kind ``malformed-json``) with what was
-    wrong when there is none.
-    """
-    stripped = text.strip()
-    if not stripped:
-        raise _malformed("the reply is empty")
-    candidates = [m.group(1).strip() for m in _FENCE.finditer(text)]
-    candidates.append(stripped)
-    first, last = stripped.find("{"), stripped.rfind("}")
-    if 0 <= first < last:
-        candidates.append(stripped[first : last + 1])
-    error: str | None = None
-    not_object: str | None = None
-    for cand in candidates:
-        try:
-            obj = loads(cand)
-        except TooDeep as exc:
-            raise _malformed(f"the reply's {exc}") from None
-        except json.JSONDecodeError as exc:
-            error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-            continue
-        if isinstance(obj, dict):
-            return obj
-        not_object = not_object or f"the reply is a JSON {type(obj).__name__}, not an object"
-    decoder = json.JSONDecoder()
-    start = stripped.find("{")
-    scanned = 0
-    while start >= 0 and scanned < _MAX_SCAN:
-        try:
-            obj, _ = decoder.raw_decode(stripped, start)
-            obj = tidy(obj)
-        except (json.JSONDecodeError, TooDeep, RecursionError):
-            pass
-        else:
-            if isinstance(obj, dict):
-                return obj
-        start = stripped.find("{", start + 1)
-        scanned += 1
-    if not_object is not None:
-        raise _malformed(not_object)
-    if first < 0:
-        raise _malformed("no JSON object in the reply")
-    raise _malformed(error or "no complete JSON object in the reply")
-
-
-def _malformed(detail: str) -> LLMOutputError:
-    return LLMOutputError(detail, reason=f"malformed JSON: {detail}", kind="malformed-json")
 
 
 def _validation_detail(exc: ValidationError) -> str:

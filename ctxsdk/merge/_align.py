@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import InvalidArgument, LLMError, LLMOutputError
+from ..session import extract_json, truncate_keep_tail
 from ._beliefs import SLOT_TYPES, Branch, SlotType
 from ._claims import (
     _EVIDENCE,
@@ -37,56 +38,23 @@ from ._claims import (
     _supersede,
     claims_of_messages,
 )
+from ._derive import routes_of
 from ._slots import Evidence
 
 __all__ = ["ALIGN_INSTRUCTION", "Alignment", "align", "branch_text", "heuristic_claims"]
 
 _log = logging.getLogger("ctxsdk.merge")
 
+
 # -- the model seam, without importing it ---------------------------------------------------
 # An engine never imports ``ctxsdk.llm`` (tests/test_architecture.py): the model is any object
 # with ``chat(messages, **options)`` returning a result with ``text`` and ``truncated``
-# (``ctxsdk.LLM`` is one), and failures are ``ctxsdk.errors.LLMError``. The few helpers the
-# seam offers are repeated here, small.
-TRUNCATION_MARKER = "…(earlier content truncated)…\n"
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-
-
-def _keep_tail(text: str, max_chars: int | None) -> str:
-    """``text`` cut to ``max_chars`` keeping the tail, marker included (as
-    ``ctxsdk.llm.truncate_keep_tail``)."""
-    if max_chars is None or len(text) <= max_chars:
-        return text
-    if max_chars < 0:
-        raise InvalidArgument(f"max_chars must be >= 0, not {max_chars}")
-    room = max_chars - len(TRUNCATION_MARKER)
-    if room <= 0:
-        return text[len(text) - max_chars :] if max_chars else ""
-    return TRUNCATION_MARKER + text[len(text) - room :]
-
-
-def _malformed(detail: str) -> LLMOutputError:
-    return LLMOutputError(detail, reason=f"malformed JSON: {detail}", kind="malformed-json")
-
-
+# (``ctxsdk.LLM`` is one), and failures are ``ctxsdk.errors.LLMError``. Reading its JSON and
+# cutting an input to its tail are the base's (``extract_json``, ``truncate_keep_tail``).
 def parse_reply(text: str) -> dict[str, Any]:
-    """The JSON object of a model reply, the seed's way: strip a markdown fence, take the
-    first ``{`` ... last ``}``. Raises ``LLMOutputError`` (``malformed-json``) otherwise."""
-    s = text.strip()
-    m = _FENCE.search(s)
-    if m is not None:
-        s = m.group(1).strip()
-    first, last = s.find("{"), s.rfind("}")
-    if not 0 <= first < last:
-        raise _malformed("no JSON object in the reply" if s else "the reply is empty")
-    try:
-        obj = json.loads(s[first : last + 1])
-    except json.JSONDecodeError as exc:
-        raise _malformed(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise _malformed("the reply nests too deeply") from None
-    if not isinstance(obj, dict):
-        raise _malformed(f"the reply is a JSON {type(obj).__name__}, not an object")
+    """The JSON object of a model reply (a fence, an object in prose); ``LLMOutputError``
+    (``malformed-json``) when there is none."""
+    obj: dict[str, Any] = extract_json(text)
     return obj
 
 
@@ -203,7 +171,7 @@ def branch_text(
     ``max_chars`` keeping the tail (the latest content matters most)."""
     segs = _segments(branch, include_reasoning=include_reasoning, include_injected=include_injected)
     text = "\n".join(f"[{s.origin}] {s.text.strip()}" for s in segs)
-    return _keep_tail(text, max_chars)
+    return truncate_keep_tail(text, max_chars)
 
 
 def heuristic_claims(
@@ -265,20 +233,14 @@ def _evidence(raw: object) -> int:
 
 
 def _routes(raw: object, own_key: str) -> tuple[tuple[str, ...], ...]:
-    """``derivedFrom`` as routes: a flat list of keys is ONE conjunction; a list holding
-    lists is alternatives (a bare key inside it is a singleton route); junk is dropped."""
-    if not isinstance(raw, list):
-        return ()
-
-    def conj(items: list[Any]) -> tuple[str, ...]:
-        keys = {k.strip().lower() for k in items if isinstance(k, str)}
-        return tuple(sorted(k for k in keys if k and k != own_key))
-
-    if any(isinstance(r, list) for r in raw):
-        routes = {conj(r) if isinstance(r, list) else conj([r]) for r in raw}
-    else:
-        routes = {conj(raw)}
-    return tuple(sorted(r for r in routes if r))
+    """``derivedFrom`` as routes (``routes_of``'s shapes), keys lowercased; a slot never
+    rests on itself."""
+    out = set()
+    for route in routes_of(raw):
+        keys = tuple(sorted({k.strip().lower() for k in route} - {own_key}))
+        if keys:
+            out.add(keys)
+    return tuple(sorted(out))
 
 
 def _locate(quote: str, segments: Sequence[_Segment]) -> _Segment | None:

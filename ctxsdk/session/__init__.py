@@ -53,6 +53,7 @@ from ._markers import (
     read_marker,
 )
 from ._migrate import LATEST_VERSION, migrate, upgrade_to_latest
+from ._model_text import TRUNCATION_MARKER, extract_json, truncate_keep_tail
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
 from ._redact import REDACTION_KINDS, Redaction, redact, redact_message, withheld_notice
@@ -105,6 +106,7 @@ __all__ = [
     "SESSION_COLUMNS",
     "SYSTEM_PROMPT_PLUGIN",
     "TOKENIZER_NAMES",
+    "TRUNCATION_MARKER",
     "Composition",
     "Compression",
     "DecodedLog",
@@ -147,6 +149,7 @@ __all__ = [
     "estimate_message",
     "estimate_text",
     "events_df",
+    "extract_json",
     "fallback_title",
     "first_line",
     "fold_line",
@@ -179,6 +182,7 @@ __all__ = [
     "tokens_df",
     "tool_groups",
     "tools_df",
+    "truncate_keep_tail",
     "turn_tokens",
     "turns_df",
     "upgrade_to_latest",
