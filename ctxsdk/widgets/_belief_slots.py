@@ -382,16 +382,6 @@ class BeliefSlots(BaseWidget):
 
 def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
-    from ._bundle import static_dir
+    from ._bundle import static_files
 
-    root = static_dir()
-    return [
-        root / p
-        for p in (
-            "base/channel.js",
-            "base/components.js",
-            "base/theme.css",
-            "belief_slots.js",
-            "belief_slots.css",
-        )
-    ]
+    return static_files("belief_slots")

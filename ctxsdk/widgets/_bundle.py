@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["bundle", "bundle_css", "static_dir"]
+__all__ = ["bundle", "bundle_css", "static_dir", "static_files"]
 
 _IMPORT = re.compile(
     r"^[ \t]*import\b(?P<what>[^;\"']*?)\bfrom[ \t]*"
@@ -57,6 +57,16 @@ def static_dir(package: Path | None = None) -> Path:
         f"the widget sources are missing: neither {here / '_widgets_static'} (an installed "
         f"wheel) nor {here.parent / 'widgets'} (a checkout) holds base/; reinstall ctxsdk"
     )
+
+
+def static_files(name: str, *, virtualized: bool = False) -> list[Path]:
+    """The front-end files widget ``name`` is built from (for tests and docs): the base
+    channel, components and theme (and the virtualizer when ``virtualized``), then
+    ``name.js`` and ``name.css``."""
+    base = ["base/channel.js", *(["base/virtualizer.js"] if virtualized else [])]
+    base += ["base/components.js", "base/theme.css", f"{name}.js", f"{name}.css"]
+    root = static_dir()
+    return [root / p for p in base]
 
 
 def _line_of(text: str, pos: int) -> int:

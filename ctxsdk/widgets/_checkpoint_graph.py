@@ -708,16 +708,6 @@ def _message_view(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
-    from ._bundle import static_dir
+    from ._bundle import static_files
 
-    root = static_dir()
-    return [
-        root / p
-        for p in (
-            "base/channel.js",
-            "base/components.js",
-            "base/theme.css",
-            "checkpoint_graph.js",
-            "checkpoint_graph.css",
-        )
-    ]
+    return static_files("checkpoint_graph")

@@ -648,17 +648,6 @@ def _modes(flat: list[Row], ends: list[int], drafted: set[int]) -> str:
 
 def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
-    from ._bundle import static_dir
+    from ._bundle import static_files
 
-    root = static_dir()
-    return [
-        root / p
-        for p in (
-            "base/channel.js",
-            "base/virtualizer.js",
-            "base/components.js",
-            "base/theme.css",
-            "context_tree.js",
-            "context_tree.css",
-        )
-    ]
+    return static_files("context_tree", virtualized=True)
