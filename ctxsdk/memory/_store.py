@@ -1,0 +1,81 @@
+"""The store protocol: what the Memory engine needs from a database, and nothing more.
+
+``SQLiteStore`` (``_sqlite.py``) is the one implementation; a server database can be added
+behind the same protocol without touching the engine. Every write is a transaction: a single
+call commits on its own, and ``with store.batch():`` makes the calls inside it one
+transaction (all or nothing). Readers never see half a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
+
+from ._model import Edge, Node
+
+__all__ = ["MemoryStore"]
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """A persistent graph of ``Node``s and ``Edge``s (see the module docs)."""
+
+    @property
+    def location(self) -> str:
+        """Where the data lives (a file path, or a URL for a server database)."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """One transaction around the writes inside it (nestable: the outermost commits)."""
+        ...
+
+    def revision(self) -> int:
+        """A number that changes whenever any process commits a write (caches key on it)."""
+        ...
+
+    # -- nodes -----------------------------------------------------------------------------
+    def put(self, node: Node) -> Node:
+        """Insert ``node`` (an empty ``id`` gets a new one, an empty ``uri`` its default,
+        times are stamped) or replace the node with its id; returns what was stored."""
+        ...
+
+    def get(self, node_id: str) -> Node | None: ...
+
+    def by_uri(self, uri: str) -> Node | None: ...
+
+    def nodes(
+        self, *, types: Iterable[str] | None = None, include_archived: bool = False
+    ) -> list[Node]:
+        """Nodes in id order, of ``types`` (all when None), archived ones only if asked."""
+        ...
+
+    def count(self, *, include_archived: bool = False) -> dict[str, int]:
+        """Nodes per type."""
+        ...
+
+    # -- edges -----------------------------------------------------------------------------
+    def link(self, edge: Edge) -> bool:
+        """Add ``edge``; False (and nothing written) when the same src/dst/label exists."""
+        ...
+
+    def unlink(self, src: str, dst: str, label: str) -> bool: ...
+
+    def edges(
+        self,
+        *,
+        src: str | None = None,
+        dst: str | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> list[Edge]:
+        """Edges out of ``src`` and/or into ``dst``, of ``labels`` (all when None)."""
+        ...
+
+    # -- small keyed values (settings, pins, what was ingested) ---------------------------
+    def get_meta(self, key: str) -> Any: ...
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Store a JSON-serialisable ``value`` under ``key`` (None deletes it)."""
+        ...
+
+    def close(self) -> None: ...
