@@ -1,0 +1,417 @@
+"""Hybrid retrieval in the base: one index that Memory and ``fit`` can both rank with.
+
+A :class:`Retriever` holds documents (an id, a text, optionally a group and an order within
+it, e.g. a conversation and a turn's position) and answers ``search(query, k)`` with
+:class:`Hit` rows. Three signals, each optional but the first:
+
+- **lexical**: Okapi BM25 (k1 = 1.2, b = 0.75) over the base's index terms
+  (:func:`ctxsdk.session._lexical.words`: stop words dropped, a light stemmer, CJK character
+  bigrams), kept as an inverted index so adding a document costs its own terms only;
+- **neighbours**: a document's score is raised by a share of the scores of the documents
+  just before and after it in its group (a conversation answers on the next line);
+- **dense**: cosine similarity of embeddings from an :class:`Embedder` (local models in
+  ``_embedders``, or a remote endpoint in ``ctxsdk.llm``), embedded lazily in batches.
+
+Lexical and dense are fused either by reciprocal-rank fusion (``"rrf"``: robust to the two
+scores' different scales) or by a weighted sum of min-max normalized scores (``"weighted"``:
+keeps how far apart the scores are). Both stay available; ``ctxsdk bench memory`` measures
+them on LoCoMo. Lexical scoring is pure Python; the dense channel needs numpy (installed with
+the core dependencies).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
+
+from ..errors import DataMissing, InvalidArgument
+from ._lexical import words
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["Doc", "Embedder", "Fusion", "Hit", "Retriever"]
+
+Fusion = Literal["rrf", "weighted"]
+Mode = Literal["hybrid", "lexical", "dense"]
+Smoothing = Literal["sum", "max"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors of ``dim`` floats. An embedder whose model embeds queries
+    differently from passages (E5's ``query:`` prefix) also has ``embed_query``."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+class Doc(NamedTuple):
+    """A document to index: ``group`` and ``order`` place it among its neighbours."""
+
+    doc_id: str
+    text: str
+    group: Hashable | None = None
+    order: float | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result: ``score`` ranks it; ``parts`` says where the score came from
+    (``lexical`` after neighbours, ``dense`` cosine, and the fused value)."""
+
+    doc_id: str
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+class _Group:
+    """The slots of one group sorted by order, for neighbour links."""
+
+    __slots__ = ("orders", "slots")
+
+    def __init__(self) -> None:
+        self.orders: list[tuple[float, int]] = []
+        self.slots: list[int] = []
+
+
+class Retriever:
+    """An incremental BM25 + dense index with neighbour smoothing and rank fusion.
+
+    ``neighbour`` is the share of each neighbour's lexical score a document gains
+    (``smoothing="sum"`` adds both neighbours', ``"max"`` the better one's);
+    ``dense_neighbour`` does the same for cosine similarity. ``dense_weight`` is the dense
+    channel's share in the fusion (0.5: equal).
+    """
+
+    def __init__(
+        self,
+        docs: Iterable[Doc | tuple[str, str]] = (),
+        *,
+        embedder: Embedder | None = None,
+        fusion: Fusion = "rrf",
+        dense_weight: float = 0.5,
+        rrf_k: float = 60.0,
+        neighbour: float = 0.3,
+        dense_neighbour: float = 0.0,
+        smoothing: Smoothing = "sum",
+        tokenizer: Callable[[str], list[str]] = words,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        if fusion not in ("rrf", "weighted"):
+            raise InvalidArgument(f"fusion must be 'rrf' or 'weighted', not {fusion!r}")
+        if smoothing not in ("sum", "max"):
+            raise InvalidArgument(f"smoothing must be 'sum' or 'max', not {smoothing!r}")
+        if not 0.0 <= dense_weight <= 1.0:
+            raise InvalidArgument(f"dense_weight must be within 0..1, not {dense_weight}")
+        self.embedder = embedder
+        self.fusion: Fusion = fusion
+        self.dense_weight = dense_weight
+        self.rrf_k = rrf_k
+        self.neighbour = neighbour
+        self.dense_neighbour = dense_neighbour
+        self.smoothing: Smoothing = smoothing
+        self.tokenize = tokenizer
+        self.k1, self.b = k1, b
+        self._ids: list[str] = []
+        self._slot: dict[str, int] = {}
+        self._tf: list[Counter[str]] = []
+        self._len: list[int] = []
+        self._total = 0
+        self._post: dict[str, dict[int, int]] = {}
+        self._dead: set[int] = set()
+        self._text: list[str] = []
+        self._group: list[Hashable | None] = []
+        self._groups: dict[Hashable, _Group] = {}
+        self._prev: list[int] = []
+        self._next: list[int] = []
+        self._seq = 0
+        self._vec: NDArray[np.float32] | None = None  # rows = slots, unit length
+        self._pending: list[int] = []  # slots still to embed
+        self._last_query: tuple[str, Any] | None = None  # one query embedded once per mode
+        self.extend(docs)
+
+    # -- building ------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._ids) - len(self._dead)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._slot
+
+    def add(
+        self, doc_id: str, text: str, *, group: Hashable | None = None, order: float | None = None
+    ) -> None:
+        """Index one document (an id already present is replaced). Its embedding is
+        computed at the next search, batched with the other new documents."""
+        if doc_id in self._slot:
+            self.remove(doc_id)
+        slot = len(self._ids)
+        tf = Counter(self.tokenize(text))
+        self._ids.append(doc_id)
+        self._slot[doc_id] = slot
+        self._tf.append(tf)
+        n = sum(tf.values())
+        self._len.append(n)
+        self._total += n
+        for t, f in tf.items():
+            self._post.setdefault(t, {})[slot] = f
+        self._text.append(text)
+        self._group.append(group)
+        self._prev.append(-1)
+        self._next.append(-1)
+        self._seq += 1
+        if group is not None:
+            self._link(slot, group, float(self._seq) if order is None else float(order))
+        if self.embedder is not None:
+            self._pending.append(slot)
+
+    def extend(self, docs: Iterable[Doc | tuple[str, str]]) -> None:
+        """Index several documents: ``Doc`` rows or ``(doc_id, text)`` pairs."""
+        for d in docs:
+            doc = d if isinstance(d, Doc) else Doc(*d)
+            self.add(doc.doc_id, doc.text, group=doc.group, order=doc.order)
+
+    def remove(self, doc_id: str) -> None:
+        """Drop a document; its slot is left empty rather than the index rebuilt."""
+        slot = self._slot.pop(doc_id, None)
+        if slot is None:
+            return
+        for t in self._tf[slot]:
+            post = self._post[t]
+            del post[slot]
+            if not post:
+                del self._post[t]
+        self._total -= self._len[slot]
+        self._tf[slot] = Counter()
+        self._len[slot] = 0
+        self._dead.add(slot)
+        group = self._group[slot]
+        if group is not None:
+            g = self._groups[group]
+            i = g.slots.index(slot)
+            del g.slots[i], g.orders[i]
+            p, n = self._prev[slot], self._next[slot]
+            if p >= 0:
+                self._next[p] = n
+            if n >= 0:
+                self._prev[n] = p
+            self._prev[slot] = self._next[slot] = -1
+        if slot in self._pending:
+            self._pending.remove(slot)
+
+    def _link(self, slot: int, group: Hashable, order: float) -> None:
+        g = self._groups.get(group)
+        if g is None:
+            g = self._groups[group] = _Group()
+        key = (order, slot)
+        i = bisect.bisect(g.orders, key)
+        g.orders.insert(i, key)
+        g.slots.insert(i, slot)
+        p = g.slots[i - 1] if i else -1
+        n = g.slots[i + 1] if i + 1 < len(g.slots) else -1
+        self._prev[slot], self._next[slot] = p, n
+        if p >= 0:
+            self._next[p] = slot
+        if n >= 0:
+            self._prev[n] = slot
+
+    def neighbours(self, doc_id: str) -> tuple[str | None, str | None]:
+        """The documents just before and after ``doc_id`` in its group."""
+        slot = self._slot[doc_id]
+        p, n = self._prev[slot], self._next[slot]
+        return (self._ids[p] if p >= 0 else None, self._ids[n] if n >= 0 else None)
+
+    def flush(self) -> None:
+        """Embed the documents added since the last search (in one batch)."""
+        if self.embedder is None or not self._pending:
+            return
+        xp = _numpy()
+        slots = self._pending
+        vecs = xp.asarray(self.embedder.embed([self._text[s] for s in slots]), dtype=xp.float32)
+        if vecs.shape != (len(slots), self.embedder.dim):
+            raise InvalidArgument(
+                f"embedder {self.embedder.name!r} returned shape {vecs.shape}, "
+                f"expected ({len(slots)}, {self.embedder.dim})"
+            )
+        vecs /= xp.maximum(xp.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        rows = len(self._ids)
+        if self._vec is None or self._vec.shape[0] < rows:
+            cap = max(rows, 2 * (0 if self._vec is None else self._vec.shape[0]), 64)
+            grown = xp.zeros((cap, self.embedder.dim), dtype=xp.float32)
+            if self._vec is not None:
+                grown[: self._vec.shape[0]] = self._vec
+            self._vec = grown
+        self._vec[xp.asarray(slots)] = vecs
+        self._pending = []
+
+    # -- scoring -------------------------------------------------------------------------
+
+    def lexical_scores(self, query: str) -> dict[int, float]:
+        """BM25 per slot, for the slots that match a query term."""
+        n = len(self)
+        if not n or not self._total:
+            return {}
+        avg = self._total / n
+        k1, b = self.k1, self.b
+        out: dict[int, float] = {}
+        lengths = self._len
+        for t, qf in Counter(self.tokenize(query)).items():
+            post = self._post.get(t)
+            if not post:
+                continue
+            df = len(post)
+            w = qf * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1)
+            base, scale = k1 * (1 - b), k1 * b / avg
+            for slot, f in post.items():
+                out[slot] = out.get(slot, 0.0) + w * f / (f + base + scale * lengths[slot])
+        return out
+
+    def _smooth(self, raw: dict[int, float], share: float) -> dict[int, float]:
+        """Each matched slot and its neighbours raised by ``share`` of the neighbours'."""
+        if not share or not raw:
+            return raw
+        prev, nxt = self._prev, self._next
+        todo = set(raw)
+        for s in raw:
+            if prev[s] >= 0:
+                todo.add(prev[s])
+            if nxt[s] >= 0:
+                todo.add(nxt[s])
+        out: dict[int, float] = {}
+        for s in todo:
+            a = raw.get(prev[s], 0.0) if prev[s] >= 0 else 0.0
+            c = raw.get(nxt[s], 0.0) if nxt[s] >= 0 else 0.0
+            out[s] = raw.get(s, 0.0) + share * (a + c if self.smoothing == "sum" else max(a, c))
+        return out
+
+    def _dense(self, query: str) -> NDArray[np.float32]:
+        xp = _numpy()
+        assert self.embedder is not None and self._vec is not None
+        if self._last_query is not None and self._last_query[0] == query:
+            q = self._last_query[1]
+        else:
+            embed_query = getattr(self.embedder, "embed_query", None)
+            fn: Callable[[list[str]], Any] = embed_query or self.embedder.embed
+            q = xp.asarray(fn([query]), dtype=xp.float32).reshape(-1)
+            q /= max(float(xp.linalg.norm(q)), 1e-12)
+            self._last_query = (query, q)
+        rows = len(self._ids)
+        cos: NDArray[np.float32] = self._vec[:rows] @ q
+        if self.dense_neighbour:
+            pad = xp.append(cos, xp.float32(0.0))
+            prev = pad[xp.asarray(self._prev)]
+            nxt = pad[xp.asarray(self._next)]
+            both = prev + nxt if self.smoothing == "sum" else xp.maximum(prev, nxt)
+            cos = cos + xp.float32(self.dense_neighbour) * both
+        return cos
+
+    def search(self, query: str, k: int = 10, *, mode: Mode | None = None) -> list[Hit]:
+        """The ``k`` best documents for ``query``, best first (ties: the earlier added).
+
+        ``mode`` defaults to ``"hybrid"`` with an embedder and ``"lexical"`` without.
+        """
+        mode = mode or ("hybrid" if self.embedder is not None else "lexical")
+        if mode != "lexical" and self.embedder is None:
+            raise InvalidArgument(f"mode {mode!r} needs an embedder")
+        if k <= 0 or not len(self) or not query.strip():
+            return []
+        lex = self._smooth(self.lexical_scores(query), self.neighbour)
+        for s in self._dead & lex.keys():
+            del lex[s]
+        if mode == "lexical":
+            best = heapq.nlargest(k, ((v, -s) for s, v in lex.items() if v > 0))
+            return [Hit(self._ids[-s], v, {"lexical": v}) for v, s in best]
+        self.flush()
+        xp = _numpy()
+        cos = self._dense(query)
+        rows = cos.shape[0]
+        alive = xp.ones(rows, dtype=bool)
+        if self._dead:
+            alive[xp.fromiter(self._dead, dtype=xp.int64)] = False
+        lex_arr = xp.zeros(rows, dtype=xp.float64)
+        if lex:
+            lex_arr[xp.fromiter(lex.keys(), dtype=xp.int64)] = xp.fromiter(
+                lex.values(), dtype=xp.float64
+            )
+        if mode == "dense":
+            fused = cos.astype(xp.float64)
+        elif self.fusion == "rrf":
+            fused = self._rrf(lex_arr, cos, alive)
+        else:
+            fused = self._weighted(lex_arr, cos, alive)
+        fused[~alive] = -xp.inf
+        k = min(k, int(alive.sum()))
+        top = xp.argpartition(-fused, k - 1)[:k] if k < rows else xp.arange(rows)
+        order = sorted(top.tolist(), key=lambda s: (-fused[s], s))[:k]
+        return [
+            Hit(
+                self._ids[s],
+                float(fused[s]),
+                {"lexical": float(lex_arr[s]), "dense": float(cos[s]), "fused": float(fused[s])},
+            )
+            for s in order
+        ]
+
+    def _rrf(
+        self, lex: NDArray[np.float64], cos: NDArray[np.float32], alive: NDArray[np.bool_]
+    ) -> NDArray[np.float64]:
+        """sum of weight / (rrf_k + rank) over the channels; unmatched lexical ranks last."""
+        xp = _numpy()
+        rows = lex.shape[0]
+        out: NDArray[np.float64] = xp.zeros(rows, dtype=xp.float64)
+        w = 2 * self.dense_weight
+        for arr, weight, matched in (
+            (lex, 2 - w, lex > 0),
+            (xp.where(alive, cos, -xp.inf), w, alive),
+        ):
+            if not weight:
+                continue
+            order = xp.lexsort((xp.arange(rows), -arr))
+            rank = xp.empty(rows, dtype=xp.float64)
+            rank[order] = xp.arange(1, rows + 1)
+            out += xp.where(matched, weight / (self.rrf_k + rank), 0.0)
+        return out
+
+    def _weighted(
+        self, lex: NDArray[np.float64], cos: NDArray[np.float32], alive: NDArray[np.bool_]
+    ) -> NDArray[np.float64]:
+        """(1 - w) * lexical / its max + w * min-max normalized cosine."""
+        xp = _numpy()
+        top = float(lex.max()) if lex.size else 0.0
+        lex_n = lex / top if top > 0 else lex
+        c = cos[alive].astype(xp.float64)
+        lo, hi = (float(c.min()), float(c.max())) if c.size else (0.0, 1.0)
+        dense_n = (cos.astype(xp.float64) - lo) / (hi - lo if hi > lo else 1.0)
+        w = self.dense_weight
+        out: NDArray[np.float64] = (1 - w) * lex_n + w * dense_n
+        return out
+
+
+def _numpy() -> Any:
+    """numpy, which the dense channel needs (a core dependency brings it)."""
+    try:
+        import numpy
+    except ImportError as e:  # pragma: no cover - numpy ships with the core dependencies
+        raise DataMissing("dense retrieval needs numpy: pip install numpy") from e
+    return numpy
+
+
+def from_texts(texts: Sequence[str], **options: Any) -> Retriever:
+    """A retriever over ``texts`` whose doc ids are their positions, all in one group in
+    that order (a conversation's turns)."""
+    return Retriever(
+        (Doc(str(i), t, group=0, order=float(i)) for i, t in enumerate(texts)), **options
+    )
