@@ -32,6 +32,7 @@ PAGES = [
     "docs/importers.md",
     "docs/assembly.md",
     "docs/fold.md",
+    "docs/merge.md",
     "docs/views.md",
     "docs/errors.md",
     "docs/llm.md",

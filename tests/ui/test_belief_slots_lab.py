@@ -111,7 +111,7 @@ def test_the_rows_render_one_per_slot(nb: Notebook) -> None:
     text = db.inner_text()
     assert "mysql | postgresql" in text and "disputed" in text and "E3" in text
     assert "external" in text and "kept #" in text
-    assert "equal evidence, not guessed" in text
+    assert "tied under the score, not guessed" in text
     tf = widget.locator('.cx-srow[data-key="test framework"]')
     assert "pytest" in tf.inner_text() and tf.get_attribute("data-status") == "resolved"
     # The block panel lists what the budget kept, in layout order.
