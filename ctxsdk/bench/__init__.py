@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "widgets": "ctxsdk.bench._widgets",
     "fold": "ctxsdk.bench._fold",
     "merge": "ctxsdk.bench._merge",
+    "memory": "ctxsdk.bench._memory",
 }
 
 

@@ -41,6 +41,7 @@ __all__ = ["Doc", "Embedder", "Fusion", "Hit", "Retriever"]
 Fusion = Literal["rrf", "weighted"]
 Mode = Literal["hybrid", "lexical", "dense"]
 Smoothing = Literal["sum", "max"]
+_BATCH = 256  # texts per embedding call: bounded memory, and progress between calls
 
 
 @runtime_checkable
@@ -239,14 +240,6 @@ class Retriever:
         if self.embedder is None or not self._pending:
             return
         xp = _numpy()
-        slots = self._pending
-        vecs = xp.asarray(self.embedder.embed([self._text[s] for s in slots]), dtype=xp.float32)
-        if vecs.shape != (len(slots), self.embedder.dim):
-            raise InvalidArgument(
-                f"embedder {self.embedder.name!r} returned shape {vecs.shape}, "
-                f"expected ({len(slots)}, {self.embedder.dim})"
-            )
-        vecs /= xp.maximum(xp.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         rows = len(self._ids)
         if self._vec is None or self._vec.shape[0] < rows:
             cap = max(rows, 2 * (0 if self._vec is None else self._vec.shape[0]), 64)
@@ -254,7 +247,17 @@ class Retriever:
             if self._vec is not None:
                 grown[: self._vec.shape[0]] = self._vec
             self._vec = grown
-        self._vec[xp.asarray(slots)] = vecs
+        for at in range(0, len(self._pending), _BATCH):
+            slots = self._pending[at : at + _BATCH]
+            texts = [self._text[s] for s in slots]
+            vecs = xp.asarray(self.embedder.embed(texts), dtype=xp.float32)
+            if vecs.shape != (len(slots), self.embedder.dim):
+                raise InvalidArgument(
+                    f"embedder {self.embedder.name!r} returned shape {vecs.shape}, "
+                    f"expected ({len(slots)}, {self.embedder.dim})"
+                )
+            vecs /= xp.maximum(xp.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            self._vec[xp.asarray(slots)] = vecs
         self._pending = []
 
     # -- scoring -------------------------------------------------------------------------

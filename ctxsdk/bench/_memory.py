@@ -1,0 +1,349 @@
+"""``ctxsdk bench memory``: evidence recall@k of the base's Retriever over LoCoMo turns.
+
+Every turn of a conversation is one document: ``speaker: text`` plus the turn's BLIP image
+caption when it has one (``blip_caption``; the image itself and its search ``query`` are not
+indexed), grouped by conversation and ordered by position so neighbour smoothing sees the
+dialog's order across sessions. Each question is a query; the top-k turns map to their
+``dia_id`` and recall@k is the share of the question's evidence ids retrieved (LoCoMo's own
+definition, ``benchmarks-and-data.md`` §1.1). Evidence is normalised as the spec's reference
+script does ('D8:6; D9:17' splits, 'D:11:26' and 'D30:05' are repaired), leaving 1,982 QA.
+
+Reported per category id (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
+5 adversarial), as the per-question mean over all QA and over ids 1-4, and pooled (evidence
+ids found / evidence ids). Baselines run in the same pass: plain BM25 over turns (the spec's
+reference: its stop list, no stemming; 52.4 R@5 over all) and the tuned BM25 of ``bench fit``
+(Porter stemming, neighbour smoothing). Our arms: lexical, dense per installed embedder, and
+hybrid per fusion. Latency: p50/p95 per query of the hybrid against BM25 alone, at LoCoMo's
+size and on a synthetic 100k-document index (20k with ``--quick``), as ratios and raw.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+import time
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._progress import Progress, resolve_progress
+from ..errors import DataMissing
+from ..session._embedders import available_embedders, get_embedder
+from ..session._retrieval import Doc, Embedder, Retriever
+from ._bm25 import _SMOOTH, _Index
+from ._fit import _locomo_path
+from ._result import BenchResult, Target
+
+__all__ = ["run"]
+
+KS = (5, 10)
+CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
+_PLAIN_STOP = frozenset(
+    "a an the and or of to in on for is are was were be been it that this with as at by from i "
+    "you he she they we my your his her their our me him them do did does what when where who "
+    "why how which".split()
+)
+_TOKEN = re.compile(r"[a-z0-9]+")
+_EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)$")
+_DEPTH = 10  # ranks kept per query (the largest k)
+
+
+def plain_words(text: str) -> list[str]:
+    """The spec's reference tokenizer: lowercase words minus a short stop list, no stemming."""
+    return [w for w in _TOKEN.findall(text.lower()) if w not in _PLAIN_STOP]
+
+
+def evidence_ids(qa: dict[str, Any]) -> list[str]:
+    """A QA's evidence dia_ids, normalised as the spec's reference script does."""
+    out = []
+    for item in qa.get("evidence") or []:
+        for part in re.split(r"[;\s]+", str(item).strip()):
+            m = _EVIDENCE.match(part)
+            if m:
+                out.append(f"D{m.group(1)}:{m.group(2)}")
+    return out
+
+
+def turns(sample: dict[str, Any]) -> list[tuple[str, str]]:
+    """(dia_id, indexed text) for every turn, in session then turn order."""
+    conv = sample["conversation"]
+    keys = sorted(
+        (k for k in conv if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list)),
+        key=lambda k: int(k.split("_")[1]),
+    )
+    out = []
+    for key in keys:
+        for t in conv[key]:
+            text = f"{t['speaker']}: {t['text']}"
+            if t.get("blip_caption"):
+                text += f" {t['blip_caption']}"
+            out.append((str(t["dia_id"]), text))
+    return out
+
+
+class _Tuned:
+    """``bench fit``'s independent baseline as a ranker: Porter BM25, then each score
+    raised by 0.3 of its two neighbours'."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.index = _Index(texts)
+
+    def search(self, query: str, k: int) -> list[int]:
+        raw = self.index.scores(query)
+        n = len(raw)
+        smooth = [
+            s + _SMOOTH * ((raw[i - 1] if i else 0.0) + (raw[i + 1] if i + 1 < n else 0.0))
+            for i, s in enumerate(raw)
+        ]
+        return sorted(range(n), key=lambda i: (-smooth[i], i))[:k]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class HashEmbedder:
+    """A deterministic stand-in embedder (hashed bag of words): the synthetic index's
+    vectors, so the 100k latency measures the index, not a model's throughput."""
+
+    def __init__(self, dim: int = 384) -> None:
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return "hash"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out = []
+        for t in texts:
+            v = [0.0] * self._dim
+            for w in plain_words(t):
+                h = zlib.crc32(w.encode())
+                v[h % self._dim] += 1.0 if (h >> 20) & 1 else -1.0
+            out.append(v)
+        return out
+
+
+def run(
+    *,
+    quick: bool = False,
+    progress: Progress | None = None,
+    embedders: Sequence[str | Embedder] | None = None,
+) -> BenchResult:
+    """Run the benchmark; ``embedders`` defaults to every installed local embedder."""
+    path = _locomo_path()
+    if path is None:
+        raise DataMissing(
+            "LoCoMo is not available: set CTXSDK_SHARED_DATA to the shared data folder "
+            "(it holds locomo/locomo10.json)"
+        )
+    data = json.loads(path.read_text())
+    samples = data[:2] if quick else data
+    chosen = available_embedders() if embedders is None else list(embedders)
+    embs: list[Embedder] = [get_embedder(e) if isinstance(e, str) else e for e in chosen]
+    report = resolve_progress(progress)
+    started = time.perf_counter()
+    # arm -> list of (category, evidence ids, retrieved ids top-_DEPTH)
+    got: dict[str, list[tuple[int, list[str], list[str]]]] = defaultdict(list)
+    embed_seconds: Counter[str] = Counter()
+    embedded_docs: Counter[str] = Counter()
+    query_seconds: dict[str, list[float]] = defaultdict(list)
+    lat: dict[str, list[float]] = defaultdict(list)  # LoCoMo-size latency per query
+    total_qas = sum(1 for s in samples for qa in s["qa"] if evidence_ids(qa))
+    done = 0
+    for ci, sample in enumerate(samples):
+        docs = turns(sample)
+        ids = [d for d, _ in docs]
+        texts = [t for _, t in docs]
+        rows = [Doc(d, t, group=0, order=float(i)) for i, (d, t) in enumerate(docs)]
+        qas = [qa for qa in sample["qa"] if evidence_ids(qa)]
+        plain = Retriever(rows, tokenizer=plain_words, neighbour=0.0)
+        ours = Retriever(rows)
+        tuned = _Tuned(texts)
+        dense: dict[str, Retriever] = {}
+        for e in embs:
+            report(done, total_qas, f"embedding conversation {ci + 1} with {e.name}")
+            r = Retriever(rows, embedder=e)
+            t0 = time.perf_counter()
+            r.flush()
+            embed_seconds[e.name] += time.perf_counter() - t0
+            embedded_docs[e.name] += len(rows)
+            dense[e.name] = r
+        for qa in qas:
+            done += 1
+            report(done, total_qas, "querying LoCoMo")
+            q = str(qa["question"])
+            ev = evidence_ids(qa)
+            cat = int(qa.get("category", 0))
+
+            def keep(arm: str, retrieved: list[str], ev: list[str] = ev, cat: int = cat) -> None:
+                got[arm].append((cat, ev, retrieved))
+
+            t0 = time.perf_counter()
+            keep("bm25_plain", [h.doc_id for h in plain.search(q, _DEPTH)])
+            lat["bm25"].append(time.perf_counter() - t0)
+            keep("bm25_tuned", [ids[i] for i in tuned.search(q, _DEPTH)])
+            keep("lexical", [h.doc_id for h in ours.search(q, _DEPTH, mode="lexical")])
+            for name, r in dense.items():
+                t0 = time.perf_counter()
+                r._last_query = None
+                keep(f"dense_{name}", [h.doc_id for h in r.search(q, _DEPTH, mode="dense")])
+                query_seconds[name].append(time.perf_counter() - t0)
+                for fusion in ("rrf", "weighted"):
+                    r.fusion = fusion
+                    t0 = time.perf_counter()
+                    hits = r.search(q, _DEPTH, mode="hybrid")
+                    if fusion == "rrf":
+                        lat[f"hybrid_{name}"].append(time.perf_counter() - t0)
+                    keep(f"hybrid_{fusion}_{name}", [h.doc_id for h in hits])
+    metrics: dict[str, float] = {}
+    baselines: dict[str, float] = {}
+    for arm, rows_ in got.items():
+        table = baselines if arm.startswith("bm25_") else metrics
+        table.update(_recall(arm, rows_))
+    ours_arms = [a for a in got if not a.startswith("bm25_")]
+    best = max(ours_arms, key=lambda a: (metrics[f"{a}_r5_all"], metrics[f"{a}_r10_all"]))
+    for key in ("r5_all", "r10_all", "r5_cat1_4", "r10_cat1_4", "r5_cat1", "r10_cat1"):
+        metrics[key] = metrics[f"{best}_{key}"]
+    for name in query_seconds:
+        metrics[f"embed_docs_per_second_{name}"] = embedded_docs[name] / max(
+            embed_seconds[name], 1e-9
+        )
+        metrics[f"embed_query_ms_p50_{name}"] = 1000 * statistics.median(query_seconds[name])
+    bm_p50, bm_p95 = _percentile(lat["bm25"], 0.5), _percentile(lat["bm25"], 0.95)
+    metrics["bm25_query_ms_p50_locomo"] = 1000 * bm_p50
+    metrics["bm25_query_ms_p95_locomo"] = 1000 * bm_p95
+    for name in dense:
+        p50, p95 = _percentile(lat[f"hybrid_{name}"], 0.5), _percentile(lat[f"hybrid_{name}"], 0.95)
+        metrics[f"hybrid_{name}_query_ms_p50_locomo"] = 1000 * p50
+        metrics[f"hybrid_{name}_query_ms_p95_locomo"] = 1000 * p95
+        metrics[f"hybrid_{name}_over_bm25_p50_ratio_locomo"] = p50 / max(bm_p50, 1e-9)
+        metrics[f"hybrid_{name}_over_bm25_p95_ratio_locomo"] = p95 / max(bm_p95, 1e-9)
+    size = 20_000 if quick else 100_000
+    report(total_qas, total_qas, f"timing a synthetic {size:,}-document index")
+    scale = _scale(data, size)
+    metrics.update(scale)
+    targets = [
+        Target.at_least("r5_all", 0.65),
+        Target.at_least("r10_all", 0.75),
+        Target.at_least("r10_cat1", 0.55),
+        # Must at least beat the plain BM25 reference measured in the same run.
+        Target.at_least("r5_over_bm25_plain_ratio", 1.0),
+        Target.at_most("synthetic_hybrid_query_ms_p95", 1000.0),
+    ]
+    metrics["r5_over_bm25_plain_ratio"] = metrics["r5_all"] / max(
+        baselines["bm25_plain_r5_all"], 1e-9
+    )
+    return BenchResult(
+        name="memory",
+        metrics=metrics,
+        baselines=baselines,
+        published={
+            "dragon_r5_all": 0.567,
+            "dragon_r10_all": 0.662,
+            "dragon_r5_cat1": 0.354,
+            "dragon_r10_cat1": 0.466,
+            "dragon_r5_cat2": 0.704,
+            "dragon_r10_cat2": 0.773,
+            "dragon_r5_cat3": 0.331,
+            "dragon_r10_cat3": 0.408,
+            "dragon_r5_cat4": 0.680,
+            "dragon_r10_cat4": 0.777,
+            "dragon_r5_cat5": 0.439,
+            "dragon_r10_cat5": 0.547,
+            "spec_bm25_reference_r5_all": 0.524,
+            "spec_bm25_reference_r10_all": 0.594,
+        },
+        targets=targets,
+        notes={
+            "conversations": len(samples),
+            "qas": total_qas,
+            "best_arm": best,
+            "arms": sorted(got),
+            "embedders": [e.name for e in embs],
+            "indexed_text": "speaker + ': ' + text + ' ' + blip_caption (when present)",
+            "categories": CATEGORIES,
+            "synthetic_docs": size,
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+    )
+
+
+def _recall(arm: str, rows: list[tuple[int, list[str], list[str]]]) -> dict[str, float]:
+    """R@k per category, per-question mean over all and ids 1-4, and pooled."""
+    out: dict[str, float] = {}
+    for k in KS:
+        per: dict[int, list[float]] = defaultdict(list)
+        hit_ids = total_ids = 0
+        for cat, ev, retrieved in rows:
+            top = set(retrieved[:k])
+            found = sum(e in top for e in ev)
+            per[cat].append(found / len(ev))
+            hit_ids += found
+            total_ids += len(ev)
+        every = [v for vals in per.values() for v in vals]
+        low = [v for c in (1, 2, 3, 4) for v in per[c]]
+        out[f"{arm}_r{k}_all"] = statistics.fmean(every)
+        out[f"{arm}_r{k}_cat1_4"] = statistics.fmean(low) if low else 0.0
+        out[f"{arm}_r{k}_pooled_all"] = hit_ids / max(total_ids, 1)
+        for c in CATEGORIES:
+            if per[c]:
+                out[f"{arm}_r{k}_cat{c}"] = statistics.fmean(per[c])
+    return out
+
+
+def _scale(data: list[Any], size: int) -> dict[str, float]:
+    """p50/p95 query latency on a synthetic index of ``size`` documents (LoCoMo turns
+    recombined), hybrid (a hashed embedder) against BM25 alone, plus the build time."""
+    rng = random.Random(11)
+    pool = [t for s in data for _, t in turns(s)]
+    vocab = [w for t in pool for w in t.split()]
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(8, 30))) for _ in range(size)]
+    queries = [str(qa["question"]) for s in data for qa in s["qa"]][:: max(1, 1986 // 100)][:100]
+    t0 = time.perf_counter()
+    r = Retriever(
+        (Doc(str(i), t, group=i // 500, order=float(i)) for i, t in enumerate(texts)),
+        embedder=HashEmbedder(),
+    )
+    r.flush()
+    build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r.add("extra", "one more turn after the build", group=0, order=1e9)
+    r.flush()
+    add_one = time.perf_counter() - t0
+
+    def times(fn: Callable[[str], object]) -> list[float]:
+        out = []
+        for q in queries:
+            r._last_query = None
+            t = time.perf_counter()
+            fn(q)
+            out.append(time.perf_counter() - t)
+        return out
+
+    bm = times(lambda q: r.search(q, 10, mode="lexical"))
+    hy = times(lambda q: r.search(q, 10, mode="hybrid"))
+    bm50, bm95, hy50, hy95 = (
+        _percentile(bm, 0.5),
+        _percentile(bm, 0.95),
+        _percentile(hy, 0.5),
+        _percentile(hy, 0.95),
+    )
+    return {
+        "synthetic_build_seconds": build,
+        "synthetic_add_one_ms": 1000 * add_one,
+        "synthetic_bm25_query_ms_p50": 1000 * bm50,
+        "synthetic_bm25_query_ms_p95": 1000 * bm95,
+        "synthetic_hybrid_query_ms_p50": 1000 * hy50,
+        "synthetic_hybrid_query_ms_p95": 1000 * hy95,
+        "synthetic_hybrid_over_bm25_p50_ratio": hy50 / max(bm50, 1e-9),
+        "synthetic_hybrid_over_bm25_p95_ratio": hy95 / max(bm95, 1e-9),
+    }
