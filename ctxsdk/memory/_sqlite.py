@@ -1,0 +1,615 @@
+"""``SQLiteStore``: the Memory engine's graph in one SQLite file per workspace.
+
+The dsh-trivium seed kept its graph in a single-process database; here several processes
+(an agent, a notebook, the CLI) open one workspace at once, so the store leans on SQLite's
+own locking instead of an in-process cache:
+
+- WAL journal: readers never block the writer and never see an uncommitted transaction;
+- every write is ``BEGIN IMMEDIATE``: writers queue on the file lock (up to ``timeout``)
+  instead of failing halfway through a transaction;
+- ``batch()`` nests with savepoints; the outermost one commits, an exception rolls back;
+- ``revision()`` is a counter in the file itself, bumped by every write transaction that
+  changed something, so every process and every store object agrees on it.
+
+Schema versions live in ``PRAGMA user_version`` and are migrated forward step by step on
+open (``_MIGRATIONS``); a file from a newer version, or one that is not a SQLite database,
+is refused with a ctxsdk error naming the path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn, cast
+
+from ..errors import InvalidArgument, LockHeld, NotFound, Unreadable, WriteError
+from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
+from ._model import node_uri as _node_uri
+
+__all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_node_id"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_REVISION_KEY = "__revision__"  # reserved meta key: set_meta refuses it
+_STATUSES = ("active", "archived")
+
+
+# --- schema and migrations ---------------------------------------------------------------
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    """Run ``;``-separated DDL inside the open transaction (``executescript`` would commit
+    first, and a migration must be one transaction with its ``user_version``)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    """The first schema: nodes (without ``extra``), edges, meta, the type/status index."""
+    _script(
+        db,
+        """
+        CREATE TABLE nodes (
+            id TEXT PRIMARY KEY,
+            type TEXT NOT NULL,
+            name TEXT NOT NULL,
+            text TEXT NOT NULL DEFAULT '',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            uri TEXT NOT NULL UNIQUE,
+            sources TEXT NOT NULL DEFAULT '[]',
+            until TEXT,
+            until_at TEXT,
+            fail TEXT,
+            fix TEXT,
+            status TEXT NOT NULL DEFAULT 'active',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX nodes_type_status ON nodes (type, status);
+        CREATE TABLE edges (
+            src TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            dst TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            label TEXT NOT NULL,
+            weight REAL NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (src, dst, label)
+        );
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    )
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    """v1 -> v2: the ``extra`` JSON column (an episode's kind and seq) and the index that
+    makes walking edges *into* a node (``edges(dst=...)``) cheap."""
+    _script(
+        db,
+        """
+        ALTER TABLE nodes ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';
+        CREATE INDEX edges_dst ON edges (dst, label);
+        """,
+    )
+
+
+# _MIGRATIONS[i] takes a file from user_version i to i + 1 (0 is a new, empty file).
+_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+SCHEMA_VERSION = len(_MIGRATIONS)
+"""The schema version this code writes (``PRAGMA user_version``)."""
+
+
+# --- values ------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    """ISO-8601 UTC with milliseconds, e.g. ``2026-12-01T16:52:56.123Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_id_lock = threading.Lock()
+_id_last = (0, 0)  # (millisecond, random part) of this process's last id
+
+
+def new_node_id() -> str:
+    """A short id unique across processes without coordination, sortable by creation time:
+    ``n`` + 11 hex digits of the millisecond clock + 8 hex digits, random for the first id
+    of a millisecond and incremented after it (ULID-style), so ids made by one process sort
+    in creation order. Another process's id in the same millisecond collides with odds of
+    2**-32; the store's primary key catches even that and draws again."""
+    global _id_last
+    with _id_lock:
+        ms = time.time_ns() // 1_000_000
+        last_ms, last_rand = _id_last
+        if ms <= last_ms and last_rand < 0xFFFFFFFF:
+            ms, rand = last_ms, last_rand + 1  # same millisecond (or the clock went back)
+        else:
+            ms, rand = max(ms, last_ms + (ms <= last_ms)), secrets.randbits(31)
+        _id_last = (ms, rand)
+    return f"n{ms:011x}{rand:08x}"
+
+
+def _dumps(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+_NODE_COLUMNS = (
+    "id, type, name, text, aliases, uri, sources, until, until_at, fail, fix, status, "
+    "created_at, updated_at, extra"
+)
+
+
+def _node(row: sqlite3.Row) -> Node:
+    return Node(
+        id=row["id"],
+        type=cast(NodeType, row["type"]),
+        name=row["name"],
+        text=row["text"],
+        aliases=tuple(json.loads(row["aliases"])),
+        uri=row["uri"],
+        sources=tuple(Source.from_json(s) for s in json.loads(row["sources"])),
+        until=row["until"],
+        until_at=row["until_at"],
+        fail=row["fail"],
+        fix=row["fix"],
+        status=cast(NodeStatus, row["status"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        extra=json.loads(row["extra"]),
+    )
+
+
+def _edge(row: sqlite3.Row) -> Edge:
+    return Edge(
+        src=row["src"],
+        dst=row["dst"],
+        label=cast(EdgeLabel, row["label"]),
+        weight=row["weight"],
+        created_at=row["created_at"],
+    )
+
+
+def _check_node(node: Node) -> None:
+    if not isinstance(node, Node):
+        raise InvalidArgument(f"put() takes a Node, not {type(node).__name__}")
+    if node.type not in NODE_TYPES:
+        raise InvalidArgument(f"unknown node type {node.type!r}; known: {', '.join(NODE_TYPES)}")
+    if node.status not in _STATUSES:
+        raise InvalidArgument(f"unknown node status {node.status!r}; known: active, archived")
+    if not isinstance(node.name, str) or not isinstance(node.text, str):
+        raise InvalidArgument("a node's name and text must be strings")
+
+
+# --- the store ---------------------------------------------------------------------------
+
+
+class SQLiteStore:
+    """A ``MemoryStore`` in one SQLite file (see the module docs). One connection per
+    object, guarded by a lock, so threads may share an object; processes each open their
+    own object on the same file."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, create: bool = True, timeout: float = 30.0
+    ) -> None:
+        if timeout < 0:
+            raise InvalidArgument(f"timeout must be >= 0, not {timeout!r}")
+        self._timeout = float(timeout)
+        self._lock = threading.RLock()
+        self._depth = 0  # nesting of write transactions (guarded by _lock)
+        self._changes_at_begin = 0
+        self._db: sqlite3.Connection | None = None
+        memory = os.fspath(path) == ":memory:"
+        self._path = ":memory:" if memory else str(Path(os.fspath(path)).absolute())
+        if not memory:
+            self._check_file(create)
+        try:
+            self._db = sqlite3.connect(
+                self._path,
+                timeout=self._timeout,
+                isolation_level=None,  # we issue BEGIN / COMMIT ourselves
+                check_same_thread=False,  # the RLock serialises threads
+            )
+        except sqlite3.Error as exc:
+            self._raise(exc)
+        self._db.row_factory = sqlite3.Row
+        try:
+            self._configure(memory)
+            self._migrate()
+        except BaseException:
+            self._db.close()
+            self._db = None
+            raise
+
+    @classmethod
+    def memory(cls) -> SQLiteStore:
+        """A store in an in-memory SQLite database (real SQLite, gone on close): for quick
+        experiments and tests that need no file."""
+        return cls(":memory:")
+
+    # -- opening ----------------------------------------------------------------------------
+    def _check_file(self, create: bool) -> None:
+        """Refuse a missing file (when not creating) or one that is not SQLite, before
+        SQLite turns it into a half-initialised database or a raw ``DatabaseError``."""
+        p = Path(self._path)
+        try:
+            with p.open("rb") as fh:
+                head = fh.read(100)
+        except FileNotFoundError:
+            if not create:
+                raise NotFound(f"{self._path}: no memory database here (create=False)") from None
+            if not p.parent.is_dir():
+                raise NotFound(f"{self._path}: its directory does not exist") from None
+            return
+        except IsADirectoryError:
+            raise InvalidArgument(f"{self._path}: a directory, not a database file") from None
+        except PermissionError as exc:
+            raise Unreadable(f"{self._path}: cannot read it ({exc})", path=self._path) from None
+        if head and (len(head) < 100 or not head.startswith(_SQLITE_MAGIC)):
+            raise InvalidArgument(
+                f"{self._path}: not a SQLite database (bad or truncated header); "
+                "a memory database is refused rather than overwritten"
+            )
+
+    def _configure(self, memory: bool) -> None:
+        db = self._conn()
+        with self._translate():
+            if not memory:
+                mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise WriteError(f"{self._path}: cannot switch to WAL (journal mode {mode})")
+            # WAL + synchronous=NORMAL: a commit is in the WAL (the OS has it) when COMMIT
+            # returns, so a process killed at any point loses no committed transaction and
+            # the file recovers to the last commit. Only a power loss or OS crash may drop
+            # the last few commits (never corrupting the file); FULL would fsync every commit
+            # for that case, which memory writes (many small transactions) do not need.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
+
+    def _migrate(self) -> None:
+        """Bring the file to ``SCHEMA_VERSION``, one step at a time, in one write
+        transaction (two processes opening a new file at once: one migrates, the other
+        waits and then finds it done). An up-to-date file takes no write lock, so a store
+        opens (and reads) while another process is in the middle of a long batch."""
+        with self._translate():
+            current = int(self._conn().execute("PRAGMA user_version").fetchone()[0])
+        if current == SCHEMA_VERSION:
+            return
+        with self._write():
+            db = self._conn()
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise InvalidArgument(
+                    f"{self._path}: memory schema version {version} is newer than this "
+                    f"ctxsdk knows (version {SCHEMA_VERSION}); upgrade ctxsdk to open it"
+                )
+            if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise InvalidArgument(
+                    f"{self._path}: a SQLite database, but not a ctxsdk memory "
+                    "(user_version 0 with tables in it)"
+                )
+            for step in range(version, SCHEMA_VERSION):
+                _MIGRATIONS[step](db)
+                db.execute(f"PRAGMA user_version={step + 1}")
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise InvalidArgument(f"{self._path}: the memory store is closed")
+        return self._db
+
+    def _raise(self, exc: sqlite3.Error) -> NoReturn:
+        """Turn a sqlite3 error into the ctxsdk error a caller can act on."""
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        where = self._path
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
+            raise LockHeld(
+                f"{where}: another connection held the database for longer than "
+                f"timeout={self._timeout}s ({exc})"
+            ) from exc
+        text = str(exc)
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
+            s in text for s in ("malformed", "not a database")
+        ):
+            raise InvalidArgument(
+                f"{where}: not a readable SQLite database, damaged or not a database ({exc})"
+            ) from exc
+        if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
+            raise Unreadable(f"{where}: cannot open the database ({exc})", path=where) from exc
+        if name.startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY")):
+            raise WriteError(f"{where}: write failed, last commit kept ({exc})") from exc
+        raise WriteError(f"{where}: database error ({exc})") from exc
+
+    @contextmanager
+    def _translate(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            self._raise(exc)
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction (outermost) or a savepoint inside one (nested)."""
+        with self._lock:
+            db = self._conn()
+            depth = self._depth
+            with self._translate():
+                if depth == 0:
+                    db.execute("BEGIN IMMEDIATE")
+                    self._changes_at_begin = db.total_changes
+                else:
+                    db.execute(f"SAVEPOINT sp{depth}")
+            self._depth = depth + 1
+            try:
+                yield
+            except BaseException as exc:
+                self._depth = depth
+                try:
+                    if depth == 0:
+                        db.execute("ROLLBACK")
+                    else:
+                        db.execute(f"ROLLBACK TO sp{depth}")
+                        db.execute(f"RELEASE sp{depth}")
+                except sqlite3.Error:
+                    pass  # the original error says more; SQLite already rolled back
+                if isinstance(exc, sqlite3.Error):
+                    self._raise(exc)
+                raise
+            self._depth = depth
+            with self._translate():
+                if depth == 0:
+                    try:
+                        if db.total_changes != self._changes_at_begin:
+                            db.execute(
+                                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key)"
+                                " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                                (_REVISION_KEY,),
+                            )
+                        db.execute("COMMIT")
+                    except BaseException:
+                        if db.in_transaction:
+                            db.execute("ROLLBACK")
+                        raise
+                else:
+                    db.execute(f"RELEASE sp{depth}")
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock, self._translate():
+            return list(self._conn().execute(sql, params).fetchall())
+
+    # -- the protocol -----------------------------------------------------------------------
+    @property
+    def location(self) -> str:
+        """The database file's absolute path (``:memory:`` for ``SQLiteStore.memory()``)."""
+        return self._path
+
+    def batch(self) -> AbstractContextManager[None]:
+        """One transaction around the writes inside it: all or nothing. Nested batches are
+        savepoints: an exception caught inside the outer batch undoes only the inner one.
+        The calling thread holds the store until the batch ends."""
+        return self._write()
+
+    def revision(self) -> int:
+        """The file's write counter: every committed transaction that changed a row bumps
+        it, whichever process or store object made it (it lives in the file, unlike
+        ``PRAGMA data_version``, which is per connection and blind to its own writes)."""
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (_REVISION_KEY,))
+        return int(rows[0][0]) if rows else 0
+
+    def put(self, node: Node) -> Node:
+        """Insert or replace ``node`` (see ``MemoryStore.put``). A replace keeps the node's
+        ``created_at`` and its edges; a ``uri`` held by another node is refused with
+        ``InvalidArgument`` (uris are the import dedupe key: two nodes never share one)."""
+        _check_node(node)
+        with self._write():
+            db = self._conn()
+            node_id = node.id
+            old = None
+            if node_id:
+                old = db.execute("SELECT created_at FROM nodes WHERE id = ?", (node_id,)).fetchone()
+            else:
+                node_id = new_node_id()
+                while db.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone():
+                    node_id = new_node_id()
+            uri = node.uri or _node_uri(node.type, node_id)
+            holder = db.execute("SELECT id FROM nodes WHERE uri = ?", (uri,)).fetchone()
+            if holder is not None and holder[0] != node_id:
+                raise InvalidArgument(f"uri {uri!r} is already node {holder[0]!r}")
+            now = _now()
+            created = old[0] if old is not None else (node.created_at or now)
+            stored = Node(
+                id=node_id,
+                type=node.type,
+                name=node.name,
+                text=node.text,
+                aliases=tuple(node.aliases),
+                uri=uri,
+                sources=tuple(node.sources),
+                until=node.until,
+                until_at=node.until_at,
+                fail=node.fail,
+                fix=node.fix,
+                status=node.status,
+                created_at=created,
+                updated_at=now,
+                extra=dict(node.extra),
+            )
+            values = (
+                stored.id,
+                stored.type,
+                stored.name,
+                stored.text,
+                _dumps(list(stored.aliases), "aliases"),
+                stored.uri,
+                _dumps([s.to_json() for s in stored.sources], "sources"),
+                stored.until,
+                stored.until_at,
+                stored.fail,
+                stored.fix,
+                stored.status,
+                stored.created_at,
+                stored.updated_at,
+                _dumps(stored.extra, "extra"),
+            )
+            # An upsert, not INSERT OR REPLACE: REPLACE deletes the row first, and the
+            # ON DELETE CASCADE would take the node's edges with it.
+            db.execute(
+                f"INSERT INTO nodes ({_NODE_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
+                "ON CONFLICT(id) DO UPDATE SET type=excluded.type, name=excluded.name, "
+                "text=excluded.text, aliases=excluded.aliases, uri=excluded.uri, "
+                "sources=excluded.sources, until=excluded.until, until_at=excluded.until_at, "
+                "fail=excluded.fail, fix=excluded.fix, status=excluded.status, "
+                "updated_at=excluded.updated_at, extra=excluded.extra",
+                values,
+            )
+        return stored
+
+    def get(self, node_id: str) -> Node | None:
+        rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,))
+        return _node(rows[0]) if rows else None
+
+    def by_uri(self, uri: str) -> Node | None:
+        rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE uri = ?", (uri,))
+        return _node(rows[0]) if rows else None
+
+    def nodes(
+        self, *, types: Iterable[str] | None = None, include_archived: bool = False
+    ) -> list[Node]:
+        """Nodes in id order (creation order for generated ids)."""
+        where: list[str] = []
+        params: list[Any] = []
+        if types is not None:
+            wanted = sorted(set(types))
+            if not wanted:
+                return []
+            where.append(f"type IN ({', '.join('?' * len(wanted))})")
+            params.extend(wanted)
+        if not include_archived:
+            where.append("status = 'active'")
+        sql = f"SELECT {_NODE_COLUMNS} FROM nodes"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [_node(r) for r in self._read(sql + " ORDER BY id", params)]
+
+    def count(self, *, include_archived: bool = False) -> dict[str, int]:
+        """Nodes per type, every type listed (0 when there is none), in ``NODE_TYPES`` order."""
+        sql = "SELECT type, count(*) FROM nodes"
+        if not include_archived:
+            sql += " WHERE status = 'active'"
+        got = {r[0]: int(r[1]) for r in self._read(sql + " GROUP BY type")}
+        return {t: got.get(t, 0) for t in (*NODE_TYPES, *sorted(set(got) - set(NODE_TYPES)))}
+
+    def delete(self, node_id: str) -> bool:
+        """Remove a node for good, and (ON DELETE CASCADE) every edge into or out of it;
+        False when there is no such node. ``status="archived"`` is the soft delete."""
+        with self._write():
+            return self._conn().execute("DELETE FROM nodes WHERE id = ?", (node_id,)).rowcount > 0
+
+    def link(self, edge: Edge) -> bool:
+        """Add ``edge`` (its ``created_at`` stamped when empty); False when the same
+        src/dst/label exists (the stored edge is kept as it was). Both ends must exist."""
+        if edge.label not in EDGE_LABELS:
+            raise InvalidArgument(
+                f"unknown edge label {edge.label!r}; known: {', '.join(EDGE_LABELS)}"
+            )
+        with self._write():
+            db = self._conn()
+            for end in dict.fromkeys((edge.src, edge.dst)):
+                if db.execute("SELECT 1 FROM nodes WHERE id = ?", (end,)).fetchone() is None:
+                    raise NotFound(f"{self._path}: no node {end!r} to link")
+            cur = db.execute(
+                "INSERT INTO edges (src, dst, label, weight, created_at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(src, dst, label) DO NOTHING",
+                (edge.src, edge.dst, edge.label, float(edge.weight), edge.created_at or _now()),
+            )
+            return cur.rowcount > 0
+
+    def unlink(self, src: str, dst: str, label: str) -> bool:
+        """Remove one edge; False when there was none."""
+        with self._write():
+            cur = self._conn().execute(
+                "DELETE FROM edges WHERE src = ? AND dst = ? AND label = ?", (src, dst, label)
+            )
+            return cur.rowcount > 0
+
+    def edges(
+        self,
+        *,
+        src: str | None = None,
+        dst: str | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> list[Edge]:
+        """Edges in (src, dst, label) order."""
+        where: list[str] = []
+        params: list[Any] = []
+        if src is not None:
+            where.append("src = ?")
+            params.append(src)
+        if dst is not None:
+            where.append("dst = ?")
+            params.append(dst)
+        if labels is not None:
+            wanted = sorted(set(labels))
+            if not wanted:
+                return []
+            where.append(f"label IN ({', '.join('?' * len(wanted))})")
+            params.extend(wanted)
+        sql = "SELECT src, dst, label, weight, created_at FROM edges"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [_edge(r) for r in self._read(sql + " ORDER BY src, dst, label", params)]
+
+    def get_meta(self, key: str) -> Any:
+        """The JSON value under ``key``; None when there is none."""
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Store ``value`` (JSON) under ``key``; None deletes it."""
+        if not isinstance(key, str) or not key:
+            raise InvalidArgument(f"a meta key is a non-empty string, not {key!r}")
+        if key == _REVISION_KEY:
+            raise InvalidArgument(f"meta key {key!r} is the store's own revision counter")
+        with self._write():
+            db = self._conn()
+            if value is None:
+                db.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                db.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)"
+                    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (key, _dumps(value, f"meta value for {key!r}")),
+                )
+
+    def integrity_check(self) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check``: ``["ok"]`` for a sound file, else the
+        problems it found (a whole-file scan: for repair tools and tests, not every open)."""
+        return [str(r[0]) for r in self._read("PRAGMA integrity_check")]
+
+    def close(self) -> None:
+        """Close the connection (idempotent). Refused inside a batch: it would drop it."""
+        with self._lock:
+            if self._db is None:
+                return
+            if self._depth:
+                raise InvalidArgument(f"{self._path}: close() inside a batch")
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self._path!r})"
