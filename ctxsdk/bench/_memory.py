@@ -153,7 +153,7 @@ def run(
     started = time.perf_counter()
     # arm -> list of (category, evidence ids, retrieved ids top-_DEPTH)
     got: dict[str, list[tuple[int, list[str], list[str]]]] = defaultdict(list)
-    embed_seconds: Counter[str] = Counter()
+    embed_seconds: dict[str, float] = defaultdict(float)
     embedded_docs: Counter[str] = Counter()
     query_seconds: dict[str, list[float]] = defaultdict(list)
     lat: dict[str, list[float]] = defaultdict(list)  # LoCoMo-size latency per query

