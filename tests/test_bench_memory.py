@@ -1,0 +1,63 @@
+"""``ctxsdk bench memory --quick``: metrics exist, baselines are measured in the same run, and
+the targets are judged from the metrics (a stand-in embedder keeps the test fast)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxsdk.bench import BENCHMARKS, BenchResult
+from ctxsdk.bench._fit import _locomo_path
+from ctxsdk.bench._memory import HashEmbedder, evidence_ids, run
+
+pytestmark = pytest.mark.skipif(_locomo_path() is None, reason="LoCoMo data is not available")
+
+
+@pytest.fixture(scope="module")
+def quick() -> BenchResult:
+    return run(quick=True, embedders=[HashEmbedder()])
+
+
+def test_registered() -> None:
+    assert BENCHMARKS["memory"] == "ctxsdk.bench._memory"
+
+
+def test_quick_metrics_exist(quick: BenchResult) -> None:
+    m = quick.metrics
+    for arm in ("lexical", "dense_hash", "hybrid_rrf_hash", "hybrid_weighted_hash"):
+        for k in (5, 10):
+            assert 0.0 <= m[f"{arm}_r{k}_all"] <= 1.0
+            assert f"{arm}_r{k}_cat1_4" in m and f"{arm}_r{k}_pooled_all" in m
+            assert all(f"{arm}_r{k}_cat{c}" in m for c in (1, 2, 3, 4, 5))
+    assert m["lexical_r10_all"] >= m["lexical_r5_all"]
+    for key in ("synthetic_hybrid_query_ms_p95", "synthetic_hybrid_over_bm25_p50_ratio"):
+        assert m[key] > 0
+    assert quick.notes["conversations"] == 2 and quick.notes["best_arm"] in quick.notes["arms"]
+
+
+def test_baselines_are_measured_in_the_run(quick: BenchResult) -> None:
+    b = quick.baselines
+    for arm in ("bm25_plain", "bm25_tuned"):
+        assert 0.0 < b[f"{arm}_r5_all"] <= b[f"{arm}_r10_all"] <= 1.0
+    assert quick.published["dragon_r5_all"] == 0.567
+    assert quick.metrics["r5_over_bm25_plain_ratio"] == pytest.approx(
+        quick.metrics["r5_all"] / b["bm25_plain_r5_all"]
+    )
+
+
+def test_targets_are_judged_from_the_metrics(quick: BenchResult) -> None:
+    met = quick.met
+    assert "r5_all >= 0.65" in met and "r10_cat1 >= 0.55" in met
+    for t in quick.targets:
+        assert met[str(t)] == t.met_by(quick.metrics)
+    assert met["r5_all >= 0.65"] == (quick.metrics["r5_all"] >= 0.65)
+
+
+def test_evidence_is_normalised_like_the_spec() -> None:
+    assert evidence_ids({"evidence": ["D8:6; D9:17", "D:11:26", "D30:05", "D"]}) == [
+        "D8:6",
+        "D9:17",
+        "D11:26",
+        "D30:5",
+    ]
+    assert evidence_ids({"evidence": ["D9:1 D4:4"]}) == ["D9:1", "D4:4"]
+    assert evidence_ids({}) == []
