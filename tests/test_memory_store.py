@@ -148,6 +148,8 @@ def test_edges_link_is_idempotent_unlink_and_cascade(store: SQLiteStore) -> None
     assert len(store.edges()) == 4
     with pytest.raises(NotFound, match="no node 'ghost'"):
         store.link(Edge(a.id, "ghost", "about"))
+    with pytest.raises(InvalidArgument, match="finite"):
+        store.link(Edge(a.id, c.id, "about", float("nan")))
     with pytest.raises(InvalidArgument, match="unknown edge label"):
         store.link(Edge(a.id, b.id, "likes"))  # type: ignore[arg-type]
     assert store.unlink(a.id, b.id, "same_as")
@@ -454,8 +456,9 @@ def _batch_writer(path: str, mid: Any, ack: Any) -> None:
 
 
 def _snapshot(s: SQLiteStore) -> tuple[int, dict[int, int]]:
-    counter = s.get_meta("batches") or 0
-    groups = Counter(int(n.extra["batch"]) for n in s.nodes())
+    with s.snapshot():  # the counter and the nodes from one state
+        counter = s.get_meta("batches") or 0
+        groups = Counter(int(n.extra["batch"]) for n in s.nodes())
     return counter, dict(groups)
 
 
@@ -589,3 +592,22 @@ def test_a_held_write_lock_gives_lock_held_and_writes_nothing(tmp_path: Path) ->
         assert s.nodes() == []
         s.put(_entity("later"))
         assert [n.name for n in s.nodes()] == ["later"]
+
+
+def test_snapshot_reads_one_state_without_blocking_writers(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as s, SQLiteStore(path, timeout=0.05) as other:
+        s.put(_entity("A"))
+        with s.snapshot():
+            before = s.nodes()
+            other.put(_entity("B"))  # no LockHeld: a snapshot takes no write lock
+            other.set_meta("k", 1)
+            assert s.nodes() == before and s.get_meta("k") is None
+            with pytest.raises(InvalidArgument, match="snapshot"):
+                s.put(_entity("C"))
+        assert [n.name for n in s.nodes()] == ["A", "B"] and s.get_meta("k") == 1
+        with s.batch():
+            s.put(_entity("C"))
+            with s.snapshot():  # inside a batch: the batch's own view
+                assert len(s.nodes()) == 3
+        assert len(other.nodes()) == 3

@@ -29,9 +29,12 @@ def to_networkx(store: MemoryStore, *, include_archived: bool = False) -> nx.Mul
     """A snapshot of ``store``: nodes keyed by id with their scalar fields as attributes
     (plus ``aliases`` as a list), edges keyed by label with ``label`` and ``weight``. Edges
     touching a node left out (archived, unless asked for) are left out too, so the graph
-    never holds an attribute-less node. Read in one batch, so it is one consistent state."""
+    never holds an attribute-less node. Read as one consistent state: in a read snapshot
+    when the store has one (``SQLiteStore.snapshot``: writers are not held up), else in a
+    ``batch()``."""
     graph = nx.MultiDiGraph()
-    with store.batch():
+    snapshot = getattr(store, "snapshot", None)
+    with snapshot() if callable(snapshot) else store.batch():
         nodes = store.nodes(include_archived=include_archived)
         edges = store.edges()
     for node in nodes:

@@ -19,13 +19,14 @@ is refused with a ctxsdk error naming the path.
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, cast
@@ -69,7 +70,7 @@ def _v1(db: sqlite3.Connection) -> None:
             until_at TEXT,
             fail TEXT,
             fix TEXT,
-            status TEXT NOT NULL DEFAULT 'active',
+            status TEXT NOT NULL DEFAULT 'active',  -- uri UNIQUE is the uri index
             created_at TEXT NOT NULL,
             updated_at TEXT NOT NULL
         );
@@ -205,6 +206,7 @@ class SQLiteStore:
         self._timeout = float(timeout)
         self._lock = threading.RLock()
         self._depth = 0  # nesting of write transactions (guarded by _lock)
+        self._reading = False  # inside snapshot() (guarded by _lock)
         self._changes_at_begin = 0
         self._db: sqlite3.Connection | None = None
         memory = os.fspath(path) == ":memory:"
@@ -341,6 +343,8 @@ class SQLiteStore:
         """One write transaction (outermost) or a savepoint inside one (nested)."""
         with self._lock:
             db = self._conn()
+            if self._reading:
+                raise InvalidArgument(f"{self._path}: a write inside snapshot(); use batch()")
             depth = self._depth
             with self._translate():
                 if depth == 0:
@@ -397,6 +401,27 @@ class SQLiteStore:
         savepoints: an exception caught inside the outer batch undoes only the inner one.
         The calling thread holds the store until the batch ends."""
         return self._write()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A consistent read of several calls (one read transaction), without the write
+        lock a ``batch()`` takes: other processes keep writing, this store sees none of it
+        until the snapshot ends. Writes inside it are refused; inside a batch it is a no-op
+        (the batch is consistent already)."""
+        with self._lock:
+            db = self._conn()
+            if self._depth or self._reading:
+                yield
+                return
+            with self._translate():
+                db.execute("BEGIN DEFERRED")
+            self._reading = True
+            try:
+                yield
+            finally:
+                self._reading = False
+                with suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")  # read only: nothing to commit
 
     def revision(self) -> int:
         """The file's write counter: every committed transaction that changed a row bumps
@@ -521,6 +546,8 @@ class SQLiteStore:
             raise InvalidArgument(
                 f"unknown edge label {edge.label!r}; known: {', '.join(EDGE_LABELS)}"
             )
+        if not math.isfinite(edge.weight):
+            raise InvalidArgument(f"an edge weight is a finite number, not {edge.weight!r}")
         with self._write():
             db = self._conn()
             for end in dict.fromkeys((edge.src, edge.dst)):
@@ -600,8 +627,8 @@ class SQLiteStore:
         with self._lock:
             if self._db is None:
                 return
-            if self._depth:
-                raise InvalidArgument(f"{self._path}: close() inside a batch")
+            if self._depth or self._reading:
+                raise InvalidArgument(f"{self._path}: close() inside a batch or snapshot")
             self._db.close()
             self._db = None
 
