@@ -12,9 +12,11 @@ Reported per category id (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
 5 adversarial), as the per-question mean over all QA and over ids 1-4, and pooled (evidence
 ids found / evidence ids). Baselines run in the same pass: plain BM25 over turns (the spec's
 reference: its stop list, no stemming; 52.4 R@5 over all) and the tuned BM25 of ``bench fit``
-(Porter stemming, neighbour smoothing). Our arms: lexical, dense per installed embedder, and
-hybrid per fusion. Latency: p50/p95 per query of the hybrid against BM25 alone, at LoCoMo's
-size and on a synthetic 100k-document index (20k with ``--quick``), as ratios and raw.
+(Porter stemming, neighbour smoothing). Our arms: lexical, dense per installed embedder,
+hybrid per fusion, and ``fit``'s own ranker (the base's BM25 plus coordination, feedback
+words, answer kinds and neighbours) for what a switch of ``fit`` would gain or lose.
+Latency: p50/p95 per query of the hybrid against BM25 alone, at LoCoMo's size and on a
+synthetic 100k-document index (20k with ``--quick``), as ratios and raw.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._progress import Progress, resolve_progress
+from ..assemble._rank import Ranker
 from ..errors import DataMissing
 from ..session._embedders import available_embedders, get_embedder
 from ..session._retrieval import Doc, Embedder, Retriever
@@ -168,6 +171,7 @@ def run(
         plain = Retriever(rows, tokenizer=plain_words, neighbour=0.0)
         ours = Retriever(rows)
         tuned = _Tuned(texts)
+        ranker = Ranker(texts)
         dense: dict[str, Retriever] = {}
         for e in embs:
             report(done, total_qas, f"embedding conversation {ci + 1} with {e.name}")
@@ -192,6 +196,9 @@ def run(
             lat["bm25"].append(time.perf_counter() - t0)
             keep("bm25_tuned", [ids[i] for i in tuned.search(q, _DEPTH)])
             keep("lexical", [h.doc_id for h in ours.search(q, _DEPTH, mode="lexical")])
+            fit_scores = ranker.scores(q)
+            best_fit = sorted(range(len(ids)), key=lambda i: (-fit_scores[i], i))[:_DEPTH]
+            keep("fit_ranker", [ids[i] for i in best_fit if fit_scores[i] > 0])
             for name, r in dense.items():
                 t0 = time.perf_counter()
                 r._last_query = None

