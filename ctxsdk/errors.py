@@ -53,6 +53,7 @@ __all__ = [
     "BundleMissing",
     "CorruptBundle",
     "CorruptLog",
+    "CorruptStore",
     "CtxError",
     "DataMissing",
     "FoldConflict",
@@ -75,6 +76,8 @@ __all__ = [
     "NotFound",
     "NotReadFromFile",
     "SessionFormatError",
+    "StoreError",
+    "StoreVersionError",
     "SurfaceError",
     "TokenizerDataMissing",
     "ToolError",
@@ -371,6 +374,24 @@ class CorruptBundle(BundleError):
 class BundleConflict(BundleError):
     """A bundle whose content differs from the one already stored under its checkpoint id;
     the stored file is left as it was. Use a new checkpoint id."""
+
+
+class StoreError(CtxError, ValueError):
+    """A memory database that cannot be used as it is (``path`` names it)."""
+
+    def __init__(self, reason: str, *, path: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path = path
+
+
+class CorruptStore(StoreError):
+    """Damaged bytes, or a file that is not a ctxsdk memory database: refused, never
+    overwritten."""
+
+
+class StoreVersionError(StoreError):
+    """A memory database written by a newer ctxsdk (its schema version is above this one's)."""
 
 
 class FoldError(CtxError, RuntimeError):

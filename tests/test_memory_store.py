@@ -19,7 +19,14 @@ from typing import Any
 
 import pytest
 
-from ctxsdk.errors import CtxError, InvalidArgument, LockHeld, NotFound
+from ctxsdk.errors import (
+    CorruptStore,
+    CtxError,
+    InvalidArgument,
+    LockHeld,
+    NotFound,
+    StoreVersionError,
+)
 from ctxsdk.memory._graph import to_networkx
 from ctxsdk.memory._model import Edge, Node, Source, node_uri
 from ctxsdk.memory._sqlite import SCHEMA_VERSION, SQLiteStore, new_node_id
@@ -316,9 +323,10 @@ def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path) -> None:
     db = sqlite3.connect(path)
     db.execute("PRAGMA user_version = 9")
     db.close()
-    with pytest.raises(InvalidArgument) as err:
+    with pytest.raises(StoreVersionError) as err:
         SQLiteStore(path)
     msg = str(err.value)
+    assert err.value.path == str(path)
     assert str(path) in msg and "version 9" in msg and f"version {SCHEMA_VERSION}" in msg
 
 
@@ -328,7 +336,7 @@ def test_a_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
     db.execute("CREATE TABLE t (x)")
     db.commit()
     db.close()
-    with pytest.raises(InvalidArgument, match="not a ctxsdk memory"):
+    with pytest.raises(CorruptStore, match="not a ctxsdk memory"):
         SQLiteStore(path)
 
 
@@ -341,7 +349,7 @@ def test_a_file_that_is_not_sqlite_is_refused_and_kept(tmp_path: Path, kind: str
         "text": b'{"not": "a database"}\n' * 50,
     }[kind]
     path.write_bytes(data)
-    with pytest.raises(CtxError) as err:
+    with pytest.raises(CorruptStore) as err:
         SQLiteStore(path)
     assert not isinstance(err.value, sqlite3.Error)
     assert str(path.absolute()) in str(err.value)

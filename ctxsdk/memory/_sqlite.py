@@ -31,7 +31,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from ..errors import InvalidArgument, LockHeld, NotFound, Unreadable, WriteError
+from ..errors import (
+    CorruptStore,
+    InvalidArgument,
+    LockHeld,
+    NotFound,
+    StoreVersionError,
+    Unreadable,
+    WriteError,
+)
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
 from ._model import node_uri as _node_uri
 
@@ -256,9 +264,10 @@ class SQLiteStore:
         except PermissionError as exc:
             raise Unreadable(f"{self._path}: cannot read it ({exc})", path=self._path) from None
         if head and (len(head) < 100 or not head.startswith(_SQLITE_MAGIC)):
-            raise InvalidArgument(
+            raise CorruptStore(
                 f"{self._path}: not a SQLite database (bad or truncated header); "
-                "a memory database is refused rather than overwritten"
+                "a memory database is refused rather than overwritten",
+                path=str(self._path),
             )
 
     def _configure(self, memory: bool) -> None:
@@ -290,14 +299,16 @@ class SQLiteStore:
             db = self._conn()
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
-                raise InvalidArgument(
+                raise StoreVersionError(
                     f"{self._path}: memory schema version {version} is newer than this "
-                    f"ctxsdk knows (version {SCHEMA_VERSION}); upgrade ctxsdk to open it"
+                    f"ctxsdk knows (version {SCHEMA_VERSION}); upgrade ctxsdk to open it",
+                    path=str(self._path),
                 )
             if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                raise InvalidArgument(
+                raise CorruptStore(
                     f"{self._path}: a SQLite database, but not a ctxsdk memory "
-                    "(user_version 0 with tables in it)"
+                    "(user_version 0 with tables in it)",
+                    path=str(self._path),
                 )
             for step in range(version, SCHEMA_VERSION):
                 _MIGRATIONS[step](db)
@@ -322,8 +333,9 @@ class SQLiteStore:
         if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
             s in text for s in ("malformed", "not a database")
         ):
-            raise InvalidArgument(
-                f"{where}: not a readable SQLite database, damaged or not a database ({exc})"
+            raise CorruptStore(
+                f"{where}: not a readable SQLite database, damaged or not a database ({exc})",
+                path=where,
             ) from exc
         if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
             raise Unreadable(f"{where}: cannot open the database ({exc})", path=where) from exc
