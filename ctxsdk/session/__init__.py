@@ -19,6 +19,7 @@ from ._composition import (
     node_parts,
     turn_tokens,
 )
+from ._embedders import EMBEDDERS, available_embedders, get_embedder
 from ._event_writer import EventWriter, now_ms
 from ._file_writer import refuse_shipped_sample
 from ._fork import fork_log, fork_points
@@ -57,6 +58,7 @@ from ._model_text import TRUNCATION_MARKER, extract_json, truncate_keep_tail
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
 from ._redact import REDACTION_KINDS, Redaction, redact, redact_message, withheld_notice
+from ._retrieval import Doc, Embedder, Fusion, Hit, Retriever
 from ._session import (
     NodeTokens,
     Session,
@@ -98,6 +100,7 @@ __all__ = [
     "CHECKPOINT_PREAMBLE",
     "COMPACTION_RATIO",
     "COMPOSITION_PARTS",
+    "EMBEDDERS",
     "FOLD_PLUGIN",
     "LATEST_VERSION",
     "MARKER_KINDS",
@@ -110,8 +113,12 @@ __all__ = [
     "Composition",
     "Compression",
     "DecodedLog",
+    "Doc",
+    "Embedder",
     "Event",
     "EventWriter",
+    "Fusion",
+    "Hit",
     "LineageNode",
     "LogView",
     "Marker",
@@ -120,6 +127,7 @@ __all__ = [
     "PendingCallView",
     "Recovery",
     "Redaction",
+    "Retriever",
     "Session",
     "SessionHeader",
     "SessionTree",
@@ -138,6 +146,7 @@ __all__ = [
     "Workspace",
     "assembly_header",
     "assembly_source",
+    "available_embedders",
     "canonical_file_name",
     "checkpoint_content",
     "composition",
@@ -156,6 +165,7 @@ __all__ = [
     "fold_source",
     "fork_log",
     "fork_points",
+    "get_embedder",
     "get_tokenizer",
     "gist",
     "message_of",
