@@ -182,7 +182,10 @@ class MiniLM(_Lazy):
                 count=(b - a) // 4 if spec["dtype"] == "F32" else (b - a) // 8,
                 offset=8 + size + a,
             )
-            self._w[key.removeprefix("bert.")] = arr.reshape(spec["shape"])
+            arr = arr.reshape(spec["shape"])
+            if key.startswith(("encoder.", "bert.encoder.")) and arr.ndim == 2:
+                arr = np.ascontiguousarray(arr.T)  # dense weights, kept as (in, out) for BLAS
+            self._w[key.removeprefix("bert.")] = arr
         tok = Tokenizer.from_file(str(root / "tokenizer.json"))
         tok.enable_truncation(self._MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -217,7 +220,9 @@ class MiniLM(_Lazy):
             return (x - mu) / np.sqrt(var + 1e-12) * w[f"{name}.weight"] + w[f"{name}.bias"]
 
         def dense(x: Any, name: str) -> Any:
-            return x @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+            weight = w[f"{name}.weight"]
+            y = x.reshape(-1, weight.shape[0]) @ weight + w[f"{name}.bias"]
+            return y.reshape(*x.shape[:-1], weight.shape[1])
 
         x = (
             w["embeddings.word_embeddings.weight"][ids]
@@ -235,7 +240,7 @@ class MiniLM(_Lazy):
             q = split(dense(x, f"{p}.attention.self.query"))
             k = split(dense(x, f"{p}.attention.self.key"))
             v = split(dense(x, f"{p}.attention.self.value"))
-            att = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dim) + bias
+            att = q @ k.transpose(0, 1, 3, 2) / dim**0.5 + bias
             att = np.exp(att - att.max(-1, keepdims=True))
             att /= att.sum(-1, keepdims=True)
             ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, 384)
