@@ -73,6 +73,7 @@ __all__ = [
     "LogInvariantWarning",
     "LogRecoveryWarning",
     "LogTooOld",
+    "MemoryRefused",
     "NotFound",
     "NotReadFromFile",
     "SessionFormatError",
@@ -392,6 +393,14 @@ class CorruptStore(StoreError):
 
 class StoreVersionError(StoreError):
     """A memory database written by a newer ctxsdk (its schema version is above this one's)."""
+
+
+class MemoryRefused(CtxError, ValueError):
+    """A memory the engine will not keep (a secret, an empty text); ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class FoldError(CtxError, RuntimeError):

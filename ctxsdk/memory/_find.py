@@ -1,0 +1,319 @@
+"""Finding memories: the base's hybrid retrieval for candidates, then the dsh-trivium seed's
+graph rules to rank them and to show how they connect.
+
+1. **Candidates**: the ``Retriever`` over every active node's index text (name, text,
+   aliases, fail, fix, until; observations grouped by session in event order, so a turn's
+   neighbours lift it), plus *entity anchors* (an entity whose name or alias the query
+   mentions), plus, when the query asks about a deadline, every decision with one.
+2. **Primary score**: the seed's substring rules (name == query 4, name in query or query in
+   name 3, query in the text 2, anchors 4 / 3), or else the retrieval rank scaled into
+   (0, 2], so a literal match always outranks a fuzzy one.
+3. ``same_as``: a hit merged into another also returns the surviving node.
+4. **Expansion**: one hop along the business edges (about, decided, broke, fixed), in and
+   out, at score 1 (``expand=0`` turns it off).
+5. **Stale decisions** (``until_at`` in the past) are hidden unless the query asks about the
+   deadline ("until", "postpone", 下周, 周五, a weekday, or the node's own until label).
+6. **Order**: score plus a quarter of the seed's rank boost (+4 a business edge, -6 stale,
+   +1 an unexpired deadline, +3 stale but asked), then type (entity, decision, preference,
+   experience, observation), then id. Each hit carries its edge path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .._display import Rendered, badge, esc, plural, table
+from ..session import Retriever
+from ._model import BUSINESS_EDGES, Edge, Node
+from ._store import MemoryStore
+
+__all__ = ["FindResult", "MemoryHit", "find_nodes", "index_text", "is_stale"]
+
+_TYPE_RANK = {"entity": 0, "decision": 1, "preference": 2, "experience": 3, "observation": 4}
+_NEVER = frozenset({"workspace", "episode"})
+_PATH_ORDER = ("about", "decided", "broke", "fixed", "same_as", "observed_in")
+_UNTIL_WORDS = re.compile(
+    r"\b(?:until|deadline|postpone[sd]?|defer(?:red)?|due|expire[sd]?|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|next week)\b|下周|周[一二三四五六日天]|周末|过期|到期|截止",
+    re.I,
+)
+_TEXT_CAP = 200
+
+
+def index_text(node: Node) -> str:
+    """What retrieval indexes for ``node``: its name, aliases, text, fail / fix and until."""
+    parts = [node.name, *node.aliases, node.text, node.fail or "", node.fix or "", node.until or ""]
+    return " ".join(p for p in parts if p)
+
+
+def is_stale(node: Node, now: datetime) -> bool:
+    """A decision whose deadline instant has passed."""
+    if node.type != "decision" or not node.until_at:
+        return False
+    try:
+        at = datetime.fromisoformat(node.until_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return at < now
+
+
+def _asks_until(query: str, node: Node) -> bool:
+    return bool(_UNTIL_WORDS.search(query)) or bool(node.until and node.until in query)
+
+
+@dataclass(frozen=True)
+class MemoryHit:
+    """One found memory: the ``node``, its ``score``, why it was found (``via``: ``match``,
+    ``anchor``, ``retrieval``, ``same_as``, ``expansion``), whether it is ``stale``, and its
+    edge ``path`` (``<-decided-n12(Move auth…)``, ``about->n3(AuthGateway)``)."""
+
+    node: Node
+    score: float
+    via: str
+    stale: bool = False
+    path: tuple[str, ...] = ()
+
+    @property
+    def short(self) -> str:
+        text = " ".join((self.node.text or self.node.name).split())
+        return text if len(text) <= _TEXT_CAP else text[: _TEXT_CAP - 1] + "…"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.node.id,
+            "type": self.node.type,
+            "name": self.node.name,
+            "text": self.short,
+            "score": round(self.score, 4),
+            "via": self.via,
+            "stale": self.stale,
+            "until": self.node.until,
+            "path": list(self.path),
+        }
+
+
+@dataclass(frozen=True)
+class FindResult(Rendered):
+    """What ``Memory.find`` returns: the hits, best first."""
+
+    query: str
+    hits: tuple[MemoryHit, ...]
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self) -> Any:
+        return iter(self.hits)
+
+    def __getitem__(self, i: int) -> MemoryHit:
+        return self.hits[i]
+
+    def __repr__(self) -> str:
+        return f"FindResult({self.query!r}, {len(self.hits)} hits)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query": self.query, "hits": [h.to_json() for h in self.hits]}
+
+    def by_type(self) -> dict[str, list[MemoryHit]]:
+        out: dict[str, list[MemoryHit]] = {}
+        for h in self.hits:
+            out.setdefault(h.node.type, []).append(h)
+        return out
+
+    def _text_(self) -> str:
+        lines = [f"find {self.query!r}: {plural(len(self.hits), 'hit')}"]
+        for h in self.hits:
+            flags = (f" until {h.node.until}" if h.node.until else "") + (
+                " [stale]" if h.stale else ""
+            )
+            lines.append(f"  [{h.score:.2f}] {h.node.id} {h.node.type}{flags}: {h.short}")
+            if h.path:
+                lines.append(f"      {' '.join(h.path)}")
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        rows = [
+            (
+                f"{h.score:.2f}",
+                f"<code>{esc(h.node.id)}</code>",
+                badge(h.node.type),
+                esc(h.short) + (" " + badge("stale", "warn") if h.stale else ""),
+                esc(" ".join(h.path)),
+            )
+            for h in self.hits
+        ]
+        title = f"find {self.query!r}: {plural(len(self.hits), 'hit')}"
+        head = f"<div class='cx-title'>{esc(title)}</div>"
+        return head + table(["score", "id", "type", "text", "path"], rows, raw=(1, 2, 3))
+
+
+def _label(node: Node | None, node_id: str) -> str:
+    if node is None:
+        return node_id
+    name = " ".join((node.name or node.text).split())
+    return f"{node_id}({name[:24]}…)" if len(name) > 24 else f"{node_id}({name})"
+
+
+def edge_path(
+    node_id: str,
+    incoming: Sequence[Edge],
+    outgoing: Sequence[Edge],
+    get: Callable[[str], Node | None],
+    *,
+    hide: Callable[[Node], bool] = lambda n: False,
+    limit: int = 8,
+) -> tuple[str, ...]:
+    """The seed's path: incoming business edges as ``<-label-id(name…)`` (hidden sources
+    left out), outgoing as ``label->id(name…)``, in label priority, at most ``limit``."""
+
+    def rank(e: Edge) -> int:
+        return _PATH_ORDER.index(e.label) if e.label in _PATH_ORDER else len(_PATH_ORDER)
+
+    out: list[str] = []
+    for e in sorted(incoming, key=lambda e: (rank(e), e.src)):
+        if e.label == "in_workspace":
+            continue
+        src = get(e.src)
+        if src is None or not src.active or hide(src):
+            continue
+        out.append(f"<-{e.label}-{_label(src, e.src)}")
+    for e in sorted(outgoing, key=lambda e: (rank(e), e.dst)):
+        if e.label == "in_workspace":
+            continue
+        dst = get(e.dst)
+        if dst is None or not dst.active:
+            continue
+        out.append(f"{e.label}->{_label(dst, e.dst)}")
+    return tuple(out[:limit])
+
+
+def _rule_score(node: Node, q: str) -> float:
+    """The seed's substring score of ``node`` for the lowercased query ``q`` (0: no match)."""
+    name = node.name.lower()
+    names = [name, *(a.lower() for a in node.aliases)]
+    if q in names:
+        return 4.0
+    if any(n and (q in n or (len(n) >= 3 and _mentions(q, n))) for n in names):
+        return 3.0
+    if q and q in index_text(node).lower():
+        return 2.0
+    return 0.0
+
+
+def _mentions(q: str, name: str) -> bool:
+    """``name`` appears in the query; an ASCII name needs word boundaries."""
+    if name.isascii():
+        return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", q) is not None
+    return name in q
+
+
+def find_nodes(
+    store: MemoryStore,
+    retriever: Retriever,
+    nodes: Mapping[str, Node],
+    query: str,
+    *,
+    top_k: int = 8,
+    expand: int = 1,
+    now: datetime | None = None,
+    types: Sequence[str] | None = None,
+    anchors: Sequence[Node] | None = None,
+) -> FindResult:
+    """Rank the memory for ``query`` (module docs). ``nodes`` are the active nodes by id
+    (the index's documents); ``anchors`` the entities and deadline decisions among them
+    (computed from ``nodes`` when not given); ``types`` keeps only hits of those types."""
+    now = now or datetime.now(UTC)
+    q = " ".join(query.lower().split())
+    if not q or top_k <= 0:
+        return FindResult(query, ())
+    scores: dict[str, tuple[float, str]] = {}
+
+    def offer(node_id: str, score: float, via: str) -> None:
+        if score > scores.get(node_id, (0.0, ""))[0]:
+            scores[node_id] = (score, via)
+
+    pool = max(top_k * 4, 32)
+    hits = retriever.search(query, pool)
+    top = hits[0].score if hits else 0.0
+    for rank, h in enumerate(hits):
+        node = nodes.get(h.doc_id)
+        if node is None:
+            continue
+        rule = _rule_score(node, q)
+        if rule:
+            offer(node.id, rule, "match")
+        elif top > 0:
+            offer(node.id, 2.0 * (h.score / top) * (1.0 - rank / (2 * pool)), "retrieval")
+    if anchors is None:
+        anchors = [n for n in nodes.values() if n.type == "entity" or n.until]
+    for node in anchors:  # entity anchors, and deadline decisions when the query asks
+        if node.type == "entity":
+            names = [node.name.lower(), *(a.lower() for a in node.aliases)]
+            if q in names:
+                offer(node.id, 4.0, "anchor")
+            elif any(len(n) >= 3 and _mentions(q, n) for n in names):
+                offer(node.id, 3.0, "anchor")
+        elif node.type == "decision" and node.until and _asks_until(query, node):
+            offer(node.id, 2.0 if is_stale(node, now) else 1.5, "match")
+    # same_as: a hit that was merged away also returns its keeper
+    for nid in list(scores):
+        for e in store.edges(src=nid, labels=["same_as"]):
+            if e.dst in nodes:
+                offer(e.dst, max(1.0, scores[nid][0]), "same_as")
+    # one hop along the business edges, both ways
+    incoming: dict[str, list[Edge]] = {}
+    outgoing: dict[str, list[Edge]] = {}
+
+    def edges_of(nid: str) -> tuple[list[Edge], list[Edge]]:
+        if nid not in incoming:
+            incoming[nid] = store.edges(dst=nid)
+            outgoing[nid] = store.edges(src=nid)
+        return incoming[nid], outgoing[nid]
+
+    if expand > 0:
+        frontier = sorted(scores, key=lambda n: -scores[n][0])[:pool]
+        for _ in range(expand):
+            nxt: list[str] = []
+            for nid in frontier:
+                ins, outs = edges_of(nid)
+                for e in (*ins, *outs):
+                    if e.label not in BUSINESS_EDGES:
+                        continue
+                    other = e.src if e.dst == nid else e.dst
+                    if other in nodes and other not in scores:
+                        offer(other, 1.0, "expansion")
+                        nxt.append(other)
+            frontier = nxt
+
+    def hidden(node: Node) -> bool:
+        return is_stale(node, now) and not _asks_until(query, node)
+
+    ranked: list[tuple[float, int, str, MemoryHit]] = []
+    for nid, (score, via) in scores.items():
+        node = nodes.get(nid)
+        if node is None or node.type in _NEVER or not node.active:
+            continue
+        if types is not None and node.type not in types:
+            continue
+        stale = is_stale(node, now)
+        asked = _asks_until(query, node)
+        if stale and not asked:
+            continue
+        ins, outs = edges_of(nid)
+        boost = 4.0 if any(e.label in BUSINESS_EDGES for e in (*ins, *outs)) else 0.0
+        if stale:
+            boost += 3.0 if asked else -6.0
+        elif node.until:
+            boost += 1.0
+        path = edge_path(nid, ins, outs, nodes.get, hide=hidden)
+        final = score + boost / 4.0
+        hit = MemoryHit(node, final, via, stale, path)
+        ranked.append((final, _TYPE_RANK.get(node.type, 9), nid, hit))
+    ranked.sort(key=lambda r: (-r[0], r[1], r[2]))
+    return FindResult(query, tuple(r[3] for r in ranked[:top_k]))

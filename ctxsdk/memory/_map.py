@@ -1,0 +1,126 @@
+"""The short session-start map and the pinned block: a few lines that tell the model what the
+memory holds and how to search it, within a budget in exact tokens (the seed's map is about
+130 tokens and never over 400).
+
+Line 1 says how to search; line 2 counts memories by type; line 3 names up to eight of them:
+at most four preferences, at most two unexpired decisions (``decision:<first 28 chars> until
+<label>``), then entities, other decisions, experiences, and the remaining preferences and
+decisions, each label clipped to 40 characters. The text is cut to the budget by a binary
+search on its characters, counted by the tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .._display import Rendered, esc
+from ..session import Tokenizer
+from ._find import is_stale
+from ._model import Node
+
+__all__ = ["MAP_INSTRUCTION", "MemoryMap", "build_map", "pinned_block"]
+
+MAP_INSTRUCTION = (
+    "Memory: use ctx_find naming an entity or a topic to search it, and ctx_read with an id "
+    "for the full text and its links."
+)
+_SHOWN = ("entity", "preference", "decision", "experience", "observation")
+
+
+@dataclass(frozen=True)
+class MemoryMap(Rendered):
+    """The map's ``text``, its ``tokens`` and the ``budget`` it was cut to."""
+
+    text: str
+    tokens: int
+    budget: int
+    tokenizer: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"MemoryMap({self.tokens}/{self.budget} tokens)"
+
+    def _text_(self) -> str:
+        return self.text or "(an empty memory: no map)"
+
+    def _html_(self) -> str:
+        return (
+            f"<div class='cx-title'>memory map: {self.tokens}/{self.budget} tokens "
+            f"({esc(self.tokenizer)})</div><pre class='cx-pre'>{esc(self.text)}</pre>"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "tokens": self.tokens, "budget": self.budget}
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _fit(text: str, budget: int, tk: Tokenizer) -> str:
+    """The longest prefix of ``text`` (on a line, else a character) within ``budget``."""
+    if tk.count(text) <= budget:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # the largest prefix length that fits
+        mid = (lo + hi + 1) // 2
+        if tk.count(text[:mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    cut = text[:lo]
+    nl = cut.rfind("\n")
+    return cut[:nl] if nl > 0 else cut
+
+
+def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) -> MemoryMap:
+    """The map of ``nodes`` (the active memories) within ``budget`` tokens (module docs)."""
+    live = [n for n in nodes if n.active and n.type in _SHOWN]
+    if not live or budget <= 0:
+        return MemoryMap("", 0, budget, tk.name)
+    counts = {t: sum(1 for n in live if n.type == t) for t in _SHOWN}
+    line2 = "Memories: " + ", ".join(f"{counts[t]} {t}" for t in _SHOWN if counts[t])
+    order = sorted(live, key=lambda n: (n.created_at, n.id))
+    prefs = [n for n in order if n.type == "preference"]
+    decisions = [n for n in order if n.type == "decision"]
+    upcoming = [n for n in decisions if n.until and not is_stale(n, now)]
+    picked: list[str] = []
+    seen: set[str] = set()
+
+    def take(n: Node, label: str, clip: bool = True) -> None:
+        if n.id not in seen and len(picked) < 8:
+            seen.add(n.id)
+            picked.append(_clip(label, 40) if clip else label)
+
+    for n in prefs[:4]:
+        take(n, f"preference:{n.text or n.name}")
+    for n in upcoming[:2]:
+        take(n, f"decision:{_clip(n.text or n.name, 28)} until {_clip(n.until or '', 16)}", False)
+    for n in order:
+        if n.type == "entity":
+            take(n, n.name)
+    for n in decisions:
+        if not is_stale(n, now):
+            take(n, f"decision:{n.text or n.name}")
+    for n in order:
+        if n.type == "experience":
+            take(n, f"experience:{n.fail or n.name}")
+    for n in (*prefs, *decisions):
+        take(n, f"{n.type}:{n.text or n.name}")
+    lines = [MAP_INSTRUCTION, line2]
+    if picked:
+        lines.append("named: " + "; ".join(picked))
+    text = _fit("\n".join(lines), budget, tk)
+    return MemoryMap(text, tk.count(text) if text else 0, budget, tk.name)
+
+
+def pinned_block(nodes: Sequence[Node], budget: int, tk: Tokenizer) -> str:
+    """The pinned memories of a session, one line each, within ``budget`` tokens."""
+    lines = ["Pinned memories:"] + [f"- {n.type}: {_clip(n.text or n.name, 200)}" for n in nodes]
+    return _fit("\n".join(lines), budget, tk)

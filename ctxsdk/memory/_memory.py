@@ -1,0 +1,719 @@
+"""``cx.Memory``: a graph memory across sessions, kept in one SQLite file.
+
+    mem = cx.Memory("work/memory.db")              # created on first use; WAL, many processes
+    mem.ingest(session)                             # rule extraction; twice adds nothing
+    mem.remember("Always run the tests first.", link_to="pytest")
+    mem.find("how do we test?")                     # hits with their edge paths
+    mem.read(hit.node.id)                           # full text, sources, edges in and out
+    mem.map(budget=400)                             # the short session-start map
+
+Every write goes through the store in one transaction. The search index is the base's
+``Retriever`` over the active nodes, kept in step with the store by its revision number, so
+a write by another process is seen at the next call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .._display import Rendered, badge, esc, kv, plural, table
+from ..errors import InvalidArgument, MemoryRefused, NotFound
+from ..session import Embedder, Retriever, Session, get_tokenizer, widget
+from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
+from ._ingest import extract, merge_target, merged, observations, refuse_secret
+from ._io import export_graph, import_graph, parse_memory_md, to_markdown
+from ._map import MemoryMap, build_map, pinned_block
+from ._model import EDGE_LABELS, EDGE_WEIGHTS, NODE_TYPES, Candidate, Edge, Node, Source
+from ._sqlite import SQLiteStore
+from ._store import MemoryStore
+
+if TYPE_CHECKING:
+    import networkx as nx  # type: ignore[import-untyped]
+    import polars as pl
+
+__all__ = ["IngestReport", "Memory", "NodeView", "RecallMode"]
+
+RecallMode = Literal["off", "anchor", "auto"]
+MEMORY_PLUGIN = "ctxsdk-memory"  # the source plugin of an injected map or recall block
+_SETTINGS = {"recall": "off", "map_budget": 400, "top_k": 8, "expand": 1}
+
+
+@dataclass(frozen=True)
+class NodeView(Rendered):
+    """One node read in full: the node, and its edges in and out with the nodes at their
+    other ends."""
+
+    node: Node
+    incoming: tuple[tuple[Edge, Node], ...]
+    outgoing: tuple[tuple[Edge, Node], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node.to_json(),
+            "incoming": [{**e.to_json(), "name": n.name, "type": n.type} for e, n in self.incoming],
+            "outgoing": [{**e.to_json(), "name": n.name, "type": n.type} for e, n in self.outgoing],
+        }
+
+    def __repr__(self) -> str:
+        return f"NodeView({self.node.id} {self.node.type} {self.node.name!r})"
+
+    def _text_(self) -> str:
+        n = self.node
+        lines = [f"{n.id} {n.type} {n.name!r} [{n.status}] {n.uri}"]
+        if n.text and n.text != n.name:
+            lines.append(f"  {n.text}")
+        for label, value in (
+            ("aliases", ", ".join(n.aliases)),
+            ("until", n.until),
+            ("fail", n.fail),
+            ("fix", n.fix),
+        ):
+            if value:
+                lines.append(f"  {label}: {value}")
+        for s in n.sources:
+            where = f"{s.session[:8]}#{s.seq}" if s.session else "typed in"
+            lines.append(f"  source ({s.via}) {where}: {s.quote[:120]}")
+        for e, other in self.incoming:
+            lines.append(f"  <-{e.label}- {other.id} {other.type} {other.name[:60]!r}")
+        for e, other in self.outgoing:
+            lines.append(f"  -{e.label}-> {other.id} {other.type} {other.name[:60]!r}")
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        n = self.node
+        pairs: list[tuple[str, object]] = [("type", n.type), ("status", n.status), ("uri", n.uri)]
+        pairs += [
+            (k, v)
+            for k, v in (
+                ("aliases", ", ".join(n.aliases)),
+                ("until", n.until),
+                ("fail", n.fail),
+                ("fix", n.fix),
+            )
+            if v
+        ]
+        rows = [
+            (s.via, f"{s.session[:8]}#{s.seq}" if s.session else "typed in", esc(s.quote))
+            for s in n.sources
+        ]
+        edges = [(f"&larr; {esc(e.label)}", esc(o.id), esc(o.name)) for e, o in self.incoming]
+        edges += [(f"{esc(e.label)} &rarr;", esc(o.id), esc(o.name)) for e, o in self.outgoing]
+        return (
+            f"<div class='cx-title'>{esc(n.name)} {badge(n.type)}</div>"
+            + (f"<div>{esc(n.text)}</div>" if n.text and n.text != n.name else "")
+            + kv(pairs)
+            + (table(["via", "where", "quote"], rows, raw=(2,)) if rows else "")
+            + (table(["edge", "node", "name"], edges, raw=(0, 1, 2)) if edges else "")
+        )
+
+
+@dataclass(frozen=True)
+class IngestReport(Rendered):
+    """What one ``ingest`` wrote: nodes added and merged, edges added, what was dropped."""
+
+    session: str
+    added: tuple[str, ...]
+    merged: tuple[str, ...]
+    edges: int
+    dropped: tuple[tuple[str, str], ...]
+    skipped: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"IngestReport({self.session[:8]}: {len(self.added)} added, "
+            f"{len(self.merged)} merged, {self.edges} edges)"
+        )
+
+    def _text_(self) -> str:
+        if self.skipped:
+            return f"ingest {self.session}: already ingested, nothing added"
+        lines = [
+            f"ingest {self.session}: {plural(len(self.added), 'node')} added, "
+            f"{len(self.merged)} merged, {plural(self.edges, 'edge')} added, "
+            f"{len(self.dropped)} dropped"
+        ]
+        whys: dict[str, int] = {}
+        for _, why in self.dropped:
+            whys[why] = whys.get(why, 0) + 1
+        if whys:
+            lines.append("  dropped: " + ", ".join(f"{n} {w}" for w, n in sorted(whys.items())))
+        return "\n".join(lines)
+
+    def _html_(self) -> str:
+        return f"<div class='cx-title'>{esc(self._text_().splitlines()[0])}</div>"
+
+
+def _now_iso(now: datetime) -> str:
+    return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Memory:
+    """A graph memory in one SQLite file (see the module docs).
+
+    ``path``: the database file (created with its directory); a ``MemoryStore`` is used as
+    it is; ``None`` is a private in-memory database. ``embedder``: optional dense
+    embeddings for search (``ctxsdk.session.get_embedder("e5-small")``). ``clock``: what
+    "now" is, for stale decisions (default: the wall clock).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | MemoryStore | None = None,
+        *,
+        workspace: str = "workspace",
+        embedder: Embedder | None = None,
+        clock: Any = None,
+    ) -> None:
+        if path is None:
+            self.store: MemoryStore = SQLiteStore.memory()
+        elif isinstance(path, (str, os.PathLike)):
+            p = Path(path)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            self.store = SQLiteStore(p)
+        elif isinstance(path, MemoryStore):
+            self.store = path
+        else:
+            raise InvalidArgument(
+                f"Memory takes a database path or a MemoryStore, not {type(path).__name__}"
+            )
+        self._clock = clock
+        self._embedder = embedder
+        self._revision = -1
+        self._nodes: dict[str, Node] = {}
+        self._anchors: list[Node] = []
+        self._retriever = Retriever(embedder=embedder)
+        self.root = self._root(workspace)
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def now(self) -> datetime:
+        clock = self._clock
+        value = clock() if callable(clock) else clock
+        return value if isinstance(value, datetime) else datetime.now(UTC)
+
+    def _root(self, name: str) -> Node:
+        roots = self.store.nodes(types=["workspace"])
+        if roots:
+            return roots[0]
+        with self.store.batch():
+            roots = self.store.nodes(types=["workspace"])  # another process may have won
+            if roots:
+                return roots[0]
+            return self.store.put(Node(id="", type="workspace", name=name, uri="ctx://workspace"))
+
+    def _sync(self) -> None:
+        """Bring the node cache and the search index in step with the store."""
+        rev = self.store.revision()
+        if rev == self._revision:
+            return
+        fresh = {n.id: n for n in self.store.nodes() if n.type not in ("workspace", "episode")}
+        for nid in [n for n in self._nodes if n not in fresh]:
+            self._retriever.remove(nid)
+        for nid, node in fresh.items():
+            old = self._nodes.get(nid)
+            if old is None or old.updated_at != node.updated_at or old != node:
+                src = node.sources[0] if node.sources else None
+                group = src.session if node.type == "observation" and src else None
+                order = (
+                    float(src.seq) if group is not None and src and src.seq is not None else None
+                )
+                self._retriever.add(nid, index_text(node), group=group, order=order)
+        self._nodes = fresh
+        self._anchors = [n for n in fresh.values() if n.type == "entity" or n.until]
+        self._revision = rev
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        counts = self.store.count()
+        shown = ", ".join(f"{n} {t}" for t, n in sorted(counts.items()) if n and t != "workspace")
+        return f"Memory({self.store.location}: {shown or 'empty'})"
+
+    def __len__(self) -> int:
+        self._sync()
+        return len(self._nodes)
+
+    # -- reading ----------------------------------------------------------------------------
+    def get(self, ref: str) -> Node:
+        """The node with id ``ref``, or with that ``ctx://`` uri, or the entity of that name."""
+        node = self.store.get(ref) or (self.store.by_uri(ref) if ref.startswith("ctx://") else None)
+        if node is None:
+            node = self._entity(ref)
+        if node is None:
+            raise NotFound(f"no memory {ref!r} (an id, a ctx:// uri or an entity name)")
+        return node
+
+    def nodes(self, type: str | None = None, *, include_archived: bool = False) -> list[Node]:
+        if type is not None and type not in NODE_TYPES:
+            raise InvalidArgument(f"unknown node type {type!r}; known: {', '.join(NODE_TYPES)}")
+        return self.store.nodes(types=[type] if type else None, include_archived=include_archived)
+
+    def read(self, ref: str) -> NodeView:
+        """A node in full with its incoming and outgoing edges."""
+        node = self.get(ref)
+        get = self.store.get
+        ins = tuple((e, n) for e in self.store.edges(dst=node.id) if (n := get(e.src)))
+        outs = tuple((e, n) for e in self.store.edges(src=node.id) if (n := get(e.dst)))
+        return NodeView(node, ins, outs)
+
+    def find(
+        self,
+        query: str,
+        *,
+        top_k: int = 8,
+        expand: int = 1,
+        types: Sequence[str] | None = None,
+    ) -> FindResult:
+        """The memories for ``query``, best first, each with its edge path (see ``_find``)."""
+        if not 1 <= top_k <= 100:
+            raise InvalidArgument(f"top_k is 1..100, not {top_k}")
+        self._sync()
+        return find_nodes(
+            self.store,
+            self._retriever,
+            self._nodes,
+            query,
+            top_k=top_k,
+            expand=expand,
+            now=self.now(),
+            types=types,
+            anchors=self._anchors,
+        )
+
+    def edge_path(self, node_id: str) -> tuple[str, ...]:
+        self._sync()
+        return edge_path(
+            node_id, self.store.edges(dst=node_id), self.store.edges(src=node_id), self._nodes.get
+        )
+
+    # -- writing ----------------------------------------------------------------------------
+    def _entity(self, name: str) -> Node | None:
+        want = name.casefold().strip()
+        for n in self.store.nodes(types=["entity"]):
+            if want == n.name.casefold() or want in (a.casefold() for a in n.aliases):
+                return n
+        return None
+
+    def remember(
+        self,
+        text: str,
+        *,
+        type: str = "preference",
+        name: str | None = None,
+        link_to: str | Sequence[str] | None = None,
+        label: str = "about",
+        source: Source | None = None,
+        until: str | None = None,
+    ) -> Node:
+        """Keep ``text`` as a ``type`` memory (merged into an equal one if there is one),
+        linked ``label`` to ``link_to`` (entity names or ids; a missing entity is created).
+        A text that holds a secret is refused with ``MemoryRefused`` naming its kind."""
+        if type not in NODE_TYPES or type in ("workspace", "episode"):
+            raise InvalidArgument(
+                f"remember a preference, decision, entity, experience or observation, not {type!r}"
+            )
+        text = " ".join(str(text).split())
+        if not text:
+            raise MemoryRefused("nothing to remember: the text is empty")
+        why = refuse_secret(text) or (refuse_secret(name) if name else None)
+        if why is not None:
+            raise MemoryRefused(f"refused: {why}; a memory never keeps credentials")
+        if label not in EDGE_LABELS:
+            raise InvalidArgument(f"unknown edge label {label!r}; known: {', '.join(EDGE_LABELS)}")
+        until_at = None
+        if until:
+            from ._ingest import parse_until
+
+            parsed = parse_until(until, self.now())
+            if parsed is not None:
+                until, until_at = parsed
+        cand = Candidate(
+            type=type,  # type: ignore[arg-type]
+            name=name or (text if type == "entity" else text[:60]),
+            text=text,
+            source=source or Source(via="user", quote=text),
+            until=until,
+            until_at=until_at,
+        )
+        targets = [link_to] if isinstance(link_to, str) else list(link_to or [])
+        with self.store.batch():
+            node, _ = self._apply(cand)
+            for t in targets:
+                other = self.store.get(t) or self._entity(t)
+                if other is None:
+                    other, _ = self._apply(
+                        Candidate(type="entity", name=t, text=t, source=cand.source)
+                    )
+                self._link(node.id, other.id, label)
+        return self.store.get(node.id) or node
+
+    def _apply(self, cand: Candidate) -> tuple[Node, bool]:
+        """Merge ``cand`` into its target or insert it; returns the node and whether it is
+        new. Observations are identified by their source (uri), the rest by the seed's rule."""
+        if cand.type == "observation":
+            s = cand.source
+            key = hashlib.sha256(f"{s.session}#{s.seq}#{cand.text}".encode()).hexdigest()[:16]
+            uri = f"ctx://observation/{key}"
+            old = self.store.by_uri(uri)
+            if old is not None:
+                return old, False
+            return self.store.put(self._new(cand, uri)), True
+        pool = self.store.nodes(types=[cand.type])
+        target = merge_target(cand, pool)
+        if target is None:
+            return self.store.put(self._new(cand, "")), True
+        after = merged(target, cand)
+        if after == target:
+            return target, False
+        return self.store.put(after), False
+
+    def _new(self, cand: Candidate, uri: str) -> Node:
+        return Node(
+            id="",
+            type=cand.type,
+            name=cand.name or cand.text[:60],
+            text=cand.text,
+            uri=uri,
+            sources=(cand.source,),
+            until=cand.until,
+            until_at=cand.until_at,
+            fail=cand.fail,
+            fix=cand.fix,
+        )
+
+    def _link(self, src: str, dst: str, label: str) -> bool:
+        if src == dst:
+            return False
+        return self.store.link(Edge(src, dst, label, EDGE_WEIGHTS[label]))  # type: ignore[arg-type]
+
+    def link(self, src: str, dst: str, label: str = "about") -> Edge:
+        """Link two memories (ids, uris or entity names) with ``label``."""
+        if label not in EDGE_LABELS:
+            raise InvalidArgument(f"unknown edge label {label!r}; known: {', '.join(EDGE_LABELS)}")
+        a, b = self.get(src), self.get(dst)
+        if a.id == b.id:
+            raise InvalidArgument(f"a memory does not link to itself ({a.id})")
+        self._link(a.id, b.id, label)
+        return Edge(a.id, b.id, label, EDGE_WEIGHTS[label])  # type: ignore[arg-type]
+
+    def archive(self, ref: str) -> Node:
+        """Hide a memory from search and the map (kept, and restorable with ``restore``)."""
+        node = self.get(ref)
+        return self.store.put(replace(node, status="archived"))
+
+    def restore(self, ref: str) -> Node:
+        node = self.store.get(ref) or self.get(ref)
+        return self.store.put(replace(node, status="active"))
+
+    def rename(self, ref: str, name: str) -> Node:
+        """Give a memory a new name; an entity keeps the old one as an alias."""
+        name = " ".join(name.split())
+        if not name:
+            raise InvalidArgument("a name is a non-empty text")
+        node = self.get(ref)
+        aliases = node.aliases
+        if node.type == "entity" and node.name and node.name not in aliases and node.name != name:
+            aliases = (*aliases, node.name)
+        return self.store.put(
+            replace(node, name=name, aliases=tuple(a for a in aliases if a != name))
+        )
+
+    def merge(self, keep: str, drop: str) -> Node:
+        """Merge ``drop`` into ``keep`` (one type only): its edges move to the keeper, its
+        names become aliases, its sources are kept, a ``same_as`` edge records the merge and
+        ``drop`` is archived."""
+        a, b = self.get(keep), self.get(drop)
+        if a.id == b.id:
+            raise InvalidArgument("merge needs two different memories")
+        if a.type != b.type:
+            raise InvalidArgument(f"merge joins memories of one type, not {a.type} and {b.type}")
+        with self.store.batch():
+            for e in self.store.edges(src=b.id):
+                if e.label != "same_as" and e.dst != a.id:
+                    self._link(a.id, e.dst, e.label)
+                self.store.unlink(e.src, e.dst, e.label)
+            for e in self.store.edges(dst=b.id):
+                if e.src != a.id:
+                    self._link(e.src, a.id, e.label)
+                self.store.unlink(e.src, e.dst, e.label)
+            names = [n for n in (b.name, *b.aliases) if n and n != a.name and n not in a.aliases]
+            sources = (*a.sources, *(s for s in b.sources if s not in a.sources))
+            kept = self.store.put(replace(a, aliases=(*a.aliases, *names), sources=sources))
+            self.store.put(replace(b, status="archived"))
+            self._link(b.id, a.id, "same_as")
+        return kept
+
+    # -- getting memories in ----------------------------------------------------------------
+    def ingest(
+        self,
+        session: Session,
+        *,
+        verbatim: bool = False,
+        now: datetime | None = None,
+    ) -> IngestReport:
+        """Extract memories from ``session`` by the seed's rules (``_ingest``) and write
+        them in one transaction: entities first, then the rest, merged into equal memories,
+        linked to the entities they name. ``verbatim`` also keeps each user utterance and
+        tool output as an observation. The same session ingested again adds nothing."""
+        sid = str(session.id)
+        marker = f"ingested:{sid}"
+        through = len(session)
+        done = self.store.get_meta(marker)
+        if (
+            isinstance(done, Mapping)
+            and done.get("through") == through
+            and (done.get("verbatim") or not verbatim)
+        ):
+            return IngestReport(sid, (), (), 0, (), skipped=True)
+        ex = extract(session, now=now)
+        cands: list[Candidate] = list(ex.candidates)
+        if verbatim:
+            cands += list(observations(session))
+        added: list[str] = []
+        touched: list[str] = []
+        edges = 0
+        with self.store.batch():
+            applied: list[tuple[Candidate, Node]] = []
+            for cand in sorted(cands, key=lambda c: c.type != "entity"):
+                node, new = self._apply(cand)
+                (added if new else touched).append(node.id)
+                applied.append((cand, node))
+            for cand, node in applied:
+                for label, name in cand.links:
+                    other = self._entity(name)
+                    if other is not None and self._link(node.id, other.id, label):
+                        edges += 1
+            self.store.set_meta(marker, {"through": through, "verbatim": verbatim})
+        merged_ids = tuple(dict.fromkeys(n for n in touched if n not in added))
+        return IngestReport(sid, tuple(added), merged_ids, edges, ex.dropped)
+
+    def import_memory_md(self, text: str) -> IngestReport:
+        """A one-shot import of a MEMORY.md file (strict: the seed's cues and caps)."""
+        ex = parse_memory_md(text, now=self.now())
+        added: list[str] = []
+        edges = 0
+        with self.store.batch():
+            applied = []
+            for cand in sorted(ex.candidates, key=lambda c: c.type != "entity"):
+                node, new = self._apply(cand)
+                if new:
+                    added.append(node.id)
+                applied.append((cand, node))
+            for cand, node in applied:
+                for label, name in cand.links:
+                    other = self._entity(name)
+                    if other is not None and self._link(node.id, other.id, label):
+                        edges += 1
+        return IngestReport("MEMORY.md", tuple(added), (), edges, ex.dropped)
+
+    # -- out ------------------------------------------------------------------------------------
+    def export_json(self, *, include_archived: bool = True) -> dict[str, Any]:
+        """The whole graph as JSON (``import_json`` reads it back exactly)."""
+        nodes = self.store.nodes(include_archived=include_archived)
+        ids = {n.id for n in nodes}
+        edges = [e for n in nodes for e in self.store.edges(src=n.id) if e.dst in ids]
+        return export_graph(nodes, edges)
+
+    def import_json(self, data: Mapping[str, Any]) -> IngestReport:
+        """Nodes and edges of an export, merged by uri (a node already here is kept, its
+        edges joined); ids are remapped. One transaction."""
+        nodes, edges = import_graph(data)
+        idmap: dict[str, str] = {}
+        added: list[str] = []
+        with self.store.batch():
+            for n in nodes:
+                if n.type == "workspace":
+                    idmap[n.id] = self.root.id
+                    continue
+                here = self.store.by_uri(n.uri) if n.uri else None
+                if here is None:
+                    here = self.store.put(replace(n, id=""))
+                    added.append(here.id)
+                idmap[n.id] = here.id
+            count = 0
+            for e in edges:
+                if (
+                    e.src in idmap
+                    and e.dst in idmap
+                    and self.store.link(replace(e, src=idmap[e.src], dst=idmap[e.dst]))
+                ):
+                    count += 1
+        return IngestReport("import", tuple(added), (), count, ())
+
+    def to_markdown(self) -> str:
+        """A read-only Markdown projection (never parsed back)."""
+        nodes = self.store.nodes()
+        ids = {n.id for n in nodes}
+        edges = [e for n in nodes for e in self.store.edges(src=n.id) if e.dst in ids]
+        return to_markdown(nodes, edges)
+
+    def graph(self, *, include_archived: bool = False) -> nx.MultiDiGraph:
+        """The memory as a networkx graph (nodes by id with their fields, edges keyed by
+        label), for analysis."""
+        from ._graph import to_networkx
+
+        return to_networkx(self.store, include_archived=include_archived)
+
+    def to_df(self) -> pl.DataFrame:
+        import polars as pl
+
+        self._sync()
+        now = self.now()
+        rows = [
+            {
+                "id": n.id,
+                "type": n.type,
+                "name": n.name,
+                "text": n.text,
+                "until": n.until,
+                "stale": is_stale(n, now),
+                "sources": len(n.sources),
+                "status": n.status,
+            }
+            for n in self.store.nodes(include_archived=True)
+            if n.type != "workspace"
+        ]
+        schema = {
+            "id": pl.String,
+            "type": pl.String,
+            "name": pl.String,
+            "text": pl.String,
+            "until": pl.String,
+            "stale": pl.Boolean,
+            "sources": pl.Int64,
+            "status": pl.String,
+        }
+        return pl.DataFrame(rows, schema=schema)
+
+    # -- the session-start map, pins and recall ---------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        stored = self.store.get_meta("settings")
+        return {**_SETTINGS, **(stored if isinstance(stored, Mapping) else {})}
+
+    def configure(self, **changes: Any) -> dict[str, Any]:
+        """Change settings: ``recall`` (off / anchor / auto), ``map_budget``, ``top_k``,
+        ``expand``."""
+        current = self.settings()
+        for k, v in changes.items():
+            if k not in _SETTINGS:
+                raise InvalidArgument(f"no setting {k!r}; known: {', '.join(_SETTINGS)}")
+            if k == "recall" and v not in ("off", "anchor", "auto"):
+                raise InvalidArgument(f"recall is off, anchor or auto, not {v!r}")
+            if k != "recall" and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise InvalidArgument(f"{k} is a whole number >= 0, not {v!r}")
+            current[k] = v
+        self.store.set_meta("settings", current)
+        return current
+
+    def map(self, budget: int | None = None, *, tokenizer: str = "cl100k_base") -> MemoryMap:
+        """The short session-start map: how to search, what kinds of memories there are,
+        and a few names; within ``budget`` tokens (default: the setting, 400)."""
+        self._sync()
+        b = self.settings()["map_budget"] if budget is None else budget
+        return build_map(list(self._nodes.values()), b, get_tokenizer(tokenizer), self.now())
+
+    def pin(self, session_id: str, ref: str) -> list[str]:
+        node = self.get(ref)
+        if node.type not in ("preference", "decision", "entity"):
+            raise InvalidArgument(
+                f"only preferences, decisions and entities are pinned, not {node.type}"
+            )
+        pins = self.pins(session_id)
+        if node.id not in pins:
+            pins.append(node.id)
+        self.store.set_meta(f"pins:{session_id}", pins)
+        return pins
+
+    def unpin(self, session_id: str, ref: str) -> list[str]:
+        node = self.get(ref)
+        pins = [p for p in self.pins(session_id) if p != node.id]
+        self.store.set_meta(f"pins:{session_id}", pins or None)
+        return pins
+
+    def pins(self, session_id: str) -> list[str]:
+        """The pinned node ids of a session (archived ones pruned)."""
+        raw = self.store.get_meta(f"pins:{session_id}")
+        ids = [p for p in raw if isinstance(p, str)] if isinstance(raw, list) else []
+        return [p for p in ids if (n := self.store.get(p)) is not None and n.active]
+
+    def inherit_pins(self, parent: str, child: str) -> list[str]:
+        """Copy a session's pins to its fork (forks inherit only when asked)."""
+        pins = self.pins(parent)
+        self.store.set_meta(f"pins:{child}", pins or None)
+        return pins
+
+    def context(self, session: Session, prompt: str | None = None) -> str | None:
+        """What this memory adds to a turn of ``session``: the short map on its first turn,
+        its pinned memories (≤300 tokens), and what the recall mode finds for ``prompt``
+        (``anchor``: named entities and their neighbours; ``auto``: the top 3 hits)."""
+        self._sync()
+        parts: list[str] = []
+        first = not any(
+            e.get("type") == "user/message"
+            and (e.get("data", {}).get("source") or {}).get("plugin") == MEMORY_PLUGIN
+            for e in session.raw_events
+        )
+        tk = get_tokenizer("cl100k_base")
+        if first:
+            m = self.map()
+            if m.text:
+                parts.append(m.text)
+        pins = [self._nodes[p] for p in self.pins(str(session.id)) if p in self._nodes]
+        if pins:
+            parts.append(pinned_block(pins, 300, tk))
+        mode = self.settings()["recall"]
+        if prompt and mode != "off":
+            hits = self.find(prompt, top_k=3 if mode == "auto" else 8)
+            if mode == "anchor":
+                chosen = [h for h in hits if h.via in ("anchor", "expansion")]
+            else:
+                chosen = list(hits)
+            if chosen:
+                lines = ["Memory recall (use ctx_read for the full text):"]
+                lines += [f"- {h.node.id} {h.node.type}: {h.short}" for h in chosen]
+                block = "\n".join(lines)
+                while tk.count(block) > 300 and len(lines) > 2:
+                    lines.pop()
+                    block = "\n".join(lines)
+                parts.append(block)
+        return "\n\n".join(parts) or None
+
+    def __call__(self, session: Session) -> dict[str, Any] | None:
+        """``run_agent``'s ``inject=`` hook: the turn's memory context as a plugin message."""
+        prompt = None
+        for raw in reversed(session.raw_events):
+            if raw.get("type") == "user/message":
+                src = raw.get("data", {}).get("source") or {}
+                if src.get("kind") == "user":
+                    prompt = " ".join(
+                        b.get("text", "")
+                        for b in raw["data"].get("content", [])
+                        if isinstance(b, Mapping)
+                    )
+                    break
+        text = self.context(session, prompt)
+        if text is None:
+            return None
+        return {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "source": {"kind": "plugin", "plugin": MEMORY_PLUGIN},
+        }
+
+    def widget(self, **options: Any) -> Any:
+        """The MemoryGraph widget over this memory."""
+        return widget("memory_graph", self, **options)
