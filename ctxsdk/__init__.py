@@ -32,6 +32,7 @@ __all__ = [
     "FoldStatus",
     "LineageNode",
     "LogView",
+    "Memory",
     "Merge",
     "MergeResult",
     "MergeSources",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from .assemble import Assembly, DigestConfig, DraftStore, FitResult, PlanOp, Preview, Row, Rule
     from .fold import Fold, FoldPolicy, FoldResult, FoldState, FoldStatus, Recall, SearchResult
     from .llm import LLM, ChatResult
+    from .memory import Memory
     from .merge import Merge, MergeResult, MergeSources
     from .session import (
         Event,

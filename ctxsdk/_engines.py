@@ -34,6 +34,7 @@ _WIDGETS: dict[str, tuple[str, str]] = {
     "context_tree": ("ctxsdk.widgets", "ContextTree"),
     "checkpoint_graph": ("ctxsdk.widgets", "CheckpointGraph"),
     "belief_slots": ("ctxsdk.widgets", "BeliefSlots"),
+    "memory_graph": ("ctxsdk.widgets", "MemoryGraph"),
 }
 
 

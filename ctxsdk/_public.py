@@ -24,6 +24,7 @@ NAMESPACES: tuple[str, ...] = (
     "ctxsdk.assemble",
     "ctxsdk.fold",
     "ctxsdk.merge",
+    "ctxsdk.memory",
     "ctxsdk.llm",
     "ctxsdk.tools",
     "ctxsdk.testing",
@@ -72,6 +73,8 @@ TOP_LEVEL: Mapping[str, str] = {
     "Merge": "ctxsdk.merge",
     "MergeResult": "ctxsdk.merge",
     "MergeSources": "ctxsdk.merge",
+    # Memory and what its methods return
+    "Memory": "ctxsdk.memory",
     # the model seam and the agent loop
     "LLM": "ctxsdk.llm",
     "ChatResult": "ctxsdk.llm",

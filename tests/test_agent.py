@@ -180,6 +180,10 @@ def test_tool_call_then_answer(flaky: cx.Session, tmp_path: Path) -> None:
         "context_search",
         "context_recall",
         "merge_sessions",
+        "ctx_remember",
+        "ctx_link",
+        "ctx_find",
+        "ctx_read",
     }
     assert after.route == ("openai-compatible", "scripted-model")
 

@@ -179,11 +179,44 @@ def _register_merge(reg: ToolRegistry) -> None:
     reg.register("merge_sessions", MERGE_SESSIONS_DESCRIPTION, MergeSessionsArgs, run)
 
 
+def _register_memory(reg: ToolRegistry) -> None:
+    """``ctx_remember``, ``ctx_link``, ``ctx_find``, ``ctx_read``. Extra: ``memory`` (a
+    ``ctxsdk.Memory``); without it each tool answers ``unavailable``."""
+    from ..memory import _tools as t
+
+    def unavailable(name: str) -> dict[str, Any]:
+        return {"tool": name, "unavailable": "no memory is configured for this session"}
+
+    def remember(args: t.RememberArgs, ctx: ToolContext) -> dict[str, Any]:
+        mem = ctx.extras.get("memory")
+        return (
+            unavailable("ctx_remember") if mem is None else t.ctx_remember(ctx.session, args, mem)
+        )
+
+    def link(args: t.LinkArgs, ctx: ToolContext) -> dict[str, Any]:
+        mem = ctx.extras.get("memory")
+        return unavailable("ctx_link") if mem is None else t.ctx_link(args, mem)
+
+    def find(args: t.FindArgs, ctx: ToolContext) -> dict[str, Any]:
+        mem = ctx.extras.get("memory")
+        return unavailable("ctx_find") if mem is None else t.ctx_find(args, mem)
+
+    def read(args: t.ReadArgs, ctx: ToolContext) -> dict[str, Any]:
+        mem = ctx.extras.get("memory")
+        return unavailable("ctx_read") if mem is None else t.ctx_read(args, mem)
+
+    reg.register("ctx_remember", t.REMEMBER_DESCRIPTION, t.RememberArgs, remember)
+    reg.register("ctx_link", t.LINK_DESCRIPTION, t.LinkArgs, link)
+    reg.register("ctx_find", t.FIND_DESCRIPTION, t.FindArgs, find)
+    reg.register("ctx_read", t.READ_DESCRIPTION, t.ReadArgs, read)
+
+
 _BUILTIN: tuple[Callable[[ToolRegistry], None], ...] = (
     _register_session_tools,
     _register_assembler,
     _register_fold,
     _register_merge,
+    _register_memory,
 )
 
 

@@ -1,0 +1,130 @@
+"""The memory's four agent tools, as the dsh-trivium seed has them (and no fifth: there is no
+forget tool for the model; archiving is for people): ``ctx_remember``, ``ctx_link``,
+``ctx_find`` and ``ctx_read``. Each answers JSON; a refusal (a secret, an unknown id) is an
+``error`` object the model can read, never an exception."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..errors import InvalidArgument, MemoryRefused, NotFound
+from ..session import Session
+from ._memory import Memory
+
+__all__ = [
+    "FIND_DESCRIPTION",
+    "LINK_DESCRIPTION",
+    "READ_DESCRIPTION",
+    "REMEMBER_DESCRIPTION",
+    "FindArgs",
+    "LinkArgs",
+    "ReadArgs",
+    "RememberArgs",
+    "ctx_find",
+    "ctx_link",
+    "ctx_read",
+    "ctx_remember",
+]
+
+Label = Literal["about", "decided", "broke", "fixed", "same_as"]
+
+REMEMBER_DESCRIPTION = (
+    "Keep something for later sessions: a preference (how the user wants things done, the "
+    "default), a decision (what was decided; put a deadline in the text, e.g. 'until Friday'), "
+    "an entity (a named thing) or an experience (a failure and its fix). link_to names an "
+    "entity (created if new) to link it to. Texts holding credentials are refused."
+)
+LINK_DESCRIPTION = (
+    "Link two memories (ids from ctx_find, or entity names): label about (default), decided, "
+    "broke, fixed or same_as."
+)
+FIND_DESCRIPTION = (
+    "Search the memory of this workspace: name an entity or a topic. Hits come with a short "
+    "text and their links (<-decided-n12(...) means n12 decided about this one); use ctx_read "
+    "for a hit's full text."
+)
+READ_DESCRIPTION = "Read one memory in full by id: its text, sources and links in and out."
+
+
+class RememberArgs(BaseModel):
+    text: str = Field(min_length=1, max_length=2000, description="What to remember.")
+    type: Literal["preference", "decision", "entity", "experience"] = "preference"
+    name: str | None = Field(None, max_length=120, description="A short name (entities).")
+    link_to: str | None = Field(None, max_length=120, description="An entity name or an id.")
+    link_label: Label = "about"
+
+
+class LinkArgs(BaseModel):
+    source: str = Field(min_length=1, description="The memory the link starts at.")
+    target: str = Field(min_length=1, description="The memory it points to.")
+    label: Label = "about"
+
+
+class FindArgs(BaseModel):
+    query: str = Field(min_length=1, max_length=500)
+    top_k: int = Field(8, ge=1, le=20)
+
+
+class ReadArgs(BaseModel):
+    id: str = Field(min_length=1, description="A memory id from ctx_find.")
+
+
+def _error(exc: Exception, code: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": getattr(exc, "reason", None) or str(exc)}}
+
+
+def ctx_remember(session: Session | None, args: RememberArgs, memory: Memory) -> dict[str, Any]:
+    from ._model import Source
+
+    src = Source(
+        session=str(session.id) if session is not None else None,
+        seq=len(session) if session is not None else None,
+        quote=args.text,
+        via="tool",
+    )
+    try:
+        node = memory.remember(
+            args.text,
+            type=args.type,
+            name=args.name,
+            link_to=args.link_to,
+            label=args.link_label,
+            source=src,
+        )
+    except MemoryRefused as exc:
+        return _error(exc, "refused")
+    except (InvalidArgument, NotFound) as exc:
+        return _error(exc, "invalid_arguments")
+    return {
+        "id": node.id,
+        "type": node.type,
+        "name": node.name,
+        "path": list(memory.edge_path(node.id)),
+    }
+
+
+def ctx_link(args: LinkArgs, memory: Memory) -> dict[str, Any]:
+    try:
+        edge = memory.link(args.source, args.target, args.label)
+    except NotFound as exc:
+        return _error(exc, "not_found")
+    except InvalidArgument as exc:
+        return _error(exc, "invalid_arguments")
+    return {"linked": edge.to_json()}
+
+
+def ctx_find(args: FindArgs, memory: Memory) -> dict[str, Any]:
+    result = memory.find(args.query, top_k=args.top_k)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for h in result.hits:
+        groups.setdefault(h.node.type, []).append(h.to_json())
+    return {"query": args.query, "hits": len(result.hits), "by_type": groups}
+
+
+def ctx_read(args: ReadArgs, memory: Memory) -> dict[str, Any]:
+    try:
+        return memory.read(args.id).to_json()
+    except NotFound as exc:
+        return _error(exc, "not_found")

@@ -1,0 +1,277 @@
+"""cx.Memory end to end: the seed's P2 cross-session recall cases (session A distilled, the
+memory closed and reopened as session B), the graph rules of find, the writes, the map, the
+tools, and many processes on one file."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ctxsdk._agent import run_agent
+from ctxsdk.errors import InvalidArgument, MemoryRefused, NotFound
+from ctxsdk.llm import LLM
+from ctxsdk.memory import Memory
+from ctxsdk.session import get_tokenizer
+from ctxsdk.tools import ToolContext, default_registry
+
+from .test_agent import reply
+from .test_memory_ingest import KEY, MONDAY, SESSION_A, _session
+
+# (case, query, expected type, pattern its text must match) — the seed's 20 P2 cases
+CASES = [
+    ("P1", "鉴权", "preference", r"header X"),
+    ("P2", "pnpm", "preference", r"pnpm"),
+    ("P3", "README", "preference", r"英文"),
+    ("P4", "中文", "preference", r"中文"),
+    ("P5", "tests", "preference", r"tests before you commit"),
+    ("E1", "TriviumDB", "entity", r"TriviumDB"),
+    ("E2", "AuthGateway", "entity", r"AuthGateway"),
+    ("E3", "dsh-trivium", "entity", r"dsh-trivium"),
+    ("E4", "DeepSeek_Harness", "entity", r"DeepSeek_Harness"),
+    ("E5", "X-Request-Id", "entity", r"X-Request-Id"),
+    ("D1", "下周", "decision", r"下周"),
+    ("D2", "方案 A", "decision", r"方案 A"),
+    ("D3", "单文件", "decision", r"单文件"),
+    ("D4", "Friday migration", "decision", r"postpone"),
+    ("X1", "mkdir", "experience", r"mkdir"),
+]
+NEGATIVES = [  # (case, query, a type that must not be among the hits, ... named like this)
+    ("N1", "天气", None, ""),
+    ("N2", "just change this file", "preference", ""),
+    ("N3", "api_key", None, ""),
+    ("N4", "嗯好的", None, ""),
+    ("N5", "鉴权", "entity", "鉴权"),  # a quoted term is no entity
+]
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Session A distilled into a fresh memory file, which is then closed."""
+    path = tmp_path_factory.mktemp("mem") / "memory.db"
+    with Memory(path, clock=MONDAY) as mem:
+        report = mem.ingest(_session(SESSION_A), now=MONDAY)
+        assert report.added and not report.skipped
+    return path
+
+
+@pytest.fixture
+def b(db: Path) -> Any:
+    """Session B: the same file, reopened."""
+    with Memory(db, clock=MONDAY) as mem:
+        yield mem
+
+
+@pytest.mark.parametrize(("case", "query", "kind", "pattern"), CASES, ids=[c[0] for c in CASES])
+def test_p2_cross_session_recall(b: Memory, case: str, query: str, kind: str, pattern: str) -> None:
+    hits = b.find(query, top_k=8, expand=1)
+    assert any(h.node.type == kind and re.search(pattern, h.node.text) for h in hits), (
+        case,
+        [(h.node.type, h.short) for h in hits],
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "query", "banned", "named"), NEGATIVES, ids=[c[0] for c in NEGATIVES]
+)
+def test_p2_negatives(b: Memory, case: str, query: str, banned: str | None, named: str) -> None:
+    hits = b.find(query)
+    if banned is None:
+        assert len(hits) == 0, (case, [h.short for h in hits])
+    else:
+        bad = [h for h in hits if h.node.type == banned and named in h.node.name]
+        assert not bad, (case, [h.short for h in hits])
+
+
+def test_p2_global_checks(b: Memory, tmp_path: Path) -> None:
+    m = b.map(400)
+    assert m.tokens <= 400 and get_tokenizer("cl100k_base").count(m.text) == m.tokens
+    assert "preference:" in m.text and " until " in m.text
+    assert not any(n.name == "README" for n in b.nodes("entity"))  # no singleton entity
+    assert not any(n.name in ("鉴权", "「鉴权」") for n in b.nodes("entity"))
+    edges = [e for n in b.nodes() for e in b.store.edges(src=n.id)]
+    assert sum(e.label == "in_workspace" for e in edges) <= 1
+    with Memory(tmp_path / "empty.db") as empty:
+        assert not any(h.node.type == "preference" for h in empty.find("鉴权"))
+        assert empty.map().text == ""
+
+
+def test_an_entity_finds_the_decisions_about_it_whose_text_omits_it(b: Memory) -> None:
+    hits = b.find("AuthGateway")
+    gw = next(h for h in hits if h.node.type == "entity" and h.node.name == "AuthGateway")
+    assert any(p.startswith("<-decided-") for p in gw.path)
+    assert any(p.startswith("<-about-") for p in gw.path)
+
+
+def test_ingesting_twice_adds_nothing(db: Path) -> None:
+    with Memory(db, clock=MONDAY) as mem:
+        before = mem.export_json()
+        again = mem.ingest(_session(SESSION_A), now=MONDAY)
+        assert again.skipped and mem.export_json() == before
+
+
+def test_stale_decisions_are_hidden_unless_the_deadline_is_asked(tmp_path: Path) -> None:
+    later = datetime(2026, 12, 20, tzinfo=UTC)  # past both deadlines
+    with Memory(tmp_path / "m.db", clock=later) as mem:
+        mem.ingest(_session(SESSION_A), now=MONDAY)
+        assert not any(
+            h.node.type == "decision" and "下周" in h.node.text for h in mem.find("AuthGateway")
+        )
+        asked = mem.find("下周")
+        assert any(h.stale and "下周" in h.node.text for h in asked)
+
+
+def test_remember_refuses_secrets_and_merges_equal_memories(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m.db") as mem:
+        with pytest.raises(MemoryRefused, match="refused"):
+            mem.remember(f"the deploy key is {KEY}")
+        with pytest.raises(MemoryRefused):
+            mem.remember("   ")
+        a = mem.remember("Always squash before merging.", link_to="GitFlow")
+        again = mem.remember("Always squash before merging.", link_to="GitFlow")
+        assert a.id == again.id and len(mem.nodes("preference")) == 1
+        gitflow = mem.get("GitFlow")
+        assert gitflow.type == "entity"
+        view = mem.read(gitflow.id)
+        assert [(e.label, n.id) for e, n in view.incoming] == [("about", a.id)]
+        assert "GitFlow" in str(view) and "about" in view._repr_mimebundle_()["text/html"]  # type: ignore[index]
+
+
+def test_link_archive_rename_and_merge(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m.db") as mem:
+        a = mem.remember("Use ruff for linting.", link_to="Ruff")
+        pg = mem.remember("Postgres", type="entity")
+        pg2 = mem.remember("PostgreSQL", type="entity")
+        d = mem.remember(
+            "We decided to keep Postgres 16.",
+            type="decision",
+            link_to="PostgreSQL",
+            label="decided",
+        )
+        mem.link(a.id, "Ruff", "about")  # idempotent
+        with pytest.raises(InvalidArgument):
+            mem.link(a.id, a.id)
+        with pytest.raises(NotFound):
+            mem.read("n-does-not-exist")
+        kept = mem.merge(pg.id, pg2.id)
+        assert "PostgreSQL" in kept.aliases
+        assert mem.get("PostgreSQL").id == pg.id  # the alias resolves to the keeper
+        assert any(e.src == d.id for e in mem.store.edges(dst=pg.id))  # the edge moved
+        assert mem.store.get(pg2.id).status == "archived"  # type: ignore[union-attr]
+        assert any(h.node.id == pg.id for h in mem.find("PostgreSQL"))
+        renamed = mem.rename(pg.id, "Postgres 16")
+        assert renamed.name == "Postgres 16" and "Postgres" in renamed.aliases
+        mem.archive(a.id)
+        assert not any(h.node.id == a.id for h in mem.find("ruff linting"))
+        with pytest.raises(InvalidArgument):
+            mem.merge(a.id, pg.id)  # two types
+
+
+def test_export_import_round_trips_into_a_new_memory(db: Path, tmp_path: Path) -> None:
+    with Memory(db, clock=MONDAY) as src:
+        data = src.export_json()
+        md = src.to_markdown()
+        g = src.graph()
+    assert md.startswith("<!-- ctxsdk-memory-export v1 -->")
+    assert g.number_of_nodes() >= 15 and g.number_of_edges() >= 1
+    json.loads(json.dumps(data))  # plain JSON
+    with Memory(tmp_path / "copy.db", clock=MONDAY) as dst:
+        report = dst.import_json(data)
+        assert len(report.added) == len(data["nodes"]) - 1  # the root maps onto the new root
+        again = dst.import_json(data)
+        assert again.added == () and again.edges == 0  # by uri: nothing twice
+        assert {n["uri"] for n in dst.export_json()["nodes"]} == {n["uri"] for n in data["nodes"]}
+        assert any(h.node.type == "preference" for h in dst.find("pnpm"))
+
+
+def test_the_four_tools(tmp_path: Path) -> None:
+    reg = default_registry()
+    s = _session(["Hello."], session_id="tools")
+    with Memory(tmp_path / "m.db") as mem:
+        ctx = ToolContext(session=s, extras={"memory": mem})
+        out = reg.dispatch(
+            "ctx_remember", json.dumps({"text": "Always use pnpm.", "link_to": "pnpm"}), ctx
+        )
+        assert out["type"] == "preference" and out["path"]
+        refused = reg.dispatch("ctx_remember", json.dumps({"text": f"key {KEY}"}), ctx)
+        assert refused["error"]["code"] == "refused"
+        found = reg.dispatch("ctx_find", json.dumps({"query": "pnpm"}), ctx)
+        assert found["hits"] >= 1 and "preference" in found["by_type"]
+        node_id = found["by_type"]["preference"][0]["id"]
+        read = reg.dispatch("ctx_read", json.dumps({"id": node_id}), ctx)
+        assert read["node"]["text"] == "Always use pnpm." and read["outgoing"]
+        assert read["node"]["sources"][0]["session"] == "tools"
+        e = reg.dispatch("ctx_link", json.dumps({"source": node_id, "target": "nope"}), ctx)
+        assert e["error"]["code"] == "not_found"
+    none = reg.dispatch("ctx_find", json.dumps({"query": "x"}), ToolContext(session=s))
+    assert "unavailable" in none
+
+
+def test_settings_pins_and_the_turn_context(db: Path) -> None:
+    with Memory(db, clock=MONDAY) as mem:
+        pref = next(n for n in mem.nodes("preference") if "pnpm" in n.text)
+        assert mem.pins("s1") == [] and mem.pin("s1", pref.id) == [pref.id]
+        assert mem.pins("s2") == [] and mem.inherit_pins("s1", "s2") == [pref.id]
+        with pytest.raises(InvalidArgument):
+            mem.configure(recall="sometimes")
+        mem.configure(recall="anchor")
+        target = _session(["Hi."], session_id="s1")
+        text = mem.context(target, "What about AuthGateway?")
+        assert text is not None
+        assert text.startswith("Memory: use ctx_find") and "Pinned memories:" in text
+        assert "Memory recall" in text and "AuthGateway" in text
+        mem.configure(recall="off")
+        mem.unpin("s1", pref.id)
+
+
+def test_run_agent_carries_the_map_into_the_first_turn(db: Path) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=reply("OK."))
+
+    llm = LLM("http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler))
+    with Memory(db, clock=MONDAY) as mem:
+        start = _session(["Hello."], session_id="agent-mem")
+        out = run_agent(start, llm, "Which package manager?", inject=[mem])
+        plugin = [
+            e
+            for e in out.raw_events[len(start) :]
+            if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin"
+        ]
+        assert len(plugin) == 1 and "ctx_find" in plugin[0]["data"]["content"][0]["text"]
+        again = run_agent(out, llm, "And the tests?", inject=[mem])
+        assert not any(  # the map only once: recall is off, nothing pinned
+            e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin"
+            for e in again.raw_events[len(out) :]
+        )
+
+
+def _writer(path: str, n: int, tag: str) -> None:
+    with Memory(path) as mem:
+        for i in range(n):
+            mem.remember(f"{tag} rule number {i} is kept.", link_to=f"Topic{tag}")
+
+
+def test_processes_writing_one_memory_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    Memory(path).close()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, 25, tag)) for tag in ("A", "B", "C")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    with Memory(path) as mem:
+        prefs = mem.nodes("preference")
+        assert len(prefs) == 75
+        for tag in ("A", "B", "C"):
+            topic = mem.get(f"Topic{tag}")
+            assert len(mem.store.edges(dst=topic.id)) == 25
+        assert len(mem.nodes("workspace")) == 1
+        assert any(h.node.text.startswith("B rule number 7") for h in mem.find("B rule number 7"))
