@@ -59,8 +59,9 @@ def test_cjk_bigrams_match_chinese_queries() -> None:
 def test_neighbour_smoothing_lifts_a_neighbour() -> None:
     texts = ["what pet do you have", "a dog named rex who barks", "cold weather", "dog toys"]
     docs = [Doc(str(i), t, group="c", order=i) for i, t in enumerate(texts)]
-    plain = Retriever(docs, neighbour=0.0)
-    smooth = Retriever(docs, neighbour=0.5)
+    bm25 = {"coordination": 0.0, "feedback": 0, "answer_boost": 0.0, "smoothing": "sum"}
+    plain = Retriever(docs, neighbour=0.0, **bm25)  # type: ignore[arg-type]
+    smooth = Retriever(docs, neighbour=0.5, **bm25)  # type: ignore[arg-type]
     # Without smoothing the short "3" beats the answer "1" on "dog"; "1" follows the
     # question's own line "0", which the query also matches, and that lifts it.
     q = "pet dog"
@@ -71,6 +72,18 @@ def test_neighbour_smoothing_lifts_a_neighbour() -> None:
     assert lifted["1"] > base["1"] and lifted["3"] == base["3"]
     assert "2" in lifted and "2" not in base  # a neighbour of matches becomes a candidate
     assert smooth.neighbours("1") == ("0", "2") and smooth.neighbours("0") == (None, "1")
+
+
+def test_fits_additions_rank_a_fuller_match_and_a_fitting_answer_first() -> None:
+    docs = [("rare", "zebra zebra zebra"), ("both", "zebra giraffe in the zoo")]
+    assert ids(Retriever(docs).search("zebra giraffe", 2))[0] == "both"  # coordination
+    when = [("a", "we talked about the trip"), ("b", "the trip was last May")]
+    assert ids(Retriever(when, neighbour=0.0).search("When was the trip?", 2))[0] == "b"
+    expand = [("q", "my cat luna loves tuna"), ("x", "luna sleeps all day"), ("y", "noise")]
+    hits = Retriever(expand, neighbour=0.0).search("cat", 3)
+    assert ids(hits) == ["q", "x"]  # "x" shares the feedback word "luna"
+    none = Retriever(expand, neighbour=0.0, feedback=0).search("cat", 3)
+    assert ids(none) == ["q"]
 
 
 def test_order_within_a_group_not_insertion_order_sets_neighbours() -> None:

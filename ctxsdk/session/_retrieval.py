@@ -6,7 +6,8 @@ it, e.g. a conversation and a turn's position) and answers ``search(query, k)`` 
 
 - **lexical**: Okapi BM25 (k1 = 1.2, b = 0.75) over the base's index terms
   (:func:`ctxsdk.session._lexical.words`: stop words dropped, a light stemmer, CJK character
-  bigrams), kept as an inverted index so adding a document costs its own terms only;
+  bigrams), kept as an inverted index so adding a document costs its own terms only; with
+  ``fit``'s additions (coordination, one round of feedback words, answer kinds);
 - **neighbours**: a document's score is raised by a share of the scores of the documents
   just before and after it in its group (a conversation answers on the next line);
 - **dense**: cosine similarity of embeddings from an :class:`Embedder` (local models in
@@ -24,6 +25,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +44,33 @@ Fusion = Literal["rrf", "weighted"]
 Mode = Literal["hybrid", "lexical", "dense"]
 Smoothing = Literal["sum", "max"]
 _BATCH = 256  # texts per embedding call: bounded memory, and progress between calls
+_FEEDBACK_DOCS = 3  # best first-round matches the feedback words come from
+_FEEDBACK_WEIGHT = 0.3  # the weight of the strongest added word (a query word weighs 1)
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_TIME = re.compile(
+    rf"\b(?:\d{{4}}|\d{{1,2}}[:/.]\d{{2}}|{_MONTHS}|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday|yesterday|today|tomorrow|tonight|ago|last|next|week|weekend|month|year|"
+    r"morning|evening|night|since|recently|soon|earlier|later)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twice|once|several|few)\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
+
+
+def _answer_type(query: str) -> re.Pattern[str] | None:
+    """What kind of text answers the question, from its question word (when -> a time,
+    how many -> a number, where / who -> a name), as ``fit``'s ranker reads it."""
+    q = query.strip().lower()
+    if q.startswith(("when", "what time", "what year", "what month", "what date", "how long ago")):
+        return _TIME
+    if q.startswith(("how many", "how much", "how old", "how often", "how long")):
+        return _NUMBER
+    if q.startswith(("where", "who")):
+        return _NAME
+    return None
 
 
 @runtime_checkable
@@ -90,10 +119,13 @@ class _Group:
 class Retriever:
     """An incremental BM25 + dense index with neighbour smoothing and rank fusion.
 
-    ``neighbour`` is the share of each neighbour's lexical score a document gains
-    (``smoothing="sum"`` adds both neighbours', ``"max"`` the better one's);
-    ``dense_neighbour`` does the same for cosine similarity. ``dense_weight`` is the dense
-    channel's share in the fusion (0.5: equal).
+    The lexical defaults are ``fit``'s ranker's (``ctxsdk.assemble``), so both rank alike:
+    ``coordination`` 0.5, ``feedback`` 8 words, ``answer_boost`` 0.3, and each score raised
+    by ``neighbour`` = 0.35 of its better neighbour's (``smoothing="max"``; ``"sum"`` adds
+    both neighbours', as ``bench fit``'s BM25 baseline does). Zero turns each off.
+    ``dense_neighbour`` smooths cosine similarity the same way. ``dense_weight`` is the
+    dense channel's share in the fusion; the default fusion is the weighted sum, which
+    measured ahead of RRF on LoCoMo (``ctxsdk bench memory``).
     """
 
     def __init__(
@@ -101,15 +133,18 @@ class Retriever:
         docs: Iterable[Doc | tuple[str, str]] = (),
         *,
         embedder: Embedder | None = None,
-        fusion: Fusion = "rrf",
+        fusion: Fusion = "weighted",
         dense_weight: float = 0.5,
         rrf_k: float = 60.0,
-        neighbour: float = 0.3,
+        neighbour: float = 0.35,
         dense_neighbour: float = 0.0,
-        smoothing: Smoothing = "sum",
+        smoothing: Smoothing = "max",
         tokenizer: Callable[[str], list[str]] = words,
         k1: float = 1.2,
         b: float = 0.75,
+        coordination: float = 0.5,
+        feedback: int = 8,
+        answer_boost: float = 0.3,
     ) -> None:
         if fusion not in ("rrf", "weighted"):
             raise InvalidArgument(f"fusion must be 'rrf' or 'weighted', not {fusion!r}")
@@ -126,6 +161,8 @@ class Retriever:
         self.smoothing: Smoothing = smoothing
         self.tokenize = tokenizer
         self.k1, self.b = k1, b
+        self.coordination, self.feedback, self.answer_boost = coordination, feedback, answer_boost
+        self._kind: dict[re.Pattern[str], list[bool]] = {}
         self._ids: list[str] = []
         self._slot: dict[str, int] = {}
         self._tf: list[Counter[str]] = []
@@ -262,25 +299,82 @@ class Retriever:
 
     # -- scoring -------------------------------------------------------------------------
 
-    def lexical_scores(self, query: str) -> dict[int, float]:
-        """BM25 per slot, for the slots that match a query term."""
+    def _bm25(self, query: dict[str, float]) -> dict[int, float]:
+        """BM25 per slot for weighted query terms, for the slots that match one; with
+        ``coordination`` a score is scaled by (the share of the query's idf weight it
+        matches) ** coordination, so a turn answering most of the question beats one
+        repeating a single rare word."""
         n = len(self)
         if not n or not self._total:
             return {}
         avg = self._total / n
         k1, b = self.k1, self.b
+        base, scale = k1 * (1 - b), k1 * b / avg
         out: dict[int, float] = {}
+        hit: dict[int, float] = {}
+        total = 0.0
         lengths = self._len
-        for t, qf in Counter(self.tokenize(query)).items():
+        for t, qw in query.items():
             post = self._post.get(t)
             if not post:
                 continue
             df = len(post)
-            w = qf * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1)
-            base, scale = k1 * (1 - b), k1 * b / avg
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            total += qw * idf
+            w = qw * idf * (k1 + 1)
             for slot, f in post.items():
                 out[slot] = out.get(slot, 0.0) + w * f / (f + base + scale * lengths[slot])
+                if self.coordination:
+                    hit[slot] = hit.get(slot, 0.0) + qw * idf
+        if self.coordination and total:
+            c = self.coordination
+            out = {s: v * (hit[s] / total) ** c for s, v in out.items()}
         return out
+
+    def _idf(self, term: str) -> float:
+        n, df = len(self), len(self._post.get(term, ()))
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    def lexical_scores(self, query: str) -> dict[int, float]:
+        """BM25 per slot (before neighbours), for the slots that match: with ``feedback``
+        > 0 one round of pseudo-relevance feedback adds that many words the best
+        first-round matches share (evidence answering in other words than the question's),
+        and with ``answer_boost`` a match holding the kind of text the question asks for
+        (when: a time, how many: a number, where / who: a name) is raised."""
+        q = {t: float(f) for t, f in Counter(self.tokenize(query)).items() if t in self._post}
+        if not q:
+            return {}
+        first = self._bm25(q)
+        rel = first
+        if self.feedback and first:
+            top = heapq.nlargest(_FEEDBACK_DOCS, ((v, -s) for s, v in first.items() if v > 0))
+            pool: dict[str, float] = {}
+            best = top[0][0] if top else 1.0
+            for v, neg in top:
+                for t, f in self._tf[-neg].items():
+                    if t not in q:
+                        pool[t] = pool.get(t, 0.0) + f * self._idf(t) * v / best
+            extra = sorted(pool, key=lambda t: (-pool[t], t))[: self.feedback]
+            if extra:
+                top_w = pool[extra[0]]
+                expanded = dict(q)
+                for t in extra:
+                    expanded[t] = _FEEDBACK_WEIGHT * pool[t] / top_w
+                rel = self._bm25(expanded)
+        if self.answer_boost:
+            want = _answer_type(query)
+            if want is not None:
+                has = self._kinds(want)
+                up = 1 + self.answer_boost
+                rel = {s: v * up if has[s] else v for s, v in rel.items()}
+        return rel
+
+    def _kinds(self, pattern: re.Pattern[str]) -> list[bool]:
+        """Which slots hold text of the kind ``pattern`` finds, extended as slots are added."""
+        has = self._kind.setdefault(pattern, [])
+        if len(has) < len(self._text):
+            has += [bool(pattern.search(t)) for t in self._text[len(has) :]]
+        return has
 
     def _smooth(self, raw: dict[int, float], share: float) -> dict[int, float]:
         """Each matched slot and its neighbours raised by ``share`` of the neighbours'."""
