@@ -206,6 +206,16 @@ def _rule_score(node: Node, q: str) -> float:
     return 0.0
 
 
+def _relevant(node: Node, terms: set[str], retriever: Retriever, rank: int, *, dense: bool) -> bool:
+    """Whether a hit retrieval alone found is worth showing: it holds at least half of the
+    query's index terms, or (with embeddings) it is among the three nearest. A query about
+    nothing in the memory then finds nothing, as the seed's negatives ask."""
+    if not terms:
+        return False
+    have = set(retriever.tokenize(index_text(node)))
+    return len(terms & have) * 2 >= len(terms) or (dense and rank < 3)
+
+
 def _mentions(q: str, name: str) -> bool:
     """``name`` appears in the query; an ASCII name needs word boundaries."""
     if name.isascii():
@@ -241,6 +251,7 @@ def find_nodes(
     pool = max(top_k * 4, 32)
     hits = retriever.search(query, pool)
     top = hits[0].score if hits else 0.0
+    terms = set(retriever.tokenize(query))
     for rank, h in enumerate(hits):
         node = nodes.get(h.doc_id)
         if node is None:
@@ -248,7 +259,7 @@ def find_nodes(
         rule = _rule_score(node, q)
         if rule:
             offer(node.id, rule, "match")
-        elif top > 0:
+        elif top > 0 and _relevant(node, terms, retriever, rank, dense=len(h.parts) > 1):
             offer(node.id, 2.0 * (h.score / top) * (1.0 - rank / (2 * pool)), "retrieval")
     if anchors is None:
         anchors = [n for n in nodes.values() if n.type == "entity" or n.until]

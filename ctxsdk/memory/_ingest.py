@@ -156,7 +156,11 @@ def refuse_secret(text: str) -> str | None:
 # -- sentences and cues ----------------------------------------------------------------------
 _SPLIT = re.compile(r"(?<=[。！？!?])|\n|(?<=\.) +")
 _PREFERENCE = re.compile(
-    r"记住|以后都|以后一律|别再|不要再|从现在起|从今以后|(?<![A-Za-z])always(?![A-Za-z])"
+    # "always" only as an instruction (a clause opening with it, "please always", "always
+    # do"), not as a report ("it always passes when I run it locally")
+    r"记住|以后都|以后一律|别再|不要再|从现在起|从今以后"
+    r"|(?:^|[,;:!?]\s*|\bplease\s+|\bmake sure to\s+|\b(?:you|we) should\s+)always\b"
+    r"|\balways do\b"
     r"|from now on|never again|remember (?:this|that|to)(?![A-Za-z])|don'?t ever|do not ever",
     re.IGNORECASE,
 )

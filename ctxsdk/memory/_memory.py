@@ -364,13 +364,17 @@ class Memory:
         """Merge ``cand`` into its target or insert it; returns the node and whether it is
         new. Observations are identified by their source (uri), the rest by the seed's rule."""
         if cand.type == "observation":
+            # One node per (seq, text): a fork's inherited copy of a message (same seq, same
+            # words, another session) joins the parent's node as a second source.
             s = cand.source
-            key = hashlib.sha256(f"{s.session}#{s.seq}#{cand.text}".encode()).hexdigest()[:16]
+            key = hashlib.sha256(f"{s.seq}#{cand.text}".encode()).hexdigest()[:16]
             uri = f"ctx://observation/{key}"
             old = self.store.by_uri(uri)
-            if old is not None:
+            if old is None:
+                return self.store.put(self._new(cand, uri)), True
+            if s in old.sources:
                 return old, False
-            return self.store.put(self._new(cand, uri)), True
+            return self.store.put(replace(old, sources=(*old.sources, s))), False
         pool = self.store.nodes(types=[cand.type])
         target = merge_target(cand, pool)
         if target is None:
