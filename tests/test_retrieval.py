@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any
 
 import pytest
 
@@ -59,9 +60,9 @@ def test_cjk_bigrams_match_chinese_queries() -> None:
 def test_neighbour_smoothing_lifts_a_neighbour() -> None:
     texts = ["what pet do you have", "a dog named rex who barks", "cold weather", "dog toys"]
     docs = [Doc(str(i), t, group="c", order=i) for i, t in enumerate(texts)]
-    bm25 = {"coordination": 0.0, "feedback": 0, "answer_boost": 0.0, "smoothing": "sum"}
-    plain = Retriever(docs, neighbour=0.0, **bm25)  # type: ignore[arg-type]
-    smooth = Retriever(docs, neighbour=0.5, **bm25)  # type: ignore[arg-type]
+    bm25: dict[str, Any] = {"coordination": 0.0, "feedback": 0, "answer_boost": 0.0}
+    plain = Retriever(docs, neighbour=0.0, smoothing="sum", **bm25)
+    smooth = Retriever(docs, neighbour=0.5, smoothing="sum", **bm25)
     # Without smoothing the short "3" beats the answer "1" on "dog"; "1" follows the
     # question's own line "0", which the query also matches, and that lifts it.
     q = "pet dog"

@@ -171,9 +171,9 @@ def run(
         texts = [t for _, t in docs]
         rows = [Doc(d, t, group=0, order=float(i)) for i, (d, t) in enumerate(docs)]
         qas = [qa for qa in sample["qa"] if evidence_ids(qa)]
-        bare = {"coordination": 0.0, "feedback": 0, "answer_boost": 0.0}
-        plain = Retriever(rows, tokenizer=plain_words, neighbour=0.0, **bare)  # type: ignore[arg-type]
-        smoothed = Retriever(rows, neighbour=0.3, smoothing="sum", **bare)  # type: ignore[arg-type]
+        bare: dict[str, Any] = {"coordination": 0.0, "feedback": 0, "answer_boost": 0.0}
+        plain = Retriever(rows, tokenizer=plain_words, neighbour=0.0, **bare)
+        smoothed = Retriever(rows, neighbour=0.3, smoothing="sum", **bare)
         ours = Retriever(rows)
         tuned = _Tuned(texts)
         ranker = Ranker(texts)
