@@ -1086,3 +1086,34 @@ def test_the_fold_examples_of_the_cli_page_run_as_shown(tmp_path: Path) -> None:
         )
         assert _matches(expected, actual), (command, "\n".join(actual))
     assert (ROOT / "ctxsdk" / "samples" / "home" / "ctxsdk").exists() is False
+
+
+def test_demo_answers_a_question_from_memory(tmp_path: Path) -> None:
+    proc = run("demo", "--last", "0", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "== memory: the samples ingested into a temporary memory file" in proc.stdout
+    assert "question: which file did the xdist workers share?" in proc.stdout
+    answer = proc.stdout.split("question:", 1)[1]
+    assert "xdist workers" in answer.split("map:", 1)[0]  # the hit that holds the answer
+    assert "Memory: use ctx_find" in answer
+
+
+def test_memory_ingests_finds_reads_and_maps(tmp_path: Path) -> None:
+    from ctxsdk.samples import sample
+
+    db = tmp_path / "memory.db"
+    proc = run("memory", db, "ingest", sample("fix-flaky-test"), "--verbatim", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "nodes added" in proc.stdout
+    again = run("memory", db, "ingest", sample("fix-flaky-test"), "--verbatim", cwd=tmp_path)
+    assert "already ingested" in again.stdout
+    found = run("memory", db, "find", "xdist", "workers", "--json", cwd=tmp_path)
+    hits = json.loads(found.stdout)["hits"]
+    assert hits and hits[0]["type"] == "observation"
+    read = run("memory", db, "read", hits[0]["id"], "--json", cwd=tmp_path)
+    assert read.returncode == 0 and "xdist workers" in json.loads(read.stdout)["node"]["text"]
+    m = run("memory", db, "map", "--budget", "100", cwd=tmp_path)
+    assert m.stdout.startswith("Memory: use ctx_find")
+    (tmp_path / "garbage.db").write_bytes(b"not a database" * 20)
+    bad = run("memory", tmp_path / "garbage.db", "show", cwd=tmp_path)
+    assert bad.returncode != 0 and "not a SQLite database" in bad.stderr

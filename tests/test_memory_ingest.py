@@ -438,8 +438,8 @@ def test_observations_are_verbatim_redacted_and_clipped(session_a: cx.Session) -
     assert "No such file" in tool[0].text
     assert not any(KEY in o.text for o in obs)
     assert any("[REDACTED:openai]" in o.text for o in obs)
-    long = observations(_session(["x" * 700 + "END"]))[0].text
-    assert long.startswith("x" * 400) and long.endswith("END") and len(long) == 603
+    long = observations(_session(["x" * 5000 + "END"]))[0].text
+    assert long.startswith("x" * 3000) and long.endswith("END") and len(long) == 4003
 
 
 # -- merge rules -----------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from ._commands import (
     short_ids,
 )
 from ._fold import cmd_fold, cmd_fold_search, cmd_fold_status, cmd_recall
+from ._memory import cmd_memory
 from ._merge import cmd_merge
 from ._terminal import VisibleStream, cli_message, visible
 
@@ -233,6 +234,24 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--block", action="store_true", help="print only the block")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.set_defaults(fn=cmd_merge)
+
+    c = command(
+        "memory",
+        "a graph memory in one file: ingest sessions, find, read, print the map or export it",
+    )
+    c.add_argument("db", metavar="DB", help="the memory database file (created on first use)")
+    c.add_argument(
+        "action",
+        choices=("show", "ingest", "find", "read", "map", "export"),
+        nargs="?",
+        default="show",
+    )
+    c.add_argument("args", nargs="*", help="sessions to ingest, a query, or node ids to read")
+    c.add_argument("--verbatim", action="store_true", help="ingest: keep verbatim observations")
+    c.add_argument("--top-k", type=int, default=8, help="find: how many hits (1..100)")
+    c.add_argument("--budget", type=int, default=400, help="map: tokens it may take")
+    c.add_argument("--json", action="store_true", help="find / read: print JSON")
+    c.set_defaults(fn=cmd_memory)
 
     c = command("import", "import a foreign agent log as a DSH v3 session")
     c.add_argument("format", choices=IMPORT_FORMATS)

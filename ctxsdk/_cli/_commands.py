@@ -120,6 +120,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ._merge import demo_merge
 
     demo_merge(Path(args.html).expanduser() if args.html else None)
+    from ._memory import demo_memory
+
+    demo_memory()
     return 0
 
 

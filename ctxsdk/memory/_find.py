@@ -193,11 +193,19 @@ def edge_path(
     return tuple(out[:limit])
 
 
+_PUNCT = re.compile(r"[\W_]+")
+
+
+def _plain(text: str) -> str:
+    """``text`` with punctuation as spaces: ``ledger.core`` meets "ledger core"."""
+    return " ".join(_PUNCT.sub(" ", text).split())
+
+
 def _rule_score(node: Node, q: str) -> float:
     """The seed's substring score of ``node`` for the lowercased query ``q`` (0: no match)."""
     name = node.name.lower()
     names = [name, *(a.lower() for a in node.aliases)]
-    if q in names:
+    if q in names or (_plain(q) and _plain(q) in {_plain(n) for n in names}):
         return 4.0
     if any(n and (q in n or (len(n) >= 3 and _mentions(q, n))) for n in names):
         return 3.0
@@ -266,7 +274,7 @@ def find_nodes(
     for node in anchors:  # entity anchors, and deadline decisions when the query asks
         if node.type == "entity":
             names = [node.name.lower(), *(a.lower() for a in node.aliases)]
-            if q in names:
+            if q in names or (_plain(q) and _plain(q) in {_plain(n) for n in names}):
                 offer(node.id, 4.0, "anchor")
             elif any(len(n) >= 3 and _mentions(q, n) for n in names):
                 offer(node.id, 3.0, "anchor")

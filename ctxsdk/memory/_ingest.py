@@ -602,12 +602,13 @@ def extract(
     return _finish([*entities, *prefs, *decisions, *experiences], dropped, caps)
 
 
-_OBS_HEAD, _OBS_TAIL = 400, 200
+_OBS_HEAD, _OBS_TAIL = 3000, 1000
 
 
 def _obs_clip(text: str) -> str:
-    """An observation's text: whitespace kept, cut to its first 400 and last 200 chars
-    (a tool's verdict, an error or a summary, is usually at its end)."""
+    """An observation's text: whitespace kept, cut to its first 3,000 and last 1,000
+    chars (a tool's verdict, an error or a summary, is usually at its end). Whatever is cut
+    is not searchable, so the cap is generous; a file listing longer than that is rare."""
     text = text.strip()
     if len(text) <= _OBS_HEAD + _OBS_TAIL + 3:
         return text

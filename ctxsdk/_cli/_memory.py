@@ -1,0 +1,70 @@
+"""``ctxsdk memory``: ingest sessions into a memory file, find, read, print the map; and the
+demo's memory of the samples."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from ._terminal import visible
+
+__all__ = ["cmd_memory", "demo_memory"]
+
+DEMO_QUESTION = "which file did the xdist workers share?"
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    from ..memory import Memory
+    from ._commands import open_session
+
+    with Memory(args.db) as mem:
+        if args.action == "ingest":
+            if not args.args:
+                raise SystemExit("ctxsdk memory DB ingest SESSION...: name at least one session")
+            for ref in args.args:
+                s = open_session(ref, args.home, normalized=False)
+                print(visible(str(mem.ingest(s, verbatim=args.verbatim)), multiline=True))
+        elif args.action == "find":
+            query = " ".join(args.args)
+            result = mem.find(query, top_k=args.top_k)
+            out = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+            print(out if args.json else visible(str(result), multiline=True))
+        elif args.action == "read":
+            for ref in args.args:
+                view = mem.read(ref)
+                text = json.dumps(view.to_json(), ensure_ascii=False, indent=2)
+                print(text if args.json else visible(str(view), multiline=True))
+        elif args.action == "map":
+            print(mem.map(args.budget).text)
+        elif args.action == "export":
+            print(json.dumps(mem.export_json(), ensure_ascii=False, indent=2))
+        else:  # "show"
+            print(visible(repr(mem)))
+    return 0
+
+
+def demo_memory() -> None:
+    """Ingest the samples into a temporary memory (verbatim observations included), answer a
+    question from it and print the session-start map."""
+    from ..memory import Memory
+    from ..samples import sample_paths
+    from ..session._session import Session
+
+    print("== memory: the samples ingested into a temporary memory file")
+    with (
+        tempfile.TemporaryDirectory(prefix="ctxsdk-demo-memory-") as tmp,
+        Memory(Path(tmp) / "memory.db") as mem,
+    ):
+        for path in sample_paths().values():
+            report = mem.ingest(Session.open(path), verbatim=True)
+            print(f"   {report._text_().splitlines()[0]}")
+        print(f"   {mem!r}")
+        print(f"   question: {DEMO_QUESTION}")
+        for line in str(mem.find(DEMO_QUESTION, top_k=3)).splitlines():
+            print(f"   {visible(line)[:160]}")
+        print("   map:")
+        for line in mem.map(200).text.splitlines():
+            print(f"     {line}")
+    print()
