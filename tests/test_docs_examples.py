@@ -33,6 +33,7 @@ PAGES = [
     "docs/assembly.md",
     "docs/fold.md",
     "docs/merge.md",
+    "docs/memory.md",
     "docs/views.md",
     "docs/errors.md",
     "docs/llm.md",
