@@ -1171,3 +1171,23 @@ def test_run_agent_with_a_merge_hook(oracle_home: Path, tmp_path: Path) -> None:
     ]
     assert len(plugin) == 1 and "kafka" in plugin[0]["data"]["content"][0]["text"]
     accepted(oracle_home, after, tmp_path, "merge-agent", kind="merge agent turn")
+
+
+def test_run_agent_with_a_memory_hook(oracle_home: Path, tmp_path: Path) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=reply("Noted."))
+
+    llm = LLM("http://model.test/v1", "scripted", env={}, transport=httpx.MockTransport(answer))
+    flaky = cx.Session.open(sample("fix-flaky-test"))
+    with cx.Memory(tmp_path / "memory.db") as mem:
+        mem.ingest(flaky, verbatim=True)
+        mem.remember("Always run pytest with -n auto.", link_to="pytest")
+        mem.configure(recall="auto")
+        after = run_agent(flaky, llm, "How do we run pytest?", inject=[mem])
+    plugin = [
+        e
+        for e in after.raw_events[len(flaky) :]
+        if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin"
+    ]
+    assert len(plugin) == 1 and "Memory recall" in plugin[0]["data"]["content"][0]["text"]
+    accepted(oracle_home, after, tmp_path, "memory-agent", kind="memory agent turn")
