@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["Doc", "Embedder", "Fusion", "Hit", "Retriever"]
+__all__ = ["Doc", "Embedder", "Fusion", "Hit", "Retriever", "from_texts"]
 
 Fusion = Literal["rrf", "weighted"]
 Mode = Literal["hybrid", "lexical", "dense"]
