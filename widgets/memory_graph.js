@@ -1,0 +1,675 @@
+// @ts-check
+/**
+ * MemoryGraph: a cx.Memory's entities, preferences, decisions and experiences (observations
+ * when asked) with their typed edges as a pannable, zoomable SVG graph, a search box that runs
+ * `memory.find` in the kernel, and a side panel that reads a node (`memory.read`) and archives,
+ * renames or merges it.
+ *
+ * Synced traits (set by the kernel):
+ *   _graph    nodes by column (id, type, label, tip, x, y, flags, deg), edges by column
+ *             (s, t: node indices, label), clusters by column (x, y, r, hub), bounds
+ *   summary   total / shown counts by type, edges, stale, hidden (and by type), location
+ *   observations (set here: the toggle), selected_event, height, max_nodes, revision
+ * Search, read, select_event, archive, rename, merge and refresh go over the request/response
+ * channel (base/channel.js); every error comes back as a message shown in the panel.
+ *
+ * The layout is the kernel's (deterministic: entities as hubs, their neighbours on rings).
+ */
+import { createChannel } from "./base/channel.js";
+import { h, badge, formatTokens } from "./base/components.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const FLAG = { stale: 1, hub: 2, pinned: 4, until: 8 };
+const TYPES = ["entity", "preference", "decision", "experience", "observation"];
+const LABELS = ["about", "decided", "broke", "fixed", "same_as", "observed_in"];
+const MIN_K = 0.05;
+const MAX_K = 3;
+const FAR_K = 0.42; // below this zoom, satellites lose their labels
+
+let views = 0;
+
+/** @param {string} tag @param {Record<string, any>} [attrs] */
+function s(tag, attrs = {}) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v != null) el.setAttribute(k, String(v));
+  return el;
+}
+
+/** @param {Element} el @param {...(Node | string | null | undefined | false)} kids */
+function put(el, ...kids) {
+  el.replaceChildren(.../** @type {(Node | string)[]} */ (kids.filter((k) => k != null && k !== false)));
+}
+
+/** @param {any} model */
+function readGraph(model) {
+  const g = model.get("_graph") || {};
+  const nodes = g.nodes || {};
+  for (const c of ["id", "type", "label", "tip", "x", "y", "flags", "deg"]) if (!Array.isArray(nodes[c])) nodes[c] = [];
+  const edges = g.edges || {};
+  for (const c of ["s", "t", "label"]) if (!Array.isArray(edges[c])) edges[c] = [];
+  const clusters = g.clusters || {};
+  for (const c of ["x", "y", "r", "hub"]) if (!Array.isArray(clusters[c])) clusters[c] = [];
+  return { nodes, edges, clusters, n: nodes.id.length, bounds: Array.isArray(g.bounds) ? g.bounds : [0, 0, 0, 0] };
+}
+
+/** The node's shape, centred on (0, 0). @param {string} type @param {boolean} hub */
+function shape(type, hub) {
+  if (type === "entity") return s("circle", { class: "cx-mnode__shape", r: hub ? 17 : 14 });
+  if (type === "decision") return s("path", { class: "cx-mnode__shape", d: "M0,-13 L13,0 L0,13 L-13,0 Z" });
+  if (type === "experience") return s("path", { class: "cx-mnode__shape", d: "M0,-13 L12.5,10 L-12.5,10 Z" });
+  if (type === "observation") return s("circle", { class: "cx-mnode__shape", r: 6 });
+  return s("rect", { class: "cx-mnode__shape", x: -10, y: -10, width: 20, height: 20, rx: 4 });
+}
+
+/** @param {{model: any, el: HTMLElement}} ctx */
+function render({ model, el }) {
+  const uid = `mg${++views}${Math.random().toString(36).slice(2, 7)}`;
+  const channel = createChannel(model);
+  const disposers = [];
+
+  // ---- state ---------------------------------------------------------------------------
+  let g = readGraph(model);
+  /** @type {Map<string, number>} */
+  let index = new Map();
+  let view = { x: 0, y: 0, k: 1 };
+  let selected = /** @type {string | null} */ (null);
+  let cursor = -1;
+  /** @type {{hits: Set<string>, ends: Set<string>, edges: Set<string>} | null} */
+  let search = null;
+  let lastHits = /** @type {any[]} */ ([]);
+  /** @type {SVGGElement[]} */
+  let nodeEls = [];
+  /** @type {SVGGElement[]} */
+  let edgeEls = [];
+
+  function reindex() {
+    g = readGraph(model);
+    index = new Map(g.nodes.id.map((/** @type {string} */ id, /** @type {number} */ i) => [id, i]));
+  }
+
+  // ---- DOM -----------------------------------------------------------------------------
+  const root = h("div", { class: "cx-root cx-mgraph", "data-cx-view": uid });
+  const titleEl = h("div", { class: "cx-title" });
+  const btn = (/** @type {string} */ label, /** @type {() => void} */ onclick, extra = {}) => h("button", { type: "button", class: "cx-btn", onclick, ...extra }, label);
+  const query = /** @type {HTMLInputElement} */ (h("input", { class: "cx-input cx-input--search", type: "search", placeholder: "search the memory…", "data-control": "search", "aria-label": "search the memory (memory.find)" }));
+  const obsBox = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", "data-control": "observations" }));
+  const actions = h(
+    "div",
+    { class: "cx-actions" },
+    h("form", { class: "cx-search", onsubmit: (/** @type {Event} */ e) => { e.preventDefault(); runSearch(); } }, query, h("button", { type: "submit", class: "cx-btn cx-btn--primary", "data-action": "search" }, "Find")),
+    h("label", { class: "cx-control", title: "draw verbatim observations too" }, obsBox, h("span", null, "observations")),
+    btn("−", () => zoomBy(1 / 1.25), { title: "zoom out (-)", "aria-label": "zoom out", "data-action": "zoom-out" }),
+    btn("+", () => zoomBy(1.25), { title: "zoom in (+)", "aria-label": "zoom in", "data-action": "zoom-in" }),
+    btn("Fit", () => fit(), { title: "fit the whole graph (0)", "data-action": "fit" }),
+    btn("↻", () => refresh(), { title: "re-read the memory (changes made in Python)", "aria-label": "refresh", "data-action": "refresh" }),
+  );
+  const head = h("div", { class: "cx-head" }, titleEl, actions);
+  const figures = h("div", { class: "cx-stats", "aria-label": "figures" });
+  const legendEl = h(
+    "div",
+    { class: "cx-mlegend", "aria-label": "legend" },
+    ...TYPES.map((t) => h("span", { class: `cx-mlegend__item cx-mlegend__item--${t}` }, legendShape(t), t)),
+    h("span", { class: "cx-mlegend__item cx-mlegend__item--stale" }, legendShape("decision", "stale"), "stale decision"),
+    ...LABELS.map((l) => h("span", { class: `cx-mlegend__item cx-mlegend__edge cx-medge--${l}` }, legendLine(), l)),
+  );
+  const svg = /** @type {SVGSVGElement} */ (
+    /** @type {unknown} */ (s("svg", { class: "cx-mgraph__svg", role: "application", tabindex: "0", "aria-roledescription": "graph", "aria-label": "memory graph: arrows move between nodes, Enter opens one, + and - zoom, 0 fits" }))
+  );
+  const defs = s("defs");
+  const arrow = s("marker", { id: `${uid}-arrow`, viewBox: "0 0 10 10", refX: "10", refY: "5", markerUnits: "userSpaceOnUse", markerWidth: "9", markerHeight: "9", orient: "auto-start-reverse" });
+  arrow.append(s("path", { d: "M0,0 L10,5 L0,10 z", class: "cx-mgraph__arrow" }));
+  defs.append(arrow);
+  const viewport = s("g", { class: "cx-mgraph__viewport" });
+  const clusterLayer = s("g", { class: "cx-mgraph__clusters" });
+  const edgeLayer = s("g", { class: "cx-mgraph__edges" });
+  const nodeLayer = s("g", { class: "cx-mgraph__nodes" });
+  viewport.append(clusterLayer, edgeLayer, nodeLayer);
+  svg.append(defs, viewport);
+  const zoomLabel = h("span", { class: "cx-mgraph__zoom" });
+  const hiddenNote = h("div", { class: "cx-mgraph__hidden", "data-part": "hidden" });
+  const graphBox = h("div", { class: "cx-mgraph__box" }, svg, zoomLabel, hiddenNote);
+  const hitsBox = h("div", { class: "cx-hits", "data-part": "hits" });
+  const panelBody = h("div", { class: "cx-panel__body", "data-part": "panel" });
+  const panel = h("div", { class: "cx-panel", role: "region", "aria-label": "details" }, hitsBox, panelBody);
+  const body = h("div", { class: "cx-body" }, graphBox, panel);
+  const statusLine = h("div", { class: "cx-status", role: "status", "aria-live": "polite" });
+  root.append(head, figures, legendEl, body, statusLine);
+  el.append(root);
+
+  /** @param {string} t @param {string} [extra] */
+  function legendShape(t, extra = "") {
+    const box = s("svg", { class: `cx-mlegend__swatch cx-mswatch cx-mswatch--${t}${extra ? ` cx-mswatch--${extra}` : ""}`, viewBox: "-16 -16 32 32", width: 16, height: 16, "aria-hidden": "true" });
+    box.append(shape(t, false));
+    return box;
+  }
+  function legendLine() {
+    const box = s("svg", { class: "cx-mlegend__line", viewBox: "0 0 28 10", width: 28, height: 10, "aria-hidden": "true" });
+    box.append(s("line", { x1: 1, y1: 5, x2: 27, y2: 5 }));
+    return box;
+  }
+
+  function setHeight() {
+    const px = Math.max(240, Number(model.get("height")) || 520);
+    graphBox.style.height = `${px}px`;
+    panel.style.height = `${px}px`;
+  }
+
+  /** @param {string} text @param {"info" | "error" | "ok"} [kind] */
+  function status(text, kind = "info") {
+    statusLine.textContent = text;
+    statusLine.dataset.kind = kind;
+  }
+
+  /** @param {string} name @param {string} label @param {string} value @param {string} [hint] */
+  function stat(name, label, value, hint = "") {
+    return h("span", { class: "cx-stat", "data-stat": name, title: hint || null }, h("span", { class: "cx-stat__label" }, label), h("span", { class: "cx-stat__value" }, value));
+  }
+
+  // ---- header --------------------------------------------------------------------------
+  function renderHeader() {
+    const sm = model.get("summary") || {};
+    const total = sm.total || {};
+    const shown = sm.shown || {};
+    put(titleEl, h("span", { class: "cx-title__name" }, "Memory"), h("span", { class: "cx-title__meta", title: sm.location || "" }, String(sm.location || "").split("/").pop() || ""));
+    const types = TYPES.filter((t) => t !== "observation" || sm.observations || total[t]);
+    put(
+      figures,
+      ...types.map((t) => stat(t, `${t === "entity" ? "entities" : t + "s"}`, shown[t] === total[t] ? formatTokens(total[t] || 0) : `${formatTokens(shown[t] || 0)} / ${formatTokens(total[t] || 0)}`, t === "observation" && !sm.observations ? "hidden: tick observations to draw them" : "drawn / in the memory")),
+      stat("edges", "edges", formatTokens(sm.edges || 0)),
+      sm.stale ? stat("stale", "stale", formatTokens(sm.stale), "decisions past their deadline") : null,
+    );
+    const hidden = sm.hidden || 0;
+    const by = sm.hidden_by_type || {};
+    hiddenNote.hidden = !hidden;
+    hiddenNote.textContent = hidden ? `${formatTokens(hidden)} more not drawn (max_nodes ${formatTokens(sm.max_nodes)}: the most connected are shown): ${Object.entries(by).map(([t, n]) => `${formatTokens(/** @type {number} */ (n))} ${t}`).join(", ")}` : "";
+    obsBox.checked = Boolean(model.get("observations"));
+  }
+
+  // ---- the view transform --------------------------------------------------------------
+  function size() {
+    const r = svg.getBoundingClientRect();
+    return { w: r.width || 600, h: r.height || 400 };
+  }
+  function applyView() {
+    viewport.setAttribute("transform", `translate(${view.x.toFixed(2)},${view.y.toFixed(2)}) scale(${view.k.toFixed(4)})`);
+    svg.classList.toggle("cx-mgraph--far", view.k < FAR_K);
+    zoomLabel.textContent = `${Math.round(view.k * 100)}%`;
+  }
+  function fit() {
+    const { w, h: hh } = size();
+    const [x0, y0, x1, y1] = g.bounds;
+    const pad = 16;
+    const gw = Math.max(1, x1 - x0), gh = Math.max(1, y1 - y0);
+    const k = Math.max(MIN_K, Math.min(1.4, (w - 2 * pad) / gw, (hh - 2 * pad) / gh));
+    view = { k, x: (w - gw * k) / 2 - x0 * k, y: (hh - gh * k) / 2 - y0 * k };
+    applyView();
+  }
+  /** @param {number} factor @param {number} [cx] @param {number} [cy] */
+  function zoomBy(factor, cx, cy) {
+    const { w, h: hh } = size();
+    const px = cx ?? w / 2, py = cy ?? hh / 2;
+    const k = Math.max(MIN_K, Math.min(MAX_K, view.k * factor));
+    const f = k / view.k;
+    view = { k, x: px - (px - view.x) * f, y: py - (py - view.y) * f };
+    applyView();
+  }
+  /** @param {number} i */
+  function reveal(i) {
+    const { w, h: hh } = size();
+    const sx = g.nodes.x[i] * view.k + view.x, sy = g.nodes.y[i] * view.k + view.y;
+    if (sx < 20 || sy < 20 || sx > w - 20 || sy > hh - 20) {
+      view = { ...view, x: w / 2 - g.nodes.x[i] * view.k, y: hh / 2 - g.nodes.y[i] * view.k };
+      applyView();
+    }
+  }
+
+  // ---- drawing -------------------------------------------------------------------------
+  /** @param {number} i */
+  function nodeClass(i) {
+    const f = g.nodes.flags[i];
+    const id = g.nodes.id[i];
+    return (
+      `cx-mnode cx-mnode--${g.nodes.type[i]}` +
+      (f & FLAG.hub ? " cx-mnode--hub" : "") +
+      (f & FLAG.stale ? " cx-mnode--stale" : "") +
+      (search?.hits.has(id) ? " cx-mnode--hit" : search?.ends.has(id) ? " cx-mnode--path" : "") +
+      (id === selected ? " cx-mnode--selected" : "") +
+      (i === cursor ? " cx-mnode--cursor" : "")
+    );
+  }
+
+  /** @param {number} e */
+  function edgeKey(e) {
+    return `${g.nodes.id[g.edges.s[e]]}|${g.nodes.id[g.edges.t[e]]}|${g.edges.label[e]}`;
+  }
+
+  /** @param {number} i */
+  function makeNode(i) {
+    const x = g.nodes.x[i], y = g.nodes.y[i];
+    const type = g.nodes.type[i];
+    const f = g.nodes.flags[i];
+    const grp = /** @type {SVGGElement} */ (/** @type {unknown} */ (s("g", { class: nodeClass(i), transform: `translate(${x},${y})`, "data-i": i, "data-id": g.nodes.id[i], "data-type": type, id: `${uid}-n${i}`, role: "button", "aria-label": `${type}: ${g.nodes.tip[i] || g.nodes.label[i]}${f & FLAG.stale ? " (stale)" : ""}` })));
+    grp.append(shape(type, Boolean(f & FLAG.hub)));
+    if (f & FLAG.stale) {
+      const mark = s("text", { class: "cx-mnode__stale", x: 11, y: -9 });
+      mark.textContent = "⏱";
+      grp.append(mark);
+    }
+    // labels: under a hub; outward for a satellite (by its side of the hub)
+    const label = s("text", { class: "cx-mnode__label" });
+    label.textContent = g.nodes.label[i] + (f & FLAG.stale ? " · stale" : "");
+    if (f & FLAG.hub || type === "entity") {
+      label.setAttribute("x", "0");
+      label.setAttribute("y", f & FLAG.hub ? "32" : "28");
+      label.setAttribute("text-anchor", "middle");
+    } else {
+      let dx = 0;
+      const c = clusterOf.get(i);
+      if (c != null) dx = x - g.clusters.x[c];
+      const anchor = Math.abs(dx) < 24 ? "middle" : dx > 0 ? "start" : "end";
+      label.setAttribute("text-anchor", anchor);
+      label.setAttribute("x", anchor === "middle" ? "0" : anchor === "start" ? "16" : "-16");
+      label.setAttribute("y", anchor === "middle" ? (y < (c != null ? g.clusters.y[c] : y + 1) ? "-18" : "26") : "4");
+      if (c == null) {
+        label.setAttribute("text-anchor", "start");
+        label.setAttribute("x", "16");
+        label.setAttribute("y", "4");
+      }
+    }
+    label.setAttribute("data-part", "label");
+    const tip = s("title");
+    tip.textContent = `${type}${f & FLAG.stale ? " (stale)" : ""}: ${g.nodes.tip[i] || g.nodes.label[i]}`;
+    grp.append(label, tip);
+    return grp;
+  }
+
+  /** @type {Map<number, number>} node index -> cluster index (satellites) */
+  let clusterOf = new Map();
+
+  /** @param {number} e */
+  function makeEdge(e) {
+    const a = g.edges.s[e], b = g.edges.t[e];
+    const ax = g.nodes.x[a], ay = g.nodes.y[a], bx = g.nodes.x[b], by = g.nodes.y[b];
+    const len = Math.hypot(bx - ax, by - ay) || 1;
+    const pad = (/** @type {number} */ i) => (g.nodes.flags[i] & FLAG.hub ? 20 : g.nodes.type[i] === "observation" ? 8 : 15);
+    const x1 = ax + ((bx - ax) * pad(a)) / len, y1 = ay + ((by - ay) * pad(a)) / len;
+    const x2 = bx - ((bx - ax) * pad(b)) / len, y2 = by - ((by - ay) * pad(b)) / len;
+    const label = g.edges.label[e];
+    const grp = /** @type {SVGGElement} */ (/** @type {unknown} */ (s("g", { class: `cx-medge cx-medge--${label}`, "data-e": e, "data-label": label, "data-src": g.nodes.id[a], "data-dst": g.nodes.id[b] })));
+    grp.append(s("line", { x1: x1.toFixed(1), y1: y1.toFixed(1), x2: x2.toFixed(1), y2: y2.toFixed(1), "marker-end": `url(#${uid}-arrow)` }));
+    const tip = s("title");
+    tip.textContent = `${g.nodes.label[a]} —${label}→ ${g.nodes.label[b]}`;
+    grp.append(tip);
+    return grp;
+  }
+
+  function redrawAll() {
+    clusterOf = new Map();
+    for (let c = 0; c < g.clusters.x.length; c++) {
+      const hub = g.clusters.hub[c];
+      if (hub < 0) continue;
+      for (let i = 0; i < g.n; i++) if (Math.hypot(g.nodes.x[i] - g.clusters.x[c], g.nodes.y[i] - g.clusters.y[c]) < g.clusters.r[c] && i !== hub && !clusterOf.has(i)) clusterOf.set(i, c);
+    }
+    const rings = [];
+    for (let c = 0; c < g.clusters.x.length; c++) {
+      if (g.clusters.hub[c] < 0) continue;
+      rings.push(s("circle", { class: "cx-mcluster", cx: g.clusters.x[c], cy: g.clusters.y[c], r: Math.max(40, g.clusters.r[c] - 70) }));
+    }
+    put(clusterLayer, ...rings);
+    edgeEls = [];
+    for (let e = 0; e < g.edges.s.length; e++) edgeEls.push(makeEdge(e));
+    put(edgeLayer, ...edgeEls);
+    nodeEls = [];
+    for (let i = 0; i < g.n; i++) nodeEls.push(makeNode(i));
+    put(nodeLayer, ...nodeEls);
+    if (!g.n) {
+      const t = s("text", { class: "cx-mgraph__empty", x: 0, y: 0, "text-anchor": "middle" });
+      t.textContent = "This memory is empty: mem.remember(...) or mem.ingest(session) adds to it.";
+      nodeLayer.append(t);
+    }
+    restyle();
+  }
+
+  function restyle() {
+    svg.classList.toggle("cx-mgraph--searching", Boolean(search));
+    for (let i = 0; i < nodeEls.length; i++) nodeEls[i].setAttribute("class", nodeClass(i));
+    for (let e = 0; e < edgeEls.length; e++) {
+      const on = search?.edges.has(edgeKey(e));
+      edgeEls[e].classList.toggle("cx-medge--hit", Boolean(on));
+      if (on) edgeLayer.append(edgeEls[e]); // on top
+    }
+    svg.dataset.nodes = String(g.n);
+    svg.dataset.hits = String(search ? search.hits.size : 0);
+  }
+
+  // ---- pointer -------------------------------------------------------------------------
+  let drag = /** @type {{x: number, y: number, vx: number, vy: number, moved: boolean, id: number} | null} */ (null);
+  svg.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;
+    drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y, moved: false, id: e.pointerId };
+  });
+  svg.addEventListener("pointermove", (e) => {
+    if (!drag || drag.id !== e.pointerId) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+    if (!drag.moved) {
+      drag.moved = true;
+      svg.setPointerCapture(e.pointerId);
+      svg.classList.add("cx-mgraph--dragging");
+    }
+    view = { ...view, x: drag.vx + dx, y: drag.vy + dy };
+    applyView();
+  });
+  const endDrag = (/** @type {PointerEvent} */ e) => {
+    if (!drag || drag.id !== e.pointerId) return;
+    const moved = drag.moved;
+    drag = null;
+    svg.classList.remove("cx-mgraph--dragging");
+    if (svg.hasPointerCapture(e.pointerId)) svg.releasePointerCapture(e.pointerId);
+    if (moved || e.type === "pointercancel") return;
+    const node = /** @type {Element} */ (e.target).closest?.(".cx-mnode");
+    if (node) open(String(node.getAttribute("data-id")));
+  };
+  svg.addEventListener("pointerup", endDrag);
+  svg.addEventListener("pointercancel", endDrag);
+  svg.addEventListener(
+    "wheel",
+    (e) => {
+      e.preventDefault();
+      const r = svg.getBoundingClientRect();
+      zoomBy(Math.exp(-(e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY) * 0.0015), e.clientX - r.left, e.clientY - r.top);
+    },
+    { passive: false },
+  );
+
+  // ---- keyboard ------------------------------------------------------------------------
+  /** @param {number} i */
+  function setCursor(i) {
+    cursor = i;
+    restyle();
+    if (i >= 0) svg.setAttribute("aria-activedescendant", `${uid}-n${i}`);
+  }
+  /** @param {number} dx @param {number} dy */
+  function nearest(dx, dy) {
+    if (!g.n) return -1;
+    if (cursor < 0) return 0;
+    const cx = g.nodes.x[cursor], cy = g.nodes.y[cursor];
+    let best = -1, score = Infinity;
+    for (let i = 0; i < g.n; i++) {
+      if (i === cursor) continue;
+      const ddx = g.nodes.x[i] - cx, ddy = g.nodes.y[i] - cy;
+      const along = ddx * dx + ddy * dy;
+      if (along <= 1) continue;
+      const sc = along + (Math.abs(ddx * dy) + Math.abs(ddy * dx)) * 3;
+      if (sc < score) { score = sc; best = i; }
+    }
+    return best;
+  }
+  svg.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const dir = /** @type {Record<string, number[]>} */ ({ ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] })[e.key];
+    let handled = true;
+    if (dir) {
+      const i = nearest(dir[0], dir[1]);
+      if (i >= 0) { setCursor(i); reveal(i); }
+    } else if (e.key === "+" || e.key === "=") zoomBy(1.25);
+    else if (e.key === "-" || e.key === "_") zoomBy(1 / 1.25);
+    else if (e.key === "0") fit();
+    else if ((e.key === "Enter" || e.key === " ") && cursor >= 0) open(g.nodes.id[cursor]);
+    else handled = false;
+    if (handled) { e.preventDefault(); e.stopPropagation(); }
+  });
+  // Keys typed in the widget must not reach the notebook ("a", "0", "-" are commands there).
+  root.addEventListener("keydown", (e) => {
+    if (e.key === "Tab" || e.key === "Escape" || e.ctrlKey || e.metaKey || e.altKey) return;
+    e.stopPropagation();
+  });
+
+  // ---- search --------------------------------------------------------------------------
+  let asked = 0;
+  function runSearch() {
+    const q = query.value.trim();
+    const mine = ++asked;
+    status(q ? `finding “${q}”…` : "search cleared");
+    channel.request("search", { query: q }).then(
+      (r) => {
+        if (mine !== asked) return;
+        if (!q) {
+          search = null;
+          lastHits = [];
+          renderHits();
+          restyle();
+          return;
+        }
+        search = { hits: new Set(r.hits.map((/** @type {any} */ x) => x.id)), ends: new Set(r.nodes), edges: new Set(r.edges.map((/** @type {string[]} */ e) => e.join("|"))) };
+        lastHits = r.hits;
+        renderHits();
+        restyle();
+        status(`${r.hits.length} hit${r.hits.length === 1 ? "" : "s"} for “${r.query}”, ${r.edges.length} path edge${r.edges.length === 1 ? "" : "s"}`, "ok");
+      },
+      (err) => { if (mine === asked) status(`${err.type}: ${err.message}`, "error"); },
+    );
+  }
+  query.addEventListener("search", () => { if (!query.value) runSearch(); });
+
+  function renderHits() {
+    if (!search) { put(hitsBox); hitsBox.hidden = true; return; }
+    hitsBox.hidden = false;
+    put(
+      hitsBox,
+      h("div", { class: "cx-hits__head" }, h("span", null, `${lastHits.length} hit${lastHits.length === 1 ? "" : "s"}`), btn("clear", () => { query.value = ""; runSearch(); }, { class: "cx-linkbtn", "data-action": "clear-search" })),
+      lastHits.length
+        ? h(
+            "ol",
+            { class: "cx-hits__list" },
+            ...lastHits.map((x) =>
+              h(
+                "li",
+                { class: "cx-hit", "data-id": x.id },
+                h("button", { type: "button", class: "cx-linkbtn cx-hit__name", title: x.text, onclick: () => open(x.id) }, x.name),
+                badge(`mt-${x.type}`, x.type),
+                x.stale ? badge("failed", "stale") : null,
+                h("span", { class: "cx-hit__score", title: `found by ${x.via}` }, `${x.score.toFixed(2)} · ${x.via}`),
+              ),
+            ),
+          )
+        : h("div", { class: "cx-empty" }, "No memory matches."),
+    );
+  }
+
+  // ---- the panel -----------------------------------------------------------------------
+  let reading = 0;
+  function emptyPanel() {
+    put(panelBody, h("div", { class: "cx-empty" }, "Click a node to read it: its text, sources and edges; archive, rename or merge it from here."));
+  }
+
+  /** @param {string} id */
+  function open(id) {
+    selected = id;
+    const i = index.get(id);
+    if (i != null) { cursor = i; reveal(i); }
+    restyle();
+    const mine = ++reading;
+    put(panelBody, h("div", { class: "cx-loading" }, "reading…"));
+    channel.request("read", { node: id }).then(
+      (r) => {
+        if (mine !== reading) return;
+        const j = index.get(id);
+        if (j != null) { cursor = j; reveal(j); restyle(); }
+        showNode(r);
+      },
+      (err) => { if (mine === reading) put(panelBody, h("div", { class: "cx-note cx-note--error", "data-part": "error" }, `${err.type}: ${err.message}`)); },
+    );
+  }
+
+  const row = (/** @type {string} */ k, /** @type {any} */ v) => h("div", { class: "cx-kv__row", "data-k": k }, h("span", { class: "cx-kv__k" }, k), h("span", { class: "cx-kv__v" }, v));
+
+  /** @param {any} r */
+  function showNode(r) {
+    const sel = model.get("selected_event") || {};
+    const errBox = h("div", { class: "cx-note cx-note--error", "data-part": "action-error", role: "alert" });
+    errBox.hidden = true;
+    const nameIn = /** @type {HTMLInputElement} */ (h("input", { class: "cx-input", type: "text", value: r.name, "data-control": "rename", "aria-label": "new name" }));
+    const pick = /** @type {HTMLSelectElement} */ (
+      h("select", { class: "cx-input", "data-control": "merge-pick", "aria-label": `another ${r.type} to merge into this one` }, h("option", { value: "" }, r.merge_choices.length ? `another ${r.type}…` : `no other ${r.type}`), ...r.merge_choices.map((/** @type {any} */ c) => h("option", { value: c.id }, c.name)))
+    );
+    const active = r.status === "active";
+    const edgeItem = (/** @type {any} */ e, /** @type {string} */ dir) =>
+      h(
+        "li",
+        { class: `cx-medgeitem${e.active ? "" : " cx-medgeitem--archived"}`, "data-id": e.id, "data-label": e.label },
+        h("span", { class: `cx-medgeitem__label cx-medge--${e.label}` }, dir === "in" ? `← ${e.label}` : `${e.label} →`),
+        badge(`mt-${e.type}`, e.type),
+        h("button", { type: "button", class: "cx-linkbtn", "data-action": "jump", title: e.active ? "go to this node" : "archived", disabled: !e.active, onclick: () => open(e.id) }, e.name),
+      );
+    const ins = r.incoming, outs = r.outgoing;
+    put(
+      panelBody,
+      h("div", { class: "cx-panel__title" }, badge(`mt-${r.type}`, r.type), r.stale ? badge("failed", "stale") : null, r.status !== "active" ? badge("off", r.status) : null, h("span", { class: "cx-panel__name", "data-part": "name" }, r.name), h("code", { class: "cx-panel__id" }, r.id)),
+      r.text && r.text !== r.name ? h("div", { class: "cx-mtext", "data-part": "text" }, r.text) : null,
+      h(
+        "div",
+        { class: "cx-kv" },
+        r.aliases.length ? row("aliases", r.aliases.join(", ")) : null,
+        r.until ? row("until", h("span", null, r.until, r.until_at ? ` (${String(r.until_at).slice(0, 16).replace("T", " ")})` : "", r.stale ? h("strong", { class: "cx-stale-text" }, " · stale: the deadline passed") : "")) : null,
+        r.fail ? row("failed", h("code", null, r.fail)) : null,
+        r.fix ? row("fix", h("code", null, r.fix)) : null,
+        row("uri", h("code", null, r.uri)),
+        row("updated", String(r.updated || "").replace("T", " ").slice(0, 19)),
+      ),
+      h(
+        "div",
+        { class: "cx-section", "data-part": "sources" },
+        h("h4", null, `sources (${r.sources.length})`),
+        r.sources.length
+          ? h(
+              "ol",
+              { class: "cx-sources" },
+              ...r.sources.map((/** @type {any} */ src) =>
+                h(
+                  "li",
+                  { class: "cx-source", "data-session": src.session || "", "data-seq": src.seq ?? "" },
+                  h(
+                    "div",
+                    { class: "cx-source__head" },
+                    src.session ? h("code", { class: "cx-source__session", title: src.session }, src.short) : h("span", { class: "cx-note" }, "typed in"),
+                    src.seq != null && src.session
+                      ? h("button", { type: "button", class: `cx-seq${sel.session === src.session && sel.seq === src.seq ? " cx-seq--selected" : ""}`, "data-action": "event", title: "select this event (selected_event)", onclick: (/** @type {MouseEvent} */ ev) => selectEvent(r.id, src, /** @type {HTMLElement} */ (ev.currentTarget)) }, `#${src.seq}`)
+                      : null,
+                    badge("off", src.via),
+                  ),
+                  src.quote ? h("blockquote", { class: "cx-quote" }, src.quote) : null,
+                ),
+              ),
+            )
+          : h("div", { class: "cx-empty" }, "no sources"),
+      ),
+      h(
+        "div",
+        { class: "cx-section", "data-part": "edges" },
+        h("h4", null, `edges (${ins.length} in, ${outs.length} out)`),
+        ins.length + outs.length ? h("ul", { class: "cx-medges" }, ...ins.map((/** @type {any} */ e) => edgeItem(e, "in")), ...outs.map((/** @type {any} */ e) => edgeItem(e, "out"))) : h("div", { class: "cx-empty" }, "no edges"),
+      ),
+      active
+        ? h(
+            "div",
+            { class: "cx-section cx-medit", "data-part": "edit" },
+            h("h4", null, "edit"),
+            h("form", { class: "cx-medit__row", onsubmit: (/** @type {Event} */ e) => { e.preventDefault(); act("rename", { node: r.id, name: nameIn.value }, errBox, `renamed to “${nameIn.value.trim()}”`); } }, nameIn, h("button", { type: "submit", class: "cx-btn", "data-action": "rename" }, "Rename")),
+            h("div", { class: "cx-medit__row" }, pick, h("button", { type: "button", class: "cx-btn", "data-action": "merge", title: "merge the chosen node into this one (memory.merge)", onclick: () => act("merge", { keep: r.id, drop: pick.value }, errBox, "merged") }, "Merge into this")),
+            r.merge_total > r.merge_choices.length ? h("div", { class: "cx-note" }, `the first ${r.merge_choices.length} of ${formatTokens(r.merge_total)} are listed`) : null,
+            h("div", { class: "cx-medit__row" }, h("button", { type: "button", class: "cx-btn cx-btn--danger", "data-action": "archive", title: "hide it from search, the map and the graph (memory.archive; restorable)", onclick: () => act("archive", { node: r.id }, errBox, "archived") }, "Archive")),
+            errBox,
+          )
+        : h("div", { class: "cx-section" }, h("div", { class: "cx-note", "data-part": "archived" }, "Archived: hidden from search, the map and the graph."), h("button", { type: "button", class: "cx-btn", "data-action": "restore", onclick: () => act("restore", { node: r.id }, errBox, "restored") }, "Restore"), errBox),
+    );
+  }
+
+  /** @param {string} type @param {Record<string, any>} args @param {HTMLElement} errBox @param {string} done */
+  function act(type, args, errBox, done) {
+    errBox.hidden = true;
+    root.classList.add("cx-pending");
+    channel.request(type, args).then(
+      (r) => {
+        root.classList.remove("cx-pending");
+        status(`${done} (${r.node})`, "ok");
+        if (query.value.trim() && search) runSearch();
+        open(r.node);
+      },
+      (err) => {
+        root.classList.remove("cx-pending");
+        errBox.hidden = false;
+        errBox.textContent = `${err.type}: ${err.message}`;
+        status(`${type} failed: ${err.message}`, "error");
+      },
+    );
+  }
+
+  /** @param {string} id @param {any} src @param {HTMLElement} button */
+  function selectEvent(id, src, button) {
+    channel.request("select_event", { node: id, session: src.session, seq: src.seq }).then(
+      (r) => {
+        for (const b of panelBody.querySelectorAll(".cx-seq--selected")) b.classList.remove("cx-seq--selected");
+        button.classList.add("cx-seq--selected");
+        status(`selected_event = {session: ${r.session.slice(0, 8)}…, seq: ${r.seq}}`, "ok");
+      },
+      (err) => status(`${err.type}: ${err.message}`, "error"),
+    );
+  }
+
+  function refresh() {
+    status("re-reading the memory…");
+    channel.request("refresh").then(
+      () => {
+        status("up to date", "ok");
+        if (selected) open(selected);
+      },
+      (err) => status(`${err.type}: ${err.message}`, "error"),
+    );
+  }
+
+  obsBox.addEventListener("change", () => {
+    model.set("observations", obsBox.checked);
+    model.save_changes();
+  });
+
+  // ---- sync ----------------------------------------------------------------------------
+  function onGraph() {
+    const first = g.n === 0;
+    reindex();
+    if (cursor >= g.n) cursor = -1;
+    if (selected && !index.has(selected)) cursor = -1;
+    renderHeader();
+    redrawAll();
+    if (first) fit();
+  }
+  const handlers = [
+    ["change:_graph", onGraph],
+    ["change:summary", renderHeader],
+    ["change:observations", renderHeader],
+    ["change:height", () => { setHeight(); }],
+  ];
+  for (const [ev, fn] of handlers) model.on(ev, fn);
+  disposers.push(() => { for (const [ev, fn] of handlers) model.off(ev, fn); });
+
+  reindex();
+  setHeight();
+  renderHeader();
+  renderHits();
+  emptyPanel();
+  redrawAll();
+  applyView();
+  let fitted = false;
+  const ro = new ResizeObserver(() => {
+    if (!fitted && svg.getBoundingClientRect().width > 0) { fitted = true; fit(); }
+  });
+  ro.observe(svg);
+  disposers.push(() => ro.disconnect());
+
+  return () => {
+    for (const d of disposers) d();
+    channel.dispose();
+  };
+}
+
+export default { render };
