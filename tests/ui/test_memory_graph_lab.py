@@ -290,6 +290,35 @@ def test_screenshots_light_and_dark(nb: Notebook, artifacts: Path) -> None:
     assert luminance(light_fg) < 100 and luminance(dark_fg) > 150
 
 
+def test_the_observations_toggle_draws_them(nb: Notebook) -> None:
+    page = nb.page
+    widget = page.locator(".cx-mgraph").first
+    n = int(
+        _py(
+            nb,
+            "mem.ingest(_session(SESSION_A), verbatim=True, now=MONDAY) and "
+            "len(mem.nodes('observation'))",
+            "obs",
+        )
+    )
+    assert n > 0
+    widget.locator("[data-action=refresh]").click()
+    page.wait_for_timeout(500)
+    assert widget.locator(".cx-mgraph__nodes .cx-mnode--observation").count() == 0
+    widget.locator("[data-control=observations]").check()
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.cx-mgraph__nodes .cx-mnode--observation').length === n",
+        arg=n,
+        timeout=20_000,
+    )
+    assert _py(nb, "w.observations, w.summary['shown']['observation']", "shown") == f"True {n}"
+    widget.locator("[data-control=observations]").uncheck()
+    page.wait_for_function(
+        "() => !document.querySelector('.cx-mgraph__nodes .cx-mnode--observation')",
+        timeout=20_000,
+    )
+
+
 BIG = """\
 big = cx.Memory(None, clock=MONDAY)
 with big.store.batch():
