@@ -275,3 +275,28 @@ def test_processes_writing_one_memory_lose_nothing(tmp_path: Path) -> None:
             assert len(mem.store.edges(dst=topic.id)) == 25
         assert len(mem.nodes("workspace")) == 1
         assert any(h.node.text.startswith("B rule number 7") for h in mem.find("B rule number 7"))
+
+
+def test_a_hit_holding_a_third_of_the_query_is_kept(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m.db") as mem:
+        mem.remember("Always use pnpm.")
+        assert any(h.node.type == "preference" for h in mem.find("package manager pnpm"))
+        assert len(mem.find("weather forecast tomorrow")) == 0
+
+
+def test_rename_keeps_an_entitys_text_with_its_name(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m.db") as mem:
+        pg = mem.remember("Postgres", type="entity")
+        renamed = mem.rename(pg.id, "Postgres 16")
+        assert renamed.text == "Postgres 16" and renamed.aliases == ("Postgres",)
+        assert mem.find("Postgres 16")[0].short == "Postgres 16"
+
+
+def test_anchor_recall_names_the_entity_and_its_neighbours(db: Path) -> None:
+    with Memory(db, clock=MONDAY) as mem:
+        mem.configure(recall="anchor")
+        text = mem.context(_session(["Hi."], session_id="anchor"), "What about AuthGateway?")
+        mem.configure(recall="off")
+    assert text is not None
+    recall = text.split("Memory recall", 1)[1]
+    assert "entity: AuthGateway" in recall and "下周" in recall  # the decision about it

@@ -215,13 +215,13 @@ def _rule_score(node: Node, q: str) -> float:
 
 
 def _relevant(node: Node, terms: set[str], retriever: Retriever, rank: int, *, dense: bool) -> bool:
-    """Whether a hit retrieval alone found is worth showing: it holds at least half of the
-    query's index terms, or (with embeddings) it is among the three nearest. A query about
-    nothing in the memory then finds nothing, as the seed's negatives ask."""
+    """Whether a hit retrieval alone found is worth showing: it holds at least a third of
+    the query's index terms, or (with embeddings) it is among the three nearest. A query
+    about nothing in the memory then finds nothing, as the seed's negatives ask."""
     if not terms:
         return False
     have = set(retriever.tokenize(index_text(node)))
-    return len(terms & have) * 2 >= len(terms) or (dense and rank < 3)
+    return len(terms & have) * 3 >= len(terms) or (dense and rank < 3)
 
 
 def _mentions(q: str, name: str) -> bool:

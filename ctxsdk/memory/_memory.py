@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -30,7 +31,16 @@ from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
 from ._ingest import extract, merge_target, merged, observations, refuse_secret
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
-from ._model import EDGE_LABELS, EDGE_WEIGHTS, NODE_TYPES, Candidate, Edge, Node, Source
+from ._model import (
+    BUSINESS_EDGES,
+    EDGE_LABELS,
+    EDGE_WEIGHTS,
+    NODE_TYPES,
+    Candidate,
+    Edge,
+    Node,
+    Source,
+)
 from ._sqlite import SQLiteStore
 from ._store import MemoryStore
 
@@ -78,7 +88,7 @@ class NodeView(Rendered):
             if value:
                 lines.append(f"  {label}: {value}")
         for s in n.sources:
-            where = f"{s.session[:8]}#{s.seq}" if s.session else "typed in"
+            where = f"{_short(s.session)}#{s.seq}" if s.session else "typed in"
             lines.append(f"  source ({s.via}) {where}: {s.quote[:120]}")
         for e, other in self.incoming:
             lines.append(f"  <-{e.label}- {other.id} {other.type} {other.name[:60]!r}")
@@ -100,7 +110,7 @@ class NodeView(Rendered):
             if v
         ]
         rows = [
-            (s.via, f"{s.session[:8]}#{s.seq}" if s.session else "typed in", esc(s.quote))
+            (s.via, f"{_short(s.session)}#{s.seq}" if s.session else "typed in", esc(s.quote))
             for s in n.sources
         ]
         edges = [(f"&larr; {esc(e.label)}", esc(o.id), esc(o.name)) for e, o in self.incoming]
@@ -148,6 +158,16 @@ class IngestReport(Rendered):
 
     def _html_(self) -> str:
         return f"<div class='cx-title'>{esc(self._text_().splitlines()[0])}</div>"
+
+
+_UUID_HEAD = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-", re.I)
+
+
+def _short(session: str) -> str:
+    """A harness (UUID) session id by its first 8 characters; any other id whole (to 24)."""
+    if _UUID_HEAD.match(session):
+        return session[:8]
+    return session if len(session) <= 24 else session[:23] + "…"
 
 
 def _now_iso(now: datetime) -> str:
@@ -431,9 +451,10 @@ class Memory:
         aliases = node.aliases
         if node.type == "entity" and node.name and node.name not in aliases and node.name != name:
             aliases = (*aliases, node.name)
-        return self.store.put(
-            replace(node, name=name, aliases=tuple(a for a in aliases if a != name))
-        )
+        kept = tuple(a for a in aliases if a != name)
+        # an entity's text is its name unless someone wrote more: keep them together
+        text = name if node.type == "entity" and node.text in ("", node.name) else node.text
+        return self.store.put(replace(node, name=name, aliases=kept, text=text))
 
     def merge(self, keep: str, drop: str) -> Node:
         """Merge ``drop`` into ``keep`` (one type only): its edges move to the keeper, its
@@ -682,7 +703,19 @@ class Memory:
         if prompt and mode != "off":
             hits = self.find(prompt, top_k=3 if mode == "auto" else 8)
             if mode == "anchor":
-                chosen = [h for h in hits if h.via in ("anchor", "expansion")]
+                # the entities the prompt names, and the hits one business edge from them
+                named = {
+                    h.node.id
+                    for h in hits
+                    if h.node.type == "entity" and h.via in ("anchor", "match")
+                }
+                near = {
+                    e.src if e.dst in named else e.dst
+                    for nid in named
+                    for e in (*self.store.edges(src=nid), *self.store.edges(dst=nid))
+                    if e.label in BUSINESS_EDGES
+                }
+                chosen = [h for h in hits if h.node.id in named | near]
             else:
                 chosen = list(hits)
             if chosen:
