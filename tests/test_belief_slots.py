@@ -121,7 +121,10 @@ def test_the_payload_has_one_row_per_slot(two: MergeResult) -> None:
     assert w._block["text"] == two.block.text and w._block["budget"] == 400
     assert w._block["tokens"] == two.block.tokens and w._block["trust"] == "external"
     assert w.summary["score"] == "egalitarian" and w.summary["budget"] == 400
-    assert [s["short"] for s in w.summary["sources"]] == ["aaaa1111", "bbbb2222"]
+    assert [s["short"] for s in w.summary["sources"]] == [
+        "aaaa1111-0000",
+        "bbbb2222-0000",
+    ]  # not UUIDs: shown whole
     assert w.summary["counts"]["disputed"] == 1 and w.summary["counts"]["resolved"] == 3
     assert w._strategy_names == ["egalitarian", "elitist"]
     assert w.result is two
@@ -150,7 +153,7 @@ def test_provenance_rows_carry_source_seq_quote_evidence_and_superseded(
     pg = by_value["postgresql"]
     slot = two.slot("database")
     claim = next(c for c in slot.claims if c.value == "postgresql")
-    assert (pg["source"], pg["short"], pg["seq"]) == ("aaaa1111-0000", "aaaa1111", claim.seq)
+    assert (pg["source"], pg["short"], pg["seq"]) == ("aaaa1111-0000", "aaaa1111-0000", claim.seq)
     assert pg["quote"] == "The database is PostgreSQL." == claim.text
     assert (pg["evidence"], pg["evidence_label"], pg["origin"]) == (4, "user-stated", "user")
     assert pg["title"] == "The database is PostgreSQL."  # the source session's title

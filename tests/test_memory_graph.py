@@ -178,7 +178,7 @@ def test_read_returns_the_node_its_sources_and_its_edges(mem: Memory) -> None:
     assert r["sources"] == [
         {
             "session": "session-a",
-            "short": "session-",
+            "short": "session-a",
             "seq": 18,
             "via": "rule",
             "quote": "记住：鉴权走 header X，由 AuthGateway 校验 X-Request-Id。",

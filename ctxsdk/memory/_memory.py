@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
 from ..errors import InvalidArgument, MemoryRefused, NotFound
-from ..session import Embedder, Retriever, Session, get_tokenizer, widget
+from ..session import Embedder, Retriever, Session, get_tokenizer, short_id, widget
 from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
 from ._ingest import extract, merge_target, merged, observations, refuse_secret
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
@@ -88,7 +87,7 @@ class NodeView(Rendered):
             if value:
                 lines.append(f"  {label}: {value}")
         for s in n.sources:
-            where = f"{_short(s.session)}#{s.seq}" if s.session else "typed in"
+            where = f"{short_id(s.session)}#{s.seq}" if s.session else "typed in"
             lines.append(f"  source ({s.via}) {where}: {s.quote[:120]}")
         for e, other in self.incoming:
             lines.append(f"  <-{e.label}- {other.id} {other.type} {other.name[:60]!r}")
@@ -110,7 +109,7 @@ class NodeView(Rendered):
             if v
         ]
         rows = [
-            (s.via, f"{_short(s.session)}#{s.seq}" if s.session else "typed in", esc(s.quote))
+            (s.via, f"{short_id(s.session)}#{s.seq}" if s.session else "typed in", esc(s.quote))
             for s in n.sources
         ]
         edges = [(f"&larr; {esc(e.label)}", esc(o.id), esc(o.name)) for e, o in self.incoming]
@@ -158,16 +157,6 @@ class IngestReport(Rendered):
 
     def _html_(self) -> str:
         return f"<div class='cx-title'>{esc(self._text_().splitlines()[0])}</div>"
-
-
-_UUID_HEAD = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-", re.I)
-
-
-def _short(session: str) -> str:
-    """A harness (UUID) session id by its first 8 characters; any other id whole (to 24)."""
-    if _UUID_HEAD.match(session):
-        return session[:8]
-    return session if len(session) <= 24 else session[:23] + "…"
 
 
 def _now_iso(now: datetime) -> str:

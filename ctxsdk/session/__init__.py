@@ -70,7 +70,15 @@ from ._session import (
     Turns,
     message_of,
 )
-from ._text import digest_text, display_text, first_line, gist, message_text, search_text
+from ._text import (
+    digest_text,
+    display_text,
+    first_line,
+    gist,
+    message_text,
+    search_text,
+    short_id,
+)
 from ._tokens import (
     TOKENIZER_NAMES,
     TokenCounter,
@@ -184,6 +192,7 @@ __all__ = [
     "search_text",
     "session_dir",
     "sessions_root",
+    "short_id",
     "surface_df",
     "system_prompt_message",
     "to_wire",

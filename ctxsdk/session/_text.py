@@ -36,7 +36,20 @@ __all__ = [
     "gist",
     "message_text",
     "search_text",
+    "short_id",
 ]
+
+_UUID_HEAD = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-", re.I)
+
+
+def short_id(session_id: str, *, width: int = 24) -> str:
+    """How a session id is shown in a line: a harness id (a UUID) by its first 8 characters,
+    enough to tell sessions apart; any other id whole, cut to ``width`` (its head may be
+    shared by many: ``mergebench-1-branch-a``)."""
+    if _UUID_HEAD.match(session_id):
+        return session_id[:8]
+    return session_id if len(session_id) <= width else session_id[: width - 1] + "…"
+
 
 _TOOL_MARKER = re.compile(r"^\s*<?[\w.-]+\s*[({]")  # `bash {"command": ...}` / `<read {...}>`
 

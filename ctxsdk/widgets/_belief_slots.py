@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..errors import InvalidArgument, NotFound
+from ..session import short_id
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
@@ -33,7 +34,6 @@ BUILTIN_STRATEGIES = ("egalitarian", "elitist")
 EVIDENCE_LABELS = {1: "speculative", 2: "inferred", 3: "tool-verified", 4: "user-stated"}
 TRUST_LABELS = {0: "untrusted", 1: "external", 2: "trusted"}
 STATUSES = ("resolved", "disputed", "adjudicated", "retracted", "empty")
-SOURCE_CHARS = 8
 MAX_BUDGET = 1_000_000
 _QUOTE_CHARS = 2_000
 _BLOCK_CHARS = 200_000
@@ -232,7 +232,7 @@ class BeliefSlots(BaseWidget):
             "slots": len(r.slots),
             "counts": counts,
             "sources": [
-                {"id": br.id, "short": br.id[:SOURCE_CHARS], "title": br.title} for br in r.branches
+                {"id": br.id, "short": short_id(br.id), "title": br.title} for br in r.branches
             ],
             "skipped": [[src, why] for src, why in r.skipped],
             "violations": len(r.violations),
@@ -320,7 +320,7 @@ class BeliefSlots(BaseWidget):
             claims.append(
                 {
                     "source": c.source,
-                    "short": c.source[:SOURCE_CHARS],
+                    "short": short_id(c.source),
                     "title": titles.get(c.source, ""),
                     "seq": c.seq,
                     "value": value,

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..errors import InvalidArgument, NotFound
+from ..session import short_id
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
@@ -44,7 +45,6 @@ DRAWN_LABELS = frozenset({"about", "decided", "broke", "fixed", "same_as", "obse
 BUSINESS = frozenset({"about", "decided", "broke", "fixed"})
 _NEVER = ("workspace", "episode")
 _TYPE_RANK = {"entity": 0, "decision": 1, "preference": 2, "experience": 3, "observation": 4}
-SOURCE_CHARS = 8
 
 # Node flags (the front end reads the same bits).
 STALE, HUB, PINNED, UNTIL = 1, 2, 4, 8
@@ -432,7 +432,7 @@ class MemoryGraph(BaseWidget):
         def source(s: Any) -> dict[str, Any]:
             return {
                 "session": s.session,
-                "short": (s.session or "")[:SOURCE_CHARS],
+                "short": short_id(s.session or ""),
                 "seq": s.seq,
                 "via": s.via,
                 "quote": _cut(s.quote, _QUOTE_CHARS) if s.quote else "",
@@ -568,7 +568,7 @@ class MemoryGraph(BaseWidget):
         else:
             nodes = self.memory.store.nodes(include_archived=True)
         if not any(s.session == session and s.seq == seq for n in nodes for s in n.sources):
-            raise NotFound(f"no memory has a source at {session[:SOURCE_CHARS]}#{seq}")
+            raise NotFound(f"no memory has a source at {short_id(session)}#{seq}")
         self.selected_event = {"session": session, "seq": seq}
         return dict(self.selected_event)
 
