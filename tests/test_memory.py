@@ -300,3 +300,93 @@ def test_anchor_recall_names_the_entity_and_its_neighbours(db: Path) -> None:
     assert text is not None
     recall = text.split("Memory recall", 1)[1]
     assert "entity: AuthGateway" in recall and "下周" in recall  # the decision about it
+
+
+class _Model:
+    """A stand-in model answering with a fixed text (the loopback server tier below is real)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.calls = text, 0
+
+    def chat(self, messages: Any, **options: Any) -> Any:
+        self.calls += 1
+        self.options = options
+
+        class R:
+            truncated = False
+
+        r = R()
+        r.text = self.text  # type: ignore[attr-defined]
+        return r
+
+
+def test_model_proposals_pass_the_rules_filters_or_are_refused(tmp_path: Path) -> None:
+    s = _session(
+        ["We store invoices in S3 and InvoiceStore reads them.", "InvoiceStore must stay fast."],
+        session_id="model",
+    )
+    answer = {
+        "candidates": [
+            {"type": "entity", "name": "S3", "text": "We store invoices in S3"},
+            {
+                "type": "decision",
+                "name": "speed",
+                "text": "InvoiceStore must stay fast.",
+                "about": "InvoiceStore",
+            },
+            {"type": "preference", "name": "x", "text": "We store invoices in S3"},  # no cue
+            {"type": "decision", "name": "made up", "text": "We moved to Azure last week."},
+            {"type": "entity", "name": "k", "text": f"the key {KEY}"},
+            {"type": "spell", "text": "We store invoices in S3"},
+        ]
+    }
+    with Memory(tmp_path / "m.db", clock=MONDAY) as mem:
+        report = mem.ingest(s, now=MONDAY, llm=_Model(json.dumps(answer)))
+        assert report.model is not None and report.model.reason is None
+        whys = [why for _, why in report.model.dropped]
+        assert whys == [
+            "a preference without a preference cue",
+            "not said in the session (invented)",
+            "secret",
+            "unknown type 'spell'",
+        ]
+        decision = next(n for n in mem.nodes("decision"))
+        assert (
+            decision.sources[0].via == "model" and decision.text == "InvoiceStore must stay fast."
+        )
+        assert any(e.label == "decided" for e in mem.store.edges(src=decision.id))
+        assert "Azure" not in json.dumps(mem.export_json())
+        assert "model: 2 proposals kept, 4 refused" in str(report)
+
+
+def test_a_failing_model_leaves_the_rules_alone(tmp_path: Path) -> None:
+    s = _session(SESSION_A)
+    with Memory(tmp_path / "a.db", clock=MONDAY) as a, Memory(tmp_path / "b.db", clock=MONDAY) as b:
+        plain = a.ingest(s, now=MONDAY)
+        bad = b.ingest(s, now=MONDAY, llm=_Model("not json at all"))
+        assert bad.model is not None and bad.model.reason and "JSON" in bad.model.reason
+        assert len(bad.added) == len(plain.added)
+
+
+def test_the_model_pass_over_the_loopback_server(tmp_path: Path) -> None:
+    from ._openai_server import openai_server
+
+    s = _session(["Always deploy from the release branch."], session_id="live")
+    answer = {
+        "candidates": [
+            {
+                "type": "preference",
+                "name": "release",
+                "text": "Always deploy from the release branch.",
+            }
+        ]
+    }
+    with openai_server() as server, Memory(tmp_path / "m.db") as mem:
+        server.replies.append(json.dumps(answer))
+        llm = LLM(server.url, server.model, api_key="k", env={})
+        report = mem.ingest(s, llm=llm)
+        sent = server.requests[-1]
+        prefs = mem.nodes("preference")
+    assert report.model is not None and report.model.reason is None
+    assert sent["temperature"] == 0 and "Always deploy" in json.dumps(sent["messages"])
+    assert len(prefs) == 1  # the rule and the model found the same one

@@ -40,6 +40,7 @@ from ._model import (
     Node,
     Source,
 )
+from ._propose import Proposal, propose
 from ._sqlite import SQLiteStore
 from ._store import MemoryStore
 
@@ -133,6 +134,7 @@ class IngestReport(Rendered):
     edges: int
     dropped: tuple[tuple[str, str], ...]
     skipped: bool = False
+    model: Proposal | None = None  # the optional model pass: what it kept, refused, or why not
 
     def __repr__(self) -> str:
         return (
@@ -153,6 +155,14 @@ class IngestReport(Rendered):
             whys[why] = whys.get(why, 0) + 1
         if whys:
             lines.append("  dropped: " + ", ".join(f"{n} {w}" for w, n in sorted(whys.items())))
+        if self.model is not None:
+            m = self.model
+            if m.reason:
+                lines.append(f"  model: not used ({m.reason})")
+            else:
+                lines.append(
+                    f"  model: {len(m.candidates)} proposals kept, {len(m.dropped)} refused"
+                )
         return "\n".join(lines)
 
     def _html_(self) -> str:
@@ -477,11 +487,14 @@ class Memory:
         *,
         verbatim: bool = False,
         now: datetime | None = None,
+        llm: Any = None,
     ) -> IngestReport:
         """Extract memories from ``session`` by the seed's rules (``_ingest``) and write
         them in one transaction: entities first, then the rest, merged into equal memories,
         linked to the entities they name. ``verbatim`` also keeps each user utterance and
-        tool output as an observation. The same session ingested again adds nothing."""
+        tool output as an observation. ``llm`` (optional) proposes more candidates, kept
+        only when they pass the rules' filters (``_propose``; ``report.model`` says what it
+        did). The same session ingested again adds nothing."""
         sid = str(session.id)
         marker = f"ingested:{sid}"
         through = len(session)
@@ -493,6 +506,9 @@ class Memory:
         ):
             return IngestReport(sid, (), (), 0, (), skipped=True)
         ex = extract(session, now=now)
+        model: Proposal | None = None
+        if llm is not None:
+            ex, model = propose(session, llm, now=now or self.now(), rules=ex)
         cands: list[Candidate] = list(ex.candidates)
         if verbatim:
             cands += list(observations(session))
@@ -512,7 +528,7 @@ class Memory:
                         edges += 1
             self.store.set_meta(marker, {"through": through, "verbatim": verbatim})
         merged_ids = tuple(dict.fromkeys(n for n in touched if n not in added))
-        return IngestReport(sid, tuple(added), merged_ids, edges, ex.dropped)
+        return IngestReport(sid, tuple(added), merged_ids, edges, ex.dropped, model=model)
 
     def import_memory_md(self, text: str) -> IngestReport:
         """A one-shot import of a MEMORY.md file (strict: the seed's cues and caps)."""

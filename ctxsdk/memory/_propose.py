@@ -1,0 +1,165 @@
+"""The optional model pass of ingestion: a model proposes memories, and only what passes the
+rules' own filters is kept.
+
+One call (the seed's: a transcript of the user's words and the tool results, at most 2,400
+characters keeping the tail, and at most 400 output tokens; temperature 0, no reasoning),
+answered as ``{"candidates": [{"type", "name", "text", "until"?, "about"?}]}``. Every
+candidate is checked as a rule candidate would be: a known type (entity, preference,
+decision, experience), a non-empty text that **occurs in what the user or a tool said**
+(case and spacing aside: a model cannot invent a memory), no secret, not chit-chat, a
+preference only with a preference cue; ``about`` must name an entity the session mentions.
+The kept ones join the rule candidates under the same caps and dedupe. Any failure (no model,
+a failed call, an answer that is not the JSON asked for) leaves the rules' candidates alone
+and says why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..errors import LLMError
+from ..session import Session, extract_json, redact, truncate_keep_tail
+from ._ingest import (
+    _PREFERENCE,
+    DEFAULT_CAPS,
+    Caps,
+    Extraction,
+    _finish,
+    _is_chit_chat,
+    _read,
+    clip,
+    parse_until,
+    refuse_secret,
+)
+from ._model import Candidate, Source
+
+__all__ = ["PROPOSE_INSTRUCTION", "Proposal", "propose"]
+
+PROPOSE_INSTRUCTION = """\
+From the conversation below, list the durable things worth remembering in later sessions:
+entities (named things: services, libraries, files, people), preferences (how the user wants
+work done), decisions (what was decided, and until when) and experiences (a failure and what
+fixed it). Skip chit-chat, one-off requests and anything that looks like a credential.
+Quote each text from the conversation word for word. Answer with JSON only:
+{"candidates": [{"type": "preference", "name": "<short name>", "text": "<verbatim quote>",
+"until": "<deadline words, optional>", "about": "<an entity name, optional>"}]}"""
+
+_TYPES = ("entity", "preference", "decision", "experience")
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What the model pass kept (``candidates``), what it refused and why (``dropped``), and
+    why it was skipped or failed (``reason``, None when the call worked)."""
+
+    candidates: tuple[Candidate, ...]
+    dropped: tuple[tuple[str, str], ...]
+    reason: str | None
+
+
+def _norm(text: str) -> str:
+    return _WS.sub(" ", text).strip().casefold()
+
+
+def _transcript(session: Session) -> tuple[str, list[tuple[int, str]]]:
+    said, results, _ = _read(session)
+    lines: list[tuple[int, str]] = [(s.seq, f"[user] {s.text}") for s in said]
+    lines += [(r.seq, f"[tool {r.tool}] {r.text}") for r in results if r.text]
+    lines.sort()
+    text = "\n".join(redact(t).text for _, t in lines)
+    return truncate_keep_tail(text, 2400), lines
+
+
+def propose(
+    session: Session,
+    llm: Any,
+    *,
+    now: datetime,
+    rules: Extraction,
+    caps: Caps = DEFAULT_CAPS,
+    max_tokens: int = 400,
+) -> tuple[Extraction, Proposal]:
+    """The rule candidates with the model's (validated) proposals merged in, and the report
+    of the model pass (see the module docs)."""
+    if llm is None:
+        return rules, Proposal((), (), "no model given")
+    transcript, lines = _transcript(session)
+    if not lines:
+        return rules, Proposal((), (), "nothing the user or a tool said")
+    messages = [
+        {"role": "system", "content": PROPOSE_INSTRUCTION},
+        {"role": "user", "content": transcript},
+    ]
+    try:
+        result = llm.chat(
+            messages, max_tokens=max_tokens, temperature=0, reasoning_effort="off", json_mode=True
+        )
+        answer = extract_json(str(getattr(result, "text", "") or ""))
+    except LLMError as exc:
+        return rules, Proposal((), (), f"the model call failed: {exc.reason}")
+    raw = answer.get("candidates")
+    if not isinstance(raw, list):
+        return rules, Proposal((), (), "the answer has no 'candidates' list")
+    said = [(seq, text) for seq, text in lines]
+    names = {c.name.casefold() for c in rules.candidates if c.type == "entity"}
+    kept: list[Candidate] = []
+    dropped: list[tuple[str, str]] = []
+    for i, item in enumerate(raw):
+        cand, why = _check(item, said, names, session, now)
+        if cand is None:
+            dropped.append((f"candidate #{i}", why))
+        else:
+            kept.append(cand)
+    merged = _finish([*rules.candidates, *kept], [*rules.dropped], caps)
+    return merged, Proposal(tuple(kept), tuple(dropped), None)
+
+
+def _check(
+    item: Any,
+    said: Sequence[tuple[int, str]],
+    entity_names: set[str],
+    session: Session,
+    now: datetime,
+) -> tuple[Candidate | None, str]:
+    if not isinstance(item, dict):
+        return None, "not an object"
+    kind = item.get("type")
+    if kind not in _TYPES:
+        return None, f"unknown type {kind!r}"
+    text = item.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return None, "empty text"
+    text = " ".join(text.split())
+    if refuse_secret(text):
+        return None, "secret"
+    if _is_chit_chat(text):
+        return None, "chit-chat"
+    if kind == "preference" and not _PREFERENCE.search(text):
+        return None, "a preference without a preference cue"
+    want = _norm(text)
+    seq = next((s for s, line in said if want in _norm(line)), None)
+    if seq is None:
+        return None, "not said in the session (invented)"
+    name = item.get("name")
+    name = " ".join(name.split()) if isinstance(name, str) and name.strip() else text[:60]
+    until = until_at = None
+    raw_until = item.get("until")
+    if kind == "decision" and isinstance(raw_until, str) and raw_until.strip():
+        parsed = parse_until(raw_until, now)
+        if parsed is not None:
+            until, until_at = parsed
+    links: tuple[tuple[str, str], ...] = ()
+    about = item.get("about")
+    if isinstance(about, str) and about.strip().casefold() in entity_names:
+        label = {"decision": "decided", "experience": "fixed"}.get(kind, "about")
+        links = ((label, about.strip()),)
+    source = Source(str(session.id), seq, clip(text), "model")
+    return (
+        Candidate(kind, clip(name, 60), clip(text), source, until, until_at, links=links),
+        "",
+    )
