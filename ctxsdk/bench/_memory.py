@@ -1,4 +1,7 @@
-"""``ctxsdk bench memory``: evidence recall@k of the base's Retriever over LoCoMo turns.
+"""``ctxsdk bench memory``: evidence recall@k of the base's Retriever over LoCoMo turns, and
+of the Memory engine itself (``_memory_engine``: each conversation ingested into a
+``cx.Memory`` with verbatim observations and asked with ``Memory.find``; its latency at 6k and
+at the synthetic size; concurrent writer processes).
 
 Every turn of a conversation is one document: ``speaker: text`` plus the turn's BLIP image
 caption when it has one (``blip_caption``; the image itself and its search ``query`` are not
@@ -41,6 +44,7 @@ from ..session._embedders import available_embedders, get_embedder
 from ..session._retrieval import Doc, Embedder, Retriever
 from ._bm25 import _SMOOTH, _Index
 from ._fit import _locomo_path
+from ._memory_engine import memory_recall_rows, memory_scale, writer_throughput
 from ._result import BenchResult, Target
 
 __all__ = ["run"]
@@ -223,8 +227,29 @@ def run(
                 r.fusion = "rrf"
                 keep(f"hybrid_rrf_{name}", [h.doc_id for h in r.search(q, _DEPTH, mode="hybrid")])
                 keep(f"dense_{name}", [h.doc_id for h in r.search(q, _DEPTH, mode="dense")])
+
+    # The Memory engine asked the same questions (``_memory_engine``): lexical, and with the
+    # embedder of the best turn-level hybrid when one is installed.
+    def questions(sample: dict[str, Any]) -> Any:
+        for qa in sample["qa"]:
+            ev = evidence_ids(qa)
+            if ev:
+                yield str(qa["question"]), ev, int(qa.get("category", 0))
+
+    report(total_qas, total_qas, "asking a cx.Memory of each conversation")
+    mem_rows, mem_times = memory_recall_rows(samples, questions)
+    got["memory_lexical"] = mem_rows
+    engine_metrics: dict[str, float] = dict(mem_times)
+    preferred = sorted(embs, key=lambda e: e.name != "minilm")
+    if preferred:
+        emb = preferred[0]
+        report(total_qas, total_qas, f"asking a cx.Memory with {emb.name} embeddings")
+        rows_h, times_h = memory_recall_rows(samples, questions, embedder=emb)
+        got[f"memory_hybrid_{emb.name}"] = rows_h
+        engine_metrics.update({f"{k}_{emb.name}": v for k, v in times_h.items()})
     metrics: dict[str, float] = {}
     baselines: dict[str, float] = {}
+    metrics.update(engine_metrics)
     for arm, rows_ in got.items():
         table = baselines if arm.startswith("bm25_") else metrics
         table.update(_recall(arm, rows_))
@@ -251,6 +276,12 @@ def run(
     report(total_qas, total_qas, f"timing a synthetic {size:,}-document index")
     scale = _scale(data, size)
     metrics.update(scale)
+    report(total_qas, total_qas, "timing Memory.find at 6k and at the synthetic size")
+    pool = [t for sm in data for _, t in turns(sm)]
+    asks = [str(qa["question"]) for sm in data for qa in sm["qa"]][::20][:100]
+    metrics.update(memory_scale(pool, asks, (6_000, size)))
+    report(total_qas, total_qas, "timing concurrent writer processes")
+    metrics.update(writer_throughput(30 if quick else 100))
     targets = [
         Target.at_least("r5_all", 0.65),
         Target.at_least("r10_all", 0.75),
@@ -258,6 +289,9 @@ def run(
         # Must at least beat the plain BM25 reference measured in the same run.
         Target.at_least("r5_over_bm25_plain_ratio", 1.0),
         Target.at_most("synthetic_hybrid_query_ms_p95", 1000.0),
+        # the engine: nothing lost by concurrent writers, and find stays interactive
+        Target.at_most("writers_4_lost", 0.0),
+        Target.at_most(f"memory_find_ms_p95_{size}", 1000.0),
     ]
     metrics["r5_over_bm25_plain_ratio"] = metrics["r5_all"] / max(
         baselines["bm25_plain_r5_all"], 1e-9

@@ -215,9 +215,13 @@ def _rule_score(node: Node, q: str) -> float:
 
 
 def _relevant(node: Node, terms: set[str], retriever: Retriever, rank: int, *, dense: bool) -> bool:
-    """Whether a hit retrieval alone found is worth showing: it holds at least a third of
-    the query's index terms, or (with embeddings) it is among the three nearest. A query
-    about nothing in the memory then finds nothing, as the seed's negatives ask."""
+    """Whether a hit retrieval alone found is worth showing. A verbatim observation is the
+    record itself: shown in retrieval order. A durable memory (entity, preference, decision,
+    experience) must hold at least a third of the query's index terms, or (with embeddings)
+    be among the three nearest, so a query about nothing in the memory finds no durable hit,
+    as the seed's negatives ask, while recall over what was said stays the retriever's."""
+    if node.type == "observation":
+        return True
     if not terms:
         return False
     have = set(retriever.tokenize(index_text(node)))
