@@ -9,7 +9,9 @@ whole or streamed (server-sent events), and answers by a rule a test can reason 
   six letters as the query (so an agent turn has a real tool step);
 - a request that asks for JSON (``response_format`` or a schema in the prompt) gets ``{}``
   unless a reply is queued;
-- anything else gets ``ok: <the last user text>``.
+- anything else gets ``ok: <the last user text>``;
+- ``POST /v1/embeddings`` answers each input with a deterministic vector (hashed word counts),
+  so a retriever can rank with a real remote embedder.
 
 ``replies`` (a list) queues exact reply texts, taken first. Every request body is kept in
 ``requests``.
@@ -20,11 +22,21 @@ from __future__ import annotations
 import json
 import re
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+def _vector(text: str, dim: int = 64) -> list[float]:
+    """A deterministic embedding: hashed word counts (stemmed to 5 letters), unit length."""
+    v = [0.0] * dim
+    for w in re.findall(r"[a-z0-9]+", str(text).lower()):
+        v[zlib.crc32(w[:5].encode()) % dim] += 1.0
+    n = sum(x * x for x in v) ** 0.5 or 1.0
+    return [x / n for x in v]
 
 
 @dataclass
@@ -117,6 +129,11 @@ def openai_server() -> Iterator[OpenAIServer]:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             server.requests.append(body)
+            if self.path.endswith("/embeddings"):
+                texts = body.get("input") or []
+                data = [{"index": i, "embedding": _vector(t)} for i, t in enumerate(texts)]
+                self._send(200, json.dumps({"data": data}).encode(), "application/json")
+                return
             if not self.path.endswith("/chat/completions"):
                 self._send(404, b'{"error": {"message": "not found"}}', "application/json")
                 return

@@ -45,6 +45,7 @@ from ._base import (
     parse_structured,
     with_fallback,
 )
+from ._embeddings import RemoteEmbedder
 from ._options import CallOptions, ChatKwargs, ReasoningEffort, StreamKwargs, StructuredKwargs
 from ._retry import RetryPolicy
 from ._trace import TraceEvent, TraceKind, Tracer
@@ -76,6 +77,7 @@ __all__ = [
     "ModelProtocol",
     "Outcome",
     "ReasoningEffort",
+    "RemoteEmbedder",
     "RetryPolicy",
     "StreamKwargs",
     "Structured",

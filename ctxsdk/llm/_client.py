@@ -33,6 +33,7 @@ from ._base import (
     parse_structured,
 )
 from ._core import Answer, Call, Route
+from ._embeddings import parse_embeddings
 from ._limits import MAX_RESPONSE_BYTES
 from ._options import CallOptions, ChatKwargs, StreamKwargs, StructuredKwargs
 from ._retry import RetryPolicy
@@ -403,6 +404,27 @@ class LLM:
             record=self._record,
         )
         return Call(route, encode_body(body), self._headers(), stream=stream, cancel=opts.cancel)
+
+    def embed(self, texts: list[str], *, model: str | None = None) -> list[list[float]]:
+        """Embeddings of ``texts`` from this endpoint's ``/embeddings`` (OpenAI-compatible),
+        in order, with the same retries, timeout, size cap and tracer as a chat call.
+        ``model`` defaults to this LLM's model. Raises ``LLMError`` subclasses; an answer
+        that is not one vector per text is an ``LLMOutputError``."""
+        base, chat_model = self._require_route()
+        if not texts:
+            return []
+        url = f"{base}/embeddings"
+        route = dataclasses.replace(
+            self._plan([{"role": "user", "content": ""}], CallOptions()).route,
+            url=url,
+            where=safe_url(url),
+            model=model or chat_model,
+        )
+        body = {"model": model or chat_model, "input": list(texts)}
+        call = Call(route, encode_body(body), self._headers(), stream=False, cancel=None)
+        with call.traced():
+            answer = self._open(call)
+        return parse_embeddings(answer.body, len(texts), where=route.where)
 
     def _scrub(self, text: str) -> str:
         if self._api_key:
