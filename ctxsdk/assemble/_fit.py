@@ -3,7 +3,8 @@
 Never collapsed: the system prompt, the latest user message, and the tool call group the next
 step depends on. A tool result can be collapsed alone (a content rewrite keeps its pairing); an
 assistant that calls tools is collapsed with its results. What stays is chosen by relevance to
-the query (BM25 over the node texts, lightly smoothed over neighbours) per token spent, where
+the query (the base's ``Retriever`` over the node texts: BM25 with fit's additions, lightly
+smoothed over neighbours, fused with embeddings when an embedder is given) per token spent, where
 the tokens spent include the marker of every off run the choice makes or saves (``_pack``);
 equal relevance goes to the most recent. ``key`` alone is tried first where its digest is
 really shorter; ``off`` only when key is not enough. The estimate that drives the choice is
@@ -14,11 +15,14 @@ cannot move and what it costs.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from .._display import Rendered, esc, plural, stacked_bar, table
 from ..errors import InvalidArgument
 from ..session import (
+    Embedder,
     Session,
     SurfaceNode,
     TokenCounter,
@@ -176,10 +180,66 @@ def _units(surface: list[SurfaceNode], groups: list[tuple[int, int]]) -> list[tu
     return [(p, group_at.get(p, p)) for p in range(len(surface))]
 
 
+class _Memo:
+    """An embedder that remembers the vector of every text it embedded, so the surface of a
+    session is embedded once however many indexes and fits rank it."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.embedded = 0  # texts the inner embedder was asked for
+        self._vecs: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vecs]
+        if todo:
+            import numpy
+
+            vecs = numpy.asarray(self.inner.embed(todo), dtype=numpy.float32)
+            if vecs.shape != (len(todo), self.inner.dim):
+                raise InvalidArgument(
+                    f"embedder {self.inner.name!r} returned shape {vecs.shape}, "
+                    f"expected ({len(todo)}, {self.inner.dim})"
+                )
+            self.embedded += len(todo)
+            self._vecs.update(zip(todo, vecs, strict=True))
+        return cast("list[list[float]]", [self._vecs[t] for t in texts])
+
+    def embed_query(self, texts: list[str]) -> list[list[float]]:
+        fn = getattr(self.inner, "embed_query", None) or self.inner.embed
+        out: list[list[float]] = fn(texts)
+        return out
+
+
+# Per session (held weakly: a session that is gone takes its vectors along), per embedder.
+_MEMOS: weakref.WeakKeyDictionary[Session, list[_Memo]] = weakref.WeakKeyDictionary()
+
+
+def _memo(session: Session, embedder: Embedder) -> _Memo:
+    if isinstance(embedder, _Memo):
+        return embedder
+    memos = _MEMOS.setdefault(session, [])
+    for m in memos:
+        if m.inner is embedder:
+            return m
+    memos.append(_Memo(embedder))
+    return memos[-1]
+
+
 @dataclass
 class FitIndex:
     """What fitting needs that does not depend on the budget or the query: built once per
-    session and reused across many fits (a benchmark fits one session hundreds of times)."""
+    session and reused across many fits (a benchmark fits one session hundreds of times).
+
+    ``ranker`` is lexical; :meth:`ranker_for` gives the hybrid ranker of an embedder, built
+    once per index, over embeddings computed once per session and embedder."""
 
     session: Session
     surface: list[SurfaceNode]
@@ -196,6 +256,20 @@ class FitIndex:
     carrier: list[bool]  # plain user messages that can carry an adjacent off run
     config: DigestConfig
     system: int = 0  # a v0-v2 header system prompt: sent, but no surface node counts it
+    texts: list[str] = field(default_factory=list)  # what the ranker reads, per node
+    _hybrid: list[tuple[Embedder, Ranker]] = field(default_factory=list, repr=False)
+
+    def ranker_for(self, embedder: Embedder | None) -> Ranker:
+        """The lexical ranker, or with ``embedder`` the hybrid one (lexical fused with the
+        nodes' embeddings), built on first use and kept with this index."""
+        if embedder is None:
+            return self.ranker
+        for e, r in self._hybrid:
+            if e is embedder:
+                return r
+        r = Ranker(self.texts, embedder=_memo(self.session, embedder))
+        self._hybrid.append((embedder, r))
+        return r
 
     @classmethod
     def build(cls, session: Session, counter: TokenCounter, config: DigestConfig) -> FitIndex:
@@ -216,6 +290,7 @@ class FitIndex:
         marker = off_marker(config, items, tokens, top, top + 1) if seqs else ""
         rewrite = off_rewrite(config, assembly_header("off", items, tokens), top)
         now = current_modes(session, surface)
+        texts = [digest_text(n.message) for n in surface]
         # A carrier is re-emitted verbatim: a user message the model sees as it was written
         # (not a replacement), and not one fit must leave alone.
         carrier = [
@@ -238,7 +313,8 @@ class FitIndex:
             groups=groups,
             keep=keep,
             now=now,
-            ranker=Ranker([digest_text(n.message) for n in surface]),
+            ranker=Ranker(texts),
+            texts=texts,
             units=units,
             key_cost=key_cost,
             system=header_system_tokens(session, counter.tokenizer.name),
@@ -254,11 +330,14 @@ def fit_plan(
     config: DigestConfig,
     base: dict[int, Target] | None = None,
     index: FitIndex | None = None,
+    embedder: Embedder | None = None,
 ) -> FitResult:
     """Modes for every node so the derived messages fit ``budget`` tokens.
 
     ``base`` holds choices made before (``set``, rules, a loaded draft): fit never changes
-    them, nor the tool group they sit in, and fits the rest around them."""
+    them, nor the tool group they sit in, and fits the rest around them. With ``embedder``
+    the query ranks the nodes by hybrid scores (lexical fused with embeddings); the nodes
+    are embedded once per session and embedder, not once per fit."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise InvalidArgument(
             f"a token budget is a positive whole number of tokens (at least 1), not {budget!r}"
@@ -304,7 +383,7 @@ def fit_plan(
         if any(a <= p <= b for p in held):
             held.update(range(a, b + 1))
 
-    smooth = ix.ranker.scores(query)
+    smooth = ix.ranker_for(embedder).scores(query)
     units = [
         u
         for u in ix.units

@@ -10,6 +10,11 @@ The same fits also measure the tokens spent on markers (what left and the way ba
 budget, and the zero-token option (``DigestConfig(absorb_off=True)``): its coverage, and that
 its markers cost nothing at all. Every plan is checked by the exact planner: a plan that does
 not fit its budget is counted as a failure, not as coverage.
+
+With a local embedder installed (the best of ``available_embedders()``: e5-small, else minilm)
+a ``hybrid`` arm fits again with ``fit_plan(..., embedder=...)``: the base's Retriever fusing
+lexical and dense scores. Each conversation is embedded once (the index keeps the vectors).
+``best_evidence_coverage_cat1_4_at_4k`` is the better of the lexical and the hybrid arm.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 from .._progress import Progress, resolve_progress
 from ..assemble import DigestConfig, FitIndex, fit_plan
 from ..errors import DataMissing
+from ..session import Embedder, available_embedders, get_embedder
 from ..session._session import Session
 from ..session._tokens import TokenCounter
 from ..session.importers import from_locomo, import_provenance
@@ -87,6 +93,16 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _best_embedder() -> Embedder | None:
+    """The best installed local embedder for this data (e5-small measured best on LoCoMo in
+    ``bench memory``), or None."""
+    installed = available_embedders()
+    for name in ("e5-small", "minilm"):
+        if name in installed:
+            return get_embedder(name)
+    return None
+
+
 def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult:
     path = _locomo_path()
     if path is None:
@@ -101,6 +117,8 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
     config = DigestConfig()
     zero = DigestConfig(absorb_off=True)
     report = resolve_progress(progress)
+    embedder = _best_embedder()
+    embed_seconds = 0.0
     # method -> (budget, category) -> coverage per QA
     cov: dict[str, dict[tuple[int, int], list[float]]] = defaultdict(lambda: defaultdict(list))
     markers: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -116,6 +134,16 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         ix = FitIndex.build(session, counter, config)
         ix_zero = FitIndex.build(session, counter, zero)
         bm25 = Bm25Baseline(ix, counter, config)
+        arms: list[tuple[str, DigestConfig, FitIndex, Embedder | None]] = [
+            ("fit", config, ix, None),
+            ("zero", zero, ix_zero, None),
+        ]
+        if embedder is not None:
+            report(done, total_qas, f"embedding conversation {i + 1} with {embedder.name}")
+            t0 = time.perf_counter()
+            ix.ranker_for(embedder).retriever.flush()
+            embed_seconds += time.perf_counter() - t0
+            arms.append(("hybrid", config, ix, embedder))
         for qa in data[i]["qa"][:per_conv_qas]:
             done += 1
             report(done, total_qas, "fitting LoCoMo QAs")
@@ -126,9 +154,15 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
             category = int(qa.get("category", 0))
             question = str(qa["question"])
             for budget in BUDGETS:
-                for name, cfg, index in (("fit", config, ix), ("zero", zero, ix_zero)):
+                for name, cfg, index, emb in arms:
                     r = fit_plan(
-                        session, budget, query=question, counter=counter, config=cfg, index=index
+                        session,
+                        budget,
+                        query=question,
+                        counter=counter,
+                        config=cfg,
+                        index=index,
+                        embedder=emb,
                     )
                     fits += 1
                     markers[name][budget].append(r.marker_tokens(counter))
@@ -159,6 +193,17 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         metrics[f"coverage_over_bm25_ratio_at_{k}"] = mine / max(bm, 1e-9)
         metrics[f"coverage_over_recency_ratio_at_{k}"] = mine / max(rec, 1e-9)
         metrics[f"evidence_coverage_zero_marker_at_{k}"] = overall("zero", budget)
+        best = mine
+        if embedder is not None:
+            hybrid = overall("hybrid", budget)
+            metrics[f"hybrid_evidence_coverage_cat1_4_at_{k}"] = hybrid
+            metrics[f"hybrid_coverage_over_bm25_ratio_at_{k}"] = hybrid / max(bm, 1e-9)
+            metrics[f"hybrid_marker_tokens_share_at_{k}"] = (
+                statistics.mean(markers["hybrid"][budget]) / budget
+            )
+            best = max(best, hybrid)
+        metrics[f"best_evidence_coverage_cat1_4_at_{k}"] = best
+        metrics[f"best_coverage_over_bm25_ratio_at_{k}"] = best / max(bm, 1e-9)
         for c, name in _CATEGORIES.items():
             vals = cov["fit"][(budget, c)]
             if vals:
@@ -172,6 +217,10 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
     metrics["plans_over_budget"] = float(over_budget)
     targets = [
         Target.at_least("evidence_coverage_cat1_4_at_4k", 0.80),
+        # The issue's goal: the best fit arm measured (lexical, or hybrid when an embedder
+        # is installed) keeps 90% of the evidence at 4k and beats the BM25 baseline.
+        Target.at_least("best_evidence_coverage_cat1_4_at_4k", 0.90),
+        Target.at_least("best_coverage_over_bm25_ratio_at_4k", _BEAT),
         Target.at_least("coverage_over_recency_ratio_at_4k", 2.0),
         # Strictly better than the independent BM25 baseline: a tie misses.
         *(Target.at_least(f"coverage_over_bm25_ratio_at_{k}", _BEAT) for k in ("1k", "2k", "4k")),
@@ -189,6 +238,8 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
             "fits": fits,
             "evidence_ids_not_found": missing_evidence,
             "tokenizer": "cl100k_base",
+            "embedder": embedder.name if embedder is not None else "none installed",
+            "embed_seconds": round(embed_seconds, 1),
             "seconds": round(time.perf_counter() - started, 1),
         },
     )

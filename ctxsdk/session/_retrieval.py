@@ -427,12 +427,55 @@ class Retriever:
             raise InvalidArgument(f"mode {mode!r} needs an embedder")
         if k <= 0 or not len(self) or not query.strip():
             return []
-        lex = self._smooth(self.lexical_scores(query), self.neighbour)
-        for s in self._dead & lex.keys():
-            del lex[s]
+        lex = self._smoothed(query)
         if mode == "lexical":
             best = heapq.nlargest(k, ((v, -s) for s, v in lex.items() if v > 0))
             return [Hit(self._ids[-s], v, {"lexical": v}) for v, s in best]
+        xp = _numpy()
+        fused, lex_arr, cos, alive = self._fused(query, lex, mode)
+        rows = cos.shape[0]
+        k = min(k, int(alive.sum()))
+        top = xp.argpartition(-fused, k - 1)[:k] if k < rows else xp.arange(rows)
+        order = sorted(top.tolist(), key=lambda s: (-fused[s], s))[:k]
+        return [
+            Hit(
+                self._ids[s],
+                float(fused[s]),
+                {"lexical": float(lex_arr[s]), "dense": float(cos[s]), "fused": float(fused[s])},
+            )
+            for s in order
+        ]
+
+    def scores(self, query: str, *, mode: Mode | None = None) -> dict[str, float]:
+        """Every document's relevance to ``query``, by id in the order they were added:
+        the lexical score after the neighbour step (0 for a document no query word
+        reaches), or with an embedder the fused score (``mode`` as in :meth:`search`).
+        Sorting these best first, ties to the earlier added, gives :meth:`search`'s
+        ranking (which leaves out lexical scores of 0)."""
+        mode = mode or ("hybrid" if self.embedder is not None else "lexical")
+        if mode != "lexical" and self.embedder is None:
+            raise InvalidArgument(f"mode {mode!r} needs an embedder")
+        alive = [s for s in range(len(self._ids)) if s not in self._dead]
+        if not alive or not query.strip():
+            return {self._ids[s]: 0.0 for s in alive}
+        lex = self._smoothed(query)
+        if mode == "lexical":
+            return {self._ids[s]: lex.get(s, 0.0) for s in alive}
+        fused = self._fused(query, lex, mode)[0].tolist()
+        return {self._ids[s]: fused[s] for s in alive}
+
+    def _smoothed(self, query: str) -> dict[int, float]:
+        """Lexical scores after the neighbour step, for the live slots that have one."""
+        lex = self._smooth(self.lexical_scores(query), self.neighbour)
+        for s in self._dead & lex.keys():
+            del lex[s]
+        return lex
+
+    def _fused(
+        self, query: str, lex: dict[int, float], mode: Mode
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float32], NDArray[np.bool_]]:
+        """Per slot: the fused score (dead slots -inf), the lexical and dense scores, and
+        which slots are alive."""
         self.flush()
         xp = _numpy()
         cos = self._dense(query)
@@ -452,17 +495,7 @@ class Retriever:
         else:
             fused = self._weighted(lex_arr, cos, alive)
         fused[~alive] = -xp.inf
-        k = min(k, int(alive.sum()))
-        top = xp.argpartition(-fused, k - 1)[:k] if k < rows else xp.arange(rows)
-        order = sorted(top.tolist(), key=lambda s: (-fused[s], s))[:k]
-        return [
-            Hit(
-                self._ids[s],
-                float(fused[s]),
-                {"lexical": float(lex_arr[s]), "dense": float(cos[s]), "fused": float(fused[s])},
-            )
-            for s in order
-        ]
+        return fused, lex_arr, cos, alive
 
     def _rrf(
         self, lex: NDArray[np.float64], cos: NDArray[np.float32], alive: NDArray[np.bool_]
