@@ -512,41 +512,36 @@ class Memory:
         cands: list[Candidate] = list(ex.candidates)
         if verbatim:
             cands += list(observations(session))
-        added: list[str] = []
-        touched: list[str] = []
-        edges = 0
         with self.store.batch():
-            applied: list[tuple[Candidate, Node]] = []
-            for cand in sorted(cands, key=lambda c: c.type != "entity"):
-                node, new = self._apply(cand)
-                (added if new else touched).append(node.id)
-                applied.append((cand, node))
-            for cand, node in applied:
-                for label, name in cand.links:
-                    other = self._entity(name)
-                    if other is not None and self._link(node.id, other.id, label):
-                        edges += 1
+            added, touched, edges = self._write_candidates(cands)
             self.store.set_meta(marker, {"through": through, "verbatim": verbatim})
         merged_ids = tuple(dict.fromkeys(n for n in touched if n not in added))
         return IngestReport(sid, tuple(added), merged_ids, edges, ex.dropped, model=model)
 
+    def _write_candidates(self, cands: Sequence[Candidate]) -> tuple[list[str], list[str], int]:
+        """Apply ``cands`` (entities first, so links find them), then link each to the
+        entities it names; returns the new ids, the merged-into ids and the edges added.
+        The caller holds the batch."""
+        added: list[str] = []
+        touched: list[str] = []
+        edges = 0
+        applied: list[tuple[Candidate, Node]] = []
+        for cand in sorted(cands, key=lambda c: c.type != "entity"):
+            node, new = self._apply(cand)
+            (added if new else touched).append(node.id)
+            applied.append((cand, node))
+        for cand, node in applied:
+            for label, name in cand.links:
+                other = self._entity(name)
+                if other is not None and self._link(node.id, other.id, label):
+                    edges += 1
+        return added, touched, edges
+
     def import_memory_md(self, text: str) -> IngestReport:
         """A one-shot import of a MEMORY.md file (strict: the seed's cues and caps)."""
         ex = parse_memory_md(text, now=self.now())
-        added: list[str] = []
-        edges = 0
         with self.store.batch():
-            applied = []
-            for cand in sorted(ex.candidates, key=lambda c: c.type != "entity"):
-                node, new = self._apply(cand)
-                if new:
-                    added.append(node.id)
-                applied.append((cand, node))
-            for cand, node in applied:
-                for label, name in cand.links:
-                    other = self._entity(name)
-                    if other is not None and self._link(node.id, other.id, label):
-                        edges += 1
+            added, _, edges = self._write_candidates(ex.candidates)
         return IngestReport("MEMORY.md", tuple(added), (), edges, ex.dropped)
 
     # -- out ------------------------------------------------------------------------------------
