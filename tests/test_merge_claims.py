@@ -36,6 +36,8 @@ def _kv(text: str) -> list[tuple[str, str, bool]]:
 # -- the patterns, positive ------------------------------------------------------------------
 POSITIVE = [
     ("The database is PostgreSQL.", [("database", "postgresql", False)]),
+    ("The db is MySQL.", [("database", "mysql", False)]),
+    ("Our repo config is strict.", [("repository configuration", "strict", False)]),
     ("Records are stored as JSONL.", [("records stored", "jsonl", False)]),
     ("Actually, we switched the cache to Redis.", [("cache", "redis", False)]),
     ("Retries are capped at three.", [("retries capped", "three", False)]),

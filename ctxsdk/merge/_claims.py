@@ -95,7 +95,8 @@ with ``superseded=True``); a later negated claim supersedes earlier claims of th
 ``claims_to_states`` turns the live claims into one ``SlotState`` per key.
 
 Known limits: only these shapes are read ("PostgreSQL it is" or "we went with MySQL" give
-nothing); a key phrase is taken literally, so "db" and "database" stay apart; negated claims
+nothing); a key phrase is taken literally beyond a few spelled-out short forms (``db``,
+``repo``, ``config``, ...), so "data store" and "database" stay apart; negated claims
 do not enter a state by default.
 """
 
@@ -262,14 +263,33 @@ def _singular(word: str) -> str:
     return word[:-1]
 
 
+# Short forms a key is often written in, spelled out so that "the db" meets "the database".
+# Only unambiguous ones: "auth" (authentication or authorization) stays as it is.
+_KEY_WORDS: Mapping[str, str] = MappingProxyType(
+    {
+        "db": "database",
+        "dbs": "database",
+        "repo": "repository",
+        "repos": "repository",
+        "env": "environment",
+        "cfg": "configuration",
+        "config": "configuration",
+        "pkg": "package",
+        "deps": "dependencies",
+        "k8s": "kubernetes",
+    }
+)
+
+
 def normalize_key(phrase: str) -> str:
     """A key phrase as a slot key: lowercase, no markdown, punctuation, determiners or
-    possessives, spaces collapsed, a safe trailing plural dropped."""
+    possessives, spaces collapsed, common short forms spelled out (``db`` -> ``database``),
+    a safe trailing plural dropped."""
     s = _MD.sub("", phrase).lower().strip()
     s = _KEY_DET.sub("", s)
     s = _CJK_DET.sub("", s)
     s = _KEY_JUNK.sub(" ", s.replace("'s ", " ")).replace("_", " ")
-    words = s.split()
+    words = [_KEY_WORDS.get(w, w) for w in s.split()]
     if not words:
         return ""
     words[-1] = _singular(words[-1])
