@@ -17,6 +17,7 @@
  * checkpoints or sessions stay responsive.
  */
 import { createChannel } from "./base/channel.js";
+import { panZoom } from "./base/panzoom.js";
 import { h, badge, formatTokens, stackedBar, legend } from "./base/components.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -120,6 +121,25 @@ function render({ model, el }) {
       })
     )
   );
+  // drag pans, the wheel zooms, a click opens a node (base/panzoom.js)
+  const pz = panZoom(svg, {
+    get: () => view,
+    set: (v) => {
+      view = v;
+      applyView();
+    },
+    minK: MIN_K,
+    maxK: MAX_K,
+    draggingClass: "cx-graph--dragging",
+    onClick: (e) => {
+      const node = /** @type {Element} */ (e.target).closest?.(".cx-node");
+      if (node) {
+        const i = Number(node.getAttribute("data-i"));
+        setCursor(i);
+        select(i);
+      }
+    },
+  });
   const defs = s("defs");
   const arrow = s("marker", { id: `${uid}-arrow`, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" });
   arrow.append(s("path", { d: "M0,0 L10,5 L0,10 z", class: "cx-graph__arrow" }));
@@ -199,11 +219,7 @@ function render({ model, el }) {
   }
 
   // ---- the view transform --------------------------------------------------------------
-  function size() {
-    const r = svg.getBoundingClientRect();
-    return { w: r.width || 600, h: r.height || 400 };
-  }
-
+  const size = () => pz.size();
   function applyView() {
     viewport.setAttribute("transform", `translate(${view.x.toFixed(2)},${view.y.toFixed(2)}) scale(${view.k.toFixed(4)})`);
     svg.classList.toggle("cx-graph--far", view.k < FAR_K);
@@ -232,16 +248,8 @@ function render({ model, el }) {
     applyView();
   }
 
-  /** @param {number} factor @param {number} [cx] @param {number} [cy] screen point kept still */
-  function zoomBy(factor, cx, cy) {
-    const { w, h: hh } = size();
-    const px = cx ?? w / 2;
-    const py = cy ?? hh / 2;
-    const k = Math.max(MIN_K, Math.min(MAX_K, view.k * factor));
-    const f = k / view.k;
-    view = { k, x: px - (px - view.x) * f, y: py - (py - view.y) * f };
-    applyView();
-  }
+  /** @param {number} factor @param {number} [cx] @param {number} [cy] */
+  const zoomBy = (factor, cx, cy) => pz.zoomBy(factor, cx, cy);
 
   function panBy(dx, dy) {
     view = { ...view, x: view.x + dx, y: view.y + dy };
@@ -390,49 +398,6 @@ function render({ model, el }) {
   }
 
   // ---- pointer: drag pans, wheel zooms, click selects ------------------------------------
-  let drag = /** @type {{x: number, y: number, vx: number, vy: number, moved: boolean, id: number} | null} */ (null);
-  svg.addEventListener("pointerdown", (e) => {
-    if (e.button !== 0) return;
-    drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y, moved: false, id: e.pointerId };
-  });
-  svg.addEventListener("pointermove", (e) => {
-    if (!drag || drag.id !== e.pointerId) return;
-    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
-    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
-    if (!drag.moved) {
-      drag.moved = true;
-      svg.setPointerCapture(e.pointerId);
-      svg.classList.add("cx-graph--dragging");
-    }
-    view = { ...view, x: drag.vx + dx, y: drag.vy + dy };
-    applyView();
-  });
-  const endDrag = (/** @type {PointerEvent} */ e) => {
-    if (!drag || drag.id !== e.pointerId) return;
-    const moved = drag.moved;
-    drag = null;
-    svg.classList.remove("cx-graph--dragging");
-    if (svg.hasPointerCapture(e.pointerId)) svg.releasePointerCapture(e.pointerId);
-    if (moved || e.type === "pointercancel") return;
-    const node = /** @type {Element} */ (e.target).closest?.(".cx-node");
-    if (node) {
-      const i = Number(node.getAttribute("data-i"));
-      setCursor(i);
-      select(i);
-    }
-  };
-  svg.addEventListener("pointerup", endDrag);
-  svg.addEventListener("pointercancel", endDrag);
-  svg.addEventListener(
-    "wheel",
-    (e) => {
-      e.preventDefault();
-      const r = svg.getBoundingClientRect();
-      const factor = Math.exp(-(e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY) * 0.0015);
-      zoomBy(factor, e.clientX - r.left, e.clientY - r.top);
-    },
-    { passive: false },
-  );
 
   // ---- keyboard --------------------------------------------------------------------------
   /** @param {number} i */

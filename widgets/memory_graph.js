@@ -16,6 +16,7 @@
  * The layout is the kernel's (deterministic: entities as hubs, their neighbours on rings).
  */
 import { createChannel } from "./base/channel.js";
+import { panZoom } from "./base/panzoom.js";
 import { h, badge, formatTokens } from "./base/components.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -115,6 +116,21 @@ function render({ model, el }) {
   const svg = /** @type {SVGSVGElement} */ (
     /** @type {unknown} */ (s("svg", { class: "cx-mgraph__svg", role: "application", tabindex: "0", "aria-roledescription": "graph", "aria-label": "memory graph: arrows move between nodes, Enter opens one, + and - zoom, 0 fits" }))
   );
+  // drag pans, the wheel zooms, a click opens a node (base/panzoom.js)
+  const pz = panZoom(svg, {
+    get: () => view,
+    set: (v) => {
+      view = v;
+      applyView();
+    },
+    minK: MIN_K,
+    maxK: MAX_K,
+    draggingClass: "cx-mgraph--dragging",
+    onClick: (e) => {
+      const node = /** @type {Element} */ (e.target).closest?.(".cx-mnode");
+      if (node) open(String(node.getAttribute("data-id")));
+    },
+  });
   const defs = s("defs");
   const arrow = s("marker", { id: `${uid}-arrow`, viewBox: "0 0 10 10", refX: "10", refY: "5", markerUnits: "userSpaceOnUse", markerWidth: "9", markerHeight: "9", orient: "auto-start-reverse" });
   arrow.append(s("path", { d: "M0,0 L10,5 L0,10 z", class: "cx-mgraph__arrow" }));
@@ -186,10 +202,7 @@ function render({ model, el }) {
   }
 
   // ---- the view transform --------------------------------------------------------------
-  function size() {
-    const r = svg.getBoundingClientRect();
-    return { w: r.width || 600, h: r.height || 400 };
-  }
+  const size = () => pz.size();
   function applyView() {
     viewport.setAttribute("transform", `translate(${view.x.toFixed(2)},${view.y.toFixed(2)}) scale(${view.k.toFixed(4)})`);
     svg.classList.toggle("cx-mgraph--far", view.k < FAR_K);
@@ -205,14 +218,7 @@ function render({ model, el }) {
     applyView();
   }
   /** @param {number} factor @param {number} [cx] @param {number} [cy] */
-  function zoomBy(factor, cx, cy) {
-    const { w, h: hh } = size();
-    const px = cx ?? w / 2, py = cy ?? hh / 2;
-    const k = Math.max(MIN_K, Math.min(MAX_K, view.k * factor));
-    const f = k / view.k;
-    view = { k, x: px - (px - view.x) * f, y: py - (py - view.y) * f };
-    applyView();
-  }
+  const zoomBy = (factor, cx, cy) => pz.zoomBy(factor, cx, cy);
   /** @param {number} i */
   function reveal(i) {
     const { w, h: hh } = size();
@@ -343,44 +349,6 @@ function render({ model, el }) {
   }
 
   // ---- pointer -------------------------------------------------------------------------
-  let drag = /** @type {{x: number, y: number, vx: number, vy: number, moved: boolean, id: number} | null} */ (null);
-  svg.addEventListener("pointerdown", (e) => {
-    if (e.button !== 0) return;
-    drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y, moved: false, id: e.pointerId };
-  });
-  svg.addEventListener("pointermove", (e) => {
-    if (!drag || drag.id !== e.pointerId) return;
-    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
-    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
-    if (!drag.moved) {
-      drag.moved = true;
-      svg.setPointerCapture(e.pointerId);
-      svg.classList.add("cx-mgraph--dragging");
-    }
-    view = { ...view, x: drag.vx + dx, y: drag.vy + dy };
-    applyView();
-  });
-  const endDrag = (/** @type {PointerEvent} */ e) => {
-    if (!drag || drag.id !== e.pointerId) return;
-    const moved = drag.moved;
-    drag = null;
-    svg.classList.remove("cx-mgraph--dragging");
-    if (svg.hasPointerCapture(e.pointerId)) svg.releasePointerCapture(e.pointerId);
-    if (moved || e.type === "pointercancel") return;
-    const node = /** @type {Element} */ (e.target).closest?.(".cx-mnode");
-    if (node) open(String(node.getAttribute("data-id")));
-  };
-  svg.addEventListener("pointerup", endDrag);
-  svg.addEventListener("pointercancel", endDrag);
-  svg.addEventListener(
-    "wheel",
-    (e) => {
-      e.preventDefault();
-      const r = svg.getBoundingClientRect();
-      zoomBy(Math.exp(-(e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY) * 0.0015), e.clientX - r.left, e.clientY - r.top);
-    },
-    { passive: false },
-  );
 
   // ---- keyboard ------------------------------------------------------------------------
   /** @param {number} i */

@@ -59,11 +59,12 @@ def static_dir(package: Path | None = None) -> Path:
     )
 
 
-def static_files(name: str, *, virtualized: bool = False) -> list[Path]:
+def static_files(name: str, *, virtualized: bool = False, graph: bool = False) -> list[Path]:
     """The front-end files widget ``name`` is built from (for tests and docs): the base
-    channel, components and theme (and the virtualizer when ``virtualized``), then
-    ``name.js`` and ``name.css``."""
+    channel, components and theme (and the virtualizer when ``virtualized``, pan and zoom
+    when ``graph``), then ``name.js`` and ``name.css``."""
     base = ["base/channel.js", *(["base/virtualizer.js"] if virtualized else [])]
+    base += ["base/panzoom.js"] if graph else []
     base += ["base/components.js", "base/theme.css", f"{name}.js", f"{name}.css"]
     root = static_dir()
     return [root / p for p in base]

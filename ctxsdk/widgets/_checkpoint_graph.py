@@ -710,4 +710,4 @@ def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
     from ._bundle import static_files
 
-    return static_files("checkpoint_graph")
+    return static_files("checkpoint_graph", graph=True)

@@ -612,4 +612,4 @@ def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
     from ._bundle import static_files
 
-    return static_files("memory_graph")
+    return static_files("memory_graph", graph=True)
