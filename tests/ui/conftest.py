@@ -20,6 +20,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +189,25 @@ def open_notebook(page: Any, url: str, ready: str) -> None:
     )
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_selector(ready, timeout=90_000)
+
+
+@contextmanager
+def notebook_page(
+    browser: Any, url: str, ready: str, errors: list[str], *, height: int = 1300
+) -> Iterator[Any]:
+    """A browser page on the notebook at ``url``, opened and run (``open_notebook``), with
+    page errors and console errors collected in ``errors``; the kernel is shut down and the
+    page closed afterwards."""
+    context = browser.new_context(viewport={"width": 1280, "height": height})
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    page.on(
+        "console",
+        lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
+    )
+    try:
+        open_notebook(page, url, ready)
+        yield page
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+    finally:
+        context.close()

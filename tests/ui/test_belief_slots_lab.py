@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook
+from .conftest import Lab, notebook_page
 from .test_context_tree_lab import Notebook
 
 SETUP = """\
@@ -74,19 +74,8 @@ _ERRORS: list[str] = []
 @pytest.fixture(scope="module")
 def nb(lab: Lab, browser: Any) -> Iterator[Notebook]:
     url = lab.notebook("belief_slots.ipynb", [SETUP, SHOW])
-    context = browser.new_context(viewport={"width": 1280, "height": 1300})
-    page = context.new_page()
-    page.on("pageerror", lambda e: _ERRORS.append(f"pageerror: {e}"))
-    page.on(
-        "console",
-        lambda m: _ERRORS.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
-    )
-    try:
-        open_notebook(page, url, ".cx-slots .cx-srow[data-key]")
+    with notebook_page(browser, url, ".cx-slots .cx-srow[data-key]", _ERRORS) as page:
         yield Notebook(page)
-        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
-    finally:
-        context.close()
 
 
 def _py(nb: Notebook, expr: str, tag: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook
+from .conftest import Lab, notebook_page
 from .test_context_tree_lab import Notebook
 
 SETUP = """\
@@ -50,19 +50,8 @@ def nb(lab: Lab, browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iter
     root = Path(__file__).resolve().parents[2]
     db = tmp_path_factory.mktemp("mem") / "memory.db"
     url = lab.notebook("memory_graph.ipynb", [SETUP.format(root=str(root), db=str(db)), SHOW])
-    context = browser.new_context(viewport={"width": 1280, "height": 1200})
-    page = context.new_page()
-    page.on("pageerror", lambda e: _ERRORS.append(f"pageerror: {e}"))
-    page.on(
-        "console",
-        lambda m: _ERRORS.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
-    )
-    try:
-        open_notebook(page, url, ".cx-mgraph .cx-mnode[data-id]")
+    with notebook_page(browser, url, ".cx-mgraph .cx-mnode[data-id]", _ERRORS, height=1200) as page:
         yield Notebook(page)
-        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
-    finally:
-        context.close()
 
 
 def _py(nb: Notebook, expr: str, tag: str) -> str:
