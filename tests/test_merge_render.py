@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from typing import Any
 
 import pytest
 
@@ -15,30 +16,14 @@ from ctxsdk.merge._claims import Claim
 from ctxsdk.merge._render import HEADER, Block, banner, build_block, render_slot
 from ctxsdk.session import get_tokenizer
 
+from .test_merge_pack import claim as _claim
+
 LONG_ID = "01234567-89ab-4def-8123-456789abcdef"  # a harness (UUID) id
 
 
-def claim(
-    key: str,
-    value: str,
-    evidence: int = 2,
-    source: str = LONG_ID,
-    *,
-    text: str | None = None,
-    kind: str = "fact",
-    seq: int = 1,
-    trust: int = 1,
-) -> Claim:
-    return Claim(
-        key=key,
-        value=value,
-        evidence=evidence,
-        text=text if text is not None else f"The {key} is {value}.",
-        source=source,
-        seq=seq,
-        kind=kind,  # type: ignore[arg-type]
-        trust=trust,
-    )
+def claim(key: str, value: str, evidence: int = 2, source: str = LONG_ID, **kw: Any) -> Claim:
+    """``test_merge_pack.claim`` with a harness (UUID) session id as the default source."""
+    return _claim(key, value, evidence, source, **kw)
 
 
 def one(*claims: Claim) -> Slot:
