@@ -19,6 +19,7 @@ A remote OpenAI-compatible endpoint is an ``Embedder`` too; it lives in ``ctxsdk
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from ._retrieval import Embedder
 __all__ = ["EMBEDDERS", "available_embedders", "get_embedder"]
 
 
-class _Lazy:
+class _Lazy(ABC):
     """An embedder whose package is imported on first use."""
 
     def __init__(self, name: str, dim: int, package: str, module: str) -> None:
@@ -61,8 +62,9 @@ class _Lazy:
             return False
         return True
 
+    @abstractmethod
     def embed(self, texts: list[str]) -> list[list[float]]:
-        raise NotImplementedError
+        """Each model embeds in its own way (prefixes, pooling)."""
 
 
 class E5Small(_Lazy):
