@@ -35,7 +35,8 @@ from ._beliefs import Branch, Slot, Trust
 from ._branches import SourceLike, TrustLike, read_branches
 from ._derive import DerivationReport, derive
 from ._render import Block, build_block
-from ._slots import SCORES, Score
+from ._slots import Score
+from ._slots import _score as resolve_score
 from ._sources import MergeSources
 from ._tool import home_of
 from ._trust import Violation, check_trust, presented_trust
@@ -51,18 +52,9 @@ ScoreLike = str | Score
 
 
 def _score_name(score: ScoreLike) -> str:
-    if isinstance(score, str):
-        if score not in SCORES:
-            from ..errors import UnknownName
-
-            raise UnknownName(
-                f"no score {score!r}; known: {', '.join(sorted(SCORES))} "
-                "(or pass a callable (supports) -> comparable)"
-            )
-        return score
-    if not callable(score):
-        raise InvalidArgument(f"score must be a name or a callable, got {score!r}")
-    return str(getattr(score, "__name__", None) or repr(score))
+    """The name a score is shown by; ``resolve_score`` refuses an unknown one."""
+    fn = resolve_score(score)
+    return score if isinstance(score, str) else str(getattr(fn, "__name__", None) or repr(fn))
 
 
 @dataclass
