@@ -82,6 +82,11 @@ def _build_parser() -> argparse.ArgumentParser:
             help="read a log whose seq/time were stripped (the harness's snapshot fixtures)",
         )
 
+    def writing_args(cmd: argparse.ArgumentParser, *, dry_run: str, out: str) -> None:
+        """The two options of every command that writes a log: ``--dry-run`` and ``--out``."""
+        cmd.add_argument("--dry-run", action="store_true", help=dry_run)
+        cmd.add_argument("-o", "--out", metavar="PATH", help=out)
+
     def editing_args(cmd: argparse.ArgumentParser) -> None:
         cmd.add_argument(
             "--set",
@@ -91,14 +96,10 @@ def _build_parser() -> argparse.ArgumentParser:
             "and full, key or off; key:TEXT gives the digest (--set t6=key:'mypy is clean')",
         )
         cmd.add_argument("--tokenizer", default="cl100k_base", help="what tokens are counted with")
-        cmd.add_argument(
-            "--dry-run", action="store_true", help="show what would change; write nothing"
-        )
-        cmd.add_argument(
-            "-o",
-            "--out",
-            metavar="PATH",
-            help="write the edited session as a new file (or directory) instead of appending "
+        writing_args(
+            cmd,
+            dry_run="show what would change; write nothing",
+            out="write the edited session as a new file (or directory) instead of appending "
             "to its log",
         )
         cmd.add_argument("--force", action="store_true", help="replace an existing --out file")
@@ -143,13 +144,15 @@ def _build_parser() -> argparse.ArgumentParser:
     editing_args(c)
     c.set_defaults(fn=cmd_fit)
 
-    def store_arg(cmd: argparse.ArgumentParser) -> None:
+    def fold_args(cmd: argparse.ArgumentParser, *, json: str) -> None:
+        """The options every fold command has: where the bundles are, and JSON output."""
         cmd.add_argument(
             "--store",
             metavar="DIR",
             help="the folder of fold bundles (default: <DSH home>/ctxsdk/fold for a session in "
             "a DSH home, else .ctxsdk-fold next to the log)",
         )
+        cmd.add_argument("--json", action="store_true", help=json)
 
     c = command(
         "fold",
@@ -165,21 +168,16 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--window", metavar="N", help="the context window in tokens (default: the log's route)"
     )
-    store_arg(c)
+    fold_args(c, json="print the result as JSON")
     c.add_argument(
         "--force", action="store_true", help="fold even below the threshold (and admission)"
     )
-    c.add_argument(
-        "--dry-run", action="store_true", help="show what would be folded and why; write nothing"
-    )
-    c.add_argument(
-        "-o",
-        "--out",
-        metavar="PATH",
-        help="save the session as a new file (or directory) and fold that copy; the source is "
+    writing_args(
+        c,
+        dry_run="show what would be folded and why; write nothing",
+        out="save the session as a new file (or directory) and fold that copy; the source is "
         "left as it was",
     )
-    c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.set_defaults(fn=cmd_fold)
 
     c = command("recall", "read back what a fold archived, verified against the log's hashes")
@@ -198,24 +196,21 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--limit", default="20", metavar="N", help="messages per page (exact; 1..20, default 20)"
     )
-    store_arg(c)
-    c.add_argument("--json", action="store_true", help="print the recall as JSON (whole messages)")
+    fold_args(c, json="print the recall as JSON (whole messages)")
     c.set_defaults(fn=cmd_recall)
 
     c = command("fold-search", "exact search over everything a session's folds archived")
     session_arg(c)
     c.add_argument("query", metavar="QUERY", help="a case-insensitive substring")
     c.add_argument("--limit", default="10", metavar="N", help="checkpoints to show (default 10)")
-    store_arg(c)
-    c.add_argument("--json", action="store_true", help="print the hits as JSON")
+    fold_args(c, json="print the hits as JSON")
     c.set_defaults(fn=cmd_fold_search)
 
     c = command("fold-status", "a session's fold policy, pressure, checkpoints and bundle health")
     session_arg(c)
     c.add_argument("--policy", default="economy", help="the policy to measure pressure under")
     c.add_argument("--window", metavar="N", help="the context window in tokens")
-    store_arg(c)
-    c.add_argument("--json", action="store_true", help="print the status as JSON")
+    fold_args(c, json="print the status as JSON")
     c.set_defaults(fn=cmd_fold_status)
 
     c = command(

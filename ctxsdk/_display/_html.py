@@ -46,6 +46,11 @@ def fmt_tokens(n: int) -> str:
 def _css() -> str:
     """The theme, minified: every output carries it, so a saved notebook stays small."""
     text = resources.files(__package__).joinpath("_theme.css").read_text(encoding="utf-8")
+    # The dark palette is needed by two rules (host says dark; OS says dark, host silent):
+    # the file writes it once, and each rule names it.
+    defined = re.search(r"/\* @define dark\n(.*?)@end \*/", text, flags=re.S)
+    if defined is not None:
+        text = text.replace("/* @use dark */", defined.group(1))
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"\s+", " ", text)
     return re.sub(r"\s*([{};,>])\s*", r"\1", text).strip()

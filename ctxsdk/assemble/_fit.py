@@ -186,16 +186,9 @@ class _Memo:
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
+        self.name, self.dim = inner.name, inner.dim  # an embedder's identity never changes
         self.embedded = 0  # texts the inner embedder was asked for
         self._vecs: dict[str, Any] = {}
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._vecs]

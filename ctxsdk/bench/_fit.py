@@ -55,6 +55,18 @@ def _locomo_path() -> Path | None:
     return None
 
 
+def load_locomo() -> list[dict[str, Any]]:
+    """The ten LoCoMo conversations with their QA, or ``DataMissing`` saying where to put them."""
+    path = _locomo_path()
+    if path is None:
+        raise DataMissing(
+            "LoCoMo is not available: set CTXSDK_SHARED_DATA to the shared data folder "
+            "(it holds locomo/locomo10.json)"
+        )
+    data: list[dict[str, Any]] = json.loads(path.read_text())
+    return data
+
+
 def _evidence(qa: dict[str, Any]) -> list[str]:
     out = []
     for item in qa.get("evidence") or []:
@@ -104,13 +116,7 @@ def _best_embedder() -> Embedder | None:
 
 
 def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult:
-    path = _locomo_path()
-    if path is None:
-        raise DataMissing(
-            "LoCoMo is not available: set CTXSDK_SHARED_DATA to the shared data folder "
-            "(it holds locomo/locomo10.json)"
-        )
-    data = json.loads(path.read_text())
+    data = load_locomo()
     conversations = range(2) if quick else range(len(data))
     per_conv_qas = 60 if quick else None
     counter = TokenCounter("cl100k_base")

@@ -27,7 +27,6 @@ raw. Embedders' speed: documents per second, and the query embedding's median ms
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import statistics
@@ -39,11 +38,10 @@ from typing import Any
 
 from .._progress import Progress, resolve_progress
 from ..assemble._rank import Ranker
-from ..errors import DataMissing
 from ..session._embedders import available_embedders, get_embedder
 from ..session._retrieval import Doc, Embedder, Retriever
 from ._bm25 import _SMOOTH, _Index
-from ._fit import _locomo_path
+from ._fit import load_locomo
 from ._memory_engine import memory_recall_rows, memory_scale, writer_throughput
 from ._result import BenchResult, Target
 
@@ -149,13 +147,7 @@ def run(
     embedders: Sequence[str | Embedder] | None = None,
 ) -> BenchResult:
     """Run the benchmark; ``embedders`` defaults to every installed local embedder."""
-    path = _locomo_path()
-    if path is None:
-        raise DataMissing(
-            "LoCoMo is not available: set CTXSDK_SHARED_DATA to the shared data folder "
-            "(it holds locomo/locomo10.json)"
-        )
-    data = json.loads(path.read_text())
+    data = load_locomo()
     samples = data[:2] if quick else data
     chosen = available_embedders() if embedders is None else list(embedders)
     embs: list[Embedder] = [get_embedder(e) if isinstance(e, str) else e for e in chosen]

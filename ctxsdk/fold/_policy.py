@@ -271,16 +271,8 @@ def decide(
     two or more checkpoints, a root rebase is tried instead (the leaf cannot suffice because
     the prefix itself is the load), so pressure never ends in a fold every step that
     reclaims nothing, nor in a request over the window while a rebase could make room."""
-    leaf = _decide_leaf(
-        policy,
-        frontier,
-        tokens,
-        groups,
-        pressure,
-        checkpoint_tokens=checkpoint_tokens,
-        folds_since_root=folds_since_root,
-        force=force,
-    )
+    surface = _Surface(frontier, tokens, groups, pressure, checkpoint_tokens)
+    leaf = _decide_leaf(policy, surface, folds_since_root=folds_since_root, force=force)
     idle = pressure.total < pressure.threshold and not force
     if leaf.folds or idle or policy.root == "never":
         return leaf
@@ -292,17 +284,22 @@ def decide(
     return leaf
 
 
+@dataclass(frozen=True, slots=True)
+class _Surface:
+    """What a decision reads of the surface: ``decide``'s arguments, passed on as one."""
+
+    frontier: Frontier
+    tokens: Sequence[int]
+    groups: Sequence[tuple[int, int]]
+    pressure: Pressure
+    checkpoint_tokens: Any
+
+
 def _decide_leaf(
-    policy: FoldPolicy,
-    frontier: Frontier,
-    tokens: Sequence[int],
-    groups: Sequence[tuple[int, int]],
-    pressure: Pressure,
-    *,
-    checkpoint_tokens: Any,
-    folds_since_root: int,
-    force: bool,
+    policy: FoldPolicy, surface: _Surface, *, folds_since_root: int, force: bool
 ) -> Decision:
+    frontier, tokens, groups = surface.frontier, surface.tokens, surface.groups
+    pressure, checkpoint_tokens = surface.pressure, surface.checkpoint_tokens
     if pressure.total < pressure.threshold and not force:
         return Decision(
             "none",

@@ -216,15 +216,19 @@ class Anchor:
 
 @dataclass(frozen=True, kw_only=True)
 class StateLimits:
-    """Per-face caps, so the state stays bounded however long the session is."""
+    """Per-face caps, so the state stays bounded however long the session is. Over a face's
+    cap the oldest auto-extracted item goes first, then the oldest declared one."""
 
+    # What the work must honour.
     constraints: int = 24
     decisions: int = 12
+    values: int = 32
+    obligations: int = 16
+    # What the work did, and what is still failing.
     evidence: int = 12
     artifacts: int = 24
-    values: int = 32
     open_failures: int = 16
-    obligations: int = 16
+    # Anchors a newer one replaced, and anchor operations refused for want of grounding.
     superseded: int = 32
     rejected: int = 32
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)

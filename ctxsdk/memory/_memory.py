@@ -30,16 +30,7 @@ from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
 from ._ingest import extract, merge_target, merged, observations, refuse_secret
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
-from ._model import (
-    BUSINESS_EDGES,
-    EDGE_LABELS,
-    EDGE_WEIGHTS,
-    NODE_TYPES,
-    Candidate,
-    Edge,
-    Node,
-    Source,
-)
+from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, edge_label, node_type
 from ._propose import Proposal, propose
 from ._sqlite import SQLiteStore
 from ._store import MemoryStore
@@ -276,9 +267,8 @@ class Memory:
         return node
 
     def nodes(self, type: str | None = None, *, include_archived: bool = False) -> list[Node]:
-        if type is not None and type not in NODE_TYPES:
-            raise InvalidArgument(f"unknown node type {type!r}; known: {', '.join(NODE_TYPES)}")
-        return self.store.nodes(types=[type] if type else None, include_archived=include_archived)
+        types = None if type is None else [node_type(type)]
+        return self.store.nodes(types=types, include_archived=include_archived)
 
     def read(self, ref: str) -> NodeView:
         """A node in full with its incoming and outgoing edges."""
@@ -340,7 +330,7 @@ class Memory:
         """Keep ``text`` as a ``type`` memory (merged into an equal one if there is one),
         linked ``label`` to ``link_to`` (entity names or ids; a missing entity is created).
         A text that holds a secret is refused with ``MemoryRefused`` naming its kind."""
-        if type not in NODE_TYPES or type in ("workspace", "episode"):
+        if type not in ("preference", "decision", "entity", "experience", "observation"):
             raise InvalidArgument(
                 f"remember a preference, decision, entity, experience or observation, not {type!r}"
             )
@@ -350,8 +340,7 @@ class Memory:
         why = refuse_secret(text) or (refuse_secret(name) if name else None)
         if why is not None:
             raise MemoryRefused(f"refused: {why}; a memory never keeps credentials")
-        if label not in EDGE_LABELS:
-            raise InvalidArgument(f"unknown edge label {label!r}; known: {', '.join(EDGE_LABELS)}")
+        edge_label(label)
         until_at = None
         if until:
             from ._ingest import parse_until
@@ -420,17 +409,16 @@ class Memory:
     def _link(self, src: str, dst: str, label: str) -> bool:
         if src == dst:
             return False
-        return self.store.link(Edge(src, dst, label, EDGE_WEIGHTS[label]))  # type: ignore[arg-type]
+        return self.store.link(Edge.weighted(src, dst, label))
 
     def link(self, src: str, dst: str, label: str = "about") -> Edge:
         """Link two memories (ids, uris or entity names) with ``label``."""
-        if label not in EDGE_LABELS:
-            raise InvalidArgument(f"unknown edge label {label!r}; known: {', '.join(EDGE_LABELS)}")
+        edge_label(label)
         a, b = self.get(src), self.get(dst)
         if a.id == b.id:
             raise InvalidArgument(f"a memory does not link to itself ({a.id})")
         self._link(a.id, b.id, label)
-        return Edge(a.id, b.id, label, EDGE_WEIGHTS[label])  # type: ignore[arg-type]
+        return Edge.weighted(a.id, b.id, label)
 
     def archive(self, ref: str) -> Node:
         """Hide a memory from search and the map (kept, and restorable with ``restore``)."""

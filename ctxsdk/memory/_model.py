@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ..errors import InvalidArgument
+
 __all__ = [
     "BUSINESS_EDGES",
     "EDGE_LABELS",
@@ -170,6 +172,12 @@ class Edge:
     weight: float = 1.0
     created_at: str = ""
 
+    @classmethod
+    def weighted(cls, src: str, dst: str, label: str) -> Edge:
+        """The edge ``src -label-> dst`` with the label's weight (``EDGE_WEIGHTS``)."""
+        known = edge_label(label)
+        return cls(src, dst, known, EDGE_WEIGHTS[known])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "src": self.src,
@@ -178,6 +186,20 @@ class Edge:
             "weight": self.weight,
             "createdAt": self.created_at,
         }
+
+
+def edge_label(label: str) -> EdgeLabel:
+    """``label`` if it is an edge label, else ``InvalidArgument`` naming the known ones."""
+    if label not in EDGE_LABELS:
+        raise InvalidArgument(f"unknown edge label {label!r}; known: {', '.join(EDGE_LABELS)}")
+    return label  # type: ignore[return-value]
+
+
+def node_type(type: str) -> NodeType:
+    """``type`` if it is a node type, else ``InvalidArgument`` naming the known ones."""
+    if type not in NODE_TYPES:
+        raise InvalidArgument(f"unknown node type {type!r}; known: {', '.join(NODE_TYPES)}")
+    return type  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

@@ -522,20 +522,13 @@ class SQLiteStore:
         self, *, types: Iterable[str] | None = None, include_archived: bool = False
     ) -> list[Node]:
         """Nodes in id order (creation order for generated ids)."""
-        where: list[str] = []
-        params: list[Any] = []
-        if types is not None:
-            wanted = sorted(set(types))
-            if not wanted:
-                return []
-            where.append(f"type IN ({', '.join('?' * len(wanted))})")
-            params.extend(wanted)
+        where = _Where()
+        if not where.any_of("type", types):
+            return []
         if not include_archived:
-            where.append("status = 'active'")
-        sql = f"SELECT {_NODE_COLUMNS} FROM nodes"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return [_node(r) for r in self._read(sql + " ORDER BY id", params)]
+            where.clauses.append("status = 'active'")
+        sql = where.select(f"SELECT {_NODE_COLUMNS} FROM nodes") + " ORDER BY id"
+        return [_node(r) for r in self._read(sql, where.params)]
 
     def count(self, *, include_archived: bool = False) -> dict[str, int]:
         """Nodes per type, every type listed (0 when there is none), in ``NODE_TYPES`` order."""
@@ -588,24 +581,13 @@ class SQLiteStore:
         labels: Sequence[str] | None = None,
     ) -> list[Edge]:
         """Edges in (src, dst, label) order."""
-        where: list[str] = []
-        params: list[Any] = []
-        if src is not None:
-            where.append("src = ?")
-            params.append(src)
-        if dst is not None:
-            where.append("dst = ?")
-            params.append(dst)
-        if labels is not None:
-            wanted = sorted(set(labels))
-            if not wanted:
-                return []
-            where.append(f"label IN ({', '.join('?' * len(wanted))})")
-            params.extend(wanted)
-        sql = "SELECT src, dst, label, weight, created_at FROM edges"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return [_edge(r) for r in self._read(sql + " ORDER BY src, dst, label", params)]
+        where = _Where()
+        where.equals("src", src)
+        where.equals("dst", dst)
+        if not where.any_of("label", labels):
+            return []
+        sql = where.select("SELECT src, dst, label, weight, created_at FROM edges")
+        return [_edge(r) for r in self._read(sql + " ORDER BY src, dst, label", where.params)]
 
     def get_meta(self, key: str) -> Any:
         """The JSON value under ``key``; None when there is none."""
@@ -652,3 +634,30 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self._path!r})"
+
+
+class _Where:
+    """A WHERE clause built from optional filters, with its parameters in order."""
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def equals(self, column: str, value: object | None) -> None:
+        """``column = value``, unless ``value`` is None (no filter)."""
+        if value is not None:
+            self.clauses.append(f"{column} = ?")
+            self.params.append(value)
+
+    def any_of(self, column: str, values: Iterable[str] | None) -> bool:
+        """``column IN (values)``, unless ``values`` is None; False when it is empty (a
+        filter nothing passes, so the query need not run)."""
+        if values is None:
+            return True
+        wanted = sorted(set(values))
+        self.clauses.append(f"{column} IN ({', '.join('?' * len(wanted))})")
+        self.params.extend(wanted)
+        return bool(wanted)
+
+    def select(self, sql: str) -> str:
+        return f"{sql} WHERE {' AND '.join(self.clauses)}" if self.clauses else sql

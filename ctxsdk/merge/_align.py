@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from ..errors import InvalidArgument, LLMError, LLMOutputError
 from ..session import extract_json, truncate_keep_tail
-from ._beliefs import SLOT_TYPES, Branch, SlotType
+from ._beliefs import SLOT_TYPES, Branch, SlotType, Trust
 from ._claims import (
     _EVIDENCE,
     CLAIM_KINDS,
@@ -255,6 +255,11 @@ def _locate(quote: str, segments: Sequence[_Segment]) -> _Segment | None:
     return max(hits, key=lambda s: (_ORIGIN_CAP[s.origin], s.seq))
 
 
+def _folded(value: object) -> str:
+    """A reply's key or value as slots compare it (trimmed, lower case); "" if not a string."""
+    return value.strip().lower() if isinstance(value, str) else ""
+
+
 def _slot_type(raw: object) -> SlotType | None:
     if not isinstance(raw, str):
         return None
@@ -265,6 +270,43 @@ def _slot_type(raw: object) -> SlotType | None:
         if t == known:
             return known  # type: ignore[return-value]  # SLOT_TYPES spells SlotType
     return None
+
+
+def _opinion(
+    op: object,
+    where: str,
+    key: str,
+    kind: ClaimKind | None,
+    routes: tuple[tuple[str, ...], ...],
+    trust: Mapping[str, Trust],
+    segments: Mapping[str, Sequence[_Segment]],
+) -> Claim | str:
+    """One opinion of a slot as a claim, or why it is dropped: an unknown branch, an empty
+    value, a quote its branch does not hold; evidence is capped by the quote's origin."""
+    if not isinstance(op, Mapping):
+        return f"{where}: not an object"
+    source = op.get("source")
+    if not isinstance(source, str) or source not in trust:
+        return f"{where}: unknown branch id {source!r}"
+    value = _folded(op.get("value"))
+    if not value:
+        return f"{where} ({source}): empty value"
+    quote = op.get("quote")
+    seg = _locate(quote, segments[source]) if isinstance(quote, str) else None
+    if seg is None:
+        return f"{where} ({source}={value}): quote not in the branch (invented)"
+    return Claim(
+        key=key,
+        value=value,
+        evidence=min(_evidence(op.get("evidence")), _ORIGIN_CAP[seg.origin]),
+        text=str(quote).strip(),
+        source=source,
+        seq=seg.seq,
+        kind=kind,
+        origin=seg.origin,
+        trust=trust[source],
+        derived_from=routes,
+    )
 
 
 def _validate(
@@ -289,8 +331,7 @@ def _validate(
         if not isinstance(s, Mapping):
             dropped.append(f"slot #{i}: not an object")
             continue
-        key = s.get("key")
-        key = key.strip().lower() if isinstance(key, str) else ""
+        key = _folded(s.get("key"))
         if not key:
             dropped.append(f"slot #{i}: empty key")
             continue
@@ -304,39 +345,11 @@ def _validate(
         claims: list[Claim] = []
         ops = s.get("opinions")
         for j, op in enumerate(ops if isinstance(ops, list) else []):
-            where = f"slot {key!r} opinion #{j}"
-            if not isinstance(op, Mapping):
-                dropped.append(f"{where}: not an object")
-                continue
-            source = op.get("source")
-            if not isinstance(source, str) or source not in trust:
-                dropped.append(f"{where}: unknown branch id {source!r}")
-                continue
-            value = op.get("value")
-            value = value.strip().lower() if isinstance(value, str) else ""
-            if not value:
-                dropped.append(f"{where} ({source}): empty value")
-                continue
-            quote = op.get("quote")
-            seg = _locate(quote, segments[source]) if isinstance(quote, str) else None
-            if seg is None:
-                dropped.append(f"{where} ({source}={value}): quote not in the branch (invented)")
-                continue
-            evidence = min(_evidence(op.get("evidence")), _ORIGIN_CAP[seg.origin])
-            claims.append(
-                Claim(
-                    key=key,
-                    value=value,
-                    evidence=evidence,
-                    text=str(quote).strip(),
-                    source=source,
-                    seq=seg.seq,
-                    kind=kind,
-                    origin=seg.origin,
-                    trust=trust[source],
-                    derived_from=routes,
-                )
-            )
+            got = _opinion(op, f"slot {key!r} opinion #{j}", key, kind, routes, trust, segments)
+            if isinstance(got, str):
+                dropped.append(got)
+            else:
+                claims.append(got)
         if not claims:
             dropped.append(f"slot {key!r}: no usable opinion")
             continue

@@ -100,10 +100,12 @@ class MergeResult(Rendered):
 
     @property
     def text(self) -> str:
+        """The rendered block (``block.text``): what ``message`` and ``inject`` carry."""
         return self.block.text
 
     @property
     def tokens(self) -> int:
+        """The block's exact token count, banner and footer included (``block.tokens``)."""
         return self.block.tokens
 
     def __bool__(self) -> bool:

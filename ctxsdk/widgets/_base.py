@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import anywidget
+import traitlets
 
 __all__ = ["BaseWidget", "handler"]
 
@@ -45,6 +46,10 @@ class BaseWidget(anywidget.AnyWidget):
     """An anywidget with strict keywords, a stable repr and request handlers."""
 
     _handlers: ClassVar[dict[str, str]] = {}
+
+    revision = traitlets.Int(0).tag(sync=True)
+    """Counts the changes of what the widget shows; a request made against one view (an
+    apply after a preview) says which revision it saw."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -109,7 +109,6 @@ class BeliefSlots(BaseWidget):
     """The table's height in pixels."""
     page_size = traitlets.Int(50).tag(sync=True, option=True)
     """Rows a page of the table shows (the DOM holds at most this many rows)."""
-    revision = traitlets.Int(0).tag(sync=True)
 
     def __init__(
         self,

@@ -173,15 +173,16 @@ class CheckpointGraph(BaseWidget):
     _esm = bundle("checkpoint_graph.js")
     _css = bundle_css("base/theme.css", "checkpoint_graph.css")
 
+    height = traitlets.Int(460).tag(sync=True, option=True)
+    """The graph's height in pixels."""
+
     _graph = traitlets.Dict().tag(sync=True)
     """nodes (by column: id, kind, label, sub, mode, tokens, flags, ref, x, y), edges
     (source, target, kind, label), bounds, node size, frontier (x of the boundary)."""
     summary = traitlets.Dict().tag(sync=True)
     """The figures the header shows (tokens of head / frozen / open, counts)."""
     title = traitlets.Dict().tag(sync=True)
-    height = traitlets.Int(460).tag(sync=True, option=True)
-    """The graph's height in pixels."""
-    revision = traitlets.Int(0).tag(sync=True)
+    """What is drawn: kind (fold or workspace), name, short id, the fold's policy."""
 
     def __init__(
         self,

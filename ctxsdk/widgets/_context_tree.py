@@ -70,8 +70,6 @@ class ContextTree(BaseWidget):
     """The session's title, short id, format version and the tokenizer."""
     height = traitlets.Int(420).tag(sync=True, option=True)
     """The tree's height in pixels."""
-    revision = traitlets.Int(0).tag(sync=True)
-    """Counts the changes of the skeleton and the draft (apply checks it)."""
 
     def __init__(
         self,

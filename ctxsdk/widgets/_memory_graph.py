@@ -141,7 +141,6 @@ class MemoryGraph(BaseWidget):
     """The graph's height in pixels."""
     max_nodes = traitlets.Int(400).tag(sync=True, option=True)
     """At most this many nodes are drawn (the most connected first, search hits always)."""
-    revision = traitlets.Int(0).tag(sync=True)
 
     def __init__(
         self,
