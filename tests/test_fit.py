@@ -19,10 +19,11 @@ import ctxsdk as cx
 from ctxsdk.assemble import DigestConfig, FitIndex, FitResult, Target, fit_plan
 from ctxsdk.assemble._modes import collapse_mark
 from ctxsdk.assemble._planner import compile_plan
+from ctxsdk.assemble._rank import Ranker
 from ctxsdk.bench._bm25 import Bm25Baseline, porter
 from ctxsdk.samples import sample
 from ctxsdk.session import read_marker
-from ctxsdk.session._retrieval import from_texts
+from ctxsdk.session._retrieval import Doc, Retriever, from_texts
 from ctxsdk.session._tokens import TokenCounter
 from ctxsdk.session.importers import from_locomo
 
@@ -335,6 +336,8 @@ class _HashedWords:
 # Computed with fit's own ranker before it delegated to the base's Retriever: the top 8 node
 # positions of LoCoMo conversation 0 per question. The delegation keeps them (it reorders
 # only questions repeating a word, which the Retriever weighs by count: ``_rank``'s docstring).
+# Fit now also gives the Retriever each node's turn as its section; without sections the
+# ranking is the pinned one.
 _PINNED = {
     "When did Caroline go to the LGBTQ support group?": [4, 80, 215, 256, 213, 216, 5, 3],
     "What is Caroline's identity?": [291, 248, 374, 290, 292, 249, 406, 375],
@@ -347,12 +350,38 @@ def test_fits_lexical_ranking_is_unchanged_by_delegating_to_the_retriever(
     locomo: cx.Session,
 ) -> None:
     ix = FitIndex.build(locomo, _CL100K, DigestConfig())
+    unsectioned = Ranker(ix.texts)
+    sectioned = Retriever(
+        Doc(str(i), t, group=0, order=float(i), section=ix.sections[i])
+        for i, t in enumerate(ix.texts)
+    )
     for query, top in _PINNED.items():
-        got = ix.ranker.scores(query)
+        got = unsectioned.scores(query)
         assert sorted(range(len(got)), key=lambda i: (-got[i], i))[:8] == top
         # The same scores as the base's Retriever over the node texts, in order.
         assert got == list(from_texts(ix.texts).scores(query).values())
+        assert ix.ranker.scores(query) == list(sectioned.scores(query).values())
     assert ix.ranker.scores(None) == [0.0] * len(ix.texts)
+
+
+def test_fit_gives_each_node_its_turn_and_a_turn_ranks_with_its_best_match(
+    locomo: cx.Session,
+) -> None:
+    ix = FitIndex.build(locomo, _CL100K, DigestConfig())
+    turns = [locomo.index.turn_of(n.seq) for n in locomo.surface()]
+    assert ix.sections == [t.turn if t is not None else None for t in turns]
+    assert len(set(ix.sections)) > 10  # one section per LoCoMo session
+    query = "Where did Melanie camp?"
+    plain = Ranker(ix.texts).scores(query)
+    lifted = ix.ranker.scores(query)
+    best = max(range(len(plain)), key=lambda i: plain[i])
+    mates = [i for i, s in enumerate(ix.sections) if s == ix.sections[best] and i != best]
+    others = [i for i, s in enumerate(ix.sections) if s != ix.sections[best]]
+    # Every node of the best match's turn is raised by the same amount; no other turn
+    # rises by more than that.
+    gain = {round(lifted[i] - plain[i], 9) for i in mates}
+    assert len(gain) == 1 and gain.pop() > 0
+    assert max(lifted[i] - plain[i] for i in others) < lifted[mates[0]] - plain[mates[0]]
 
 
 def _paraphrase_chat() -> cx.Session:
@@ -396,7 +425,7 @@ def test_fit_plan_takes_the_embedder_and_the_index_keeps_its_ranker() -> None:
         s, budget, query=query, counter=_CL100K, config=DigestConfig(), index=ix, embedder=emb
     )
     g = next(p for p, t in enumerate(ix.texts) if "guitar" in t)
-    assert ix.ranker.scores(query)[g] == 0  # lexical: no word meets
+    assert g not in ix.ranker.retriever.lexical_scores(query)  # lexical: no word meets
     hybrid = ix.ranker_for(emb).scores(query)
     n = len(hybrid)  # the question is last, and lifts its neighbour
     assert hybrid[g] > max(hybrid[p] for p in range(n - 2) if p != g)

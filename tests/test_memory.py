@@ -390,3 +390,36 @@ def test_the_model_pass_over_the_loopback_server(tmp_path: Path) -> None:
     assert report.model is not None and report.model.reason is None
     assert sent["temperature"] == 0 and "Always deploy" in json.dumps(sent["messages"])
     assert len(prefs) == 1  # the rule and the model found the same one
+
+
+def _two_exchanges() -> Any:
+    from ctxsdk.session import Session
+    from ctxsdk.testing import LogBuilder
+
+    b = LogBuilder(session_id="sections", runtime_context=None)
+    b.turn("deploy the billing service to staging")
+    b.assistant(tool_calls=[("bash", {"cmd": f"step {i}"}) for i in range(3)])
+    b.tool_results(["pulled image 4.2", "applied manifests", "pods ready in 41 seconds"])
+    b.next_step().assistant(text="Deployed.").end_turn()
+    b.turn("rename the docs folder")
+    b.assistant(tool_calls=[("bash", {"cmd": "mv docs handbook"})])
+    b.tool_results(["renamed in 2 seconds"]).next_step().assistant(text="Done.").end_turn()
+    return Session.from_events(b.header, b.events)
+
+
+def test_an_observation_keeps_its_turn_and_its_turn_ranks_with_its_best_match() -> None:
+    session = _two_exchanges()
+    with Memory(None) as mem:
+        mem.ingest(session, verbatim=True)
+        obs = {n.text: n for n in mem.nodes("observation")}
+        for n in obs.values():
+            turn = session.index.turn_of(n.sources[0].seq)
+            assert turn is not None and n.extra["turn"] == turn.turn
+        found = [h.node.text for h in mem.find("billing service staging", top_k=8)]
+        # Two nodes away from the prompt, "pods ready" meets no query word and no
+        # neighbour that does: it ranks because its turn holds the best match, above the
+        # other exchange (which a feedback word reaches, weakly).
+        assert found[0] == "deploy the billing service to staging"
+        first = {n.text for n in obs.values() if n.extra["turn"] == 1}
+        assert set(found[: len(first)]) == first
+        assert "pods ready in 41 seconds" in first

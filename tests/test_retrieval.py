@@ -215,3 +215,71 @@ def test_scores_give_every_document_and_searchs_ranking() -> None:
     r = from_texts(texts)
     r.remove("1")
     assert "1" not in r.scores("pottery") and r.scores("") == dict.fromkeys(r.scores("x"), 0.0)
+
+
+def _sectioned(boost: float = 0.15, embedder: Embedder | None = None) -> Retriever:
+    """Two sections (two exchanges) of three documents, and one document in none."""
+    return Retriever(
+        [
+            Doc("a1", "we planned the camping trip to the lake", section="A"),
+            Doc("a2", "bring a tent and the blue cooler", section="A"),
+            Doc("a3", "see you on saturday morning", section="A"),
+            Doc("b1", "the office moved to a new building", section="B"),
+            Doc("b2", "a lake view from the new desk", section="B"),
+            Doc("b3", "lunch is at noon now", section="B"),
+            Doc("x", "nothing here at all", section=None),
+        ],
+        section_boost=boost,
+        neighbour=0.0,
+        feedback=0,
+        embedder=embedder,
+    )
+
+
+def test_a_section_ranks_with_its_best_match() -> None:
+    r = _sectioned()
+    plain = _sectioned(0.0).scores("camping trip lake")
+    got = r.scores("camping trip lake")
+    # a2 and a3 meet no query word; they rise by 0.15 of a1's score, their section's best.
+    assert plain["a2"] == plain["a3"] == 0.0
+    assert got["a2"] == got["a3"] == pytest.approx(0.15 * plain["a1"])
+    assert got["a1"] == pytest.approx(1.15 * plain["a1"])
+    # b2 matches "lake" alone: its section rises by 0.15 of b2's own score, less than A's.
+    assert got["b1"] == pytest.approx(0.15 * plain["b2"])
+    assert got["b1"] < got["a2"]
+    assert got["x"] == 0.0  # a document in no section is left alone
+    assert ids(r.search("camping trip lake", 7))[:4] == ["a1", "b2", "a2", "a3"]
+
+
+def test_no_sections_or_a_zero_boost_is_the_plain_ranking() -> None:
+    q = "camping trip lake"
+    pairs = [(d, t) for d, t in zip(_sectioned()._ids, _sectioned()._text, strict=True)]
+    assert _sectioned(0.0).scores(q) == Retriever(pairs, neighbour=0.0, feedback=0).scores(q)
+    emb = BagOfWords()
+    bare = Retriever(pairs, neighbour=0.0, feedback=0, embedder=emb)
+    assert _sectioned(0.0, emb).scores(q) == bare.scores(q)
+
+
+def test_the_section_lift_applies_to_the_fused_score() -> None:
+    emb = BagOfWords()
+    q = "camping trip lake"
+    plain = _sectioned(0.0, emb).scores(q)
+    got = _sectioned(0.15, emb).scores(q)
+    best_a = max(plain[d] for d in ("a1", "a2", "a3"))
+    assert got["a3"] == pytest.approx(plain["a3"] + 0.15 * best_a)
+    assert got["x"] == pytest.approx(plain["x"])
+
+
+def test_a_removed_document_leaves_its_section() -> None:
+    r = _sectioned()
+    r.remove("a1")
+    got = r.scores("camping trip lake")
+    assert "a1" not in got
+    # No document left in A meets a query word, so A is not lifted; B still is.
+    assert got["a2"] == 0.0 and got["b1"] > 0.0
+    assert "a1" not in ids(r.search("camping trip lake", 7))
+
+
+def test_a_negative_section_boost_is_refused() -> None:
+    with pytest.raises(InvalidArgument, match="section_boost"):
+        Retriever(section_boost=-0.1)

@@ -250,6 +250,7 @@ class FitIndex:
     config: DigestConfig
     system: int = 0  # a v0-v2 header system prompt: sent, but no surface node counts it
     texts: list[str] = field(default_factory=list)  # what the ranker reads, per node
+    sections: list[int | None] = field(default_factory=list)  # each node's turn
     _hybrid: list[tuple[Embedder, Ranker]] = field(default_factory=list, repr=False)
 
     def ranker_for(self, embedder: Embedder | None) -> Ranker:
@@ -260,7 +261,7 @@ class FitIndex:
         for e, r in self._hybrid:
             if e is embedder:
                 return r
-        r = Ranker(self.texts, embedder=_memo(self.session, embedder))
+        r = Ranker(self.texts, sections=self.sections, embedder=_memo(self.session, embedder))
         self._hybrid.append((embedder, r))
         return r
 
@@ -284,6 +285,8 @@ class FitIndex:
         rewrite = off_rewrite(config, assembly_header("off", items, tokens), top)
         now = current_modes(session, surface)
         texts = [digest_text(n.message) for n in surface]
+        turns = [session.index.turn_of(n.seq) for n in surface]
+        sections = [t.turn if t is not None else None for t in turns]
         # A carrier is re-emitted verbatim: a user message the model sees as it was written
         # (not a replacement), and not one fit must leave alone.
         carrier = [
@@ -306,8 +309,9 @@ class FitIndex:
             groups=groups,
             keep=keep,
             now=now,
-            ranker=Ranker(texts),
+            ranker=Ranker(texts, sections=sections),
             texts=texts,
+            sections=sections,
             units=units,
             key_cost=key_cost,
             system=header_system_tokens(session, counter.tokenizer.name),

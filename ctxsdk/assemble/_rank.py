@@ -33,12 +33,19 @@ __all__ = ["Ranker"]
 
 class Ranker:
     """The base's retriever over a fixed list of node texts, in order (one conversation:
-    each node's neighbours are the nodes before and after it)."""
+    each node's neighbours are the nodes before and after it; ``sections`` are their turns)."""
 
-    def __init__(self, docs: Sequence[str], *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        docs: Sequence[str],
+        *,
+        sections: Sequence[int | None] | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self._n = len(docs)
+        of = list(sections) if sections is not None else [None] * len(docs)
         self.retriever = Retriever(
-            (Doc(str(i), t, group=0, order=float(i)) for i, t in enumerate(docs)),
+            (Doc(str(i), t, group=0, order=float(i), section=of[i]) for i, t in enumerate(docs)),
             embedder=embedder,
         )
 

@@ -57,6 +57,7 @@ _PLAIN_STOP = frozenset(
 _TOKEN = re.compile(r"[a-z0-9]+")
 _EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)$")
 _DEPTH = 10  # ranks kept per query (the largest k)
+_SECTION = Retriever().section_boost  # the default, restored after each ablation query
 
 
 def plain_words(text: str) -> list[str]:
@@ -165,9 +166,18 @@ def run(
         docs = turns(sample)
         ids = [d for d, _ in docs]
         texts = [t for _, t in docs]
-        rows = [Doc(d, t, group=0, order=float(i)) for i, (d, t) in enumerate(docs)]
+        # One neighbour chain over the whole conversation; a section per LoCoMo session.
+        rows = [
+            Doc(d, t, group=0, order=float(i), section=d.split(":")[0])
+            for i, (d, t) in enumerate(docs)
+        ]
         qas = [qa for qa in sample["qa"] if evidence_ids(qa)]
-        bare: dict[str, Any] = {"coordination": 0.0, "feedback": 0, "answer_boost": 0.0}
+        bare: dict[str, Any] = {
+            "coordination": 0.0,
+            "feedback": 0,
+            "answer_boost": 0.0,
+            "section_boost": 0.0,
+        }
         plain = Retriever(rows, tokenizer=plain_words, neighbour=0.0, **bare)
         smoothed = Retriever(rows, neighbour=0.3, smoothing="sum", **bare)
         ours = Retriever(rows)
@@ -197,6 +207,9 @@ def run(
             lat["bm25"].append(time.perf_counter() - t0)
             keep("bm25_tuned", [ids[i] for i in tuned.search(q, _DEPTH)])
             keep("lexical", [h.doc_id for h in ours.search(q, _DEPTH, mode="lexical")])
+            ours.section_boost = 0.0  # the ablation: the same ranking without sections
+            keep("lexical_nosection", [h.doc_id for h in ours.search(q, _DEPTH)])
+            ours.section_boost = _SECTION
             keep("lexical_bm25", [h.doc_id for h in smoothed.search(q, _DEPTH)])
             fit_scores = ranker.scores(q)
             best_fit = sorted(range(len(ids)), key=lambda i: (-fit_scores[i], i))[:_DEPTH]
@@ -216,6 +229,10 @@ def run(
                     lat[f"hybrid_{name}"][-1] - lat[f"hybrid_index_{name}"][-1]
                 )
                 keep(f"hybrid_weighted_{name}", [h.doc_id for h in hits])
+                r.section_boost = 0.0
+                nosec = r.search(q, _DEPTH, mode="hybrid")
+                keep(f"hybrid_weighted_nosection_{name}", [h.doc_id for h in nosec])
+                r.section_boost = _SECTION
                 r.fusion = "rrf"
                 keep(f"hybrid_rrf_{name}", [h.doc_id for h in r.search(q, _DEPTH, mode="hybrid")])
                 keep(f"dense_{name}", [h.doc_id for h in r.search(q, _DEPTH, mode="dense")])
@@ -356,7 +373,11 @@ def _scale(data: list[Any], size: int) -> dict[str, float]:
     queries = [str(qa["question"]) for s in data for qa in s["qa"]][:: max(1, 1986 // 100)][:100]
     t0 = time.perf_counter()
     r = Retriever(
-        (Doc(str(i), t, group=i // 500, order=float(i)) for i, t in enumerate(texts)),
+        # Conversations of 500 documents in sections of 25 (LoCoMo: about 22 turns a session).
+        (
+            Doc(str(i), t, group=i // 500, order=float(i), section=i // 25)
+            for i, t in enumerate(texts)
+        ),
         embedder=HashEmbedder(),
     )
     r.flush()

@@ -625,17 +625,15 @@ def observations(session: Session) -> tuple[Candidate, ...]:
         msg = node.message
         for call in msg.tool_calls:
             calls[call.id] = call.name
-        if msg.role == "user" and msg.source.kind == "user":
-            text = _obs_clip(redact(msg.text).text)
+        turn = session.index.turn_of(node.seq)
+        extra = {"turn": turn.turn} if turn is not None else {}
+        said = [("user", msg.text)] if msg.role == "user" and msg.source.kind == "user" else []
+        results = [(calls.get(r.tool_call_id, "tool"), r.text) for r in msg.tool_results]
+        for who, raw in said + results:
+            text = _obs_clip(redact(raw).text)
             if text:
                 src = Source(session.id, node.seq, text, "rule")
-                out.append(Candidate("observation", f"user@{node.seq}", text, src))
-        for res in msg.tool_results:
-            text = _obs_clip(redact(res.text).text)
-            if text:
-                tool = calls.get(res.tool_call_id, "tool")
-                src = Source(session.id, node.seq, text, "rule")
-                out.append(Candidate("observation", f"{tool}@{node.seq}", text, src))
+                out.append(Candidate("observation", f"{who}@{node.seq}", text, src, extra=extra))
     return tuple(out)
 
 

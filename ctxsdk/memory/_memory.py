@@ -233,7 +233,12 @@ class Memory:
                 order = (
                     float(src.seq) if group is not None and src and src.seq is not None else None
                 )
-                self._retriever.add(nid, index_text(node), group=group, order=order)
+                # An utterance's section is its turn: the rest of that exchange ranks with it.
+                turn = node.extra.get("turn")
+                section = (group, turn) if group is not None and isinstance(turn, int) else None
+                self._retriever.add(
+                    nid, index_text(node), group=group, order=order, section=section
+                )
         self._nodes = fresh
         self._anchors = [n for n in fresh.values() if n.type == "entity" or n.until]
         self._revision = rev
@@ -404,6 +409,7 @@ class Memory:
             until_at=cand.until_at,
             fail=cand.fail,
             fix=cand.fix,
+            extra=dict(cand.extra),
         )
 
     def _link(self, src: str, dst: str, label: str) -> bool:

@@ -217,3 +217,4 @@ class Candidate:
     fail: str | None = None
     fix: str | None = None
     links: tuple[tuple[str, str], ...] = ()  # (label, entity name)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # an observation's turn

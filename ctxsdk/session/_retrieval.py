@@ -88,12 +88,14 @@ class Embedder(Protocol):
 
 
 class Doc(NamedTuple):
-    """A document to index: ``group`` and ``order`` place it among its neighbours."""
+    """A document to index: ``group`` and ``order`` place it among its neighbours;
+    ``section`` is the stretch of the conversation it belongs to (a turn, a session)."""
 
     doc_id: str
     text: str
     group: Hashable | None = None
     order: float | None = None
+    section: Hashable | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,11 @@ class Retriever:
     dense neighbours 0.3) measured best on LoCoMo with e5-small (``ctxsdk bench memory``):
     RRF at equal weights loses about ten points of R@5 there, the dense channel being the
     weaker one, and weighted fusion kept the lead over RRF at every weight tried.
+
+    ``section_boost`` raises every document of a section by that share of the best score in
+    the section: evidence clusters where a topic was talked about, so the turns around the
+    best match rank above lone matches elsewhere. 0.15 measured best on half of LoCoMo and
+    held on the other half (``bench memory``); documents without a section are left alone.
     """
 
     def __init__(
@@ -147,6 +154,7 @@ class Retriever:
         coordination: float = 0.5,
         feedback: int = 8,
         answer_boost: float = 0.3,
+        section_boost: float = 0.15,
     ) -> None:
         if fusion not in ("rrf", "weighted"):
             raise InvalidArgument(f"fusion must be 'rrf' or 'weighted', not {fusion!r}")
@@ -154,6 +162,8 @@ class Retriever:
             raise InvalidArgument(f"smoothing must be 'sum' or 'max', not {smoothing!r}")
         if not 0.0 <= dense_weight <= 1.0:
             raise InvalidArgument(f"dense_weight must be within 0..1, not {dense_weight}")
+        if section_boost < 0.0:
+            raise InvalidArgument(f"section_boost must be >= 0, not {section_boost}")
         self.embedder = embedder
         self.fusion: Fusion = fusion
         self.dense_weight = dense_weight
@@ -164,6 +174,10 @@ class Retriever:
         self.tokenize = tokenizer
         self.k1, self.b = k1, b
         self.coordination, self.feedback, self.answer_boost = coordination, feedback, answer_boost
+        self.section_boost = section_boost
+        self._section: list[int] = []  # per slot: its section's number, -1 for none
+        self._sections: dict[Hashable, int] = {}
+        self._members: list[list[int]] = []  # per section number: its slots
         self._kind: dict[re.Pattern[str], list[bool]] = {}
         self._ids: list[str] = []
         self._slot: dict[str, int] = {}
@@ -192,7 +206,13 @@ class Retriever:
         return doc_id in self._slot
 
     def add(
-        self, doc_id: str, text: str, *, group: Hashable | None = None, order: float | None = None
+        self,
+        doc_id: str,
+        text: str,
+        *,
+        group: Hashable | None = None,
+        order: float | None = None,
+        section: Hashable | None = None,
     ) -> None:
         """Index one document (an id already present is replaced). Its embedding is
         computed at the next search, batched with the other new documents."""
@@ -210,6 +230,7 @@ class Retriever:
             self._post.setdefault(t, {})[slot] = f
         self._text.append(text)
         self._group.append(group)
+        self._section.append(self._section_of(section, slot))
         self._prev.append(-1)
         self._next.append(-1)
         self._seq += 1
@@ -222,7 +243,17 @@ class Retriever:
         """Index several documents: ``Doc`` rows or ``(doc_id, text)`` pairs."""
         for d in docs:
             doc = d if isinstance(d, Doc) else Doc(*d)
-            self.add(doc.doc_id, doc.text, group=doc.group, order=doc.order)
+            self.add(doc.doc_id, doc.text, group=doc.group, order=doc.order, section=doc.section)
+
+    def _section_of(self, section: Hashable | None, slot: int) -> int:
+        if section is None:
+            return -1
+        number = self._sections.get(section)
+        if number is None:
+            number = self._sections[section] = len(self._members)
+            self._members.append([])
+        self._members[number].append(slot)
+        return number
 
     def remove(self, doc_id: str) -> None:
         """Drop a document; its slot is left empty rather than the index rebuilt."""
@@ -238,6 +269,9 @@ class Retriever:
         self._tf[slot] = Counter()
         self._len[slot] = 0
         self._dead.add(slot)
+        if self._section[slot] >= 0:
+            self._members[self._section[slot]].remove(slot)
+            self._section[slot] = -1
         group = self._group[slot]
         if group is not None:
             g = self._groups[group]
@@ -427,10 +461,11 @@ class Retriever:
             raise InvalidArgument(f"mode {mode!r} needs an embedder")
         if k <= 0 or not len(self) or not query.strip():
             return []
-        lex = self._smoothed(query)
         if mode == "lexical":
+            lex = self._lexical(query)
             best = heapq.nlargest(k, ((v, -s) for s, v in lex.items() if v > 0))
             return [Hit(self._ids[-s], v, {"lexical": v}) for v, s in best]
+        lex = self._smoothed(query)
         xp = _numpy()
         fused, lex_arr, cos, alive = self._fused(query, lex, mode)
         rows = cos.shape[0]
@@ -448,8 +483,8 @@ class Retriever:
 
     def scores(self, query: str, *, mode: Mode | None = None) -> dict[str, float]:
         """Every document's relevance to ``query``, by id in the order they were added:
-        the lexical score after the neighbour step (0 for a document no query word
-        reaches), or with an embedder the fused score (``mode`` as in :meth:`search`).
+        the lexical score after the neighbour and section steps (0 for a document no query
+        word reaches), or with an embedder the fused score (``mode`` as in :meth:`search`).
         Sorting these best first, ties to the earlier added, gives :meth:`search`'s
         ranking (which leaves out lexical scores of 0)."""
         mode = mode or ("hybrid" if self.embedder is not None else "lexical")
@@ -458,10 +493,10 @@ class Retriever:
         alive = [s for s in range(len(self._ids)) if s not in self._dead]
         if not alive or not query.strip():
             return {self._ids[s]: 0.0 for s in alive}
-        lex = self._smoothed(query)
         if mode == "lexical":
+            lex = self._lexical(query)
             return {self._ids[s]: lex.get(s, 0.0) for s in alive}
-        fused = self._fused(query, lex, mode)[0].tolist()
+        fused = self._fused(query, self._smoothed(query), mode)[0].tolist()
         return {self._ids[s]: fused[s] for s in alive}
 
     def _smoothed(self, query: str) -> dict[int, float]:
@@ -470,6 +505,24 @@ class Retriever:
         for s in self._dead & lex.keys():
             del lex[s]
         return lex
+
+    def _lexical(self, query: str) -> dict[int, float]:
+        """The lexical ranking's scores: after neighbours, each section raised by
+        ``section_boost`` of its best (members no query word reaches join at that lift)."""
+        lex = self._smoothed(query)
+        if not self.section_boost or not self._members:
+            return lex
+        best: dict[int, float] = {}
+        for s, v in lex.items():
+            sec = self._section[s]
+            if sec >= 0 and v > best.get(sec, 0.0):
+                best[sec] = v
+        out = dict(lex)
+        for sec, top in best.items():
+            lift = self.section_boost * top
+            for s in self._members[sec]:
+                out[s] = out.get(s, 0.0) + lift
+        return out
 
     def _fused(
         self, query: str, lex: dict[int, float], mode: Mode
@@ -495,7 +548,21 @@ class Retriever:
         else:
             fused = self._weighted(lex_arr, cos, alive)
         fused[~alive] = -xp.inf
+        if mode != "dense" and self.section_boost and self._members:
+            fused = self._lift(fused)
         return fused, lex_arr, cos, alive
+
+    def _lift(self, fused: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each slot of a section raised by ``section_boost`` of the section's best score."""
+        xp = _numpy()
+        sec = xp.asarray(self._section[: fused.shape[0]], dtype=xp.int64)
+        inside = sec >= 0
+        best = xp.full(len(self._members), -xp.inf)
+        xp.maximum.at(best, sec[inside], fused[inside])
+        lift = xp.zeros_like(fused)
+        lift[inside] = self.section_boost * xp.maximum(best[sec[inside]], 0.0)
+        out: NDArray[np.float64] = fused + lift
+        return out
 
     def _rrf(
         self, lex: NDArray[np.float64], cos: NDArray[np.float32], alive: NDArray[np.bool_]
