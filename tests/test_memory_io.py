@@ -225,3 +225,20 @@ def test_memory_md_caps() -> None:
     ex = parse_memory_md(text, now=MONDAY)
     assert len(ex.candidates) == 24
     assert [w for _, w in ex.dropped].count("over the cap") == 6
+
+
+def test_memory_md_batch_holds_at_most_24_items_and_3000_chars() -> None:
+    # 10 entities and 20 preferences pass their type caps (24 each) but not the batch's 24.
+    keys = "\n".join(f"- Service{i}: port {8000 + i}" for i in range(10))
+    rules = "\n".join(f"- always tag release {i} before shipping" for i in range(20))
+    ex = parse_memory_md(keys + "\n" + rules, now=MONDAY)
+    kinds = [c.type for c in ex.candidates]
+    assert len(kinds) == 24 and kinds.count("entity") == 10  # entities first
+    assert [w for _, w in ex.dropped].count("over the batch cap") == 6
+    # Long lines: the 3,000-character guard cuts before the 24 items do.
+    long = "\n".join(f"- always {'check the deploy log carefully ' * 7}step {i}" for i in range(20))
+    ex = parse_memory_md(long, now=MONDAY)
+    total = sum(len(c.text) for c in ex.candidates)
+    assert total <= 3000 and len(ex.candidates) < 20
+    assert total + len(ex.candidates[0].text) > 3000  # one more would not have fit
+    assert {w for _, w in ex.dropped} == {"over the batch cap"}

@@ -52,8 +52,9 @@ day (a week ahead when it is today); 周末 = the next Saturday; 明天 / tomorr
 next such date; an ISO date as given (a 2020 date is stale). All instants are 00:00 UTC of
 that day: the moment the decision stops holding.
 
-Caps per batch (``Caps``): entity 8, preference 8, decision 6, experience 4 (imports and
-explicit adds use ``IMPORT_CAPS``: 24/24/12/8). Texts and quotes are clipped to 240 chars;
+Caps per batch (``Caps``): entity 8, preference 8, decision 6, experience 4 (a MEMORY.md
+import uses ``IMPORT_CAPS``: 24/24/12/8, and at most 24 items and 3,000 characters of text in
+the whole batch). Texts and quotes are clipped to 240 chars;
 candidates are deduplicated on type|name|text (case and spacing ignored).
 """
 
@@ -89,12 +90,17 @@ _NAME_MAX = 40
 @dataclass(frozen=True, slots=True)
 class Caps:
     """How many candidates of each type one batch may propose (the rest are dropped as
-    "over the cap"): a long session must not flood the memory."""
+    "over the cap"): a long session must not flood the memory. ``items`` and ``chars``,
+    when set, bound the whole batch (its count and the characters of its texts), applied
+    after the per-type caps in the batch's order, entities first; the rest are dropped as
+    "over the batch cap"."""
 
     entity: int = 8
     preference: int = 8
     decision: int = 6
     experience: int = 4
+    items: int | None = None
+    chars: int | None = None
 
     def of(self, node_type: str) -> int | None:
         """The cap of ``node_type``; None (no cap) for the other types."""
@@ -107,14 +113,17 @@ class Caps:
 
 
 DEFAULT_CAPS = Caps()
-IMPORT_CAPS = Caps(entity=24, preference=24, decision=12, experience=8)
+# A MEMORY.md import: the seed's 24/24/12/8, and its batch guard of 3,000 characters of
+# text and 24 items in all.
+IMPORT_CAPS = Caps(entity=24, preference=24, decision=12, experience=8, items=24, chars=3000)
 
 
 @dataclass(frozen=True, slots=True)
 class Extraction:
     """What a batch proposes (``candidates``: entities first, then preferences, decisions,
     experiences) and what it left out, as (text, why) with why one of "secret", "one-shot
-    edit", "chit-chat", "no cue", "over the cap", "duplicate". A secret's text is redacted."""
+    edit", "chit-chat", "no cue", "over the cap", "over the batch cap", "duplicate". A
+    secret's text is redacted."""
 
     candidates: tuple[Candidate, ...] = ()
     dropped: tuple[tuple[str, str], ...] = field(default=())
@@ -449,6 +458,17 @@ def _finish(cands: Iterable[Candidate], dropped: list[tuple[str, str]], caps: Ca
         kept.append(c)
     order = {"entity": 0, "preference": 1, "decision": 2, "experience": 3}
     kept.sort(key=lambda c: order.get(c.type, 4))
+    if caps.items is not None or caps.chars is not None:
+        batch: list[Candidate] = []
+        chars = 0
+        for c in kept:
+            full = caps.items is not None and len(batch) >= caps.items
+            if full or (caps.chars is not None and chars + len(c.text) > caps.chars):
+                dropped.append((c.text, "over the batch cap"))
+                continue
+            batch.append(c)
+            chars += len(c.text)
+        kept = batch
     return Extraction(tuple(kept), tuple(dropped))
 
 

@@ -291,7 +291,8 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
     (with its until); a rule or imperative (必须 务必 禁止 always never must do not 用X不用Y,
     or a preference cue) a preference; a short ``Key: value`` line an entity named Key.
     Anything else is dropped ("no cue"), as are secrets, one-shot edits and chit-chat.
-    Capped at ``IMPORT_CAPS`` (24/24/12/8)."""
+    Capped at ``IMPORT_CAPS``: 24/24/12/8 by type, then 24 items and 3,000 characters of text
+    in all (the seed's batch guard)."""
     when = now or datetime.now(UTC)
     dropped: list[tuple[str, str]] = []
     cands: list[Candidate] = []
