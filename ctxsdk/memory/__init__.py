@@ -15,6 +15,7 @@ their sources, and labelled, weighted edges (``Edge``), kept by a ``MemoryStore`
 from __future__ import annotations
 
 from .._public import publish
+from ._episodes import Episode, session_episodes
 from ._find import FindResult, MemoryHit
 from ._graph import to_networkx
 from ._ingest import (
@@ -54,6 +55,7 @@ __all__ = [
     "Candidate",
     "Caps",
     "Edge",
+    "Episode",
     "Extraction",
     "FindResult",
     "IngestReport",
@@ -73,6 +75,7 @@ __all__ = [
     "observations",
     "parse_memory_md",
     "refuse_secret",
+    "session_episodes",
     "to_markdown",
     "to_networkx",
 ]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._display import Rendered, badge, esc, kv, plural, table
 from ..errors import InvalidArgument, MemoryRefused, NotFound
 from ..session import Embedder, Retriever, Session, get_tokenizer, short_id, widget
+from ._episodes import box_order, write_episodes
 from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
 from ._ingest import extract, merge_target, merged, observations, refuse_secret
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
@@ -126,6 +127,7 @@ class IngestReport(Rendered):
     dropped: tuple[tuple[str, str], ...]
     skipped: bool = False
     model: Proposal | None = None  # the optional model pass: what it kept, refused, or why not
+    episodes: tuple[str, ...] = ()  # the session map's boxes, in order (``Memory.episodes``)
 
     def __repr__(self) -> str:
         return (
@@ -508,9 +510,49 @@ class Memory:
             cands += list(observations(session))
         with self.store.batch():
             added, touched, edges = self._write_candidates(cands)
+            boxes = write_episodes(self.store, session, self._cuts(sid))
             self.store.set_meta(marker, {"through": through, "verbatim": verbatim})
         merged_ids = tuple(dict.fromkeys(n for n in touched if n not in added))
-        return IngestReport(sid, tuple(added), merged_ids, edges, ex.dropped, model=model)
+        return IngestReport(
+            sid,
+            tuple(added),
+            merged_ids,
+            edges,
+            ex.dropped,
+            model=model,
+            episodes=tuple(b.id for b in boxes),
+        )
+
+    # -- the session map --------------------------------------------------------------------
+    def _cuts(self, session_id: str) -> list[int]:
+        cuts = self.store.get_meta(f"cuts:{session_id}")
+        return [c for c in cuts if isinstance(c, int)] if isinstance(cuts, list) else []
+
+    def episodes(self, session: str | Session | None = None) -> list[Node]:
+        """The session map's boxes (``_episodes``): of one session in order (fork, then
+        checkpoints, then the tail), or of every session, session by session. Archived
+        boxes (checkpoints a replaced log no longer holds) are left out."""
+        sid = None if session is None else str(getattr(session, "id", session))
+        boxes = [
+            n
+            for n in self.store.nodes(types=["episode"])
+            if n.active and (sid is None or n.extra.get("session") == sid)
+        ]
+        return sorted(boxes, key=box_order)
+
+    def cut(self, session: Session) -> Node:
+        """ "Generate checkpoint": cut the session's open tail into a box of its own at the
+        log's last seq, without compacting anything the model sees. The new box is
+        summarised by the last user message; the tail starts again after it. Cutting where a
+        box already ends adds nothing and returns that box."""
+        sid = str(session.id)
+        last = len(session.raw_events) - 1
+        cuts = self._cuts(sid)
+        with self.store.batch():
+            if last not in cuts:
+                self.store.set_meta(f"cuts:{sid}", [*cuts, last])
+            boxes = write_episodes(self.store, session, self._cuts(sid))
+        return next(b for b in boxes if b.extra.get("atSeq") == last and b.extra["kind"] != "tail")
 
     def _write_candidates(self, cands: Sequence[Candidate]) -> tuple[list[str], list[str], int]:
         """Apply ``cands`` (entities first, so links find them), then link each to the
