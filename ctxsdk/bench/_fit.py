@@ -14,7 +14,9 @@ not fit its budget is counted as a failure, not as coverage.
 With a local embedder installed (the best of ``available_embedders()``: e5-small, else minilm)
 a ``hybrid`` arm fits again with ``fit_plan(..., embedder=...)``: the base's Retriever fusing
 lexical and dense scores. Each conversation is embedded once (the index keeps the vectors).
-``best_evidence_coverage_cat1_4_at_4k`` is the better of the lexical and the hybrid arm.
+A ``hybrid_zero`` arm fits the hybrid with the zero-token option.
+``best_evidence_coverage_cat1_4_at_4k`` is the best of the four arms a user can choose
+(lexical or hybrid, markers or zero-token).
 """
 
 from __future__ import annotations
@@ -148,8 +150,10 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
             report(done, total_qas, f"embedding conversation {i + 1} with {embedder.name}")
             t0 = time.perf_counter()
             ix.ranker_for(embedder).retriever.flush()
+            ix_zero.ranker_for(embedder).retriever.flush()  # the session's vectors, again
             embed_seconds += time.perf_counter() - t0
             arms.append(("hybrid", config, ix, embedder))
+            arms.append(("hybrid_zero", zero, ix_zero, embedder))
         for qa in data[i]["qa"][:per_conv_qas]:
             done += 1
             report(done, total_qas, "fitting LoCoMo QAs")
@@ -198,8 +202,9 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         baselines[f"recency_evidence_coverage_cat1_4_at_{k}"] = rec
         metrics[f"coverage_over_bm25_ratio_at_{k}"] = mine / max(bm, 1e-9)
         metrics[f"coverage_over_recency_ratio_at_{k}"] = mine / max(rec, 1e-9)
-        metrics[f"evidence_coverage_zero_marker_at_{k}"] = overall("zero", budget)
-        best = mine
+        zero_cov = overall("zero", budget)
+        metrics[f"evidence_coverage_zero_marker_at_{k}"] = zero_cov
+        best = max(mine, zero_cov)
         if embedder is not None:
             hybrid = overall("hybrid", budget)
             metrics[f"hybrid_evidence_coverage_cat1_4_at_{k}"] = hybrid
@@ -207,7 +212,9 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
             metrics[f"hybrid_marker_tokens_share_at_{k}"] = (
                 statistics.mean(markers["hybrid"][budget]) / budget
             )
-            best = max(best, hybrid)
+            hybrid_zero = overall("hybrid_zero", budget)
+            metrics[f"hybrid_evidence_coverage_zero_marker_at_{k}"] = hybrid_zero
+            best = max(best, hybrid, hybrid_zero)
         metrics[f"best_evidence_coverage_cat1_4_at_{k}"] = best
         metrics[f"best_coverage_over_bm25_ratio_at_{k}"] = best / max(bm, 1e-9)
         for c, name in _CATEGORIES.items():
@@ -218,13 +225,21 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         metrics[f"marker_tokens_share_at_{k}"] = statistics.mean(spent) / budget
         metrics[f"marker_tokens_median_at_{k}"] = float(statistics.median(spent))
     metrics["zero_marker_tokens_max"] = float(
-        max((t for spent in markers["zero"].values() for t in spent), default=0)
+        max(
+            (
+                t
+                for arm in ("zero", "hybrid_zero")
+                for spent in markers[arm].values()
+                for t in spent
+            ),
+            default=0,
+        )
     )
     metrics["plans_over_budget"] = float(over_budget)
     targets = [
         Target.at_least("evidence_coverage_cat1_4_at_4k", 0.80),
-        # The issue's goal: the best fit arm measured (lexical, or hybrid when an embedder
-        # is installed) keeps 90% of the evidence at 4k and beats the BM25 baseline.
+        # The issue's goal: the best fit arm measured (lexical or hybrid, with markers or
+        # the zero-token option) keeps 90% of the evidence at 4k and beats BM25.
         Target.at_least("best_evidence_coverage_cat1_4_at_4k", 0.90),
         Target.at_least("best_coverage_over_bm25_ratio_at_4k", _BEAT),
         Target.at_least("coverage_over_recency_ratio_at_4k", 2.0),
