@@ -473,11 +473,17 @@ class CaseResult:
     tier: str
     oracles: list[OracleResult]
     expected: int = 0
+    """Anchors the case expects the state to hold."""
     missing: int = 0
+    """Of those, how many it lost (the ALR numerator)."""
     heads: int = 0
+    """Slot heads in the state (the SSR denominator)."""
     stale: int = 0
+    """Of those, how many are no longer active (a superseded value shown as current)."""
     anchors: int = 0
+    """Anchors in the state (the provenance denominator)."""
     unsourced: int = 0
+    """Of those, how many have no valid source reference."""
 
     @property
     def passed(self) -> bool:
