@@ -1114,6 +1114,12 @@ def test_memory_ingests_finds_reads_and_maps(tmp_path: Path) -> None:
     assert read.returncode == 0 and "xdist workers" in json.loads(read.stdout)["node"]["text"]
     m = run("memory", db, "map", "--budget", "100", cwd=tmp_path)
     assert m.stdout.startswith("Memory: use ctx_find")
+    boxes = run("memory", db, "episodes", cwd=tmp_path)
+    assert boxes.returncode == 0 and " tail " in boxes.stdout and "current" in boxes.stdout
+    listed = json.loads(run("memory", db, "episodes", "--json", cwd=tmp_path).stdout)
+    assert [b["type"] for b in listed] == ["episode"]
+    none = run("memory", db, "episodes", "no-such-session", cwd=tmp_path)
+    assert none.stdout.startswith("no episodes")
     (tmp_path / "garbage.db").write_bytes(b"not a database" * 20)
     bad = run("memory", tmp_path / "garbage.db", "show", cwd=tmp_path)
     assert bad.returncode != 0 and "not a SQLite database" in bad.stderr

@@ -232,20 +232,25 @@ def _build_parser() -> argparse.ArgumentParser:
 
     c = command(
         "memory",
-        "a graph memory in one file: ingest sessions, find, read, print the map or export it",
+        "a graph memory in one file: ingest sessions, find, read, print the map, the session "
+        "map's boxes (episodes) or export it",
     )
     c.add_argument("db", metavar="DB", help="the memory database file (created on first use)")
     c.add_argument(
         "action",
-        choices=("show", "ingest", "find", "read", "map", "export"),
+        choices=("show", "ingest", "find", "read", "map", "episodes", "export"),
         nargs="?",
         default="show",
     )
-    c.add_argument("args", nargs="*", help="sessions to ingest, a query, or node ids to read")
+    c.add_argument(
+        "args",
+        nargs="*",
+        help="sessions to ingest, a query, node ids to read, or session id prefixes (episodes)",
+    )
     c.add_argument("--verbatim", action="store_true", help="ingest: keep verbatim observations")
     c.add_argument("--top-k", type=int, default=8, help="find: how many hits (1..100)")
     c.add_argument("--budget", type=int, default=400, help="map: tokens it may take")
-    c.add_argument("--json", action="store_true", help="find / read: print JSON")
+    c.add_argument("--json", action="store_true", help="find / read / episodes: print JSON")
     c.set_defaults(fn=cmd_memory)
 
     c = command("import", "import a foreign agent log as a DSH v3 session")

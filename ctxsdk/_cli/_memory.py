@@ -7,8 +7,12 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._terminal import visible
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 __all__ = ["cmd_memory", "demo_memory"]
 
@@ -38,11 +42,37 @@ def cmd_memory(args: argparse.Namespace) -> int:
                 print(text if args.json else visible(str(view), multiline=True))
         elif args.action == "map":
             print(mem.map(args.budget).text)
+        elif args.action == "episodes":
+            _print_episodes(mem, args.args, as_json=args.json)
         elif args.action == "export":
             print(json.dumps(mem.export_json(), ensure_ascii=False, indent=2))
         else:  # "show"
             print(visible(repr(mem)))
     return 0
+
+
+def _print_episodes(mem: Memory, prefixes: list[str], *, as_json: bool) -> None:
+    """The session map: each session's boxes in order, one line each (or JSON)."""
+    from ..session import first_line, short_id
+
+    boxes = [
+        n
+        for n in mem.episodes()
+        if not prefixes or any(str(n.extra.get("session", "")).startswith(p) for p in prefixes)
+    ]
+    if as_json:
+        print(json.dumps([n.to_json() for n in boxes], ensure_ascii=False, indent=2))
+        return
+    if not boxes:
+        print("no episodes: ingest a session first")
+    for n in boxes:
+        sid, kind = short_id(str(n.extra.get("session", "")), width=12), n.extra.get("kind")
+        print(
+            visible(
+                f"{sid:12} {kind:10} seq {n.extra.get('atSeq'):>5}  {n.name:12} "
+                f"{first_line(n.text, 72)}"
+            )
+        )
 
 
 def demo_memory() -> None:
