@@ -283,3 +283,22 @@ def test_a_removed_document_leaves_its_section() -> None:
 def test_a_negative_section_boost_is_refused() -> None:
     with pytest.raises(InvalidArgument, match="section_boost"):
         Retriever(section_boost=-0.1)
+
+
+def test_a_lexical_search_cut_to_k_ranks_as_the_full_sectioned_scores() -> None:
+    import random
+
+    rng = random.Random(7)
+    vocab = "camp lake tent trip office desk lunch noon blue cooler map trail rain fire".split()
+    docs = [
+        Doc(f"d{i}", " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))), section=i // 7)
+        for i in range(400)
+    ]
+    r = Retriever(docs)
+    for q in ("camp lake", "office lunch", "rain", "blue cooler trail", "fire map noon"):
+        full = {d: v for d, v in r.scores(q).items() if v > 0}
+        for k in (1, 5, 10, 50):
+            want = sorted(full, key=lambda d: (-full[d], int(d[1:])))[:k]
+            got = r.search(q, k)
+            assert [h.doc_id for h in got] == want
+            assert [h.score for h in got] == pytest.approx([full[d] for d in want])

@@ -462,7 +462,7 @@ class Retriever:
         if k <= 0 or not len(self) or not query.strip():
             return []
         if mode == "lexical":
-            lex = self._lexical(query)
+            lex = self._lexical(query, k)
             best = heapq.nlargest(k, ((v, -s) for s, v in lex.items() if v > 0))
             return [Hit(self._ids[-s], v, {"lexical": v}) for v, s in best]
         lex = self._smoothed(query)
@@ -506,21 +506,31 @@ class Retriever:
             del lex[s]
         return lex
 
-    def _lexical(self, query: str) -> dict[int, float]:
+    def _lexical(self, query: str, k: int | None = None) -> dict[int, float]:
         """The lexical ranking's scores: after neighbours, each section raised by
-        ``section_boost`` of its best (members no query word reaches join at that lift)."""
+        ``section_boost`` of its best (members no query word reaches join at that lift).
+
+        With ``k`` (a search for the ``k`` best) an unmatched member joins only when its lift
+        reaches the k-th best score before lifting: lifting lowers no score, so a smaller
+        lift cannot reach the top ``k``, and the ranking is the one without the cut."""
         lex = self._smoothed(query)
         if not self.section_boost or not self._members:
             return lex
         best: dict[int, float] = {}
+        matched: dict[int, list[int]] = {}
         for s, v in lex.items():
             sec = self._section[s]
-            if sec >= 0 and v > best.get(sec, 0.0):
-                best[sec] = v
+            if sec >= 0:
+                matched.setdefault(sec, []).append(s)
+                if v > best.get(sec, 0.0):
+                    best[sec] = v
+        floor = 0.0
+        if k is not None and len(lex) >= k:
+            floor = heapq.nlargest(k, lex.values())[-1]
         out = dict(lex)
         for sec, top in best.items():
             lift = self.section_boost * top
-            for s in self._members[sec]:
+            for s in self._members[sec] if lift >= floor else matched[sec]:
                 out[s] = out.get(s, 0.0) + lift
         return out
 
