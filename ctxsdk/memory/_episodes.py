@@ -37,6 +37,7 @@ __all__ = [
     "EPISODE_NAMES",
     "Episode",
     "box_order",
+    "boxes",
     "episode_uri",
     "holding",
     "session_episodes",
@@ -162,22 +163,15 @@ def session_episodes(session: Session, cuts: Sequence[int] = ()) -> list[Episode
     return out
 
 
-def holding(boxes: Sequence[Episode], seq: int) -> Episode | None:
-    """The box of one session's ``boxes`` (seq order) that holds ``seq``: the first whose
-    seq is at or after it (a checkpoint holds what it archived), else the tail."""
-    for box in boxes:
-        if box.kind != "fork" and box.at_seq >= seq:
-            return box
-    return boxes[-1] if boxes else None
-
-
 # -- writing them ----------------------------------------------------------------------------
-def _boxes_in(store: MemoryStore, session: str) -> list[Node]:
-    """The episode nodes of one session in the store, in seq order (a fork box first)."""
-    mine = [
-        n for n in store.nodes(types=["episode"]) if n.extra.get("session") == session and n.active
+def boxes(store: MemoryStore, session: str | None = None) -> list[Node]:
+    """The active episode nodes in the store, of one session or of all, in map order."""
+    found = [
+        n
+        for n in store.nodes(types=["episode"])
+        if n.active and (session is None or n.extra.get("session") == session)
     ]
-    return sorted(mine, key=box_order)
+    return sorted(found, key=box_order)
 
 
 def box_order(node: Node) -> tuple[str, bool, int, bool]:
@@ -188,16 +182,13 @@ def box_order(node: Node) -> tuple[str, bool, int, bool]:
     return (str(x.get("session")), kind != "fork", int(x.get("atSeq", 0)), kind == "tail")
 
 
-def _as_episode(node: Node) -> Episode:
-    x = node.extra
-    return Episode(
-        x.get("kind", "tail"),
-        str(x.get("session")),
-        int(x.get("atSeq", 0)),
-        node.text,
-        parent=x.get("parent"),
-        generated=bool(x.get("generated")),
-    )
+def holding(session_boxes: Sequence[Node], seq: int) -> Node | None:
+    """The box of one session's boxes (map order) that holds ``seq``: the first whose seq
+    is at or after it (a checkpoint holds what it archived), else the tail."""
+    for box in session_boxes:
+        if box.extra.get("kind") != "fork" and int(box.extra.get("atSeq", 0)) >= seq:
+            return box
+    return session_boxes[-1] if session_boxes else None
 
 
 def write_episodes(store: MemoryStore, session: Session, cuts: Sequence[int] = ()) -> list[Node]:
@@ -205,14 +196,14 @@ def write_episodes(store: MemoryStore, session: Session, cuts: Sequence[int] = (
     its boxes in order. Boxes are matched by uri: a box already there keeps its id, name and
     status; its summary, seq and edges follow the log. The caller holds the batch."""
     sid = str(session.id)
-    boxes = session_episodes(session, cuts)
-    kept = {n.uri: n for n in _boxes_in(store, sid)}
-    wanted = {b.uri for b in boxes}
+    drawn = session_episodes(session, cuts)
+    kept = {n.uri: n for n in boxes(store, sid)}
+    wanted = {b.uri for b in drawn}
     for uri, gone in kept.items():  # a checkpoint the log no longer has (a replaced log)
         if uri not in wanted:
             store.put(replace(gone, status="archived"))
     written: list[Node] = []
-    for box in boxes:
+    for box in drawn:
         old = kept.get(box.uri)
         extra: dict[str, Any] = {"kind": box.kind, "session": sid, "atSeq": box.at_seq}
         if box.parent:
@@ -244,21 +235,21 @@ def write_episodes(store: MemoryStore, session: Session, cuts: Sequence[int] = (
     return written
 
 
-def _link_forks(store: MemoryStore, sid: str, boxes: Sequence[Node]) -> None:
+def _link_forks(store: MemoryStore, sid: str, mine: Sequence[Node]) -> None:
     """``forks_from`` from this session's fork box to the parent's box holding the cut, and
     from each child already in the store to the box of this session holding its cut."""
+    everyone = boxes(store)
     pairs: list[tuple[Node, list[Node]]] = []
-    fork = next((b for b in boxes if b.extra.get("kind") == "fork"), None)
+    fork = next((b for b in mine if b.extra.get("kind") == "fork"), None)
     if fork is not None and fork.extra.get("parent"):
-        pairs.append((fork, _boxes_in(store, str(fork.extra["parent"]))))
-    for n in store.nodes(types=["episode"]):
-        if n.active and n.extra.get("kind") == "fork" and n.extra.get("parent") == sid:
-            pairs.append((n, list(boxes)))
+        parent = str(fork.extra["parent"])
+        pairs.append((fork, [n for n in everyone if n.extra.get("session") == parent]))
+    for n in everyone:
+        if n.extra.get("kind") == "fork" and n.extra.get("parent") == sid:
+            pairs.append((n, list(mine)))
     for child_fork, parent_boxes in pairs:
         for e in store.edges(src=child_fork.id, labels=["forks_from"]):
             store.unlink(e.src, e.dst, e.label)
-        eps = [_as_episode(b) for b in parent_boxes]
-        target = holding(eps, int(child_fork.extra.get("atSeq", 0)))
+        target = holding(parent_boxes, int(child_fork.extra.get("atSeq", 0)))
         if target is not None:
-            node = parent_boxes[eps.index(target)]
-            store.link(Edge.weighted(child_fork.id, node.id, "forks_from"))
+            store.link(Edge.weighted(child_fork.id, target.id, "forks_from"))

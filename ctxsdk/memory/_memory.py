@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._display import Rendered, badge, esc, kv, plural, table
 from ..errors import InvalidArgument, MemoryRefused, NotFound
 from ..session import Embedder, Retriever, Session, get_tokenizer, short_id, widget
-from ._episodes import box_order, write_episodes
+from ._episodes import boxes, write_episodes
 from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
 from ._ingest import extract, merge_target, merged, observations, refuse_secret
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
@@ -533,12 +533,7 @@ class Memory:
         checkpoints, then the tail), or of every session, session by session. Archived
         boxes (checkpoints a replaced log no longer holds) are left out."""
         sid = None if session is None else str(getattr(session, "id", session))
-        boxes = [
-            n
-            for n in self.store.nodes(types=["episode"])
-            if n.active and (sid is None or n.extra.get("session") == sid)
-        ]
-        return sorted(boxes, key=box_order)
+        return boxes(self.store, sid)
 
     def cut(self, session: Session) -> Node:
         """ "Generate checkpoint": cut the session's open tail into a box of its own at the

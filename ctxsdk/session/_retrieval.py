@@ -179,6 +179,7 @@ class Retriever:
         self._section: list[int] = []  # per slot: its section's number, -1 for none
         self._sections: dict[Hashable, int] = {}
         self._members: list[list[int]] = []  # per section number: its slots
+        self._section_arr: NDArray[np.int64] | None = None  # _section for numpy, until a change
         self._kind: dict[re.Pattern[str], list[bool]] = {}
         self._ids: list[str] = []
         self._slot: dict[str, int] = {}
@@ -232,6 +233,7 @@ class Retriever:
         self._text.append(text)
         self._group.append(group)
         self._section.append(self._section_of(section, slot))
+        self._section_arr = None
         self._prev.append(-1)
         self._next.append(-1)
         self._seq += 1
@@ -273,6 +275,7 @@ class Retriever:
         if self._section[slot] >= 0:
             self._members[self._section[slot]].remove(slot)
             self._section[slot] = -1
+            self._section_arr = None
         group = self._group[slot]
         if group is not None:
             g = self._groups[group]
@@ -566,7 +569,9 @@ class Retriever:
     def _lift(self, fused: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each slot of a section raised by ``section_boost`` of the section's best score."""
         xp = _numpy()
-        sec = xp.asarray(self._section[: fused.shape[0]], dtype=xp.int64)
+        if self._section_arr is None:  # built once per change of the index, not per query
+            self._section_arr = xp.asarray(self._section, dtype=xp.int64)
+        sec = self._section_arr[: fused.shape[0]]
         inside = sec >= 0
         best = xp.full(len(self._members), -xp.inf)
         xp.maximum.at(best, sec[inside], fused[inside])
