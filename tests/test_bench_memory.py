@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ctxsdk.bench import BENCHMARKS, BenchResult
-from ctxsdk.bench._fit import _locomo_path
-from ctxsdk.bench._memory import HashEmbedder, evidence_ids, run
+from ctxsdk.bench._fit import _locomo_path, load_locomo
+from ctxsdk.bench._memory import HashEmbedder, evidence_ids, model_facts, run, turns
 
 pytestmark = pytest.mark.skipif(_locomo_path() is None, reason="LoCoMo data is not available")
 
@@ -61,3 +61,22 @@ def test_evidence_is_normalised_like_the_spec() -> None:
     ]
     assert evidence_ids({"evidence": ["D9:1 D4:4"]}) == ["D9:1", "D4:4"]
     assert evidence_ids({}) == []
+
+
+def test_model_facts_cite_turns_of_their_conversation() -> None:
+    sample = load_locomo()[0]
+    ids = {d for d, _ in turns(sample)}
+    facts = model_facts(sample, ids)
+    assert facts and len({doc_id for doc_id, _, _ in facts}) == len(facts)
+    for _, text, cited in facts:
+        assert cited and set(cited) <= ids and ": " in text
+    # a fact citing no existing turn is left out
+    assert model_facts(sample, set()) == []
+
+
+def test_the_model_facts_arm_is_a_reference_never_ours(quick: BenchResult) -> None:
+    m = quick.metrics
+    arm = "reference_model_facts_hash"
+    assert arm in quick.notes["arms"] and 0.0 <= m[f"{arm}_r10_cat1"] <= 1.0
+    assert quick.notes["best_arm"] != arm
+    assert m["r10_cat1"] == m[f"{quick.notes['best_arm']}_r10_cat1"]

@@ -19,6 +19,10 @@ reference: its stop list, no stemming; 52.4 R@5 over all) and the tuned BM25 of 
 lexical_bm25 (its BM25 and neighbours alone), dense per installed embedder,
 hybrid per fusion, and ``fit``'s own ranker (the base's BM25 plus coordination, feedback
 words, answer kinds and neighbours) for what a switch of ``fit`` would gain or lose.
+A reference arm, never counted as ours (``reference_model_facts_<embedder>``): the same
+hybrid index with the conversation's model-written facts added (LoCoMo's generated
+``observation``s, gpt-3.5 sentences each citing its turns; a fact's hit counts as the turns
+it cites), for what facts a model writes would add over turns.
 Latency: p50/p95 per query of the hybrid against BM25 alone, at LoCoMo's size (end to end,
 embedding the query, and the index alone) and on a synthetic 100k-document index (20k with
 ``--quick``; a hashed stand-in embedder, so it times the index, not a model), as ratios and
@@ -57,6 +61,7 @@ _PLAIN_STOP = frozenset(
 _TOKEN = re.compile(r"[a-z0-9]+")
 _EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)$")
 _DEPTH = 10  # ranks kept per query (the largest k)
+_REFERENCE = "reference_model_facts_"  # arms measured for comparison, never "ours"
 _SECTION = Retriever().section_boost  # the default, restored after each ablation query
 
 
@@ -93,6 +98,21 @@ def turns(sample: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def model_facts(sample: dict[str, Any], ids: set[str]) -> list[tuple[str, str, list[str]]]:
+    """(doc id, ``speaker: fact``, cited dia_ids) for each of the conversation's generated
+    observations: facts a model (gpt-3.5) wrote per session, each citing the turns it came
+    from. A fact whose citations resolve to no turn is left out."""
+    out = []
+    for key, by_speaker in (sample.get("observation") or {}).items():
+        for speaker, facts in by_speaker.items():
+            for j, (fact, cites) in enumerate(facts):
+                listed = cites if isinstance(cites, list) else [cites]
+                cited = [d for d in evidence_ids({"evidence": listed}) if d in ids]
+                if cited:
+                    out.append((f"{key}:{speaker}:{j}", f"{speaker}: {fact}", cited))
+    return out
+
+
 class _Tuned:
     """``bench fit``'s independent baseline as a ranker: Porter BM25, then each score
     raised by 0.3 of its two neighbours'."""
@@ -108,6 +128,28 @@ class _Tuned:
             for i, s in enumerate(raw)
         ]
         return sorted(range(n), key=lambda i: (-smooth[i], i))[:k]
+
+
+def _with_facts(
+    r: Retriever,
+    sample: dict[str, Any],
+    ids: list[str],
+    qas: list[dict[str, Any]],
+    got: dict[str, list[tuple[int, list[str], list[str]]]],
+    arm: str,
+) -> None:
+    """Index the conversation's model-written facts into ``r`` (after its own arms ran) and
+    ask every question again: hits map to dia_ids in rank order, a fact to the turns it cites."""
+    cites: dict[str, list[str]] = {}
+    for n, (doc_id, text, cited) in enumerate(model_facts(sample, set(ids))):
+        cites[doc_id] = cited
+        r.add(doc_id, text, group=1, order=float(n), section=cited[0].split(":")[0])
+    r.fusion = "weighted"
+    for qa in qas:
+        out: list[str] = []
+        for h in r.search(str(qa["question"]), 3 * _DEPTH, mode="hybrid"):
+            out += [d for d in cites.get(h.doc_id, [h.doc_id]) if d not in out]
+        got[arm].append((int(qa.get("category", 0)), evidence_ids(qa), out[:_DEPTH]))
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -236,6 +278,12 @@ def run(
                 r.fusion = "rrf"
                 keep(f"hybrid_rrf_{name}", [h.doc_id for h in r.search(q, _DEPTH, mode="hybrid")])
                 keep(f"dense_{name}", [h.doc_id for h in r.search(q, _DEPTH, mode="dense")])
+        if dense:
+            # The reference: the same hybrid index with the model-written facts added, each
+            # fact's hit counted as the turns it cites (not one of our arms: nothing here
+            # writes facts without a model).
+            name = min(dense, key=lambda n: n != "minilm")
+            _with_facts(dense[name], sample, ids, qas, got, f"{_REFERENCE}{name}")
 
     # The Memory engine asked the same questions (``_memory_engine``): lexical, and with the
     # embedder of the best turn-level hybrid when one is installed.
@@ -262,7 +310,7 @@ def run(
     for arm, rows_ in got.items():
         table = baselines if arm.startswith("bm25_") else metrics
         table.update(_recall(arm, rows_))
-    ours_arms = [a for a in got if not a.startswith("bm25_")]
+    ours_arms = [a for a in got if not a.startswith(("bm25_", _REFERENCE))]
     best = max(ours_arms, key=lambda a: (metrics[f"{a}_r5_all"], metrics[f"{a}_r10_all"]))
     for key in ("r5_all", "r10_all", "r5_cat1_4", "r10_cat1_4", "r5_cat1", "r10_cat1"):
         metrics[key] = metrics[f"{best}_{key}"]
