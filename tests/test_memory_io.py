@@ -242,3 +242,13 @@ def test_memory_md_batch_holds_at_most_24_items_and_3000_chars() -> None:
     assert total <= 3000 and len(ex.candidates) < 20
     assert total + len(ex.candidates[0].text) > 3000  # one more would not have fit
     assert {w for _, w in ex.dropped} == {"over the batch cap"}
+
+
+def test_a_heading_that_holds_a_secret_names_no_entity() -> None:
+    ex = parse_memory_md(f"# api_key={KEY}\n- always rotate it weekly\n# Billing\n", now=MONDAY)
+    assert [(c.type, c.text, c.links) for c in ex.candidates] == [
+        ("entity", "Billing", ()),
+        ("preference", "always rotate it weekly", ()),  # not linked to the refused heading
+    ]
+    assert dict((w, t) for t, w in ex.dropped)["secret"]
+    assert KEY not in repr(ex)

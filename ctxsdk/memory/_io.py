@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from ..errors import InvalidArgument
-from ..session import redact
+from ..session import MAX_JSON_DEPTH, clean_text, redact
 from ._ingest import (
     _DECISION,
     _ONE_SHOT,
@@ -76,14 +76,40 @@ def _str(data: Mapping[str, Any], key: str, path: str, *, default: str | None = 
     value = data[key]
     if not isinstance(value, str):
         raise _bad(f"{path}.{key}", f"must be a string, not {type(value).__name__}")
-    return value
+    return _text(value, f"{path}.{key}")
 
 
 def _opt_str(data: Mapping[str, Any], key: str, path: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise _bad(f"{path}.{key}", f"must be a string or null, not {type(value).__name__}")
+    return None if value is None else _text(value, f"{path}.{key}")
+
+
+def _text(value: str, path: str) -> str:
+    """``value``, unless it holds a lone surrogate (``json`` decodes ``"\\ud800"`` into
+    one): that is not text, and a round-trip format refuses it rather than change it."""
+    if value != clean_text(value):
+        raise _bad(path, "holds a lone surrogate, which is not text")
     return value
+
+
+def _plain_json(value: Any, path: str, depth: int = 0) -> None:
+    """Refuse a JSON value that a store could not keep: a lone surrogate in a key or a
+    string, or nesting past ``MAX_JSON_DEPTH``."""
+    if isinstance(value, str):
+        _text(value, path)
+    elif isinstance(value, list | dict):
+        if depth >= MAX_JSON_DEPTH:
+            where = path if len(path) < 80 else path[:60] + "…"
+            raise _bad(where, f"nests deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, list):
+            for i, v in enumerate(value):
+                _plain_json(v, f"{path}[{i}]", depth + 1)
+        else:
+            for k, v in value.items():
+                _text(str(k), f"{path} key {str(k)[:40]!r}")
+                _plain_json(v, f"{path}.{k}", depth + 1)
 
 
 def _obj(value: Any, path: str) -> Mapping[str, Any]:
@@ -125,11 +151,13 @@ def node_from_json(data: Any, path: str = "$") -> Node:
     for i, a in enumerate(aliases):
         if not isinstance(a, str):
             raise _bad(f"{path}.aliases[{i}]", "must be a string")
+        _text(a, f"{path}.aliases[{i}]")
     sources = _list(obj.get("sources", []), f"{path}.sources")
     status = _str(obj, "status", path, default="active")
     if status not in ("active", "archived"):
         raise _bad(f"{path}.status", f"must be 'active' or 'archived', not {status!r}")
     extra = _obj(obj.get("extra", {}), f"{path}.extra")
+    _plain_json(dict(extra), f"{path}.extra")
     return Node(
         id=node_id,
         type=cast(NodeType, node_type),
@@ -308,6 +336,9 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
         h = _HEADING.match(raw)
         if h:
             heading = _heading_entity(h.group(2))
+            if heading is not None and refuse_secret(heading) is not None:
+                dropped.append((clip(redact(heading).text), "secret"))
+                heading = None  # nor do the lines under it link to it
             if heading is not None:
                 src = Source(None, None, src_line, "import")
                 cands.append(Candidate("entity", heading, heading, src))

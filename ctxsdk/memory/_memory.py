@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
 from ..errors import InvalidArgument, MemoryRefused, NotFound
-from ..session import Embedder, Retriever, Session, get_tokenizer, short_id, widget
+from ..session import (
+    Embedder,
+    Retriever,
+    Session,
+    clean_text,
+    get_tokenizer,
+    short_id,
+    widget,
+)
 from ._episodes import boxes, write_episodes
 from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
 from ._ingest import extract, merge_target, merged, observations, refuse_secret
@@ -301,7 +309,7 @@ class Memory:
             self.store,
             self._retriever,
             self._nodes,
-            query,
+            clean_text(str(query)),
             top_k=top_k,
             expand=expand,
             now=self.now(),
@@ -341,7 +349,10 @@ class Memory:
             raise InvalidArgument(
                 f"remember a preference, decision, entity, experience or observation, not {type!r}"
             )
-        text = " ".join(str(text).split())
+        # A lone surrogate (which json decodes from "\ud800") becomes U+FFFD, as every text
+        # the project reads does: SQLite keeps UTF-8 only.
+        text = " ".join(clean_text(str(text)).split())
+        name = clean_text(name) if name else name
         if not text:
             raise MemoryRefused("nothing to remember: the text is empty")
         why = refuse_secret(text) or (refuse_secret(name) if name else None)
@@ -363,7 +374,9 @@ class Memory:
             until=until,
             until_at=until_at,
         )
-        targets = [link_to] if isinstance(link_to, str) else list(link_to or [])
+        targets = [
+            clean_text(t) for t in ([link_to] if isinstance(link_to, str) else link_to or [])
+        ]
         with self.store.batch():
             node, _ = self._apply(cand)
             for t in targets:
@@ -439,7 +452,7 @@ class Memory:
 
     def rename(self, ref: str, name: str) -> Node:
         """Give a memory a new name; an entity keeps the old one as an alias."""
-        name = " ".join(name.split())
+        name = " ".join(clean_text(name).split())
         if not name:
             raise InvalidArgument("a name is a non-empty text")
         node = self.get(ref)
@@ -570,7 +583,7 @@ class Memory:
 
     def import_memory_md(self, text: str) -> IngestReport:
         """A one-shot import of a MEMORY.md file (strict: the seed's cues and caps)."""
-        ex = parse_memory_md(text, now=self.now())
+        ex = parse_memory_md(clean_text(text), now=self.now())
         with self.store.batch():
             added, _, edges = self._write_candidates(ex.candidates)
         return IngestReport("MEMORY.md", tuple(added), (), edges, ex.dropped)

@@ -40,6 +40,7 @@ from ..errors import (
     Unreadable,
     WriteError,
 )
+from ..session import clean_text
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
 from ._model import node_uri as _node_uri
 
@@ -146,9 +147,22 @@ def new_node_id() -> str:
 
 def _dumps(value: Any, what: str) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
+    return _utf8(text, what)
+
+
+def _utf8(text: str, what: str) -> str:
+    """``text`` when SQLite can store it: a lone surrogate (which ``json`` decodes from
+    ``"\\ud800"``) cannot be encoded, and is refused before the write starts."""
+    if text != clean_text(text):
+        at = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
+        raise InvalidArgument(
+            f"{what} holds a lone surrogate (U+{ord(text[at]):04X}) at character {at}, "
+            "which is not text"
+        )
+    return text
 
 
 _NODE_COLUMNS = (
@@ -196,6 +210,11 @@ def _check_node(node: Node) -> None:
         raise InvalidArgument(f"unknown node status {node.status!r}; known: active, archived")
     if not isinstance(node.name, str) or not isinstance(node.text, str):
         raise InvalidArgument("a node's name and text must be strings")
+    who = f"node {node.id!r}" if node.id else f"a new {node.type}"
+    for field in ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at"):
+        value = getattr(node, field)
+        if isinstance(value, str):
+            _utf8(value, f"{who}: {field}")
 
 
 # --- the store ---------------------------------------------------------------------------
@@ -349,6 +368,17 @@ class SQLiteStore:
             yield
         except sqlite3.Error as exc:
             self._raise(exc)
+        except UnicodeEncodeError as exc:
+            raise self._not_text(exc) from None
+
+    def _not_text(self, exc: UnicodeEncodeError) -> InvalidArgument:
+        """A lone surrogate in a parameter (an id or key ``json`` decoded from ``"\\ud800"``):
+        SQLite stores UTF-8 only, so the statement never ran."""
+        bad = exc.object[exc.start : exc.end]
+        code = f"U+{ord(bad[0]):04X}" if isinstance(bad, str) and bad else "a surrogate"
+        return InvalidArgument(
+            f"{self._path}: a text holds a lone surrogate ({code}), which is not text"
+        )
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -379,6 +409,8 @@ class SQLiteStore:
                     pass  # the original error says more; SQLite already rolled back
                 if isinstance(exc, sqlite3.Error):
                     self._raise(exc)
+                if isinstance(exc, UnicodeEncodeError):
+                    raise self._not_text(exc) from None
                 raise
             self._depth = depth
             with self._translate():

@@ -54,7 +54,13 @@ from ._markers import (
     read_marker,
 )
 from ._migrate import LATEST_VERSION, migrate, upgrade_to_latest
-from ._model_text import TRUNCATION_MARKER, extract_json, truncate_keep_tail
+from ._model_text import (
+    MAX_JSON_DEPTH,
+    TRUNCATION_MARKER,
+    clean_text,
+    extract_json,
+    truncate_keep_tail,
+)
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
 from ._redact import REDACTION_KINDS, Redaction, redact, redact_message, withheld_notice
@@ -112,6 +118,7 @@ __all__ = [
     "FOLD_PLUGIN",
     "LATEST_VERSION",
     "MARKER_KINDS",
+    "MAX_JSON_DEPTH",
     "PRUNE_MARKER",
     "REDACTION_KINDS",
     "SESSION_COLUMNS",
@@ -157,6 +164,7 @@ __all__ = [
     "available_embedders",
     "canonical_file_name",
     "checkpoint_content",
+    "clean_text",
     "composition",
     "decode_segment",
     "digest_text",
