@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,24 @@ def test_ingesting_twice_adds_nothing(db: Path) -> None:
         assert again.skipped and mem.export_json() == before
 
 
+def test_a_session_ingested_by_older_rules_is_read_again_once(tmp_path: Path) -> None:
+    """A memory written before observations carried their turn: the marker has no rules
+    version and the nodes no turn. The next ingest reads the session again, gives each
+    observation its turn and adds no node; the one after that is skipped."""
+    session = _session(SESSION_A)
+    with Memory(tmp_path / "old.db", clock=MONDAY) as mem:
+        mem.ingest(session, now=MONDAY, verbatim=True)
+        for n in mem.nodes("observation"):
+            mem.store.put(replace(n, extra={k: v for k, v in n.extra.items() if k != "turn"}))
+        mem.store.set_meta(f"ingested:{session.id}", {"through": len(session), "verbatim": True})
+        count = len(mem.nodes())
+        again = mem.ingest(session, now=MONDAY, verbatim=True)
+        assert not again.skipped and again.added == ()
+        assert len(mem.nodes()) == count
+        assert all(isinstance(n.extra.get("turn"), int) for n in mem.nodes("observation"))
+        assert mem.ingest(session, now=MONDAY, verbatim=True).skipped
+
+
 def test_stale_decisions_are_hidden_unless_the_deadline_is_asked(tmp_path: Path) -> None:
     later = datetime(2026, 12, 20, tzinfo=UTC)  # past both deadlines
     with Memory(tmp_path / "m.db", clock=later) as mem:
@@ -140,7 +159,7 @@ def test_remember_refuses_secrets_and_merges_equal_memories(tmp_path: Path) -> N
         assert gitflow.type == "entity"
         view = mem.read(gitflow.id)
         assert [(e.label, n.id) for e, n in view.incoming] == [("about", a.id)]
-        assert "GitFlow" in str(view) and "about" in view._repr_mimebundle_()["text/html"]  # type: ignore[index]
+        assert "GitFlow" in str(view) and "about" in view._repr_mimebundle_()["text/html"]
 
 
 def test_link_archive_rename_and_merge(tmp_path: Path) -> None:

@@ -53,6 +53,9 @@ __all__ = ["IngestReport", "Memory", "NodeView", "RecallMode"]
 RecallMode = Literal["off", "anchor", "auto"]
 MEMORY_PLUGIN = "ctxsdk-memory"  # the source plugin of an injected map or recall block
 _SETTINGS = {"recall": "off", "map_budget": 400, "top_k": 8, "expand": 1}
+# What ingest derives from a session, versioned: a session ingested by older rules is read
+# again once, though unchanged (2: observations carry their turn, the section retrieval uses).
+_INGEST_RULES = 2
 
 
 @dataclass(frozen=True)
@@ -401,7 +404,11 @@ class Memory:
             if old is None:
                 return self.store.put(self._new(cand, uri)), True
             if s in old.sources:
-                return old, False
+                # Ingested before by older rules: what they did not record (the turn) is added.
+                extra = {**cand.extra, **old.extra}
+                return (
+                    old if extra == old.extra else self.store.put(replace(old, extra=extra))
+                ), False
             return self.store.put(replace(old, sources=(*old.sources, s))), False
         pool = self.store.nodes(types=[cand.type])
         target = merge_target(cand, pool)
@@ -511,6 +518,7 @@ class Memory:
         if (
             isinstance(done, Mapping)
             and done.get("through") == through
+            and done.get("rules") == _INGEST_RULES
             and (done.get("verbatim") or not verbatim)
         ):
             return IngestReport(sid, (), (), 0, (), skipped=True)
@@ -524,7 +532,9 @@ class Memory:
         with self.store.batch():
             added, touched, edges = self._write_candidates(cands)
             boxes = write_episodes(self.store, session, self._cuts(sid))
-            self.store.set_meta(marker, {"through": through, "verbatim": verbatim})
+            self.store.set_meta(
+                marker, {"through": through, "verbatim": verbatim, "rules": _INGEST_RULES}
+            )
         merged_ids = tuple(dict.fromkeys(n for n in touched if n not in added))
         return IngestReport(
             sid,
