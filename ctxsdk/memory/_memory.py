@@ -373,7 +373,9 @@ class Memory:
             type=type,  # type: ignore[arg-type]
             name=name or (text if type == "entity" else text[:60]),
             text=text,
-            source=source or Source(via="user", quote=text),
+            source=replace(source, quote=clean_text(source.quote))
+            if source
+            else Source(via="user", quote=text),
             until=until,
             until_at=until_at,
         )

@@ -120,7 +120,7 @@ def ctx_find(args: FindArgs, memory: Memory) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for h in result.hits:
         groups.setdefault(h.node.type, []).append(h.to_json())
-    return {"query": args.query, "hits": len(result.hits), "by_type": groups}
+    return {"query": result.query, "hits": len(result.hits), "by_type": groups}
 
 
 def ctx_read(args: ReadArgs, memory: Memory) -> dict[str, Any]:
@@ -128,3 +128,5 @@ def ctx_read(args: ReadArgs, memory: Memory) -> dict[str, Any]:
         return memory.read(args.id).to_json()
     except NotFound as exc:
         return _error(exc, "not_found")
+    except InvalidArgument as exc:
+        return _error(exc, "invalid_arguments")
