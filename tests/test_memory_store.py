@@ -330,14 +330,38 @@ def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path) -> None:
     assert str(path) in msg and "version 9" in msg and f"version {SCHEMA_VERSION}" in msg
 
 
-def test_a_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("version", "tables", "why"),
+    [
+        (0, ["CREATE TABLE t (x)"], "user_version 0 with tables"),
+        (1, ["CREATE TABLE nodes (id)", "CREATE TABLE meta (key, value)"], "no table edges"),
+        (
+            SCHEMA_VERSION,
+            ["CREATE TABLE nodes (id, name)", "CREATE TABLE edges (src)", "CREATE TABLE meta (k)"],
+            "no column aliases",
+        ),
+    ],
+)
+def test_a_foreign_sqlite_database_is_refused_and_left_as_it_was(
+    tmp_path: Path, version: int, tables: list[str], why: str
+) -> None:
+    """Another program's file, or one whose user_version says memory but whose tables are
+    not ours: refused before anything (the WAL switch persists in the file) touches it."""
     path = tmp_path / "other.db"
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE t (x)")
+    for sql in tables:
+        db.execute(sql)
+    db.execute(f"PRAGMA user_version={version}")
     db.commit()
     db.close()
-    with pytest.raises(CorruptStore, match="not a ctxsdk memory"):
+    before = path.read_bytes()
+    with pytest.raises(CorruptStore, match=f"not a ctxsdk memory .*{why}"):
         SQLiteStore(path)
+    assert path.read_bytes() == before
+    assert not (tmp_path / "other.db-wal").exists()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    db.close()
 
 
 @pytest.mark.parametrize("kind", ["random", "short", "text"])

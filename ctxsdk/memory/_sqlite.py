@@ -109,6 +109,15 @@ def _v2(db: sqlite3.Connection) -> None:
     )
 
 
+# The columns SCHEMA_VERSION has, table by table (what an opened file must hold).
+_COLUMNS = {
+    "nodes": frozenset(
+        "id type name text aliases uri sources until until_at fail fix status created_at "
+        "updated_at extra".split()
+    ),
+    "edges": frozenset("src dst label weight created_at".split()),
+    "meta": frozenset(("key", "value")),
+}
 # _MIGRATIONS[i] takes a file from user_version i to i + 1 (0 is a new, empty file).
 _MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -251,6 +260,9 @@ class SQLiteStore:
             self._raise(exc)
         self._db.row_factory = sqlite3.Row
         try:
+            # Read-only checks first: a file that is not ours is refused before the WAL
+            # switch (which persists in the file) touches it.
+            self._inspect()
             self._configure(memory)
             self._migrate()
         except BaseException:
@@ -316,22 +328,49 @@ class SQLiteStore:
             return
         with self._write():
             db = self._conn()
-            version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise StoreVersionError(
-                    f"{self._path}: memory schema version {version} is newer than this "
-                    f"ctxsdk knows (version {SCHEMA_VERSION}); upgrade ctxsdk to open it",
-                    path=str(self._path),
-                )
-            if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                raise CorruptStore(
-                    f"{self._path}: a SQLite database, but not a ctxsdk memory "
-                    "(user_version 0 with tables in it)",
-                    path=str(self._path),
-                )
+            version = self._version_we_can_open()
             for step in range(version, SCHEMA_VERSION):
-                _MIGRATIONS[step](db)
+                try:
+                    _MIGRATIONS[step](db)
+                except sqlite3.Error as exc:  # the tables are not the ones that version made
+                    raise self._not_ours(f"schema version {version}, but {exc}") from exc
                 db.execute(f"PRAGMA user_version={step + 1}")
+
+    def _version_we_can_open(self) -> int:
+        """The file's schema version, unless it is newer than ours or the file holds
+        another program's tables (user_version 0 with tables in it)."""
+        db = self._conn()
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreVersionError(
+                f"{self._path}: memory schema version {version} is newer than this "
+                f"ctxsdk knows (version {SCHEMA_VERSION}); upgrade ctxsdk to open it",
+                path=str(self._path),
+            )
+        if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise self._not_ours("user_version 0 with tables in it")
+        return version
+
+    def _inspect(self) -> None:
+        """Refuse, reading only, a file this ctxsdk must not open: too new, another
+        program's, or one whose user_version says memory but whose tables are not ours
+        (every table of an older version, every column of the current one)."""
+        with self._translate():
+            db = self._conn()
+            version = self._version_we_can_open()
+            for table, want in _COLUMNS.items() if version else ():
+                have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                missing = sorted(want - have)
+                if not have:
+                    raise self._not_ours(f"schema version {version}, but no table {table}")
+                if missing and version == SCHEMA_VERSION:
+                    raise self._not_ours(f"no column {', '.join(missing)} in {table}")
+
+    def _not_ours(self, why: str) -> CorruptStore:
+        return CorruptStore(
+            f"{self._path}: not a ctxsdk memory ({why}); it is refused, not changed",
+            path=str(self._path),
+        )
 
     # -- plumbing ---------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
