@@ -168,3 +168,18 @@ def test_the_map_survives_export_and_import() -> None:
             assert _out(copy, fork, "forks_from") == _out(
                 mem, mem.episodes(child.session_id)[0], "forks_from"
             )
+
+
+def test_a_box_archived_by_hand_stays_archived_when_the_session_is_ingested_again() -> None:
+    b, _, _ = _family()
+    with Memory(None) as mem:
+        mem.ingest(_session(b))
+        first = mem.episodes(_session(b))[0]
+        mem.archive(first.id)
+        b.turn("one more request").assistant(text="ok").end_turn()
+        grown = _session(b)
+        report = mem.ingest(grown)  # the log grew: its boxes are written again
+        assert not report.skipped
+        assert mem.store.get(first.id).status == "archived"  # type: ignore[union-attr]
+        assert _kinds(mem.episodes(grown)) == ["checkpoint", "tail"]
+        assert mem.episodes(grown)[-1].text == "one more request"

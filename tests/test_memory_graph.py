@@ -360,3 +360,54 @@ def test_the_bundle_parses_as_an_es_module(tmp_path: Path) -> None:
     path = tmp_path / "bundle.mjs"
     path.write_text(bundle("memory_graph.js"))
     subprocess.run(["node", "--check", str(path)], check=True, capture_output=True)
+
+
+def test_the_session_map_is_a_row_of_boxes_per_session_and_a_box_reads_in_the_panel() -> None:
+    from .test_memory_episodes import _family
+    from .test_memory_episodes import _session as _log
+
+    parent, child, cut = _family()
+    with Memory(None) as m:
+        m.ingest(_log(parent))
+        m.ingest(_log(child))
+        w = MemoryGraph(m)
+        rows = {r["session"]: r for r in w.session_map}
+        assert set(rows) == {"parent-v3", "child-v3"} and w.summary["sessions"] == 2
+        p, c = rows["parent-v3"], rows["child-v3"]
+        assert [b["kind"] for b in p["boxes"]] == ["checkpoint", "checkpoint", "tail"]
+        assert p["boxes"][0]["text"] == "Summary one: we set up the billing service."
+        assert p["from"] is None and p["hidden"] == 0
+        # the fork starts from the parent's box that holds its cut
+        assert [b["kind"] for b in c["boxes"]] == ["fork", "tail"]
+        holder = next(b for b in p["boxes"] if b["at"] >= cut)
+        assert c["from"] == {"id": holder["id"], "label": f"parent-v3#{holder['at']}"}
+        # a box is never drawn as a graph node, but reads in the panel with its chain
+        assert not set(_nodes(w)) & {b["id"] for r in rows.values() for b in r["boxes"]}
+        view = _ask(w, "read", node=p["boxes"][1]["id"])
+        assert view["type"] == "episode" and view["merge_choices"] == []
+        assert [(e["label"], e["id"]) for e in view["outgoing"]] == [
+            ("continues", p["boxes"][0]["id"])
+        ]
+        # a hand cut shows after a refresh
+        m.cut(_log(parent))
+        w.refresh()
+        again = {r["session"]: r for r in w.session_map}["parent-v3"]
+        assert len(again["boxes"]) == 4
+
+
+def test_the_session_map_keeps_the_latest_boxes_of_a_long_session(tmp_path: Path) -> None:
+    from ctxsdk.testing import LogBuilder
+    from ctxsdk.widgets._memory_graph import _MAP_BOXES
+
+    b = LogBuilder(session_id="long", runtime_context=None)
+    for i in range(_MAP_BOXES + 4):
+        b.turn(f"topic {i} " + "about the ledger " * 40).assistant(text="ok " * 40).end_turn()
+        b.compact(1, f"Summary {i}.")
+    b.turn("the latest ask").assistant(text="ok").end_turn()
+    with Memory(tmp_path / "m.db") as m:
+        m.ingest(cx.Session.from_events(b.header, b.events))
+        (row,) = MemoryGraph(m).session_map
+        assert len(row["boxes"]) == _MAP_BOXES and row["hidden"] == 5
+        assert row["boxes"][-1]["kind"] == "tail" and row["boxes"][-2]["text"] == (
+            f"Summary {_MAP_BOXES + 3}."
+        )

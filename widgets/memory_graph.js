@@ -9,6 +9,8 @@
  *   _graph    nodes by column (id, type, label, tip, x, y, flags, deg), edges by column
  *             (s, t: node indices, label), clusters by column (x, y, r, hub), bounds
  *   summary   total / shown counts by type, edges, stale, hidden (and by type), location
+ *   session_map  a row per session, newest first: label, boxes (id, kind, name, at, text),
+ *             hidden (older boxes not listed), from (the parent's box a fork starts at)
  *   observations (set here: the toggle), selected_event, height, max_nodes, revision
  * Search, read, select_event, archive, rename, merge and refresh go over the request/response
  * channel (base/channel.js); every error comes back as a message shown in the panel.
@@ -148,8 +150,9 @@ function render({ model, el }) {
   const panelBody = h("div", { class: "cx-panel__body", "data-part": "panel" });
   const panel = h("div", { class: "cx-panel", role: "region", "aria-label": "details" }, hitsBox, panelBody);
   const body = h("div", { class: "cx-body" }, graphBox, panel);
+  const mapBox = h("div", { class: "cx-smap", "data-part": "session-map", role: "region", "aria-label": "session map" });
   const statusLine = h("div", { class: "cx-status", role: "status", "aria-live": "polite" });
-  root.append(head, figures, legendEl, body, statusLine);
+  root.append(head, figures, legendEl, body, mapBox, statusLine);
   el.append(root);
 
   /** @param {string} t @param {string} [extra] */
@@ -199,6 +202,39 @@ function render({ model, el }) {
     hiddenNote.hidden = !hidden;
     hiddenNote.textContent = hidden ? `${formatTokens(hidden)} more not drawn (max_nodes ${formatTokens(sm.max_nodes)}: the most connected are shown): ${Object.entries(by).map(([t, n]) => `${formatTokens(/** @type {number} */ (n))} ${t}`).join(", ")}` : "";
     obsBox.checked = Boolean(model.get("observations"));
+  }
+
+  // ---- the session map: each session's boxes (checkpoints, tail, fork), clickable -------
+  function renderMap() {
+    const rows = /** @type {any[]} */ (model.get("session_map") || []);
+    mapBox.hidden = rows.length === 0;
+    const chip = (/** @type {any} */ b) =>
+      h(
+        "button",
+        { type: "button", class: `cx-smap__box cx-smap__box--${b.kind}${b.id === selected ? " cx-smap__box--selected" : ""}`, "data-id": b.id, "data-kind": b.kind, title: b.text || b.name, onclick: () => open(b.id) },
+        h("span", { class: "cx-smap__kind" }, b.kind),
+        h("span", { class: "cx-smap__name" }, b.name),
+        b.at != null ? h("span", { class: "cx-smap__at" }, `#${b.at}`) : null,
+      );
+    put(
+      mapBox,
+      h("div", { class: "cx-smap__title" }, "Session map", h("span", { class: "cx-smap__hint" }, "each session's checkpoints, newest session first; click a box to read it")),
+      ...rows.map((r) => {
+        const kids = [];
+        for (const [i, b] of r.boxes.entries()) {
+          if (i) kids.push(h("span", { class: "cx-smap__arrow", "aria-hidden": "true" }, "→"));
+          kids.push(chip(b));
+        }
+        return h(
+          "div",
+          { class: "cx-smap__row", "data-session": r.session },
+          h("code", { class: "cx-smap__sid", title: r.session }, r.label),
+          r.from ? h("button", { type: "button", class: "cx-linkbtn cx-smap__from", "data-action": "fork-origin", title: "the parent's box this session forks from", onclick: () => open(r.from.id) }, `forked from ${r.from.label}`) : null,
+          r.hidden ? h("span", { class: "cx-smap__more" }, `${formatTokens(r.hidden)} earlier`) : null,
+          ...kids,
+        );
+      }),
+    );
   }
 
   // ---- the view transform --------------------------------------------------------------
@@ -346,6 +382,7 @@ function render({ model, el }) {
     }
     svg.dataset.nodes = String(g.n);
     svg.dataset.hits = String(search ? search.hits.size : 0);
+    for (const b of mapBox.querySelectorAll(".cx-smap__box")) b.classList.toggle("cx-smap__box--selected", b.getAttribute("data-id") === selected);
   }
 
   // ---- pointer -------------------------------------------------------------------------
@@ -482,6 +519,7 @@ function render({ model, el }) {
       h("select", { class: "cx-input", "data-control": "merge-pick", "aria-label": `another ${r.type} to merge into this one` }, h("option", { value: "" }, r.merge_choices.length ? `another ${r.type}…` : `no other ${r.type}`), ...r.merge_choices.map((/** @type {any} */ c) => h("option", { value: c.id }, c.name)))
     );
     const active = r.status === "active";
+    const box = r.type === "episode"; // a session map box: renamed, never merged or archived here
     const edgeItem = (/** @type {any} */ e, /** @type {string} */ dir) =>
       h(
         "li",
@@ -544,9 +582,9 @@ function render({ model, el }) {
             { class: "cx-section cx-medit", "data-part": "edit" },
             h("h4", null, "edit"),
             h("form", { class: "cx-medit__row", onsubmit: (/** @type {Event} */ e) => { e.preventDefault(); act("rename", { node: r.id, name: nameIn.value }, errBox, `renamed to “${nameIn.value.trim()}”`); } }, nameIn, h("button", { type: "submit", class: "cx-btn", "data-action": "rename" }, "Rename")),
-            h("div", { class: "cx-medit__row" }, pick, h("button", { type: "button", class: "cx-btn", "data-action": "merge", title: "merge the chosen node into this one (memory.merge)", onclick: () => act("merge", { keep: r.id, drop: pick.value }, errBox, "merged") }, "Merge into this")),
-            r.merge_total > r.merge_choices.length ? h("div", { class: "cx-note" }, `the first ${r.merge_choices.length} of ${formatTokens(r.merge_total)} are listed`) : null,
-            h("div", { class: "cx-medit__row" }, h("button", { type: "button", class: "cx-btn cx-btn--danger", "data-action": "archive", title: "hide it from search, the map and the graph (memory.archive; restorable)", onclick: () => act("archive", { node: r.id }, errBox, "archived") }, "Archive")),
+            box ? null : h("div", { class: "cx-medit__row" }, pick, h("button", { type: "button", class: "cx-btn", "data-action": "merge", title: "merge the chosen node into this one (memory.merge)", onclick: () => act("merge", { keep: r.id, drop: pick.value }, errBox, "merged") }, "Merge into this")),
+            !box && r.merge_total > r.merge_choices.length ? h("div", { class: "cx-note" }, `the first ${r.merge_choices.length} of ${formatTokens(r.merge_total)} are listed`) : null,
+            box ? null : h("div", { class: "cx-medit__row" }, h("button", { type: "button", class: "cx-btn cx-btn--danger", "data-action": "archive", title: "hide it from search, the map and the graph (memory.archive; restorable)", onclick: () => act("archive", { node: r.id }, errBox, "archived") }, "Archive")),
             errBox,
           )
         : h("div", { class: "cx-section" }, h("div", { class: "cx-note", "data-part": "archived" }, "Archived: hidden from search, the map and the graph."), h("button", { type: "button", class: "cx-btn", "data-action": "restore", onclick: () => act("restore", { node: r.id }, errBox, "restored") }, "Restore"), errBox),
@@ -614,6 +652,7 @@ function render({ model, el }) {
   const handlers = [
     ["change:_graph", onGraph],
     ["change:summary", renderHeader],
+    ["change:session_map", renderMap],
     ["change:observations", renderHeader],
     ["change:height", () => { setHeight(); }],
   ];
@@ -623,6 +662,7 @@ function render({ model, el }) {
   reindex();
   setHeight();
   renderHeader();
+  renderMap();
   renderHits();
   emptyPanel();
   redrawAll();

@@ -197,10 +197,15 @@ def write_episodes(store: MemoryStore, session: Session, cuts: Sequence[int] = (
     status; its summary, seq and edges follow the log. The caller holds the batch."""
     sid = str(session.id)
     drawn = session_episodes(session, cuts)
-    kept = {n.uri: n for n in boxes(store, sid)}
+    # archived boxes too: one archived by hand keeps its uri, and stays archived
+    kept = {
+        n.uri: n
+        for n in store.nodes(types=["episode"], include_archived=True)
+        if n.extra.get("session") == sid
+    }
     wanted = {b.uri for b in drawn}
     for uri, gone in kept.items():  # a checkpoint the log no longer has (a replaced log)
-        if uri not in wanted:
+        if uri not in wanted and gone.active:
             store.put(replace(gone, status="archived"))
     written: list[Node] = []
     for box in drawn:

@@ -14,7 +14,8 @@ observation around the hub of the memory it supports; memories linked to no enti
 grid after the hubs. At most ``max_nodes`` are drawn: search hits and the nodes at the ends
 of their paths first, then the most connected; the payload says how many are hidden, per type.
 The graph is one column-wise payload (``_graph``); after a change made in Python,
-``refresh()`` (the ↻ button) re-reads the memory.
+``refresh()`` (the ↻ button) re-reads the memory. Below it, ``session_map`` lists the
+session map's boxes (``Memory.episodes``) a row per session; a box opens in the same panel.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ _TIP_CHARS = 240
 _QUOTE_CHARS = 2_000
 _TEXT_CHARS = 20_000
 _MAX_CHOICES = 500  # same-type nodes the merge picker lists
+_MAP_SESSIONS = 12  # sessions in the session map strip (the most recently written)
+_MAP_BOXES = 16  # boxes per session there (the latest; a fork's box always)
 _PATH = re.compile(r"^<-(?P<in>[a-z_]+)-(?P<src>[^(\s]+)|^(?P<out>[a-z_]+)->(?P<dst>[^(\s]+)")
 
 
@@ -141,6 +144,10 @@ class MemoryGraph(BaseWidget):
     """The graph's height in pixels."""
     max_nodes = traitlets.Int(400).tag(sync=True, option=True)
     """At most this many nodes are drawn (the most connected first, search hits always)."""
+    session_map = traitlets.List(traitlets.Dict()).tag(sync=True)
+    """The session map (``Memory.episodes``), a row per session, newest first: ``session``,
+    ``label``, ``boxes`` (id, kind, name, at, text), ``hidden`` (older boxes not listed) and
+    ``from`` (the parent's box a fork starts from: id, label; None)."""
 
     def __init__(
         self,
@@ -297,11 +304,57 @@ class MemoryGraph(BaseWidget):
             "now": now.isoformat(timespec="minutes"),
         }
         self._drawn = drawn
+        rows = self._session_map()
+        summary["sessions"] = len({str(n.extra.get("session")) for n in mem.episodes()})
         with self.hold_sync():
             self.revision += 1
             self._graph = {"nodes": cols, "edges": ecols, "clusters": ccols, "bounds": bounds}
             self.summary = summary
+            self.session_map = rows
         return self
+
+    def _session_map(self) -> list[dict[str, Any]]:
+        """The rows of the session map strip (see ``session_map``)."""
+        mem = self.memory
+        by_session: dict[str, list[Node]] = {}
+        for box in mem.episodes():
+            by_session.setdefault(str(box.extra.get("session")), []).append(box)
+        newest = sorted(
+            by_session, key=lambda s: (max(b.updated_at for b in by_session[s]), s), reverse=True
+        )
+        rows: list[dict[str, Any]] = []
+        for sid in newest[:_MAP_SESSIONS]:
+            boxes = by_session[sid]
+            fork = [b for b in boxes if b.extra.get("kind") == "fork"]
+            rest = [b for b in boxes if b.extra.get("kind") != "fork"]
+            shown = fork + rest[-_MAP_BOXES:]
+            origin = None
+            for b in fork:
+                for e in mem.store.edges(src=b.id, labels=["forks_from"]):
+                    parent = mem.store.get(e.dst)
+                    if parent is not None:
+                        at = parent.extra.get("atSeq")
+                        label = f"{short_id(str(parent.extra.get('session')))}#{at}"
+                        origin = {"id": parent.id, "label": label}
+            rows.append(
+                {
+                    "session": sid,
+                    "label": short_id(sid),
+                    "boxes": [
+                        {
+                            "id": b.id,
+                            "kind": str(b.extra.get("kind")),
+                            "name": _cut(b.name, 40),
+                            "at": b.extra.get("atSeq"),
+                            "text": _cut(b.text, _TIP_CHARS),
+                        }
+                        for b in shown
+                    ],
+                    "hidden": len(boxes) - len(shown),
+                    "from": origin,
+                }
+            )
+        return rows
 
     def _layout(
         self,

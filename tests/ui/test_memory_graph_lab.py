@@ -2,8 +2,9 @@
 type (a stale decision marked), a search highlights the hits and their path edges, clicking
 a node opens its sources, a clicked seq reaches the kernel (``selected_event``), rename from
 the panel changes the label in the DOM and the store, a merge of two types shows the engine's
-error in the panel, archive removes the node, ↻ shows a change made in Python, and light /
-dark screenshots; no console errors.
+error in the panel, archive removes the node, ↻ shows a change made in Python, the session
+map lists each session's boxes and opens them, and light / dark screenshots; no console
+errors.
 
 One notebook (one kernel) serves the tests of this module, in order. The memory is the seed's
 session A, read ten days later (its two deadline decisions are stale).
@@ -332,6 +333,56 @@ def test_a_large_memory_is_capped_and_says_how_many_are_hidden(
     note = big.locator("[data-part=hidden]").inner_text()
     assert "360 more not drawn" in note and "360 preference" in note
     big.screenshot(path=str(artifacts / "memory-graph-many.png"))
+
+
+FAMILY = """\
+from tests.test_memory_episodes import _family, _session as _log
+parent, child, cut = _family()
+mem.ingest(_log(parent)); mem.ingest(_log(child))
+w.refresh()
+print("map", [r["label"] for r in w.session_map])
+"""
+
+
+def test_the_session_map_shows_each_session_s_boxes_and_opens_them(
+    nb: Notebook, artifacts: Path
+) -> None:
+    page = nb.page
+    nb.run(FAMILY, "map [", timeout=60_000)
+    widget = page.locator(".cx-mgraph").first
+    smap = widget.locator("[data-part=session-map]")
+    smap.locator('.cx-smap__row[data-session="parent-v3"]').wait_for(timeout=20_000)
+    parent = smap.locator('.cx-smap__row[data-session="parent-v3"] .cx-smap__box')
+    assert [parent.nth(i).get_attribute("data-kind") for i in range(parent.count())] == [
+        "checkpoint",
+        "checkpoint",
+        "tail",
+    ]
+    child = smap.locator('.cx-smap__row[data-session="child-v3"]')
+    assert child.locator(".cx-smap__box").first.get_attribute("data-kind") == "fork"
+    # a box opens in the panel: its summary and its chain
+    parent.nth(1).click()
+    panel = widget.locator("[data-part=panel]")
+    panel.locator("[data-part=text]").wait_for(timeout=15_000)
+    assert "Summary two: we migrated the ledger." in panel.inner_text()
+    assert panel.locator('.cx-medgeitem[data-label="continues"]').count() >= 1
+    assert "cx-smap__box--selected" in (parent.nth(1).get_attribute("class") or "")
+    # a box is renamed from the panel, never merged or archived there
+    assert panel.locator("[data-action=rename]").count() == 1
+    assert panel.locator("[data-action=merge], [data-action=archive]").count() == 0
+    # the fork's origin is a link to the parent's box that holds the cut
+    child.locator("[data-action=fork-origin]").click()
+    page.wait_for_function(
+        "() => document.querySelector('.cx-mgraph .cx-smap__box--selected')"
+        "?.closest('.cx-smap__row')?.dataset.session === 'parent-v3'",
+        timeout=15_000,
+    )
+    smap.scroll_into_view_if_needed()
+    page.evaluate("() => document.activeElement?.blur()")
+    for theme in ("JupyterLab Dark", "JupyterLab Light"):
+        nb.theme(theme)
+        name = "light" if "Light" in theme else "dark"
+        widget.screenshot(path=str(artifacts / f"memory-graph-session-map-{name}.png"))
 
 
 def test_no_console_errors() -> None:
