@@ -304,8 +304,7 @@ class MemoryGraph(BaseWidget):
             "now": now.isoformat(timespec="minutes"),
         }
         self._drawn = drawn
-        rows = self._session_map()
-        summary["sessions"] = len({str(n.extra.get("session")) for n in mem.episodes()})
+        rows, summary["sessions"] = self._session_map()
         with self.hold_sync():
             self.revision += 1
             self._graph = {"nodes": cols, "edges": ecols, "clusters": ccols, "bounds": bounds}
@@ -313,8 +312,9 @@ class MemoryGraph(BaseWidget):
             self.session_map = rows
         return self
 
-    def _session_map(self) -> list[dict[str, Any]]:
-        """The rows of the session map strip (see ``session_map``)."""
+    def _session_map(self) -> tuple[list[dict[str, Any]], int]:
+        """The rows of the session map strip (see ``session_map``), and how many sessions
+        the map has in all."""
         mem = self.memory
         by_session: dict[str, list[Node]] = {}
         for box in mem.episodes():
@@ -354,7 +354,7 @@ class MemoryGraph(BaseWidget):
                     "from": origin,
                 }
             )
-        return rows
+        return rows, len(by_session)
 
     def _layout(
         self,
