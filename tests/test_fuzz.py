@@ -51,6 +51,8 @@ from ctxsdk.errors import (
     UnsupportedVersion,
     WriteError,
 )
+from ctxsdk.memory import Memory
+from ctxsdk.merge import Merge
 from ctxsdk.session import Session
 from ctxsdk.session._codec import encode_source_seqs, frame_spans, resolve_log_path
 from ctxsdk.session._file_writer import write_new
@@ -385,6 +387,17 @@ def _open(
     return session, err
 
 
+def _engines(s: Session) -> None:
+    """What the engines read from a session: a memory's ingest (verbatim, with the session
+    map), its search and map, and a merge of its beliefs."""
+    with Memory(None) as mem:
+        mem.ingest(s, verbatim=True)
+        mem.find("error in the test")
+        mem.map()
+        mem.episodes(s)
+    Merge([s]).run()
+
+
 def _views(s: Session) -> None:
     """Everything a reader derives from a session; only CtxErrors may come out."""
     try:
@@ -401,6 +414,7 @@ def _views(s: Session) -> None:
         _ = (s.context_window, s.descriptor, s.inherited_event_count, s.is_fork, s.header)
         repr(s)
         s.validate()
+        _engines(s)
     except CtxError:
         pass
     except (KeyboardInterrupt, SystemExit):

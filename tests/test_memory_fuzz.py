@@ -197,3 +197,27 @@ def test_the_store_refuses_a_node_it_cannot_encode() -> None:
         with pytest.raises(InvalidArgument, match="extra holds a lone"):
             store.put(Node("", "preference", "ok", "fine", extra={"k": _LONE}))
         assert store.nodes() == []
+
+
+def test_a_header_whose_tools_are_not_all_objects_is_ingested() -> None:
+    """Found by the engines' fuzz: ``request/header.tools`` holding null, or a tool whose
+    name is not a string, made ingest raise AttributeError."""
+    from ctxsdk.session import Session
+    from ctxsdk.testing import LogBuilder
+
+    b = LogBuilder(session_id="odd-tools", runtime_context=None)
+    for _ in range(2):
+        b.turn("Always run the tests with -x before you push AuthGateway.").assistant(
+            text="ok"
+        ).end_turn()
+    events = [dict(e) for e in b.events]
+    for e in events:
+        if e.get("type") == "request/header":
+            header = dict(e["data"]["header"])
+            header["tools"] = [None, {"name": 5}, "bash", *header.get("tools", [])]
+            e["data"] = {**e["data"], "header": header}
+    damaged = Session.from_events(b.header, events)
+    assert all(isinstance(t, dict) for t in damaged.tools)
+    with Memory(None) as mem:
+        report = mem.ingest(damaged, verbatim=True)
+        assert report.added

@@ -489,7 +489,8 @@ def extract(
 ) -> Extraction:
     """The rule candidates of ``session`` (see the module docs) and what was dropped."""
     said, results, messages = _read(session)
-    stop = _STOP | {t.get("name", "").casefold() for t in session.tools if t.get("name")}
+    tool_names = (t.get("name") for t in session.tools)
+    stop = _STOP | {n.casefold() for n in tool_names if isinstance(n, str) and n}
     dropped: list[tuple[str, str]] = []
 
     # 1. the sentences each rule may read

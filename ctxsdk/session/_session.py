@@ -616,10 +616,11 @@ class Session(Rendered):
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        """Tool definitions of the latest request header."""
+        """Tool definitions of the latest request header (an entry that is not an object
+        is left out: a log is untrusted input)."""
         header = self._latest_header()
         tools = header.get("tools") if header else None
-        return tools if isinstance(tools, list) else []
+        return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
 
     def _latest_header(self) -> dict[str, Any] | None:
         seqs = self._index.header_seqs
