@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +17,8 @@ from ctxsdk.memory import Memory
 from ctxsdk.memory._model import Node
 from ctxsdk.memory._sqlite import SQLiteStore
 from ctxsdk.session import MAX_JSON_DEPTH
+
+from .test_fuzz import _paths
 
 _SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _LONE = "\ud800"
@@ -38,16 +39,6 @@ def _export() -> dict[str, Any]:
 
 
 _BASE = _export()
-
-
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield at
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _paths(v, (*at, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _paths(v, (*at, i))
 
 
 _PATHS = [p for p in _paths(_BASE) if p]
