@@ -23,6 +23,7 @@ import math
 import os
 import secrets
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -174,6 +175,26 @@ def _utf8(text: str, what: str) -> str:
     return text
 
 
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a path that is not a regular file is ("a FIFO (named pipe)", ...); None for a
+    regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
 _NODE_COLUMNS = (
     "id, type, name, text, aliases, uri, sources, until, until_at, fail, fix, status, "
     "created_at, updated_at, extra"
@@ -278,22 +299,36 @@ class SQLiteStore:
 
     # -- opening ----------------------------------------------------------------------------
     def _check_file(self, create: bool) -> None:
-        """Refuse a missing file (when not creating) or one that is not SQLite, before
-        SQLite turns it into a half-initialised database or a raw ``DatabaseError``."""
+        """Refuse a missing file (when not creating), one that is not a regular file (a
+        FIFO would block the open for ever, a device never ends) or one that is not SQLite,
+        before SQLite turns it into a half-initialised database or a raw ``DatabaseError``."""
         p = Path(self._path)
         try:
-            with p.open("rb") as fh:
-                head = fh.read(100)
+            kind = _file_kind(os.stat(p).st_mode)  # follows symlinks: /dev/zero behind one
+            head = b""
+            if kind is None:
+                fd = os.open(p, _OPEN_FLAGS)  # non-blocking: a FIFO swapped in meanwhile
+                try:
+                    kind = _file_kind(os.fstat(fd).st_mode)
+                    if kind is None:
+                        head = os.read(fd, 100)
+                finally:
+                    os.close(fd)
         except FileNotFoundError:
             if not create:
                 raise NotFound(f"{self._path}: no memory database here (create=False)") from None
             if not p.parent.is_dir():
                 raise NotFound(f"{self._path}: its directory does not exist") from None
             return
-        except IsADirectoryError:
-            raise InvalidArgument(f"{self._path}: a directory, not a database file") from None
         except PermissionError as exc:
             raise Unreadable(f"{self._path}: cannot read it ({exc})", path=self._path) from None
+        except OSError as exc:  # a symlink loop, a file where a directory should be
+            raise InvalidArgument(f"{self._path}: cannot open it ({exc.strerror})") from None
+        if kind is not None:
+            raise InvalidArgument(
+                f"{self._path}: {kind}, not a regular file; a memory database is a regular "
+                "file, so it is not opened"
+            )
         if head and (len(head) < 100 or not head.startswith(_SQLITE_MAGIC)):
             raise CorruptStore(
                 f"{self._path}: not a SQLite database (bad or truncated header); "
