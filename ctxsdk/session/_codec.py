@@ -29,6 +29,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "DecodedLog",
     "Recovery",
+    "check_max_bytes",
     "copy_json",
     "decode_bytes",
     "decode_source_seqs",
@@ -49,12 +50,15 @@ __all__ = [
 ]
 
 KNOWN_VERSIONS = (0, 1, 2, 3)
-MAX_DECODED_BYTES = 4 << 30
-"""The most a read takes from one log by default (4 GiB): a file larger than this, or zstd
-frames that decompress past it (a decompression bomb: a few KB that inflate to gigabytes),
+MAX_DECODED_BYTES = 1 << 30
+"""The most a read takes from one log by default (1 GiB of text): a file larger than this,
+or zstd frames that decompress past it (a decompression bomb: 131 KB that inflate to 4 GiB),
 raise ``SessionFormatError`` naming the path and the cap instead of reading until memory
-runs out. ``read_log(path, max_bytes=...)`` sets another cap; the workspace listing uses a
-lower one (``ctxsdk.session._workspace.LISTING_MAX_BYTES``, 1 GiB)."""
+runs out. The text is counted while it streams (1 MiB at a time), so a bomb is refused
+once it passes the cap, and at once when its frames declare a larger content size.
+``Session.open(path, max_bytes=...)``, ``read_log(path, max_bytes=...)`` and
+``Workspace(home, max_bytes=...)`` (its listing and ``open``) set another cap. A real log
+this large is rare: the harness's fixtures and long agent sessions are megabytes."""
 MAX_JSON_DEPTH = 128
 """The deepest nesting of arrays and objects one event (or header line) may have; the event
 object itself is level 1. Deeper input is refused where it enters: ``read_log`` /
@@ -239,15 +243,20 @@ def _check_header_frame(data: bytes, span: tuple[int, int], path: str | Path | N
         )
 
 
-def _complete_chain(data: bytes, pos: int) -> bool:
-    """Whether complete, decodable frames run from ``pos`` to the end of ``data``."""
+def _complete_chain(data: bytes, pos: int, max_bytes: int) -> bool:
+    """Whether complete, decodable frames run from ``pos`` to the end of ``data``. Their
+    text is decoded in chunks and dropped, and no more than ``max_bytes`` of it: frames that
+    inflate past that count as decodable (the damage before them is then refused)."""
     dctx = zstandard.ZstdDecompressor()
+    budget = max_bytes
     while pos < len(data):
         try:
             end = _frame_end(data, pos)
             if end is None:
                 return False
-            dctx.decompressobj().decompress(data[pos:end])
+            reader = dctx.stream_reader(data[pos:end])
+            while budget > 0 and (chunk := reader.read(_READ_CHUNK)):
+                budget -= len(chunk)
         except (CorruptLog, zstandard.ZstdError):
             return False
         pos = end
@@ -255,7 +264,11 @@ def _complete_chain(data: bytes, pos: int) -> bool:
 
 
 def _refuse_damage_before_frames(
-    data: bytes, torn_at: int, frame: int, path: str | Path | None
+    data: bytes,
+    torn_at: int,
+    frame: int,
+    path: str | Path | None,
+    max_bytes: int = MAX_DECODED_BYTES,
 ) -> None:
     """A frame that runs past the end is a torn tail only if no complete frames follow it.
 
@@ -265,7 +278,7 @@ def _refuse_damage_before_frames(
     """
     pos = data.find(_ZSTD_MAGIC, torn_at + 1)
     while pos != -1:
-        if _complete_chain(data, pos):
+        if _complete_chain(data, pos, max_bytes):
             raise CorruptLog(
                 f"zstd frame {frame} (offset {torn_at}) is damaged and complete frames follow "
                 f"it from offset {pos}: damage before intact frames is corruption, not a torn "
@@ -304,9 +317,35 @@ def _too_big(path: str | Path | None, max_bytes: int) -> SessionFormatError:
     return SessionFormatError(
         f"decodes to more than {_size(max_bytes)} (max_bytes={max_bytes}), the most one read "
         "takes: a zstd decompression bomb, or a log too large to read at once; if it is a real "
-        "log, pass a larger max_bytes= (ctxsdk.session.read_log, Workspace)",
+        "log, pass a larger max_bytes= (Session.open(path, max_bytes=...), "
+        "Workspace(home, max_bytes=...), ctxsdk.session.read_log)",
         path=path,
     )
+
+
+def check_max_bytes(max_bytes: Any) -> int:
+    """``max_bytes`` if it is a positive whole number of bytes, else ``InvalidArgument``."""
+    if type(max_bytes) is not int or max_bytes <= 0:
+        from ..errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"max_bytes must be a positive number of bytes, not {max_bytes!r} (the default "
+            f"is {MAX_DECODED_BYTES}, {_size(MAX_DECODED_BYTES)})"
+        )
+    return max_bytes
+
+
+def _declared_size(data: bytes, spans: list[tuple[int, int]]) -> int:
+    """The content sizes the frames declare in their headers, summed (a frame that declares
+    none counts 0: its text is counted as it decodes)."""
+    total = 0
+    for a, _ in spans:
+        try:
+            size = zstandard.frame_content_size(data[a : a + 18])
+        except zstandard.ZstdError:
+            continue  # the decode names a damaged header
+        total += max(size, 0)
+    return total
 
 
 def _read_capped(
@@ -339,8 +378,10 @@ def _decompress_frames(
             "no complete zstd frame: the header frame is missing or cut", path=path, frame=1
         )
     if torn_at is not None:
-        _refuse_damage_before_frames(data, torn_at, len(spans) + 1, path)
+        _refuse_damage_before_frames(data, torn_at, len(spans) + 1, path, max_bytes)
     _check_header_frame(data, spans[0], path)
+    if _declared_size(data, spans) > max_bytes:  # refused before a byte is decoded
+        raise _too_big(path, max_bytes)
     dctx = zstandard.ZstdDecompressor()
     try:
         # One C call over all complete frames; the per-frame walk below only runs on damage.
@@ -1070,6 +1111,7 @@ def read_log(
     """
     from ..errors import NotFound, Unreadable
 
+    check_max_bytes(max_bytes)
     p = Path(path).expanduser()
     try:
         p = resolve_log_path(p)

@@ -25,9 +25,11 @@ from ..errors import (
     SurfaceError,
 )
 from ._codec import (
+    MAX_DECODED_BYTES,
     Compression,
     DecodedLog,
     Recovery,
+    check_max_bytes,
     dumps_line,
     read_log,
     refuse_deep_events,
@@ -304,7 +306,12 @@ class Session(Rendered):
 
     @classmethod
     def open(
-        cls, path: str | Path, *, normalized: bool | None = None, strict: bool = False
+        cls,
+        path: str | Path,
+        *,
+        normalized: bool | None = None,
+        strict: bool = False,
+        max_bytes: int = MAX_DECODED_BYTES,
     ) -> Session:
         """Read a DSH session file (``.jsonl`` / ``.jsonl.zstd``, v0-v3) or session directory.
 
@@ -325,9 +332,15 @@ class Session(Rendered):
         real seqs. ``normalized=True`` reads any log that way, ``normalized=False`` refuses a
         stripped one; a log with some events stripped and others not is refused (with its
         line and seq) unless ``normalized=True``.
+
+        ``max_bytes`` caps the text one read decodes (``MAX_DECODED_BYTES``, 1 GiB): a zstd
+        decompression bomb (131 KB that inflate to 4 GiB), or a plain file larger than it, is
+        refused with a ``SessionFormatError`` naming the path and the cap as soon as the
+        streamed text passes it; pass a larger ``max_bytes`` for a real log that large.
         """
+        check_max_bytes(max_bytes)
         with gc_paused():
-            log = read_log(path, normalized=normalized)
+            log = read_log(path, normalized=normalized, max_bytes=max_bytes)
             try:
                 index = replay_log(log.events, log.version, strict=strict)
             except SessionFormatError as exc:

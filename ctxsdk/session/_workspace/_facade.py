@@ -40,7 +40,8 @@ class Workspace(Rendered):
     none, or a path. ``compression`` names the root's one encoding (``"zstd"`` for the
     shipped home, ``"none"`` for plain-JSONL SDK roots); None accepts either and reports a
     session dir that holds both. ``max_bytes`` caps what a listing decodes from one log
-    (``LISTING_MAX_BYTES``, 1 GiB): a log that inflates past it is a row with an error.
+    (``LISTING_MAX_BYTES``, 1 GiB): a log that inflates past it is a row with an error, and
+    ``open`` reads under the same cap.
     """
 
     def __init__(
@@ -215,12 +216,13 @@ class Workspace(Rendered):
     def open(self, prefix: str, **kwargs: Any) -> Session:
         """Open the session whose id starts with ``prefix`` (a unique prefix is enough).
 
-        Keyword arguments go to ``Session.open``. An unreadable session raises the
-        reader's error.
+        Keyword arguments go to ``Session.open``; ``max_bytes`` defaults to the workspace's
+        (the cap its listing reads under). An unreadable session raises the reader's error.
         """
         from .._session import Session
 
         row = self.find(prefix)
+        kwargs.setdefault("max_bytes", self.max_bytes)
         return Session.open(row["path"], **kwargs)
 
     # --- adding --------------------------------------------------------------------------------

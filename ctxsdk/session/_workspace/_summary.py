@@ -35,7 +35,9 @@ LISTING_MAX_BYTES = 1 << 30
 """The most a listing decodes from one log (1 GiB; ``Workspace(max_bytes=...)`` sets another):
 a zstd frame that inflates past it (a decompression bomb) or a larger file is a row with
 ``readable = False`` and an error naming the path and the cap, instead of a listing that
-reads until memory runs out. ``Session.open`` reads up to ``MAX_DECODED_BYTES`` (4 GiB)."""
+reads until memory runs out. ``Session.open`` reads up to ``MAX_DECODED_BYTES`` (1 GiB, the same
+by default; ``Session.open(path, max_bytes=...)`` sets another), ``Workspace.open`` under the
+workspace's cap."""
 
 _PEEK_BYTES = 1 << 20  # what an unreadable log's header peek reads, and decodes, at most
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)

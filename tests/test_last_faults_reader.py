@@ -1,0 +1,151 @@
+"""Faults of the session reader, each closed by refusing as the harness refuses, with real files.
+
+- a zstd bomb is refused at a limit the caller sets (``Session.open(max_bytes=...)``, a 1 GiB
+  default), while it streams, not after inflating all of it; ``Workspace.open`` uses the
+  workspace's limit;
+- ``strict=True`` refuses a ``turn/end`` reason the harness's types do not have;
+- a v0 header whose ``cwd`` is not absolute is refused on every read, as the harness's
+  released v0 header codec refuses it (a ``{{cwd}}`` template placeholder aside);
+- ``adapterDefaults`` outside the harness's whitelist is refused without ``strict``;
+- a session directory holding one generation in both encodings is refused, naming both files.
+
+The bomb cases run in a child process with a timeout and an address-space limit, so a
+regression fails instead of hanging or exhausting the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ctxsdk as cx
+from ctxsdk import errors
+from ctxsdk.samples import SAMPLES_HOME
+from ctxsdk.session._codec import MAX_DECODED_BYTES
+
+TIMEOUT = 120.0  # seconds a child may take before it counts as hung
+
+
+def _write(path: Path, head: dict[str, Any], events: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(r, separators=(",", ":")) for r in [head, *events]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# --- 2. a zstd bomb is refused at a limit the caller can raise --------------------------------
+
+
+def _rle_bomb(total: int) -> bytes:
+    """One zstd frame of RLE blocks: 4 bytes per 128 KiB of zeros (about 131 KB inflate to
+    4 GiB), no declared content size, so only counting what it decodes catches it."""
+    block = 1 << 17
+    n = -(-total // block)
+    body = ((block << 3) | 2).to_bytes(3, "little") + b"\0"  # an RLE block, not the last
+    last = ((block << 3) | 3).to_bytes(3, "little") + b"\0"
+    return b"\x28\xb5\x2f\xfd\x00\x38" + body * (n - 1) + last  # window 128 KiB
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    dest = tmp_path / "home"
+    shutil.copytree(SAMPLES_HOME, dest)
+    return dest
+
+
+def _bombed(home: Path, total: int) -> Path:
+    """A real session's log with a bomb frame appended after its complete frames."""
+    log = sorted((home / "sessions").rglob("session*.jsonl.zstd"))[0]
+    log.write_bytes(log.read_bytes() + _rle_bomb(total))
+    return log
+
+
+_CHILD = r"""
+import json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+import ctxsdk as cx
+path, limit = sys.argv[1], sys.argv[2]
+kw = {} if limit == "default" else {"max_bytes": int(limit)}
+t = time.monotonic()
+try:
+    cx.Session.open(path, **kw)
+    out = None
+except BaseException as exc:
+    out = [type(exc).__name__, str(exc), isinstance(exc, cx.errors.SessionFormatError)]
+peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print(json.dumps({"error": out, "peak_mb": peak_mb, "seconds": time.monotonic() - t}))
+"""
+
+
+def _child_open(path: Path, limit: str = "default") -> dict[str, Any]:
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path), limit],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"Session.open did not return within {TIMEOUT:.0f} s (hung)")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_4_gib_bomb_is_refused_at_the_default_limit_not_after_inflating_it(home: Path) -> None:
+    log = _bombed(home, (4 << 30) + (1 << 20))
+    assert log.stat().st_size < 200_000  # a few frames of a sample, and ~131 KB of bomb
+    out = _child_open(log)
+    assert out["error"] is not None, out
+    name, message, is_format_error = out["error"]
+    assert is_format_error and name == "SessionFormatError", out
+    assert str(log) in message and "1 GiB" in message and "max_bytes=" in message
+    assert "Session.open" in message  # says how to raise it
+    assert out["peak_mb"] < 1800, out  # stopped at the 1 GiB limit, never near the 4 GiB
+    assert MAX_DECODED_BYTES == 1 << 30
+
+
+def test_the_limit_is_a_parameter_of_session_open(home: Path) -> None:
+    log = _bombed(home, 64 << 20)
+    out = _child_open(log, str(1 << 20))
+    _name, message, is_format_error = out["error"]
+    assert is_format_error and "more than 1 MiB" in message and str(log) in message
+    # in this process: the refusal is a located SessionFormatError, and nothing was changed
+    before = log.read_bytes()
+    with pytest.raises(errors.SessionFormatError, match=r"max_bytes=1048576") as info:
+        cx.Session.open(log, max_bytes=1 << 20)
+    assert info.value.path == str(log) and log.read_bytes() == before
+    # a limit above the bomb decodes it (and then refuses the text for what it is)
+    with pytest.raises(errors.CorruptLog):
+        cx.Session.open(log, max_bytes=128 << 20)
+    # a real log under a generous limit opens; a plain one larger than the limit is refused
+    ok = sorted((home / "sessions").rglob("session*.jsonl.zstd"))[-1]
+    assert cx.Session.open(ok, max_bytes=64 << 20).events
+    plain = cx.Session.open(ok).save(home / "plain" / "session.v3.jsonl", compression="none")
+    with pytest.raises(errors.SessionFormatError, match=r"max_bytes=100\b"):
+        cx.Session.open(plain, max_bytes=100)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "1", True, None])
+def test_a_limit_that_is_not_a_positive_count_is_refused(home: Path, bad: Any) -> None:
+    log = sorted((home / "sessions").rglob("session*.jsonl.zstd"))[0]
+    with pytest.raises(errors.InvalidArgument, match="max_bytes"):
+        cx.Session.open(log, max_bytes=bad)
+
+
+def test_workspace_open_reads_under_the_workspace_limit(home: Path) -> None:
+    log = _bombed(home, 8 << 20)
+    ws = cx.Workspace(home, cache=False, max_bytes=1 << 20)
+    rows = {r["path"]: r for r in ws.sessions().to_dicts()}
+    row = rows[str(log)]
+    assert not row["readable"] and "1 MiB" in row["error"]  # listed with its error
+    with pytest.raises(errors.SessionFormatError, match="more than 1 MiB"):
+        ws.open(row["id"])
+    with pytest.raises(errors.CorruptLog):  # the caller's own limit wins
+        ws.open(row["id"], max_bytes=64 << 20)
