@@ -29,6 +29,8 @@ from ctxsdk import errors
 from ctxsdk.samples import SAMPLES_HOME
 from ctxsdk.session._codec import MAX_DECODED_BYTES
 
+from ._logs import small_v3
+
 TIMEOUT = 120.0  # seconds a child may take before it counts as hung
 
 
@@ -37,6 +39,25 @@ def _write(path: Path, head: dict[str, Any], events: list[dict[str, Any]]) -> Pa
     lines = [json.dumps(r, separators=(",", ":")) for r in [head, *events]]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _v0_log(tmp_path: Path, cwd: Any, *, stripped: bool = False) -> Path:
+    head: dict[str, Any] = {"type": "session", "version": 0, "id": "v0-rel", "createdAt": 1}
+    if cwd is not None:
+        head["cwd"] = cwd
+    head["delegationDepth"] = 0
+    events: list[dict[str, Any]] = [
+        {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}},
+        {
+            "type": "turn/end",
+            "seq": 1,
+            "time": 2,
+            "data": {"turn": 1, "reason": {"kind": "completed"}},
+        },
+    ]
+    if stripped:
+        events = [{k: v for k, v in e.items() if k not in ("seq", "time")} for e in events]
+    return _write(tmp_path / ("st" if stripped else "s") / "session.jsonl", head, events)
 
 
 # --- 2. a zstd bomb is refused at a limit the caller can raise --------------------------------
@@ -149,3 +170,32 @@ def test_workspace_open_reads_under_the_workspace_limit(home: Path) -> None:
         ws.open(row["id"])
     with pytest.raises(errors.CorruptLog):  # the caller's own limit wins
         ws.open(row["id"], max_bytes=64 << 20)
+
+
+# --- 7. one generation in both encodings: refused, naming both --------------------------------
+
+
+@pytest.mark.parametrize("version", [0, 3])
+def test_a_session_dir_with_both_encodings_is_refused(tmp_path: Path, version: int) -> None:
+    if version == 3:
+        head, events = small_v3()
+        s = cx.Session.from_events(head, events)
+    else:
+        s = cx.Session.open(_v0_log(tmp_path / "src", "/w"))
+    d = tmp_path / "both"
+    name = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
+    plain = s.save(d / name, compression="none")
+    packed = s.save(d / (name + ".zstd"), compression="zstd")
+    with pytest.raises(errors.SessionFormatError) as info:
+        cx.Session.open(d)
+    msg = str(info.value)
+    assert plain.name in msg and packed.name in msg and str(d) in msg
+    assert "remove" in msg  # and says what to do
+    # either file, named directly, opens
+    assert cx.Session.open(plain).id == cx.Session.open(packed).id == s.id
+    # a higher generation beside an older one in the other encoding is the usual migration
+    other = tmp_path / "mixed"
+    s3 = cx.Session.from_events(*small_v3())
+    s3.save(other / "session.v3.jsonl", compression="none")
+    (other / "session.jsonl.zstd").write_bytes(b"")  # older generation: not read
+    assert cx.Session.open(other).path == other / "session.v3.jsonl"

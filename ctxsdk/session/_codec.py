@@ -1034,19 +1034,31 @@ def _decode_text(
 
 
 def resolve_log_path(path: str | Path) -> Path:
-    """A session file, or the canonical file of a session directory (highest generation)."""
+    """A session file, or the canonical file of a session directory (highest generation).
+
+    A directory whose highest generation is there in both encodings (``session.jsonl`` and
+    ``session.jsonl.zstd``, or ``session.vN.jsonl`` and ``session.vN.jsonl.zstd``) is refused
+    naming both: a harness root has one encoding and rejects the other, so which log is the
+    session's cannot be told from the directory."""
     p = Path(path).expanduser()
     if p.is_dir():
-        best: tuple[int, Path] | None = None
+        gens: dict[int, list[Path]] = {}
         for child in p.iterdir():
             named = version_from_filename(child.name)
             if named is not None and child.is_file():
-                gen = named[0] or 0
-                if best is None or gen > best[0]:
-                    best = (gen, child)
-        if best is None:
+                gens.setdefault(named[0] or 0, []).append(child)
+        if not gens:
             raise SessionFormatError(f"{p}: no session.jsonl[.zstd] or session.vN.* file in it")
-        return best[1]
+        top = sorted(gens[max(gens)], key=lambda c: c.name)
+        if len(top) > 1:
+            names = " and ".join(c.name for c in top)
+            raise SessionFormatError(
+                f"{p}: holds both {names}, one log in two encodings; a harness root has one "
+                "encoding and rejects the other, so which is this session's cannot be told: "
+                f"open the file you mean (e.g. Session.open({str(top[-1])!r})), or remove the "
+                "other (Workspace(home, compression='zstd' or 'none') reads one encoding)"
+            )
+        return top[0]
     return p
 
 
