@@ -27,7 +27,7 @@ import pytest
 import ctxsdk as cx
 from ctxsdk import errors
 from ctxsdk.samples import SAMPLES_HOME
-from ctxsdk.session._codec import MAX_DECODED_BYTES
+from ctxsdk.session._codec import MAX_DECODED_BYTES, read_log
 
 from ._logs import small_v3
 
@@ -170,6 +170,38 @@ def test_workspace_open_reads_under_the_workspace_limit(home: Path) -> None:
         ws.open(row["id"])
     with pytest.raises(errors.CorruptLog):  # the caller's own limit wins
         ws.open(row["id"], max_bytes=64 << 20)
+
+
+# --- 5. a v0 header cwd that is not absolute is refused, as the harness refuses it ------------
+
+
+@pytest.mark.parametrize("cwd", ["rel/dir", ".", "", "~/proj", "w"])
+def test_a_relative_v0_cwd_is_refused_on_read(tmp_path: Path, cwd: str) -> None:
+    path = _v0_log(tmp_path, cwd)
+    for strict in (False, True):
+        with pytest.raises(errors.SessionFormatError, match="cwd must be absolute") as info:
+            cx.Session.open(path, strict=strict)
+        assert info.value.line == 1 and info.value.path == str(path)
+        assert repr(cwd) in str(info.value)
+    with pytest.raises(errors.SessionFormatError, match="cwd must be absolute"):
+        read_log(path)
+    with pytest.raises(errors.SessionFormatError, match="cwd must be absolute"):
+        cx.Session.from_events(json.loads(path.read_text().splitlines()[0]), [])
+
+
+@pytest.mark.parametrize("cwd", ["/home/u/proj", None])
+def test_an_absolute_or_absent_v0_cwd_still_opens(tmp_path: Path, cwd: str | None) -> None:
+    assert cx.Session.open(_v0_log(tmp_path, cwd), strict=True).header.cwd == cwd
+
+
+@pytest.mark.parametrize("stripped", [True, False])
+def test_a_template_placeholder_cwd_still_reads(tmp_path: Path, stripped: bool) -> None:
+    # The harness's snapshot fixtures carry "{{cwd}}", which its test harness fills in
+    # before the harness reads them; a copy saved with real seqs keeps it.
+    s = cx.Session.open(_v0_log(tmp_path, "{{cwd}}", stripped=stripped))
+    assert s.header.cwd == "{{cwd}}"
+    with pytest.raises(errors.SessionFormatError, match="cwd must be absolute"):
+        s.save(tmp_path / "up", version=1)  # the migration still refuses it, as the harness's
 
 
 # --- 7. one generation in both encodings: refused, naming both --------------------------------

@@ -95,6 +95,7 @@ _POSITION_KEYS = ("seq", "time", "seq0", "time0")
 # write floats), where it ends: JavaScript reads it as the integer, so the harness does.
 _INTEGRAL_FRACTION = re.compile(rb"\.0+[\s,}\]]")
 _MAX_SAFE_INT = 2**53 - 1
+_TEMPLATE_PLACEHOLDER = re.compile(r"\{\{[A-Za-z_][A-Za-z0-9_]*\}\}")
 _V01_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "delegationDepth")
 _V01_HEADER_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin", "agentPreset")
 _V23_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "isSeeded", "delegationDepth")
@@ -469,11 +470,19 @@ def validate_header(header: Any, *, expected_version: int | None = None) -> int:
     for key in ("cwd", "parentSession", "origin", "agentPreset"):
         if key in header and not isinstance(header[key], str):
             raise SessionFormatError(f"header {key} must be a string")
-    # The released header codecs (v0's is applied by its migration, which refuses already).
-    if version >= 1 and "cwd" in header and not header["cwd"].startswith("/"):
+    # The released header codecs refuse a cwd that is not absolute, v0's too (the harness
+    # reads a v0 log through it: "format v0 header cwd must be absolute"). A whole template
+    # placeholder ("{{cwd}}") in a v0 header is read: the harness's snapshot fixtures carry
+    # one, filled in by its test harness before the harness reads them; migrating one refuses.
+    cwd = header.get("cwd")
+    if (
+        isinstance(cwd, str)
+        and not cwd.startswith("/")
+        and not (version == 0 and _TEMPLATE_PLACEHOLDER.fullmatch(cwd))
+    ):
         raise SessionFormatError(
-            f"format v{version} header cwd must be absolute (got {header['cwd']!r}), "
-            "as the harness requires"
+            f"format v{version} header cwd must be absolute (got {cwd!r}), as the harness "
+            "requires: a session's cwd is the absolute directory it ran in; fix the header"
         )
     if "origin" in header and header["origin"] != "subagent":
         raise SessionFormatError(f'header origin may only be "subagent", not {header["origin"]!r}')
