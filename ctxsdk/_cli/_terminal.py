@@ -8,6 +8,9 @@ import re
 import unicodedata
 from typing import TextIO
 
+from ..session import neutralize
+from ..session._model_text import CONTROL_CHARS
+
 __all__ = [
     "VisibleStream",
     "cells",
@@ -18,29 +21,19 @@ __all__ = [
     "visible",
 ]
 
-# C0 (but tab and newline), DEL, C1, and the bidi marks that reorder a line (Trojan Source).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_ONE_LINE = re.compile(_CONTROL.pattern[:-1] + "\t\n]")
-_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def _escape(m: re.Match[str]) -> str:
-    ch = m.group()
-    if ch in _NAMED:
-        return _NAMED[ch]
-    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
-
 
 def visible(text: str, *, multiline: bool = False) -> str:
     """``text`` with every control character escaped (``\\x1b``, ``\\r``, ``\\u202e``);
-    ``multiline=True`` keeps newlines and tabs."""
-    return (_CONTROL if multiline else _CONTROL_ONE_LINE).sub(_escape, text)
+    ``multiline=True`` keeps newlines and tabs. The base's ``neutralize``: one copy of
+    what is escaped, for the terminal and for a model."""
+    return neutralize(text, one_line=not multiline)
 
 
 def json_safe(text: str) -> str:
-    """JSON text with the controls JSON leaves raw (DEL, C1, bidi marks) written as JSON's own
-    four-hex-digit ``\\u`` escapes: the same JSON value, nothing for a terminal to act on."""
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """JSON text with the controls JSON leaves raw (DEL, C1, bidi and zero-width marks)
+    written as JSON's own four-hex-digit ``\\u`` escapes: the same JSON value, nothing for
+    a terminal to act on."""
+    return CONTROL_CHARS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class VisibleStream(io.TextIOBase):

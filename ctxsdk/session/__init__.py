@@ -59,6 +59,8 @@ from ._model_text import (
     TRUNCATION_MARKER,
     clean_text,
     extract_json,
+    model_safe,
+    neutralize,
     truncate_keep_tail,
 )
 from ._models import Event, Message, SessionHeader, TokenUsage
@@ -188,6 +190,8 @@ __all__ = [
     "message_text",
     "messages_df",
     "migrate",
+    "model_safe",
+    "neutralize",
     "node_parts",
     "node_tokens",
     "now_ms",

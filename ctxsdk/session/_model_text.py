@@ -3,6 +3,10 @@ a character budget keeping its tail. No HTTP here; ``ctxsdk.llm`` builds on it, 
 that parse a model's answer (Merge's alignment and adjudication) use it without importing
 the model seam.
 
+Text going out is untrusted too: ``neutralize`` makes control characters visible (escapes
+such as ``\\x1b`` and ``\\u202e``) before a text reaches a model or a terminal, and
+``model_safe`` also redacts every string of a tool's JSON answer.
+
 A reply is untrusted input: JSON nested deeper than ``MAX_JSON_DEPTH`` is refused (``json``
 would otherwise end in a ``RecursionError``), and a lone surrogate (``"\\ud800"`` in the JSON
 text, which ``json`` decodes into a ``str`` that cannot be encoded) becomes U+FFFD, so a
@@ -16,14 +20,18 @@ import re
 from typing import Any
 
 from ..errors import InvalidArgument, LLMOutputError
+from ._redact import redact
 
 __all__ = [
+    "CONTROL_CHARS",
     "MAX_JSON_DEPTH",
     "TRUNCATION_MARKER",
     "TooDeep",
     "clean_text",
     "extract_json",
     "loads",
+    "model_safe",
+    "neutralize",
     "tidy",
     "truncate_keep_tail",
 ]
@@ -71,6 +79,49 @@ def loads(data: str | bytes) -> Any:
     except RecursionError:
         raise TooDeep() from None
     return tidy(obj)
+
+
+# -- text going out ----------------------------------------------------------------------------
+CONTROL_CHARS = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]"
+)
+"""What ``neutralize`` escapes: C0 controls but tab and newline, DEL, C1 controls, the bidi
+marks and overrides that reorder a line (Trojan Source: U+061C, U+200E, U+200F,
+U+202A-U+202E, U+2066-U+2069) and the zero-width characters that hide text (U+200B-U+200D,
+U+2060, U+FEFF)."""
+_CONTROL_ONE_LINE = re.compile(CONTROL_CHARS.pattern[:-1] + "\t\n]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def neutralize(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every character in ``CONTROL_CHARS`` written as a visible escape
+    (``\\x1b``, ``\\r``, ``\\u202e``), so a model or a terminal reads it as text and
+    never acts on it (an ANSI sequence, a line reordered by a bidi override, words hidden by
+    zero-width characters). ``one_line=True`` escapes newlines and tabs too. Idempotent: the
+    result holds no such character."""
+    if text.isascii() and text.isprintable() and not one_line:
+        return text  # the common case: nothing to escape
+    return (_CONTROL_ONE_LINE if one_line else CONTROL_CHARS).sub(_escape, text)
+
+
+def model_safe(value: Any) -> Any:
+    """A copy of a JSON-like value (a tool's answer) with every string in it, keys too,
+    redacted (``redact``) and then neutralized (``neutralize``): what an agent tool hands
+    a model."""
+    if isinstance(value, str):
+        return neutralize(redact(value).text)
+    if isinstance(value, dict):
+        return {model_safe(k): model_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [model_safe(v) for v in value]
+    return value
 
 
 TRUNCATION_MARKER = "…(earlier content truncated)…\n"
