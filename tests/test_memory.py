@@ -146,15 +146,18 @@ def test_stale_decisions_are_hidden_unless_the_deadline_is_asked(tmp_path: Path)
         assert any(h.stale and "下周" in h.node.text for h in asked)
 
 
-def test_remember_refuses_secrets_and_merges_equal_memories(tmp_path: Path) -> None:
+def test_remember_redacts_secrets_and_merges_equal_memories(tmp_path: Path) -> None:
     with Memory(tmp_path / "m.db") as mem:
-        with pytest.raises(MemoryRefused, match="refused"):
-            mem.remember(f"the deploy key is {KEY}")
+        # The secret is withheld and the rest kept; a text that is only a secret is refused.
+        kept = mem.remember(f"the deploy key is {KEY}")
+        assert kept.text == "the deploy key is [REDACTED:openai]" and KEY not in str(kept)
+        with pytest.raises(MemoryRefused, match=r"only a credential \(openai\)"):
+            mem.remember(f" {KEY} ")
         with pytest.raises(MemoryRefused):
             mem.remember("   ")
         a = mem.remember("Always squash before merging.", link_to="GitFlow")
         again = mem.remember("Always squash before merging.", link_to="GitFlow")
-        assert a.id == again.id and len(mem.nodes("preference")) == 1
+        assert a.id == again.id and len(mem.nodes("preference")) == 2
         gitflow = mem.get("GitFlow")
         assert gitflow.type == "entity"
         view = mem.read(gitflow.id)
@@ -218,8 +221,11 @@ def test_the_four_tools(tmp_path: Path) -> None:
             "ctx_remember", json.dumps({"text": "Always use pnpm.", "link_to": "pnpm"}), ctx
         )
         assert out["type"] == "preference" and out["path"]
-        refused = reg.dispatch("ctx_remember", json.dumps({"text": f"key {KEY}"}), ctx)
-        assert refused["error"]["code"] == "refused"
+        # A secret is withheld and the rest kept; a text that is only a secret is refused.
+        kept = reg.dispatch("ctx_remember", json.dumps({"text": f"key {KEY}"}), ctx)
+        assert KEY not in json.dumps(kept) and "[REDACTED:openai]" in mem.get(kept["id"]).text
+        refused = reg.dispatch("ctx_remember", json.dumps({"text": KEY}), ctx)
+        assert refused["error"]["code"] == "refused" and "openai" in refused["error"]["message"]
         found = reg.dispatch("ctx_find", json.dumps({"query": "pnpm"}), ctx)
         assert found["hits"] >= 1 and "preference" in found["by_type"]
         node_id = found["by_type"]["preference"][0]["id"]

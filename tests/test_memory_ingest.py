@@ -240,8 +240,12 @@ def test_secret_drops_only_the_offending_sentence() -> None:
     assert KEY not in repr(ex)
 
 
-def test_secret_words_without_a_value_are_refused_too() -> None:
-    assert _texts(["Always keep the password in the vault."]) == []
+def test_secret_words_without_a_value_are_kept() -> None:
+    # The redaction engine alone decides: a word such as "password" or "token" is no secret
+    # (the seed's word list refused these, and "the token budget" with them).
+    assert _texts(["Always keep the password in the vault."]) == [
+        ("preference", "Always keep the password in the vault.")
+    ]
 
 
 # -- decisions -------------------------------------------------------------------------------
@@ -417,15 +421,17 @@ def test_lines_are_clipped_to_240() -> None:
 
 # -- secrets ---------------------------------------------------------------------------------
 def test_refuse_secret_names_the_kind() -> None:
+    # Refused: nothing but credentials. Kept (redacted): a secret with words around it, and
+    # words alone, which the old word list refused ("password", "API_KEY", "token").
     assert refuse_secret("use pnpm") is None
-    why = refuse_secret(f"key {KEY}")
+    why = refuse_secret(f" {KEY}. ")
     assert why is not None and "openai" in why
-    why = refuse_secret("the password is in the vault")
-    assert why is not None and "password" in why
-    why = refuse_secret("export API_KEY now")
-    assert why is not None and "api key" in why
-    why = refuse_secret("was [REDACTED:github] here")
+    why = refuse_secret("[REDACTED:github]")
     assert why is not None and "github" in why
+    assert refuse_secret(f"key {KEY}") is None
+    assert refuse_secret("the password is in the vault") is None
+    assert refuse_secret("export API_KEY now") is None
+    assert refuse_secret("was [REDACTED:github] here") is None
 
 
 # -- observations ----------------------------------------------------------------------------

@@ -14,6 +14,10 @@ A session is drawn as a chain of boxes, oldest first:
 - one **tail** box: what is still open after the last checkpoint, summarised by the latest
   user message (at most 240 characters).
 
+Every summary is redacted whole before it is clipped (the memory's door, ``_door``): a
+box stores ``[REDACTED:<kind>]`` where a message held a credential, and a notice of the
+kinds withheld when nothing else was left. Session ids are redacted too (``session_key``).
+
 Each box ``continues`` the one before it. Boxes are ``episode`` nodes with a stable uri
 (``ctx://episode/<session>/<seq | tail | fork>``): ingesting a session again updates its
 tail and adds new checkpoints, and a name given by hand survives it. Episodes are never
@@ -30,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..session import Session, message_text, read_marker, short_id
+from ._door import session_key, summary_text
 from ._model import Edge, Node, Source
 from ._store import MemoryStore
 
@@ -76,7 +81,8 @@ def episode_uri(session: str, at: str | int) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
-    one = " ".join(text.split())
+    # Redacted before it is cut: a clipped secret would no longer be recognised.
+    one = " ".join(summary_text(text).split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
@@ -130,7 +136,7 @@ def _user_before(session: Session, end: int, start: int) -> tuple[int, str] | No
 def session_episodes(session: Session, cuts: Sequence[int] = ()) -> list[Episode]:
     """The boxes of ``session`` in seq order: its fork, its checkpoints (with the hand
     ``cuts``, seqs cut by ``Memory.cut``), and its tail."""
-    sid = str(session.id)
+    sid = session_key(session)
     inherited = session.inherited_event_count
     out: list[Episode] = []
     if session.parent_id and inherited > 0:
@@ -140,8 +146,8 @@ def session_episodes(session: Session, cuts: Sequence[int] = ()) -> list[Episode
                 "fork",
                 sid,
                 cut,
-                f"forked from {short_id(session.parent_id)} at seq {cut}",
-                parent=session.parent_id,
+                f"forked from {short_id(session_key(session.parent_id))} at seq {cut}",
+                parent=session_key(session.parent_id),
             )
         )
     last = len(session.raw_events) - 1
@@ -195,7 +201,7 @@ def write_episodes(store: MemoryStore, session: Session, cuts: Sequence[int] = (
     """Write the session map of ``session`` (see the module docs) into ``store`` and return
     its boxes in order. Boxes are matched by uri: a box already there keeps its id, name and
     status; its summary, seq and edges follow the log. The caller holds the batch."""
-    sid = str(session.id)
+    sid = session_key(session)
     drawn = session_episodes(session, cuts)
     # archived boxes too: one archived by hand keeps its uri, and stays archived
     kept = {

@@ -8,15 +8,18 @@ What is read
 ------------
 Only user messages whose ``source.kind`` is ``user`` feed the preference, decision and
 entity rules (a plugin-injected "user" message is not testimony), and tool results feed
-experiences. Every text is redacted (``ctxsdk.session.redact``) before anything else, so a
-credential never reaches a candidate, a quote or a drop reason. Sentences are split after
+experiences. Every text is redacted (``ctxsdk.session.redact``) before anything else (before
+any clipping too), so a credential never reaches a candidate, a quote or a drop reason; tool
+names are redacted as well. ``Memory`` then passes every candidate through its door
+(``_door``) before writing it. Sentences are split after
 ``。`` ``！`` ``？`` ``!`` ``?``, at a newline, and after a ``.`` followed by a space.
 
 The rules, in the order a sentence meets them
 ---------------------------------------------
-1. **secret**: any redaction hit, or the seed's ``api[_-]?key|secret|password|token|bearer
-   x|sk-x`` (case-insensitive) drops the sentence (only that one). Deliberately broad: "the
-   token budget" is dropped too; missing a memory is cheaper than storing a key.
+1. **secret**: a sentence that held a secret (a redaction hit) is dropped (only that one):
+   a memory distilled from "the key is …" would only point at a withheld value. Words alone
+   ("the token budget", "a password reset flow", "tokenizer") are no secret: the decision is
+   the redaction engine's alone.
 2. **one-shot edit** (把这[个份]?文件, 改一下…文件, "just change/edit this file", "only this
    once") drops the sentence: it is about one edit, not how to work.
 3. **chit-chat** (嗯好的, thanks, ok, weather small talk) drops the sentence.
@@ -67,6 +70,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 
 from ..session import Session, redact
+from ._door import refusal, screen, session_key
 from ._model import Candidate, Node, Source
 
 __all__ = [
@@ -76,6 +80,7 @@ __all__ = [
     "Extraction",
     "clip",
     "extract",
+    "held_secret",
     "merge_target",
     "merged",
     "observations",
@@ -136,30 +141,18 @@ def clip(text: str, limit: int = LINE_MAX) -> str:
 
 
 # -- secrets ---------------------------------------------------------------------------------
-_SEED_SECRET = re.compile(
-    r"(api[_-]?key)|(secret)|(password)|(token)|(bearer\s+\S)|((?<![A-Za-z0-9])sk-[A-Za-z0-9])",
-    re.IGNORECASE,
-)
-_SEED_KINDS = ("api key", "secret", "password", "token", "bearer credential", "sk- key")
-_MARKER = re.compile(r"\[REDACTED:([a-z-]+)\]")
-
-
 def refuse_secret(text: str) -> str | None:
-    """Why ``text`` must not be stored (it names the kind of secret found), or None.
+    """Why a memory refuses ``text`` (naming the kinds of secret found), or None when it
+    keeps it, its secrets redacted: the memory's door (``_door``). Only a text that is
+    nothing but credentials is refused; ordinary words ("token budget", "password reset")
+    are kept."""
+    return refusal(text)
 
-    The shared redaction rules first (a real credential shape), then the seed's broader
-    word list (a text *about* a key is refused too: it is where the key will be pasted)."""
-    red = redact(text)
-    if red:
-        return f"contains a credential ({', '.join(red.counts)})"
-    marker = _MARKER.search(text)
-    if marker:
-        return f"contains a withheld credential ({marker.group(1)})"
-    m = _SEED_SECRET.search(text)
-    if m:
-        kind = next(k for k, g in zip(_SEED_KINDS, m.groups(), strict=True) if g)
-        return f"looks like a secret ({kind})"
-    return None
+
+def held_secret(text: str) -> bool:
+    """Whether ``text`` held a secret (a redaction hit, or a ``[REDACTED:…]`` marker): rule
+    extraction drops such a sentence."""
+    return screen(text).held_secret
 
 
 # -- sentences and cues ----------------------------------------------------------------------
@@ -420,7 +413,7 @@ def _read(session: Session) -> tuple[list[_Said], list[_Result], list[tuple[int,
         msg = node.message
         turn = _turn_of(spans, node.seq)
         for call in msg.tool_calls:
-            calls[call.id] = (call.name, redact(_command(call.arguments)).text)
+            calls[call.id] = (redact(call.name).text, redact(_command(call.arguments)).text)
         if msg.role == "user" and msg.source.kind == "user":
             text = redact(msg.text).text
             messages.append((node.seq, turn, text))
@@ -489,6 +482,7 @@ def extract(
 ) -> Extraction:
     """The rule candidates of ``session`` (see the module docs) and what was dropped."""
     said, results, messages = _read(session)
+    sid = session_key(session)
     tool_names = (t.get("name") for t in session.tools)
     stop = _STOP | {n.casefold() for n in tool_names if isinstance(n, str) and n}
     dropped: list[tuple[str, str]] = []
@@ -496,7 +490,7 @@ def extract(
     # 1. the sentences each rule may read
     kinds: dict[int, str] = {}  # index in said -> "preference" | "decision"
     for i, s in enumerate(said):
-        if refuse_secret(s.text):
+        if held_secret(s.text):
             kinds[i] = "secret"
             dropped.append((clip(s.text), "secret"))
         elif _ONE_SHOT.search(s.text):
@@ -534,9 +528,7 @@ def extract(
     entity_list = [minted[k] for k in minted] + [first[k] for k in ranked]
     entities: list[Candidate] = []
     for name, s in entity_list:
-        entities.append(
-            Candidate("entity", name, name, Source(session.id, s.seq, clip(s.text), "rule"))
-        )
+        entities.append(Candidate("entity", name, name, Source(sid, s.seq, clip(s.text), "rule")))
     known = {c.name.casefold(): c.name for c in entities[: caps.entity]}
 
     def linked(text: str) -> list[str]:
@@ -552,7 +544,7 @@ def extract(
             cue_count[s.turn] = cue_count.get(s.turn, 0) + 1
     for i, s in enumerate(said):
         kind = kinds[i]
-        src = Source(session.id, s.seq, clip(s.text), "rule")
+        src = Source(sid, s.seq, clip(s.text), "rule")
         text = clip(s.text)
         if kind == "preference":
             prefs.append(
@@ -614,7 +606,7 @@ def extract(
                 "experience",
                 _label(f"{fail.tool}: {err}"),
                 clip(f"{head} failed: {err} — fixed by `{how}`"),
-                Source(session.id, fail.seq, clip(fail.text), "rule"),
+                Source(sid, fail.seq, clip(fail.text), "rule"),
                 fail=err,
                 fix=how,
                 links=_links("fixed", names),
@@ -641,11 +633,12 @@ def observations(session: Session) -> tuple[Candidate, ...]:
     and per tool output, so a later question can be answered from what was said, not only
     from what the rules distilled."""
     out: list[Candidate] = []
+    sid = session_key(session)
     calls: dict[str, str] = {}
     for node in session.surface():
         msg = node.message
         for call in msg.tool_calls:
-            calls[call.id] = call.name
+            calls[call.id] = redact(call.name).text
         turn = session.index.turn_of(node.seq)
         extra = {"turn": turn.turn} if turn is not None else {}
         said = [("user", msg.text)] if msg.role == "user" and msg.source.kind == "user" else []
@@ -653,7 +646,7 @@ def observations(session: Session) -> tuple[Candidate, ...]:
         for who, raw in said + results:
             text = _obs_clip(redact(raw).text)
             if text:
-                src = Source(session.id, node.seq, text, "rule")
+                src = Source(sid, node.seq, text, "rule")
                 out.append(Candidate("observation", f"{who}@{node.seq}", text, src, extra=extra))
     return tuple(out)
 

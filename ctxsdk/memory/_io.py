@@ -8,7 +8,11 @@ Three formats, three promises (the dsh-trivium seed's):
 - the **Markdown projection** (``to_markdown``) is for people and is never parsed back;
 - the **MEMORY.md import** (``parse_memory_md``) is a strict one-shot migration from a
   WorkBuddy-style notes file: only lines with a rule, decision or ``Key: value`` shape
-  become candidates, secrets are refused, and the batch is capped (``IMPORT_CAPS``).
+  become candidates, a line (or heading) that held a secret is dropped, and the batch is
+  capped (``IMPORT_CAPS``).
+
+Whatever is written passes the memory's door (``_door``) in ``Memory``: an import's texts
+are redacted, and one that is nothing but credentials is refused.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from ._ingest import (
     _finish,
     _is_chit_chat,
     clip,
+    held_secret,
     parse_until,
-    refuse_secret,
 )
 from ._model import EDGE_LABELS, NODE_TYPES, Candidate, Edge, Node, NodeType, Source
 
@@ -318,7 +322,8 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
     date or a stop word (Preferences, 决策, …); a line with a decision cue is a decision
     (with its until); a rule or imperative (必须 务必 禁止 always never must do not 用X不用Y,
     or a preference cue) a preference; a short ``Key: value`` line an entity named Key.
-    Anything else is dropped ("no cue"), as are secrets, one-shot edits and chit-chat.
+    Anything else is dropped ("no cue"), as are lines that held a secret (redacted in the
+    drop), one-shot edits and chit-chat. Words alone ("token budget") are no secret.
     Capped at ``IMPORT_CAPS``: 24/24/12/8 by type, then 24 items and 3,000 characters of text
     in all (the seed's batch guard)."""
     when = now or datetime.now(UTC)
@@ -332,11 +337,11 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
             continue
         if in_fence or not raw.strip() or raw.strip().startswith("<!--"):
             continue
-        src_line = clip(raw.strip())
+        src_line = clip(redact(raw.strip()).text)  # redacted before it is cut
         h = _HEADING.match(raw)
         if h:
             heading = _heading_entity(h.group(2))
-            if heading is not None and refuse_secret(heading) is not None:
+            if heading is not None and held_secret(heading):
                 dropped.append((clip(redact(heading).text), "secret"))
                 heading = None  # nor do the lines under it link to it
             if heading is not None:
@@ -344,8 +349,7 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
                 cands.append(Candidate("entity", heading, heading, src))
             continue
         line = _LIST.sub("", raw).strip()
-        why = refuse_secret(line)
-        if why is not None:
+        if held_secret(line):
             dropped.append((clip(redact(line).text), "secret"))
             continue
         if _ONE_SHOT.search(line):

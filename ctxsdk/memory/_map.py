@@ -5,8 +5,10 @@ memory holds and how to search it, within a budget in exact tokens (the seed's m
 Line 1 says how to search; line 2 counts memories by type; line 3 names up to eight of them:
 at most four preferences, at most two unexpired decisions (``decision:<first 28 chars> until
 <label>``), then entities, other decisions, experiences, and the remaining preferences and
-decisions, each label clipped to 40 characters. The text is cut to the budget by a binary
-search on its characters, counted by the tokenizer.
+decisions, each label clipped to 40 characters. The text is neutralized
+(``ctxsdk.session.neutralize``: control, bidi and zero-width characters shown as escapes,
+since it goes to a model) and then cut to the budget by a binary search on its characters,
+counted by the tokenizer.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from .._display import Rendered, esc
-from ..session import Tokenizer
+from ..session import Tokenizer, neutralize
 from ._find import is_stale
 from ._model import Node
 
@@ -116,11 +118,12 @@ def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) 
     lines = [MAP_INSTRUCTION, line2]
     if picked:
         lines.append("named: " + "; ".join(picked))
-    text = _fit("\n".join(lines), budget, tk)
+    text = _fit(neutralize("\n".join(lines)), budget, tk)
     return MemoryMap(text, tk.count(text) if text else 0, budget, tk.name)
 
 
 def pinned_block(nodes: Sequence[Node], budget: int, tk: Tokenizer) -> str:
-    """The pinned memories of a session, one line each, within ``budget`` tokens."""
+    """The pinned memories of a session, one line each, within ``budget`` tokens (neutralized,
+    as the map)."""
     lines = ["Pinned memories:"] + [f"- {n.type}: {_clip(n.text or n.name, 200)}" for n in nodes]
-    return _fit("\n".join(lines), budget, tk)
+    return _fit(neutralize("\n".join(lines)), budget, tk)

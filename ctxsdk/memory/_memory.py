@@ -7,7 +7,11 @@
     mem.read(hit.node.id)                           # full text, sources, edges in and out
     mem.map(budget=400)                             # the short session-start map
 
-Every write goes through the store in one transaction. The search index is the base's
+Every text that enters goes through one door first (``_door``): its credentials are
+redacted (``[REDACTED:<kind>]``) and the rest is kept, or, when nothing but credentials is
+left, it is refused with ``MemoryRefused`` naming their kinds. Every text handed to a model
+(``map``, ``context``) is neutralized (``ctxsdk.session.neutralize``). Every write goes
+through the store in one transaction. The search index is the base's
 ``Retriever`` over the active nodes, kept in step with the store by its revision number, so
 a write by another process is seen at the next call.
 """
@@ -31,12 +35,21 @@ from ..session import (
     Session,
     clean_text,
     get_tokenizer,
+    neutralize,
     short_id,
     widget,
 )
+from ._door import (
+    admit,
+    admit_candidate,
+    admit_node,
+    admit_source,
+    screen,
+    session_key,
+)
 from ._episodes import boxes, write_episodes
 from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
-from ._ingest import extract, merge_target, merged, observations, refuse_secret
+from ._ingest import clip, extract, merge_target, merged, observations
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, edge_label, node_type
@@ -171,6 +184,21 @@ class IngestReport(Rendered):
 
     def _html_(self) -> str:
         return f"<div class='cx-title'>{esc(self._text_().splitlines()[0])}</div>"
+
+
+def _through_door(
+    cands: Sequence[Candidate],
+) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """The candidates the memory's door admits (redacted), and a ``(text, "secret")`` drop
+    for each one it refuses (nothing but credentials): extraction drops, never raises."""
+    kept: list[Candidate] = []
+    dropped: list[tuple[str, str]] = []
+    for cand in cands:
+        try:
+            kept.append(admit_candidate(cand))
+        except MemoryRefused:
+            dropped.append((clip(screen(cand.text).text), "secret"))
+    return kept, dropped
 
 
 def _now_iso(now: datetime) -> str:
@@ -347,7 +375,10 @@ class Memory:
     ) -> Node:
         """Keep ``text`` as a ``type`` memory (merged into an equal one if there is one),
         linked ``label`` to ``link_to`` (entity names or ids; a missing entity is created).
-        A text that holds a secret is refused with ``MemoryRefused`` naming its kind."""
+        Every text given (``text``, ``name``, ``link_to``, ``source``'s quote, ``until``)
+        passes the memory's door: a credential in it is stored as ``[REDACTED:<kind>]``, and
+        one that is nothing but credentials is refused with ``MemoryRefused`` naming their
+        kinds (nothing is written then)."""
         if type not in ("preference", "decision", "entity", "experience", "observation"):
             raise InvalidArgument(
                 f"remember a preference, decision, entity, experience or observation, not {type!r}"
@@ -355,12 +386,21 @@ class Memory:
         # A lone surrogate (which json decodes from "\ud800") becomes U+FFFD, as every text
         # the project reads does: SQLite keeps UTF-8 only.
         text = " ".join(clean_text(str(text)).split())
-        name = clean_text(name) if name else name
         if not text:
             raise MemoryRefused("nothing to remember: the text is empty")
-        why = refuse_secret(text) or (refuse_secret(name) if name else None)
-        if why is not None:
-            raise MemoryRefused(f"refused: {why}; a memory never keeps credentials")
+        # Every argument through the door before anything is clipped or written.
+        text = admit(text, "the text")
+        name = admit(clean_text(name), "the name") if name else name
+        until = admit(clean_text(until), "until") if until else until
+        source = (
+            admit_source(replace(source, quote=clean_text(source.quote)))
+            if source
+            else Source(via="user", quote=text)
+        )
+        targets = [
+            admit(clean_text(t), "link_to")
+            for t in ([link_to] if isinstance(link_to, str) else link_to or [])
+        ]
         edge_label(label)
         until_at = None
         if until:
@@ -373,15 +413,10 @@ class Memory:
             type=type,  # type: ignore[arg-type]
             name=name or (text if type == "entity" else text[:60]),
             text=text,
-            source=replace(source, quote=clean_text(source.quote))
-            if source
-            else Source(via="user", quote=text),
+            source=source,
             until=until,
             until_at=until_at,
         )
-        targets = [
-            clean_text(t) for t in ([link_to] if isinstance(link_to, str) else link_to or [])
-        ]
         with self.store.batch():
             node, _ = self._apply(cand)
             for t in targets:
@@ -395,7 +430,9 @@ class Memory:
 
     def _apply(self, cand: Candidate) -> tuple[Node, bool]:
         """Merge ``cand`` into its target or insert it; returns the node and whether it is
-        new. Observations are identified by their source (uri), the rest by the seed's rule."""
+        new. Observations are identified by their source (uri), the rest by the seed's rule.
+        Every candidate passes the door here, whoever made it (``MemoryRefused``)."""
+        cand = admit_candidate(cand)
         if cand.type == "observation":
             # One node per (seq, text): a fork's inherited copy of a message (same seq, same
             # words, another session) joins the parent's node as a second source.
@@ -460,10 +497,12 @@ class Memory:
         return self.store.put(replace(node, status="active"))
 
     def rename(self, ref: str, name: str) -> Node:
-        """Give a memory a new name; an entity keeps the old one as an alias."""
+        """Give a memory a new name; an entity keeps the old one as an alias. The name passes
+        the memory's door (a credential redacted; nothing but credentials refused)."""
         name = " ".join(clean_text(name).split())
         if not name:
             raise InvalidArgument("a name is a non-empty text")
+        name = admit(name, "the name")
         node = self.get(ref)
         aliases = node.aliases
         if node.type == "entity" and node.name and node.name not in aliases and node.name != name:
@@ -513,7 +552,7 @@ class Memory:
         tool output as an observation. ``llm`` (optional) proposes more candidates, kept
         only when they pass the rules' filters (``_propose``; ``report.model`` says what it
         did). The same session ingested again adds nothing."""
-        sid = str(session.id)
+        sid = session_key(session)
         marker = f"ingested:{sid}"
         through = len(session)
         done = self.store.get_meta(marker)
@@ -531,6 +570,7 @@ class Memory:
         cands: list[Candidate] = list(ex.candidates)
         if verbatim:
             cands += list(observations(session))
+        cands, refused = _through_door(cands)
         with self.store.batch():
             added, touched, edges = self._write_candidates(cands)
             boxes = write_episodes(self.store, session, self._cuts(sid))
@@ -543,7 +583,7 @@ class Memory:
             tuple(added),
             merged_ids,
             edges,
-            ex.dropped,
+            (*ex.dropped, *refused),
             model=model,
             episodes=tuple(b.id for b in boxes),
         )
@@ -557,7 +597,7 @@ class Memory:
         """The session map's boxes (``_episodes``): of one session in order (fork, then
         checkpoints, then the tail), or of every session, session by session. Archived
         boxes (checkpoints a replaced log no longer holds) are left out."""
-        sid = None if session is None else str(getattr(session, "id", session))
+        sid = None if session is None else session_key(session)
         return boxes(self.store, sid)
 
     def cut(self, session: Session) -> Node:
@@ -565,7 +605,7 @@ class Memory:
         log's last seq, without compacting anything the model sees. The new box is
         summarised by the last user message; the tail starts again after it. Cutting where a
         box already ends adds nothing and returns that box."""
-        sid = str(session.id)
+        sid = session_key(session)
         last = len(session.raw_events) - 1
         cuts = self._cuts(sid)
         with self.store.batch():
@@ -596,9 +636,10 @@ class Memory:
     def import_memory_md(self, text: str) -> IngestReport:
         """A one-shot import of a MEMORY.md file (strict: the seed's cues and caps)."""
         ex = parse_memory_md(clean_text(text), now=self.now())
+        cands, refused = _through_door(ex.candidates)
         with self.store.batch():
-            added, _, edges = self._write_candidates(ex.candidates)
-        return IngestReport("MEMORY.md", tuple(added), (), edges, ex.dropped)
+            added, _, edges = self._write_candidates(cands)
+        return IngestReport("MEMORY.md", tuple(added), (), edges, (*ex.dropped, *refused))
 
     # -- out ------------------------------------------------------------------------------------
     def export_json(self, *, include_archived: bool = True) -> dict[str, Any]:
@@ -610,8 +651,16 @@ class Memory:
 
     def import_json(self, data: Mapping[str, Any]) -> IngestReport:
         """Nodes and edges of an export, merged by uri (a node already here is kept, its
-        edges joined); ids are remapped. One transaction."""
+        edges joined); ids are remapped. One transaction. Every text of every node (and
+        ``extra``, keys too) passes the memory's door first: credentials are redacted, and a
+        field that is nothing but credentials refuses the whole import (``MemoryRefused``
+        naming its JSON path and the kinds) before anything is written."""
         nodes, edges = import_graph(data)
+        nodes = [admit_node(n, f"$.nodes[{i}]") for i, n in enumerate(nodes)]
+        edges = [
+            replace(e, created_at=admit(e.created_at, f"$.edges[{i}].createdAt"))
+            for i, e in enumerate(edges)
+        ]
         idmap: dict[str, str] = {}
         added: list[str] = []
         with self.store.batch():
@@ -715,31 +764,32 @@ class Memory:
         pins = self.pins(session_id)
         if node.id not in pins:
             pins.append(node.id)
-        self.store.set_meta(f"pins:{session_id}", pins)
+        self.store.set_meta(f"pins:{session_key(session_id)}", pins)
         return pins
 
     def unpin(self, session_id: str, ref: str) -> list[str]:
         node = self.get(ref)
         pins = [p for p in self.pins(session_id) if p != node.id]
-        self.store.set_meta(f"pins:{session_id}", pins or None)
+        self.store.set_meta(f"pins:{session_key(session_id)}", pins or None)
         return pins
 
     def pins(self, session_id: str) -> list[str]:
         """The pinned node ids of a session (archived ones pruned)."""
-        raw = self.store.get_meta(f"pins:{session_id}")
+        raw = self.store.get_meta(f"pins:{session_key(session_id)}")
         ids = [p for p in raw if isinstance(p, str)] if isinstance(raw, list) else []
         return [p for p in ids if (n := self.store.get(p)) is not None and n.active]
 
     def inherit_pins(self, parent: str, child: str) -> list[str]:
         """Copy a session's pins to its fork (forks inherit only when asked)."""
         pins = self.pins(parent)
-        self.store.set_meta(f"pins:{child}", pins or None)
+        self.store.set_meta(f"pins:{session_key(child)}", pins or None)
         return pins
 
     def context(self, session: Session, prompt: str | None = None) -> str | None:
         """What this memory adds to a turn of ``session``: the short map on its first turn,
         its pinned memories (≤300 tokens), and what the recall mode finds for ``prompt``
-        (``anchor``: named entities and their neighbours; ``auto``: the top 3 hits)."""
+        (``anchor``: named entities and their neighbours; ``auto``: the top 3 hits).
+        Control characters in it are neutralized (``ctxsdk.session.neutralize``)."""
         self._sync()
         parts: list[str] = []
         first = not any(
@@ -776,7 +826,8 @@ class Memory:
                 chosen = list(hits)
             if chosen:
                 lines = ["Memory recall (use ctx_read for the full text):"]
-                lines += [f"- {h.node.id} {h.node.type}: {h.short}" for h in chosen]
+                # neutralized before it is counted: the escapes are what the model reads
+                lines += [neutralize(f"- {h.node.id} {h.node.type}: {h.short}") for h in chosen]
                 block = "\n".join(lines)
                 while tk.count(block) > 300 and len(lines) > 2:
                     lines.pop()

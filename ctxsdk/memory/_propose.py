@@ -6,7 +6,9 @@ characters keeping the tail, and at most 400 output tokens; temperature 0, no re
 answered as ``{"candidates": [{"type", "name", "text", "until"?, "about"?}]}``. Every
 candidate is checked as a rule candidate would be: a known type (entity, preference,
 decision, experience), a non-empty text that **occurs in what the user or a tool said**
-(case and spacing aside: a model cannot invent a memory), no secret, not chit-chat, a
+(case and spacing aside: a model cannot invent a memory), not one that held a secret (the
+redaction engine decides; every text the model gives is redacted before it is clipped, and
+the memory's door checks what is written), not chit-chat, a
 preference only with a preference cue; ``about`` must name an entity the session mentions.
 The kept ones join the rule candidates under the same caps and dedupe. Any failure (no model,
 a failed call, an answer that is not the JSON asked for) leaves the rules' candidates alone
@@ -23,6 +25,7 @@ from typing import Any
 
 from ..errors import LLMError
 from ..session import Session, extract_json, redact, truncate_keep_tail
+from ._door import session_key
 from ._ingest import (
     _PREFERENCE,
     DEFAULT_CAPS,
@@ -32,8 +35,8 @@ from ._ingest import (
     _is_chit_chat,
     _read,
     clip,
+    held_secret,
     parse_until,
-    refuse_secret,
 )
 from ._model import Candidate, Source
 
@@ -135,7 +138,7 @@ def _check(
     if not isinstance(text, str) or not text.strip():
         return None, "empty text"
     text = " ".join(text.split())
-    if refuse_secret(text):
+    if held_secret(text):
         return None, "secret"
     if _is_chit_chat(text):
         return None, "chit-chat"
@@ -146,7 +149,11 @@ def _check(
     if seq is None:
         return None, "not said in the session (invented)"
     name = item.get("name")
-    name = " ".join(name.split()) if isinstance(name, str) and name.strip() else text[:60]
+    # redacted before it is clipped below: a cut secret would no longer be recognised
+    if isinstance(name, str) and name.strip():
+        name = redact(" ".join(name.split())).text
+    else:
+        name = text[:60]
     until = until_at = None
     raw_until = item.get("until")
     if kind == "decision" and isinstance(raw_until, str) and raw_until.strip():
@@ -158,7 +165,7 @@ def _check(
     if isinstance(about, str) and about.strip().casefold() in entity_names:
         label = {"decision": "decided", "experience": "fixed"}.get(kind, "about")
         links = ((label, about.strip()),)
-    source = Source(str(session.id), seq, clip(text), "model")
+    source = Source(session_key(session), seq, clip(text), "model")
     return (
         Candidate(kind, clip(name, 60), clip(text), source, until, until_at, links=links),
         "",

@@ -1,16 +1,21 @@
 """The memory's four agent tools, as the dsh-trivium seed has them (and no fifth: there is no
 forget tool for the model; archiving is for people): ``ctx_remember``, ``ctx_link``,
-``ctx_find`` and ``ctx_read``. Each answers JSON; a refusal (a secret, an unknown id) is an
-``error`` object the model can read, never an exception."""
+``ctx_find`` and ``ctx_read``. Each answers JSON; a refusal (a text that is nothing but
+credentials, an unknown id) is an ``error`` object the model can read, never an exception.
+
+What a tool writes goes through the memory's door (``remember``: credentials redacted, a text
+that is only credentials refused), and what it answers goes through ``model_safe``: every
+string redacted and neutralized (control, bidi and zero-width characters shown as escapes),
+echoes of the model's own arguments (a query, an id in an error) included."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgument, MemoryRefused, NotFound
-from ..session import Session
+from ..session import Session, model_safe
 from ._memory import Memory
 
 __all__ = [
@@ -34,7 +39,8 @@ REMEMBER_DESCRIPTION = (
     "Keep something for later sessions: a preference (how the user wants things done, the "
     "default), a decision (what was decided; put a deadline in the text, e.g. 'until Friday'), "
     "an entity (a named thing) or an experience (a failure and its fix). link_to names an "
-    "entity (created if new) to link it to. Texts holding credentials are refused."
+    "entity (created if new) to link it to. Credentials in it are stored redacted; a text "
+    "that is nothing but a credential is refused."
 )
 LINK_DESCRIPTION = (
     "Link two memories (ids from ctx_find, or entity names): label about (default), decided, "
@@ -71,11 +77,19 @@ class ReadArgs(BaseModel):
     id: str = Field(min_length=1, description="A memory id from ctx_find.")
 
 
+def _safe(answer: dict[str, Any]) -> dict[str, Any]:
+    return cast(dict[str, Any], model_safe(answer))
+
+
 def _error(exc: Exception, code: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": getattr(exc, "reason", None) or str(exc)}}
 
 
 def ctx_remember(session: Session | None, args: RememberArgs, memory: Memory) -> dict[str, Any]:
+    return _safe(_remember(session, args, memory))
+
+
+def _remember(session: Session | None, args: RememberArgs, memory: Memory) -> dict[str, Any]:
     from ._model import Source
 
     src = Source(
@@ -106,6 +120,10 @@ def ctx_remember(session: Session | None, args: RememberArgs, memory: Memory) ->
 
 
 def ctx_link(args: LinkArgs, memory: Memory) -> dict[str, Any]:
+    return _safe(_link(args, memory))
+
+
+def _link(args: LinkArgs, memory: Memory) -> dict[str, Any]:
     try:
         edge = memory.link(args.source, args.target, args.label)
     except NotFound as exc:
@@ -120,13 +138,15 @@ def ctx_find(args: FindArgs, memory: Memory) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for h in result.hits:
         groups.setdefault(h.node.type, []).append(h.to_json())
-    return {"query": result.query, "hits": len(result.hits), "by_type": groups}
+    out = {"query": result.query, "hits": len(result.hits), "by_type": groups}
+    return _safe(out)
 
 
 def ctx_read(args: ReadArgs, memory: Memory) -> dict[str, Any]:
     try:
-        return memory.read(args.id).to_json()
+        out = memory.read(args.id).to_json()
     except NotFound as exc:
-        return _error(exc, "not_found")
+        out = _error(exc, "not_found")
     except InvalidArgument as exc:
-        return _error(exc, "invalid_arguments")
+        out = _error(exc, "invalid_arguments")
+    return _safe(out)

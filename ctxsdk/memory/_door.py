@@ -1,0 +1,177 @@
+"""The one door into a memory: every text that enters it passes here, and is decided here.
+
+A memory persists what it is given and hands it to the next session, so it must never keep
+a credential; and it must not refuse ordinary words ("tokenizer", "the token budget",
+"header X-Auth-Token"). The decision is the redaction engine's alone
+(``ctxsdk.session.redact``), made the same way at every door: ``remember`` (its text,
+``name``, ``link_to``, the source's quote, ``until``), ``rename``, ``import_json``, the
+MEMORY.md import, ``ingest`` (every candidate, observation and session-map box, whatever is
+in ``extra``), the model pass and the four memory tools.
+
+- **Redact and keep**: each secret is replaced by ``[REDACTED:<kind>]`` and the rest is
+  stored. The whole text is redacted before anything clips it (a clipped secret would no
+  longer be recognised).
+- **Refuse** (``MemoryRefused``, its reason naming the kinds) only when nothing meaningful
+  would remain once the markers are removed: no letter or digit is left.
+
+Rule extraction (ingest's sentences, MEMORY.md lines, the model's proposals) also drops a
+sentence that held a secret: a memory distilled from "the key is …" would only point at a
+withheld value. Everything else is redacted and kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import MemoryRefused
+from ..session import REDACTION_KINDS, redact
+from ._model import Candidate, Node, Source
+
+__all__ = [
+    "Screened",
+    "admit",
+    "admit_candidate",
+    "admit_json",
+    "admit_node",
+    "admit_optional",
+    "admit_source",
+    "refusal",
+    "screen",
+    "session_key",
+    "summary_text",
+]
+
+_MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
+_NEVER_KEPT = "a memory never keeps credentials"
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    """One text through the door: the ``text`` to store (redacted), the ``kinds`` of
+    secret it held (withheld now, or marked before), and why it is refused (``refused``,
+    None when it is kept)."""
+
+    text: str
+    kinds: tuple[str, ...]
+    refused: str | None
+
+    @property
+    def held_secret(self) -> bool:
+        return bool(self.kinds)
+
+
+def _kinds(withheld: Mapping[str, int], text: str) -> tuple[str, ...]:
+    # A marker already in the text counts too: it stands where a secret was.
+    found = set(withheld) | set(_MARKER.findall(text))
+    known = [k for k in REDACTION_KINDS if k in found]
+    return (*known, *sorted(found - set(known)))
+
+
+def screen(text: str, what: str = "the text") -> Screened:
+    """``text`` through the door (see the module docs): redacted whole, and refused when
+    it held a secret and no letter or digit is left once the markers are removed."""
+    red = redact(text)
+    kinds = _kinds(red.counts, red.text)
+    if not kinds:
+        return Screened(red.text, (), None)
+    rest = _MARKER.sub(" ", red.text)
+    if any(ch.isalnum() for ch in rest):
+        return Screened(red.text, kinds, None)
+    why = f"{what} is only a credential ({', '.join(kinds)}); {_NEVER_KEPT}"
+    return Screened(red.text, kinds, why)
+
+
+def refusal(text: str, what: str = "the text") -> str | None:
+    """Why the door refuses ``text`` (it names the kinds of secret found), or None when it
+    is kept (its secrets, if any, redacted)."""
+    return screen(text, what).refused
+
+
+def admit(text: str, what: str = "the text") -> str:
+    """``text`` as a memory stores it (redacted), or ``MemoryRefused`` (see ``screen``)."""
+    s = screen(text, what)
+    if s.refused is not None:
+        raise MemoryRefused(f"refused: {s.refused}")
+    return s.text
+
+
+def admit_optional(text: str | None, what: str) -> str | None:
+    return None if text is None else admit(text, what)
+
+
+def admit_json(value: Any, what: str) -> Any:
+    """A copy of a JSON-like value (``extra``) with every string in it, keys too, through
+    the door; ``what`` names where it is (a refusal says the path)."""
+    if isinstance(value, str):
+        return admit(value, what)
+    if isinstance(value, Mapping):
+        return {
+            admit(str(k), f"{what} key"): admit_json(v, f"{what}.{k}") for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [admit_json(v, f"{what}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def admit_source(source: Source, what: str = "the source") -> Source:
+    return Source(
+        session=admit_optional(source.session, f"{what}'s session"),
+        seq=source.seq,
+        quote=admit(source.quote, f"{what}'s quote"),
+        via=admit(source.via, f"{what}'s via"),
+    )
+
+
+def admit_candidate(cand: Candidate) -> Candidate:
+    """Every text of ``cand`` through the door (``MemoryRefused`` names the field)."""
+    return replace(
+        cand,
+        name=admit(cand.name, "the name"),
+        text=admit(cand.text, "the text"),
+        source=admit_source(cand.source),
+        until=admit_optional(cand.until, "until"),
+        until_at=admit_optional(cand.until_at, "until_at"),
+        fail=admit_optional(cand.fail, "fail"),
+        fix=admit_optional(cand.fix, "fix"),
+        links=tuple((label, admit(name, "a link")) for label, name in cand.links),
+        extra=admit_json(dict(cand.extra), "extra"),
+    )
+
+
+def admit_node(node: Node, what: str = "the node") -> Node:
+    """Every text of ``node`` through the door, its id aside (the store's own)."""
+    return replace(
+        node,
+        name=admit(node.name, f"{what}'s name"),
+        text=admit(node.text, f"{what}'s text"),
+        aliases=tuple(admit(a, f"{what}'s aliases[{i}]") for i, a in enumerate(node.aliases)),
+        uri=admit(node.uri, f"{what}'s uri"),
+        sources=tuple(
+            admit_source(s, f"{what}'s sources[{i}]") for i, s in enumerate(node.sources)
+        ),
+        until=admit_optional(node.until, f"{what}'s until"),
+        until_at=admit_optional(node.until_at, f"{what}'s untilAt"),
+        fail=admit_optional(node.fail, f"{what}'s fail"),
+        fix=admit_optional(node.fix, f"{what}'s fix"),
+        created_at=admit(node.created_at, f"{what}'s createdAt"),
+        updated_at=admit(node.updated_at, f"{what}'s updatedAt"),
+        extra=admit_json(dict(node.extra), f"{what}'s extra"),
+    )
+
+
+def session_key(session: object) -> str:
+    """How a memory names a session (a ``Session``, or its id): its id, redacted, so a log
+    whose id is a credential stores none, and every lookup names it the same way."""
+    return redact(str(getattr(session, "id", session))).text
+
+
+def summary_text(text: str) -> str:
+    """A text that must be stored whatever it holds (a session-map box's summary): the
+    door's text, or a notice of what was withheld where the door refuses it."""
+    s = screen(text)
+    if s.refused is None:
+        return s.text
+    return f"(withheld: {', '.join(s.kinds)})"
