@@ -10,13 +10,28 @@ child process with a timeout, so a regression fails instead of hanging the suite
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
+import random
+import sqlite3
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxsdk.errors import CorruptStore, CtxError, InvalidArgument
+from ctxsdk.memory import Memory
+from ctxsdk.memory._model import Node
+from ctxsdk.memory._sqlite import SQLiteStore
+from ctxsdk.samples import sample
+from ctxsdk.session import MAX_JSON_DEPTH, Session
 
 TIMEOUT = 60.0  # seconds a child may take before the call counts as hung
 
@@ -99,3 +114,302 @@ def test_cli_memory_show_refuses_a_path_that_is_not_a_regular_file(
         assert len(lines) == 1 and lines[0].startswith("ctxsdk: error: "), (name, proc.stderr)
         assert str(path) in lines[0] and word in lines[0], (name, lines[0])
         assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+# --- 2. a damaged memory file: every read works or raises CorruptStore ---------------------
+
+
+def _checkpoint(path: Path) -> None:
+    """Fold the WAL into the main file, so the main file alone is the whole memory."""
+    db = sqlite3.connect(path)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real memory: a sample session ingested verbatim (observations, episodes), an
+    entity with an alias and edges, a decision with a deadline, settings and pins."""
+    path = tmp_path_factory.mktemp("base") / "memory.db"
+    with Memory(path) as mem:
+        mem.ingest(Session.open(sample("fix-flaky-test")), verbatim=True)
+        gw = mem.remember("AuthGateway", type="entity")
+        alias = mem.remember("auth-gateway", type="entity")
+        gw = mem.merge(gw.id, alias.id)
+        mem.remember("always run the tests with -x", type="preference", link_to=gw.id)
+        mem.remember(
+            "AuthGateway refactor waits until Friday",
+            type="decision",
+            link_to=gw.id,
+            until="Friday",
+        )
+        mem.configure(map_budget=300)
+        mem.pin("s-1", gw.id)
+    _checkpoint(path)
+    return path
+
+
+def _copy(base: Path, dest: Path) -> Path:
+    dest.write_bytes(base.read_bytes())
+    return dest
+
+
+@pytest.fixture(scope="module")
+def session() -> Session:
+    return Session.open(sample("fix-flaky-test"))
+
+
+def _reads(mem: Memory, ids: list[str], session: Session) -> list[tuple[str, Callable[[], Any]]]:
+    """Every public read a user makes of a memory, by name (``read`` of each of ``ids``)."""
+    calls: list[tuple[str, Callable[[], Any]]] = [
+        ("nodes", lambda: mem.nodes(include_archived=True)),
+        ("find", lambda: mem.find("xdist workers AuthGateway")),
+        ("map", mem.map),
+        ("episodes", mem.episodes),
+        ("len", lambda: len(mem)),
+        ("repr", lambda: repr(mem)),
+        ("export_json", lambda: json.dumps(mem.export_json())),
+        ("to_markdown", mem.to_markdown),
+        ("graph", mem.graph),
+        ("to_df", mem.to_df),
+        ("settings", mem.settings),
+        ("pins", lambda: mem.pins("s-1")),
+        ("context", lambda: mem.context(session, "xdist")),
+    ]
+    calls += [(f"read {i}", lambda i=i: mem.read(i)) for i in ids]
+    return calls
+
+
+def _raw(path: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    db = sqlite3.connect(path)
+    try:
+        rows = db.execute(sql, params).fetchall()
+        db.commit()
+        return rows
+    finally:
+        db.close()
+
+
+def _each_read_works_or_is_corrupt_store(path: Path, *words: str) -> list[str]:
+    """Open ``path`` and run every read; return the names of the reads that raised
+    ``CorruptStore`` (each naming ``words``); any other exception fails the test."""
+    failed: list[str] = []
+    ids = [r[0] for r in _raw(path, "SELECT id FROM nodes ORDER BY id")]
+    with Memory(path) as mem:
+        for name, call in _reads(mem, ids, Session.open(sample("fix-flaky-test"))):
+            try:
+                call()
+            except CorruptStore as exc:
+                for w in words:
+                    assert w in str(exc), (name, w, str(exc))
+                failed.append(name)
+    return failed
+
+
+_DEEP = "[" * 100_000  # json raises RecursionError on it
+_NESTED = "[" * 300 + "]" * 300  # decodes, but nests past MAX_JSON_DEPTH
+_BAD_JSON: dict[str, dict[str, str]] = {  # column -> case name -> what is written
+    "aliases": {
+        "not-json": "not json",
+        "deep": _DEEP,
+        "nested": _NESTED,
+        "object": '{"a": 1}',
+        "number": "5",
+        "string": '"x"',
+        "number-item": "[5]",
+        "null-item": "[null]",
+        "null": "null",
+    },
+    "sources": {
+        "not-json": "{broken",
+        "deep": _DEEP,
+        "nested": _NESTED,
+        "object": "{}",
+        "string": '"x"',
+        "number-item": "[5]",
+        "list-item": '[["a"]]',
+        "null": "null",
+    },
+    "extra": {
+        "not-json": "}",
+        "deep": _DEEP,
+        "nested": '{"a": ' + _NESTED + "}",
+        "list": "[]",
+        "number": "5",
+        "string": '"x"',
+        "null": "null",
+    },
+}
+_JSON_CASES = [(c, name) for c, cases in _BAD_JSON.items() for name in cases]
+
+
+@pytest.mark.parametrize(("column", "case"), _JSON_CASES, ids=[f"{c}-{n}" for c, n in _JSON_CASES])
+@pytest.mark.parametrize("node_type", ["entity", "observation", "episode", "decision"])
+def test_bad_json_in_a_node_column_is_corrupt_store_naming_node_and_column(
+    base_db: Path, tmp_path: Path, node_type: str, column: str, case: str
+) -> None:
+    value = _BAD_JSON[column][case]
+    path = _copy(base_db, tmp_path / "memory.db")
+    (node_id,) = _raw(path, "SELECT id FROM nodes WHERE type = ? LIMIT 1", (node_type,))[0]
+    _raw(path, f"UPDATE nodes SET {column} = ? WHERE id = ?", (value, node_id))
+    failed = _each_read_works_or_is_corrupt_store(path, node_id, column)
+    assert "nodes" in failed and f"read {node_id}" in failed
+    if node_type == "episode":
+        assert "episodes" in failed
+    else:
+        assert "find" in failed and "map" in failed
+
+
+_BAD_VALUES: list[tuple[str, str]] = [
+    ("name", "x'35'"),  # a blob where text belongs (a number is stored as text: affinity)
+    ("text", "x'00ff'"),
+    ("name", "CAST(x'ff' AS TEXT)"),  # text that is not UTF-8
+    ("type", "'entitx'"),
+    ("status", "'gone'"),
+    ("until", "x'00'"),
+    ("created_at", "x'01'"),
+]
+
+
+@pytest.mark.parametrize(("column", "sql"), _BAD_VALUES, ids=[f"{c}={v}" for c, v in _BAD_VALUES])
+def test_a_wrong_value_in_a_node_column_is_corrupt_store(
+    base_db: Path, tmp_path: Path, column: str, sql: str
+) -> None:
+    path = _copy(base_db, tmp_path / "memory.db")
+    (node_id,) = _raw(path, "SELECT id FROM nodes WHERE type = 'decision' LIMIT 1")[0]
+    _raw(path, f"UPDATE nodes SET {column} = {sql} WHERE id = ?", (node_id,))
+    failed = _each_read_works_or_is_corrupt_store(path, node_id, column)
+    assert "nodes" in failed and f"read {node_id}" in failed
+
+
+@pytest.mark.parametrize(
+    ("column", "sql"),
+    [("label", "'bogus'"), ("weight", "'heavy'"), ("weight", "x'00'"), ("created_at", "x'37'")],
+    ids=["label", "weight-text", "weight-blob", "created_at"],
+)
+def test_a_wrong_value_in_an_edge_column_is_corrupt_store(
+    base_db: Path, tmp_path: Path, column: str, sql: str
+) -> None:
+    path = _copy(base_db, tmp_path / "memory.db")
+    src, dst = _raw(path, "SELECT src, dst FROM edges WHERE label = 'about' LIMIT 1")[0]
+    _raw(path, f"UPDATE edges SET {column} = {sql} WHERE src = ? AND dst = ?", (src, dst))
+    failed = _each_read_works_or_is_corrupt_store(path, src, dst, column)
+    assert f"read {src}" in failed and f"read {dst}" in failed and "export_json" in failed
+
+
+@pytest.mark.parametrize(
+    "value", ["{not json", _DEEP, _NESTED, "x'ff'"], ids=["not-json", "deep", "nested", "utf8"]
+)
+@pytest.mark.parametrize("key", ["settings", "pins:s-1", "ingested:%"])
+def test_bad_json_in_a_meta_value_is_corrupt_store_naming_the_key(
+    base_db: Path, tmp_path: Path, key: str, value: str
+) -> None:
+    path = _copy(base_db, tmp_path / "memory.db")
+    ((name,),) = _raw(path, "SELECT key FROM meta WHERE key LIKE ?", (key,))
+    if value.startswith("x'"):
+        _raw(path, f"UPDATE meta SET value = CAST({value} AS TEXT) WHERE key = ?", (name,))
+    else:
+        _raw(path, "UPDATE meta SET value = ? WHERE key = ?", (value, name))
+    failed = _each_read_works_or_is_corrupt_store(path, name, "meta")
+    if key == "settings":
+        assert "map" in failed and "settings" in failed
+    elif key.startswith("pins"):
+        assert "pins" in failed
+    else:
+        with Memory(path) as mem, pytest.raises(CorruptStore, match=name):
+            mem.ingest(Session.open(sample("fix-flaky-test")))
+
+
+def test_a_damaged_revision_counter_is_corrupt_store(base_db: Path, tmp_path: Path) -> None:
+    path = _copy(base_db, tmp_path / "memory.db")
+    _raw(path, "UPDATE meta SET value = 'many' WHERE key = '__revision__'")
+    with pytest.raises(CorruptStore, match="__revision__"), Memory(path) as mem:
+        mem.find("AuthGateway")
+
+
+# --- 2b. random bytes flipped in a real memory file ----------------------------------------
+
+_FUZZ = settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+WATCHDOG = 600.0  # seconds the fuzz may take before the process is stopped (a hang)
+
+
+@pytest.fixture
+def watchdog() -> Iterator[None]:
+    """Stop the test process, with every thread's traceback, if a read hangs on a damaged
+    file (a regression then fails the run instead of hanging it)."""
+    faulthandler.dump_traceback_later(WATCHDOG, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture(scope="module")
+def base_image(base_db: Path) -> tuple[bytes, list[int], list[str]]:
+    """The memory file's bytes, the offsets worth flipping most (JSON punctuation, the
+    file header, each page's b-tree header) and the node ids."""
+    data = base_db.read_bytes()
+    page = int.from_bytes(data[16:18], "big") or 65536
+    hot = [i for i, b in enumerate(data) if b in b'[]{}":,\\']
+    hot += list(range(100))
+    hot += [p + k for p in range(0, len(data), page) for k in range(12) if p + k < len(data)]
+    ids = [r[0] for r in _raw(base_db, "SELECT id FROM nodes ORDER BY id")]
+    return data, sorted(set(hot)), ids
+
+
+@_FUZZ
+@given(data=st.data())
+def test_flipped_bytes_in_a_memory_file_read_or_raise_ctx_errors(
+    base_image: tuple[bytes, list[int], list[str]],
+    session: Session,
+    watchdog: None,
+    data: st.DataObject,
+) -> None:
+    image, hot, ids = base_image
+    # Offsets from a drawn seed: hypothesis's own integers crowd the ends of a range (the
+    # file header, which only ever gives "not a database"); a seed spreads them evenly.
+    rng = random.Random(data.draw(st.integers(0, 2**64), label="seed"))
+    buf = bytearray(image)
+    for _ in range(rng.randint(1, 8)):
+        at = rng.choice(hot) if rng.random() < 0.5 else rng.randrange(len(buf))
+        buf[at] ^= rng.randint(1, 255)
+    with tempfile.TemporaryDirectory(prefix="ctxsdk-flip-") as tmp:
+        path = Path(tmp) / "memory.db"
+        path.write_bytes(bytes(buf))
+        try:
+            mem = Memory(path)
+        except CtxError:
+            return
+        with mem:
+            calls = _reads(mem, ids[:: max(1, len(ids) // 12)], session)
+            calls.append(("ingest", lambda: mem.ingest(session, verbatim=True)))
+            for name, call in calls:
+                try:
+                    call()
+                except CtxError:
+                    pass
+                except Exception as exc:
+                    exc.add_note(f"ctxsdk: the call was {name}() on a memory with flipped bytes")
+                    raise
+
+
+def test_the_store_writes_only_json_its_reader_takes(tmp_path: Path) -> None:
+    """``extra`` nested to ``MAX_JSON_DEPTH`` levels round-trips; one level more is refused
+    on ``put`` (the reader would call it damage), and nothing is written."""
+
+    def nested(levels: int) -> dict[str, Any]:
+        value: dict[str, Any] = {}
+        for _ in range(levels - 1):
+            value = {"a": value}
+        return value
+
+    with SQLiteStore(tmp_path / "memory.db") as store:
+        ok = store.put(Node(id="", type="entity", name="deep", extra=nested(MAX_JSON_DEPTH)))
+        assert store.get(ok.id) == ok
+        with pytest.raises(InvalidArgument, match="nests deeper than"):
+            store.put(Node(id="", type="entity", name="deeper", extra=nested(MAX_JSON_DEPTH + 1)))
+        assert [n.name for n in store.nodes()] == ["deep"]

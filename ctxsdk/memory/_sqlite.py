@@ -41,7 +41,7 @@ from ..errors import (
     Unreadable,
     WriteError,
 )
-from ..session import clean_text
+from ..session import MAX_JSON_DEPTH, clean_text
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
 from ._model import node_uri as _node_uri
 
@@ -160,7 +160,27 @@ def _dumps(value: Any, what: str) -> str:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
+    if _too_deep(text, value):  # the reader would refuse it as damage
+        raise InvalidArgument(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
     return _utf8(text, what)
+
+
+def _too_deep(text: str, value: Any) -> bool:
+    """Whether ``value`` (decoded from, or encoded as, ``text``) nests more than
+    ``MAX_JSON_DEPTH`` levels of arrays and objects (itself is level 1). Counting the
+    openers in the text first skips the walk for every ordinary value."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:  # iterative: a deep value must not exhaust the stack here either
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > MAX_JSON_DEPTH:
+                return True
+            stack.extend((child, depth + 1) for child in item)
+    return False
 
 
 def _utf8(text: str, what: str) -> str:
@@ -201,15 +221,78 @@ _NODE_COLUMNS = (
 )
 
 
-def _node(row: sqlite3.Row) -> Node:
+_DAMAGED = "the memory file is damaged; restore it from a backup"
+_TEXT_COLUMNS = ("id", "type", "name", "text", "uri", "status", "created_at", "updated_at")
+_OPTIONAL_COLUMNS = ("until", "until_at", "fail", "fix")
+
+
+def _damaged(where: str, what: str, column: str, why: str) -> CorruptStore:
+    return CorruptStore(f"{where}: {what}, column {column}: {why}; {_DAMAGED}", path=where)
+
+
+def _kind(value: object) -> str:
+    return "bytes (a blob)" if isinstance(value, bytes) else type(value).__name__
+
+
+def _json(raw: object, fail: Callable[[str], CorruptStore]) -> Any:
+    """The JSON value stored as ``raw``, or ``fail(why)`` when it is not one this store
+    writes: not text, not JSON, or nested past ``MAX_JSON_DEPTH``."""
+    if not isinstance(raw, str):
+        raise fail(f"holds {_kind(raw)}, not JSON text")
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise fail("holds JSON nested past the parser's limit") from None
+    except ValueError as exc:
+        raise fail(f"holds text that is not JSON ({str(exc)[:80]})") from None
+    if _too_deep(raw, value):
+        raise fail(f"holds JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _node(row: sqlite3.Row, where: str) -> Node:
+    """The node in ``row``, or ``CorruptStore`` naming the node and the column when a value
+    is not one this store writes (damaged bytes that SQLite still reads)."""
+    nid = row["id"]
+
+    def fail(column: str) -> Callable[[str], CorruptStore]:
+        return lambda why: _damaged(where, f"node {nid!r}", column, why)
+
+    for column in _TEXT_COLUMNS:
+        if not isinstance(row[column], str):
+            raise fail(column)(f"holds {_kind(row[column])}, not text")
+    for column in _OPTIONAL_COLUMNS:
+        if row[column] is not None and not isinstance(row[column], str):
+            raise fail(column)(f"holds {_kind(row[column])}, not text or NULL")
+    if row["type"] not in NODE_TYPES:
+        raise fail("type")(f"{row['type']!r} is not a node type")
+    if row["status"] not in _STATUSES:
+        raise fail("status")(f"{row['status']!r} is not active or archived")
+    aliases = _json(row["aliases"], fail("aliases"))
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise fail("aliases")("is not a list of strings")
+    sources = _json(row["sources"], fail("sources"))
+    if not isinstance(sources, list) or not all(isinstance(x, dict) for x in sources):
+        raise fail("sources")("is not a list of objects")
+    extra = _json(row["extra"], fail("extra"))
+    if not isinstance(extra, dict):
+        raise fail("extra")(f"holds a JSON {_kind(extra)}, not an object")
     return Node(
-        id=row["id"],
+        id=nid,
         type=cast(NodeType, row["type"]),
         name=row["name"],
         text=row["text"],
-        aliases=tuple(json.loads(row["aliases"])),
+        aliases=tuple(aliases),
         uri=row["uri"],
-        sources=tuple(Source.from_json(s) for s in json.loads(row["sources"])),
+        sources=tuple(Source.from_json(x) for x in sources),
         until=row["until"],
         until_at=row["until_at"],
         fail=row["fail"],
@@ -217,16 +300,26 @@ def _node(row: sqlite3.Row) -> Node:
         status=cast(NodeStatus, row["status"]),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        extra=json.loads(row["extra"]),
+        extra=extra,
     )
 
 
-def _edge(row: sqlite3.Row) -> Edge:
+def _edge(row: sqlite3.Row, where: str) -> Edge:
+    """The edge in ``row``, or ``CorruptStore`` naming it and the column (as ``_node``)."""
+    src, dst, label, weight = row["src"], row["dst"], row["label"], row["weight"]
+    what = f"edge {src!r} -{label}-> {dst!r}"
+    for column in ("src", "dst", "label", "created_at"):
+        if not isinstance(row[column], str):
+            raise _damaged(where, what, column, f"holds {_kind(row[column])}, not text")
+    if label not in EDGE_LABELS:
+        raise _damaged(where, what, "label", f"{label!r} is not an edge label")
+    if not isinstance(weight, int | float) or not math.isfinite(weight):
+        raise _damaged(where, what, "weight", f"holds {weight!r}, not a finite number")
     return Edge(
-        src=row["src"],
-        dst=row["dst"],
-        label=cast(EdgeLabel, row["label"]),
-        weight=row["weight"],
+        src=src,
+        dst=dst,
+        label=cast(EdgeLabel, label),
+        weight=float(weight),
         created_at=row["created_at"],
     )
 
@@ -423,6 +516,11 @@ class SQLiteStore:
                 f"timeout={self._timeout}s ({exc})"
             ) from exc
         text = str(exc)
+        if text.startswith("Could not decode to UTF-8"):  # a text value that is not UTF-8
+            raise CorruptStore(
+                f"{where}: {self._undecodable() or 'a value'} is not UTF-8 text; {_DAMAGED}",
+                path=where,
+            ) from exc
         if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
             s in text for s in ("malformed", "not a database")
         ):
@@ -436,6 +534,25 @@ class SQLiteStore:
             raise WriteError(f"{where}: write failed, last commit kept ({exc})") from exc
         raise WriteError(f"{where}: database error ({exc})") from exc
 
+    def _undecodable(self) -> str | None:
+        """Where the first text value that is not UTF-8 is ("node 'n…', column name"), read
+        as bytes; None when it cannot be found (or the scan fails too)."""
+        keys = {"nodes": ("id", "node"), "edges": ("src", "edge from"), "meta": ("key", "meta key")}
+        try:
+            for table, columns in _COLUMNS.items():
+                key, what = keys[table]
+                cols = sorted(columns)
+                sql = f"SELECT {', '.join(f'CAST({c} AS BLOB)' for c in cols)} FROM {table}"
+                for row in self._conn().execute(sql):
+                    for column, value in zip(cols, row, strict=True):
+                        if isinstance(value, bytes) and not _is_utf8(value):
+                            ident = row[cols.index(key)]
+                            ident = ident.decode("utf-8", "replace") if ident else ident
+                            return f"{what} {ident!r}, column {column}"
+        except sqlite3.Error:
+            return None
+        return None
+
     @contextmanager
     def _translate(self) -> Iterator[None]:
         try:
@@ -444,6 +561,14 @@ class SQLiteStore:
             self._raise(exc)
         except UnicodeEncodeError as exc:
             raise self._not_text(exc) from None
+        except UnicodeDecodeError as exc:  # damaged schema text (a PRAGMA's output)
+            raise self._not_utf8(exc) from exc
+
+    def _not_utf8(self, exc: UnicodeDecodeError) -> CorruptStore:
+        return CorruptStore(
+            f"{self._path}: the database holds text that is not UTF-8 ({exc}); {_DAMAGED}",
+            path=self._path,
+        )
 
     def _not_text(self, exc: UnicodeEncodeError) -> InvalidArgument:
         """A lone surrogate in a parameter (an id or key ``json`` decoded from ``"\\ud800"``):
@@ -485,6 +610,8 @@ class SQLiteStore:
                     self._raise(exc)
                 if isinstance(exc, UnicodeEncodeError):
                     raise self._not_text(exc) from None
+                if isinstance(exc, UnicodeDecodeError):
+                    raise self._not_utf8(exc) from exc
                 raise
             self._depth = depth
             with self._translate():
@@ -546,7 +673,15 @@ class SQLiteStore:
         it, whichever process or store object made it (it lives in the file, unlike
         ``PRAGMA data_version``, which is per connection and blind to its own writes)."""
         rows = self._read("SELECT value FROM meta WHERE key = ?", (_REVISION_KEY,))
-        return int(rows[0][0]) if rows else 0
+        try:
+            return int(rows[0][0]) if rows else 0
+        except (TypeError, ValueError):
+            raise _damaged(
+                self._path,
+                f"meta key {_REVISION_KEY!r}",
+                "value",
+                f"holds {rows[0][0]!r}, not a write count",
+            ) from None
 
     def put(self, node: Node) -> Node:
         """Insert or replace ``node`` (see ``MemoryStore.put``). A replace keeps the node's
@@ -618,11 +753,11 @@ class SQLiteStore:
 
     def get(self, node_id: str) -> Node | None:
         rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,))
-        return _node(rows[0]) if rows else None
+        return _node(rows[0], self._path) if rows else None
 
     def by_uri(self, uri: str) -> Node | None:
         rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE uri = ?", (uri,))
-        return _node(rows[0]) if rows else None
+        return _node(rows[0], self._path) if rows else None
 
     def nodes(
         self, *, types: Iterable[str] | None = None, include_archived: bool = False
@@ -634,7 +769,7 @@ class SQLiteStore:
         if not include_archived:
             where.clauses.append("status = 'active'")
         sql = where.select(f"SELECT {_NODE_COLUMNS} FROM nodes") + " ORDER BY id"
-        return [_node(r) for r in self._read(sql, where.params)]
+        return [_node(r, self._path) for r in self._read(sql, where.params)]
 
     def count(self, *, include_archived: bool = False) -> dict[str, int]:
         """Nodes per type, every type listed (0 when there is none), in ``NODE_TYPES`` order."""
@@ -642,6 +777,11 @@ class SQLiteStore:
         if not include_archived:
             sql += " WHERE status = 'active'"
         got = {r[0]: int(r[1]) for r in self._read(sql + " GROUP BY type")}
+        odd = [t for t in got if not isinstance(t, str)]
+        if odd:
+            rows = self._read("SELECT id FROM nodes WHERE typeof(type) != 'text' LIMIT 1")
+            who = f"node {rows[0][0]!r}" if rows else "a node"
+            raise _damaged(self._path, who, "type", f"holds {_kind(odd[0])}, not text")
         return {t: got.get(t, 0) for t in (*NODE_TYPES, *sorted(set(got) - set(NODE_TYPES)))}
 
     def delete(self, node_id: str) -> bool:
@@ -693,12 +833,17 @@ class SQLiteStore:
         if not where.any_of("label", labels):
             return []
         sql = where.select("SELECT src, dst, label, weight, created_at FROM edges")
-        return [_edge(r) for r in self._read(sql + " ORDER BY src, dst, label", where.params)]
+        rows = self._read(sql + " ORDER BY src, dst, label", where.params)
+        return [_edge(r, self._path) for r in rows]
 
     def get_meta(self, key: str) -> Any:
         """The JSON value under ``key``; None when there is none."""
         rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
-        return json.loads(rows[0][0]) if rows else None
+        if not rows:
+            return None
+        return _json(
+            rows[0][0], lambda why: _damaged(self._path, f"meta key {key!r}", "value", why)
+        )
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON) under ``key``; None deletes it."""
