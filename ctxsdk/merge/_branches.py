@@ -2,18 +2,21 @@
 
 A source is a ``Session``, a path to a log, or (with a ``Workspace``) a session id or unique
 id prefix. Redaction happens here, once, before any extraction, prompt or storage, so no
-later stage ever sees a credential; each branch counts what it withheld.
+later stage ever sees a credential; each branch counts what it withheld. Not only the
+messages: the session's id (every claim's source, the block's provenance), its title and
+its path are redacted too, and so are the labels and reasons of the sources left out.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import CtxError, InvalidArgument, NotFound
-from ..session import Session, redact_message
+from ..session import Session, redact, redact_message
 from ._beliefs import Branch, BranchMessage, Trust
 
 if TYPE_CHECKING:
@@ -61,7 +64,8 @@ def _open(source: SourceLike, workspace: Workspace | None) -> Session:
 
 
 def read_branch(session: Session, trust: Trust = Trust.EXTERNAL) -> Branch:
-    """``session``'s current surface as a redacted ``Branch``."""
+    """``session``'s current surface as a redacted ``Branch`` (its id, title and path
+    redacted too: they come from the log)."""
     messages: list[BranchMessage] = []
     withheld = 0
     for node in session.surface():
@@ -71,13 +75,15 @@ def read_branch(session: Session, trust: Trust = Trust.EXTERNAL) -> Branch:
         clean, redactions = redact_message(raw)
         withheld += len(redactions)
         messages.append(BranchMessage(node.seq, clean, injected))
+    sid, title = redact(str(session.id)), redact(session.title or "")
+    path = redact(str(session.path)) if session.path is not None else None
     return Branch(
-        id=str(session.id),
+        id=sid.text,
         messages=tuple(messages),
         trust=trust,
-        title=session.title or "",
-        path=str(session.path) if session.path is not None else None,
-        redactions=withheld,
+        title=title.text,
+        path=path.text if path is not None else None,
+        redactions=withheld + sid.withheld + title.withheld + (path.withheld if path else 0),
     )
 
 
@@ -97,13 +103,13 @@ def read_branches(
     skipped: list[tuple[str, str]] = []
     seen: set[str] = set()
     for source in sources:
-        label = str(source.id) if isinstance(source, Session) else str(source)
+        label = redact(str(source.id) if isinstance(source, Session) else str(source)).text
         try:
             session = _open(source, workspace)
         except InvalidArgument:
             raise  # not a source at all: the caller's mistake, not a missing session
         except (CtxError, OSError) as exc:  # missing or damaged: the error names why
-            skipped.append((label, str(exc)))
+            skipped.append((label, redact(str(exc)).text))
             continue
         sid = str(session.id)
         if sid == exclude:
@@ -117,5 +123,9 @@ def read_branches(
             level = trust_level(trust.get(sid, Trust.EXTERNAL), f"trust of {sid}")
         else:
             level = trust_level(trust)
-        branches.append(read_branch(session, level))
+        branch = read_branch(session, level)
+        if any(b.id == branch.id for b in branches):
+            # two ids that redact alike (both credentials): told apart, as a branch id must be
+            branch = replace(branch, id=f"{branch.id}~{len(branches) + 1}")
+        branches.append(branch)
     return branches, skipped

@@ -100,7 +100,9 @@ class MergeResult(Rendered):
 
     @property
     def text(self) -> str:
-        """The rendered block (``block.text``): what ``message`` and ``inject`` carry."""
+        """The rendered block (``block.text``): what ``message`` and ``inject`` carry. No
+        credential is in it (the sources were redacted when read, every line again when
+        rendered) and no control character (neutralized: shown as an escape)."""
         return self.block.text
 
     @property

@@ -10,7 +10,12 @@ The block is what the next turn sees, so three rules hold whatever the input:
   footer (how many slots were omitted, unresolved, adjudicated or retracted, and how many
   credentials redaction withheld). If the rest cannot hold even the cheapest slot the block
   is empty (``reason="budget-below-mandatory-overhead"``) rather than a bare header;
-- same input, same bytes: every order is by key or by a score with the key as tie-break.
+- same input, same bytes: every order is by key or by a score with the key as tie-break;
+- no credential and no control character reaches it: the sources were redacted when they
+  were read (``_branches``), and every slot line (keys, values, quotes, provenance labels,
+  an adjudication's guard) is redacted again and neutralized (``ctxsdk.session.neutralize``:
+  control, bidi and zero-width characters as visible escapes) before it is counted, so the
+  budget holds for the text as sent. A credential caught there joins the ``withheld`` count.
 
 Line shapes are the seed's (MergeBench parses them): a resolved slot is
 ``- `key` = **value** — "quote" (evidence E; from src)``; a true tie is
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import InvalidArgument
-from ..session import Tokenizer, get_tokenizer, short_id, withheld_notice
+from ..session import Tokenizer, get_tokenizer, neutralize, redact, short_id, withheld_notice
 from ._beliefs import Slot, Trust
 from ._pack import Packing, _trust_of, pack, personal, query_terms
 
@@ -52,12 +57,13 @@ def banner(level: int) -> str | None:
 
 
 def _short(text: str, limit: int = QUOTE_CHARS) -> str:
-    flat = " ".join(text.split()).replace('"', "'")
+    # Redacted before it is cut: a cut secret would no longer be recognised.
+    flat = " ".join(redact(text).text.split()).replace('"', "'")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _src(source: str) -> str:
-    return short_id(source)
+    return short_id(redact(source).text)  # redacted before it is cut
 
 
 def _support(slot: Slot, value: str, extra: str = "") -> str:
@@ -195,7 +201,13 @@ def build_block(
 
     if not cands:
         return empty("nothing to merge")
-    lines = {s.key: render_slot(s, trust[s.key]) for s in cands}
+    lines: dict[str, str] = {}
+    for s in cands:
+        # Whatever a line holds (a model's guard, a label), it is redacted and made
+        # visible before it is costed: the block is what a model reads.
+        red = redact(render_slot(s, trust[s.key]))
+        lines[s.key] = neutralize(red.text)
+        withheld += red.withheld
     costs = {k: tok.count(text) + 1 for k, text in lines.items()}  # +1: the joining newline
     # The overhead at its largest (every candidate shown, all but one omitted): footer lines
     # only shrink as fewer slots are shown, so packing within what is left rarely overflows.

@@ -5,6 +5,10 @@ The tool answers with JSON an agent can act on. A reference that names no sessio
 a list number out of range or the session itself is answered with a structured error
 (``{"error": {"code": "invalid_arguments", "message"}}``) that says what to do, so the model
 can correct itself; nothing is changed then.
+
+Every answer goes through ``ctxsdk.session.model_safe``: the titles and ids it lists come
+from other sessions' logs, so each string is redacted and its control, bidi and zero-width
+characters are shown as escapes before a model reads it.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgument, NotFound
+from ..session import model_safe
 from ._sources import MergeSources, SourceSelection, resolve_refs
 
 if TYPE_CHECKING:
@@ -91,8 +96,19 @@ def merge_sessions(
 
     ``candidates`` are the sessions that may be chosen, ``(id, title)`` in the order ``list``
     numbers them. A bad reference is a structured error; a store that cannot be written
-    raises ``WriteError``.
+    raises ``WriteError``. The answer is redacted and neutralized (``model_safe``).
     """
+    answer = _merge_sessions(session, args, sources=sources, candidates=candidates)
+    return cast(dict[str, Any], model_safe(answer))
+
+
+def _merge_sessions(
+    session: Session,
+    args: MergeSessionsArgs,
+    *,
+    sources: MergeSources,
+    candidates: Sequence[tuple[str, str]],
+) -> dict[str, Any]:
     sid = session.id
     current = sources.get(sid)
     view = _view(sid, candidates, current)
