@@ -15,6 +15,7 @@ regression fails instead of hanging or exhausting the machine.
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -202,6 +203,52 @@ def test_a_template_placeholder_cwd_still_reads(tmp_path: Path, stripped: bool) 
     assert s.header.cwd == "{{cwd}}"
     with pytest.raises(errors.SessionFormatError, match="cwd must be absolute"):
         s.save(tmp_path / "up", version=1)  # the migration still refuses it, as the harness's
+
+
+# --- 6. adapterDefaults outside the harness's whitelist, refused without strict --------------
+
+
+def _adapter_log(tmp_path: Path, defaults: Any, config: dict[str, Any] | None = None) -> Path:
+    head, events = small_v3()
+    events = copy.deepcopy(events)
+    rh = next(e for e in events if e["type"] == "request/header")
+    rh["data"]["header"]["config"].update(config or {})
+    rh["data"]["header"]["adapterDefaults"] = defaults
+    return _write(tmp_path / "s" / "session.v3.jsonl", head, events)
+
+
+@pytest.mark.parametrize(
+    ("defaults", "config", "named"),
+    [
+        ({"temperature": True}, {"temperature": 0.5}, "temperature"),
+        ({"reasoningEffort": 1}, {"reasoningEffort": "high"}, "reasoningEffort"),
+        ({"reasoningEffort": False}, {"reasoningEffort": "high"}, "reasoningEffort"),
+        ({"maxTokens": True}, {}, "maxTokens"),
+        ([], {}, "object"),
+        ("x", {}, "object"),
+    ],
+)
+def test_adapter_defaults_outside_the_whitelist_are_refused(
+    tmp_path: Path, defaults: Any, config: dict[str, Any], named: str
+) -> None:
+    path = _adapter_log(tmp_path, defaults, config)
+    before = path.read_bytes()
+    seq = next(i for i, line in enumerate(before.splitlines()[1:]) if b"request/header" in line)
+    for strict in (False, True):
+        with pytest.raises(errors.SessionFormatError, match="adapter") as info:
+            cx.Session.open(path, strict=strict)
+        assert info.value.seq == seq and info.value.path == str(path)
+        assert named in str(info.value)
+    assert path.read_bytes() == before
+
+
+def test_adapter_defaults_inside_the_whitelist_open(tmp_path: Path) -> None:
+    path = _adapter_log(
+        tmp_path,
+        {"reasoningEffort": True, "maxTokens": True},
+        {"reasoningEffort": "high", "maxTokens": 100},
+    )
+    assert cx.Session.open(path, strict=True).raw_events
 
 
 # --- 7. one generation in both encodings: refused, naming both --------------------------------

@@ -724,11 +724,23 @@ READ_RULES = [
         refused_at=(RH, 0),
         says="stop[1] must be a string",
     ),
+    # adapterDefaults: refused on every read (the harness reads v0-v2 through its validator)
     ReadRule(
         "adapter default without a value",
         lambda h, e: _header_of(e).update(adapterDefaults={"maxTokens": True}),
         refused_at=(RH, 0),
         says="lacks config value",
+        lenient=False,
+    ),
+    ReadRule(
+        "adapter default outside the whitelist",
+        lambda h, e: (
+            _config(e).update(temperature=0.5),
+            _header_of(e).update(adapterDefaults={"temperature": True}),
+        ),
+        refused_at=(RH, 0),
+        says='adapterDefaults has unexpected member "temperature"',
+        lenient=False,
     ),
     ReadRule(
         "tool schema without parameters",

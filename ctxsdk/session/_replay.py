@@ -502,6 +502,7 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
                 if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
                     raise _fail("request/header needs a header object", i)
                 _check_request_config(data["header"].get("config"), i)
+                _check_adapter_defaults(data["header"], i)
                 if version >= 3:
                     header = data["header"]
                     if "system" in header:
@@ -564,6 +565,39 @@ def _check_request_config(config: Any, seq: int) -> None:
     effort = config.get("reasoningEffort", "-")
     if type(effort) is not str or not effort:
         raise _fail(f"request/header has an invalid reasoningEffort {effort!r}", seq)
+
+
+_ADAPTER_DEFAULTS = ("reasoningEffort", "maxTokens")
+
+
+def _check_adapter_defaults(header: dict[str, Any], seq: int) -> None:
+    """``adapterDefaults`` as the harness's request-header validator checks it (every
+    version; it reads v0-v2 logs through it on load): an object whose only keys are
+    ``reasoningEffort`` and ``maxTokens``, each ``true`` and each with its config value."""
+    if "adapterDefaults" not in header:
+        return
+    defaults = header["adapterDefaults"]
+    if not isinstance(defaults, dict):
+        raise _fail(
+            "request/header adapterDefaults must be an object (reasoningEffort and maxTokens "
+            f"marked true), not {defaults!r}",
+            seq,
+        )
+    config = header["config"]  # an object: checked just before
+    for key, marker in defaults.items():
+        if key not in _ADAPTER_DEFAULTS:
+            raise _fail(
+                f"request/header adapterDefaults has unexpected member {key!r}: the harness "
+                f"marks only {' and '.join(_ADAPTER_DEFAULTS)} as adapter defaults",
+                seq,
+            )
+        if marker is not True:
+            raise _fail(f"request/header adapterDefaults {key} must be true, not {marker!r}", seq)
+        if key not in config:
+            raise _fail(
+                f"request/header adapter default {key} lacks config value (config.{key})",
+                seq,
+            )
 
 
 def _check_in_step(index: LogIndex, data: Any, etype: str, seq: int) -> None:
