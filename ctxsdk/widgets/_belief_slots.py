@@ -9,6 +9,11 @@ origin and verbatim quote, superseded ones included) comes over the request chan
 ``BaseWidget`` when a row is expanded. The front end's controls ask the kernel to re-run the
 merge under another scoring strategy or budget (``result.rerun``); the latest result is
 ``widget.result``. Clicking a claim's seq sets ``selected_event`` to ``{session, seq}``.
+
+Keys, values, quotes, titles and reasons come from other sessions, so every text is sent
+neutralized (``ctxsdk.session.neutralize``): control, bidi and zero-width characters arrive
+as visible escapes, never acted on by the page. A slot is asked for by the key as shown;
+session ids stay as they are (they are what a click reports).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..errors import InvalidArgument, NotFound
-from ..session import short_id
+from ..session import neutralize, short_id
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
@@ -43,7 +48,11 @@ KEPT, DROPPED, SUPERSEDED_CLAIMS, NEGATED_CLAIMS = 1, 2, 4, 8
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return neutralize(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _shown(text: str | None) -> str | None:
+    return None if text is None else neutralize(text)
 
 
 def _detail(slot: Slot) -> str:
@@ -159,7 +168,8 @@ class BeliefSlots(BaseWidget):
 
     def _rebuild(self) -> None:
         r = self.result
-        self._slots = {s.key: s for s in r.slots}
+        # by the key as the front end shows it (and asks for it)
+        self._slots = {neutralize(s.key): s for s in r.slots}
         kept = {s.key: i for i, s in enumerate(r.block.slots)}
         why = dict(r.block.dropped)
         cols: dict[str, list[Any]] = {
@@ -200,26 +210,26 @@ class BeliefSlots(BaseWidget):
             if any(c.negated for c in s.claims):
                 flags |= NEGATED_CLAIMS
             trust = r.trusts.get(s.key)
-            cols["key"].append(s.key)
+            cols["key"].append(neutralize(s.key))
             cols["type"].append(s.type)
-            cols["value"].append(" | ".join(s.presented))
+            cols["value"].append(neutralize(" | ".join(s.presented)))
             cols["status"].append(status)
-            cols["detail"].append(_detail(s))
+            cols["detail"].append(neutralize(_detail(s)))
             cols["evidence"].append(int(s.max_evidence))
             cols["trust"].append(int(trust) if trust is not None else 0)
             cols["sources"].append(len(s.sources))
             cols["claims"].append(len(s.claims))
             cols["flags"].append(flags)
-            cols["why"].append(reason)
+            cols["why"].append(neutralize(reason))
             cols["pos"].append(pos)
         b = r.block
         block = {
             "text": _cut(b.text, _BLOCK_CHARS),
             "tokens": b.tokens,
             "budget": b.budget,
-            "kept": [s.key for s in b.slots],
-            "dropped": [[k, w] for k, w in b.dropped],
-            "reason": b.reason or "",
+            "kept": [neutralize(s.key) for s in b.slots],
+            "dropped": [[neutralize(k), neutralize(w)] for k, w in b.dropped],
+            "reason": neutralize(b.reason or ""),
             "withheld": b.withheld,
             "trust": TRUST_LABELS.get(int(b.trust), str(b.trust)),
             "tokenizer": b.tokenizer,
@@ -227,13 +237,14 @@ class BeliefSlots(BaseWidget):
         summary = {
             "score": self._score_name(),
             "budget": r.budget,
-            "query": r.query or "",
+            "query": neutralize(r.query or ""),
             "slots": len(r.slots),
             "counts": counts,
             "sources": [
-                {"id": br.id, "short": short_id(br.id), "title": br.title} for br in r.branches
+                {"id": br.id, "short": neutralize(short_id(br.id)), "title": neutralize(br.title)}
+                for br in r.branches
             ],
-            "skipped": [[src, why] for src, why in r.skipped],
+            "skipped": [[neutralize(src), neutralize(why)] for src, why in r.skipped],
             "violations": len(r.violations),
             "alignment": r.alignment.mode,
             "can_rerun": r.merge is not None,
@@ -319,14 +330,14 @@ class BeliefSlots(BaseWidget):
             claims.append(
                 {
                     "source": c.source,
-                    "short": short_id(c.source),
-                    "title": titles.get(c.source, ""),
+                    "short": neutralize(short_id(c.source)),
+                    "title": neutralize(titles.get(c.source, "")),
                     "seq": c.seq,
-                    "value": value,
+                    "value": neutralize(value),
                     "evidence": int(c.evidence),
                     "evidence_label": EVIDENCE_LABELS.get(int(c.evidence), str(c.evidence)),
-                    "origin": c.origin or "",
-                    "kind": c.kind or "",
+                    "origin": neutralize(c.origin or ""),
+                    "kind": neutralize(c.kind or ""),
                     "trust": TRUST_LABELS.get(int(c.trust), "") if c.trust is not None else "",
                     "quote": _cut(c.text, _QUOTE_CHARS),
                     "superseded": c.superseded,
@@ -339,15 +350,15 @@ class BeliefSlots(BaseWidget):
         return {
             "key": key,
             "status": s.status,
-            "detail": _detail(s),
-            "opinions": str(s.state),
+            "detail": neutralize(_detail(s)),
+            "opinions": neutralize(str(s.state)),
             "claims": claims,
             "resolution": (
                 {
                     "outcome": r.outcome,
-                    "value": r.value,
-                    "guard": r.guard,
-                    "rationale": r.rationale,
+                    "value": _shown(r.value),
+                    "guard": _shown(r.guard),
+                    "rationale": neutralize(r.rationale),
                     "order_sensitive": r.order_sensitive,
                 }
                 if r is not None
@@ -356,9 +367,9 @@ class BeliefSlots(BaseWidget):
             "derivation": (
                 {
                     "status": d.status,
-                    "unmet": list(d.unmet),
-                    "satisfied_by": list(d.satisfied_by) if d.satisfied_by else [],
-                    "reason": d.reason or "",
+                    "unmet": [neutralize(k) for k in d.unmet],
+                    "satisfied_by": [neutralize(k) for k in d.satisfied_by or ()],
+                    "reason": neutralize(d.reason or ""),
                 }
                 if d is not None
                 else None

@@ -16,6 +16,11 @@ of their paths first, then the most connected; the payload says how many are hid
 The graph is one column-wise payload (``_graph``); after a change made in Python,
 ``refresh()`` (the ↻ button) re-reads the memory. Below it, ``session_map`` lists the
 session map's boxes (``Memory.episodes``) a row per session; a box opens in the same panel.
+
+Every text shown comes from sessions and people, so it is sent neutralized
+(``ctxsdk.session.neutralize``): control, bidi and zero-width characters arrive as visible
+escapes (``\\x1b``, ``\\u202e``), never acted on by the page. Ids stay as they are: they are
+what the front end asks for.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..errors import InvalidArgument, NotFound
-from ..session import short_id
+from ..session import neutralize, short_id
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
@@ -67,8 +72,13 @@ _PATH = re.compile(r"^<-(?P<in>[a-z_]+)-(?P<src>[^(\s]+)|^(?P<out>[a-z_]+)->(?P<
 
 
 def _cut(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters, its controls made visible."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return neutralize(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _shown(text: str | None) -> str | None:
+    return None if text is None else neutralize(text)
 
 
 def _plural(n: int, word: str) -> str:
@@ -259,7 +269,8 @@ class MemoryGraph(BaseWidget):
             cols["id"].append(nid)
             cols["type"].append(n.type)
             cols["label"].append(label)
-            cols["tip"].append(_cut(name, _TIP_CHARS) if label != " ".join(name.split()) else "")
+            full = neutralize(" ".join(name.split()))
+            cols["tip"].append(_cut(name, _TIP_CHARS) if label != full else "")
             cols["x"].append(round(x, 1))
             cols["y"].append(round(y, 1))
             cols["flags"].append(flags)
@@ -334,12 +345,12 @@ class MemoryGraph(BaseWidget):
                     parent = mem.store.get(e.dst)
                     if parent is not None:
                         at = parent.extra.get("atSeq")
-                        label = f"{short_id(str(parent.extra.get('session')))}#{at}"
+                        label = _cut(f"{short_id(str(parent.extra.get('session')))}#{at}", 80)
                         origin = {"id": parent.id, "label": label}
             rows.append(
                 {
                     "session": sid,
-                    "label": short_id(sid),
+                    "label": _cut(short_id(sid), 40),
                     "boxes": [
                         {
                             "id": b.id,
@@ -484,9 +495,9 @@ class MemoryGraph(BaseWidget):
         def source(s: Any) -> dict[str, Any]:
             return {
                 "session": s.session,
-                "short": short_id(s.session or ""),
+                "short": _cut(short_id(s.session or ""), 40),
                 "seq": s.seq,
-                "via": s.via,
+                "via": neutralize(s.via),
                 "quote": _cut(s.quote, _QUOTE_CHARS) if s.quote else "",
             }
 
@@ -512,16 +523,16 @@ class MemoryGraph(BaseWidget):
         return {
             "id": n.id,
             "type": n.type,
-            "name": n.name,
-            "text": n.text[:_TEXT_CHARS],
-            "aliases": list(n.aliases),
-            "uri": n.uri,
+            "name": neutralize(n.name),
+            "text": neutralize(n.text[:_TEXT_CHARS]),
+            "aliases": [neutralize(a) for a in n.aliases],
+            "uri": neutralize(n.uri),
             "status": n.status,
-            "until": n.until,
-            "until_at": n.until_at,
+            "until": _shown(n.until),
+            "until_at": _shown(n.until_at),
             "stale": is_stale(n, now),
-            "fail": n.fail,
-            "fix": n.fix,
+            "fail": _shown(n.fail),
+            "fix": _shown(n.fix),
             "created": n.created_at,
             "updated": n.updated_at,
             "sources": [source(s) for s in n.sources],
@@ -573,12 +584,12 @@ class MemoryGraph(BaseWidget):
                     "id": h.node.id,
                     "type": h.node.type,
                     "name": _cut(h.node.name or h.node.text, 80),
-                    "text": h.short,
+                    "text": neutralize(h.short),
                     "score": round(h.score, 3),
                     "via": h.via,
                     "stale": h.stale,
-                    "until": h.node.until,
-                    "path": list(h.path),
+                    "until": _shown(h.node.until),
+                    "path": [neutralize(p) for p in h.path],
                 }
             )
         hit_ids = [h["id"] for h in hits]
@@ -587,7 +598,7 @@ class MemoryGraph(BaseWidget):
             self._pinned_search = want
             self.refresh()
         return {
-            "query": query,
+            "query": neutralize(query),
             "hits": hits,
             "edges": [list(e) for e in edges],
             "nodes": [e for e in ends if e not in hit_ids],
@@ -647,7 +658,7 @@ class MemoryGraph(BaseWidget):
             raise InvalidArgument(f"a name is a text, not {name!r}")
         done = self.memory.rename(self._ref(node), name)
         self.refresh()
-        return {"node": done.id, "name": done.name, "revision": self.revision}
+        return {"node": done.id, "name": neutralize(done.name), "revision": self.revision}
 
     @handler("merge")
     def _merge(self, keep: Any, drop: Any) -> dict[str, Any]:
