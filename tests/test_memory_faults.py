@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from ctxsdk.memory._model import Node
 from ctxsdk.memory._sqlite import SQLiteStore
 from ctxsdk.samples import sample
 from ctxsdk.session import MAX_JSON_DEPTH, Session
+from ctxsdk.testing import LogBuilder
 
 TIMEOUT = 60.0  # seconds a child may take before the call counts as hung
 
@@ -413,3 +415,73 @@ def test_the_store_writes_only_json_its_reader_takes(tmp_path: Path) -> None:
         with pytest.raises(InvalidArgument, match="nests deeper than"):
             store.put(Node(id="", type="entity", name="deeper", extra=nested(MAX_JSON_DEPTH + 1)))
         assert [n.name for n in store.nodes()] == ["deep"]
+
+
+# --- 3. odd values a log may hold, read by ingest as the session reader reads them ---------
+
+
+def _compacted_log() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    b = LogBuilder(session_id="s-odd-values", runtime_context=None)
+    for i in range(3):
+        b.turn(f"step {i} of the billing service migration " * 8).assistant(text="ok " * 40)
+        b.end_turn()
+    b.compact(1, "Summary: we migrated the billing service.")
+    b.turn("now ship the ledger change").assistant(text="shipped").end_turn()
+    return b.header, b.events
+
+
+def _set(data: dict[str, Any], key: str, value: Any) -> None:
+    data[key] = value
+
+
+def _summary_text_of(data: dict[str, Any], value: Any) -> None:
+    data["summary"][0]["text"] = value
+
+
+_ODD = {  # case -> (event type, how its data is changed)
+    "summary-number": ("compaction/summary", lambda d: _set(d, "summary", 5)),
+    "summary-float": ("compaction/summary", lambda d: _set(d, "summary", 1.5)),
+    "summary-bool": ("compaction/summary", lambda d: _set(d, "summary", True)),
+    "summary-string": ("compaction/summary", lambda d: _set(d, "summary", "plain text")),
+    "summary-object": ("compaction/summary", lambda d: _set(d, "summary", {"text": "x"})),
+    "summary-null": ("compaction/summary", lambda d: _set(d, "summary", None)),
+    "summary-number-block": ("compaction/summary", lambda d: _set(d, "summary", [5])),
+    "summary-number-text": ("compaction/summary", lambda d: _summary_text_of(d, 7)),
+    "compaction-id-number": ("compaction/summary", lambda d: _set(d, "compactionId", 9)),
+    "end-error-number": ("compaction/end", lambda d: _set(d, "error", 3)),
+}
+
+
+@pytest.mark.parametrize("case", list(_ODD))
+def test_ingest_reads_odd_compaction_values_as_the_reader_does(tmp_path: Path, case: str) -> None:
+    """A log the reader opens without a warning is ingested: a compaction summary that is
+    not a list of text blocks gives its box no summary text, never a TypeError."""
+    header, events = _compacted_log()
+    etype, change = _ODD[case]
+    (seq,) = [i for i, e in enumerate(events) if e["type"] == etype]
+    change(events[seq]["data"])
+    path = tmp_path / "session.v3.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in (header, *events)), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = Session.open(path)
+        s.surface()
+    with Memory(tmp_path / "memory.db") as mem:
+        report = mem.ingest(s, verbatim=True)
+        boxes = mem.episodes(s)
+        assert [b.id for b in boxes] == list(report.episodes)
+        assert all(isinstance(b.text, str) for b in boxes)
+        assert boxes[-1].extra["kind"] == "tail"
+        mem.find("billing service"), mem.map()
+        assert mem.ingest(s, verbatim=True).skipped
+
+
+def test_compaction_end_data_that_is_not_an_object_is_ingested(tmp_path: Path) -> None:
+    header, events = _compacted_log()
+    (seq,) = [i for i, e in enumerate(events) if e["type"] == "compaction/end"]
+    events[seq]["data"] = 5
+    s = Session.from_events(header, events)
+    with Memory(tmp_path / "memory.db") as mem:
+        report = mem.ingest(s)
+        assert [b.extra["kind"] for b in mem.episodes(s)][-1] == "tail"
+        assert report.episodes

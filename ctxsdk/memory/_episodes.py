@@ -88,7 +88,8 @@ def _clip(text: str, limit: int) -> str:
 
 def _summary_text(data: Any) -> str:
     blocks = data.get("summary") if isinstance(data, dict) else None
-    parts = [b.get("text", "") for b in blocks or () if isinstance(b, dict)]
+    blocks = blocks if isinstance(blocks, list) else ()  # a number, text: no blocks to read
+    parts = [b.get("text", "") for b in blocks if isinstance(b, dict)]
     return "\n".join(p for p in parts if isinstance(p, str))
 
 
@@ -101,8 +102,9 @@ def _checkpoints(session: Session, start: int) -> dict[int, str]:
     bracket: str | None = None
     for seq in range(start, len(session.raw_events)):
         event = session.raw_events[seq]
-        etype, data = event.get("type"), event.get("data") or {}
-        cid = data.get("compactionId") if isinstance(data, dict) else None
+        etype, data = event.get("type"), event.get("data")
+        data = data if isinstance(data, dict) else {}  # the typed reader refuses the rest
+        cid = data.get("compactionId")
         if etype == "compaction/start":
             bracket = str(cid)
         elif etype == "compaction/summary":
