@@ -173,6 +173,66 @@ def test_workspace_open_reads_under_the_workspace_limit(home: Path) -> None:
         ws.open(row["id"], max_bytes=64 << 20)
 
 
+# --- 4. strict refuses a turn/end reason outside the harness's set ----------------------------
+
+
+def _with_reason(tmp_path: Path, reason: Any) -> Path:
+    head, events = small_v3()
+    events = copy.deepcopy(events)
+    assert events[-1]["type"] == "turn/end"
+    events[-1]["data"]["reason"] = reason
+    return _write(tmp_path / "s" / "session.v3.jsonl", head, events)
+
+
+GOOD_REASONS: list[dict[str, Any]] = [
+    {"kind": "completed"},
+    {"kind": "blocked"},
+    {"kind": "max-tokens"},
+    {"kind": "interrupted"},
+    {"kind": "aborted", "reason": {"kind": "user"}},
+    {"kind": "aborted", "reason": {"kind": "parent"}},
+    {"kind": "aborted", "reason": {"kind": "disposed"}},
+    {"kind": "aborted", "reason": {"kind": "legacy"}},
+    {"kind": "aborted", "reason": {"kind": "hook", "reason": "policy"}},
+    {"kind": "error", "error": {"message": "boom", "code": "PROVIDER_ERROR"}},
+    {"kind": "error", "error": {"message": "m", "code": "C", "status": 503, "requestId": "r"}},
+]
+
+BAD_REASONS: list[tuple[Any, str]] = [
+    ({"kind": "bogus"}, "bogus"),
+    ({"kind": ""}, "kind"),
+    ({"kind": "completed", "extra": 1}, "extra"),
+    ({"kind": "aborted"}, "reason"),
+    ({"kind": "aborted", "reason": {"kind": "whim"}}, "whim"),
+    ({"kind": "aborted", "reason": {"kind": "hook"}}, "reason"),
+    ({"kind": "error"}, "error"),
+    ({"kind": "error", "error": {"message": "m"}}, "code"),
+    ({"kind": "error", "error": {"message": "m", "code": "C", "status": 99}}, "status"),
+]
+
+
+@pytest.mark.parametrize("reason", GOOD_REASONS)
+def test_strict_reads_every_reason_the_harness_writes(tmp_path: Path, reason: Any) -> None:
+    s = cx.Session.open(_with_reason(tmp_path, reason), strict=True)
+    assert s.raw_events[-1]["data"]["reason"] == reason
+
+
+@pytest.mark.parametrize(("reason", "named"), BAD_REASONS)
+def test_strict_refuses_a_reason_outside_the_harness_set(
+    tmp_path: Path, reason: Any, named: str
+) -> None:
+    path = _with_reason(tmp_path, reason)
+    before = path.read_bytes()
+    s = cx.Session.open(path)  # the harness's codec reads an unknown kind: so does the default
+    assert s.raw_events[-1]["data"]["reason"] == reason
+    with pytest.raises(errors.SessionFormatError, match="turn/end") as info:
+        cx.Session.open(path, strict=True)
+    err = info.value
+    assert err.seq == len(s.raw_events) - 1 and err.path == str(path)
+    assert named in str(err) and "completed" in str(err)  # names what is wrong and the set
+    assert path.read_bytes() == before
+
+
 # --- 5. a v0 header cwd that is not absolute is refused, as the harness refuses it ------------
 
 

@@ -741,6 +741,88 @@ def _request_header_defect(data: dict[str, Any]) -> str | None:
     return None
 
 
+# ``TurnEndReason`` of the harness's session types (``packages/core/session/src/types.ts``)
+# and the shapes its released payload validator gives each arm (``turnEndReasonValue``,
+# ``llmFailureValue``): a kind outside these is one no harness writes.
+_TURN_END_PLAIN = ("completed", "blocked", "max-tokens", "interrupted")
+_ABORT_CAUSES = ("user", "parent", "disposed", "legacy")
+_LLM_FAILURE_KEYS = ("message", "code", "status", "providerRetryAfterMs", "requestId")
+_TURN_END_SET = (
+    "the harness's turn/end reasons are completed, blocked, max-tokens, interrupted, "
+    "aborted {reason: user | parent | disposed | legacy | hook {reason}} and "
+    "error {error: {message, code, status?, providerRetryAfterMs?, requestId?}}"
+)
+
+
+def _extra_keys(value: dict[str, Any], allowed: tuple[str, ...]) -> str | None:
+    extra = sorted(k for k in value if k not in allowed)
+    return f"unexpected member(s) {', '.join(map(repr, extra))}" if extra else None
+
+
+def _llm_failure_defect(failure: Any) -> str | None:
+    if not isinstance(failure, dict):
+        return f"must be an object, not {failure!r}"
+    extra = _extra_keys(failure, _LLM_FAILURE_KEYS)
+    if extra is not None:
+        return f"has {extra}"
+    for key in ("message", "code"):
+        if not (isinstance(failure.get(key), str) and failure[key]):
+            return f"{key} must be a non-empty string, not {failure.get(key)!r}"
+    if "status" in failure and not (
+        type(failure["status"]) is int and 100 <= failure["status"] <= 599
+    ):
+        return f"status must be an HTTP status 100 through 599, not {failure['status']!r}"
+    if "providerRetryAfterMs" in failure:
+        ms = failure["providerRetryAfterMs"]
+        if type(ms) not in (int, float) or not math.isfinite(ms) or ms <= 0:
+            return f"providerRetryAfterMs must be a positive number, not {ms!r}"
+    if "requestId" in failure and not (
+        isinstance(failure["requestId"], str) and failure["requestId"]
+    ):
+        return f"requestId must be a non-empty string, not {failure['requestId']!r}"
+    return None
+
+
+def _turn_end_defect(reason: Any) -> str | None:
+    """What is wrong with a ``turn/end`` reason the harness's types do not have (the replay
+    has checked it is an object with a string ``kind``), or None."""
+    kind = reason.get("kind")
+    what: str | None
+    if kind in _TURN_END_PLAIN:
+        what = _extra_keys(reason, ("kind",))
+        what = f"{kind} has {what}" if what else None
+    elif kind == "aborted":
+        cause = reason.get("reason")
+        what = _extra_keys(reason, ("kind", "reason"))
+        if what is not None:
+            what = f"aborted has {what}"
+        elif not isinstance(cause, dict):
+            what = f"aborted needs its reason object (the cause), not {cause!r}"
+        elif cause.get("kind") == "hook":
+            extra = _extra_keys(cause, ("kind", "reason"))
+            if extra is not None:
+                what = f"aborted by a hook has {extra}"
+            elif not isinstance(cause.get("reason"), str):
+                what = f"aborted by a hook needs a reason string, not {cause.get('reason')!r}"
+        elif cause.get("kind") not in _ABORT_CAUSES:
+            what = f"aborted cause kind {cause.get('kind')!r} is not one the harness writes"
+        else:
+            extra = _extra_keys(cause, ("kind",))
+            what = f"aborted cause has {extra}" if extra else None
+    elif kind == "error":
+        what = _extra_keys(reason, ("kind", "error"))
+        if what is not None:
+            what = f"error has {what}"
+        elif "error" not in reason:
+            what = "error needs its error object (the LLM failure)"
+        else:
+            failure = _llm_failure_defect(reason["error"])
+            what = f"error's error {failure}" if failure else None
+    else:
+        what = f"kind {kind!r} is not one the harness writes"
+    return None if what is None else f"turn/end reason {what} (strict); {_TURN_END_SET}"
+
+
 def _messages_of(etype: str, data: dict[str, Any]) -> list[Any]:
     """The raw messages one event's data carries (for the source-kind rule)."""
     if etype == "user/message":
@@ -760,7 +842,9 @@ def strict_violation(events: list[dict[str, Any]], version: int = 3) -> tuple[in
     for a number), an explicit ``null`` where the harness omits an optional field (at the top
     of the data or nested: a content block's ``isError``, a source's ``plugin``, a usage
     bucket), a ``request/header`` whose ``reason``, ``startsSeries`` or header fields the
-    harness's payload validator refuses, a message id appended twice, a
+    harness's payload validator refuses, a ``turn/end`` reason outside the harness's
+    ``TurnEndReason`` (a kind such as ``"bogus"``, members an arm does not have), a
+    message id appended twice, a
     ``compaction/summary`` without its ``compaction/start``, and in a v0-v2 log a message
     source kind the harness cannot migrate. Run by ``Session.open(strict=True)``; the default
     read never pays for it."""
@@ -786,6 +870,10 @@ def strict_violation(events: list[dict[str, Any]], version: int = 3) -> tuple[in
             return seq, f"{etype} data.{nested} is null; the harness omits an absent field"
         if etype == "request/header":
             defect = _request_header_defect(data)
+            if defect is not None:
+                return seq, defect
+        elif etype == "turn/end":
+            defect = _turn_end_defect(data["reason"])
             if defect is not None:
                 return seq, defect
         if version <= 2:
