@@ -378,16 +378,28 @@ def _turn_of(starts: Sequence[tuple[int, int, int]], seq: int) -> int:
 
 
 def _command(arguments: str) -> str:
-    """A call's command: the one string argument of a shell-like call, else the raw JSON."""
+    """A call's command, redacted: the one string argument of a shell-like call, else the
+    JSON with each string in it redacted (a secret JSON escaped, its quotes and newlines
+    written ``\\"`` and ``\\n``, is redacted as it was said)."""
     try:
         args = json.loads(arguments)
-    except ValueError:
-        return arguments
-    if isinstance(args, dict):
-        for key in ("cmd", "command", "script", "path", "file_path"):
-            if isinstance(args.get(key), str):
-                return str(args[key])
-    return arguments
+        if isinstance(args, dict):
+            for key in ("cmd", "command", "script", "path", "file_path"):
+                if isinstance(args.get(key), str):
+                    return redact(str(args[key])).text
+        return json.dumps(_redacted(args), ensure_ascii=False)
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python walks
+        return redact(arguments).text
+
+
+def _redacted(value: object) -> object:
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, dict):
+        return {redact(str(k)).text: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _time_of(session: Session, seq: int) -> datetime:
@@ -413,7 +425,7 @@ def _read(session: Session) -> tuple[list[_Said], list[_Result], list[tuple[int,
         msg = node.message
         turn = _turn_of(spans, node.seq)
         for call in msg.tool_calls:
-            calls[call.id] = (redact(call.name).text, redact(_command(call.arguments)).text)
+            calls[call.id] = (redact(call.name).text, _command(call.arguments))
         if msg.role == "user" and msg.source.kind == "user":
             text = redact(msg.text).text
             messages.append((node.seq, turn, text))

@@ -327,6 +327,8 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
     Capped at ``IMPORT_CAPS``: 24/24/12/8 by type, then 24 items and 3,000 characters of text
     in all (the seed's batch guard)."""
     when = now or datetime.now(UTC)
+    # The whole file is redacted before it is cut into lines: a key block spans lines.
+    text = redact(text).text
     dropped: list[tuple[str, str]] = []
     cands: list[Candidate] = []
     heading: str | None = None

@@ -385,11 +385,12 @@ class Memory:
             )
         # A lone surrogate (which json decodes from "\ud800") becomes U+FFFD, as every text
         # the project reads does: SQLite keeps UTF-8 only.
-        text = " ".join(clean_text(str(text)).split())
-        if not text:
+        text = clean_text(str(text))
+        if not text.strip():
             raise MemoryRefused("nothing to remember: the text is empty")
-        # Every argument through the door before anything is clipped or written.
-        text = admit(text, "the text")
+        # Every argument through the door before anything reshapes, clips or writes it (a
+        # key block whose lines were joined, or a cut secret, might no longer be recognised).
+        text = " ".join(admit(text, "the text").split())
         name = admit(clean_text(name), "the name") if name else name
         until = admit(clean_text(until), "until") if until else until
         source = (
@@ -499,10 +500,10 @@ class Memory:
     def rename(self, ref: str, name: str) -> Node:
         """Give a memory a new name; an entity keeps the old one as an alias. The name passes
         the memory's door (a credential redacted; nothing but credentials refused)."""
-        name = " ".join(clean_text(name).split())
-        if not name:
+        name = clean_text(name)
+        if not name.strip():
             raise InvalidArgument("a name is a non-empty text")
-        name = admit(name, "the name")
+        name = " ".join(admit(name, "the name").split())
         node = self.get(ref)
         aliases = node.aliases
         if node.type == "entity" and node.name and node.name not in aliases and node.name != name:
