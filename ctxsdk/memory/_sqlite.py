@@ -469,6 +469,8 @@ class SQLiteStore:
         another program's tables (user_version 0 with tables in it)."""
         db = self._conn()
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version < 0:  # a flipped sign bit: no ctxsdk writes one
+            raise self._not_ours(f"schema version {version}, below 0")
         if version > SCHEMA_VERSION:
             raise StoreVersionError(
                 f"{self._path}: memory schema version {version} is newer than this "
