@@ -506,3 +506,39 @@ def test_compaction_end_data_that_is_not_an_object_is_ingested(tmp_path: Path) -
         report = mem.ingest(s)
         assert [b.extra["kind"] for b in mem.episodes(s)][-1] == "tail"
         assert report.episodes
+
+
+# --- 4. bad command-line arguments: exit 2 and one line that says what is wrong -------------
+
+_BAD_ARGS = {  # case -> (arguments after DB, words the message must hold)
+    "find without a query": (["find"], ["QUERY"]),
+    "find with a blank query": (["find", "  "], ["QUERY"]),
+    "map with a negative budget": (["map", "--budget", "-1"], ["--budget", "-1"]),
+    "find with top-k 0": (["find", "xdist", "--top-k", "0"], ["--top-k", "0"]),
+    "find with top-k 101": (["find", "xdist", "--top-k", "101"], ["--top-k", "101"]),
+    "ingest without a session": (["ingest"], ["SESSION"]),
+    "read without an id": (["read"], ["ID"]),
+    "map with an argument": (["map", "100"], ["map", "100", "--budget"]),
+    "show with an argument": (["show", "extra"], ["show", "extra"]),
+    "export with an argument": (["export", "x"], ["export", "x"]),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_ARGS))
+def test_cli_memory_bad_arguments_exit_2_with_one_line(tmp_path: Path, case: str) -> None:
+    args, words = _BAD_ARGS[case]
+    db = tmp_path / "memory.db"
+    proc = _child("-m", "ctxsdk", "memory", str(db), *args)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ctxsdk: error: "), proc.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+    assert "Traceback" not in proc.stderr and "top_k" not in lines[0]
+    assert not db.exists()  # refused before the memory file is made
+
+
+def test_cli_memory_good_arguments_still_work(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    assert _child("-m", "ctxsdk", "memory", str(db), "map", "--budget", "0").returncode == 0
+    found = _child("-m", "ctxsdk", "memory", str(db), "find", "xdist", "--top-k", "100")
+    assert found.returncode == 0, found.stderr

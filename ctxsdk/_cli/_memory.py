@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidArgument
 from ._terminal import visible
 
 if TYPE_CHECKING:
@@ -19,14 +20,36 @@ __all__ = ["cmd_memory", "demo_memory"]
 DEMO_QUESTION = "which file did the xdist workers share?"
 
 
+def _check_args(args: argparse.Namespace) -> None:
+    """Refuse arguments an action cannot take (``InvalidArgument``: exit 2, one line), before
+    the memory file is opened or made."""
+    action, given = args.action, args.args
+    usage = f"ctxsdk memory DB {action}"
+    if action in ("show", "map", "export") and given:
+        hint = " (give the budget as --budget N)" if action == "map" else ""
+        raise InvalidArgument(f"{usage} takes no arguments, not {' '.join(given)!r}{hint}")
+    if action == "ingest" and not given:
+        raise InvalidArgument(f"{usage} SESSION...: name at least one session to ingest")
+    if action == "read" and not given:
+        raise InvalidArgument(f"{usage} ID...: name at least one node id to read")
+    if action == "find":
+        if not " ".join(given).strip():
+            raise InvalidArgument(
+                f"{usage} QUERY: QUERY is empty; search for an entity, a topic or a phrase"
+            )
+        if not 1 <= args.top_k <= 100:
+            raise InvalidArgument(f"--top-k is a number of hits from 1 to 100, not {args.top_k}")
+    if action == "map" and args.budget < 0:
+        raise InvalidArgument(f"--budget is a number of tokens >= 0, not {args.budget}")
+
+
 def cmd_memory(args: argparse.Namespace) -> int:
     from ..memory import Memory
     from ._commands import open_session
 
+    _check_args(args)
     with Memory(args.db) as mem:
         if args.action == "ingest":
-            if not args.args:
-                raise SystemExit("ctxsdk memory DB ingest SESSION...: name at least one session")
             for ref in args.args:
                 s = open_session(ref, args.home, normalized=False)
                 print(visible(str(mem.ingest(s, verbatim=args.verbatim)), multiline=True))
