@@ -345,6 +345,26 @@ def test_a_negative_schema_version_is_corrupt_store(
     assert path.read_bytes() == before
 
 
+def test_a_damaged_workspace_root_is_corrupt_store_naming_it(base_db: Path, tmp_path: Path) -> None:
+    """The root's type flipped (found by the fuzz): opening said InvalidArgument "uri
+    'ctx://workspace' is already node ..." while trying to make a second root."""
+    path = _copy(base_db, tmp_path / "memory.db")
+    ((root,),) = _raw(path, "SELECT id FROM nodes WHERE type = 'workspace'")
+    _raw(path, "UPDATE nodes SET type = 'workspacf' WHERE id = ?", (root,))
+    with pytest.raises(CorruptStore, match=f"node '{root}', column type"):
+        Memory(path)
+
+
+def test_an_archived_workspace_root_still_opens(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with Memory(path) as mem:
+        root = mem.root.id
+        mem.archive(root)
+    with Memory(path) as mem:
+        assert mem.root.id == root
+        assert [n.id for n in mem.nodes("workspace", include_archived=True)] == [root]
+
+
 # --- 2b. random bytes flipped in a real memory file ----------------------------------------
 
 _FUZZ = settings(

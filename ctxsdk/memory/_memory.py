@@ -256,6 +256,10 @@ class Memory:
             roots = self.store.nodes(types=["workspace"])  # another process may have won
             if roots:
                 return roots[0]
+            # Archived by hand, or a damaged row (the store names it): never a second root.
+            held = self.store.by_uri("ctx://workspace")
+            if held is not None:
+                return held
             return self.store.put(Node(id="", type="workspace", name=name, uri="ctx://workspace"))
 
     def _sync(self) -> None:
