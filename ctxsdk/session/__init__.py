@@ -65,6 +65,7 @@ from ._model_text import (
 )
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
+from ._redact import FAMILIES as REDACTION_FAMILIES
 from ._redact import REDACTION_KINDS, Redaction, redact, redact_message, withheld_notice
 from ._retrieval import Doc, Embedder, Fusion, Hit, Retriever
 from ._session import (
@@ -122,6 +123,7 @@ __all__ = [
     "MARKER_KINDS",
     "MAX_JSON_DEPTH",
     "PRUNE_MARKER",
+    "REDACTION_FAMILIES",
     "REDACTION_KINDS",
     "SESSION_COLUMNS",
     "SYSTEM_PROMPT_PLUGIN",

@@ -3,56 +3,38 @@
 Merge and Memory call :func:`redact` (or :func:`redact_message`) on every text, reasoning,
 tool-call argument and tool-result block *before* any extraction, any model prompt and any
 storage, so a key pasted into a session never becomes a claim value, a prompt or a row.
-The rules are the BeliefMerge seed's (``redact.js``, added in 0.2.0 after a live API key
-surfaced as a claim value).
 
-What it catches, each replaced by ``[REDACTED:<kind>]``:
+Four finders run over the text and their spans are merged (an overlap takes the most
+specific kind); each span is replaced by ``[REDACTED:<kind>]``:
 
-================  ================================================================
-kind              shape (anchored: no letter, digit, ``_`` or ``-`` just before)
-================  ================================================================
-private-key       a PEM ``-----BEGIN … PRIVATE KEY-----`` … ``-----END …`` block
-anthropic         ``sk-ant-`` then ≥20 of ``[A-Za-z0-9_-]`` (wins over openai)
-openai            ``sk-`` (or ``sk-proj-``) then ≥20 of ``[A-Za-z0-9_-]``
-google            ``AIza`` then ≥30 of ``[0-9A-Za-z_-]``
-github            ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` then ≥30 letters or digits
-github-pat        ``github_pat_`` then ≥30 of ``[A-Za-z0-9_]``
-huggingface       ``hf_`` then ≥30 letters or digits
-aws-access-key    ``AKIA`` then exactly 16 of ``[0-9A-Z]``
-slack             ``xoxb-`` ``xoxa-`` ``xoxp-`` ``xoxr-`` ``xoxs-`` then ≥10 of ``[A-Za-z0-9-]``
-stripe            ``sk_`` or ``pk_``, then ``live_`` or ``test_``, then ≥20 letters or digits
-npm               ``npm_`` then ≥30 letters or digits
-jwt               three base64url parts, the first two starting ``eyJ`` (≥10 chars each)
-dotted-key        32 lowercase hex, ``.``, 16 letters or digits (seen live; no prefix)
-labelled          the VALUE after a label (below); the label itself is kept
-================  ================================================================
+* **private keys** (``_secret_shapes.find_pem``): PEM, OpenSSH and PGP private key blocks,
+  also JSON-escaped (a service account file) and cut off before their END line;
+* **provider shapes** (``find_providers``): the key formats the public secret scanners
+  document — AWS, GitHub, GitLab, Slack, Stripe, Google, OpenAI, Anthropic, Hugging Face,
+  npm, PyPI, SendGrid, Twilio, … (``REDACTION_KINDS`` lists them) — and JWTs; a short prefix
+  that could begin an identifier (``hf_``, ``sk-``) also needs a random-looking body;
+* **connection strings** (``find_connection_strings``): the password in
+  ``scheme://user:password@host`` and in ``Password=…;`` / ``AccountKey=…`` strings;
+* **labelled values** (``_secret_labels.find_labelled``): the value assigned to a key that
+  names a credential, in code, config, shell, JSON, YAML, HTTP headers, XML, ``.netrc``,
+  English and Chinese (``password = "hunter2 with spaces!"``, ``db_token: ab$c…``,
+  ``数据库密码：…``); the key is kept.
 
-The labelled family: a label, case-insensitive — ``api key`` / ``api_key`` / ``api-key`` /
-``apikey`` / ``api密钥``, ``access token``, ``auth token``, ``secret key``, ``client secret``
-(each with ``_``, space, ``-`` or nothing between the words), ``password``, ``passwd``,
-``bearer``, ``密钥``, ``密码`` — then an optional quote, ``:`` ``=`` ``＝`` or ``：`` (spaces
-around it allowed), an optional quote, and a value of at least 16 characters of
-``[A-Za-z0-9_-./+]``. ``OPENAI_API_KEY=…``, ``"api_key": "…"`` and ``API密钥：…`` are all
-caught. A value that looks like a placeholder is left alone: one starting with ``<``, ``{``
-or ``$`` (these never match), ``...``, ``xxx``, ``aaa``, ``placeholder``, ``redacted`` or
-``your``.
+Placeholders are left (``<your-key>``, ``${TOKEN}``, ``xxxx``, ``AKIA…EXAMPLE``), and so are
+hashes, UUIDs, ordinary words about tokens and passwords, and code that names a credential
+without holding one (``max_tokens = 4096``, ``password = getpass()``). ``ctxsdk bench
+redact`` measures all of it on a corpus built from the scanners' documented formats. A
+secret of an unknown shape with no label still passes: redaction lowers the risk, it is
+not a guarantee.
 
-What it deliberately does not catch: there is no generic "long random string" rule — it
-would mangle commit hashes, arXiv ids, UUIDs, paths and identifiers such as
-``EPERM_ACCESS_DENIED_2026``; a bare 32-hex digest is not a dotted key; words such as "the
-token budget" or "a secret management service" carry no value. A secret of an unknown shape
-with no label therefore passes; redaction lowers the risk, it is not a guarantee.
-
-Every pattern is linear: quantifiers are possessive, each match starts where the
-character before cannot continue it, and the PEM blocks are found by a forward scan that
-stops at the first ``BEGIN`` without an ``END``. The result is deterministic and
-idempotent (redacting a redacted text changes nothing and counts nothing), and any ``str``
-is accepted, lone surrogates included.
+Every pattern is linear (possessive, bounded quantifiers; anchored starts; one END search
+per END). A replacement can open a boundary for a token next to it, so passes repeat until
+one finds nothing: the result is deterministic and idempotent (redacting a redacted text
+changes nothing and counts nothing), and any ``str`` is accepted, lone surrogates included.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,67 +42,44 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InvalidArgument
+from ._secret_labels import find_labelled
+from ._secret_shapes import (
+    PROVIDER_KINDS,
+    Span,
+    find_connection_strings,
+    find_pem,
+    find_providers,
+)
 
-__all__ = ["REDACTION_KINDS", "Redaction", "redact", "redact_message", "withheld_notice"]
+__all__ = [
+    "FAMILIES",
+    "REDACTION_KINDS",
+    "Redaction",
+    "redact",
+    "redact_message",
+    "withheld_notice",
+]
 
 REDACTION_KINDS: tuple[str, ...] = (
     "private-key",
-    "anthropic",
-    "openai",
-    "google",
-    "github",
-    "github-pat",
-    "huggingface",
-    "aws-access-key",
-    "slack",
-    "stripe",
-    "npm",
-    "jwt",
-    "dotted-key",
+    *PROVIDER_KINDS,
+    "connection-string",
     "labelled",
 )
 
-# No letter, digit, "_" or "-" just before a token, so a token never starts inside a run.
-_START = r"(?<![A-Za-z0-9_-])"
-# After a letters-and-digits body: no letter or digit follows (the body took them all).
-_END = r"(?![A-Za-z0-9])"
-
-_PROVIDERS: tuple[tuple[str, str], ...] = (
-    # Order matters where two shapes start at one place: anthropic before openai.
-    ("anthropic", r"sk-ant-[A-Za-z0-9_-]{20,}+"),
-    ("openai", r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}+"),
-    ("google", r"AIza[0-9A-Za-z_-]{30,}+"),
-    ("github_pat", r"github_pat_[A-Za-z0-9_]{30,}+"),
-    ("github", r"gh[pousr]_[A-Za-z0-9]{30,}+" + _END),
-    ("huggingface", r"hf_[A-Za-z0-9]{30,}+" + _END),
-    ("aws_access_key", r"AKIA[0-9A-Z]{16}" + _END),
-    ("slack", r"xox[baprs]-[A-Za-z0-9-]{10,}+"),
-    ("stripe", r"(?:sk|pk)_(?:live|test)_[A-Za-z0-9]{20,}+" + _END),
-    ("npm", r"npm_[A-Za-z0-9]{30,}+" + _END),
-    ("jwt", r"eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{10,}+"),
-    ("dotted_key", r"[0-9a-f]{32}\.[A-Za-z0-9]{16}" + _END),
-)
-_PROVIDER_RE = re.compile(
-    _START + "(?:" + "|".join(f"(?P<{name}>{shape})" for name, shape in _PROVIDERS) + ")"
+# Which family each kind belongs to, for reports (``bench redact``) and refusals.
+FAMILIES: Mapping[str, str] = MappingProxyType(
+    {
+        "private-key": "private-key",
+        "jwt": "jwt",
+        "connection-string": "connection-string",
+        "labelled": "labelled",
+        **{k: "provider" for k in PROVIDER_KINDS if k != "jwt"},
+    }
 )
 
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
-
-_SEP = r"[_ \-]?"
-_LABEL = (
-    r"(?:(?<![A-Za-z0-9])(?:"
-    rf"api{_SEP}key|api密钥|access{_SEP}token|auth{_SEP}token|secret{_SEP}key"
-    rf"|client{_SEP}secret|password|passwd|bearer"
-    r")|密钥|密码)"
-)
-_QUOTE = r"(?:\\?[\"'])?"
-_ASSIGN = r"[ \t]*+[:=＝：][ \t]*+"
-_LABELLED_RE = re.compile(
-    rf"(?P<label>{_LABEL}{_QUOTE}{_ASSIGN}{_QUOTE})(?P<value>[A-Za-z0-9_\-./+]{{16,}}+)",
-    re.IGNORECASE,
-)
-_PLACEHOLDER_STARTS = ("...", "xxx", "aaa", "placeholder", "redacted", "your")
+# When two findings overlap, the more specific kind names the merged span.
+_RANK = {"private-key": 0, "labelled": 3, "connection-string": 2}
 
 
 def _marker(kind: str) -> str:
@@ -175,52 +134,50 @@ class Redaction:
         return f"Redaction(withheld={self.withheld}{', ' + kinds if kinds else ''})"
 
 
-def _redact_pem(text: str, counts: Counter[str]) -> str:
-    if "PRIVATE KEY" not in text:
-        return text
-    parts: list[str] = []
-    pos = 0
-    while True:
-        begin = _PEM_BEGIN.search(text, pos)
-        if begin is None:
-            break
-        end = _PEM_END.search(text, begin.end())
-        if end is None:
-            break  # no later BEGIN can have an END either
-        parts.append(text[pos : begin.start()])
-        parts.append(_marker("private-key"))
-        counts["private-key"] += 1
-        pos = end.end()
-    if not parts:
-        return text
-    parts.append(text[pos:])
-    return "".join(parts)
-
-
-def _redact_providers(text: str, counts: Counter[str]) -> str:
-    def sub(match: re.Match[str]) -> str:
-        kind = (match.lastgroup or "").replace("_", "-")
-        counts[kind] += 1
-        return _marker(kind)
-
-    return _PROVIDER_RE.sub(sub, text)
-
-
-def _redact_labelled(text: str, counts: Counter[str]) -> str:
-    def sub(match: re.Match[str]) -> str:
-        value = match.group("value")
-        if value.lower().startswith(_PLACEHOLDER_STARTS):
-            return match.group(0)
-        counts["labelled"] += 1
-        return match.group("label") + _marker("labelled")
-
-    return _LABELLED_RE.sub(sub, text)
+def _spans(text: str) -> list[Span]:
+    """Every finding, overlaps merged: a merged span takes the most specific kind."""
+    found = [*find_pem(text), *find_providers(text), *find_connection_strings(text)]
+    found.extend(find_labelled(text))
+    if not found:
+        return []
+    found.sort(key=lambda s: (s[0], -s[1]))
+    merged: list[Span] = []
+    for start, end, kind in found:
+        if text.startswith("[REDACTED:", start):
+            continue  # a marker is never redacted again
+        if merged and start < merged[-1][1]:
+            m_start, m_end, m_kind = merged[-1]
+            better = _RANK.get(kind, 1) < _RANK.get(m_kind, 1)
+            merged[-1] = (m_start, max(m_end, end), kind if better else m_kind)
+        else:
+            merged.append((start, end, kind))
+    return merged
 
 
 def _redact_counting(text: str, counts: Counter[str]) -> str:
-    text = _redact_pem(text, counts)
-    text = _redact_providers(text, counts)
-    return _redact_labelled(text, counts)
+    # A replacement can open a boundary a token needed ("-----END …-----sk-…" becomes
+    # "[REDACTED:private-key]sk-…"), so passes repeat until one finds nothing (idempotence).
+    for _ in range(4):
+        out = _redact_once(text, counts)
+        if out is text:
+            return text
+        text = out
+    return text
+
+
+def _redact_once(text: str, counts: Counter[str]) -> str:
+    spans = _spans(text)
+    if not spans:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for start, end, kind in spans:
+        parts.append(text[pos:start])
+        parts.append(_marker(kind))
+        counts[kind] += 1
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def _ordered(counts: Counter[str]) -> Mapping[str, int]:

@@ -1,0 +1,375 @@
+"""Labelled secrets: the value assigned to a key that names a credential.
+
+``password = "hunter2 with spaces!"``, ``db_token: ab$c…``, ``export GITHUB_TOKEN=…``,
+``"client_secret": "…"``, ``--api-key …``, ``X-Auth-Token: …``, ``Authorization: Bearer …``,
+``<password>…</password>``, ``数据库密码：…``, ``the password is hunter2``.
+
+How a value is judged:
+
+* The **key** is the identifier (snake, kebab, camel, dotted, quoted or not) that ends right
+  before the assignment, cut into words. Its last word decides: ``password`` ``passwd``
+  ``pwd`` ``passphrase`` ``secret`` ``token`` ``credential(s)`` ``apikey`` and a ``…key``
+  after ``api`` ``secret`` ``private`` ``access`` ``client`` … are *strong*; ``key`` after
+  another word, ``auth`` and ``bearer`` are *weak* (the value must look machine-made);
+  ``primary_key``, ``max_tokens``, ``token_count``, ``pad_token`` or ``password_hash`` are
+  not keys of a secret at all. Chinese labels (``密码`` ``密钥`` ``秘钥`` ``口令`` ``令牌``
+  ``私钥``) are strong.
+* The **value** is what the quotes hold, or the unquoted word (the rest of the line when a
+  ``key:`` line starts with a secret-looking word, as YAML allows). Placeholders are left:
+  ``<your-key>``, ``${TOKEN}``, ``$API_KEY``, ``{{ secrets.X }}``, ``xxxx``, ``***``,
+  ``changeme``, ``None``, ``""``. An unquoted value that reads as code — a name, a dotted
+  attribute, a call or a subscript (``password = getpass()``, ``token = args.token``,
+  ``password: str``) — is left, except in a ``KEY=value`` environment line, where a bare
+  word is the value itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ._secret_shapes import Span, looks_random
+
+__all__ = ["find_labelled"]
+
+_KIND = "labelled"
+
+# A word that ends a secret's key (matched case-insensitively, then judged by _key_strength).
+_WORD = re.compile(
+    r"(?i:passwords?|passwd|passphrase|pwd|pass|secrets?|tokens?|api[_-]?keys?|keys?"
+    r"|credentials?|creds|auth|bearer)"
+    r"|(?:API|api)?[ ]?(?:密码|密钥|秘钥|口令|令牌|私钥)"
+)
+_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-$@")
+_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+_STRONG = frozenset(
+    {"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "credential"}
+    | {"credentials", "creds"}
+)
+_KEY_SECRET_BEFORE = frozenset(
+    {"api", "secret", "private", "access", "client", "auth", "signing", "encryption", "master"}
+    | {"account", "service", "app", "consumer", "license", "deploy", "session", "webhook"}
+    | {"admin", "root", "shared", "storage", "subscription", "sas", "hmac", "jwt", "cookie"}
+)
+_KEY_NOT_SECRET_BEFORE = frozenset(
+    {"primary", "foreign", "sort", "cache", "partition", "hash", "group", "dict", "map"}
+    | {"index", "unique", "row", "public", "lookup", "idempotency", "object", "cursor"}
+    | {"composite", "natural", "surrogate", "cache", "join", "dedup", "routing", "shard"}
+    | {"translation", "i18n", "message", "registry", "react", "list", "store", "state"}
+    | {"config", "setting", "settings", "env", "field", "column", "table", "query", "param"}
+    | {"hot", "short", "shortcut", "keyboard", "press", "on", "the", "a", "any", "this", "no"}
+)
+_TOKEN_NOT_SECRET_BEFORE = frozenset(
+    {"max", "min", "num", "eos", "bos", "pad", "unk", "sep", "cls", "mask", "special", "start"}
+    | {"end", "stop", "next", "page", "continuation", "cancellation", "cancel", "sync"}
+    | {"resume", "split", "lexer", "parse", "parser", "input", "output", "completion"}
+    | {"prompt", "total", "reasoning", "cached", "cache", "design", "color", "theme", "css"}
+    | {"the", "a", "each", "every", "one", "this", "that", "no", "new", "image", "text"}
+)
+_SECRET_PHRASE_BEFORE = _KEY_SECRET_BEFORE | {"refresh", "bearer", "id", "personal", "bot"}
+
+# What may follow a key: an optional closing quote (or `"]`), then an assignment.
+_AFTER_KEY = re.compile(
+    r"(?P<close>\\?[\"'`]\]?|\])?"
+    r"(?P<op>[ \t]*+(?::=|=>|==|[=:＝：])[ \t]*+|[ \t]++(?:is|was|are)[ \t]++|(?:是|为)[ \t]*+)"
+)
+_FLAG_AFTER = re.compile(r"(?:=|[ \t]++)")
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "「": "」", "『": "』", "‘": "’"}
+_VALUE_STOP = re.compile(r"[\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+_TRAILING = ",;.:!?)]}>'\"`="
+# Lower-case words joined up: an identifier, a slug or a sentence, not a credential.
+_WORDY = re.compile(r"[a-z]++(?:[-_ .][a-z]++)*+")
+_CODE_REF = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)*+(?:\(.*|\[.*)?", re.DOTALL)
+_PLACEHOLDER_WORDS = frozenset(
+    {"string", "str", "password", "passwd", "secret", "token", "test", "example", "sample"}
+    | {"dummy", "fake", "changeme", "change-me", "change_me", "none", "null", "nil", "true"}
+    | {"false", "undefined", "required", "optional", "hidden", "masked", "redacted", "empty"}
+    | {"placeholder", "todo", "tbd", "n/a", "bearer", "basic", "secretstr", "bytes", "int"}
+    | {"any", "env", "apikey", "api_key", "api-key", "mypassword", "yourpassword", "value"}
+)
+_PLACEHOLDER_STARTS = ("<", "${", "$(", "{", "%", "[redacted", "[", "your", "!", "…", "...")
+
+
+def _parts(key: str) -> list[str]:
+    return [p.lower() for p in _PARTS.findall(key)]
+
+
+def _key_strength(key: str, word: str, before_word: str) -> int:
+    """2 strong, 1 weak (the value must look machine-made), 0 not a secret's key."""
+    w = word.lower().replace(" ", "")
+    if any("\u4e00" <= ch <= "\u9fff" for ch in w):
+        return 2
+    parts = _parts(key)
+    if not parts:
+        return 0
+    last = parts[-1]
+    prev = parts[-2] if len(parts) > 1 else before_word
+    if last in ("keys", "tokens", "secrets", "passwords"):
+        return 0  # a collection or a count (max_tokens, api_keys: [...])
+    if last in ("key", "keys"):
+        if prev in _KEY_SECRET_BEFORE:
+            return 2
+        return 0 if (not prev or prev in _KEY_NOT_SECRET_BEFORE) else 1
+    if last == "token" and prev in _TOKEN_NOT_SECRET_BEFORE:
+        return 0
+    if last == "pass":
+        return 2 if len(parts) > 1 or key.isupper() else 0
+    if last in _STRONG:
+        return 2
+    if any(last.endswith(s) for s in ("password", "passwd", "token", "secret", "apikey")):
+        return 2  # accesstoken, dbpassword
+    if last in ("auth", "bearer"):
+        return 1
+    return 0
+
+
+def _env_line(text: str, key_start: int, key: str, op: str) -> bool:
+    """``KEY=value`` at a line's start (after ``export``/``set``/``ENV``): the value is a
+    literal even when it is a bare word."""
+    if op != "=" or not key.replace("_", "").isupper():
+        return False
+    line_start = text.rfind("\n", 0, key_start) + 1
+    lead = text[line_start:key_start].strip()
+    return lead in ("", "export", "set", "ENV", "env", "-e", "--env") or lead.endswith(
+        (" -e", "$env:", "export", "setx")
+    )
+
+
+def _line_start(text: str, key_start: int) -> bool:
+    line_start = text.rfind("\n", 0, key_start) + 1
+    lead = text[line_start:key_start].strip(" \t-\"'")
+    return lead == ""
+
+
+def _placeholder(value: str) -> bool:
+    v = value.strip().lower()
+    if len(v) < 4:
+        return True
+    if v in _PLACEHOLDER_WORDS or v.startswith(_PLACEHOLDER_STARTS):
+        return True
+    if "..." in v or "…" in v or re.search(r"(.)\1{5}|your[-_]|[-_]here\b|redacted", v):
+        return True  # a shortened or masked display (sk-abc...xyz, ghp_xxxxxx)
+    if len(v) <= 12 and v.endswith(("-", "_")):
+        return True  # a bare prefix (sk-ant-), not a key
+    if v.startswith("$") and re.fullmatch(r"\$\{?[a-z_][a-z0-9_]*\}?", v):
+        return True
+    core = v.replace("-", "").replace("_", "")
+    return bool(core) and (set(core) <= {"*", "x", ".", "•", "?", "#"} or len(set(core)) == 1)
+
+
+def _secret_looking(value: str) -> bool:
+    """An unquoted value that reads as a credential: digits or symbols among letters, or
+    six digits or more; not a plain word, words joined up (``short-value``), nor code."""
+    if value.isdigit():
+        return len(value) >= 6
+    if _WORDY.fullmatch(value):
+        return False
+    if not any(ch.isdigit() or not (ch.isalpha() or ch in "_.") for ch in value):
+        return False  # a bare word or a dotted name
+    m = _CODE_REF.fullmatch(value)
+    return not (m and ("(" in value or "[" in value))
+
+
+def _read_value(text: str, start: int) -> tuple[int, int, bool] | None:
+    """(start, end, quoted) of the value that begins at ``start``."""
+    if start >= len(text):
+        return None
+    escaped = text.startswith('\\"', start) or text.startswith("\\'", start)
+    opener = text[start + 1] if escaped else text[start]
+    if opener in _QUOTES:
+        closer = ("\\" + _QUOTES[opener]) if escaped else _QUOTES[opener]
+        body = start + (2 if escaped else 1)
+        line_end = text.find("\n", body)
+        limit = min(len(text), body + 500, line_end if line_end >= 0 else len(text))
+        end = text.find(closer, body, limit)
+        if end > body:
+            return body, end, True
+        if end == body:
+            return None  # ""
+        start = body  # no closing quote on the line: read it as unquoted
+    m = _VALUE_STOP.search(text, start, min(len(text), start + 300))
+    end = m.start() if m else min(len(text), start + 300)
+    while end > start and text[end - 1] in _TRAILING:
+        end -= 1
+    return (start, end, False) if end > start else None
+
+
+def _rest_of_line(text: str, start: int) -> int:
+    line_end = text.find("\n", start)
+    end = len(text) if line_end < 0 else line_end
+    comment = text.find(" #", start, end)
+    if comment >= 0:
+        end = comment
+    while end > start and text[end - 1] in " \t\r":
+        end -= 1
+    return end
+
+
+_PROSE_OPS = frozenset({"is", "was", "are", "是", "为"})
+_HUMAN = frozenset({"password", "passwd", "pwd", "passphrase", "pass"})
+_CODE_AFTER = re.compile(r"\|\||&&| \? |\(|=>|[,;{]\s*$")
+
+
+def _human(key: str, word: str) -> bool:
+    """Whether people choose this key's values (a password), not machines (a key, a token)."""
+    if any(label in word for label in ("密码", "口令")):
+        return True
+    parts = _parts(key)
+    return bool(parts) and (parts[-1] in _HUMAN or parts[-1].endswith(("password", "passwd")))
+
+
+def _machine_made(value: str) -> bool:
+    """A value a weak key must hold to count: random-looking, or letters and digits with a
+    symbol or mixed case (``Tr0ub4dor&3``), never words joined up (``vue-todo-list``)."""
+    if len(value) >= 16 and looks_random(value):
+        return True
+    has = (any(c.isdigit() for c in value), any(c.isalpha() for c in value))
+    mixed = value.lower() != value and value.upper() != value
+    symbol = any(not (c.isalnum() or c in "-_.") for c in value)
+    if any(c in "[]{}()\\" for c in value):
+        return False  # a pattern or code, not a value
+    return len(value) >= 8 and all(has) and (symbol or mixed) and not _WORDY.fullmatch(value)
+
+
+def _value_end(text: str, key_start: int, op: str, v_start: int, v_end: int) -> int:
+    """Where an unquoted value ends: its word, or the line's end on a ``key: value`` /
+    ``key = value`` line (YAML and INI allow spaces), unless the line reads as code."""
+    if op not in (":", "=") or not _line_start(text, key_start):
+        return v_end
+    rest = _rest_of_line(text, v_end)
+    tail = text[v_end:rest]
+    if "." in text[v_start:v_end] or _CODE_AFTER.search(tail):
+        return v_end
+    if _VALUE_STOP.search(tail.replace(" ", "").replace("\t", "")):
+        return v_end  # CJK after the value: a sentence, not YAML
+    return max(v_end, rest)
+
+
+def _judge(
+    text: str, key_start: int, key: str, word: str, op: str, value_at: int, strength: int,
+    flag: bool,
+) -> Span | None:  # fmt: skip
+    read = _read_value(text, value_at)
+    if read is None:
+        return None
+    v_start, v_end, quoted = read
+    value = text[v_start:v_end]
+    if _placeholder(value):
+        return None
+    op = op.strip()
+    if not op and not flag:  # "passphrase 3f9a…": no operator, a machine-made value
+        ok = len(value) >= 16 and looks_random(value)
+    elif strength == 1:  # a weak key: the value must be machine-made
+        ok = _machine_made(value)
+    elif op in _PROSE_OPS:  # "the password is …"
+        ok = len(value) >= 6 and (looks_random(value) or _secret_looking(value))
+    elif not _human(key, word) and _WORDY.fullmatch(value):
+        ok = False  # apiKey: 'ollama', token = "not-required": a stand-in, not a key
+    elif quoted:
+        ok = True
+    elif _secret_looking(value):
+        return v_start, _value_end(text, key_start, op, v_start, v_end), _KIND
+    elif len(_parts(key)) > 1 and op == ":":
+        # YAML "db_token: correct horse battery 9": a compound key's value runs to the line end
+        end = _value_end(text, key_start, op, v_start, v_end)
+        line = text[v_start:end]
+        ok = end > v_end and any(not (c.isalpha() or c == " ") for c in line)
+        return (v_start, end, _KIND) if ok else None
+    else:
+        ok = (
+            _env_line(text, key_start, key, op)
+            and re.fullmatch(r"[A-Za-z0-9_]+", value) is not None
+        )
+    return (v_start, v_end, _KIND) if ok else None
+
+
+def _key_bounds(text: str, word_start: int, word_end: int) -> tuple[int, str] | None:
+    """The key that ends with the word at ``word_start:word_end``, or None if the key goes
+    on past the word (``password_hash``, ``passwordless``, ``tokenizer``)."""
+    nxt = text[word_end : word_end + 1]
+    if nxt and (nxt.isalnum() or nxt == "_") and not ("\u4e00" <= nxt <= "\u9fff"):
+        return None
+    start, floor = word_start, max(0, word_start - 80)  # a key is short; bound the walk
+    while start > floor and text[start - 1] in _IDENT_CHARS:
+        start -= 1
+    while start < word_start and text[start] in ".-$@":
+        start += 1
+    return start, text[start:word_end]
+
+
+def _word_before(text: str, key_start: int) -> str:
+    m = re.search(r"([A-Za-z]{2,20})[ _-]$", text[max(0, key_start - 22) : key_start])
+    return m.group(1).lower() if m else ""
+
+
+def find_labelled(text: str) -> Iterator[Span]:
+    """Spans of the values assigned to keys that name a credential (see the module docs)."""
+    for m in _WORD.finditer(text):
+        bounds = _key_bounds(text, m.start(), m.end())
+        if bounds is None:
+            continue
+        key_start, key = bounds
+        flag = text[max(0, key_start - 2) : key_start] in ("--", " -")
+        strength = _key_strength(key, m.group(0), _word_before(text, key_start))
+        if strength == 0:
+            continue
+        after = _AFTER_KEY.match(text, m.end())
+        if after is None and (flag or strength == 2):
+            after = _FLAG_AFTER.match(text, m.end())
+        if after is None:
+            continue
+        op = after.groupdict().get("op") or after.group(0)
+        span = _judge(text, key_start, key, m.group(0), op, after.end(), strength, flag)
+        if span is not None:
+            yield span
+    yield from _auth_headers(text)
+    yield from _xml_values(text)
+    yield from _user_passwords(text)
+
+
+# ``curl -u user:pass``, ``--user user:pass`` and ``.netrc``'s ``login u password p``.
+_USER_PASS = re.compile(
+    r"(?:(?<![\w-])(?:-u|--user)[ \t=]++[\"']?+[^\s:\"']{1,100}+:(?P<pw>[^\s\"']{1,200}+)"
+    r"|(?<![\w-])login[ \t]++\S{1,100}+[ \t]++password[ \t]++(?P<netrc>\S{1,200}+))"
+)
+
+
+def _user_passwords(text: str) -> Iterator[Span]:
+    for m in _USER_PASS.finditer(text):
+        group = "pw" if m.group("pw") is not None else "netrc"
+        if not _placeholder(m.group(group)):
+            yield m.start(group), m.end(group), _KIND
+
+
+_AUTH = re.compile(
+    r"(?i:\b(?P<scheme>bearer|basic|token))[ \t]++(?P<value>[A-Za-z0-9._~+/-]{16,}+=*+)"
+)
+
+
+def _auth_headers(text: str) -> Iterator[Span]:
+    """``Bearer <token>`` / ``Basic <base64>`` / ``token <pat>`` credentials."""
+    for m in _AUTH.finditer(text):
+        value = m.group("value")
+        if _placeholder(value):
+            continue
+        if (
+            m.group("scheme").lower() == "token"
+            and "authorization" not in text[max(0, m.start() - 40) : m.start()].lower()
+        ):
+            continue
+        if looks_random(value) or "." in value.strip("."):
+            yield m.start("value"), m.end("value"), _KIND
+
+
+_XML = re.compile(r"<(?P<tag>[A-Za-z_][\w.-]{0,40}+)>(?P<value>[^<\n]{4,200}+)</(?P=tag)>")
+
+
+def _xml_values(text: str) -> Iterator[Span]:
+    """``<password>…</password>`` and the like."""
+    if "</" not in text:
+        return
+    for m in _XML.finditer(text):
+        tag = m.group("tag")
+        if _key_strength(tag, tag, "") == 2 and not _placeholder(m.group("value")):
+            yield m.start("value"), m.end("value"), _KIND
