@@ -365,6 +365,51 @@ def test_an_archived_workspace_root_still_opens(tmp_path: Path) -> None:
         assert [n.id for n in mem.nodes("workspace", include_archived=True)] == [root]
 
 
+_BOX_EXTRA = {  # case -> the JSON path set in an episode's extra, and its new value (SQL)
+    "atSeq-text": ("$.atSeq", "'x'"),
+    "atSeq-list": ("$.atSeq", "json('[1]')"),
+    "atSeq-bool": ("$.atSeq", "json('true')"),
+    "kind-number": ("$.kind", "5"),
+    "kind-unknown": ("$.kind", "'box'"),
+    "session-number": ("$.session", "5"),
+}
+
+
+@pytest.mark.parametrize("case", list(_BOX_EXTRA))
+def test_a_session_map_box_with_a_wrong_extra_is_corrupt_store(
+    base_db: Path, tmp_path: Path, case: str
+) -> None:
+    """Valid JSON of the right type whose fields are not a box's: ``episodes()`` raised
+    ValueError or TypeError (``int(atSeq)``, a ``kind`` formatted by the CLI)."""
+    path = _copy(base_db, tmp_path / "memory.db")
+    where, value = _BOX_EXTRA[case]
+    (node_id,) = _raw(path, "SELECT id FROM nodes WHERE type = 'episode' LIMIT 1")[0]
+    _raw(
+        path,
+        f"UPDATE nodes SET extra = json_set(extra, '{where}', {value}) WHERE id = ?",
+        (node_id,),
+    )
+    failed = _each_read_works_or_is_corrupt_store(path, node_id, "extra")
+    assert failed == ["episodes"]
+    proc = _child("-m", "ctxsdk", "memory", str(path), "episodes")
+    assert proc.returncode == 2 and node_id in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_settings_with_wrong_values_fall_back_to_the_defaults(
+    base_db: Path, tmp_path: Path
+) -> None:
+    """A settings value ``configure`` would refuse (damage, or an older writer) is read as
+    unset, as a settings value that is not an object already was: ``map()`` raised
+    TypeError comparing the budget."""
+    path = _copy(base_db, tmp_path / "memory.db")
+    bad = {"map_budget": "x", "recall": 5, "top_k": -1, "expand": True, "other": 1}
+    _raw(path, "UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps(bad),))
+    assert _each_read_works_or_is_corrupt_store(path) == []
+    with Memory(path) as mem:
+        assert mem.settings() == {"recall": "off", "map_budget": 400, "top_k": 8, "expand": 1}
+        assert mem.configure(map_budget=100)["map_budget"] == 100  # and it can be set again
+
+
 # --- 2b. random bytes flipped in a real memory file ----------------------------------------
 
 _FUZZ = settings(

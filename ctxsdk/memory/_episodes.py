@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from ..errors import CorruptStore
 from ..session import Session, message_text, read_marker, short_id
 from ._door import session_key, summary_text
 from ._model import Edge, Node, Source
@@ -175,11 +176,30 @@ def session_episodes(session: Session, cuts: Sequence[int] = ()) -> list[Episode
 def boxes(store: MemoryStore, session: str | None = None) -> list[Node]:
     """The active episode nodes in the store, of one session or of all, in map order."""
     found = [
-        n
+        _box(store, n)
         for n in store.nodes(types=["episode"])
         if n.active and (session is None or n.extra.get("session") == session)
     ]
     return sorted(found, key=box_order)
+
+
+def _box(store: MemoryStore, node: Node) -> Node:
+    """``node``, when its ``extra`` is a box's (``write_episodes`` writes a known kind, the
+    session and an int seq); else ``CorruptStore`` naming the node (a damaged file)."""
+    x, at = node.extra, node.extra.get("atSeq")
+    if (
+        x.get("kind") in EPISODE_NAMES
+        and isinstance(x.get("session"), str)
+        and isinstance(at, int)
+        and not isinstance(at, bool)
+    ):
+        return node
+    where = store.location
+    raise CorruptStore(
+        f"{where}: node {node.id!r}, column extra: {str(dict(x))[:120]} is not a session-map "
+        "box's kind, session and atSeq; the memory file is damaged; restore it from a backup",
+        path=where,
+    )
 
 
 def box_order(node: Node) -> tuple[str, bool, int, bool]:

@@ -201,6 +201,15 @@ def _through_door(
     return kept, dropped
 
 
+def _setting_ok(key: str, value: Any) -> bool:
+    """Whether ``configure`` takes ``value`` for the setting ``key``."""
+    if key == "recall":
+        return value in ("off", "anchor", "auto")
+    return (
+        key in _SETTINGS and isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    )
+
+
 def _now_iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -736,7 +745,14 @@ class Memory:
     # -- the session-start map, pins and recall ---------------------------------------------
     def settings(self) -> dict[str, Any]:
         stored = self.store.get_meta("settings")
-        return {**_SETTINGS, **(stored if isinstance(stored, Mapping) else {})}
+        # A value configure() would refuse (a damaged file) reads as unset, as a
+        # settings value that is not an object does.
+        kept = (
+            {k: v for k, v in stored.items() if _setting_ok(k, v)}
+            if isinstance(stored, Mapping)
+            else {}
+        )
+        return {**_SETTINGS, **kept}
 
     def configure(self, **changes: Any) -> dict[str, Any]:
         """Change settings: ``recall`` (off / anchor / auto), ``map_budget``, ``top_k``,
