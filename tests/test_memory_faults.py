@@ -371,6 +371,7 @@ _BOX_EXTRA = {  # case -> the JSON path set in an episode's extra, and its new v
     "atSeq-bool": ("$.atSeq", "json('true')"),
     "kind-number": ("$.kind", "5"),
     "kind-unknown": ("$.kind", "'box'"),
+    "kind-list": ("$.kind", "json('[\"tail\"]')"),
     "session-number": ("$.session", "5"),
 }
 

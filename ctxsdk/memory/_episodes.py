@@ -186,9 +186,10 @@ def boxes(store: MemoryStore, session: str | None = None) -> list[Node]:
 def _box(store: MemoryStore, node: Node) -> Node:
     """``node``, when its ``extra`` is a box's (``write_episodes`` writes a known kind, the
     session and an int seq); else ``CorruptStore`` naming the node (a damaged file)."""
-    x, at = node.extra, node.extra.get("atSeq")
+    x, at, kind = node.extra, node.extra.get("atSeq"), node.extra.get("kind")
     if (
-        x.get("kind") in EPISODE_NAMES
+        isinstance(kind, str)
+        and kind in EPISODE_NAMES
         and isinstance(x.get("session"), str)
         and isinstance(at, int)
         and not isinstance(at, bool)
