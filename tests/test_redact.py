@@ -470,3 +470,55 @@ def test_never_raises_and_is_idempotent(text: str) -> None:
 @given(st.text(_ANY_CHAR))
 def test_arbitrary_text_never_raises(text: str) -> None:
     assert isinstance(redact(text).text, str)
+
+
+# --- the corpus: the targets, as tests ---------------------------------------------
+
+
+def test_the_corpus_meets_the_targets_per_family() -> None:
+    from ctxsdk.bench._redact import _ours, score
+    from ctxsdk.bench._redact_corpus import corpus
+
+    cases = corpus()
+    m = score(cases, _ours(cases))
+    assert m["recall_provider_and_private_key"] >= 0.95
+    assert m["recall_labelled"] >= 0.90
+    assert m["recall_connection_string"] >= 0.90 and m["recall_jwt"] >= 0.90
+    assert m["false_positive_rate"] <= 0.02
+    assert m["identifiers_redacted"] == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password = "hunter2 with spaces!"',
+        "db_token: ab$cD9!kq2Lm",
+        "password: hunter2",
+        "数据库密码：Tr0ub4dor&3",
+        "postgres://app:S3cr3t!x@db.internal:5432/app",
+        "Server=db;User Id=sa;Password=My$ecret!;",
+    ],
+)
+def test_labelled_values_with_spaces_and_symbols_are_withheld(text: str) -> None:
+    r = redact(text)
+    assert r.withheld == 1 and "[REDACTED:" in r.text
+    for secret in ("hunter2", "ab$cD9", "Tr0ub4dor", "S3cr3t", "My$ecret"):
+        assert secret not in r.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "header X-Auth-Token must be set",
+        "the tokenizer is cl100k_base",
+        "token budget: 4000",
+        "max_tokens = 4096",
+        "apiKey: 'proxy-handled',",
+        "password = os.environ['DB_PASSWORD']",
+        _j("aws_access_key_id = AK", "IA", "IOSFODNN7EXAMPLE"),
+        _j("GITHUB_TOKEN=gh", "p_", "x" * 36),
+        "hf_loadPretrainedTokenizerFromDiskCache(path)",
+    ],
+)
+def test_ordinary_words_placeholders_and_identifiers_are_kept(text: str) -> None:
+    assert redact(text).text == text

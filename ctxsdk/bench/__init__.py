@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "fold": "ctxsdk.bench._fold",
     "merge": "ctxsdk.bench._merge",
     "memory": "ctxsdk.bench._memory",
+    "redact": "ctxsdk.bench._redact",
 }
 
 
