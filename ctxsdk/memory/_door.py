@@ -73,6 +73,8 @@ def _kinds(withheld: Mapping[str, int], text: str) -> tuple[str, ...]:
 def screen(text: str, what: str = "the text") -> Screened:
     """``text`` through the door (see the module docs): redacted whole, and refused when
     it held a secret and no letter or digit is left once the markers are removed."""
+    if not text:
+        return Screened(text, (), None)
     red = redact(text)
     kinds = _kinds(red.counts, red.text)
     if not kinds:

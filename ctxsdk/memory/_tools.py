@@ -6,7 +6,10 @@ credentials, an unknown id) is an ``error`` object the model can read, never an 
 What a tool writes goes through the memory's door (``remember``: credentials redacted, a text
 that is only credentials refused), and what it answers goes through ``model_safe``: every
 string redacted and neutralized (control, bidi and zero-width characters shown as escapes),
-echoes of the model's own arguments (a query, an id in an error) included."""
+echoes of the model's own arguments (a query, an id in an error) included. The arguments
+are redacted before they are used, too: an error quotes them with ``repr``, whose escapes
+could hide a secret from the redaction after it (an id or a stored name holds no secret,
+so a lookup is unchanged)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgument, MemoryRefused, NotFound
-from ..session import Session, model_safe
+from ..session import Session, model_safe, redact
 from ._memory import Memory
 
 __all__ = [
@@ -125,7 +128,7 @@ def ctx_link(args: LinkArgs, memory: Memory) -> dict[str, Any]:
 
 def _link(args: LinkArgs, memory: Memory) -> dict[str, Any]:
     try:
-        edge = memory.link(args.source, args.target, args.label)
+        edge = memory.link(redact(args.source).text, redact(args.target).text, args.label)
     except NotFound as exc:
         return _error(exc, "not_found")
     except InvalidArgument as exc:
@@ -134,7 +137,7 @@ def _link(args: LinkArgs, memory: Memory) -> dict[str, Any]:
 
 
 def ctx_find(args: FindArgs, memory: Memory) -> dict[str, Any]:
-    result = memory.find(args.query, top_k=args.top_k)
+    result = memory.find(redact(args.query).text, top_k=args.top_k)
     groups: dict[str, list[dict[str, Any]]] = {}
     for h in result.hits:
         groups.setdefault(h.node.type, []).append(h.to_json())
@@ -144,7 +147,7 @@ def ctx_find(args: FindArgs, memory: Memory) -> dict[str, Any]:
 
 def ctx_read(args: ReadArgs, memory: Memory) -> dict[str, Any]:
     try:
-        out = memory.read(args.id).to_json()
+        out = memory.read(redact(args.id).text).to_json()
     except NotFound as exc:
         out = _error(exc, "not_found")
     except InvalidArgument as exc:

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import InvalidArgument, LLMError, LLMOutputError
-from ..session import extract_json, truncate_keep_tail
+from ..session import extract_json, redact, truncate_keep_tail
 from ._beliefs import SLOT_TYPES, Branch, SlotType, Trust
 from ._claims import (
     _EVIDENCE,
@@ -60,7 +60,9 @@ def parse_reply(text: str) -> dict[str, Any]:
 
 def ask_json(llm: Any, messages: list[dict[str, str]], *, max_tokens: int) -> dict[str, Any]:
     """One deterministic call (temperature 0, no reasoning, JSON mode) and its JSON object.
-    Every failure is an ``LLMError`` whose ``reason`` says what went wrong."""
+    Every failure is an ``LLMError`` whose ``reason`` says what went wrong. Every string of
+    the answer is redacted as soon as it is parsed: keys and values are normalized
+    (lowercased) later, and a lowercased credential would no longer be recognised."""
     try:
         result = llm.chat(
             messages, max_tokens=max_tokens, temperature=0, reasoning_effort="off", json_mode=True
@@ -71,7 +73,8 @@ def ask_json(llm: Any, messages: list[dict[str, str]], *, max_tokens: int) -> di
         ) from exc
     text = getattr(result, "text", "")
     try:
-        return parse_reply(text if isinstance(text, str) else "")
+        answer: dict[str, Any] = _redacted(parse_reply(text if isinstance(text, str) else ""))
+        return answer
     except LLMOutputError as exc:
         if getattr(result, "truncated", False):
             raise LLMOutputError(
@@ -80,6 +83,17 @@ def ask_json(llm: Any, messages: list[dict[str, str]], *, max_tokens: int) -> di
                 kind="truncated",
             ) from exc
         raise
+
+
+def _redacted(value: Any) -> Any:
+    # Parsed first, then each string: redacting the JSON text could eat its quotes.
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, dict):
+        return {redact(str(k)).text: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)

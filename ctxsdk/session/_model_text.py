@@ -115,12 +115,19 @@ def model_safe(value: Any) -> Any:
     """A copy of a JSON-like value (a tool's answer) with every string in it, keys too,
     redacted (``redact``) and then neutralized (``neutralize``): what an agent tool hands
     a model."""
+    return _safe(value, {})
+
+
+def _safe(value: Any, done: dict[str, str]) -> Any:
+    # ``done``: the strings already made safe in this answer (keys repeat in every item).
     if isinstance(value, str):
-        return neutralize(redact(value).text)
+        if value not in done:
+            done[value] = neutralize(redact(value).text) if value else value
+        return done[value]
     if isinstance(value, dict):
-        return {model_safe(k): model_safe(v) for k, v in value.items()}
+        return {_safe(k, done): _safe(v, done) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [model_safe(v) for v in value]
+        return [_safe(v, done) for v in value]
     return value
 
 
