@@ -4,6 +4,13 @@ A fold may take messages off the surface only after their bundle is durable
 (``BundleDurable ≺ SurfaceLoss``): written atomically, read back, and both hashes checked.
 Layout: ``<root>/<session_id>/<checkpoint_id>.bundle.zst``, zstd of canonical JSON,
 directories 0700 and files 0600 (archived context can hold secrets).
+
+Reading is bounded: only a regular file is opened (``stat`` first, then ``O_NONBLOCK`` and
+``fstat`` again, so a FIFO, a device such as ``/dev/zero``, a directory or a file this
+process may not read is a ``CorruptBundle`` naming it, never a hang or a raw ``OSError``);
+at most ``max_bytes`` (``MAX_BUNDLE_BYTES``, 256 MiB) are read and decoded, counted as the
+text streams, so a decompression bomb is refused at the limit; and JSON nested deeper than
+``MAX_BUNDLE_DEPTH`` is refused before anything walks it.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,11 +30,20 @@ from typing import Any, Literal, TypeAlias
 
 import zstandard
 
-from ..errors import BundleConflict, BundleMissing, CorruptBundle, InvalidArgument, WriteError
+from ..errors import (
+    BundleConflict,
+    BundleError,
+    BundleMissing,
+    CorruptBundle,
+    InvalidArgument,
+    WriteError,
+)
 
 __all__ = [
     "BUNDLE_FORMAT",
     "BUNDLE_FORMAT_VERSION",
+    "MAX_BUNDLE_BYTES",
+    "MAX_BUNDLE_DEPTH",
     "Bundle",
     "BundleReader",
     "BundleRecord",
@@ -42,7 +59,19 @@ _SUFFIX = ".bundle.zst"
 # Ids become file names: no separators, no leading dot (temp files start with one), bounded.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 _ZSTD_LEVEL = 10  # fixed, so the same bundle always compresses to the same bytes
-_MAX_DECODED = 1 << 30  # a corrupt frame header must not make us allocate without bound
+MAX_BUNDLE_BYTES = 256 << 20
+"""The most a store reads of one bundle by default (256 MiB of its canonical JSON, and of the
+file): a bundle holds the messages of one fold's span, which fit a context window (a
+million-token window is a few MB of text), so a larger one is a decompression bomb or
+damage. ``FileBundleStore(root, max_bytes=...)`` sets another limit (for reading and for
+storing: a store never writes a bundle it would refuse to read back)."""
+MAX_BUNDLE_DEPTH = 192
+"""The deepest nesting of arrays and objects a bundle's JSON may have (the document is level
+1, each archived message level 4): deeper than any message a log may hold (a whole event
+nests at most 128 levels there), and far below what Python's ``json`` and the recursive
+checks after it can take. Deeper JSON is refused as ``undecodable``."""
+_READ_CHUNK = 1 << 20  # bytes read, and decoded, at a time while counting against the limit
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 Problem: TypeAlias = Literal[
     "undecodable",
@@ -53,6 +82,9 @@ Problem: TypeAlias = Literal[
     "source-digest",
     "wrong-id",
     "log-mismatch",  # the archived messages differ from the log's own copies (fold checks)
+    "not-a-file",  # a FIFO, a device, a directory or a socket where the bundle file should be
+    "unreadable",  # a file this process may not read (its mode, an ACL)
+    "too-large",  # more than the store's max_bytes, on disk or decoded (a decompression bomb)
 ]
 
 
@@ -63,9 +95,55 @@ def canonical_json(value: Any) -> bytes:
         text = json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
+    except RecursionError:
+        raise InvalidArgument(_too_deep("a bundle's data")) from None
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"a bundle must be plain JSON data: {exc}") from exc
     return text.encode("utf-8", "backslashreplace")
+
+
+def _too_deep(what: str) -> str:
+    return (
+        f"{what} nests arrays/objects deeper than {MAX_BUNDLE_DEPTH} levels (MAX_BUNDLE_DEPTH; "
+        "no message read from a log nests that deep)"
+    )
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays/objects deeper than ``limit`` levels (``value`` itself
+    is level 1). Iterative, so it never recurses however deep the value is."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
+
+
+def _check_depth(messages: Sequence[Any]) -> None:
+    """Refuse messages a bundle could not hold (each message is level 4 of the document)."""
+    if not isinstance(messages, dict | list | tuple):
+        return
+    if _depth_over(list(messages), MAX_BUNDLE_DEPTH - 2):
+        raise InvalidArgument(_too_deep("a message to archive"))
+
+
+def _check_max_bytes(max_bytes: Any) -> int:
+    if type(max_bytes) is not int or max_bytes <= 0:
+        raise InvalidArgument(
+            f"max_bytes must be a positive number of bytes, not {max_bytes!r} "
+            f"(the default is MAX_BUNDLE_BYTES = {MAX_BUNDLE_BYTES})"
+        )
+    return max_bytes
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
 
 
 def _sha256(data: bytes) -> str:
@@ -113,6 +191,7 @@ class Bundle:
         msgs = tuple(messages)
         if not all(isinstance(m, dict) for m in msgs):
             raise InvalidArgument("messages must be message dicts")
+        _check_depth(msgs)
         stamp = created_at or datetime.now(UTC).isoformat(timespec="milliseconds")
         return cls(
             checkpoint_id=checkpoint_id,
@@ -140,8 +219,11 @@ class Bundle:
 
     def encode(self) -> bytes:
         """The file bytes: zstd (with its frame checksum) of the canonical JSON."""
-        data = canonical_json(self.to_json())
-        return zstandard.ZstdCompressor(level=_ZSTD_LEVEL, write_checksum=True).compress(data)
+        return _compress(canonical_json(self.to_json()))
+
+
+def _compress(text: bytes) -> bytes:
+    return zstandard.ZstdCompressor(level=_ZSTD_LEVEL, write_checksum=True).compress(text)
 
 
 @dataclass(frozen=True)
@@ -159,8 +241,9 @@ class BundleRecord:
 
 @dataclass(frozen=True)
 class BundleStatus:
-    """``verify``'s answer: ``verified``, ``corrupt`` (``problem`` and ``reason`` say how) or
-    ``missing``."""
+    """``verify``'s answer: ``verified``, ``corrupt`` (``problem`` and ``reason`` say how:
+    bytes that fail a check, or a file that cannot be read, ``not-a-file``, ``unreadable``,
+    ``too-large``) or ``missing``."""
 
     state: Literal["verified", "corrupt", "missing"]
     checkpoint_id: str
@@ -190,7 +273,116 @@ class _Corrupt(Exception):
         super().__init__(reason)
 
 
-def _decode(data: bytes, session_id: str, checkpoint_id: str, file_sha256: str | None) -> Bundle:
+# Problems of the file rather than of its bytes: the bundle "cannot be read", not "is corrupt".
+_UNREAD: frozenset[str] = frozenset({"not-a-file", "unreadable", "too-large"})
+
+
+def _too_large(what: str, max_bytes: int) -> _Corrupt:
+    return _Corrupt(
+        "too-large",
+        f"{what} more than {_size(max_bytes)} (max_bytes={max_bytes}), the most this store "
+        "reads of one bundle: a decompression bomb, or damage; if it is a real bundle, read "
+        "it with a larger limit, FileBundleStore(root, max_bytes=...) (cx.Fold(s, "
+        "store=FileBundleStore(root, max_bytes=...)))",
+    )
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a FIFO (named pipe)", ...), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _not_a_file(kind: str) -> _Corrupt:
+    return _Corrupt(
+        "not-a-file",
+        f"is {kind}, not a regular file; a bundle is one, so it was not read (restore the "
+        "bundle file from a backup, or treat the checkpoint as unrecoverable)",
+    )
+
+
+def _read_file(path: Path, max_bytes: int) -> bytes:
+    """A bundle file's bytes, read only if it is a regular file of at most ``max_bytes``:
+    checked with ``stat``, opened non-blocking (a FIFO swapped in meanwhile never blocks)
+    and checked again with ``fstat``. Raises ``FileNotFoundError`` for no file, ``_Corrupt``
+    for anything else that keeps it from being read."""
+    try:
+        kind = _file_kind(os.stat(path).st_mode)
+        if kind is not None:
+            raise _not_a_file(kind)
+        fd = os.open(path, _OPEN_FLAGS)
+    except (FileNotFoundError, _Corrupt):
+        raise
+    except PermissionError as exc:
+        raise _Corrupt(
+            "unreadable",
+            f"permission denied ({exc.strerror}): this process may not read it; fix its "
+            "permissions (or its directory's), or read it as its owner",
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            raise FileNotFoundError(errno.ENOENT, exc.strerror, str(path)) from None
+        if exc.errno == errno.ELOOP:
+            raise _not_a_file("a symlink that cannot be followed (a loop)") from None
+        raise _Corrupt("unreadable", f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        kind = _file_kind(st.st_mode)
+        if kind is not None:
+            raise _not_a_file(kind)
+        if st.st_size > max_bytes:
+            raise _too_large(f"is {st.st_size:,} bytes on disk,", max_bytes)
+        parts: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, _READ_CHUNK):
+            total += len(chunk)
+            if total > max_bytes:  # grew while being read
+                raise _too_large("holds", max_bytes)
+            parts.append(chunk)
+        return b"".join(parts)
+    except OSError as exc:
+        raise _Corrupt("unreadable", f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def _inflate(data: bytes, max_bytes: int) -> bytes:
+    """The JSON text of a bundle file: one zstd frame, decoded in chunks and refused as soon
+    as it passes ``max_bytes`` (at once when its header declares more)."""
+    try:
+        declared = zstandard.frame_content_size(data[:18])
+    except zstandard.ZstdError:
+        declared = -1  # the decode below names the damage
+    if declared > max_bytes:
+        raise _too_large(f"declares {declared:,} bytes of JSON,", max_bytes)
+    reader = zstandard.ZstdDecompressor().stream_reader(data)
+    parts: list[bytes] = []
+    total = 0
+    while chunk := reader.read(_READ_CHUNK):
+        total += len(chunk)
+        if total > max_bytes:
+            raise _too_large("decodes to", max_bytes)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _decode(
+    data: bytes,
+    session_id: str,
+    checkpoint_id: str,
+    file_sha256: str | None,
+    max_bytes: int = MAX_BUNDLE_BYTES,
+) -> Bundle:
     """The bundle in ``data``, every hash and id checked; raises ``_Corrupt``."""
     if file_sha256 is not None and _sha256(data) != file_sha256:
         raise _Corrupt(
@@ -198,10 +390,15 @@ def _decode(data: bytes, session_id: str, checkpoint_id: str, file_sha256: str |
             f"file sha256 {_sha256(data)[:16]}… is not the expected {file_sha256[:16]}…",
         )
     try:
-        raw = zstandard.ZstdDecompressor().decompress(data, max_output_size=_MAX_DECODED)
+        raw = _inflate(data, max_bytes)
         doc = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise _Corrupt("undecodable", _too_deep("its JSON") + "; it was not read") from None
     except (zstandard.ZstdError, UnicodeDecodeError, ValueError) as exc:
         raise _Corrupt("undecodable", f"undecodable ({type(exc).__name__}: {exc})") from None
+    # Walked only when it has enough openers to be that deep (a cheap count in C).
+    if raw.count(b"[") + raw.count(b"{") > MAX_BUNDLE_DEPTH and _depth_over(doc, MAX_BUNDLE_DEPTH):
+        raise _Corrupt("undecodable", _too_deep("its JSON") + "; it was not read")
     try:
         if doc["format"] != BUNDLE_FORMAT or doc["format_version"] != BUNDLE_FORMAT_VERSION:
             raise _Corrupt("format", f"not a {BUNDLE_FORMAT} v{BUNDLE_FORMAT_VERSION}")
@@ -267,8 +464,11 @@ class FileBundleStore:
         root: str | os.PathLike[str],
         *,
         tracer: Callable[[str, Mapping[str, Any]], None] | None = None,
+        max_bytes: int = MAX_BUNDLE_BYTES,
     ) -> None:
         self.root = Path(root)
+        # The most one bundle may take, on disk and decoded (read and stored alike).
+        self.max_bytes = _check_max_bytes(max_bytes)
         # Called at each durable step of a put ("bundle-temp-written", "bundle-published"):
         # for seeing what happens, and for crash tests that kill the process there.
         self.tracer = tracer
@@ -292,7 +492,17 @@ class FileBundleStore:
         same checkpoint id raises ``BundleConflict``; a failed write raises ``WriteError``
         and leaves no bundle."""
         path = self.path(bundle.session_id, bundle.checkpoint_id)
-        data = bundle.encode()
+        _check_depth(bundle.messages)
+        text = canonical_json(bundle.to_json())
+        if len(text) > self.max_bytes:
+            raise BundleError(
+                f"the bundle of checkpoint {bundle.checkpoint_id!r} is {len(text):,} bytes of "
+                f"JSON, more than this store reads back (max_bytes={self.max_bytes}, "
+                f"{_size(self.max_bytes)}); it was not stored: use a store with a larger limit, "
+                "FileBundleStore(root, max_bytes=...)",
+                path=path,
+            )
+        data = _compress(text)
         if _sha256(canonical_json(list(bundle.messages))) != bundle.logical_hash:
             raise InvalidArgument(
                 f"bundle {bundle.checkpoint_id!r}: logical_hash does not match its messages"
@@ -317,13 +527,18 @@ class FileBundleStore:
             os.unlink(tmp)
             _fsync_dir(path.parent)
             self._trace("bundle-published", path=str(path))
-            back = path.read_bytes()
+            back = _read_file(path, self.max_bytes)
         except OSError as exc:
             raise WriteError(
                 exc.errno or errno.EIO, f"{path}: the bundle was not stored ({exc.strerror or exc})"
             ) from exc
+        except _Corrupt as exc:
+            path.unlink(missing_ok=True)
+            raise WriteError(
+                errno.EIO, f"{path}: the bundle could not be read back ({exc.reason}); removed"
+            ) from None
         try:
-            _decode(back, bundle.session_id, bundle.checkpoint_id, _sha256(data))
+            _decode(back, bundle.session_id, bundle.checkpoint_id, _sha256(data), self.max_bytes)
         except _Corrupt as exc:
             path.unlink(missing_ok=True)  # ours, just made, and wrong: never leave it as durable
             raise WriteError(
@@ -345,17 +560,20 @@ class FileBundleStore:
     def _existing(self, path: Path, bundle: Bundle, data: bytes) -> BundleRecord | None:
         """The record of an equal bundle already at ``path``, None if there is none."""
         try:
-            old = path.read_bytes()
+            old = _read_file(path, self.max_bytes)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            raise WriteError(
-                exc.errno or errno.EIO, f"{path}: cannot read the stored bundle ({exc.strerror})"
-            ) from exc
+        except _Corrupt as exc:
+            raise CorruptBundle(
+                f"something is already stored under this id and cannot be read ({exc.reason}); "
+                "it was left as it was",
+                problem=exc.problem,
+                path=path,
+            ) from None
         if old == data:
             return _record(bundle, path, old)
         try:
-            stored = _decode(old, bundle.session_id, bundle.checkpoint_id, None)
+            stored = _decode(old, bundle.session_id, bundle.checkpoint_id, None, self.max_bytes)
         except _Corrupt as exc:
             raise CorruptBundle(
                 f"a bundle is already stored under this id and is corrupt ({exc.reason}); "
@@ -422,8 +640,9 @@ class FileBundleStore:
                 path=status.path,
             )
         assert status.problem is not None
+        state = "cannot be read" if status.problem in _UNREAD else "is corrupt"
         raise CorruptBundle(
-            f"bundle of checkpoint {checkpoint_id!r} is corrupt: {status.reason}",
+            f"bundle of checkpoint {checkpoint_id!r} {state}: {status.reason}",
             problem=status.problem,
             path=status.path,
         )
@@ -433,11 +652,10 @@ class FileBundleStore:
     ) -> tuple[BundleStatus, Bundle | None]:
         path = self.path(session_id, checkpoint_id)
         try:
-            data = path.read_bytes()
+            data = _read_file(path, self.max_bytes)
+            bundle = _decode(data, session_id, checkpoint_id, file_sha256, self.max_bytes)
         except FileNotFoundError:
             return BundleStatus("missing", checkpoint_id, path), None
-        try:
-            bundle = _decode(data, session_id, checkpoint_id, file_sha256)
         except _Corrupt as exc:
             return BundleStatus("corrupt", checkpoint_id, path, exc.problem, exc.reason), None
         return BundleStatus(
