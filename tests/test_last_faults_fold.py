@@ -33,7 +33,10 @@ import zstandard
 import ctxsdk as cx
 from ctxsdk import errors
 from ctxsdk.fold import Bundle, FileBundleStore
+from ctxsdk.session import read_marker
 from ctxsdk.testing import LogBuilder
+
+from ._logs import small_v3
 
 TIMEOUT = 120.0  # seconds a child may take before it counts as hung
 
@@ -365,3 +368,29 @@ def test_a_bundle_over_the_store_limit_is_not_stored(tmp_path: Path) -> None:
     with pytest.raises(errors.BundleError, match="max_bytes=1000"):
         store.put(b)
     assert not store.path("s", "cp-big").exists()
+
+
+# --- 3. a plugin field holding an object or an array ---------------------------------------------
+
+
+@pytest.mark.parametrize("plugin", [{"name": "x"}, ["x"], {}, []])
+def test_fold_refuses_a_plugin_object_with_a_located_error(tmp_path: Path, plugin: Any) -> None:
+    head, events = small_v3()
+    events[3]["data"]["source"] = {"kind": "plugin", "plugin": plugin}
+    path = tmp_path / "s" / "session.v3.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(r) + "\n" for r in [head, *events]))
+    before = path.read_bytes()
+    assert read_marker(events[3]) is None
+    s = cx.Session.open(path)
+    f = cx.Fold(s, store=tmp_path / "bundles", window=100)
+    st = f.status()  # the markers read no checkpoint there; nothing is on the surface yet
+    assert st.healthy and st.on_surface == ()
+    assert f.state is not None  # reduced from the raw log: a plugin message is not the user's
+    for attempt in (lambda: f.run(force=True), lambda: f.plan(force=True)):
+        with pytest.raises(errors.SessionFormatError, match="plugin") as info:
+            attempt()
+        assert info.value.seq == 3 and info.value.path == str(path)
+    with pytest.raises(errors.SessionFormatError, match="plugin"):
+        cx.Session.open(path, strict=True)
+    assert path.read_bytes() == before  # the log was not touched

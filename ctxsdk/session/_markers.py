@@ -128,7 +128,13 @@ def _first_result_text(data: Mapping[str, Any]) -> str | None:
 def _assembly(etype: Any, data: Mapping[str, Any]) -> Marker | None:
     if etype == "user/message":
         src = data.get("source")
-        if isinstance(src, Mapping) and src.get("plugin") in _ASSEMBLERS:
+        # a plugin name is a string; anything else (an object, an array) marks nothing here,
+        # and the message read where it is needed refuses it, as the harness does
+        if (
+            isinstance(src, Mapping)
+            and isinstance(src.get("plugin"), str)
+            and (src["plugin"] in _ASSEMBLERS)
+        ):
             m = _SUMMARY.match(str(src.get("summary", "")))
             if m:
                 return Marker("assembly", str(src["plugin"]), m.group(1), int(m.group(2) or 1))  # type: ignore[arg-type]
