@@ -10,6 +10,10 @@ their sources, and labelled, weighted edges (``Edge``), kept by a ``MemoryStore`
 (``SQLiteStore``: WAL, versioned schema, every write a transaction). Rules read sessions
 (``extract``); ``find`` ranks with the base's ``Retriever`` and walks the business edges;
 ``export_graph`` / ``import_graph`` round-trip exactly; ``to_markdown`` projects it.
+
+Every text that enters a memory passes one door (``_door``): its credentials are redacted
+and the rest kept; a text that is nothing but credentials is refused (``MemoryRefused``,
+``refuse_secret`` says why). What goes out to a model is neutralized.
 """
 
 from __future__ import annotations
