@@ -137,9 +137,9 @@ def _check(
     text = item.get("text")
     if not isinstance(text, str) or not text.strip():
         return None, "empty text"
-    text = " ".join(text.split())
-    if held_secret(text):
+    if held_secret(text):  # as given: joining its lines could hide a key block
         return None, "secret"
+    text = " ".join(text.split())
     if _is_chit_chat(text):
         return None, "chit-chat"
     if kind == "preference" and not _PREFERENCE.search(text):
