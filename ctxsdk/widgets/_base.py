@@ -24,6 +24,8 @@ from typing import Any, ClassVar, TypeVar
 import anywidget
 import traitlets
 
+from ..session import neutralize
+
 __all__ = ["BaseWidget", "handler"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -131,7 +133,8 @@ class BaseWidget(anywidget.AnyWidget):
             return {
                 "id": rid,
                 "ok": False,
-                "error": {"type": type(err).__name__, "message": str(err)},
+                # an error may quote what was asked (a name, a query): shown, never acted on
+                "error": {"type": type(err).__name__, "message": neutralize(str(err))},
             }
         self.last_request = {"type": kind, "ok": True, "seconds": time.perf_counter() - t0}
         return {"id": rid, "ok": True, "result": result}

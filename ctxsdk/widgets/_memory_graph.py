@@ -302,7 +302,7 @@ class MemoryGraph(BaseWidget):
             shown[pool[nid].type] += 1
         hidden = {t: (total[t] - shown[t]) for t in types}
         summary = {
-            "location": mem.store.location,
+            "location": neutralize(mem.store.location),
             "total": total,
             "shown": shown,
             "hidden": sum(hidden.values()),
