@@ -449,13 +449,21 @@ def test_a_megabyte_of_pem_headers_then_one_end_is_one_block() -> None:
 
 
 _ANY_CHAR = st.characters(exclude_categories=())  # surrogates included
-_PIECES = st.sampled_from(
-    [*TOKENS.values(), _pem(), "api_key=", "API密钥：", VALUE, '"', "'", " ", "-", "_", "."]
-)
+
+
+def _corpus_texts() -> list[str]:
+    from ctxsdk.bench._redact_corpus import corpus
+
+    return [c.text for c in corpus()]
+
+
+_SMALL = ["api_key=", "API密钥：", VALUE, '"', "'", " ", "-", "_", ".", "password: ", "\n"]
+_JOINS = ["=", ":", "@", "://", "-----END RSA PRIV" + "ATE KEY-----"]
+_PIECES = st.sampled_from([*TOKENS.values(), _pem(), *_SMALL, *_JOINS, *_corpus_texts()])
 _TEXTS = st.lists(st.one_of(st.text(_ANY_CHAR, max_size=40), _PIECES), max_size=12).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(_TEXTS)
 def test_never_raises_and_is_idempotent(text: str) -> None:
     r = redact(text)
