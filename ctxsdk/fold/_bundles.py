@@ -21,7 +21,6 @@ import json
 import os
 import re
 import secrets
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,6 +37,7 @@ from ..errors import (
     InvalidArgument,
     WriteError,
 )
+from ..session import read_regular_file
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -71,7 +71,6 @@ MAX_BUNDLE_DEPTH = 192
 nests at most 128 levels there), and far below what Python's ``json`` and the recursive
 checks after it can take. Deeper JSON is refused as ``undecodable``."""
 _READ_CHUNK = 1 << 20  # bytes read, and decoded, at a time while counting against the limit
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 Problem: TypeAlias = Literal[
     "undecodable",
@@ -287,22 +286,6 @@ def _too_large(what: str, max_bytes: int) -> _Corrupt:
     )
 
 
-def _file_kind(mode: int) -> str | None:
-    """What a file that is not a regular file is ("a FIFO (named pipe)", ...), else None."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def _not_a_file(kind: str) -> _Corrupt:
     return _Corrupt(
         "not-a-file",
@@ -312,15 +295,18 @@ def _not_a_file(kind: str) -> _Corrupt:
 
 
 def _read_file(path: Path, max_bytes: int) -> bytes:
-    """A bundle file's bytes, read only if it is a regular file of at most ``max_bytes``:
-    checked with ``stat``, opened non-blocking (a FIFO swapped in meanwhile never blocks)
-    and checked again with ``fstat``. Raises ``FileNotFoundError`` for no file, ``_Corrupt``
-    for anything else that keeps it from being read."""
+    """A bundle file's bytes, read only if it is a regular file of at most ``max_bytes``
+    (``read_regular_file``: checked with ``stat``, opened non-blocking, so a FIFO swapped in
+    meanwhile never blocks, and checked again with ``fstat``). Raises ``FileNotFoundError``
+    for no file, ``_Corrupt`` for anything else that keeps it from being read."""
+
+    def refuse(problem: str, detail: str) -> _Corrupt:
+        if problem == "too-large":
+            return _too_large(f"is {detail},", max_bytes)
+        return _not_a_file(detail)
+
     try:
-        kind = _file_kind(os.stat(path).st_mode)
-        if kind is not None:
-            raise _not_a_file(kind)
-        fd = os.open(path, _OPEN_FLAGS)
+        return read_regular_file(path, max_bytes, refuse)
     except (FileNotFoundError, _Corrupt):
         raise
     except PermissionError as exc:
@@ -335,25 +321,6 @@ def _read_file(path: Path, max_bytes: int) -> bytes:
         if exc.errno == errno.ELOOP:
             raise _not_a_file("a symlink that cannot be followed (a loop)") from None
         raise _Corrupt("unreadable", f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fd)
-        kind = _file_kind(st.st_mode)
-        if kind is not None:
-            raise _not_a_file(kind)
-        if st.st_size > max_bytes:
-            raise _too_large(f"is {st.st_size:,} bytes on disk,", max_bytes)
-        parts: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, _READ_CHUNK):
-            total += len(chunk)
-            if total > max_bytes:  # grew while being read
-                raise _too_large("holds", max_bytes)
-            parts.append(chunk)
-        return b"".join(parts)
-    except OSError as exc:
-        raise _Corrupt("unreadable", f"cannot be read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
 
 
 def _inflate(data: bytes, max_bytes: int) -> bytes:

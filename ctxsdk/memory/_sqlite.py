@@ -23,7 +23,6 @@ import math
 import os
 import secrets
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -41,7 +40,7 @@ from ..errors import (
     Unreadable,
     WriteError,
 )
-from ..session import MAX_JSON_DEPTH, clean_text
+from ..session import MAX_JSON_DEPTH, clean_text, open_regular_file
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
 from ._model import node_uri as _node_uri
 
@@ -193,26 +192,6 @@ def _utf8(text: str, what: str) -> str:
             "which is not text"
         )
     return text
-
-
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _file_kind(mode: int) -> str | None:
-    """What a path that is not a regular file is ("a FIFO (named pipe)", ...); None for a
-    regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "a special file"
 
 
 _NODE_COLUMNS = (
@@ -396,17 +375,17 @@ class SQLiteStore:
         FIFO would block the open for ever, a device never ends) or one that is not SQLite,
         before SQLite turns it into a half-initialised database or a raw ``DatabaseError``."""
         p = Path(self._path)
+
+        def refuse(problem: str, kind: str) -> InvalidArgument:
+            return InvalidArgument(
+                f"{self._path}: {kind}, not a regular file; a memory database is a regular "
+                "file, so it is not opened"
+            )
+
         try:
-            kind = _file_kind(os.stat(p).st_mode)  # follows symlinks: /dev/zero behind one
-            head = b""
-            if kind is None:
-                fd = os.open(p, _OPEN_FLAGS)  # non-blocking: a FIFO swapped in meanwhile
-                try:
-                    kind = _file_kind(os.fstat(fd).st_mode)
-                    if kind is None:
-                        head = os.read(fd, 100)
-                finally:
-                    os.close(fd)
+            # stat (follows symlinks: /dev/zero behind one), a non-blocking open, fstat.
+            with open_regular_file(p, refuse) as fd:
+                head = os.read(fd, 100)
         except FileNotFoundError:
             if not create:
                 raise NotFound(f"{self._path}: no memory database here (create=False)") from None
@@ -417,11 +396,6 @@ class SQLiteStore:
             raise Unreadable(f"{self._path}: cannot read it ({exc})", path=self._path) from None
         except OSError as exc:  # a symlink loop, a file where a directory should be
             raise InvalidArgument(f"{self._path}: cannot open it ({exc.strerror})") from None
-        if kind is not None:
-            raise InvalidArgument(
-                f"{self._path}: {kind}, not a regular file; a memory database is a regular "
-                "file, so it is not opened"
-            )
         if head and (len(head) < 100 or not head.startswith(_SQLITE_MAGIC)):
             raise CorruptStore(
                 f"{self._path}: not a SQLite database (bad or truncated header); "

@@ -22,6 +22,7 @@ from ._composition import (
 from ._embedders import EMBEDDERS, available_embedders, get_embedder
 from ._event_writer import EventWriter, now_ms
 from ._file_writer import refuse_shipped_sample
+from ._files import open_regular_file, read_regular_file
 from ._fork import fork_log, fork_points
 from ._harness import (
     CHECKPOINT_PREAMBLE,
@@ -197,9 +198,11 @@ __all__ = [
     "node_parts",
     "node_tokens",
     "now_ms",
+    "open_regular_file",
     "project_key",
     "read_log",
     "read_marker",
+    "read_regular_file",
     "redact",
     "redact_message",
     "refuse_shipped_sample",

@@ -10,9 +10,7 @@ import errno
 import itertools
 import json
 import math
-import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +20,7 @@ import orjson
 import zstandard
 
 from ..errors import CorruptLog, SessionFormatError, UnsupportedVersion
+from ._files import FileRefusal, read_regular_file, size_text
 
 __all__ = [
     "KNOWN_VERSIONS",
@@ -38,7 +37,6 @@ __all__ = [
     "dumps_json",
     "dumps_line",
     "encode_source_seqs",
-    "file_kind",
     "frame_spans",
     "js_numbers",
     "json_path_text",
@@ -307,16 +305,9 @@ def frame_spans(data: bytes) -> tuple[list[tuple[int, int]], int | None]:
     return spans, None
 
 
-def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} bytes"
-
-
 def _too_big(path: str | Path | None, max_bytes: int) -> SessionFormatError:
     return SessionFormatError(
-        f"decodes to more than {_size(max_bytes)} (max_bytes={max_bytes}), the most one read "
+        f"decodes to more than {size_text(max_bytes)} (max_bytes={max_bytes}), the most one read "
         "takes: a zstd decompression bomb, or a log too large to read at once; if it is a real "
         "log, pass a larger max_bytes= (Session.open(path, max_bytes=...), "
         "Workspace(home, max_bytes=...), ctxsdk.session.read_log)",
@@ -331,7 +322,7 @@ def check_max_bytes(max_bytes: Any) -> int:
 
         raise InvalidArgument(
             f"max_bytes must be a positive number of bytes, not {max_bytes!r} (the default "
-            f"is {MAX_DECODED_BYTES}, {_size(MAX_DECODED_BYTES)})"
+            f"is {MAX_DECODED_BYTES}, {size_text(MAX_DECODED_BYTES)})"
         )
     return max_bytes
 
@@ -1071,51 +1062,19 @@ def resolve_log_path(path: str | Path) -> Path:
     return p
 
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def file_kind(mode: int) -> str | None:
-    """What a file that is not a regular file is ("a FIFO", ...), None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def _not_regular(p: Path, kind: str) -> SessionFormatError:
-    return SessionFormatError(
-        f"is {kind}, not a regular file; a session log is a regular file, so it is not read",
-        path=p,
-    )
-
-
 def _read_file(p: Path, max_bytes: int) -> bytes:
-    """A log file's bytes. A FIFO, device or socket is never opened (checked with ``stat``
-    first, opened non-blocking and checked again as a belt), and a file larger than
-    ``max_bytes`` is refused before it is read."""
-    kind = file_kind(os.stat(p).st_mode)
-    if kind is not None:
-        raise _not_regular(p, kind)
-    fd = os.open(p, _OPEN_FLAGS)
-    try:
-        st = os.fstat(fd)
-        kind = file_kind(st.st_mode)
-        if kind is not None:
-            raise _not_regular(p, kind)
-        if st.st_size > max_bytes:
-            raise _too_big(p, max_bytes)
-        with open(fd, "rb", buffering=0, closefd=False) as f:
-            return f.readall()
-    finally:
-        os.close(fd)
+    """A log file's bytes, read only if it is a regular file (a FIFO, device or socket is
+    never opened: see ``_files``) of at most ``max_bytes``."""
+
+    def refuse(problem: FileRefusal, detail: str) -> SessionFormatError:
+        if problem == "too-large":
+            return _too_big(p, max_bytes)
+        return SessionFormatError(
+            f"is {detail}, not a regular file; a session log is a regular file, so it is not read",
+            path=p,
+        )
+
+    return read_regular_file(p, max_bytes, refuse)
 
 
 def read_log(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import orjson
 
 from .._codec import KNOWN_VERSIONS, dumps_json, loads_line
+from .._files import FileRefusal, read_regular_file
 from ._summary import SUMMARY_KEYS
 
 CACHE_RELPATH = Path("storages") / "ctxsdk" / "index.json"
@@ -21,7 +21,6 @@ CACHE_RELPATH = Path("storages") / "ctxsdk" / "index.json"
 _CACHE_FORMAT = "ctxsdk.workspace-index"
 _CACHE_VERSION = 2  # bump when what a summary holds, or how it is computed, changes
 _MAX_CACHE_BYTES = 256 << 20  # a larger index file is not read (it is rebuilt)
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 _LO, _HI = -(2**63), 2**63 - 1  # a cached int must fit the listing's Int64 columns
 
@@ -63,27 +62,24 @@ def _reader_tag(max_bytes: int) -> str:
     return f"{__version__}/{_CACHE_VERSION}/{versions}/{max_bytes}"
 
 
+class _Stale(Exception):
+    """An index file that is not read (not a regular file, or too large): it is rebuilt."""
+
+
+def _stale(problem: FileRefusal, detail: str) -> _Stale:
+    return _Stale(detail)
+
+
 def _read_index_file(path: Path) -> bytes | None:
     """The index file's bytes, or None when it is not a regular file (a FIFO is never waited
     on), larger than ``_MAX_CACHE_BYTES`` or unreadable; a missing one raises
     ``FileNotFoundError``."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        return read_regular_file(path, _MAX_CACHE_BYTES, _stale)
     except FileNotFoundError:
         raise
-    except OSError:
+    except (OSError, _Stale):
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_CACHE_BYTES:
-            return None
-        with open(fd, "rb", buffering=0, closefd=False) as f:
-            data = f.read(_MAX_CACHE_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) <= _MAX_CACHE_BYTES else None
 
 
 class Index:

@@ -13,7 +13,8 @@ from ..._display import Rendered
 from ..._gc import gc_paused
 from ..._progress import Progress, resolve_progress
 from ...errors import InvalidArgument, NotFound
-from .._codec import Compression, file_kind
+from .._codec import Compression
+from .._files import file_kind
 from .._layout import dsh_home as dsh_home_path
 from .._layout import sessions_root
 from ._cache import CACHE_RELPATH, Index

@@ -9,6 +9,7 @@ from typing import Any
 
 from ...errors import NotFound, SessionFormatError
 from .._codec import DecodedLog, frame_spans, loads_line, read_log
+from .._files import FileRefusal, open_regular_file
 from .._layout import decode_segment
 from .._replay import replay_log
 from ._walk import Found, generation
@@ -40,7 +41,10 @@ by default; ``Session.open(path, max_bytes=...)`` sets another), ``Workspace.ope
 workspace's cap."""
 
 _PEEK_BYTES = 1 << 20  # what an unreadable log's header peek reads, and decodes, at most
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _not_peeked(problem: FileRefusal, detail: str) -> Exception:
+    return ValueError(detail)  # caught below: a file that is not a regular one has no header
 
 
 def read_row(item: Found, max_bytes: int = LISTING_MAX_BYTES) -> tuple[dict[str, Any], bool]:
@@ -110,13 +114,8 @@ def _peek_header(path: Path) -> dict[str, Any]:
     """Whatever the header line of an unreadable log still says (best effort, never raises,
     never blocks on a FIFO, and never decodes more than ``_PEEK_BYTES``)."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return {}
+        with open_regular_file(path, _not_peeked) as fd:
             head = os.read(fd, _PEEK_BYTES)
-        finally:
-            os.close(fd)
         if head[:4] == b"\x28\xb5\x2f\xfd":
             import zstandard
 
