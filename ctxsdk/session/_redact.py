@@ -42,6 +42,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InvalidArgument
+from ._secret_contexts import find_in_context
 from ._secret_labels import find_labelled
 from ._secret_shapes import (
     PROVIDER_KINDS,
@@ -138,6 +139,7 @@ def _spans(text: str) -> list[Span]:
     """Every finding, overlaps merged: a merged span takes the most specific kind."""
     found = [*find_pem(text), *find_providers(text), *find_connection_strings(text)]
     found.extend(find_labelled(text))
+    found.extend(find_in_context(text))
     if not found:
         return []
     found.sort(key=lambda s: (s[0], -s[1]))

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 from ._secret_shapes import Span, looks_random
 
-__all__ = ["find_labelled"]
+__all__ = ["find_labelled", "is_placeholder", "key_strength", "secret_looking"]
 
 _KIND = "labelled"
 
@@ -39,7 +39,7 @@ _WORD = re.compile(
     # the lookahead on the first character lets the scan skip most positions in C
     r"(?=[PpSsTtAaKkCcBb 密秘口令私])"
     r"(?:(?i:passwords?|passwd|passphrase|pwd|pass|secrets?|tokens?|api[_-]?keys?|keys?"
-    r"|credentials?|creds|auth|bearer)"
+    r"|credentials?|creds|auth|bearer|pat)"
     r"|(?:API|api)?[ ]?(?:密码|密钥|秘钥|口令|令牌|私钥))"
     # Only where a value can follow (an assignment, "is", or a long bare word): most
     # mentions of "key" or "token" in text and code are skipped here, in C.
@@ -80,7 +80,17 @@ _SECRET_PHRASE_BEFORE = _KEY_SECRET_BEFORE | {"refresh", "bearer", "id", "person
 # What may follow a key: an optional closing quote (or `"]`), then an assignment.
 _AFTER_KEY = re.compile(
     r"(?P<close>\\?[\"'`]\]?|\])?"
-    r"(?P<op>[ \t]*+(?::=|=>|==|[=:＝：])[ \t]*+|[ \t]++(?:is|was|are)[ \t]++|(?:是|为)[ \t]*+)"
+    # a typed declaration first: API_KEY: &str = "…", apiKey: string = "…"
+    r"(?:(?P<typed>[ \t]*+:[ \t]++[&\w<>\[\]|.,']{1,40}?(?:[ \t]++[&\w<>\[\]|.,']{1,20}?)?"
+    r"[ \t]++=)(?![=>])[ \t]*+"
+    r"|(?P<op>[ \t]*+(?::=|=>|==|[=:＝：])[ \t]*+|[ \t]++(?:is|was|are)[ \t]++|(?:是|为)[ \t]*+))"
+)
+# Where an unquoted value ends: whitespace, or CJK text (after an English label); after a
+# Chinese label only CJK punctuation ends it (密码：青山绿水8133@ is a password).
+_CJK_STOP = re.compile(r"[\s\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]")
+# A code reference with a literal fallback: process.env.X || 'literal', getenv(X) or "literal"
+_FALLBACK = re.compile(
+    r"[ \t]*+(?:\|\||\?\?|\bor\b)[ \t]*+(?P<q>[\"'`])(?P<lit>[^\"'`\n]{4,200}+)(?P=q)"
 )
 _FLAG_AFTER = re.compile(r"(?:=|[ \t]++)")
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "「": "」", "『": "』", "‘": "’"}
@@ -99,6 +109,20 @@ _PLACEHOLDER_WORDS = frozenset(
 _PLACEHOLDER_STARTS = ("<", "${", "$(", "{", "%", "[redacted", "[", "your", "!", "…", "...")
 
 
+_STAND_IN = re.compile(
+    r"(.)\1{5}|your[-_]|[-_]here\b|redacted|example|replace[-_ ]?me|change[-_ ]?me"
+    r"|insert[-_ ]|fill[-_ ]?in|^[a-z]++(?:_[a-z]++)++$"  # new_password: a variable's name
+)
+_REFERENCES = (
+    "op://", "vault:", "vault://", "arn:", "ssm:", "sm://", "secretsmanager:", "keyvault:",
+    "azurekeyvault:", "gcp-secret:", "secret://", "env:", "file:", "/run/secrets/",
+)  # fmt: skip
+_TYPE = re.compile(
+    r"&(?:'[a-z]+ )?(?:mut )?[a-z][\w:]*+|(?:optional|option|union)\[.*\]|[a-z]+\[.*\]"
+    r"|(?:str|string|bytes|secretstr|secret|int|text|char\*|const char\*)(?:[ ]?\|[ ]?none)?[)]?"
+)
+
+
 def _parts(key: str) -> list[str]:
     return [p.lower() for p in _PARTS.findall(key)]
 
@@ -112,7 +136,13 @@ def _key_strength(key: str, word: str, before_word: str) -> int:
     if not parts:
         return 0
     last = parts[-1]
-    prev = parts[-2] if len(parts) > 1 else before_word
+    # A word before the key, across a space, counts only when it names a credential
+    # ("API key: …"); "restored from key: …" is prose.
+    prev = (
+        parts[-2]
+        if len(parts) > 1
+        else (before_word if before_word in _SECRET_PHRASE_BEFORE else "")
+    )
     if last in ("keys", "tokens", "secrets", "passwords"):
         return 0  # a collection or a count (max_tokens, api_keys: [...])
     if last in ("key", "keys"):
@@ -125,6 +155,8 @@ def _key_strength(key: str, word: str, before_word: str) -> int:
         return 0
     if last == "pass":
         return 2 if len(parts) > 1 or key.isupper() else 0
+    if last == "pat":  # a personal access token: GITHUB_PAT, AZURE_DEVOPS_EXT_PAT
+        return 2 if len(parts) > 1 and key.isupper() else 0
     if last in _STRONG:
         return 2
     if any(last.endswith(s) for s in ("password", "passwd", "token", "secret", "apikey")):
@@ -146,6 +178,12 @@ def _env_line(text: str, key_start: int, key: str, op: str) -> bool:
     )
 
 
+def _indented(text: str, key_start: int) -> bool:
+    """The key starts an indented line (YAML nesting), not a sentence."""
+    lead = text[text.rfind("\n", 0, key_start) + 1 : key_start]
+    return bool(lead) and not lead.strip(" \t-")
+
+
 def _line_start(text: str, key_start: int) -> bool:
     line_start = text.rfind("\n", 0, key_start) + 1
     lead = text[line_start:key_start].strip(" \t-\"'")
@@ -158,8 +196,12 @@ def _placeholder(value: str) -> bool:
         return True
     if v in _PLACEHOLDER_WORDS or v.startswith(_PLACEHOLDER_STARTS):
         return True
-    if "..." in v or "…" in v or re.search(r"(.)\1{5}|your[-_]|[-_]here\b|redacted", v):
-        return True  # a shortened or masked display (sk-abc...xyz, ghp_xxxxxx)
+    if "..." in v or "…" in v or _STAND_IN.search(v):
+        return True  # a stand-in, or a shortened or masked display (sk-abc...xyz, ghp_xxxx)
+    if v.startswith(_REFERENCES):
+        return True  # where the secret is kept (op://…, vault:…, arn:aws:secretsmanager:…)
+    if _TYPE.fullmatch(v):
+        return True  # a type (password: &str, token: Optional[str])
     if len(v) <= 12 and v.endswith(("-", "_")):
         return True  # a bare prefix (sk-ant-), not a key
     if v.startswith("$") and re.fullmatch(r"\$\{?[a-z_][a-z0-9_]*\}?", v):
@@ -181,8 +223,9 @@ def _secret_looking(value: str) -> bool:
     return not (m and ("(" in value or "[" in value))
 
 
-def _read_value(text: str, start: int) -> tuple[int, int, bool] | None:
-    """(start, end, quoted) of the value that begins at ``start``."""
+def _read_value(text: str, start: int, cjk: bool = False) -> tuple[int, int, bool] | None:
+    """(start, end, quoted) of the value that begins at ``start`` (``cjk``: after a Chinese
+    label, where CJK characters may be part of the value)."""
     if start >= len(text):
         return None
     escaped = text.startswith('\\"', start) or text.startswith("\\'", start)
@@ -198,7 +241,7 @@ def _read_value(text: str, start: int) -> tuple[int, int, bool] | None:
         if end == body:
             return None  # ""
         start = body  # no closing quote on the line: read it as unquoted
-    m = _VALUE_STOP.search(text, start, min(len(text), start + 300))
+    m = (_CJK_STOP if cjk else _VALUE_STOP).search(text, start, min(len(text), start + 300))
     end = m.start() if m else min(len(text), start + 300)
     while end > start and text[end - 1] in _TRAILING:
         end -= 1
@@ -275,11 +318,16 @@ def _judge(
     text: str, key_start: int, key: str, word: str, op: str, value_at: int, strength: int,
     flag: bool,
 ) -> Span | None:  # fmt: skip
-    read = _read_value(text, value_at)
+    cjk_label = any("\u4e00" <= ch <= "\u9fff" for ch in word)
+    read = _read_value(text, value_at, cjk=cjk_label)
     if read is None:
         return None
     v_start, v_end, quoted = read
     value = text[v_start:v_end]
+    fallback = None if quoted else _FALLBACK.match(text, v_end)
+    if fallback is not None:  # the literal is the value, judged as a quoted one
+        v_start, v_end, quoted = fallback.start("lit"), fallback.end("lit"), True
+        value = fallback.group("lit")
     if _placeholder(value):
         return None
     op = op.strip()
@@ -289,7 +337,12 @@ def _judge(
         ok = _machine_made(value)
     elif op in _PROSE_OPS:  # "the password is …"
         ok = len(value) >= 6 and (looks_random(value) or _secret_looking(value))
-    elif not quoted and len(_parts(key)) > 1 and op == ":" and _multiword(text, key_start, v_end):
+    elif (
+        not quoted
+        and op == ":"
+        and (len(_parts(key)) > 1 or _indented(text, key_start))
+        and _multiword(text, key_start, v_end)
+    ):
         # YAML "db_token: correct horse battery 9": a compound key's value runs to the line end
         end = _value_end(text, key_start, op, v_start, v_end)
         return v_start, end, _KIND
@@ -327,7 +380,7 @@ def _word_before(text: str, key_start: int) -> str:
 
 
 # Every alternative of _WORD starts with one of these (in lower case).
-_STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "api")
+_STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "api", "pat")
 _CJK_STEMS = ("密码", "密钥", "秘钥", "口令", "令牌", "私钥")
 
 
@@ -375,57 +428,21 @@ def find_labelled(text: str) -> Iterator[Span]:
             after = _FLAG_AFTER.match(text, m.end())
         if after is None:
             continue
-        op = after.groupdict().get("op") or after.group(0)
+        op = (
+            "="
+            if after.groupdict().get("typed")
+            else (after.groupdict().get("op") or after.group(0))
+        )
         span = _judge(text, key_start, key, m.group(0), op, after.end(), strength, flag)
         if span is not None:
             yield span
-    yield from _auth_headers(text)
-    yield from _xml_values(text)
-    yield from _user_passwords(text)
 
 
-# ``curl -u user:pass``, ``--user user:pass`` and ``.netrc``'s ``login u password p``.
-_USER_PASS = re.compile(
-    r"(?=[-l])(?:(?<![\w-])(?:-u|--user)[ \t=]++[\"']?+[^\s:\"']{1,100}+:(?P<pw>[^\s\"']{1,200}+)"
-    r"|(?<![\w-])login[ \t]++\S{1,100}+[ \t]++password[ \t]++(?P<netrc>\S{1,200}+))"
-)
+# For the finders that read a credential from where it sits (``_secret_contexts``).
+is_placeholder = _placeholder
+secret_looking = _secret_looking
 
 
-def _user_passwords(text: str) -> Iterator[Span]:
-    for m in _USER_PASS.finditer(text):
-        group = "pw" if m.group("pw") is not None else "netrc"
-        if not _placeholder(m.group(group)):
-            yield m.start(group), m.end(group), _KIND
-
-
-_AUTH = re.compile(
-    r"(?=[BbTt])(?i:\b(?P<scheme>bearer|basic|token))[ \t]++(?P<value>[A-Za-z0-9._~+/-]{16,}+=*+)"
-)
-
-
-def _auth_headers(text: str) -> Iterator[Span]:
-    """``Bearer <token>`` / ``Basic <base64>`` / ``token <pat>`` credentials."""
-    for m in _AUTH.finditer(text):
-        value = m.group("value")
-        if _placeholder(value):
-            continue
-        if (
-            m.group("scheme").lower() == "token"
-            and "authorization" not in text[max(0, m.start() - 40) : m.start()].lower()
-        ):
-            continue
-        if looks_random(value) or "." in value.strip("."):
-            yield m.start("value"), m.end("value"), _KIND
-
-
-_XML = re.compile(r"<(?P<tag>[A-Za-z_][\w.-]{0,40}+)>(?P<value>[^<\n]{4,200}+)</(?P=tag)>")
-
-
-def _xml_values(text: str) -> Iterator[Span]:
-    """``<password>…</password>`` and the like."""
-    if "</" not in text:
-        return
-    for m in _XML.finditer(text):
-        tag = m.group("tag")
-        if _key_strength(tag, tag, "") == 2 and not _placeholder(m.group("value")):
-            yield m.start("value"), m.end("value"), _KIND
+def key_strength(name: str) -> int:
+    """2 when ``name`` (a tag, an attribute, a cookie) names a credential, 1 when it may."""
+    return _key_strength(name, name, "")

@@ -126,11 +126,21 @@ _SHAPES: tuple[_Shape, ...] = (
     _Shape("atlassian", r"ATATT3[A-Za-z0-9_=-]{100,}+"),
     _Shape("alibaba", r"LTAI[A-Za-z0-9]{12,20}" + _END, _random_after(4)),
     _Shape("tencent", r"AKID[A-Za-z0-9]{32}" + _END),
-    _Shape("telegram", r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _END),
+    _Shape("telegram", r"(?:bot)?[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _END),
+    _Shape(
+        "discord",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/"
+        r"[A-Za-z0-9_-]{60,}+",
+    ),
+    _Shape("dockerhub", r"dckr_pat_[A-Za-z0-9_-]{27,}+" + _END),
+    _Shape("artifactory", r"AKCp[A-Za-z0-9]{69,}+" + _END),
+    _Shape(
+        "tailscale", r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}+-[A-Za-z0-9]{20,}+"
+    ),
     _Shape("discord", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _END),
     _Shape("azure-ad", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}" + _END),
     _Shape("supabase", r"sbp_[0-9a-f]{40}" + _END),
-    _Shape("notion", r"(?:secret|ntn)_[A-Za-z0-9]{43}" + _END, _random_after(4)),
+    _Shape("notion", r"(?:secret|ntn)_[A-Za-z0-9]{40,50}" + _END, _random_after(4)),
     _Shape("figma", r"figd_[A-Za-z0-9_-]{40}" + _END),
     _Shape("facebook", r"EAA[A-Za-z0-9]{90,}+" + _END, _random_after(3)),
     _Shape("fireworks", r"fw_[A-Za-z0-9]{24,}+" + _END, _random_after(3)),
@@ -241,9 +251,24 @@ _PEM_END = re.compile(r"-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-
 _PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=:, \t\r\n]|-(?!----)|\\[nrt])*+")
 
 
+# A PuTTY key file: its private lines are the secret (the public lines are not).
+_PUTTY = re.compile(
+    r"Private-Lines:[ \t]*+[0-9]{1,3}+\r?\n(?P<body>(?:[A-Za-z0-9+/=]{1,200}+\r?\n?){1,100}+)"
+)
+
+
+def _find_putty(text: str) -> Iterator[Span]:
+    if "PuTTY-User-Key-File" not in text:
+        return
+    for m in _PUTTY.finditer(text):
+        yield m.start("body"), m.end("body"), "private-key"
+
+
 def find_pem(text: str) -> Iterator[Span]:
-    """Spans of PEM / OpenSSH / PGP private key blocks. A block whose END is missing (a
-    key cut off by a clipped tool output) ends where its base64 body ends."""
+    """Spans of PEM / OpenSSH / PGP private key blocks (and a PuTTY key's private lines). A
+    block whose END is missing (a key cut off by a clipped tool output) ends where its base64
+    body ends."""
+    yield from _find_putty(text)
     if "PRIVATE KEY" not in text:
         return
     pos = 0
@@ -278,7 +303,8 @@ def find_pem(text: str) -> Iterator[Span]:
 # scheme://user:password@host, for the schemes that carry credentials. The password is the
 # secret; the user and host stay.
 _URL_CREDS = re.compile(
-    r"(?=[A-Za-z])(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}+://"
+    # the scan starts at the literal "://" (fast); a scheme's letter must come right before
+    r"://(?<=[A-Za-z0-9+.-]://)"
     r"(?P<user>[^\s:/@?#'\"<>]{0,100}+):(?P<pw>[^\s/@'\"<>]{1,200}+)@"
     r"(?=[A-Za-z0-9\[])"
 )
@@ -287,6 +313,13 @@ _KV_CREDS = re.compile(
     r"(?i)(?=[PpAaSs])(?<![A-Za-z0-9])(?P<key>password|pwd|accountkey|sharedaccesskey|sharedaccesssignature)"
     r"[ \t]*+=[ \t]*+(?P<value>\"[^\"\n]{1,200}+\"|'[^'\n]{1,200}+'|[^;&\s\"'<>]{1,300}+)"
 )
+# Oracle's user/password@host (JDBC thin, SQL*Plus): no scheme before the user.
+_ORACLE_CREDS = re.compile(
+    r"(?:jdbc:oracle:[a-z]{1,10}+:|(?<![\w-])sqlplus[ \t]++(?:-[A-Za-z][ \t]++)*+)"
+    r"[A-Za-z0-9_$#]{1,60}+/(?P<pw>[^\s@/'\"<>]{1,200}+)@"
+)
+# An Azure (or S3-style) pre-signed URL's signature.
+_URL_SIG = re.compile(r"[?&](?:sig|X-Amz-Signature|Signature)=(?P<pw>[A-Za-z0-9%+/=._-]{20,}+)")
 _URL_PLACEHOLDERS = frozenset(
     {"password", "pass", "passwd", "pwd", "secret", "pw", "***", "****", "...", "xxx", "x"}
 )
@@ -319,6 +352,11 @@ def find_connection_strings(text: str) -> Iterator[Span]:
         for m in _URL_CREDS.finditer(text):
             if not _placeholder_password(m.group("pw")):
                 yield m.start("pw"), m.end("pw"), "connection-string"
+    for rx, words in ((_ORACLE_CREDS, ("oracle", "sqlplus")), (_URL_SIG, ("ig=", "ature="))):
+        if any(w in text for w in words):
+            for m in rx.finditer(text):
+                if not _placeholder_password(m.group("pw")):
+                    yield m.start("pw"), m.end("pw"), "connection-string"
     if "=" in text:
         for m in _KV_CREDS.finditer(text):
             value = m.group("value")
