@@ -386,3 +386,13 @@ def test_bad_input_raises_ctxsdk_errors_or_returns_structured_ones() -> None:
     assert code(reg.dispatch(["echo"], "{}")) == "unknown_tool"  # type: ignore[arg-type]
     assert reg.dispatch("echo", b'{"text": "b"}')["echo"] == "b"  # type: ignore[arg-type]
     assert not is_error([])  # type: ignore[arg-type]
+
+
+def test_an_error_that_quotes_the_arguments_withholds_credentials_and_controls() -> None:
+    reg = default_registry()
+    name = next(iter(reg)).name
+    token = "gh" + "p_" + "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zC3dE5"
+    out = reg.dispatch(name, json.dumps([f"use {token}\x1b[2J\u202e now"]))
+    message = out["error"]["message"]
+    assert token not in message and "[REDACTED:github]" in message
+    assert "\x1b" not in message and "\u202e" not in message

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pydantic import BaseModel, ValidationError
 
 from ..errors import NotFound, ToolError
+from ..session import model_safe
 from ._schema import check_schema, schema_errors
 
 if TYPE_CHECKING:
@@ -77,7 +78,9 @@ class Tool:
 
 
 def _error(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
+    # A message may quote the model's arguments or an exception's text: both can hold a
+    # credential or control characters, and both go back to the model.
+    return {"error": {"code": code, "message": model_safe(message)}}
 
 
 def is_error(result: Mapping[str, Any]) -> bool:
