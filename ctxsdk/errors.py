@@ -207,7 +207,9 @@ class TokenizerDataMissing(DataMissing):
 
 
 class ImportFormatError(CtxError, ValueError):
-    """A record of a foreign log format (OpenAI, Anthropic, Claude Code, ...) that is unreadable."""
+    """A record of a foreign log format (OpenAI, Anthropic, Claude Code, ...) that is unreadable,
+    or a file an importer will not read: not a regular file (a FIFO, a device, a directory),
+    or larger than its ``max_bytes``."""
 
 
 class NotFound(CtxError, KeyError):

@@ -1022,3 +1022,146 @@ def test_a_deep_claude_code_line_and_deep_messages_in_memory_are_refused(tmp_pat
     ok = tmp_path / "ok.json"
     ok.write_text('[{"role": "user", "content": "hi", "meta": ' + _nest_text(100) + "}]")
     assert len(import_file("openai", ok).messages()) == 1
+
+
+# --- what an importer is handed: only a regular file, and at most max_bytes of it -----------
+#
+# A FIFO would block a plain open() for ever and /dev/zero never ends, so these run in a child
+# process with a timeout (and an address-space limit): a regression fails instead of hanging.
+
+_TIMEOUT = 60.0
+
+_IMPORT_CHILD = r"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+import ctxsdk as cx
+from ctxsdk.session.importers import import_file
+out = []
+for fmt in ("openai", "anthropic", "claude-code", "swe-agent", "locomo"):
+    try:
+        import_file(fmt, sys.argv[1])
+    except Exception as exc:
+        out.append([fmt, type(exc).__name__, str(exc), isinstance(exc, cx.errors.CtxError)])
+    else:
+        out.append([fmt, None, "imported", False])
+print(json.dumps(out))
+"""
+
+
+def _run_child(*argv: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, *argv],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=_TIMEOUT,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{argv[-1]}: no answer within {_TIMEOUT:.0f} s (hung)")
+    return proc
+
+
+def _not_regular(tmp_path: Path) -> dict[Path, str]:
+    """Path -> what its error must call it, for what this platform has."""
+    import os
+
+    out: dict[Path, str] = {}
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo.jsonl")
+        out[tmp_path / "fifo.jsonl"] = "a FIFO (named pipe)"
+        os.symlink(tmp_path / "fifo.jsonl", tmp_path / "to-fifo.json")
+        out[tmp_path / "to-fifo.json"] = "a FIFO (named pipe)"
+    (tmp_path / "dir.traj").mkdir()
+    out[tmp_path / "dir.traj"] = "a directory"
+    if os.path.exists("/dev/zero"):
+        os.symlink("/dev/zero", tmp_path / "zero.json")
+        out[tmp_path / "zero.json"] = "a character device"
+    return out
+
+
+def test_every_importer_refuses_a_path_that_is_not_a_regular_file(tmp_path: Path) -> None:
+    for path, kind in _not_regular(tmp_path).items():
+        proc = _run_child("-c", _IMPORT_CHILD, str(path))
+        assert proc.returncode == 0, (path, proc.stderr[-2000:])
+        for fmt, name, message, is_ctx in json.loads(proc.stdout.strip().splitlines()[-1]):
+            assert is_ctx and name == "ImportFormatError", (fmt, path, name, message)
+            assert message.startswith(f"{path}: is {kind}, not a regular file"), (fmt, message)
+
+
+def test_every_importer_reads_at_most_max_bytes(tmp_path: Path) -> None:
+    from ctxsdk.errors import InvalidArgument
+    from ctxsdk.session.importers import MAX_IMPORT_BYTES
+
+    assert MAX_IMPORT_BYTES == 256 << 20
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(OPENAI_CHAT))
+    size = chat.stat().st_size
+    for fmt in FORMATS:
+        with pytest.raises(ImportFormatError) as err:
+            import_file(fmt, chat, max_bytes=size - 1)
+        msg = str(err.value)
+        assert msg.startswith(f"{chat}: is {size:,} bytes, more than {size - 1} bytes"), msg
+        assert f"max_bytes={size - 1}" in msg and "pass a larger max_bytes=" in msg
+    assert len(import_file("openai", chat, max_bytes=size).messages()) == 8  # and the head
+    with pytest.raises(ImportFormatError, match="more than 10 bytes"):
+        from_swe_agent(chat, max_bytes=10)
+    with pytest.raises(ImportFormatError, match="more than 10 bytes"):
+        from_claude_code(chat, max_bytes=10)
+    with pytest.raises(ImportFormatError, match="more than 10 bytes"):
+        from_locomo(chat, max_bytes=10)
+    for bad in (0, -1, 1.5, "1", True):
+        with pytest.raises(InvalidArgument, match="max_bytes must be a positive number"):
+            import_file("openai", chat, max_bytes=bad)
+
+
+def test_an_unreadable_import_is_unreadable_naming_it(tmp_path: Path) -> None:
+    import os
+
+    from ctxsdk.errors import Unreadable
+
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(OPENAI_CHAT))
+    chat.chmod(0)
+    try:
+        if os.access(chat, os.R_OK):
+            pytest.skip("this process reads any file (root)")
+        with pytest.raises(Unreadable, match=f"{chat}: permission denied"):
+            import_file("openai", chat)
+    finally:
+        chat.chmod(0o600)
+
+
+def test_cli_import_of_a_fifo_or_a_large_file_is_one_line(tmp_path: Path) -> None:
+    import os
+
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(OPENAI_CHAT))
+    out = tmp_path / "out"
+    cases: list[tuple[list[str], str]] = [
+        (["openai", str(chat), "-o", str(out), "--max-bytes", "100"], "pass a larger --max-bytes"),
+        (["openai", str(chat), "-o", str(out), "--max-bytes", "0"], "--max-bytes must be"),
+    ]
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo.json")
+        cases.append((["claude-code", str(tmp_path / "fifo.json"), "-o", str(out)], "FIFO"))
+    for argv, words in cases:
+        proc = _run_child("-m", "ctxsdk", "import", *argv)
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ctxsdk: error: "), (argv, proc.stderr)
+        assert words in lines[0], (argv, lines[0])
+        assert "max_bytes" not in lines[0], lines[0]  # the command line's terms
+    assert not out.exists()
+    proc = _run_child("-m", "ctxsdk", "import", "openai", str(chat), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    proc = _run_child(
+        "-m", "ctxsdk", "import", "openai", str(chat), "-o", str(out), "--force",
+        "--max-bytes", str(chat.stat().st_size),
+    )  # fmt: skip
+    assert proc.returncode == 0 and "imported 8 messages" in proc.stdout, proc.stderr

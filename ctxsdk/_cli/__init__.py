@@ -264,6 +264,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="LoCoMo conversation: an index or a sample id such as conv-26 (default 0)",
     )
     c.add_argument("--force", action="store_true", help="replace an existing output file")
+    c.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="N",
+        help="read at most N bytes of the file (default 268435456, 256 MiB)",
+    )
     c.set_defaults(fn=cmd_import)
 
     c = command("bench", "run a benchmark (table to stdout, optional JSON)")

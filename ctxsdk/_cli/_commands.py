@@ -296,6 +296,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             "say where to write the session: -o FILE|DIR, or --home DIR to place it in a DSH home"
         )
     options: dict[str, Any] = {}
+    if args.max_bytes is not None:
+        options["max_bytes"] = args.max_bytes
     if args.format == "locomo":
         options["conversation"] = 0 if args.conversation is None else args.conversation
     s = import_file(args.format, Path(args.path).expanduser(), **options)

@@ -86,6 +86,13 @@ _CLI_TERMS: list[tuple[str, str]] = [
     ("open one by path with Session.open(path)", "name one by its path"),
     ("conversation= applies to locomo only", "--conversation applies to locomo only"),
     ("sessions(refresh=True)", "`ctxsdk sessions --refresh`"),
+    # The byte caps of a read.
+    (
+        "pass a larger max_bytes= (import_file(format, path, max_bytes=...) or the importer's own)",
+        "pass a larger --max-bytes N",
+    ),
+    ("max_bytes must be a positive", "--max-bytes must be a positive"),
+    ("(the default is MAX_IMPORT_BYTES = ", "(the default is "),
     # A log whose seq/time were stripped (the harness's snapshot fixtures).
     ("open with normalized=True", "pass --normalized"),
     (" unless normalized=False", ""),
@@ -102,6 +109,11 @@ _CLI_TERMS: list[tuple[str, str]] = [
     ),
 ]
 _CLI_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # A cap the command line sets with --max-bytes (a bundle store's cap it does not set).
+    (
+        re.compile(r"\(max_bytes=(\d+)\), the most (an import reads|one read takes)"),
+        r"(--max-bytes \1), the most \2",
+    ),
     (re.compile(r"\b1 (session|event|message|turn)s\b"), r"1 \1"),
     # Assembly: ``set(170, 'full')`` is ``--set 170=full`` here.
     (re.compile(r"\bset\((\w+), '(full|key|off)'\)"), r"--set \1=\2"),

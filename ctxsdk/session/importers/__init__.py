@@ -13,7 +13,9 @@ Message ids come from the source (a Claude Code ``uuid``, ``openai:<index>``,
 ``swe:<file stem>:<index>``, ``locomo:<sample_id>:<dia_id>``), times from its timestamps or
 a deterministic clock, and each imported record leaves an ignorable ``ctxsdk/import`` event
 that the harness skips. Unreadable input raises ``ImportFormatError``
-naming the file, the record and what is wrong.
+naming the file, the record and what is wrong; a path that is not a regular file (a FIFO, a
+device, a directory), or a file larger than ``max_bytes`` (``MAX_IMPORT_BYTES``, 256 MiB, by
+default; every importer takes ``max_bytes=``), is refused before it is read.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from ..._public import publish
 from ._chat import from_messages
 from ._claude_code import from_claude_code
+from ._common import MAX_IMPORT_BYTES
 from ._dispatch import FORMATS, import_file
 from ._emit import IMPORT_EVENT
 from ._locomo import from_locomo
@@ -30,6 +33,7 @@ from ._swe_agent import from_swe_agent
 __all__ = [
     "FORMATS",
     "IMPORT_EVENT",
+    "MAX_IMPORT_BYTES",
     "from_claude_code",
     "from_locomo",
     "from_messages",

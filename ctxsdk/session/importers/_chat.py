@@ -10,12 +10,12 @@ from typing import Any, Literal
 from .._session import Session
 from ._anthropic import anthropic_items, anthropic_tool, system_blocks
 from ._common import (
+    MAX_IMPORT_BYTES,
     JsonDict,
     fail,
-    load_json,
     load_json_line,
-    source_name,
-    source_path,
+    parse_json,
+    read_source,
     well_formed,
 )
 from ._emit import build_session
@@ -101,20 +101,22 @@ def _fingerprint(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, skipkeys=True, default=repr)
 
 
-def load_chat_file(format: ChatFormat, path: str | Path, **options: Any) -> Session:
+def load_chat_file(
+    format: ChatFormat, path: str | Path, *, max_bytes: int = MAX_IMPORT_BYTES, **options: Any
+) -> Session:
     """A JSON file holding a list of messages, or an object ``{messages, system?, tools?,
-    model?}``; ``.jsonl``: one message per line."""
-    p = source_path(path)
-    name = source_name(p)
+    model?}``; ``.jsonl``: one message per line. At most ``max_bytes`` of it are read."""
+    p, data = read_source(path, max_bytes)
+    name = p.name
     if p.suffix == ".jsonl":
         messages: Any = []
-        for n, raw in enumerate(p.read_bytes().split(b"\n"), 1):
+        for n, raw in enumerate(data.split(b"\n"), 1):
             if not raw.strip():
                 continue
             messages.append(load_json_line(raw, f"{name}, line {n}"))
         doc: Any = {"messages": messages}
     else:
-        doc = load_json(p)
+        doc = parse_json(data, name)
     if isinstance(doc, list):
         doc = {"messages": doc}
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):

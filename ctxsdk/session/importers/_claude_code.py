@@ -18,7 +18,15 @@ from typing import Any
 
 from .._session import Session
 from ._anthropic import FINISH, PROVIDER, assistant_blocks, usage_of, user_items
-from ._common import JsonDict, fail, get_dict, iso_ms, load_json_line, source_path
+from ._common import (
+    MAX_IMPORT_BYTES,
+    JsonDict,
+    fail,
+    get_dict,
+    iso_ms,
+    load_json_line,
+    read_source,
+)
 from ._emit import build_session
 from ._items import (
     DEFAULT_CREATED_AT,
@@ -40,18 +48,21 @@ _NOTICE = {"kind": "plugin", "plugin": "claude-code", "form": "notice"}
 _Record = tuple[int, JsonDict]  # (1-based line, record)
 
 
-def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Session:
+def from_claude_code(
+    path: str | Path, *, session_id: str | None = None, max_bytes: int = MAX_IMPORT_BYTES
+) -> Session:
     """A Claude Code JSONL transcript as a v3 DSH session (see the module docstring).
 
     Message ids are the records' ``uuid`` (``<uuid>#<k>`` for the extra messages of one
     record); times are the records' ``timestamp``. A sub-agent file (all records
     ``isSidechain``) becomes a session with ``origin: 'subagent'`` whose parent is the main
     session id; its own id is a UUID derived from the parent id and the ``agentId`` (the same
-    file, the same id), so that it shares no prefix with the parent's.
+    file, the same id), so that it shares no prefix with the parent's. At most ``max_bytes``
+    of the file are read (``MAX_IMPORT_BYTES`` by default).
     """
-    p = source_path(path)
+    p, data = read_source(path, max_bytes)
     name = p.name
-    records = _read(p)
+    records = _read(data, name)
     by_uuid: dict[str, _Record] = {}
     for n, rec in records:
         if rec.get("type") in ("user", "assistant") or "uuid" in rec:
@@ -75,7 +86,7 @@ def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Sess
     ]
     first = chain[0][1]
     sid = first.get("sessionId") if isinstance(first.get("sessionId"), str) else None
-    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()  # the bytes the records came from
     base = sid or stable_id("claude-code", digest)
     times = [iso_ms(r.get("timestamp"), _where(r, n, name)) for n, r in chain]
     known = [t for t in times if t is not None]
@@ -104,14 +115,14 @@ def from_claude_code(path: str | Path, *, session_id: str | None = None) -> Sess
     )
 
 
-def _read(p: Path) -> list[_Record]:
+def _read(data: bytes, name: str) -> list[_Record]:
     out: list[_Record] = []
-    for n, raw in enumerate(p.read_bytes().split(b"\n"), 1):
+    for n, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
-        rec = load_json_line(raw, f"{p.name}, line {n}", "is the line torn?")
+        rec = load_json_line(raw, f"{name}, line {n}", "is the line torn?")
         if not isinstance(rec, dict):
-            fail(f"{p.name}, line {n}", "a record must be a JSON object")
+            fail(f"{name}, line {n}", "a record must be a JSON object")
         out.append((n, rec))
     return out
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import re
@@ -11,13 +12,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ...errors import ImportFormatError, NotFound
+from ...errors import ImportFormatError, InvalidArgument, NotFound, Unreadable
 from .._codec import MAX_JSON_DEPTH, deep_path, json_path_text
+from .._files import read_regular_file, size_text
 from .._harness import fallback_title as harness_fallback_title
 
 __all__ = [
+    "MAX_IMPORT_BYTES",
     "JsonDict",
     "check_depth",
+    "check_import_bytes",
     "fail",
     "fallback_title",
     "get_dict",
@@ -29,6 +33,8 @@ __all__ = [
     "load_json_line",
     "media_block",
     "opt_str",
+    "parse_json",
+    "read_source",
     "source_name",
     "text_blocks",
     "verbatim_block",
@@ -159,14 +165,58 @@ def fallback_title(text: str) -> str | None:
     return harness_fallback_title(text) or None
 
 
-def source_path(path: str | Path) -> Path:
-    """An input file (``~`` expanded); a missing one is ``NotFound`` naming it."""
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise NotFound(
-            f"{p}: no such file to import" + (" (it is a directory)" if p.is_dir() else "")
+MAX_IMPORT_BYTES = 256 << 20
+"""The most an importer reads of one file by default (256 MiB): a transcript, a trajectory or
+a chat file is text a model read, and the largest real ones are tens of MB, while parsing a
+JSON file takes several times its size in memory. Every importer (and ``import_file``) takes
+``max_bytes=`` to read a larger one; ``ctxsdk import`` takes ``--max-bytes N``."""
+
+
+def check_import_bytes(max_bytes: Any) -> int:
+    """``max_bytes`` if it is a positive whole number of bytes, else ``InvalidArgument``."""
+    if type(max_bytes) is not int or max_bytes <= 0:
+        raise InvalidArgument(
+            f"max_bytes must be a positive number of bytes, not {max_bytes!r} (the default is "
+            f"MAX_IMPORT_BYTES = {MAX_IMPORT_BYTES}, {size_text(MAX_IMPORT_BYTES)})"
         )
-    return p
+    return max_bytes
+
+
+def read_source(path: str | Path, max_bytes: int = MAX_IMPORT_BYTES) -> tuple[Path, bytes]:
+    """An input file (``~`` expanded) and its bytes, read only if it is a regular file of at
+    most ``max_bytes`` (a FIFO is never waited on, a device never read): otherwise an
+    ``ImportFormatError`` naming it; a missing one is ``NotFound``, one this process may
+    not read ``Unreadable``."""
+    check_import_bytes(max_bytes)
+    p = Path(path).expanduser()
+
+    def refuse(problem: str, detail: str) -> ImportFormatError:
+        if problem == "too-large":
+            return ImportFormatError(
+                f"{p}: is {detail}, more than {size_text(max_bytes)} (max_bytes={max_bytes}), "
+                "the most an import reads of one file; if it is a real log, pass a larger "
+                "max_bytes= (import_file(format, path, max_bytes=...) or the importer's own)"
+            )
+        return ImportFormatError(
+            f"{p}: is {detail}, not a regular file; an import reads a regular file (a "
+            "transcript, a trajectory, a JSON file), so it was not read"
+        )
+
+    try:
+        return p, read_regular_file(p, max_bytes, refuse)
+    except FileNotFoundError:
+        raise NotFound(f"{p}: no such file to import") from None
+    except PermissionError as exc:
+        raise Unreadable(
+            f"{p}: permission denied ({exc.strerror}): this process may not read it; fix its "
+            "permissions (or its directory's), or read it as its owner",
+            path=p,
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            raise NotFound(f"{p}: no such file to import ({exc.strerror})") from None
+        what = "a symlink that cannot be followed" if exc.errno == errno.ELOOP else "unreadable"
+        raise ImportFormatError(f"{p}: {what} ({exc.strerror or exc}); nothing was read") from None
 
 
 def _too_deep(where: str, at: str) -> NoReturn:
@@ -189,24 +239,29 @@ def check_depth(value: Any, where: str, data: bytes | None = None) -> None:
         _too_deep(where, f", at {json_path_text(path)}")
 
 
-def load_json(path: str | Path) -> Any:
-    """A JSON file; a syntax error names the file, line and column, and a document nested
-    deeper than ``MAX_JSON_DEPTH`` is refused naming the file and the path to the deep part."""
-    p = source_path(path)
-    data = p.read_bytes()
+def load_json(path: str | Path, max_bytes: int = MAX_IMPORT_BYTES) -> Any:
+    """A JSON file (read by ``read_source``): see ``parse_json``."""
+    p, data = read_source(path, max_bytes)
+    return parse_json(data, p.name)
+
+
+def parse_json(data: bytes, name: str) -> Any:
+    """The JSON document of file ``name``; a syntax error names the file, line and column,
+    and a document nested deeper than ``MAX_JSON_DEPTH`` is refused naming the file and the
+    path to the deep part."""
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as exc:
         fail(
-            f"{p.name}, line {exc.lineno} column {exc.colno}",
+            f"{name}, line {exc.lineno} column {exc.colno}",
             f"not valid JSON ({exc.msg})",
             "check that the file is complete and was not truncated",
         )
     except UnicodeDecodeError as exc:
-        fail(p.name, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        fail(name, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
     except RecursionError:  # Python's parser recurses: ~1000 levels exhaust the stack
-        _too_deep(p.name, " (too deep for the JSON parser)")
-    check_depth(doc, p.name, data)
+        _too_deep(name, " (too deep for the JSON parser)")
+    check_depth(doc, name, data)
     return well_formed(doc) if _UNWRITABLE.search(data) else doc
 
 

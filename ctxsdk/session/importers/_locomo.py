@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._session import Session
-from ._common import JsonDict, fail, load_json, source_name, well_formed
+from ._common import MAX_IMPORT_BYTES, JsonDict, fail, load_json, source_name, well_formed
 from ._emit import build_session
 from ._items import AssistantItem, Item, Origin, UserItem
 
@@ -43,18 +43,23 @@ _EPOCH = 1_600_000_000_000  # only for a session whose date cannot be read
 
 
 def from_locomo(
-    data: list[Any] | str | Path, conversation: int | str = 0, *, session_id: str | None = None
+    data: list[Any] | str | Path,
+    conversation: int | str = 0,
+    *,
+    session_id: str | None = None,
+    max_bytes: int = MAX_IMPORT_BYTES,
 ) -> Session:
     """One LoCoMo conversation as a v3 DSH session (see the module docstring).
 
     ``data`` is the parsed ``locomo10.json`` list or its path; ``conversation`` is an index
     into it or a ``sample_id`` such as ``"conv-26"``. The session id is
-    ``locomo:<sample_id>``.
+    ``locomo:<sample_id>``. At most ``max_bytes`` of a file are read (``MAX_IMPORT_BYTES``
+    by default).
     """
     label = "locomo data"
     if isinstance(data, str | Path):
         label = str(source_name(data))
-        data = load_json(data)
+        data = load_json(data, max_bytes)
     if not isinstance(data, list):
         fail(label, "expected the list of LoCoMo samples (locomo10.json)")
     sample, index = _pick(data, conversation, label)

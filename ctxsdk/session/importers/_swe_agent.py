@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from .._session import Session
-from ._common import JsonDict, fail, get_list, load_json, source_name, source_path, text_blocks
+from ._common import (
+    MAX_IMPORT_BYTES,
+    JsonDict,
+    fail,
+    get_list,
+    parse_json,
+    read_source,
+    text_blocks,
+)
 from ._emit import build_session
 from ._items import (
     DEFAULT_CREATED_AT,
@@ -56,16 +64,18 @@ def from_swe_agent(
     session_id: str | None = None,
     model: str | None = None,
     context_edits: bool = True,
+    max_bytes: int = MAX_IMPORT_BYTES,
 ) -> Session:
     """A SWE-agent ``.traj`` file as a v3 DSH session (see the module docstring).
 
     Message ids are ``swe:<file stem>:<history index>``; the session id is
     ``swe:<file stem>``. ``model`` defaults to the replay config's model name, else
-    ``"unknown"``. ``context_edits=False`` keeps every observation as first shown.
+    ``"unknown"``. ``context_edits=False`` keeps every observation as first shown. At most
+    ``max_bytes`` of the file are read (``MAX_IMPORT_BYTES`` by default).
     """
-    p = source_path(path)
-    name = str(source_name(p))
-    doc = load_json(p)
+    p, data = read_source(path, max_bytes)
+    name = p.name
+    doc = parse_json(data, name)
     if not isinstance(doc, dict):
         fail(name, "a trajectory file holds one JSON object")
     history = get_list(doc, "history", name)
