@@ -158,6 +158,43 @@ def test_a_fifo_named_like_a_log_never_hangs_the_listing(home: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_session_dir_whose_log_is_a_fifo_is_refused_naming_it(home: Path) -> None:
+    """``Session.open(dir)`` picks the log by its name, the highest canonical generation, as
+    the harness and the listing do; a FIFO there is refused naming it, not passed over."""
+    proj = _project(home)
+    alone = proj / "alone"  # the FIFO is the only log
+    alone.mkdir()
+    os.mkfifo(alone / "session.v3.jsonl")
+    above = proj / "above"  # a readable v3 log, and a FIFO named like a later generation
+    above.mkdir()
+    shutil.copy(_sample_log(home), above / "session.v3.jsonl.zstd")
+    os.mkfifo(above / "session.v4.jsonl.zstd")
+    for d, fifo in ((alone, alone / "session.v3.jsonl"), (above, above / "session.v4.jsonl.zstd")):
+        with pytest.raises(errors.SessionFormatError) as err:
+            _within(lambda d=d: Session.open(d), unblock=_release_fifo(fifo))
+        assert str(err.value).startswith(f"{fifo}: is a FIFO (named pipe), not a regular file")
+        row = _bad_rows(Workspace(home, cache=False).sessions())[str(fifo)]  # the listing agrees
+        assert "FIFO" in row["error"], row
+    below = proj / "below"  # a FIFO named like an older generation: never read, as by the harness
+    below.mkdir()
+    shutil.copy(_sample_log(home), below / "session.v3.jsonl.zstd")
+    os.mkfifo(below / "session.v2.jsonl")
+    assert _within(lambda: Session.open(below)).path == below / "session.v3.jsonl.zstd"
+
+
+def test_a_session_dir_log_is_found_by_its_canonical_name_only(home: Path) -> None:
+    # As the harness's parseSessionFormatLogFilename: no ".v0", no leading zeros.
+    d = _project(home) / "odd-names"
+    d.mkdir()
+    for name in ("session.v0.jsonl.zstd", "session.v03.jsonl.zstd"):
+        shutil.copy(_sample_log(home), d / name)
+    with pytest.raises(errors.SessionFormatError, match="no session.jsonl"):
+        Session.open(d)
+    shutil.copy(_sample_log(home), d / "session.v3.jsonl.zstd")
+    assert Session.open(d).path == d / "session.v3.jsonl.zstd"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_a_fifo_index_cache_is_not_waited_on(home: Path) -> None:
     ws = Workspace(home)
     expected = ws.sessions()

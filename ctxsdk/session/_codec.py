@@ -1036,16 +1036,23 @@ def _decode_text(
 def resolve_log_path(path: str | Path) -> Path:
     """A session file, or the canonical file of a session directory (highest generation).
 
+    The log of a directory is chosen by name, as the harness (and the workspace listing)
+    choose it: the numerically highest canonical generation (no ``.v0``, no leading zeros),
+    whatever kind of file it is, so a FIFO or a directory with that name is then refused by
+    the read naming it, never passed over for an older generation or a "no log here".
+
     A directory whose highest generation is there in both encodings (``session.jsonl`` and
     ``session.jsonl.zstd``, or ``session.vN.jsonl`` and ``session.vN.jsonl.zstd``) is refused
     naming both: a harness root has one encoding and rejects the other, so which log is the
     session's cannot be told from the directory."""
+    from ._layout import is_session_file_name  # _layout imports this module
+
     p = Path(path).expanduser()
     if p.is_dir():
         gens: dict[int, list[Path]] = {}
         for child in p.iterdir():
             named = version_from_filename(child.name)
-            if named is not None and child.is_file():
+            if named is not None and is_session_file_name(child.name):
                 gens.setdefault(named[0] or 0, []).append(child)
         if not gens:
             raise SessionFormatError(f"{p}: no session.jsonl[.zstd] or session.vN.* file in it")
