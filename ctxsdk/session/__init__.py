@@ -67,7 +67,14 @@ from ._model_text import (
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
 from ._redact import FAMILIES as REDACTION_FAMILIES
-from ._redact import REDACTION_KINDS, Redaction, redact, redact_message, withheld_notice
+from ._redact import (
+    REDACTION_KINDS,
+    REDACTION_RULES_VERSION,
+    Redaction,
+    redact,
+    redact_message,
+    withheld_notice,
+)
 from ._retrieval import Doc, Embedder, Fusion, Hit, Retriever
 from ._session import (
     NodeTokens,
@@ -126,6 +133,7 @@ __all__ = [
     "PRUNE_MARKER",
     "REDACTION_FAMILIES",
     "REDACTION_KINDS",
+    "REDACTION_RULES_VERSION",
     "SESSION_COLUMNS",
     "SYSTEM_PROMPT_PLUGIN",
     "TOKENIZER_NAMES",
