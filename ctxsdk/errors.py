@@ -29,7 +29,8 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     │       (each with a ``kind``: one rung of ``LLM_FAILURES``, the degradation ladder)
     ├── ToolError (ValueError)               a tool that cannot be registered
     ├── BundleError (ValueError)             a fold bundle not stored or read as written
-    │   ├── CorruptBundle                    bytes that fail verification (.problem)
+    │   ├── CorruptBundle                    bytes that fail verification, or a file that
+    │   │                                    cannot be read (.problem)
     │   └── BundleConflict                   another bundle under a stored checkpoint id
     ├── FoldError (RuntimeError)             a fold not made; nothing left the surface
     │   ├── FoldRefused                      not legal or not worth it here (says why)
@@ -363,11 +364,16 @@ class BundleError(CtxError, ValueError):
 
 
 class CorruptBundle(BundleError):
-    """A bundle file whose bytes fail verification; ``.problem`` is one of ``undecodable``,
-    ``not-canonical``, ``format``, ``file-hash``, ``logical-hash``, ``source-digest``,
-    ``wrong-id``, ``log-mismatch`` (the archive differs from the log's own copy of the
-    messages). Its messages are not returned: restore the file from a backup, or treat
-    the checkpoint as unrecoverable."""
+    """A bundle file whose bytes fail verification, or that cannot be read at all;
+    ``.problem`` says which. Bytes that fail a check: ``undecodable``, ``not-canonical``,
+    ``format``, ``file-hash``, ``logical-hash``, ``source-digest``, ``wrong-id``,
+    ``log-mismatch`` (the archive differs from the log's own copy of the messages). A file
+    that is not read: ``not-a-file`` (a FIFO, a device, a directory or a socket at the
+    bundle's path), ``unreadable`` (this process may not read it), ``too-large`` (more than
+    the store's ``max_bytes`` on disk or decoded: a decompression bomb, or damage; a real
+    bundle that large reads with ``FileBundleStore(root, max_bytes=...)``). Its messages are
+    not returned: restore the file from a backup, or treat the checkpoint as
+    unrecoverable."""
 
     def __init__(self, message: str, *, problem: str, path: str | Path | None = None) -> None:
         self.problem = problem

@@ -394,3 +394,13 @@ def test_fold_refuses_a_plugin_object_with_a_located_error(tmp_path: Path, plugi
     with pytest.raises(errors.SessionFormatError, match="plugin"):
         cx.Session.open(path, strict=True)
     assert path.read_bytes() == before  # the log was not touched
+
+
+def test_corrupt_bundle_documents_every_problem_a_store_raises() -> None:
+    from typing import get_args
+
+    from ctxsdk.fold._bundles import Problem
+
+    doc = errors.CorruptBundle.__doc__ or ""
+    missing = [p for p in get_args(Problem) if f"``{p}``" not in doc]
+    assert missing == [], f"CorruptBundle's docstring does not list {missing}"
