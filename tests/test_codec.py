@@ -257,6 +257,26 @@ def test_max_json_depth_is_far_above_real_logs_and_below_the_writers_limit() -> 
     assert deep_path(orjson.loads(_nest(MAX_JSON_DEPTH))) == [0] * MAX_JSON_DEPTH
 
 
+def test_one_json_depth_limit_counted_one_way_everywhere() -> None:
+    """``ctxsdk.session.MAX_JSON_DEPTH`` is the reader's limit, and the same one bounds a
+    model's reply and a memory's values: the value itself is level 1, one level more is
+    refused, wherever the JSON comes from."""
+    import ctxsdk.session as base
+    from ctxsdk.errors import LLMOutputError
+    from ctxsdk.llm._limits import MAX_JSON_DEPTH as model_limit
+    from ctxsdk.session._codec import MAX_JSON_DEPTH, deep_path
+    from ctxsdk.session._model_text import extract_json, loads
+
+    assert base.MAX_JSON_DEPTH == model_limit == MAX_JSON_DEPTH
+    ok, deep = _nest(MAX_JSON_DEPTH - 1).decode(), _nest(MAX_JSON_DEPTH).decode()
+    assert deep_path(orjson.loads(ok)) is None and deep_path(orjson.loads(deep)) is not None
+    assert loads(ok) == orjson.loads(ok) and extract_json(ok) is not None
+    with pytest.raises(ValueError, match=f"deeper than {MAX_JSON_DEPTH} levels"):
+        loads(deep)
+    with pytest.raises(LLMOutputError, match="nested deeper than"):
+        extract_json(deep)
+
+
 @pytest.mark.parametrize("zstd", [False, True])
 def test_a_600_deep_event_is_refused_at_open_naming_where(tmp_path: Path, zstd: bool) -> None:
     lines = _deep_lines(600)

@@ -181,9 +181,9 @@ class LLM:
 
     Limits: a response body is read up to ``max_response_bytes`` (32 MiB; a stream counts
     all it carries) and never past it: over it a call fails with ``LLMProviderError`` (an
-    error status keeps its status). JSON nested deeper than 100 levels is an invalid
-    response, and a lone surrogate in a reply's text becomes U+FFFD, so a result can be
-    logged and sent again.
+    error status keeps its status). JSON nested deeper than ``MAX_JSON_DEPTH`` (128) levels
+    is an invalid response, and a lone surrogate in a reply's text becomes U+FFFD, so a
+    result can be logged and sent again.
 
     Tracing: ``tracer=fn`` (also settable as ``llm.tracer``) is called with a ``TraceEvent``
     for each ``request`` (one per attempt), ``retry``, and the call's final ``response`` or

@@ -9,7 +9,7 @@ formats. Engines (``ctxsdk.assemble`` and the ones to come) import only the name
 from __future__ import annotations
 
 from .._public import publish
-from ._codec import Compression, DecodedLog, Recovery, read_log
+from ._codec import MAX_JSON_DEPTH, Compression, DecodedLog, Recovery, read_log
 from ._composition import (
     COMPACTION_RATIO,
     COMPOSITION_PARTS,
@@ -56,7 +56,6 @@ from ._markers import (
 )
 from ._migrate import LATEST_VERSION, migrate, upgrade_to_latest
 from ._model_text import (
-    MAX_JSON_DEPTH,
     TRUNCATION_MARKER,
     clean_text,
     extract_json,

@@ -58,11 +58,15 @@ once it passes the cap, and at once when its frames declare a larger content siz
 ``Workspace(home, max_bytes=...)`` (its listing and ``open``) set another cap. A real log
 this large is rare: the harness's fixtures and long agent sessions are megabytes."""
 MAX_JSON_DEPTH = 128
-"""The deepest nesting of arrays and objects one event (or header line) may have; the event
-object itself is level 1. Deeper input is refused where it enters: ``read_log`` /
-``Session.open`` raise ``SessionFormatError`` naming the path, line (and zstd frame) and seq;
+"""The deepest nesting of arrays and objects any JSON ctxsdk takes in may have: one event
+(or header line), one imported record, a model's reply, a memory's values. The value itself
+is level 1; one level more is refused where it enters: ``read_log`` / ``Session.open`` raise
+``SessionFormatError`` naming the path, line (and zstd frame) and seq;
 ``Session.from_events``, ``append`` and the other in-memory edits raise on the event's seq;
-the importers raise ``ImportFormatError`` naming the file and record. Real logs stay far
+the importers raise ``ImportFormatError`` naming the file and record; a model's reply is
+malformed (``LLMOutputError``, or a provider error for the response body); a memory refuses
+the value (``InvalidArgument``) and reads a stored one as damage. One limit, so whatever a
+log holds can be passed to a model, remembered and read back. Real logs stay far
 below it (the deepest event in the harness's fixtures, the samples and the shared data nests
 13 levels), while the tools that handle an event after it is read do not go much above it:
 ``orjson.dumps`` (``save``, ``fork``, the views) refuses 255 levels and more, and Python's

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from ..errors import InvalidArgument, LLMOutputError
+from ._codec import MAX_JSON_DEPTH  # one limit for logs, replies and memories
 from ._redact import redact
 
 __all__ = [
@@ -36,8 +37,6 @@ __all__ = [
     "truncate_keep_tail",
 ]
 
-MAX_JSON_DEPTH = 100
-"""How deep the JSON of a reply may nest (objects and arrays); deeper is refused."""
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
