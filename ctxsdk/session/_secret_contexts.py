@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ._secret_labels import is_placeholder, key_strength, secret_looking
+from ._secret_labels import key_strength
 from ._secret_shapes import Span, looks_random
+from ._secret_values import is_placeholder, secret_looking
 
 __all__ = ["find_in_context"]
 

@@ -29,8 +29,12 @@ import re
 from collections.abc import Iterator
 
 from ._secret_shapes import Span, looks_random
+from ._secret_values import WORDY as _WORDY
+from ._secret_values import is_placeholder as _placeholder
+from ._secret_values import machine_made as _machine_made
+from ._secret_values import secret_looking as _secret_looking
 
-__all__ = ["find_labelled", "is_placeholder", "key_strength", "secret_looking"]
+__all__ = ["find_labelled", "key_strength"]
 
 _KIND = "labelled"
 
@@ -96,31 +100,6 @@ _FLAG_AFTER = re.compile(r"(?:=|[ \t]++)")
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "「": "」", "『": "』", "‘": "’"}
 _VALUE_STOP = re.compile(r"[\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 _TRAILING = ",;.:!?)]}>'\"`="
-# Lower-case words joined up: an identifier, a slug or a sentence, not a credential.
-_WORDY = re.compile(r"[a-z]++(?:[-_ .][a-z]++)*+")
-_CODE_REF = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)*+(?:\(.*|\[.*)?", re.DOTALL)
-_PLACEHOLDER_WORDS = frozenset(
-    {"string", "str", "password", "passwd", "secret", "token", "test", "example", "sample"}
-    | {"dummy", "fake", "changeme", "change-me", "change_me", "none", "null", "nil", "true"}
-    | {"false", "undefined", "required", "optional", "hidden", "masked", "redacted", "empty"}
-    | {"placeholder", "todo", "tbd", "n/a", "bearer", "basic", "secretstr", "bytes", "int"}
-    | {"any", "env", "apikey", "api_key", "api-key", "mypassword", "yourpassword", "value"}
-)
-_PLACEHOLDER_STARTS = ("<", "${", "$(", "{", "%", "[redacted", "[", "your", "!", "…", "...")
-
-
-_STAND_IN = re.compile(
-    r"(.)\1{5}|your[-_]|[-_]here\b|redacted|example|replace[-_ ]?me|change[-_ ]?me"
-    r"|insert[-_ ]|fill[-_ ]?in|^[a-z]++(?:_[a-z]++)++$"  # new_password: a variable's name
-)
-_REFERENCES = (
-    "op://", "vault:", "vault://", "arn:", "ssm:", "sm://", "secretsmanager:", "keyvault:",
-    "azurekeyvault:", "gcp-secret:", "secret://", "env:", "file:", "/run/secrets/",
-)  # fmt: skip
-_TYPE = re.compile(
-    r"&(?:'[a-z]+ )?(?:mut )?[a-z][\w:]*+|(?:optional|option|union)\[.*\]|[a-z]+\[.*\]"
-    r"|(?:str|string|bytes|secretstr|secret|int|text|char\*|const char\*)(?:[ ]?\|[ ]?none)?[)]?"
-)
 
 
 def _parts(key: str) -> list[str]:
@@ -190,39 +169,6 @@ def _line_start(text: str, key_start: int) -> bool:
     return lead == ""
 
 
-def _placeholder(value: str) -> bool:
-    v = value.strip().lower()
-    if len(v) < 4:
-        return True
-    if v in _PLACEHOLDER_WORDS or v.startswith(_PLACEHOLDER_STARTS):
-        return True
-    if "..." in v or "…" in v or _STAND_IN.search(v):
-        return True  # a stand-in, or a shortened or masked display (sk-abc...xyz, ghp_xxxx)
-    if v.startswith(_REFERENCES):
-        return True  # where the secret is kept (op://…, vault:…, arn:aws:secretsmanager:…)
-    if _TYPE.fullmatch(v):
-        return True  # a type (password: &str, token: Optional[str])
-    if len(v) <= 12 and v.endswith(("-", "_")):
-        return True  # a bare prefix (sk-ant-), not a key
-    if v.startswith("$") and re.fullmatch(r"\$\{?[a-z_][a-z0-9_]*\}?", v):
-        return True
-    core = v.replace("-", "").replace("_", "")
-    return bool(core) and (set(core) <= {"*", "x", ".", "•", "?", "#"} or len(set(core)) == 1)
-
-
-def _secret_looking(value: str) -> bool:
-    """An unquoted value that reads as a credential: digits or symbols among letters, or
-    six digits or more; not a plain word, words joined up (``short-value``), nor code."""
-    if value.isdigit():
-        return len(value) >= 6
-    if _WORDY.fullmatch(value):
-        return False
-    if not any(ch.isdigit() or not (ch.isalpha() or ch in "_.") for ch in value):
-        return False  # a bare word or a dotted name
-    m = _CODE_REF.fullmatch(value)
-    return not (m and ("(" in value or "[" in value))
-
-
 def _read_value(text: str, start: int, cjk: bool = False) -> tuple[int, int, bool] | None:
     """(start, end, quoted) of the value that begins at ``start`` (``cjk``: after a Chinese
     label, where CJK characters may be part of the value)."""
@@ -270,19 +216,6 @@ def _human(key: str, word: str) -> bool:
         return True
     parts = _parts(key)
     return bool(parts) and (parts[-1] in _HUMAN or parts[-1].endswith(("password", "passwd")))
-
-
-def _machine_made(value: str) -> bool:
-    """A value a weak key must hold to count: random-looking, or letters and digits with a
-    symbol or mixed case (``Tr0ub4dor&3``), never words joined up (``vue-todo-list``)."""
-    if len(value) >= 16 and looks_random(value):
-        return True
-    has = (any(c.isdigit() for c in value), any(c.isalpha() for c in value))
-    mixed = value.lower() != value and value.upper() != value
-    symbol = any(not (c.isalnum() or c in "-_.") for c in value)
-    if any(c in "[]{}()\\" for c in value):
-        return False  # a pattern or code, not a value
-    return len(value) >= 8 and all(has) and (symbol or mixed) and not _WORDY.fullmatch(value)
 
 
 def _multiword(text: str, key_start: int, v_end: int) -> bool:
@@ -436,11 +369,6 @@ def find_labelled(text: str) -> Iterator[Span]:
         span = _judge(text, key_start, key, m.group(0), op, after.end(), strength, flag)
         if span is not None:
             yield span
-
-
-# For the finders that read a credential from where it sits (``_secret_contexts``).
-is_placeholder = _placeholder
-secret_looking = _secret_looking
 
 
 def key_strength(name: str) -> int:
