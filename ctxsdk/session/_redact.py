@@ -4,7 +4,7 @@ Merge and Memory call :func:`redact` (or :func:`redact_message`) on every text, 
 tool-call argument and tool-result block *before* any extraction, any model prompt and any
 storage, so a key pasted into a session never becomes a claim value, a prompt or a row.
 
-Four finders run over the text and their spans are merged (an overlap takes the most
+Five finders run over the text and their spans are merged (an overlap takes the most
 specific kind); each span is replaced by ``[REDACTED:<kind>]``:
 
 * **private keys** (``_secret_shapes.find_pem``): PEM, OpenSSH and PGP private key blocks,
@@ -18,7 +18,12 @@ specific kind); each span is replaced by ``[REDACTED:<kind>]``:
 * **labelled values** (``_secret_labels.find_labelled``): the value assigned to a key that
   names a credential, in code, config, shell, JSON, YAML, HTTP headers, XML, ``.netrc``,
   English and Chinese (``password = "hunter2 with spaces!"``, ``db_token: ab$c…``,
-  ``数据库密码：…``); the key is kept.
+  ``数据库密码：…``); the key is kept;
+* **credentials known by where they sit** (``_secret_contexts.find_in_context``): bearer and
+  basic auth headers, session cookies, passwords on command lines (``curl -u``, ``sshpass``,
+  ``mysql -p``, ``docker login -p``, ``redis-cli -a``, ``openssl pass:``), ``.netrc`` and
+  ``.pgpass`` lines, XML settings, a credential's name and value passed to a call, and prose
+  (``the password for the office is …``).
 
 Placeholders are left (``<your-key>``, ``${TOKEN}``, ``xxxx``, ``AKIA…EXAMPLE``), and so are
 hashes, UUIDs, ordinary words about tokens and passwords, and code that names a credential
