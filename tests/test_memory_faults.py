@@ -608,3 +608,31 @@ def test_cli_memory_good_arguments_still_work(tmp_path: Path) -> None:
     assert _child("-m", "ctxsdk", "memory", str(db), "map", "--budget", "0").returncode == 0
     found = _child("-m", "ctxsdk", "memory", str(db), "find", "xdist", "--top-k", "100")
     assert found.returncode == 0, found.stderr
+
+
+# --- 6. a path under a file, and a map budget the Python API cannot take -------------------
+
+
+def test_memory_under_a_regular_file_is_invalid_argument_naming_the_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("a file, not a directory")
+    for path in (blocker / "memory.db", blocker / "sub" / "memory.db"):
+        with pytest.raises(InvalidArgument) as err:
+            Memory(path)
+        msg = str(err.value)
+        assert msg.startswith(f"{path}: ") and str(blocker) in msg, msg
+        assert "not a directory" in msg, msg
+    assert blocker.read_text() == "a file, not a directory"  # left as it was
+    proc = _child("-m", "ctxsdk", "memory", str(blocker / "memory.db"), "show")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("budget", [-1, -400, 1.5, "400", True, [400]])
+def test_memory_map_refuses_a_budget_that_is_not_a_count_of_tokens(budget: Any) -> None:
+    mem = Memory()
+    try:
+        with pytest.raises(InvalidArgument, match=r"budget is a whole number of tokens >= 0"):
+            mem.map(budget=budget)
+        assert mem.map(budget=0).text == "" and mem.map().budget == 400  # still fine
+    finally:
+        mem.close()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
-from ..errors import InvalidArgument, MemoryRefused, NotFound
+from ..errors import InvalidArgument, MemoryRefused, NotFound, WriteError
 from ..session import (
     Embedder,
     Retriever,
@@ -214,6 +214,24 @@ def _now_iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _make_parent(path: Path) -> None:
+    """Make the directory a memory file goes in; a file where a directory of its path
+    should be is ``InvalidArgument`` naming both (``mkdir`` says only ``FileExistsError``
+    or ``NotADirectoryError``), any other failure ``WriteError``."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((a for a in path.parents if a.exists()), path.parent)
+        raise InvalidArgument(
+            f"{path}: {blocker} is not a directory, so the memory's directory cannot be made "
+            "there; give a path whose parent is a directory (or does not exist yet)"
+        ) from None
+    except OSError as exc:
+        raise WriteError(
+            f"{path}: cannot make its directory {path.parent} ({exc.strerror or exc})"
+        ) from None
+
+
 class Memory:
     """A graph memory in one SQLite file (see the module docs).
 
@@ -235,7 +253,7 @@ class Memory:
             self.store: MemoryStore = SQLiteStore.memory()
         elif isinstance(path, (str, os.PathLike)):
             p = Path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
+            _make_parent(p)
             self.store = SQLiteStore(p)
         elif isinstance(path, MemoryStore):
             self.store = path
@@ -771,7 +789,11 @@ class Memory:
 
     def map(self, budget: int | None = None, *, tokenizer: str = "cl100k_base") -> MemoryMap:
         """The short session-start map: how to search, what kinds of memories there are,
-        and a few names; within ``budget`` tokens (default: the setting, 400)."""
+        and a few names; within ``budget`` tokens (default: the setting, 400). A budget that
+        is not a whole number >= 0 is ``InvalidArgument`` (a negative one used to give an
+        empty map in silence)."""
+        if budget is not None and (type(budget) is not int or budget < 0):
+            raise InvalidArgument(f"budget is a whole number of tokens >= 0, not {budget!r}")
         self._sync()
         b = self.settings()["map_budget"] if budget is None else budget
         return build_map(list(self._nodes.values()), b, get_tokenizer(tokenizer), self.now())
