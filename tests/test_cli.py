@@ -1123,3 +1123,30 @@ def test_memory_ingests_finds_reads_and_maps(tmp_path: Path) -> None:
     (tmp_path / "garbage.db").write_bytes(b"not a database" * 20)
     bad = run("memory", tmp_path / "garbage.db", "show", cwd=tmp_path)
     assert bad.returncode != 0 and "not a SQLite database" in bad.stderr
+
+
+# --- the decompression cap: --max-bytes where a command opens a session --------------------
+
+
+def test_max_bytes_sets_the_cap_where_a_session_is_opened(home_copy: Path, tmp_path: Path) -> None:
+    log = next((home_copy / "sessions").rglob(f"{REFACTOR}/session.v3.jsonl.zstd"))
+    other = next(p for p in (home_copy / "sessions").rglob("session.v3.jsonl.zstd") if p != log)
+    cases = [
+        ["show", log],
+        ["messages", log.parent],
+        ["tokens", log, "--tokenizer", "estimate"],
+        ["fold-status", log],
+        ["merge", log, other],
+    ]
+    for args in cases:
+        line = _error(run(*args, "--max-bytes", "1000", cwd=tmp_path))
+        assert "(--max-bytes 1000), the most one read takes" in line, (args, line)
+        assert line.endswith("pass a larger --max-bytes N"), (args, line)
+        assert "max_bytes=" not in line and not PYTHON_TERMS.search(line), (args, line)
+        assert run(*args, "--max-bytes", str(1 << 30), cwd=tmp_path).returncode == 0, args
+    by_id = run("show", REFACTOR[:8], "--max-bytes", "1000", home=home_copy, cwd=tmp_path)
+    assert "(--max-bytes 1000)" in _error(by_id)
+    assert run("show", REFACTOR[:8], "--max-bytes", "5000000", home=home_copy).returncode == 0
+    for bad in ("0", "-5"):
+        line = _error(run("show", log, "--max-bytes", bad, cwd=tmp_path))
+        assert line.startswith("ctxsdk: error: --max-bytes must be a positive number"), line

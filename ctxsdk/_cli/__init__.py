@@ -74,6 +74,15 @@ def _build_parser() -> argparse.ArgumentParser:
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, parents=[common])
 
+    def max_bytes_arg(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument(
+            "--max-bytes",
+            type=int,
+            metavar="N",
+            help="decode at most N bytes of a log (default 1073741824, 1 GiB; a zstd bomb is "
+            "refused there): give more for a real log that large",
+        )
+
     def session_arg(cmd: argparse.ArgumentParser) -> None:
         cmd.add_argument("session", help="a session file or directory, or a unique id prefix")
         cmd.add_argument(
@@ -81,6 +90,7 @@ def _build_parser() -> argparse.ArgumentParser:
             action="store_true",
             help="read a log whose seq/time were stripped (the harness's snapshot fixtures)",
         )
+        max_bytes_arg(cmd)
 
     def writing_args(cmd: argparse.ArgumentParser, *, dry_run: str, out: str) -> None:
         """The two options of every command that writes a log: ``--dry-run`` and ``--out``."""
@@ -228,6 +238,7 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--tokenizer", default="cl100k_base", help="what tokens are counted with")
     c.add_argument("--block", action="store_true", help="print only the block")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
+    max_bytes_arg(c)
     c.set_defaults(fn=cmd_merge)
 
     c = command(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..errors import InvalidArgument, NotFound, WriteError
 from ..session._text import gist
-from ._commands import open_session
+from ._commands import named_session
 from ._terminal import cells, cli_message, fit_cells, plural, visible
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ def _check_out(args: argparse.Namespace) -> None:
 
 def _assembly(args: argparse.Namespace) -> tuple[Session, Assembly]:
     specs = [parse_set(raw) for raw in args.set or []]  # refused before anything is read
-    s = open_session(args.session, args.home, normalized=args.normalized)
+    s = named_session(args)
     if specs or args.fn is cmd_fit:
         _refuse_early(args, s)
     a = s.assemble(tokenizer=args.tokenizer)

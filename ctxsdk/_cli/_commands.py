@@ -33,6 +33,7 @@ __all__ = [
     "cmd_show",
     "cmd_tokens",
     "conversation",
+    "named_session",
     "open_session",
     "sessions_table",
     "short_ids",
@@ -55,15 +56,21 @@ def _looks_like_path(ref: str) -> bool:
     )
 
 
-def open_session(ref: str, home: str | None, *, normalized: bool = False) -> Session:
+def open_session(
+    ref: str, home: str | None, *, normalized: bool = False, max_bytes: int | None = None
+) -> Session:
     """A path if it exists or looks like one, else a unique id prefix in the DSH home.
 
     ``normalized`` (``--normalized``) reads a log whose seq/time were stripped (the harness's
-    snapshot fixtures); such a session has no file to append to."""
+    snapshot fixtures); such a session has no file to append to. ``max_bytes``
+    (``--max-bytes``) is the decompression cap of the read (and of the home's listing, for
+    an id prefix); None keeps the reader's default."""
     from ..session._session import Session
 
     # Without the flag, the reader's own default (which may recognise a fully stripped log).
     options: dict[str, Any] = {"normalized": True} if normalized else {}
+    if max_bytes is not None:
+        options["max_bytes"] = max_bytes
     p = Path(ref).expanduser()
     if p.exists():
         return Session.open(p, **options)
@@ -74,11 +81,16 @@ def open_session(ref: str, home: str | None, *, normalized: bool = False) -> Ses
         )
     from ..session._workspace import Workspace
 
-    return Workspace(home).open(ref, **options)
+    ws = Workspace(home) if max_bytes is None else Workspace(home, max_bytes=max_bytes)
+    return ws.open(ref, **options)
 
 
-def _named_session(args: argparse.Namespace) -> Session:
-    return open_session(args.session, args.home, normalized=args.normalized)
+def named_session(args: argparse.Namespace) -> Session:
+    """The session a command's ``SESSION`` argument names, read with its ``--normalized``
+    and ``--max-bytes``."""
+    return open_session(
+        args.session, args.home, normalized=args.normalized, max_bytes=args.max_bytes
+    )
 
 
 # --- commands ------------------------------------------------------------------------------------
@@ -232,7 +244,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    s = _named_session(args)
+    s = named_session(args)
     counts = s.tokens(args.tokenizer)
     by_seq = {r.seq: r.tokens for r in counts.rows}
     print(f"{visible(s.id)}  {visible(s.title or '(untitled)')}")
@@ -259,7 +271,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_messages(args: argparse.Namespace) -> int:
-    s = _named_session(args)
+    s = named_session(args)
     if args.wire:
         print(json_safe(json.dumps(s.wire(args.wire), indent=2, ensure_ascii=False)))
     else:
@@ -269,7 +281,7 @@ def cmd_messages(args: argparse.Namespace) -> int:
 
 
 def cmd_tokens(args: argparse.Namespace) -> int:
-    s = _named_session(args)
+    s = named_session(args)
     for name in args.tokenizer or ["cl100k_base", "o200k_base", "deepseek", "estimate"]:
         table = s.tokens(name)
         roles = "  ".join(f"{k} {v}" for k, v in sorted(table.by_role().items()))

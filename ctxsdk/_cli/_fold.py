@@ -35,7 +35,7 @@ from ..errors import (
     WriteError,
 )
 from ._assemble import in_place_problem
-from ._commands import open_session
+from ._commands import named_session
 from ._terminal import cli_message, json_safe, plural, visible
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def cmd_fold(args: argparse.Namespace) -> int:
     policy = _policy(args.policy)  # flags are refused before anything is read
     args.window_tokens = _window(args.window)
     args.policy = policy
-    s = open_session(args.session, args.home, normalized=args.normalized)
+    s = named_session(args)
     dest: Path | None = None
     if not args.dry_run:
         if args.out:
@@ -285,10 +285,11 @@ def cmd_fold(args: argparse.Namespace) -> int:
         return 0
     target = s
     if dest is not None:
+        from ..session._codec import MAX_DECODED_BYTES
         from ..session._session import Session
 
         written = s.save(dest)
-        target = Session.open(written)
+        target = Session.open(written, max_bytes=args.max_bytes or MAX_DECODED_BYTES)
     try:
         f = _fold_of(args, target)
         result = f.run(force=args.force)
@@ -329,7 +330,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"--depth is summary or exact, not {args.depth!r}")
     offset = None if args.offset is None else parse_count("--offset", args.offset, minimum=0)
     limit = parse_count("--limit", args.limit, minimum=1, maximum=MAX_PAGE)
-    s = open_session(args.session, args.home, normalized=args.normalized)
+    s = named_session(args)
     f = _fold_of(args, s, write=False)
     ref = _ref(args.ref)
     from ..fold._recall import resolve_ref
@@ -356,7 +357,7 @@ def cmd_fold_search(args: argparse.Namespace) -> int:
     limit = parse_count("--limit", args.limit, minimum=1)
     if not args.query.strip():
         raise InvalidArgument("QUERY is empty: search for an identifier, a path or a phrase")
-    s = open_session(args.session, args.home, normalized=args.normalized)
+    s = named_session(args)
     f = _fold_of(args, s, write=False)
     r = f.search(args.query, limit=limit)
     if args.json:
@@ -396,7 +397,7 @@ def _status_json(s: Session, st: FoldStatus) -> dict[str, Any]:
 def cmd_fold_status(args: argparse.Namespace) -> int:
     args.policy = _policy(args.policy)
     args.window_tokens = _window(args.window)
-    s = open_session(args.session, args.home, normalized=args.normalized)
+    s = named_session(args)
     f = _fold_of(args, s, write=False)
     st = f.status()
     if args.json:

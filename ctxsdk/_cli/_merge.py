@@ -21,7 +21,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if args.budget < 0:
         raise InvalidArgument(f"--budget is a number of tokens >= 0, not {args.budget}")
     sessions: list[Session] = [
-        open_session(ref, args.home, normalized=False) for ref in args.sessions
+        open_session(ref, args.home, max_bytes=args.max_bytes) for ref in args.sessions
     ]
     m = Merge(sessions, tokenizer=args.tokenizer, budget=args.budget, score=args.score)
     r = m.run(query=args.query)

@@ -91,6 +91,11 @@ _CLI_TERMS: list[tuple[str, str]] = [
         "pass a larger max_bytes= (import_file(format, path, max_bytes=...) or the importer's own)",
         "pass a larger --max-bytes N",
     ),
+    (
+        "pass a larger max_bytes= (Session.open(path, max_bytes=...), "
+        "Workspace(home, max_bytes=...), ctxsdk.session.read_log)",
+        "pass a larger --max-bytes N",
+    ),
     ("max_bytes must be a positive", "--max-bytes must be a positive"),
     ("(the default is MAX_IMPORT_BYTES = ", "(the default is "),
     # A log whose seq/time were stripped (the harness's snapshot fixtures).
