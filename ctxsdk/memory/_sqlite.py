@@ -25,7 +25,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,8 +205,26 @@ _TEXT_COLUMNS = ("id", "type", "name", "text", "uri", "status", "created_at", "u
 _OPTIONAL_COLUMNS = ("until", "until_at", "fail", "fix")
 
 
+# What rows() and update() know of each table: its key, its JSON columns, the columns that
+# may be NULL; and what update() may write (text columns, and a node's status).
+_MAINTAINED: dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {
+    "nodes": (("id",), frozenset({"aliases", "sources", "extra"}), frozenset(_OPTIONAL_COLUMNS)),
+    "edges": (("src", "dst", "label"), frozenset(), frozenset()),
+    "meta": (("key",), frozenset({"value"}), frozenset()),
+}
+_WRITABLE = {
+    "nodes": _COLUMNS["nodes"] - {"id", "type"},
+    "edges": frozenset({"created_at"}),
+    "meta": frozenset({"key", "value"}),
+}
+
+
 def _damaged(where: str, what: str, column: str, why: str) -> CorruptStore:
     return CorruptStore(f"{where}: {what}, column {column}: {why}; {_DAMAGED}", path=where)
+
+
+def _failing(where: str, what: str, column: str) -> Callable[[str], CorruptStore]:
+    return lambda why: _damaged(where, what, column, why)
 
 
 def _kind(value: object) -> str:
@@ -837,6 +855,119 @@ class SQLiteStore:
                     " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     (key, _dumps(value, f"meta value for {key!r}")),
                 )
+
+    # -- maintenance: raw rows, exact updates, compaction (``Memory.scrub``) ----------------
+    @property
+    def in_batch(self) -> bool:
+        """Whether this store object is inside a ``batch()`` or ``snapshot()`` (where
+        ``compact`` is refused: VACUUM cannot run in a transaction)."""
+        with self._lock:
+            return bool(self._depth or self._reading)
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        """Every row of ``table`` (``nodes``, ``edges`` or ``meta``) as stored, column by
+        column, for maintenance that must see every value (``Memory.scrub``); the engine
+        reads through ``nodes()`` and ``edges()``. JSON columns (``aliases``, ``sources``,
+        ``extra``, a meta ``value``) are decoded, nothing else is interpreted: an unknown key
+        in a source is kept. The store's own revision counter is left out of ``meta``. A
+        value that is not text where text belongs is ``CorruptStore`` naming it."""
+        if table not in _MAINTAINED:
+            raise InvalidArgument(f"rows() reads nodes, edges or meta, not {table!r}")
+        key, json_columns, optional = _MAINTAINED[table]
+        columns = sorted(_COLUMNS[table])
+        sql = f"SELECT {', '.join(columns)} FROM {table}"
+        if table == "meta":
+            sql += " WHERE key != ?"
+        params = (_REVISION_KEY,) if table == "meta" else ()
+        out = []
+        for row in self._read(sql + f" ORDER BY {', '.join(key)}", params):
+            ident = ", ".join(repr(row[k]) for k in key)
+            what = {"nodes": "node", "edges": "edge", "meta": "meta key"}[table] + f" {ident}"
+            got: dict[str, Any] = {}
+            for column in columns:
+                value = row[column]
+                if column in json_columns:
+                    value = _json(value, _failing(self._path, what, column))
+                elif column == "weight":
+                    pass  # a number, read by edges()
+                elif not isinstance(value, str) and not (value is None and column in optional):
+                    raise _damaged(self._path, what, column, f"holds {_kind(value)}, not text")
+                got[column] = value
+            out.append(got)
+        return out
+
+    def update(self, table: str, key: Sequence[str], values: Mapping[str, Any]) -> None:
+        """Set ``values`` (column -> value) in the row of ``table`` whose key is ``key`` (a
+        node's ``(id,)``, an edge's ``(src, dst, label)``, a meta ``(key,)``), exactly: no
+        time is stamped, JSON columns are encoded, a meta key may be renamed. Only text
+        columns (and a node's ``status``) are written. The old value's bytes are overwritten
+        in the page (``secure_delete`` for the statement), not left in its free space.
+        ``NotFound`` when there is no such row; a taken ``uri`` or meta key is ``WriteError``
+        (the batch rolls back)."""
+        if table not in _MAINTAINED:
+            raise InvalidArgument(f"update() writes nodes, edges or meta, not {table!r}")
+        names, json_columns, optional = _MAINTAINED[table]
+        writable = _WRITABLE[table]
+        if len(key) != len(names):
+            raise InvalidArgument(f"a {table} row's key is ({', '.join(names)}), not {key!r}")
+        odd = sorted(set(values) - writable)
+        if odd:
+            raise InvalidArgument(
+                f"update() writes {', '.join(sorted(writable))} of {table}, not {', '.join(odd)}"
+            )
+        if table == "meta" and _REVISION_KEY in (key[0], values.get("key")):
+            raise InvalidArgument(f"meta key {_REVISION_KEY!r} is the store's own revision counter")
+        params: list[Any] = []
+        for column, value in values.items():
+            what = f"{table} {key!r}: {column}"
+            if column in json_columns:
+                params.append(_dumps(value, what))
+            elif value is None and column in optional:
+                params.append(None)
+            elif not isinstance(value, str):
+                raise InvalidArgument(f"{what} is text, not {type(value).__name__}")
+            elif column == "status" and value not in _STATUSES:
+                raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
+            else:
+                params.append(_utf8(value, what))
+        if not values:
+            return
+        sets = ", ".join(f"{c} = ?" for c in values)
+        where = " AND ".join(f"{k} = ?" for k in names)
+        with self._write():
+            db = self._conn()
+            before = db.execute("PRAGMA secure_delete").fetchone()[0]
+            db.execute("PRAGMA secure_delete = ON")
+            try:
+                cur = db.execute(f"UPDATE {table} SET {sets} WHERE {where}", (*params, *key))
+            finally:
+                db.execute(f"PRAGMA secure_delete = {int(before)}")
+            if cur.rowcount == 0:
+                raise NotFound(f"{self._path}: no {table} row {tuple(key)!r} to update")
+
+    def compact(self) -> bool:
+        """Rewrite the database file without its free space and empty its WAL, so bytes no
+        row holds any more (an overwritten value, a deleted row) are gone from both: a
+        checkpoint, ``VACUUM`` (with ``secure_delete`` on) and a checkpoint that truncates
+        the WAL to zero bytes. It waits up to ``timeout`` for other connections; False when
+        one still reads from the WAL (its old frames may stay until it closes and the file
+        is compacted again). Refused inside a batch or snapshot (``in_batch``)."""
+        with self._lock:
+            db = self._conn()
+            if self._depth or self._reading:
+                raise InvalidArgument(
+                    f"{self._path}: compact() inside a batch or snapshot; VACUUM needs none open"
+                )
+            with self._translate():
+                before = db.execute("PRAGMA secure_delete").fetchone()[0]
+                db.execute("PRAGMA secure_delete = ON")
+                try:
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    db.execute("VACUUM")
+                    busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                finally:
+                    db.execute(f"PRAGMA secure_delete = {int(before)}")
+            return not busy
 
     def integrity_check(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check``: ``["ok"]`` for a sound file, else the

@@ -8,13 +8,13 @@ transaction (all or nothing). Readers never see half a batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from ._model import Edge, Node
 
-__all__ = ["MemoryStore"]
+__all__ = ["MaintainedStore", "MemoryStore"]
 
 
 @runtime_checkable
@@ -79,3 +79,30 @@ class MemoryStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class MaintainedStore(MemoryStore, Protocol):
+    """A store that maintenance can rewrite (``Memory.scrub``): every stored value read
+    as it is, updated exactly, and the old bytes compacted away. ``SQLiteStore`` is one."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A consistent read of several calls, without the write lock."""
+        ...
+
+    @property
+    def in_batch(self) -> bool:
+        """Whether this store object is inside a batch or a snapshot."""
+        ...
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        """Every row of ``nodes``, ``edges`` or ``meta``, JSON columns decoded."""
+        ...
+
+    def update(self, table: str, key: Sequence[str], values: Mapping[str, Any]) -> None:
+        """Set ``values`` in one row exactly (no time stamped)."""
+        ...
+
+    def compact(self) -> bool:
+        """Drop the bytes no row holds any more; False when they may remain (another reader)."""
+        ...
