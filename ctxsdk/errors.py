@@ -40,6 +40,8 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     LogRecoveryWarning (UserWarning)         a torn tail was dropped on read (reported)
     LogInvariantWarning (UserWarning)        a log breaks an optional invariant (enclosure,
                                              tool pairing) the harness's loader does not enforce
+    StaleRedactionWarning (UserWarning)      a memory file's texts went through older redaction
+                                             rules (or none recorded): ``Memory.scrub()``
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ __all__ = [
     "NotFound",
     "NotReadFromFile",
     "SessionFormatError",
+    "StaleRedactionWarning",
     "StoreError",
     "StoreVersionError",
     "SurfaceError",
@@ -442,3 +445,15 @@ class LogInvariantWarning(UserWarning):
 class LogRecoveryWarning(UserWarning):
     """A reader dropped a torn tail (last line or zstd frame) as the harness does; see
     ``Session.recovery`` for what was dropped. Appending repairs the file."""
+
+
+class StaleRedactionWarning(UserWarning):
+    """A memory file whose texts went through older redaction rules than this ctxsdk's
+    (``ctxsdk.session.REDACTION_RULES_VERSION``), or that records none (written before
+    they were recorded): it may still hold a credential the current rules withhold.
+    ``Memory.scrub()`` (``ctxsdk memory DB scrub``) applies them to every stored text.
+    ``rules`` is the version the file records (None: none)."""
+
+    def __init__(self, message: str, *, rules: int | None = None) -> None:
+        self.rules = rules
+        super().__init__(message)

@@ -244,12 +244,12 @@ def _build_parser() -> argparse.ArgumentParser:
     c = command(
         "memory",
         "a graph memory in one file: ingest sessions, find, read, print the map, the session "
-        "map's boxes (episodes) or export it",
+        "map's boxes (episodes), export it, or scrub credentials out of what it holds",
     )
     c.add_argument("db", metavar="DB", help="the memory database file (created on first use)")
     c.add_argument(
         "action",
-        choices=("show", "ingest", "find", "read", "map", "episodes", "export"),
+        choices=("show", "ingest", "find", "read", "map", "episodes", "export", "scrub"),
         nargs="?",
         default="show",
     )
@@ -262,6 +262,9 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--top-k", type=int, default=8, help="find: how many hits (1..100)")
     c.add_argument("--budget", type=int, default=400, help="map: tokens it may take")
     c.add_argument("--json", action="store_true", help="find / read / episodes: print JSON")
+    c.add_argument(
+        "--dry-run", action="store_true", help="scrub: say what would change, write nothing"
+    )
     c.set_defaults(fn=cmd_memory)
 
     c = command("import", "import a foreign agent log as a DSH v3 session")

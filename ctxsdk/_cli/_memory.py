@@ -1,15 +1,17 @@
-"""``ctxsdk memory``: ingest sessions into a memory file, find, read, print the map; and the
-demo's memory of the samples."""
+"""``ctxsdk memory``: ingest sessions into a memory file, find, read, print the map, scrub
+credentials out of what it holds; and the demo's memory of the samples."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, StaleRedactionWarning
 from ._terminal import visible
 
 if TYPE_CHECKING:
@@ -25,7 +27,7 @@ def _check_args(args: argparse.Namespace) -> None:
     the memory file is opened or made."""
     action, given = args.action, args.args
     usage = f"ctxsdk memory DB {action}"
-    if action in ("show", "map", "export") and given:
+    if action in ("show", "map", "export", "scrub") and given:
         hint = " (give the budget as --budget N)" if action == "map" else ""
         raise InvalidArgument(f"{usage} takes no arguments, not {' '.join(given)!r}{hint}")
     if action == "ingest" and not given:
@@ -41,6 +43,8 @@ def _check_args(args: argparse.Namespace) -> None:
             raise InvalidArgument(f"--top-k is a number of hits from 1 to 100, not {args.top_k}")
     if action == "map" and args.budget < 0:
         raise InvalidArgument(f"--budget is a number of tokens >= 0, not {args.budget}")
+    if args.dry_run and action != "scrub":  # it would write while the user expects it not to
+        raise InvalidArgument(f"--dry-run is for `ctxsdk memory DB scrub`, not {action}")
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
@@ -48,7 +52,16 @@ def cmd_memory(args: argparse.Namespace) -> int:
     from ._commands import open_session
 
     _check_args(args)
-    with Memory(args.db) as mem:
+    with warnings.catch_warnings():
+        # said below in the command line's terms (and not at all by scrub, its remedy)
+        warnings.simplefilter("ignore", StaleRedactionWarning)
+        mem = Memory(args.db)
+    with mem:
+        _say_if_stale(mem, args)
+        if args.action == "scrub":
+            report = mem.scrub(dry_run=args.dry_run)
+            print(visible(str(report), multiline=True))
+            return 1 if report.compacted is False else 0
         if args.action == "ingest":
             for ref in args.args:
                 s = open_session(ref, args.home, normalized=False)
@@ -72,6 +85,24 @@ def cmd_memory(args: argparse.Namespace) -> int:
         else:  # "show"
             print(visible(repr(mem)))
     return 0
+
+
+def _say_if_stale(mem: Memory, args: argparse.Namespace) -> None:
+    """One line on stderr when the file's texts went through older redaction rules."""
+    from ..session import REDACTION_RULES_VERSION
+
+    rules = mem.redaction_rules
+    if args.action == "scrub" or (rules is not None and rules >= REDACTION_RULES_VERSION):
+        return
+    was = "records no redaction rules" if rules is None else f"was redacted by rules v{rules}"
+    print(
+        visible(
+            f"ctxsdk: warning: {args.db}: this memory {was}, older than this ctxsdk's "
+            f"(v{REDACTION_RULES_VERSION}); `ctxsdk memory DB scrub` applies them to every "
+            "stored text"
+        ),
+        file=sys.stderr,
+    )
 
 
 def _print_episodes(mem: Memory, prefixes: list[str], *, as_json: bool) -> None:

@@ -13,7 +13,8 @@ their sources, and labelled, weighted edges (``Edge``), kept by a ``MemoryStore`
 
 Every text that enters a memory passes one door (``_door``): its credentials are redacted
 and the rest kept; a text that is nothing but credentials is refused (``MemoryRefused``,
-``refuse_secret`` says why). What goes out to a model is neutralized.
+``refuse_secret`` says why). What goes out to a model is neutralized. ``Memory.scrub`` passes
+what a file already holds (written before the door, or under older rules) through it again.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ._ingest import (
 )
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap
-from ._memory import IngestReport, Memory, NodeView, RecallMode
+from ._memory import IngestReport, Memory, NodeView, RecallMode, ScrubReport
 from ._model import (
     BUSINESS_EDGES,
     EDGE_LABELS,
@@ -71,6 +72,7 @@ __all__ = [
     "NodeView",
     "RecallMode",
     "SQLiteStore",
+    "ScrubReport",
     "Source",
     "export_graph",
     "extract",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MemoryRefused
@@ -38,6 +38,7 @@ __all__ = [
     "admit_node",
     "admit_optional",
     "admit_source",
+    "hollow",
     "refusal",
     "screen",
     "session_key",
@@ -52,11 +53,12 @@ _NEVER_KEPT = "a memory never keeps credentials"
 class Screened:
     """One text through the door: the ``text`` to store (redacted), the ``kinds`` of
     secret it held (withheld now, or marked before), and why it is refused (``refused``,
-    None when it is kept)."""
+    None when it is kept); ``counts``: how many of each kind were withheld now."""
 
     text: str
     kinds: tuple[str, ...]
     refused: str | None
+    counts: Mapping[str, int] = field(default_factory=dict)  # withheld now, by kind
 
     @property
     def held_secret(self) -> bool:
@@ -79,11 +81,16 @@ def screen(text: str, what: str = "the text") -> Screened:
     kinds = _kinds(red.counts, red.text)
     if not kinds:
         return Screened(red.text, (), None)
-    rest = _MARKER.sub(" ", red.text)
-    if any(ch.isalnum() for ch in rest):
-        return Screened(red.text, kinds, None)
+    if not hollow(red.text):
+        return Screened(red.text, kinds, None, red.counts)
     why = f"{what} is only a credential ({', '.join(kinds)}); {_NEVER_KEPT}"
-    return Screened(red.text, kinds, why)
+    return Screened(red.text, kinds, why, red.counts)
+
+
+def hollow(text: str) -> bool:
+    """Whether no letter or digit is left in ``text`` once its ``[REDACTED:…]`` markers are
+    removed (the door refuses such a text when it held a secret)."""
+    return not any(ch.isalnum() for ch in _MARKER.sub(" ", text))
 
 
 def refusal(text: str, what: str = "the text") -> str | None:

@@ -54,14 +54,15 @@ from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, edge_label, node_type
 from ._propose import Proposal, propose
+from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
 from ._sqlite import SQLiteStore
-from ._store import MemoryStore
+from ._store import MaintainedStore, MemoryStore
 
 if TYPE_CHECKING:
     import networkx as nx  # type: ignore[import-untyped]
     import polars as pl
 
-__all__ = ["IngestReport", "Memory", "NodeView", "RecallMode"]
+__all__ = ["IngestReport", "Memory", "NodeView", "RecallMode", "ScrubReport"]
 
 RecallMode = Literal["off", "anchor", "auto"]
 MEMORY_PLUGIN = "ctxsdk-memory"  # the source plugin of an injected map or recall block
@@ -268,6 +269,7 @@ class Memory:
         self._anchors: list[Node] = []
         self._retriever = Retriever(embedder=embedder)
         self.root = self._root(workspace)
+        warn_if_stale(self.store, stacklevel=2)  # once per open: scrub() is the remedy
 
     # -- plumbing -----------------------------------------------------------------------------
     def now(self) -> datetime:
@@ -287,6 +289,10 @@ class Memory:
             held = self.store.by_uri("ctx://workspace")
             if held is not None:
                 return held
+            # A new file: every text it will hold enters through today's door. (Nodes put
+            # without a root came straight through the store, past the door: not recorded.)
+            if not any(self.store.count(include_archived=True).values()):
+                record_rules(self.store)
             return self.store.put(Node(id="", type="workspace", name=name, uri="ctx://workspace"))
 
     def _sync(self) -> None:
@@ -568,6 +574,42 @@ class Memory:
             self.store.put(replace(b, status="archived"))
             self._link(b.id, a.id, "same_as")
         return kept
+
+    # -- credentials already stored ---------------------------------------------------------
+    @property
+    def redaction_rules(self) -> int | None:
+        """The redaction rules' version every stored text went through (recorded by
+        ``scrub`` and when the file was made); None when the file records none (written
+        before it was recorded, or by an older ctxsdk). Below
+        ``ctxsdk.session.REDACTION_RULES_VERSION``, opening the file warns
+        (``StaleRedactionWarning``)."""
+        return recorded_rules(self.store.get_meta(RULES_KEY))
+
+    def scrub(self, *, dry_run: bool = False) -> ScrubReport:
+        """Pass every text the memory already holds through its door again, with today's
+        redaction rules: node fields (JSON columns' strings and keys too), edges and meta.
+        What changed is written in one transaction (a failure leaves the file as it was)
+        with the rules' version; then the file is compacted (VACUUM, the WAL truncated), so
+        the old bytes are gone from the file and its WAL. A text that is nothing but
+        credentials keeps its ``[REDACTED:<kind>]`` form, and a node left meaningless by
+        that (an entity whose name was only a credential) is archived, not deleted (see
+        ``_scrub``). ``dry_run`` reports what would change and writes nothing. The store
+        must be one that can be rewritten (``SQLiteStore``); not inside a batch."""
+        store = self.store
+        if not isinstance(store, MaintainedStore):
+            raise InvalidArgument(
+                f"scrub() rewrites a store's rows and compacts it; {type(store).__name__} "
+                "cannot (SQLiteStore can)"
+            )
+        if store.in_batch:
+            raise InvalidArgument(
+                "scrub() inside a batch or snapshot: it compacts the file, which needs no "
+                "open transaction; call it outside"
+            )
+        report = scrub_store(store, dry_run=dry_run)
+        self._revision = -1  # the next read syncs the index with the rewritten rows
+        self.root = store.get(self.root.id) or self.root
+        return report
 
     # -- getting memories in ----------------------------------------------------------------
     def ingest(
