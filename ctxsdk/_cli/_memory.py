@@ -89,20 +89,12 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 def _say_if_stale(mem: Memory, args: argparse.Namespace) -> None:
     """One line on stderr when the file's texts went through older redaction rules."""
-    from ..session import REDACTION_RULES_VERSION
+    from ..memory._scrub import stale
 
-    rules = mem.redaction_rules
-    if args.action == "scrub" or (rules is not None and rules >= REDACTION_RULES_VERSION):
-        return
-    was = "records no redaction rules" if rules is None else f"was redacted by rules v{rules}"
-    print(
-        visible(
-            f"ctxsdk: warning: {args.db}: this memory {was}, older than this ctxsdk's "
-            f"(v{REDACTION_RULES_VERSION}); `ctxsdk memory DB scrub` applies them to every "
-            "stored text"
-        ),
-        file=sys.stderr,
-    )
+    why = None if args.action == "scrub" else stale(mem.redaction_rules)
+    if why is not None:
+        line = f"ctxsdk: warning: {args.db}: {why}; `ctxsdk memory DB scrub` applies them"
+        print(visible(line), file=sys.stderr)
 
 
 def _print_episodes(mem: Memory, prefixes: list[str], *, as_json: bool) -> None:

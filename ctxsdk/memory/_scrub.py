@@ -54,6 +54,7 @@ __all__ = [
     "record_rules",
     "recorded_rules",
     "scrub_store",
+    "stale",
     "warn_if_stale",
 ]
 
@@ -79,24 +80,33 @@ def record_rules(store: MemoryStore) -> None:
     store.set_meta(RULES_KEY, {"rules": REDACTION_RULES_VERSION})
 
 
+def stale(rules: int | None) -> str | None:
+    """What is wrong with a file that records ``rules`` (None: no version), or None when
+    its texts went through today's rules (or newer ones)."""
+    now = f"this ctxsdk's are v{REDACTION_RULES_VERSION}"
+    if rules is None:
+        return f"this memory does not record which redaction rules its texts went through; {now}"
+    if rules < REDACTION_RULES_VERSION:
+        return f"this memory's texts went through redaction rules v{rules}; {now}"
+    return None
+
+
 def warn_if_stale(store: MemoryStore, *, stacklevel: int) -> None:
     """A ``StaleRedactionWarning`` when ``store`` records older rules than today's, or none."""
     try:
         rules = recorded_rules(store.get_meta(RULES_KEY))
     except CorruptStore:  # a damaged mark records nothing; opening must not fail on it
         rules = None
-    if rules is not None and rules >= REDACTION_RULES_VERSION:
-        return
-    was = "records no redaction rules" if rules is None else f"was redacted by rules v{rules}"
-    warnings.warn(
-        StaleRedactionWarning(
-            f"{store.location}: this memory {was}, older than this ctxsdk's "
-            f"(v{REDACTION_RULES_VERSION}), so it may still hold a credential they withhold; "
-            "Memory.scrub() (`ctxsdk memory DB scrub`) applies them to every stored text",
-            rules=rules,
-        ),
-        stacklevel=stacklevel + 1,
-    )
+    why = stale(rules)
+    if why is not None:
+        warnings.warn(
+            StaleRedactionWarning(
+                f"{store.location}: {why}, so it may still hold a credential they withhold; "
+                "Memory.scrub() (`ctxsdk memory DB scrub`) applies them to every stored text",
+                rules=rules,
+            ),
+            stacklevel=stacklevel + 1,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,8 +221,8 @@ class ScrubReport(Rendered):
         if self.archived:
             lines.append(f"  archived (nothing but credentials left): {', '.join(self.archived)}")
         for c in self.changes[:_SHOWN]:
-            what = _kinds_text(c.counts) or "-"
-            note = f" ({c.note})" if c.note else ""
+            what = _kinds_text(c.counts)
+            note = f" ({c.note})" if c.note and what else c.note
             lines.append(
                 f"  {c.table[:-1] if c.table != 'meta' else 'meta'} {c.ref} {c.field}: {what}{note}"
             )
