@@ -332,12 +332,18 @@ def _jwts(rng: random.Random) -> list[Case]:
 # -- labelled assignments ------------------------------------------------------------------
 def _value(rng: random.Random) -> str:
     kind = rng.randrange(5)
+    # Human passwords end in a number of their own, so every case's secret is its own
+    # (a door that leaks one case is not counted for every case sharing its password).
+    n = str(rng.randint(10, 9999))
     if kind == 0:  # a human password with spaces and symbols
-        return rng.choice(
-            ("hunter2 with spaces!", "p@ss w0rd#1", "correct horse battery 9", "my dog Rex 2019!")
+        return (
+            rng.choice(
+                ("hunter2 with spaces!", "p@ss w0rd#", "correct horse battery ", "my dog Rex !")
+            )
+            + n
         )
     if kind == 1:  # symbols
-        return rng.choice(("ab$cD9!kq2Lm", "Tr0ub4dor&3", "S3cr3t!Passw0rd", "x!7%kP@q2#zW"))
+        return rng.choice(("ab$cD9!kq2Lm", "Tr0ub4dor&", "S3cr3t!Passw0rd", "x!7%kP@q2#zW")) + n
     if kind == 2:
         return _body(rng, 32, _HEX)
     if kind == 3:

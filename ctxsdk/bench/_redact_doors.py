@@ -6,7 +6,9 @@ prompt, a reply, a tool call and a tool result (with the session map and a cut b
 four memory tools, and a Merge of two sessions holding it (the block and the injected text).
 A secret *leaks* when, in any of the forms it could be stored in (as written, JSON-escaped,
 whitespace joined, each long line of a key block), it is in the SQLite file, its WAL, any row,
-or any text rendered from the memory or the merge.
+or any text rendered from the memory or the merge. A leak is the doors' fault when
+``redact`` withholds the secret from the case's text alone; otherwise it is the engine's miss,
+counted apart.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def _feed_memory(db: Path, cases: Sequence[Case]) -> list[Any]:
             except MemoryRefused as e:
                 rendered.append(str(e))
         for batch in _batches(cases, 6):
-            md = "\n".join(f"- always {' '.join(c.text.split())}" for c in batch)
+            md = "\n".join(f"- always {c.text}" for c in batch)
             rendered.append(str(mem.import_memory_md(f"# Notes\n{md}")))
         for n, batch in enumerate(_batches(cases, 40)):
             s = _session(f"doors-{n}", batch)
@@ -134,8 +136,10 @@ def _merge(cases: Sequence[Case]) -> list[Any]:
     return rendered
 
 
-def door_leaks(cases: Sequence[Case], *, quick: bool = False) -> int:
-    """How many of ``cases`` (positives) leak through any door (see the module docs)."""
+def door_leaks(cases: Sequence[Case], *, quick: bool = False) -> tuple[int, int]:
+    """How many of ``cases`` (positives) leak through any door (see the module docs): those
+    whose secret ``redact`` withholds from the case's text alone (a door that does less
+    than the engine), and all of them (the engine's own misses too)."""
     if quick:
         cases = cases[::3]
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,9 +148,14 @@ def door_leaks(cases: Sequence[Case], *, quick: bool = False) -> int:
         rows, raw = _stored(db)
     rendered += _merge(cases)
     text = rows + "\n" + json.dumps(rendered, ensure_ascii=False, default=str)
-    leaked = 0
+    from ctxsdk.session import redact
+
+    through_doors = engine_misses = 0
     for c in cases:
         forms = _forms(c.secret or "")
         if any(f in text for f in forms) or any(f.encode() in raw for f in forms):
-            leaked += 1
-    return leaked
+            if c.secret and c.secret in redact(c.text).text:
+                engine_misses += 1
+            else:
+                through_doors += 1
+    return through_doors, through_doors + engine_misses

@@ -50,7 +50,7 @@ _WORD = re.compile(
     r"(?=\\?[\"'`]?\]?[ \t]*+(?::=|=>|==|[=:＝：])"
     r"|[ \t]++(?:is|was|are)[ \t]"
     r"|是|为"
-    r"|[ \t]++\S{6})"
+    r"|[ \t]++(?:[\"'`]|\S{6}))"
 )
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-$@")
 _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
