@@ -29,6 +29,7 @@ _UPNUM = _UP + _DIG
 _LOWNUM = _LOW + _DIG
 _URLSAFE = _ALNUM + "-_"
 _B64 = _ALNUM + "+/"
+_B32 = _UP + "234567"
 
 
 class _G:
@@ -217,10 +218,11 @@ def _ctx_jupyter(g: _G, name: str, value: str) -> str:
 
 
 def _ctx_kubectl(g: _G, name: str, value: str) -> str:
+    pod = "api-7d9c6b8f5-" + g.lownum(5)
     return _lines(
-        "$ kubectl describe pod api-7d9c6b8f5-" + g.lownum(5),
-        "Name:         api-7d9c6b8f5-" + g.lownum(5),
-        "Namespace:   prod",
+        "$ kubectl describe pod " + pod,
+        "Name:         " + pod,
+        "Namespace:    prod",
         "Containers:",
         "  api:",
         "    Image:          registry.internal/api:1.42.0",
@@ -280,7 +282,7 @@ def _provider_tokens(g: _G) -> list[tuple[str, str, str]]:
     }
     mapbox = {"u": "acme-maps", "a": "cl" + g.lownum(23)}
     return [
-        ("aws-access-key-id", "AWS_ACCESS_KEY_ID", "AK" + "IA" + g.upnum(16)),
+        ("aws-access-key-id", "AWS_ACCESS_KEY_ID", "AK" + "IA" + g.pick(_B32, 16)),
         ("github-pat-classic", "GITHUB_TOKEN", "gh" + "p_" + g.alnum(36)),
         (
             "github-pat-fine-grained",
@@ -381,7 +383,9 @@ def _provider_tokens(g: _G) -> list[tuple[str, str, str]]:
         (
             "grafana-cloud",
             "GRAFANA_CLOUD_TOKEN",
-            "gl" + "c_" + base64.b64encode(json.dumps(grafana_cloud).encode()).decode(),
+            "gl"
+            + "c_"
+            + base64.b64encode(json.dumps(grafana_cloud, separators=(",", ":")).encode()).decode(),
         ),
         (
             "dynatrace",
@@ -443,7 +447,7 @@ def _provider_bespoke(g: _G) -> list[Case]:
     out: list[Case] = []
     fam = "provider"
 
-    asia = "AS" + "IA" + g.upnum(16)
+    asia = "AS" + "IA" + g.pick(_B32, 16)
     text = _lines(
         "$ cat ~/.aws/credentials",
         "[default]",
@@ -644,7 +648,7 @@ def _provider_bespoke(g: _G) -> list[Case]:
     )
     out.append(_pos(text, fam, "slack-in-assistant-snippet", xoxb))
 
-    akid = "AK" + "IA" + g.upnum(16)
+    akid = "AK" + "IA" + g.pick(_B32, 16)
     text = json.dumps(
         {
             "file_path": "/workspace/app/config/aws.json",
@@ -1945,7 +1949,7 @@ def _labelled(g: _G) -> list[Case]:
     sak = g.pick(_ALNUM + "/+", 40)
     text = _lines(
         "$ aws configure --profile backup",
-        "AWS Access Key ID [None]: AK" + "IA" + g.upnum(16),
+        "AWS Access Key ID [None]: AK" + "IA" + g.pick(_B32, 16),
         f"AWS Secret Access Key [None]: {sak}",
         "Default region name [None]: eu-west-1",
         "Default output format [None]: json",
@@ -2448,16 +2452,12 @@ def _placeholder(g: _G) -> list[Case]:
     )
     add(
         _lines(
-            "$ cat docker-compose.override.yml",
-            "services:",
-            "  db:",
-            "    environment:",
-            "      POSTGRES_PASSWORD: postgres",
-            "  api:",
-            "    environment:",
-            "      DATABASE_URL: postgres://postgres:postgres@db:5432/dev",
+            "$ cat envs/prod/terraform.tfvars.example",
+            'region      = "eu-central-1"',
+            'db_username = "admin"',
+            'db_password = "<set-in-secrets-manager>"',
         ),
-        "local-dev-default-credentials",
+        "tfvars-example",
     )
     add(
         _lines(
