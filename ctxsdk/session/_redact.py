@@ -60,6 +60,7 @@ from ._secret_shapes import (
 __all__ = [
     "FAMILIES",
     "REDACTION_KINDS",
+    "REDACTION_RULES_VERSION",
     "Redaction",
     "redact",
     "redact_message",

@@ -296,7 +296,10 @@ def find_pem(text: str) -> Iterator[Span]:
         # No END right after the body: a cut key. Its body must hold real key material.
         material = re.sub(r"\\[nrt]|[\s:,-]", "", text[begin.end() : body_end])
         if len(material) >= 40:
-            yield begin.start(), body_end, "private-key"
+            cut = body_end
+            while cut > begin.end() and text[cut - 1] in " \t\r\n":
+                cut -= 1  # the line break after a cut key is the text's, not the key's
+            yield begin.start(), cut, "private-key"
         pos = max(body_end, begin.end())
 
 

@@ -66,6 +66,8 @@ def secret_looking(value: str) -> bool:
         return len(value) >= 6
     if WORDY.fullmatch(value):
         return False
+    if len(value) >= 8 and looks_random(value):
+        return True  # aBcDeFgHiJkLmN: letters only, but no word
     if not any(ch.isdigit() or not (ch.isalpha() or ch in "_.") for ch in value):
         return False  # a bare word or a dotted name
     m = _CODE_REF.fullmatch(value)
