@@ -47,7 +47,7 @@ TOKENS: dict[str, str] = {
     "aws-access-key": _j("AK", "IA", _run(16, UPPER)),
     "slack": _j("xo", "xb-", _run(12, "0123456789"), "-", _run(24)),
     "stripe": _j("s", "k_", "li", "ve_", _run(24)),
-    "stripe-test": _j("p", "k_", "te", "st_", _run(24, shift=6)),
+    "stripe-test": _j("r", "k_", "te", "st_", _run(24, shift=6)),
     "npm": _j("np", "m_", _run(36)),
     "jwt": _j(
         "ey", "J", _run(20, B64URL), ".", "ey", "J", _run(30, B64URL, 1), ".", _run(43, B64URL, 2)

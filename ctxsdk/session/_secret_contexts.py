@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from ._secret_labels import key_strength
 from ._secret_shapes import Span, looks_random
-from ._secret_values import is_placeholder, secret_looking
+from ._secret_values import WORDY, is_code, is_placeholder, secret_looking
 
 __all__ = ["find_in_context"]
 
@@ -35,6 +35,9 @@ def find_in_context(text: str) -> Iterator[Span]:
     yield from _files(text)
     yield from _xml(text)
     yield from _call_pairs(text)
+    yield from _name_value(text)
+    yield from _directives(text)
+    yield from _jwk(text)
     yield from _prose(text)
 
 
@@ -166,6 +169,41 @@ _PGPASS = re.compile(
 )
 
 
+# Config directives and prompts that carry a password after a space.
+_DIRECTIVES = re.compile(
+    r"(?m)^[ \t]*+(?:requirepass|masterauth|rpcpassword|PresharedKey|PrivateKey)[ \t]*+=?[ \t]*+"
+    r"(?P<value>[^\s#]{4,300}+)"
+    r"|AWS Secret Access Key \[[^\]\n]{0,40}\]:[ \t]*+(?P<aws>[A-Za-z0-9/+=]{20,}+)"
+    r"|(?<![\w-])setx[ \t]++(?P<name>[A-Za-z_][\w]{0,80}+)[ \t]++"
+    r"(?P<setx>\"[^\"\n]{4,300}+\"|\S{4,300}+)"
+)
+
+
+def _directives(text: str) -> Iterator[Span]:
+    for m in _DIRECTIVES.finditer(text):
+        if m.group("setx") is not None:
+            if key_strength(m.group("name")) != 2:
+                continue
+            group = "setx"
+        else:
+            group = "value" if m.group("value") is not None else "aws"
+        value = m.group(group).strip('"')
+        if not is_placeholder(value):
+            start = m.start(group) + (1 if m.group(group)[:1] == '"' else 0)
+            yield start, start + len(value), _KIND
+
+
+# A JSON Web Key's private members (RSA d, p, q, dp, dq, qi; EC and OKP d; oct k).
+_JWK_PRIVATE = re.compile(r'"(?:d|p|q|dp|dq|qi|k)"[ \t]*+:[ \t]*+"(?P<value>[A-Za-z0-9_-]{16,}+)"')
+
+
+def _jwk(text: str) -> Iterator[Span]:
+    if '"kty"' not in text:
+        return
+    for m in _JWK_PRIVATE.finditer(text):
+        yield m.start("value"), m.end("value"), "private-key"
+
+
 def _files(text: str) -> Iterator[Span]:
     if "login" in text:
         for m in _NETRC.finditer(text):
@@ -198,20 +236,69 @@ def _xml(text: str) -> Iterator[Span]:
 
 # -- code: a name and its value passed together --------------------------------------------
 _CALL_PAIR = re.compile(
-    r"""\([ \t]*+(?P<q>["'])(?P<name>[A-Za-z_][\w.-]{0,80}+)(?P=q)[ \t]*+,[ \t]*+"""
-    r"""(?P<q2>["'])(?P<value>[^"'\n]{4,300}+)(?P=q2)"""
+    r"""[(,][ \t]*+(?P<q>["'])(?P<name>[A-Za-z_][\w.-]{0,80}+)(?P=q)[ \t]*+,[ \t]*+"""
+    r"""(?P<q2>["'])(?P<value>(?:\\.|(?!(?P=q2))[^\\\n]){4,300}+)(?P=q2)"""
 )
 
 
 def _call_pairs(text: str) -> Iterator[Span]:
-    """``os.Setenv("API_TOKEN", "…")``, ``setProperty("password", "…")``, ``define(…)``."""
+    """``os.Setenv("API_TOKEN", "…")``, ``setProperty("password", "…")``, ``define(…)``,
+    ``buildConfigField("String", "MAPS_SECRET", "\\"…\\"")``."""
     if "(" not in text:
         return
     for m in _CALL_PAIR.finditer(text):
-        value = m.group("value")
-        named = key_strength(m.group("name")) == 2 and not is_placeholder(value)
-        if named and (" " not in value or secret_looking(value.split()[0])):
-            yield _span(m, "value")
+        value = m.group("value").strip('\\"')
+        name = m.group("name")
+        if key_strength(name) != 2 or is_placeholder(value):
+            continue
+        if WORDY.fullmatch(value) and not _human(name):
+            continue  # setenv("OPENAI_API_KEY", "test-key"): a stand-in
+        if " " not in value or secret_looking(value.split()[0]):
+            start = m.start("value") + (len(m.group("value")) - len(m.group("value").lstrip('\\"')))
+            yield start, start + len(value), _KIND
+
+
+def _human(name: str) -> bool:
+    return any(w in name.lower() for w in ("pass", "pwd", "密码", "口令"))
+
+
+# -- name and value given apart ------------------------------------------------------------
+# {"name": "DB_PASSWORD", "value": "…"} (ECS, k8s env, CloudFormation), "- name: X\n value: …"
+# (YAML), "db_password": {"sensitive": true, "value": "…"} (terraform output -json).
+_VALUE_KEY = re.compile(
+    r"""(?P<q>["']?)value(?P=q)[ \t]*+[:=][ \t]*+(?P<v>"[^"\n]{1,300}+"|'[^'\n]{1,300}+'"""
+    r"""|[^\s,}\]"']{1,300}+)"""
+)
+_NAME_BEFORE = re.compile(
+    r"""(?:(?P<q>["']?)(?:name|key|Name|Key|ParameterKey)(?P=q)[ \t]*+[:=][ \t]*+["']?"""
+    r"""(?P<n1>[A-Za-z_][\w.-]{0,80}+)|"(?P<n2>[A-Za-z_][\w.-]{0,80}+)"[ \t]*+:[ \t]*+\{)"""
+)
+
+
+def _name_value(text: str) -> Iterator[Span]:
+    if "value" not in text:
+        return
+    for m in _VALUE_KEY.finditer(text):
+        before = text[max(0, m.start() - 160) : m.start()]
+        if "}" in before.rsplit("{", 1)[-1] and "{" in before:
+            continue  # the name's object closed before this value
+        names = list(_NAME_BEFORE.finditer(before))
+        if not names:
+            continue
+        name = names[-1].group("n1") or names[-1].group("n2") or ""
+        raw = m.group("v")
+        value = raw.strip("\"'")
+        if key_strength(name) == 2 and not is_placeholder(value) and secret_value(value, name):
+            start = m.start("v") + (1 if raw[:1] in "\"'" else 0)
+            yield start, start + len(value), _KIND
+
+
+def secret_value(value: str, name: str) -> bool:
+    """A value given apart from its name reads as the credential: not words joined up (for a
+    machine credential), nor code."""
+    if WORDY.fullmatch(value) and not _human(name):
+        return False
+    return not is_code(value)
 
 
 # -- prose ---------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 
 from ._secret_shapes import Span, looks_random
 from ._secret_values import WORDY as _WORDY
+from ._secret_values import is_code
 from ._secret_values import is_placeholder as _placeholder
 from ._secret_values import machine_made as _machine_made
 from ._secret_values import secret_looking as _secret_looking
@@ -43,7 +44,9 @@ _WORD = re.compile(
     # the lookahead on the first character lets the scan skip most positions in C
     r"(?=[PpSsTtAaKkCcBb 密秘口令私])"
     r"(?:(?i:passwords?|passwd|passphrase|pwd|pass|secrets?|tokens?|api[_-]?keys?|keys?"
-    r"|credentials?|creds|auth|bearer|pat)"
+    r"|credentials?|creds|auth|bearer|pat|psk)"
+    # a neutral ending after the word: secret_key_base, password_value, token_b64
+    r"(?i:[_-](?:key[_-])?(?:base|value|val|str|string|raw|plain|b64)(?![A-Za-z0-9]))?"
     r"|(?:API|api)?[ ]?(?:密码|密钥|秘钥|口令|令牌|私钥))"
     # Only where a value can follow (an assignment, "is", or a long bare word): most
     # mentions of "key" or "token" in text and code are skipped here, in C.
@@ -57,8 +60,10 @@ _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 
 _STRONG = frozenset(
     {"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "credential"}
-    | {"credentials", "creds"}
+    | {"credentials", "creds", "psk"}
 )
+_HASHED = frozenset({"hash", "hashed", "sha", "sha1", "sha256", "digest", "fingerprint"})
+_NEUTRAL_ENDS = frozenset({"base", "value", "val", "str", "string", "raw", "plain", "b64"})
 _KEY_SECRET_BEFORE = frozenset(
     {"api", "secret", "private", "access", "client", "auth", "signing", "encryption", "master"}
     | {"account", "service", "app", "consumer", "license", "deploy", "session", "webhook"}
@@ -114,6 +119,10 @@ def _key_strength(key: str, word: str, before_word: str) -> int:
     parts = _parts(key)
     if not parts:
         return 0
+    if _HASHED & set(parts):
+        return 0  # password_hash, hashed_secret, token_sha256: a digest, not the secret
+    if len(parts) > 1 and parts[-1] in _NEUTRAL_ENDS and _STRONG & set(parts[:-1]):
+        return 2  # secret_key_base, password_value, token_b64
     last = parts[-1]
     # A word before the key, across a space, counts only when it names a credential
     # ("API key: …"); "restored from key: …" is prose.
@@ -205,6 +214,8 @@ def _rest_of_line(text: str, start: int) -> int:
     return end
 
 
+# After an unquoted value, what makes it an expression.
+_CODE_NEXT = re.compile(r"[ \t]*+(?:\?[ .]|\|\||&&|\+[ \t]|\*[ \t]|\(|\[|\?\?)")
 _PROSE_OPS = frozenset({"is", "was", "are", "是", "为"})
 _HUMAN = frozenset({"password", "passwd", "pwd", "passphrase", "pass"})
 _CODE_AFTER = re.compile(r"\|\||&&| \? |\(|=>|[,;{]\s*$")
@@ -225,8 +236,11 @@ def _multiword(text: str, key_start: int, v_end: int) -> bool:
         return False
     rest = _rest_of_line(text, v_end)
     tail = text[v_end:rest]
+    first = text[text.rfind(" ", 0, v_end) + 1 : v_end]
     return (
         tail[:1] in (" ", "\t")
+        and not any(c in first for c in "([{=\"'`")
+        and not is_code(first)
         and any(not (c.isalpha() or c in " \t") for c in tail)
         and not _CODE_AFTER.search(tail)
         and not _VALUE_STOP.search(tail.replace(" ", "").replace("\t", ""))
@@ -283,6 +297,8 @@ def _judge(
         ok = False  # apiKey: 'ollama', token = "not-required": a stand-in, not a key
     elif quoted:
         ok = True
+    elif _CODE_NEXT.match(text, v_end):
+        ok = False  # isLiteLLM ? a : b, base + suffix: an expression, not a value
     elif _secret_looking(value):
         return v_start, _value_end(text, key_start, op, v_start, v_end), _KIND
     else:
@@ -307,13 +323,28 @@ def _key_bounds(text: str, word_start: int, word_end: int) -> tuple[int, str] | 
     return start, text[start:word_end]
 
 
+_SEGMENTS = re.compile(r"(?:[A-Za-z0-9_.-]+:){3}$")  # a:b:c: — an identifier's segments
+
+
+def _a_name_not_a_key(text: str, key_start: int) -> bool:
+    """``${PASSWORD:?…}``, ``%TOKEN%``, an ARN's segment (``arn:aws:secretsmanager:…:secret:…``):
+    the word names a thing, it is no key."""
+    before = text[max(0, key_start - 2) : key_start]
+    if before.endswith(("${", "%")):
+        return True
+    if before.endswith(":"):
+        word = text[max(0, key_start - 80) : key_start].rsplit(None, 1)[-1]
+        return "arn:" in word or _SEGMENTS.search(word) is not None  # not $env:X, :password
+    return False
+
+
 def _word_before(text: str, key_start: int) -> str:
     m = re.search(r"([A-Za-z]{2,20})[ _-]$", text[max(0, key_start - 22) : key_start])
     return m.group(1).lower() if m else ""
 
 
 # Every alternative of _WORD starts with one of these (in lower case).
-_STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "api", "pat")
+_STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "api", "pat", "psk")
 _CJK_STEMS = ("密码", "密钥", "秘钥", "口令", "令牌", "私钥")
 
 
@@ -352,6 +383,8 @@ def find_labelled(text: str) -> Iterator[Span]:
         if bounds is None:
             continue
         key_start, key = bounds
+        if _a_name_not_a_key(text, key_start):
+            continue
         flag = text[max(0, key_start - 2) : key_start] in ("--", " -")
         strength = _key_strength(key, m.group(0), _word_before(text, key_start))
         if strength == 0:

@@ -14,6 +14,7 @@ block never ends.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -45,7 +46,10 @@ def looks_random(body: str) -> bool:
     identifiers are words of four or more letters (``loadPretrainedTokenizer``,
     ``learn-compatible``). The body is cut into chunks (an optional capital then lower
     case, a run of capitals, a run of digits) and must average at most 3.5 characters a
-    chunk, with at least two of the three character classes present.
+    chunk, with at least two of the three character classes present. A long body of letters
+    alone (``hf_`` tokens) can have longer chunks by chance; it still reads as random when
+    capitals often follow capitals (camelCase almost never has two in a row) and lower case
+    does not dominate.
     """
     chunks = _CHUNK.findall(body)
     if len(chunks) < 3:
@@ -56,7 +60,18 @@ def looks_random(body: str) -> bool:
         + any(ch.isupper() for c in chunks for ch in c)
         + any(ch.islower() for c in chunks for ch in c)
     )
-    return classes >= 2 and core / len(chunks) <= 3.5
+    if classes < 2:
+        return False
+    if core / len(chunks) <= 3.5:
+        return True
+    letters = [ch for ch in body if ch.isalpha()]
+    if len(letters) < 20:
+        return False
+    pairs = list(itertools.pairwise(letters))
+    upper_pairs = sum(a.isupper() and b.isupper() for a, b in pairs) / len(pairs)
+    lower_pairs = sum(a.islower() and b.islower() for a, b in pairs) / len(pairs)
+    upper = sum(ch.isupper() for ch in letters) / len(letters)  # CONSTANT_NAMES are not random
+    return upper_pairs >= 0.1 and lower_pairs <= 0.5 and 0.25 <= upper <= 0.75
 
 
 @dataclass(frozen=True)
@@ -98,7 +113,8 @@ _SHAPES: tuple[_Shape, ...] = (
         r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]{8,}+/[A-Za-z0-9]{8,}+"
         r"/[A-Za-z0-9]{16,}+",
     ),
-    _Shape("stripe", r"(?:sk|rk|pk|whsec)_(?:live|test|prod)_[A-Za-z0-9]{16,}+" + _END),
+    # pk_ keys are publishable (Stripe says they may be exposed): only secret and restricted
+    _Shape("stripe", r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}+" + _END),
     _Shape("stripe", r"whsec_[A-Za-z0-9]{24,}+" + _END, _random_after(6)),
     _Shape("npm", r"npm_[A-Za-z0-9]{36}" + _END),
     _Shape("pypi", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}+"),
@@ -181,6 +197,7 @@ _SHAPES: tuple[_Shape, ...] = (
     _Shape("terraform", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}" + _END),
     _Shape("openshift", r"sha256~[A-Za-z0-9_-]{43}" + _END),
     _Shape("gitlab", r"GR1348941[A-Za-z0-9_-]{20}" + _END),
+    _Shape("sonarqube", r"sq[pua]_[0-9a-f]{40}" + _END),
     _Shape("harness", r"pat\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}" + _END),
     _Shape("dropbox", r"sl\.[A-Za-z0-9_-]{130,}+"),
     _Shape("adobe", r"p8e-[A-Za-z0-9]{32}" + _END, _random_after(4)),
@@ -248,7 +265,7 @@ _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOC
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----")
 # What a key's body is made of, in a file or escaped inside a JSON string ("\n").
 # Header lines ("Proc-Type: 4,ENCRYPTED") hold single dashes; five start the next marker.
-_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=:, \t\r\n]|-(?!----)|\\[nrt])*+")
+_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=:, \t\r\n\"']|-(?!----)|\\[nrt])*+")
 
 
 # A PuTTY key file: its private lines are the secret (the public lines are not).
@@ -294,10 +311,10 @@ def find_pem(text: str) -> Iterator[Span]:
             pos = begin.end()
             continue
         # No END right after the body: a cut key. Its body must hold real key material.
-        material = re.sub(r"\\[nrt]|[\s:,-]", "", text[begin.end() : body_end])
+        material = re.sub(r"\\[nrt]|[\s:,\"'-]", "", text[begin.end() : body_end])
         if len(material) >= 40:
             cut = body_end
-            while cut > begin.end() and text[cut - 1] in " \t\r\n":
+            while cut > begin.end() and text[cut - 1] in " \t\r\n\"'":
                 cut -= 1  # the line break after a cut key is the text's, not the key's
             yield begin.start(), cut, "private-key"
         pos = max(body_end, begin.end())
@@ -314,13 +331,16 @@ _URL_CREDS = re.compile(
 # Key=value;… connection strings (ADO.NET, JDBC properties, Azure storage).
 _KV_CREDS = re.compile(
     r"(?i)(?=[PpAaSs])(?<![A-Za-z0-9])(?P<key>password|pwd|accountkey|sharedaccesskey|sharedaccesssignature)"
-    r"[ \t]*+=[ \t]*+(?P<value>\"[^\"\n]{1,200}+\"|'[^'\n]{1,200}+'|[^;&\s\"'<>]{1,300}+)"
+    r"[ \t]*+=[ \t]*+(?P<value>\"[^\"\n]{1,200}+\"|'[^'\n]{1,200}+'|\{[^}\n]{1,200}+\}"
+    r"|[^;&\s\"'<>]{1,300}+)"
 )
 # Oracle's user/password@host (JDBC thin, SQL*Plus): no scheme before the user.
 _ORACLE_CREDS = re.compile(
     r"(?:jdbc:oracle:[a-z]{1,10}+:|(?<![\w-])sqlplus[ \t]++(?:-[A-Za-z][ \t]++)*+)"
     r"[A-Za-z0-9_$#]{1,60}+/(?P<pw>[^\s@/'\"<>]{1,200}+)@"
 )
+# Go's MySQL driver: user:password@tcp(host:port)/db, no scheme.
+_GO_DSN = re.compile(r"(?<![\w.-])[\w.-]{1,60}+:(?P<pw>[^\s@/:'\"<>]{1,200}+)@(?:tcp|unix|udp)\(")
 # An Azure (or S3-style) pre-signed URL's signature.
 _URL_SIG = re.compile(r"[?&](?:sig|X-Amz-Signature|Signature)=(?P<pw>[A-Za-z0-9%+/=._-]{20,}+)")
 _URL_PLACEHOLDERS = frozenset(
@@ -332,7 +352,8 @@ def _placeholder_password(value: str) -> bool:
     v = value.strip("\"'").lower()
     return (
         v in _URL_PLACEHOLDERS
-        or v.startswith(("<", "$", "{", "%", "[redacted"))
+        or v.startswith(("<", "$", "{", "%", "[", "("))
+        or "your" in v
         or set(v) <= {"*", "x", "."}
     )
 
@@ -355,7 +376,12 @@ def find_connection_strings(text: str) -> Iterator[Span]:
         for m in _URL_CREDS.finditer(text):
             if not _placeholder_password(m.group("pw")):
                 yield m.start("pw"), m.end("pw"), "connection-string"
-    for rx, words in ((_ORACLE_CREDS, ("oracle", "sqlplus")), (_URL_SIG, ("ig=", "ature="))):
+    finders = (
+        (_ORACLE_CREDS, ("oracle", "sqlplus")),
+        (_URL_SIG, ("ig=", "ature=")),
+        (_GO_DSN, ("@tcp(", "@unix(", "@udp(")),
+    )
+    for rx, words in finders:
         if any(w in text for w in words):
             for m in rx.finditer(text):
                 if not _placeholder_password(m.group("pw")):
@@ -363,10 +389,10 @@ def find_connection_strings(text: str) -> Iterator[Span]:
     if "=" in text:
         for m in _KV_CREDS.finditer(text):
             value = m.group("value")
-            if _placeholder_password(value):
+            if _placeholder_password(value.strip("{}")):  # ADO.NET quotes with {…}
                 continue
             if m.group("key").lower() in ("password", "pwd") and not _in_kv_list(text, m):
                 continue  # a lone password=… is the labelled rules' to judge
-            quoted = value[:1] in "\"'"
+            quoted = value[:1] in "\"'{"
             start, end = m.start("value") + quoted, m.end("value") - quoted
             yield start, end, "connection-string"

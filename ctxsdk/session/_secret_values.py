@@ -10,7 +10,7 @@ import re
 
 from ._secret_shapes import looks_random
 
-__all__ = ["WORDY", "is_placeholder", "machine_made", "secret_looking"]
+__all__ = ["WORDY", "is_code", "is_placeholder", "machine_made", "secret_looking"]
 
 # Lower-case words joined up: an identifier, a slug or a sentence, not a credential.
 WORDY = re.compile(r"[a-z]++(?:[-_ .][a-z]++)*+")
@@ -22,10 +22,19 @@ _PLACEHOLDER_WORDS = frozenset(
     | {"placeholder", "todo", "tbd", "n/a", "bearer", "basic", "secretstr", "bytes", "int"}
     | {"any", "env", "apikey", "api_key", "api-key", "mypassword", "yourpassword", "value"}
 )
-_PLACEHOLDER_STARTS = ("<", "${", "$(", "{", "%", "[redacted", "[", "your", "!", "…", "...")
+_PLACEHOLDER_STARTS = ("<", "${", "$(", "{", "%", "[", "(", "your", "!", "…", "...")
+# Keys that are public by design (Stripe's and Mapbox's publishable keys).
+_PUBLIC = ("pk_live_", "pk_test_", "pk.eyj")
+# A file's path (./service-account.json, /usr/lib/git-core/git-gui--askpass): where a
+# credential may be kept, not the credential.
+_PATH = re.compile(
+    r"(?:\.{0,2}/|~/|[a-z]:\\)[^\s]*+|[\w./-]++\.(?:json|pem|key|p12|pfx|txt|env|ya?ml)"
+)
 _STAND_IN = re.compile(
     r"(.)\1{5}|your[-_]|[-_]here\b|redacted|example|replace[-_ ]?me|change[-_ ]?me"
     r"|insert[-_ ]|fill[-_ ]?in|^[a-z]++(?:_[a-z]++)++$"  # new_password: a variable's name
+    r"|^(?:fake|dummy|test|mock|stub|sample)[-_ ]|[-_ ](?:fake|dummy|placeholder)$"
+    r"|not[-_ ]a[-_ ]real|^(?:protected|hidden|sensitive|masked|unset|not set)\b"
 )
 _REFERENCES = (
     "op://", "vault:", "vault://", "arn:", "ssm:", "sm://", "secretsmanager:", "keyvault:",
@@ -47,8 +56,10 @@ def is_placeholder(value: str) -> bool:
         return True
     if "..." in v or "…" in v or _STAND_IN.search(v):
         return True  # a stand-in, or a shortened or masked display (sk-abc...xyz, ghp_xxxx)
-    if v.startswith(_REFERENCES):
-        return True  # where the secret is kept (op://…, vault:…, arn:aws:secretsmanager:…)
+    if v.startswith(_REFERENCES) or _PATH.fullmatch(v):
+        return True  # where the secret is kept (op://…, vault:…, arn:…, a file's path)
+    if v.startswith(_PUBLIC):
+        return True  # a publishable key
     if _TYPE.fullmatch(v):
         return True  # a type (password: &str, token: Optional[str])
     if len(v) <= 12 and v.endswith(("-", "_")):
@@ -64,14 +75,34 @@ def secret_looking(value: str) -> bool:
     six digits or more; not a plain word, words joined up (``short-value``), nor code."""
     if value.isdigit():
         return len(value) >= 6
-    if WORDY.fullmatch(value):
+    if WORDY.fullmatch(value) or _code(value):
         return False
-    if len(value) >= 8 and looks_random(value):
+    if len(value) >= 12 and looks_random(value):
         return True  # aBcDeFgHiJkLmN: letters only, but no word
-    if not any(ch.isdigit() or not (ch.isalpha() or ch in "_.") for ch in value):
-        return False  # a bare word or a dotted name
+    return any(ch.isdigit() or not (ch.isalpha() or ch in "_.") for ch in value)
+
+
+# Where code reads a credential from, as the first name of a dotted path.
+_CODE_ROOTS = frozenset(
+    {"req", "res", "request", "response", "self", "this", "os", "process", "config", "cfg"}
+    | {"settings", "env", "args", "opts", "options", "params", "ctx", "window", "document"}
+    | {"props", "state", "secrets", "vault", "credentials", "creds", "auth", "user", "app"}
+)
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\??\.[A-Za-z_$][\w$]*+)++")
+
+
+def _code(value: str) -> bool:
+    """A call, a subscript, or a dotted path that starts at a known root or goes on as code
+    (``os.getenv("X"``, ``req.headers.authorization?.replace(…``, ``config["token"]``)."""
     m = _CODE_REF.fullmatch(value)
-    return not (m and ("(" in value or "[" in value))
+    if m and ("(" in value or "[" in value):
+        return True
+    dotted = _DOTTED.match(value)
+    if dotted is None:
+        return False
+    root = value.split(".", 1)[0].rstrip("?")
+    after = value[dotted.end() : dotted.end() + 1]
+    return root in _CODE_ROOTS or "?." in value or (after != "" and after in "([?")
 
 
 def machine_made(value: str) -> bool:
@@ -82,6 +113,9 @@ def machine_made(value: str) -> bool:
     has = (any(c.isdigit() for c in value), any(c.isalpha() for c in value))
     mixed = value.lower() != value and value.upper() != value
     symbol = any(not (c.isalnum() or c in "-_.") for c in value)
-    if any(c in "[]{}()\\" for c in value):
+    if any(c in "[]{}()\\" for c in value) or _code(value):
         return False  # a pattern or code, not a value
     return len(value) >= 8 and all(has) and (symbol or mixed) and not WORDY.fullmatch(value)
+
+
+is_code = _code
