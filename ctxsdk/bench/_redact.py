@@ -4,11 +4,12 @@
 document (provider keys, private keys, connection strings, JWTs, labelled assignments in
 code, config, shell, JSON, YAML, English and Chinese), negatives a redactor must leave
 (placeholders, hashes, UUIDs, prose about tokens and passwords, code identifiers); the rules
-were written against it, and the targets are checked on it. ``_redact_holdout`` was written
-without reading the rules, scored once, and its misses then drove general fixes, so it is no
-longer blind (``holdout_*``). ``_redact_blind`` was written after those fixes, again without
-reading the rules or the other corpora, and never used to change them (``blind_*``): it is
-the honest estimate of what a user's data gets.
+were written against it, and the targets are checked on it. Three more were each written by
+someone who read neither the rules nor the other corpora, as an agent's logs show secrets
+(tool output, chat, configs, tool-call arguments): ``_redact_holdout`` and ``_redact_blind``
+were scored once each and their misses then drove general fixes, so they are no longer blind
+(``holdout_*``, ``holdout2_*``); ``_redact_final`` was written last and never used to change
+the rules (``blind_*``): it is the honest estimate of what a user's data gets.
 
 **Scoring.** A positive is caught when its secret does not survive in ``redact(text).text``
 (a partial survival counts as a miss). A negative is a false positive when the text comes
@@ -152,19 +153,23 @@ def _speed(cases: Iterable[Case]) -> dict[str, float]:
 def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult:
     report = resolve_progress(progress)
     cases = corpus()
-    held = _extra_corpus("_redact_holdout", "holdout")
-    blind = _extra_corpus("_redact_blind", "blind")
+    extra = [
+        (prefix, cases_)
+        for prefix, module, function in (
+            ("holdout_", "_redact_holdout", "holdout"),
+            ("holdout2_", "_redact_blind", "blind"),
+            ("blind_", "_redact_final", "final"),
+        )
+        if (cases_ := _extra_corpus(module, function))
+    ]
     steps = 4
     report(0, steps, "redact")
     metrics = score(cases, _ours(cases))
     baselines: dict[str, float] = {}
     notes: dict[str, object] = {"corpus": dict(Counter(c.family for c in cases))}
-    if held:
-        metrics.update(score(held, _ours(held), "holdout_"))
-        notes["holdout"] = dict(Counter(c.family for c in held))
-    if blind:
-        metrics.update(score(blind, _ours(blind), "blind_"))
-        notes["blind"] = dict(Counter(c.family for c in blind))
+    for prefix, extra_cases in extra:
+        metrics.update(score(extra_cases, _ours(extra_cases), prefix))
+        notes[f"{prefix}corpus"] = dict(Counter(c.family for c in extra_cases))
     report(1, steps, "redact")
     detect = _detect_secrets()
     if detect is not None:
@@ -172,10 +177,8 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         baselines.update(score(cases, theirs, "detect_secrets_"))
         union = [a or b for a, b in zip(_ours(cases), theirs, strict=True)]
         baselines.update(score(cases, union, "union_"))
-        if held:
-            baselines.update(score(held, detect(held), "holdout_detect_secrets_"))
-        if blind:
-            baselines.update(score(blind, detect(blind), "blind_detect_secrets_"))
+        for prefix, extra_cases in extra:
+            baselines.update(score(extra_cases, detect(extra_cases), f"{prefix}detect_secrets_"))
     else:
         notes["detect_secrets"] = "not installed: pip install detect-secrets for the baseline"
     report(2, steps, "redact")
