@@ -115,7 +115,8 @@ _COMMANDS = (
     (
         ("login",),
         re.compile(
-            r"(?=[dphbs])(?<![\w-])(?:docker|podman|helm[ \t]++registry|buildah|skopeo)"
+            r"(?=[dphbsaoc])(?<![\w-])(?:docker|podman|helm[ \t]++registry|buildah|skopeo"
+            r"|az|oc|cf|crane)"
             r"[ \t]++login\b"
             + _ARGS + r"[ \t](?:-p|--password)[ \t=]++" + _value("pw")
         ),
@@ -124,6 +125,16 @@ _COMMANDS = (
     (
         ("redis-cli",),
         re.compile(r"(?=r)(?<![\w-])redis-cli\b" + _ARGS + r"[ \t]-a[ \t]++" + _value("pw")),
+        "pw",
+    ),
+    (  # keytool -storepass, -keypass, -srcstorepass: a flag that ends in "pass"
+        ("pass ", "pass\t"),
+        re.compile(r"(?=-)(?<![\w-])-[a-z]{0,20}pass[ \t]++" + _value("pw")),
+        "pw",
+    ),
+    (  # SQL: IDENTIFIED BY 'x'
+        ("IDENTIFIED", "identified"),
+        re.compile(r"(?i:identified[ \t]++by)[ \t]++(?:PASSWORD[ \t]++)?" + _value("pw")),
         "pw",
     ),
     (

@@ -91,8 +91,9 @@ _AFTER_KEY = re.compile(
     r"(?P<close>\\?[\"'`]\]?|\])?"
     # a typed declaration first: API_KEY: &str = "…", apiKey: string = "…"
     r"(?:(?P<typed>[ \t]*+:[ \t]++[&\w<>\[\]|.,']{1,40}?(?:[ \t]++[&\w<>\[\]|.,']{1,20}?)?"
-    r"[ \t]++=)(?![=>])[ \t]*+"
-    r"|(?P<op>[ \t]*+(?::=|=>|==|[=:＝：])[ \t]*+|[ \t]++(?:is|was|are)[ \t]++|(?:是|为)[ \t]*+))"
+    r"[ \t]++=)(?![=>])(?:[ \t]*+\r?\n(?=[ \t]))?[ \t]*+"
+    r"|(?P<op>[ \t]*+(?::=|=>|==|[=＝](?:[ \t]*+\r?\n(?=[ \t]))?|[:：])[ \t]*+"
+    r"|[ \t]++(?:is|was|are)[ \t]++|(?:是|为)[ \t]*+))"
 )
 # Where an unquoted value ends: whitespace, or CJK text (after an English label); after a
 # Chinese label only CJK punctuation ends it (密码：青山绿水8133@ is a password).
@@ -218,7 +219,7 @@ def _rest_of_line(text: str, start: int) -> int:
 _CODE_NEXT = re.compile(r"[ \t]*+(?:\?[ .]|\|\||&&|\+[ \t]|\*[ \t]|\(|\[|\?\?)")
 _PROSE_OPS = frozenset({"is", "was", "are", "是", "为"})
 _HUMAN = frozenset({"password", "passwd", "pwd", "passphrase", "pass"})
-_CODE_AFTER = re.compile(r"\|\||&&| \? |\(|=>|[,;{]\s*$")
+_CODE_AFTER = re.compile(r"\|\||&&| \? |\(|=>|[,;{]\s*$|[ \t][-+*/%][ \t]")
 
 
 def _human(key: str, word: str) -> bool:
@@ -265,8 +266,8 @@ def _judge(
     text: str, key_start: int, key: str, word: str, op: str, value_at: int, strength: int,
     flag: bool,
 ) -> Span | None:  # fmt: skip
-    cjk_label = any("\u4e00" <= ch <= "\u9fff" for ch in word)
-    read = _read_value(text, value_at, cjk=cjk_label)
+    cjk = any("\u4e00" <= ch <= "\u9fff" for ch in word + text[value_at : value_at + 1])
+    read = _read_value(text, value_at, cjk=cjk)
     if read is None:
         return None
     v_start, v_end, quoted = read
@@ -279,15 +280,16 @@ def _judge(
         return None
     op = op.strip()
     if not op and not flag:  # "passphrase 3f9a…": no operator, a machine-made value
-        ok = len(value) >= 16 and looks_random(value)
+        # or a quoted literal right after a password (SQL's WITH PASSWORD 'x')
+        ok = (len(value) >= 16 and looks_random(value)) or (quoted and _human(key, word))
     elif strength == 1:  # a weak key: the value must be machine-made
         ok = _machine_made(value)
     elif op in _PROSE_OPS:  # "the password is …"
         ok = len(value) >= 6 and (looks_random(value) or _secret_looking(value))
     elif (
         not quoted
-        and op == ":"
-        and (len(_parts(key)) > 1 or _indented(text, key_start))
+        and op in (":", "=")
+        and (len(_parts(key)) > 1 or _indented(text, key_start) or op == "=")
         and _multiword(text, key_start, v_end)
     ):
         # YAML "db_token: correct horse battery 9": a compound key's value runs to the line end

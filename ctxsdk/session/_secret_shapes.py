@@ -325,7 +325,8 @@ def find_pem(text: str) -> Iterator[Span]:
 _URL_CREDS = re.compile(
     # the scan starts at the literal "://" (fast); a scheme's letter must come right before
     r"://(?<=[A-Za-z0-9+.-]://)"
-    r"(?P<user>[^\s:/@?#'\"<>]{0,100}+):(?P<pw>[^\s/@'\"<>]{1,200}+)@"
+    # the user may hold an @ (smtp://postmaster@mg.example:pw@host)
+    r"(?P<user>[^\s:/?#'\"<>]{0,100}+):(?P<pw>[^\s/@'\"<>]{1,200}+)@"
     r"(?=[A-Za-z0-9\[])"
 )
 # Key=value;… connection strings (ADO.NET, JDBC properties, Azure storage).

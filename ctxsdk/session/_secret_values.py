@@ -22,7 +22,11 @@ _PLACEHOLDER_WORDS = frozenset(
     | {"placeholder", "todo", "tbd", "n/a", "bearer", "basic", "secretstr", "bytes", "int"}
     | {"any", "env", "apikey", "api_key", "api-key", "mypassword", "yourpassword", "value"}
 )
-_PLACEHOLDER_STARTS = ("<", "${", "$(", "{", "%", "[", "(", "your", "!", "…", "...")
+_PLACEHOLDER_STARTS = ("<", "${", "$(", "{", "%", "your", "…", "...")
+# Stand-ins in brackets or a YAML tag: [REDACTED], [YOUR-PASSWORD], (protected), !vault |
+_BRACKETED = re.compile(r"\[[\w :./-]*+\]?|\([\w :./-]*+\)?|![A-Za-z]++(?:[ |>].*)?")
+# A version (a package.json dependency under a key like "jsonwebtoken"): ^9.0.2, ~1.4, >=2
+_VERSION = re.compile(r"[\^~<>=v]{0,3}[0-9]++(?:\.[0-9x*]++)++(?:[-+.][\w.]++)?")
 # Keys that are public by design (Stripe's and Mapbox's publishable keys).
 _PUBLIC = ("pk_live_", "pk_test_", "pk.eyj")
 # A file's path (./service-account.json, /usr/lib/git-core/git-gui--askpass): where a
@@ -54,6 +58,8 @@ def is_placeholder(value: str) -> bool:
         return True
     if v in _PLACEHOLDER_WORDS or v.startswith(_PLACEHOLDER_STARTS):
         return True
+    if _BRACKETED.fullmatch(v) or _VERSION.fullmatch(v):
+        return True
     if "..." in v or "…" in v or _STAND_IN.search(v):
         return True  # a stand-in, or a shortened or masked display (sk-abc...xyz, ghp_xxxx)
     if v.startswith(_REFERENCES) or _PATH.fullmatch(v):
@@ -75,8 +81,8 @@ def secret_looking(value: str) -> bool:
     six digits or more; not a plain word, words joined up (``short-value``), nor code."""
     if value.isdigit():
         return len(value) >= 6
-    if WORDY.fullmatch(value) or _code(value):
-        return False
+    if WORDY.fullmatch(value) or _code(value) or value[:1] in "[{(":
+        return False  # words, code, or a list, an object or a call's arguments
     if len(value) >= 12 and looks_random(value):
         return True  # aBcDeFgHiJkLmN: letters only, but no word
     return any(ch.isdigit() or not (ch.isalpha() or ch in "_.") for ch in value)
@@ -108,13 +114,13 @@ def _code(value: str) -> bool:
 def machine_made(value: str) -> bool:
     """A value a weak key must hold to count: random-looking, or letters and digits with a
     symbol or mixed case (``Tr0ub4dor&3``), never words joined up (``vue-todo-list``)."""
+    if any(c in "[]{}()\\" for c in value) or _code(value) or "=" in value.rstrip("="):
+        return False  # a pattern, code or a key=value pair, not a value
     if len(value) >= 16 and looks_random(value):
         return True
     has = (any(c.isdigit() for c in value), any(c.isalpha() for c in value))
     mixed = value.lower() != value and value.upper() != value
     symbol = any(not (c.isalnum() or c in "-_.") for c in value)
-    if any(c in "[]{}()\\" for c in value) or _code(value):
-        return False  # a pattern or code, not a value
     return len(value) >= 8 and all(has) and (symbol or mixed) and not WORDY.fullmatch(value)
 
 
