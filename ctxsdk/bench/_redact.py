@@ -4,12 +4,14 @@
 document (provider keys, private keys, connection strings, JWTs, labelled assignments in
 code, config, shell, JSON, YAML, English and Chinese), negatives a redactor must leave
 (placeholders, hashes, UUIDs, prose about tokens and passwords, code identifiers); the rules
-were written against it, and the targets are checked on it. Three more were each written by
+were written against it, and the targets are checked on it. Four more were each written by
 someone who read neither the rules nor the other corpora, as an agent's logs show secrets
-(tool output, chat, configs, tool-call arguments): ``_redact_holdout`` and ``_redact_blind``
-were scored once each and their misses then drove general fixes, so they are no longer blind
-(``holdout_*``, ``holdout2_*``); ``_redact_final`` was written last and never used to change
-the rules (``blind_*``): it is the honest estimate of what a user's data gets.
+(tool output, chat, configs, tool-call arguments). ``_redact_holdout``, ``_redact_blind`` and
+``_redact_final`` were each scored once, blind, and their misses then drove general fixes,
+so they are no longer blind (``holdout_*``, ``holdout2_*``, ``holdout3_*``);
+``_redact_unseen`` was written last and never used to change the rules (``blind_*``): it is
+the honest estimate of what a user's data gets, and it carries the same targets, so the
+bench fails when the rules do not hold on data they were not shaped to.
 
 **Scoring.** A positive is caught when its secret does not survive in ``redact(text).text``
 (a partial survival counts as a miss). A negative is a false positive when the text comes
@@ -158,7 +160,8 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         for prefix, module, function in (
             ("holdout_", "_redact_holdout", "holdout"),
             ("holdout2_", "_redact_blind", "blind"),
-            ("blind_", "_redact_final", "final"),
+            ("holdout3_", "_redact_final", "final"),
+            ("blind_", "_redact_unseen", "unseen"),
         )
         if (cases_ := _extra_corpus(module, function))
     ]
@@ -199,6 +202,13 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         Target.at_most("identifiers_redacted", 0),
         Target.at_most("door_leaks", 0),
     ]
+    if "blind_recall_all" in metrics:  # the same targets on the corpus no rule was shaped to
+        targets += [
+            Target.at_least("blind_recall_provider_and_private_key", 0.95),
+            Target.at_least("blind_recall_labelled", 0.90),
+            Target.at_most("blind_false_positive_rate", 0.02),
+            Target.at_most("blind_identifiers_redacted", 0),
+        ]
     return BenchResult(
         name="redact", metrics=metrics, baselines=baselines, targets=targets, notes=notes
     )
