@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk.bench._redact_corpus import Case, positives
+from ctxsdk.bench._redact_doors import _stored  # every row and the raw bytes
 from ctxsdk.errors import MemoryRefused
 from ctxsdk.memory import Memory, Source
 from ctxsdk.memory._tools import (
@@ -89,22 +89,6 @@ def _leaks(haystack: str | bytes, cases: Sequence[Case] = CASES) -> list[str]:
         if found:
             out.append(f"{c.family}/{c.shape}: {c.text[:60]!r}")
     return out
-
-
-def _stored(path: Path) -> tuple[str, bytes]:
-    """Every row of every table as text, and the raw bytes of the file and its WAL."""
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        rows = [
-            "\n".join(str(v) for v in row)
-            for t in tables
-            for row in con.execute(f'SELECT * FROM "{t}"')
-        ]
-    finally:
-        con.close()
-    raw = b"".join(p.read_bytes() for p in (path, path.with_name(path.name + "-wal")) if p.exists())
-    return "\n".join(rows), raw
 
 
 def _assert_nothing_stored(path: Path, cases: Sequence[Case] = CASES) -> None:

@@ -37,7 +37,7 @@ from ..errors import (
     InvalidArgument,
     WriteError,
 )
-from ..session import read_regular_file
+from ..session import check_byte_limit, read_regular_file
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -130,12 +130,7 @@ def _check_depth(messages: Sequence[Any]) -> None:
 
 
 def _check_max_bytes(max_bytes: Any) -> int:
-    if type(max_bytes) is not int or max_bytes <= 0:
-        raise InvalidArgument(
-            f"max_bytes must be a positive number of bytes, not {max_bytes!r} "
-            f"(the default is MAX_BUNDLE_BYTES = {MAX_BUNDLE_BYTES})"
-        )
-    return max_bytes
+    return check_byte_limit(max_bytes, "MAX_BUNDLE_BYTES", MAX_BUNDLE_BYTES)
 
 
 def _size(n: int) -> str:

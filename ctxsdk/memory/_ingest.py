@@ -69,7 +69,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 
-from ..session import Session, redact
+from ..session import Session, redact, redact_json
 from ._door import refusal, screen, session_key
 from ._model import Candidate, Node, Source
 
@@ -387,19 +387,9 @@ def _command(arguments: str) -> str:
             for key in ("cmd", "command", "script", "path", "file_path"):
                 if isinstance(args.get(key), str):
                     return redact(str(args[key])).text
-        return json.dumps(_redacted(args), ensure_ascii=False)
+        return json.dumps(redact_json(args), ensure_ascii=False)
     except (ValueError, RecursionError):  # not JSON, or nested past what Python walks
         return redact(arguments).text
-
-
-def _redacted(value: object) -> object:
-    if isinstance(value, str):
-        return redact(value).text
-    if isinstance(value, dict):
-        return {redact(str(k)).text: _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def _time_of(session: Session, seq: int) -> datetime:

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import InvalidArgument, LLMError, LLMOutputError
-from ..session import extract_json, redact, truncate_keep_tail
+from ..session import extract_json, redact_json, truncate_keep_tail
 from ._beliefs import SLOT_TYPES, Branch, SlotType, Trust
 from ._claims import (
     _EVIDENCE,
@@ -73,7 +73,7 @@ def ask_json(llm: Any, messages: list[dict[str, str]], *, max_tokens: int) -> di
         ) from exc
     text = getattr(result, "text", "")
     try:
-        answer: dict[str, Any] = _redacted(parse_reply(text if isinstance(text, str) else ""))
+        answer: dict[str, Any] = redact_json(parse_reply(text if isinstance(text, str) else ""))
         return answer
     except LLMOutputError as exc:
         if getattr(result, "truncated", False):
@@ -83,17 +83,6 @@ def ask_json(llm: Any, messages: list[dict[str, str]], *, max_tokens: int) -> di
                 kind="truncated",
             ) from exc
         raise
-
-
-def _redacted(value: Any) -> Any:
-    # Parsed first, then each string: redacting the JSON text could eat its quotes.
-    if isinstance(value, str):
-        return redact(value).text
-    if isinstance(value, dict):
-        return {redact(str(k)).text: _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from ._composition import (
 from ._embedders import EMBEDDERS, available_embedders, get_embedder
 from ._event_writer import EventWriter, now_ms
 from ._file_writer import refuse_shipped_sample
-from ._files import open_regular_file, read_regular_file
+from ._files import check_byte_limit, open_regular_file, read_regular_file
 from ._fork import fork_log, fork_points
 from ._harness import (
     CHECKPOINT_PREAMBLE,
@@ -71,6 +71,7 @@ from ._redact import (
     REDACTION_RULES_VERSION,
     Redaction,
     redact,
+    redact_json,
     redact_message,
     withheld_notice,
 )
@@ -175,6 +176,7 @@ __all__ = [
     "assembly_source",
     "available_embedders",
     "canonical_file_name",
+    "check_byte_limit",
     "checkpoint_content",
     "clean_text",
     "composition",
@@ -211,6 +213,7 @@ __all__ = [
     "read_marker",
     "read_regular_file",
     "redact",
+    "redact_json",
     "redact_message",
     "refuse_shipped_sample",
     "search_text",

@@ -20,7 +20,7 @@ import orjson
 import zstandard
 
 from ..errors import CorruptLog, SessionFormatError, UnsupportedVersion
-from ._files import FileRefusal, read_regular_file, size_text
+from ._files import FileRefusal, check_byte_limit, read_regular_file, size_text
 
 __all__ = [
     "KNOWN_VERSIONS",
@@ -321,14 +321,7 @@ def _too_big(path: str | Path | None, max_bytes: int) -> SessionFormatError:
 
 def check_max_bytes(max_bytes: Any) -> int:
     """``max_bytes`` if it is a positive whole number of bytes, else ``InvalidArgument``."""
-    if type(max_bytes) is not int or max_bytes <= 0:
-        from ..errors import InvalidArgument
-
-        raise InvalidArgument(
-            f"max_bytes must be a positive number of bytes, not {max_bytes!r} (the default "
-            f"is {MAX_DECODED_BYTES}, {size_text(MAX_DECODED_BYTES)})"
-        )
-    return max_bytes
+    return check_byte_limit(max_bytes, "MAX_DECODED_BYTES", MAX_DECODED_BYTES)
 
 
 def _declared_size(data: bytes, spans: list[tuple[int, int]]) -> int:

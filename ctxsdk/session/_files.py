@@ -24,6 +24,7 @@ from typing import Literal, TypeAlias
 __all__ = [
     "OPEN_FLAGS",
     "FileRefusal",
+    "check_byte_limit",
     "file_kind",
     "open_regular_file",
     "read_regular_file",
@@ -60,6 +61,19 @@ def file_kind(mode: int) -> str | None:
         if test(mode):
             return name
     return "a special file"
+
+
+def check_byte_limit(max_bytes: object, default_name: str, default: int) -> int:
+    """``max_bytes`` if it is a positive whole number of bytes, else ``InvalidArgument``
+    saying what the default (``default_name``) is."""
+    if type(max_bytes) is not int or max_bytes <= 0:
+        from ..errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"max_bytes must be a positive number of bytes, not {max_bytes!r} (the default "
+            f"is {default_name} = {default}, {size_text(default)})"
+        )
+    return max_bytes
 
 
 def size_text(n: int) -> str:

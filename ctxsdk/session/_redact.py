@@ -63,6 +63,7 @@ __all__ = [
     "REDACTION_RULES_VERSION",
     "Redaction",
     "redact",
+    "redact_json",
     "redact_message",
     "withheld_notice",
 ]
@@ -216,6 +217,19 @@ def _redact_value(value: Any, counts: Counter[str]) -> Any:
         return {k: _redact_value(v, counts) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_redact_value(v, counts) for v in value]
+    return value
+
+
+def redact_json(value: Any) -> Any:
+    """A copy of decoded JSON with every string in it, keys too, redacted. Parsed first,
+    then each string: redacting the JSON text itself could eat its quotes, and a secret
+    written with JSON escapes is redacted as it was said."""
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, Mapping):
+        return {redact(str(k)).text: redact_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_json(v) for v in value]
     return value
 
 

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ...errors import ImportFormatError, InvalidArgument, NotFound, Unreadable
+from ...errors import ImportFormatError, NotFound, Unreadable
 from .._codec import MAX_JSON_DEPTH, deep_path, json_path_text
-from .._files import read_regular_file, size_text
+from .._files import check_byte_limit, read_regular_file, size_text
 from .._harness import fallback_title as harness_fallback_title
 
 __all__ = [
@@ -174,12 +174,7 @@ JSON file takes several times its size in memory. Every importer (and ``import_f
 
 def check_import_bytes(max_bytes: Any) -> int:
     """``max_bytes`` if it is a positive whole number of bytes, else ``InvalidArgument``."""
-    if type(max_bytes) is not int or max_bytes <= 0:
-        raise InvalidArgument(
-            f"max_bytes must be a positive number of bytes, not {max_bytes!r} (the default is "
-            f"MAX_IMPORT_BYTES = {MAX_IMPORT_BYTES}, {size_text(MAX_IMPORT_BYTES)})"
-        )
-    return max_bytes
+    return check_byte_limit(max_bytes, "MAX_IMPORT_BYTES", MAX_IMPORT_BYTES)
 
 
 def read_source(path: str | Path, max_bytes: int = MAX_IMPORT_BYTES) -> tuple[Path, bytes]:
