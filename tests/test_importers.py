@@ -395,11 +395,16 @@ def test_import_file_for_chat_files(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text('{"role": "user", "content": "hi"}\n{oops\n')
     with pytest.raises(ImportFormatError, match=r"bad.jsonl, line 2: not valid JSON"):
         import_file("openai", tmp_path / "bad.jsonl")
-    with pytest.raises(ImportFormatError, match="unknown format 'codex'"):
-        import_file("codex", tmp_path / "oa.json")
+    with pytest.raises(ImportFormatError, match="unknown format 'cursor'"):
+        import_file("cursor", tmp_path / "oa.json")
+    with pytest.raises(ImportFormatError, match="oa.json, line 1: a rollout record"):
+        import_file("codex", tmp_path / "oa.json")  # a chat file is no Codex rollout
     with pytest.raises(ImportFormatError, match="locomo only"):
         import_file("openai", tmp_path / "oa.json", conversation=1)
-    assert set(FORMATS) == {"openai", "anthropic", "claude-code", "swe-agent", "locomo"}
+    assert set(FORMATS) == {
+        "openai", "anthropic", "claude-code", "codex", "gemini-cli", "openhands", "aider",
+        "swe-agent", "mini-swe-agent", "locomo",
+    }  # fmt: skip
 
 
 # --- Claude Code ----------------------------------------------------------------------------------
@@ -1165,3 +1170,26 @@ def test_cli_import_of_a_fifo_or_a_large_file_is_one_line(tmp_path: Path) -> Non
         "--max-bytes", str(chat.stat().st_size),
     )  # fmt: skip
     assert proc.returncode == 0 and "imported 8 messages" in proc.stdout, proc.stderr
+
+
+_ONE_REAL_FILE = {
+    "codex": "codex/rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl",
+    "gemini-cli": "gemini-cli",
+    "openhands": "openhands/basic.json",
+    "aider": "aider/aider-website__hello.md",
+    "mini-swe-agent": "mini-swe-agent",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_ONE_REAL_FILE))
+def test_import_file_reads_every_agents_format_by_name(fmt: str) -> None:
+    root = DATA / "agent-sessions"
+    if not root.exists():
+        pytest.skip("the shared agent-sessions corpus is absent")
+    path = root / _ONE_REAL_FILE[fmt]
+    if path.is_dir():  # the first data file of the folder
+        path = next(
+            p for p in sorted(path.iterdir()) if p.suffix == ".json" and "summary" not in p.name
+        )
+    s = import_file(fmt, path)
+    assert s.messages() and import_provenance(s)

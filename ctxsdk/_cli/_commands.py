@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import InvalidArgument, NotFound
 from ..session._text import gist
+from ..session.importers import FORMATS
 from ._terminal import cells, fit_cells, json_safe, plural, visible
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ __all__ = [
     "short_ids",
 ]
 
-IMPORT_FORMATS = ("openai", "anthropic", "claude-code", "swe-agent", "locomo")
+IMPORT_FORMATS = FORMATS  # the importers' own list: one place to add a format
 MIN_ID_CHARS = 8
 """``ctxsdk sessions`` shows each id by its shortest unique prefix, at least this long."""
 

@@ -9,6 +9,10 @@ Each importer returns a ``Session`` built with
     s.surface(); s.wire(); s.save("imported.v3.jsonl")
     import_provenance(s)[s.message_seqs()[1]]  # {"format": "claude-code", "record": uuid, ...}
 
+Formats: OpenAI and Anthropic chat messages, Claude Code transcripts, Codex CLI rollouts,
+Gemini CLI chats, OpenHands trajectories, Aider chat histories, SWE-agent and mini-swe-agent
+trajectories, LoCoMo conversations (``import_file(format, path)`` by name).
+
 Message ids come from the source (a Claude Code ``uuid``, ``openai:<index>``,
 ``swe:<file stem>:<index>``, ``locomo:<sample_id>:<dia_id>``), times from its timestamps or
 a deterministic clock, and each imported record leaves an ignorable ``ctxsdk/import`` event
@@ -21,12 +25,17 @@ default; every importer takes ``max_bytes=``), is refused before it is read.
 from __future__ import annotations
 
 from ..._public import publish
+from ._aider import from_aider
 from ._chat import from_messages
 from ._claude_code import from_claude_code
+from ._codex import from_codex
 from ._common import MAX_IMPORT_BYTES
 from ._dispatch import FORMATS, import_file
 from ._emit import IMPORT_EVENT
+from ._gemini_cli import from_gemini_cli
 from ._locomo import from_locomo
+from ._mini_swe_agent import from_mini_swe_agent
+from ._openhands import from_openhands
 from ._provenance import import_provenance
 from ._swe_agent import from_swe_agent
 
@@ -34,9 +43,14 @@ __all__ = [
     "FORMATS",
     "IMPORT_EVENT",
     "MAX_IMPORT_BYTES",
+    "from_aider",
     "from_claude_code",
+    "from_codex",
+    "from_gemini_cli",
     "from_locomo",
     "from_messages",
+    "from_mini_swe_agent",
+    "from_openhands",
     "from_swe_agent",
     "import_file",
     "import_provenance",
