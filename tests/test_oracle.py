@@ -234,6 +234,26 @@ def test_imported_real_logs(oracle_home: Path, tmp_path: Path) -> None:
         accepted(oracle_home, s, tmp_path, f"import-{i}", kind="import real log")
 
 
+def test_imported_agent_sessions(oracle_home: Path, tmp_path: Path) -> None:
+    """Every other agent's importer, on every real file of its format in the corpus."""
+    from ctxsdk.session.importers import import_file
+
+    root = SHARED / "data" / "agent-sessions"
+    if not root.is_dir():
+        pytest.skip("no agent-sessions corpus in ../shared/data")
+    files = {
+        "codex": sorted((root / "codex").glob("rollout-*.jsonl")),
+        "gemini-cli": sorted((root / "gemini-cli").glob("*.json")),
+        "openhands": sorted((root / "openhands").glob("*.json")),
+        "aider": sorted((root / "aider").glob("*.md")),
+        "mini-swe-agent": sorted((root / "mini-swe-agent").glob("*.traj.json"))[:6],
+    }
+    for fmt, paths in files.items():
+        for i, path in enumerate(paths):
+            s = import_file(fmt, path)
+            accepted(oracle_home, s, tmp_path, f"{fmt}-{i}", kind=f"import {fmt}")
+
+
 def test_agent_turns_repair_and_forks(oracle_home: Path, tmp_path: Path) -> None:
     replies = [reply("Searching.", [("c1", "context_search", {"query": "xdist"})]), reply("Done.")]
 
