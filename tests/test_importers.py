@@ -497,6 +497,103 @@ def test_claude_code_tool_calls_stay_paired() -> None:
     assert [ev["data"]["message"]["content"][0]["isError"] for ev in after] == [False, True, False]
 
 
+REAL_CC = sorted((DATA / "agent-sessions" / "claude-code").glob("*.jsonl"))
+
+
+def _real_cc_check(s: Session) -> None:
+    """User prompts, assistant text and every tool call paired with its result."""
+    assert any(ev["data"]["content"] for ev in _appended(s, "user/message"))
+    assistants = _appended(s, "assistant/message")
+    assert any(b["type"] == "text" for ev in assistants for b in ev["data"]["message"]["content"])
+    calls = [
+        b["id"]
+        for ev in assistants
+        for b in ev["data"]["message"]["content"]
+        if b["type"] == "tool-call"
+    ]
+    results = [
+        ev["data"]["message"]["content"][0]["toolCallId"] for ev in _appended(s, "tool/result")
+    ]
+    assert calls and sorted(results) == sorted(calls)
+    assert len(set(calls)) == len(calls)
+
+
+@pytest.mark.parametrize("path", REAL_CC, ids=[p.name for p in REAL_CC])
+def test_real_claude_code_transcripts_import(path: Path) -> None:
+    s = from_claude_code(path)
+    s.wire()
+    _real_cc_check(s)
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    calls = {
+        b["id"]
+        for r in records
+        if r.get("type") == "assistant" and not r.get("isSidechain")
+        for b in r["message"]["content"]
+        if b["type"] == "tool_use"
+    }
+    thread = {
+        b["id"]
+        for ev in _appended(s, "assistant/message")
+        for b in ev["data"]["message"]["content"]
+        if b["type"] == "tool-call"
+    }
+    compacted = any(r.get("subtype") == "compact_boundary" for r in records)
+    assert thread <= calls and (compacted or thread == calls)
+
+
+def test_real_claude_code_transcripts_are_there() -> None:
+    if not REAL_CC:
+        pytest.skip("../shared/data/agent-sessions/claude-code is not available")
+    assert len(REAL_CC) >= 6
+
+
+def test_claude_code_progress_and_parallel_tool_use_records(tmp_path: Path) -> None:
+    base = {"isSidechain": False, "sessionId": "s-1", "cwd": "/w", "version": "2.1.38"}
+    n = iter(range(10, 60))
+
+    def rec(uid: str, parent: str | None, kind: str, **extra: Any) -> Raw:
+        t = f"2026-02-10T21:11:{next(n)}.000Z"
+        return {**base, "uuid": uid, "parentUuid": parent, "type": kind, "timestamp": t, **extra}
+
+    def asst(uid: str, parent: str, mid: str, block: Raw) -> Raw:
+        message = {"id": mid, "role": "assistant", "model": "claude-opus-4-6", "content": [block]}
+        return rec(uid, parent, "assistant", message=message)
+
+    def result(uid: str, parent: str, call: str, text: str) -> Raw:
+        block = {"type": "tool_result", "tool_use_id": call, "content": text}
+        return rec(uid, parent, "user", message={"role": "user", "content": [block]})
+
+    def use(call: str) -> Raw:
+        return {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": call}}
+
+    hook = {"type": "hook_progress", "hookEvent": "SessionStart"}
+    records = [
+        {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {}},
+        rec("p0", None, "progress", data=hook),
+        rec("u1", "p0", "user", message={"role": "user", "content": "list and count"}),
+        asst("a1", "u1", "msg_1", {"type": "text", "text": "Running both."}),
+        asst("a2", "a1", "msg_1", use("toolu_ls")),
+        rec("p1", "a2", "progress", data={"type": "hook_progress", "hookEvent": "PreToolUse"}),
+        asst("a3", "p1", "msg_1", use("toolu_wc")),
+        result("r1", "a2", "toolu_ls", "a b"),  # hangs off its own call's record
+        result("r2", "a3", "toolu_wc", "2"),
+        asst("a4", "r2", "msg_2", {"type": "text", "text": "Two files."}),
+    ]
+    s = from_claude_code(_write_records(tmp_path / "parallel.jsonl", records))
+    _real_cc_check(s)
+    [first, last] = _appended(s, "assistant/message")
+    assert [b["type"] for b in first["data"]["message"]["content"]] == ["text"] + ["tool-call"] * 2
+    results = _appended(s, "tool/result")
+    assert [ev["data"]["message"]["source"]["callId"] for ev in results] == [
+        "toolu_ls",
+        "toolu_wc",
+    ]
+    assert first["seq"] < results[0]["seq"] < results[1]["seq"] < last["seq"]
+    assert import_provenance(s)[first["seq"]]["records"] == ["a1", "a2", "a3"]
+    skipped = [ev["data"].get("skipped") for ev in s.raw_events if ev["type"] == IMPORT_EVENT]
+    assert "off-thread" not in skipped and skipped.count("progress") == 2
+
+
 def test_claude_code_compaction_is_a_surface_replace() -> None:
     s = from_claude_code(_need(CC_MAIN))
     records = _cc_records()

@@ -76,7 +76,7 @@ def from_claude_code(
     pool = main or threads
     if not pool:
         fail(name, "no user, assistant or system records", "is this a Claude Code transcript?")
-    chain = _walk(pool[-1], by_uuid, name)
+    chain = _splice_results(_walk(pool[-1], by_uuid, name), records)
     on_chain = {r["uuid"] for _, r in chain}
     items = _items(chain, name)
     trailing: list[Item] = [
@@ -167,6 +167,120 @@ def _walk(leaf: _Record, by_uuid: dict[str, _Record], name: str) -> list[_Record
     return chain
 
 
+def _result_ids(rec: JsonDict) -> list[str] | None:
+    """The ``tool_use_id``s of a user record made only of tool results, else None."""
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if rec.get("type") != "user" or not isinstance(content, list) or not content:
+        return None
+    ids = [b.get("tool_use_id") if isinstance(b, dict) else None for b in content]
+    if not all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return None
+    return [i for i in ids if isinstance(i, str)] or None
+
+
+def _splice_results(chain: list[_Record], records: list[_Record]) -> list[_Record]:
+    """Put back the sibling records of parallel tool calls.
+
+    Claude Code writes each ``tool_use`` of one API message as its own record, and the result
+    of a call is a child of that call's record, so the thread (the parent links up from the
+    leaf) passes through one call's record and result only: the other calls of the message
+    and their results sit on side branches. An off-thread assistant record with the
+    ``message.id`` of one on the thread is spliced in after that message's last record (and
+    merged into it later); an off-thread user record made only of tool results, answering
+    calls on the thread that the thread does not answer, right after the call's message, its
+    results ordered as the calls.
+    """
+    ends: dict[str, int] = {}  # message.id -> chain index of its last assistant record
+    for i, (_, rec) in enumerate(chain):
+        mid = _message_id(rec)
+        if rec.get("type") == "assistant" and mid is not None:
+            ends[mid] = i
+    on_chain = {id(rec) for _, rec in chain}
+    extra: dict[int, list[_Record]] = {}
+    for n, rec in records:
+        mid = _message_id(rec)
+        if rec.get("type") != "assistant" or id(rec) in on_chain or rec.get("isSidechain"):
+            continue
+        if mid is not None and mid in ends:
+            extra.setdefault(ends[mid] + 1, []).append((n, rec))
+            on_chain.add(id(rec))
+    chain = _insert(chain, extra)
+    calls: dict[str, int] = {}  # tool_use id -> chain index of its assistant record
+    answered: set[str] = set()
+    for i, (_, rec) in enumerate(chain):
+        if rec.get("type") == "assistant":
+            for call in _call_ids(rec):
+                calls.setdefault(call, i)
+        answered.update(_result_ids(rec) or [])
+    hanging: dict[int, list[_Record]] = {}  # insert-before index -> records
+    for n, rec in records:
+        ids = _result_ids(rec)
+        if id(rec) in on_chain or rec.get("isSidechain") or not ids:
+            continue
+        if any(i not in calls or i in answered for i in ids):
+            continue
+        at = max(calls[i] for i in ids)
+        mid = _message_id(chain[at][1])
+        end = at + 1
+        while end < len(chain):
+            kind = _kind(chain[end][1])
+            same = kind == "assistant" and mid is not None and _message_id(chain[end][1]) == mid
+            if kind in _MESSAGE_TYPES and not same:
+                break
+            end += 1
+        hanging.setdefault(end, []).append((n, rec))
+        answered.update(ids)
+    if not hanging:
+        return chain
+    spliced = {id(rec) for recs in hanging.values() for _, rec in recs}
+    out = _insert(chain, hanging)
+    order = {call: i for i, call in enumerate(calls)}
+
+    def first_call(r: _Record) -> int:
+        return min(order.get(i, len(order)) for i in _result_ids(r[1]) or [""])
+
+    i = 0
+    while i < len(out):  # a run of result records holding a spliced one: in call order
+        j = i
+        while j < len(out) and _result_ids(out[j][1]):
+            j += 1
+        if j > i and any(id(r) in spliced for _, r in out[i:j]):
+            out[i:j] = sorted(out[i:j], key=first_call)
+        i = max(j, i + 1)
+    return out
+
+
+def _insert(chain: list[_Record], extra: dict[int, list[_Record]]) -> list[_Record]:
+    """``chain`` with ``extra[i]`` put before its record ``i``."""
+    if not extra:
+        return chain
+    out: list[_Record] = []
+    for i in range(len(chain) + 1):
+        out += extra.get(i, [])
+        if i < len(chain):
+            out.append(chain[i])
+    return out
+
+
+def _call_ids(rec: JsonDict) -> list[str]:
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        b["id"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    ]
+
+
+def _message_id(rec: JsonDict) -> str | None:
+    message = rec.get("message")
+    mid = message.get("id") if isinstance(message, dict) else None
+    return mid if isinstance(mid, str) else None
+
+
 def _items(chain: list[_Record], name: str) -> list[Item]:
     items: list[Item] = []
     model = "unknown"
@@ -177,6 +291,9 @@ def _items(chain: list[_Record], name: str) -> list[Item]:
         where = _where(rec, n, name)
         t = iso_ms(rec.get("timestamp"), where)
         kind = rec.get("type")
+        if kind not in _MESSAGE_TYPES:  # progress, attachment, …: on the chain, no model input
+            items.append(SkipItem(_origin(rec, n, name), str(kind), t))
+            continue
         if kind == "system":
             if rec.get("subtype") == "compact_boundary":
                 meta = rec.get("compactMetadata")
