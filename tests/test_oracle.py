@@ -235,13 +235,14 @@ def test_imported_real_logs(oracle_home: Path, tmp_path: Path) -> None:
 
 
 def test_imported_agent_sessions(oracle_home: Path, tmp_path: Path) -> None:
-    """Every other agent's importer, on every real file of its format in the corpus."""
+    """Every agent's importer, on every real file of its format in the corpus."""
     from ctxsdk.session.importers import import_file
 
     root = SHARED / "data" / "agent-sessions"
     if not root.is_dir():
         pytest.skip("no agent-sessions corpus in ../shared/data")
     files = {
+        "claude-code": sorted((root / "claude-code").glob("*.jsonl")),
         "codex": sorted((root / "codex").glob("rollout-*.jsonl")),
         "gemini-cli": sorted((root / "gemini-cli").glob("*.json")),
         "openhands": sorted((root / "openhands").glob("*.json")),

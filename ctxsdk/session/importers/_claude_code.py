@@ -4,7 +4,12 @@ The main thread is the ``uuid``/``parentUuid`` chain that ends at the file's las
 record (a ``compact_boundary`` continues through its ``logicalParentUuid``); records on other
 branches, sidechains, file-history snapshots and hook notices carry no model input and are
 logged as skipped provenance only. Claude Code writes one content block per assistant record;
-records with the same ``message.id`` are merged back into one assistant message. A
+records with the same ``message.id`` are merged back into one assistant message. Records
+without a message (``progress`` and the like, Claude Code 2.1.x) are skipped where they sit
+on the chain, and the chain kept. Parallel tool calls hang off sibling records: an assistant
+record off the chain with an on-chain record's ``message.id`` is spliced in after it, and a
+user record off the chain that holds only results for calls nothing on the chain answers goes
+in right after the calling message, its results in the calls' order. A
 ``compact_boundary`` and the summary user record after it become a spec §10 compaction: the
 whole surface after the system head is replaced by the framed checkpoint. A file made only of
 ``isSidechain`` records (a sub-agent transcript) imports as a subagent session.
