@@ -32,7 +32,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .._session import Session
-from ._common import MAX_IMPORT_BYTES, JsonDict, fail, read_source, text_blocks
+from ._common import (
+    MAX_IMPORT_BYTES,
+    TITLE_BYTES,
+    JsonDict,
+    cut_title,
+    fail,
+    read_source,
+    text_blocks,
+)
 from ._emit import build_session
 from ._items import (
     DEFAULT_CREATED_AT,
@@ -60,7 +68,6 @@ _APPLIED = re.compile(r"^Applied edit to (?P<path>.+?)\s*$")
 _EDIT_FAILED = ("SEARCH/REPLACE block failed", "did not conform to the edit format")
 _ERROR = re.compile(r"^(?:litellm\.\w+|\w*Error|\w*Exception)\b|^Traceback ")
 _RELAYED_COMMANDS = ("/run", "/test")
-_TITLE_BYTES = 80  # any session title (spec: session/title)
 
 
 @dataclass
@@ -117,7 +124,7 @@ def from_aider(
         source=name,
         session_id=session_id or prefix,
         created_at=_first_time(blocks, name),
-        title=(_cut_bytes(title, _TITLE_BYTES), {"kind": "fallback"}),
+        title=(cut_title(title, TITLE_BYTES), {"kind": "fallback"}),
         final_reason=final,
     )
 
@@ -428,10 +435,3 @@ def _title(blocks: list[_Block]) -> str | None:
         if text and not text.startswith("/") and "(Y)es" not in text and len(text.split()) >= 3:
             return text
     return next((t for t in prompts if t), None)
-
-
-def _cut_bytes(text: str, limit: int) -> str:
-    if len(text.encode()) <= limit:
-        return text
-    room = limit - len("…".encode())
-    return text.encode()[:room].decode(errors="ignore").rstrip() + "…"

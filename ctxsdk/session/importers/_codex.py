@@ -34,6 +34,7 @@ from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     JsonDict,
+    cut_title,
     fail,
     get_dict,
     get_str,
@@ -69,7 +70,6 @@ _RESULTS = frozenset({"function_call_output", "custom_tool_call_output"})
 # Context Codex injects as user messages (used only when a file logs no user_message events).
 _INJECTED = ("<", "# AGENTS.md instructions")
 _EXIT = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
-_TITLE_BYTES = 80
 
 _Record = tuple[int, JsonDict]  # (1-based line, record)
 
@@ -344,10 +344,7 @@ class _Reader:
         line = next((s.strip() for s in task.splitlines() if s.strip()), "")
         if not line:
             return None
-        if len(line.encode()) > _TITLE_BYTES:
-            room = _TITLE_BYTES - len("…".encode())
-            line = line.encode()[:room].decode(errors="ignore").rstrip() + "…"
-        return line, {"kind": "fallback"}
+        return cut_title(line), {"kind": "fallback"}
 
 
 def _content(content: Any, where: str) -> list[JsonDict]:

@@ -19,9 +19,12 @@ from .._harness import fallback_title as harness_fallback_title
 
 __all__ = [
     "MAX_IMPORT_BYTES",
+    "TITLE_BYTES",
     "JsonDict",
     "check_depth",
     "check_import_bytes",
+    "content_text",
+    "cut_title",
     "fail",
     "fallback_title",
     "get_dict",
@@ -41,6 +44,30 @@ __all__ = [
 ]
 
 JsonDict = dict[str, Any]
+
+
+TITLE_BYTES = 80  # any session title (spec: session/title)
+
+
+def cut_title(text: str, limit: int = TITLE_BYTES) -> str:
+    """``text`` in at most ``limit`` UTF-8 bytes, cut with an ellipsis when it is longer."""
+    if len(text.encode()) <= limit:
+        return text
+    room = limit - len("…".encode())
+    return text.encode()[:room].decode(errors="ignore").rstrip() + "…"
+
+
+def content_text(content: Any, where: str) -> str:
+    """Message content that is a string, or a list of ``{text}`` parts, as one string."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(c, dict) and isinstance(c.get("text"), str) for c in content
+    ):
+        return "".join(c["text"] for c in content)
+    fail(where, "content must be a string or a list of text parts")
 
 
 def fail(where: str, what: str, todo: str = "") -> NoReturn:

@@ -28,7 +28,10 @@ from typing import Any
 from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
+    TITLE_BYTES,
     JsonDict,
+    content_text,
+    cut_title,
     fail,
     iso_ms,
     json_arguments,
@@ -55,7 +58,6 @@ __all__ = ["from_gemini_cli"]
 PROVIDER = "google"  # Gemini CLI talks to the Gemini API (or Vertex AI); the file does not say
 _NOTICES = frozenset({"info", "warning", "error"})
 _FAILED = frozenset({"error", "cancelled"})  # statuses whose missing result is an error result
-_TITLE_BYTES = 80  # any session title (spec: session/title)
 _TASK_WORDS = 3  # a prompt shorter than this is a command ("show tools"), not the task
 
 
@@ -100,7 +102,7 @@ def from_gemini_cli(
             items += _gemini(raw, mid, where, origin, t, i)
             last_kind, failure = kind, None
         elif isinstance(kind, str) and kind in _NOTICES:
-            text = _text(raw.get("content"), where)
+            text = content_text(raw.get("content"), where)
             extra = {**origin.extra, "content": text}
             items.append(SkipItem(Origin(mid, where, extra), f"gemini-cli {kind} notice", t))
             if kind == "error" and last_kind == "user":
@@ -139,19 +141,6 @@ def _where(name: str, i: int, raw: Any) -> str:
     return f"{name}, messages[{i}]" + (f" (id {mid})" if isinstance(mid, str) else "")
 
 
-def _text(content: Any, where: str) -> str:
-    """Message content: a string, or a list of ``{text}`` parts (Gemini ``PartListUnion``)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        isinstance(c, dict) and isinstance(c.get("text"), str) for c in content
-    ):
-        return "".join(c["text"] for c in content)
-    fail(where, "content must be a string or a list of text parts")
-
-
 def _content(content: Any, where: str, origin: Origin) -> list[JsonDict]:
     """A user message's content as blocks: text, plus the media parts Gemini CLI can send."""
     if content is None or isinstance(content, str):
@@ -186,7 +175,7 @@ def _gemini(
     raw: JsonDict, mid: str, where: str, origin: Origin, t: int | None, i: int
 ) -> list[Item]:
     blocks = _thoughts(raw.get("thoughts"), where)
-    blocks += text_blocks(_text(raw.get("content"), where))
+    blocks += text_blocks(content_text(raw.get("content"), where))
     calls = raw.get("toolCalls")
     if calls is None:
         calls = []
@@ -314,7 +303,7 @@ def _title(doc: JsonDict, items: list[Item], stem: str) -> tuple[str, JsonDict]:
     summary = doc.get("summary")
     if isinstance(summary, str) and summary.strip():
         source = {"kind": "provider", "provider": "gemini-cli"}
-        return _cut_bytes(" ".join(summary.split()), _TITLE_BYTES), source
+        return cut_title(" ".join(summary.split()), TITLE_BYTES), source
     prompts = [
         " ".join("".join(b["text"] for b in i.blocks if b.get("type") == "text").split())
         for i in items
@@ -323,12 +312,4 @@ def _title(doc: JsonDict, items: list[Item], stem: str) -> tuple[str, JsonDict]:
     prompts = [p for p in prompts if p]
     tasks = [p for p in prompts if not p.startswith("/") and len(p.split()) >= _TASK_WORDS]
     title = (tasks or prompts or [stem])[0]
-    return _cut_bytes(title, _TITLE_BYTES), {"kind": "fallback"}
-
-
-def _cut_bytes(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` UTF-8 bytes, cut with an ellipsis when it is longer."""
-    if len(text.encode()) <= limit:
-        return text
-    room = limit - len("…".encode())
-    return text.encode()[:room].decode(errors="ignore").rstrip() + "…"
+    return cut_title(title, TITLE_BYTES), {"kind": "fallback"}

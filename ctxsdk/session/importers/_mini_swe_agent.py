@@ -32,7 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from .._session import Session
-from ._common import MAX_IMPORT_BYTES, JsonDict, fail, get_list, parse_json, read_source
+from ._common import (
+    MAX_IMPORT_BYTES,
+    TITLE_BYTES,
+    JsonDict,
+    content_text,
+    cut_title,
+    fail,
+    get_list,
+    parse_json,
+    read_source,
+)
 from ._emit import build_session
 from ._items import (
     DEFAULT_CREATED_AT,
@@ -44,14 +54,12 @@ from ._items import (
     SystemItem,
     UserItem,
 )
-from ._swe_agent import _cut_bytes, _text
 
 __all__ = ["from_mini_swe_agent"]
 
 PROVIDER = "mini-swe-agent"  # the provider the run routed through is not a DSH provider id
 _OBSERVATION = {"kind": "plugin", "plugin": "mini-swe-agent", "form": "relay"}
 _INFO_KEYS = ("exit_status", "submission", "model_stats", "mini_version")
-_TITLE_BYTES = 80
 # mini-swe-agent's own action pattern (``action_regex``): a fenced bash block.
 _ACTION = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"\A\s*<returncode>(-?\d+)</returncode>")
@@ -98,7 +106,7 @@ def from_mini_swe_agent(
             fail(where, "a message must be an object")
         mid = f"{prefix}:{i}"
         role = raw.get("role")
-        text = _text(raw.get("content"), where)
+        text = content_text(raw.get("content"), where)
         blocks = [{"type": "text", "text": text}] if text else []
         response = _response(raw, where)
         stamp = _stamp(response)
@@ -252,7 +260,7 @@ def _title(instance: str, messages: list[Any]) -> str:
     )
     short = instance.split("__")[-1]  # django__django-16255 -> django-16255
     line = _issue_line(task)
-    return _cut_bytes(f"{short}: {line}" if line else short, _TITLE_BYTES)
+    return cut_title(f"{short}: {line}" if line else short, TITLE_BYTES)
 
 
 def _issue_line(task: str) -> str:

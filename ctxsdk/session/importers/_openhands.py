@@ -29,6 +29,7 @@ from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     JsonDict,
+    cut_title,
     fail,
     iso_ms,
     json_arguments,
@@ -53,7 +54,6 @@ __all__ = ["from_openhands"]
 
 PROVIDER = "openhands"  # the trajectories name the model, not the provider (LiteLLM routes it)
 _NOTICE = {"kind": "plugin", "plugin": "openhands", "form": "relay"}
-_TITLE_BYTES = 80
 # Action fields that are OpenHands bookkeeping, not arguments the model chose.
 _NOT_ARGUMENTS = frozenset(
     {"thought", "impl_source", "translated_ipython_code", "confirmation_state", "hidden"}
@@ -343,7 +343,4 @@ def _title(prompt: UserItem) -> str | None:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if not line:
         return None
-    if len(line.encode()) <= _TITLE_BYTES:
-        return line
-    room = _TITLE_BYTES - len("…".encode())
-    return line.encode()[:room].decode(errors="ignore").rstrip() + "…"
+    return cut_title(line)

@@ -27,7 +27,10 @@ from typing import Any
 from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
+    TITLE_BYTES,
     JsonDict,
+    content_text,
+    cut_title,
     fail,
     get_list,
     parse_json,
@@ -53,7 +56,6 @@ PROVIDER = "swe-agent"  # the trajectories do not name the provider
 _OBSERVATION = {"kind": "plugin", "plugin": "swe-agent", "form": "relay"}
 _DEMO = {"kind": "plugin", "plugin": "swe-agent", "form": "instructions"}
 _INFO_KEYS = ("exit_status", "submission", "model_stats")
-_TITLE_BYTES = 80  # any session title (spec: session/title)
 _CTF = re.compile(r'is an? (?P<category>[\w ]+?) problem named "(?P<name>[^"\n]+)"')
 _TEMPLATE = ("We're currently solving the following", "ISSUE:", "INSTRUCTIONS:")
 
@@ -92,7 +94,7 @@ def from_swe_agent(
         origin = Origin(i, where, _meta(raw))
         mid = f"{prefix}:{i}"
         role = raw.get("role")
-        blocks = text_blocks(_text(raw.get("content"), where))
+        blocks = text_blocks(content_text(raw.get("content"), where))
         if role == "system":
             items.append(SystemItem(mid, blocks, origin))
         elif role == "user":
@@ -140,7 +142,7 @@ def _title(doc: JsonDict, history: list[Any], stem: str) -> str:
     """A title a person can tell apart from other runs (see the module docstring)."""
     task = next(
         (
-            _text(m.get("content"), "task")
+            content_text(m.get("content"), "task")
             for m in history
             if isinstance(m, dict) and m.get("role") == "user" and not m.get("is_demo")
         ),
@@ -150,7 +152,7 @@ def _title(doc: JsonDict, history: list[Any], stem: str) -> str:
     ctf = _CTF.search(task)
     line = f"CTF {ctf['name'].strip()} ({ctf['category'].strip()})" if ctf else _issue_line(task)
     title = f"{instance}: {line}" if instance and line else line or instance or stem
-    return _cut_bytes(title, _TITLE_BYTES)
+    return cut_title(title, TITLE_BYTES)
 
 
 def _instance(doc: JsonDict, stem: str) -> str | None:
@@ -177,27 +179,6 @@ def _issue_line(task: str) -> str:
         if text and not text.startswith(_TEMPLATE):
             return " ".join(text.split())
     return ""
-
-
-def _cut_bytes(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` UTF-8 bytes, cut with an ellipsis when it is longer."""
-    if len(text.encode()) <= limit:
-        return text
-    room = limit - len("…".encode())
-    return text.encode()[:room].decode(errors="ignore").rstrip() + "…"
-
-
-def _text(content: Any, where: str) -> str:
-    """Message content: a string, or (newer SWE-agent) a list of text parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        isinstance(c, dict) and isinstance(c.get("text"), str) for c in content
-    ):
-        return "".join(c["text"] for c in content)
-    fail(where, "content must be a string or a list of text parts")
 
 
 def _meta(raw: JsonDict) -> JsonDict:
@@ -238,7 +219,7 @@ def _edits(doc: JsonDict, history: list[Any], prefix: str, name: str) -> dict[in
     if not isinstance(steps, list):
         return out
     shown = {
-        j: _text(m.get("content"), f"{name}, history[{j}]")
+        j: content_text(m.get("content"), f"{name}, history[{j}]")
         for j, m in enumerate(history)
         if isinstance(m, dict)
     }
@@ -257,7 +238,7 @@ def _edits(doc: JsonDict, history: list[Any], prefix: str, name: str) -> dict[in
             out.setdefault(len(history), []).append(note)
             continue
         for j, m in enumerate(context):
-            text = _text(m.get("content"), f"{where}[{j}]")
+            text = content_text(m.get("content"), f"{where}[{j}]")
             if text == shown.get(j) or m.get("role") not in ("tool", "user"):
                 continue
             shown[j] = text
