@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from .. import _engines
     from ._composition import Composition, TurnTokens
+    from ._facts import Facts
 
 __all__ = [
     "NodeTokens",
@@ -714,6 +715,17 @@ class Session(Rendered):
         from ._views import tokens_df
 
         return tokens_df(self, tokenizer)
+
+    # --- facts ------------------------------------------------------------------------------
+
+    def facts(self) -> Facts:
+        """What this log says worth remembering, read from every event (not only the surface):
+        instructions, preferences, decisions, project facts, errors and their fixes, settings,
+        outcome. Each fact carries its source (session, seq, quote). The same kernel feeds
+        Fold's state, Memory's ingest and Merge's claims."""
+        from ._facts import read_facts
+
+        return read_facts(self._raw, session=self.id)
 
     # --- turns, requests, usage ------------------------------------------------------------
 

@@ -1,0 +1,147 @@
+"""Read the facts of a whole log: the one walk over events that the engines share.
+
+``FactReader`` is fed raw DSH events in seq order (``Session.raw_events``) and returns the
+facts each one gives; ``finish()`` adds what only the end of a log tells (outcome, open work,
+errors never fixed). ``read_facts`` does the whole walk. The reader reads the log, not the
+surface: a compacted session's early instructions are still in its events. Replacement events
+(fold and assembly markers) are narrative over events already read and are skipped, as are
+messages a plugin injected (their ``source`` is not the user) and harness prompt templates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .._session import message_of
+from .._text import message_text
+from ._model import Fact, Facts
+from ._templates import is_template
+from ._text import closing_facts, text_facts
+from ._tools import ToolFacts
+
+__all__ = ["FactReader", "read_facts"]
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict (a JSON string parsed; anything else kept as ``_raw``)."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {"_raw": raw}
+        return dict(parsed) if isinstance(parsed, dict) else {"_raw": raw}
+    return {}
+
+
+def _feeds(ev: Mapping[str, Any]) -> bool:
+    """Append-origin or log-only: the events facts may be read from."""
+    op = ev.get("surfaceOp")
+    return op is None or op == "append"
+
+
+class FactReader:
+    """The facts of a log, event by event (see the module docstring)."""
+
+    def __init__(self, session: str = "") -> None:
+        self.session = session
+        self.tools = ToolFacts(session)
+        self._closing: tuple[int, str] | None = None  # the last assistant text and its seq
+
+    def feed(self, ev: Mapping[str, Any]) -> list[Fact]:
+        seq = ev.get("seq")
+        etype = ev.get("type")
+        if type(seq) is not int or not isinstance(etype, str) or not _feeds(ev):
+            return []
+        if etype == "user/message":
+            return self._user(ev, seq)
+        if etype == "assistant/message":
+            return self._assistant(ev, seq)
+        if etype == "tool/call":
+            data = ev.get("data")
+            if isinstance(data, Mapping):
+                cid, name = data.get("callId"), data.get("name")
+                if isinstance(cid, str) and isinstance(name, str):
+                    return self.tools.call(cid, name, _arguments(data.get("arguments")), seq)
+            return []
+        if etype == "tool/result":
+            return self._result(ev, seq)
+        return []  # system prompts, compaction summaries, markers: not the user's or the work's
+
+    def _user(self, ev: Mapping[str, Any], seq: int) -> list[Fact]:
+        msg = message_of(ev)
+        if msg is None:
+            return []
+        source = msg.get("source")
+        if source is not None and not (isinstance(source, dict) and source.get("kind") == "user"):
+            return []  # plugin-injected context is not the user's voice
+        out: list[Fact] = []
+        for block in msg.get("content") or ():
+            # An importer may carry a tool result in a user message (Claude Code does).
+            if isinstance(block, dict) and block.get("type") == "tool-result":
+                out += self._result_block(block, None, seq)
+        text = message_text(msg)
+        if text.strip() and not is_template(text):
+            out += text_facts(text, role="user", seq=seq, session=self.session)
+        return out
+
+    def _assistant(self, ev: Mapping[str, Any], seq: int) -> list[Fact]:
+        msg = message_of(ev)
+        if msg is None:
+            return []
+        out: list[Fact] = []
+        text = message_text(msg)
+        if text.strip():
+            out += text_facts(text, role="assistant", seq=seq, session=self.session)
+            self._closing = (seq, text)
+        for block in msg.get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                cid, name = block.get("id"), block.get("name")
+                if isinstance(cid, str) and isinstance(name, str):
+                    out += self.tools.call(cid, name, _arguments(block.get("arguments")), seq)
+        return out
+
+    def _result(self, ev: Mapping[str, Any], seq: int) -> list[Fact]:
+        msg = message_of(ev)
+        content = msg.get("content") if msg is not None else None
+        if not isinstance(content, list):
+            return []
+        source = msg.get("source") if msg is not None else None
+        fallback = source.get("callId") if isinstance(source, dict) else None
+        out: list[Fact] = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool-result":
+                out += self._result_block(block, fallback, seq)
+        return out
+
+    def _result_block(self, block: Mapping[str, Any], fallback: Any, seq: int) -> list[Fact]:
+        cid = block.get("toolCallId")
+        cid = cid if isinstance(cid, str) and cid else fallback
+        is_error = block.get("isError") is True or block.get("is_error") is True
+        return self.tools.result(str(cid or f"seq-{seq}"), message_text(block), is_error, seq)
+
+    def finish(self) -> list[Fact]:
+        out: list[Fact] = []
+        if self._closing is not None:
+            seq, text = self._closing
+            out += closing_facts(text, seq=seq, session=self.session)
+        out += self.tools.finish()
+        return out
+
+
+def read_facts(events: Iterable[Mapping[str, Any]], *, session: str = "") -> Facts:
+    """The facts of a whole log (raw DSH events, e.g. ``Session.raw_events``), in seq order.
+    Pure and deterministic; never raises on odd events (they give nothing)."""
+    ordered = sorted(
+        (ev for ev in events if isinstance(ev, Mapping) and type(ev.get("seq")) is int),
+        key=lambda ev: ev["seq"],
+    )
+    reader = FactReader(session)
+    out: list[Fact] = []
+    for ev in ordered:
+        out += reader.feed(ev)
+    out += reader.finish()
+    return Facts(session, tuple(out))
