@@ -184,6 +184,8 @@ def test_tool_call_then_answer(flaky: cx.Session, tmp_path: Path) -> None:
         "ctx_link",
         "ctx_find",
         "ctx_read",
+        "ctx_edit",
+        "ctx_delete",
     }
     assert after.route == ("openai-compatible", "scripted-model")
 

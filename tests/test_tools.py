@@ -200,6 +200,8 @@ def test_registries_are_independent() -> None:
         "ctx_link",
         "ctx_find",
         "ctx_read",
+        "ctx_edit",
+        "ctx_delete",
     ]
     a.register("extra", "x", EchoArgs, echo)
     assert "extra" not in b and "extra" not in default_registry()
@@ -209,7 +211,7 @@ def test_registries_are_independent() -> None:
     assert isinstance(next(iter(a)), Tool)
     assert repr(b) == (
         "ToolRegistry(context_messages, context_search, context_assembler, context_recall, "
-        "merge_sessions, ctx_remember, ctx_link, ctx_find, ctx_read)"
+        "merge_sessions, ctx_remember, ctx_link, ctx_find, ctx_read, ctx_edit, ctx_delete)"
     )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
-from ..errors import InvalidArgument, MemoryRefused, NotFound, WriteError
+from ..errors import DegradedSearchWarning, InvalidArgument, MemoryRefused, NotFound, WriteError
 from ..session import (
     Embedder,
     Retriever,
@@ -72,6 +73,17 @@ _SETTINGS = {"recall": "off", "map_budget": 400, "top_k": 8, "expand": 1}
 _INGEST_RULES = 2
 
 
+def _edited(node: Node) -> str:
+    """When ``node`` was last edited and how many times ("" when never)."""
+    e = node.extra.get("edited")
+    if not isinstance(e, Mapping):
+        return ""
+    times = e.get("times")
+    return f"{e.get('at', '?')}" + (
+        f" ({times} times)" if isinstance(times, int) and times > 1 else ""
+    )
+
+
 @dataclass(frozen=True)
 class NodeView(Rendered):
     """One node read in full: the node, and its edges in and out with the nodes at their
@@ -104,6 +116,9 @@ class NodeView(Rendered):
         ):
             if value:
                 lines.append(f"  {label}: {value}")
+        edited = _edited(n)
+        if edited:
+            lines.append(f"  edited: {edited}")
         for s in n.sources:
             where = f"{short_id(s.session)}#{s.seq}" if s.session else "typed in"
             lines.append(f"  source ({s.via}) {where}: {s.quote[:120]}")
@@ -123,6 +138,7 @@ class NodeView(Rendered):
                 ("until", n.until),
                 ("fail", n.fail),
                 ("fix", n.fix),
+                ("edited", _edited(n)),
             )
             if v
         ]
@@ -268,6 +284,7 @@ class Memory:
         self._nodes: dict[str, Node] = {}
         self._anchors: list[Node] = []
         self._retriever = Retriever(embedder=embedder)
+        self._warned_degraded = False
         self.root = self._root(workspace)
         warn_if_stale(self.store, stacklevel=2)  # once per open: scrub() is the remedy
 
@@ -369,11 +386,14 @@ class Memory:
         expand: int = 1,
         types: Sequence[str] | None = None,
     ) -> FindResult:
-        """The memories for ``query``, best first, each with its edge path (see ``_find``)."""
+        """The memories for ``query``, best first, each with its edge path (see ``_find``).
+        When the memory's embedder fails, the hits are the lexical ranking alone and the
+        result says why (``degraded_reason``); a ``DegradedSearchWarning`` is emitted the
+        first time."""
         if not 1 <= top_k <= 100:
             raise InvalidArgument(f"top_k is 1..100, not {top_k}")
         self._sync()
-        return find_nodes(
+        result = find_nodes(
             self.store,
             self._retriever,
             self._nodes,
@@ -384,6 +404,17 @@ class Memory:
             types=types,
             anchors=self._anchors,
         )
+        if result.degraded_reason is not None and not self._warned_degraded:
+            self._warned_degraded = True
+            warnings.warn(
+                DegradedSearchWarning(
+                    f"{self.store.location}: find answered lexically: "
+                    f"{result.degraded_reason}; it tries the embedder again at each search",
+                    reason=result.degraded_reason,
+                ),
+                stacklevel=2,
+            )
+        return result
 
     def edge_path(self, node_id: str) -> tuple[str, ...]:
         self._sync()
@@ -549,6 +580,85 @@ class Memory:
         # an entity's text is its name unless someone wrote more: keep them together
         text = name if node.type == "entity" and node.text in ("", node.name) else node.text
         return self.store.put(replace(node, name=name, aliases=kept, text=text))
+
+    def edit(
+        self,
+        ref: str,
+        text: str | None = None,
+        *,
+        name: str | None = None,
+        until: str | None = None,
+    ) -> Node:
+        """Change a memory in place: its ``text``, its ``name`` (an entity keeps the old
+        one as an alias, as ``rename`` does) and its deadline (``until``; ``""`` clears
+        it). The node keeps its id, uri, sources and edges; search sees the new text at the
+        next call, in this process and in every other one. ``extra["edited"]`` records
+        when it was last edited and how many times. Every text given passes the memory's
+        door (a credential redacted; one that is nothing but credentials refused with
+        ``MemoryRefused``, nothing written). ``NotFound`` when there is no such memory."""
+        if text is None and name is None and until is None:
+            raise InvalidArgument("edit needs a new text, name or until")
+        if text is not None:
+            text = clean_text(str(text))
+            if not text.strip():
+                raise InvalidArgument("a memory's text is a non-empty text (delete removes one)")
+            text = " ".join(admit(text, "the text").split())
+        if name is not None:
+            name = clean_text(str(name))
+            if not name.strip():
+                raise InvalidArgument("a name is a non-empty text")
+            name = " ".join(admit(name, "the name").split())
+        until_at: str | None = None
+        if until:
+            until = admit(clean_text(str(until)), "until")
+            from ._ingest import parse_until
+
+            parsed = parse_until(until, self.now())
+            if parsed is not None:
+                until, until_at = parsed
+        with self.store.batch():
+            node = self.get(ref)
+            if node.type == "workspace":
+                raise InvalidArgument(f"{node.id} is the workspace root; it is not edited")
+            after = node
+            if name is not None and name != node.name:
+                aliases = node.aliases
+                if node.type == "entity" and node.name and node.name not in aliases:
+                    aliases = (*aliases, node.name)
+                keep_text = node.type == "entity" and node.text in ("", node.name)
+                after = replace(
+                    after,
+                    name=name,
+                    aliases=tuple(a for a in aliases if a != name),
+                    text=name if keep_text and text is None else after.text,
+                )
+            if text is not None:
+                # a name that was the old text's opening follows the text (not an entity's)
+                derived = node.type != "entity" and name is None and node.name == node.text[:60]
+                after = replace(after, text=text, name=text[:60] if derived else after.name)
+            if until is not None:
+                after = replace(after, until=until or None, until_at=until_at if until else None)
+            if after == node:
+                return node
+            prior = node.extra.get("edited")
+            times = prior.get("times", 0) if isinstance(prior, Mapping) else 0
+            times = times if isinstance(times, int) and not isinstance(times, bool) else 0
+            edited = {"at": _now_iso(self.now()), "times": times + 1}
+            return self.store.put(replace(after, extra={**after.extra, "edited": edited}))
+
+    def delete(self, ref: str) -> Node:
+        """Remove a memory for good: the node, every edge into or out of it, and its place
+        in the search index (here at once, in other processes at their next call). Returns
+        what was removed. ``NotFound`` (naming ``ref``) when there is no such memory; the
+        workspace root is not deleted. ``archive`` is the soft, restorable delete."""
+        with self.store.batch():
+            node = self.get(ref)
+            if node.type == "workspace":
+                raise InvalidArgument(f"{node.id} is the workspace root; it is not deleted")
+            if not self.store.delete(node.id):  # pragma: no cover - get() just found it
+                raise NotFound(f"no memory {ref!r}")
+        self._sync()
+        return node
 
     def merge(self, keep: str, drop: str) -> Node:
         """Merge ``drop`` into ``keep`` (one type only): its edges move to the keeper, its

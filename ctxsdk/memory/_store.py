@@ -54,6 +54,11 @@ class MemoryStore(Protocol):
         """Nodes per type."""
         ...
 
+    def delete(self, node_id: str) -> bool:
+        """Remove a node for good with every edge into or out of it; False when there is
+        no such node."""
+        ...
+
     # -- edges -----------------------------------------------------------------------------
     def link(self, edge: Edge) -> bool:
         """Add ``edge``; False (and nothing written) when the same src/dst/label exists."""

@@ -1,7 +1,9 @@
-"""The memory's four agent tools, as the dsh-trivium seed has them (and no fifth: there is no
-forget tool for the model; archiving is for people): ``ctx_remember``, ``ctx_link``,
-``ctx_find`` and ``ctx_read``. Each answers JSON; a refusal (a text that is nothing but
-credentials, an unknown id) is an ``error`` object the model can read, never an exception.
+"""The memory's agent tools: the dsh-trivium seed's four, ``ctx_remember``, ``ctx_link``,
+``ctx_find`` and ``ctx_read``, and two that correct what is kept: ``ctx_edit`` (a memory's
+text, name or deadline, in place: id, sources and links kept) and ``ctx_delete`` (a memory
+and its links, for good: for what is wrong or should not be kept). Each answers JSON; a
+refusal (a text that is nothing but credentials, an unknown id) is an ``error`` object the
+model can read, never an exception.
 
 What a tool writes goes through the memory's door (``remember``: credentials redacted, a text
 that is only credentials refused), and what it answers goes through ``model_safe``: every
@@ -22,14 +24,20 @@ from ..session import Session, model_safe, redact
 from ._memory import Memory
 
 __all__ = [
+    "DELETE_DESCRIPTION",
+    "EDIT_DESCRIPTION",
     "FIND_DESCRIPTION",
     "LINK_DESCRIPTION",
     "READ_DESCRIPTION",
     "REMEMBER_DESCRIPTION",
+    "DeleteArgs",
+    "EditArgs",
     "FindArgs",
     "LinkArgs",
     "ReadArgs",
     "RememberArgs",
+    "ctx_delete",
+    "ctx_edit",
     "ctx_find",
     "ctx_link",
     "ctx_read",
@@ -55,6 +63,15 @@ FIND_DESCRIPTION = (
     "for a hit's full text."
 )
 READ_DESCRIPTION = "Read one memory in full by id: its text, sources and links in and out."
+EDIT_DESCRIPTION = (
+    "Correct a memory in place by id: a new text, name or deadline ('until Friday'; an empty "
+    "until clears it). Its id, sources and links are kept. Credentials in it are stored "
+    "redacted."
+)
+DELETE_DESCRIPTION = (
+    "Delete a memory by id, with its links, for good: only for a memory that is wrong or that "
+    "the user asked to forget."
+)
 
 
 class RememberArgs(BaseModel):
@@ -77,6 +94,17 @@ class FindArgs(BaseModel):
 
 
 class ReadArgs(BaseModel):
+    id: str = Field(min_length=1, description="A memory id from ctx_find.")
+
+
+class EditArgs(BaseModel):
+    id: str = Field(min_length=1, description="A memory id from ctx_find.")
+    text: str | None = Field(None, min_length=1, max_length=2000, description="The new text.")
+    name: str | None = Field(None, min_length=1, max_length=120, description="A new name.")
+    until: str | None = Field(None, max_length=120, description="A new deadline; '' clears it.")
+
+
+class DeleteArgs(BaseModel):
     id: str = Field(min_length=1, description="A memory id from ctx_find.")
 
 
@@ -152,4 +180,39 @@ def ctx_read(args: ReadArgs, memory: Memory) -> dict[str, Any]:
         out = _error(exc, "not_found")
     except InvalidArgument as exc:
         out = _error(exc, "invalid_arguments")
+    return _safe(out)
+
+
+def ctx_edit(args: EditArgs, memory: Memory) -> dict[str, Any]:
+    return _safe(_edit(args, memory))
+
+
+def _edit(args: EditArgs, memory: Memory) -> dict[str, Any]:
+    try:
+        node = memory.edit(redact(args.id).text, args.text, name=args.name, until=args.until)
+    except MemoryRefused as exc:
+        return _error(exc, "refused")
+    except NotFound as exc:
+        return _error(exc, "not_found")
+    except InvalidArgument as exc:
+        return _error(exc, "invalid_arguments")
+    return {
+        "id": node.id,
+        "type": node.type,
+        "name": node.name,
+        "text": node.text,
+        "until": node.until,
+        "edited": node.extra.get("edited"),
+    }
+
+
+def ctx_delete(args: DeleteArgs, memory: Memory) -> dict[str, Any]:
+    try:
+        node = memory.delete(redact(args.id).text)
+    except NotFound as exc:
+        out = _error(exc, "not_found")
+    except InvalidArgument as exc:
+        out = _error(exc, "invalid_arguments")
+    else:
+        out = {"deleted": node.id, "type": node.type, "name": node.name}
     return _safe(out)

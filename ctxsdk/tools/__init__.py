@@ -25,8 +25,8 @@ never over the network.
 There is no module-level registry to mutate: ``default_registry`` builds a new one each
 call. Engines add their tools to ``_BUILTIN`` in ``_builtin.py`` (``context_assembler``,
 ``context_recall``, ``merge_sessions``, ``ctx_remember`` / ``ctx_link`` / ``ctx_find`` /
-``ctx_read``) as they arrive, imported inside their registration function so that importing
-``ctxsdk.tools`` loads no engine.
+``ctx_read`` / ``ctx_edit`` / ``ctx_delete``) as they arrive, imported inside their
+registration function so that importing ``ctxsdk.tools`` loads no engine.
 
 The modules: ``_registry`` (Tool, ToolContext, ToolRegistry, is_error), ``_schema`` (JSON
 Schema checks of raw-schema tools), ``_builtin`` (the built-in tools, ``default_registry``,

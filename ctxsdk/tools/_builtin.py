@@ -180,7 +180,8 @@ def _register_merge(reg: ToolRegistry) -> None:
 
 
 def _register_memory(reg: ToolRegistry) -> None:
-    """``ctx_remember``, ``ctx_link``, ``ctx_find``, ``ctx_read``. Extra: ``memory`` (a
+    """``ctx_remember``, ``ctx_link``, ``ctx_find``, ``ctx_read``, ``ctx_edit``,
+    ``ctx_delete``. Extra: ``memory`` (a
     ``ctxsdk.Memory``); without it each tool answers ``unavailable``."""
     from ..memory import _tools as t
 
@@ -208,7 +209,18 @@ def _register_memory(reg: ToolRegistry) -> None:
     reg.register("ctx_remember", t.REMEMBER_DESCRIPTION, t.RememberArgs, remember)
     reg.register("ctx_link", t.LINK_DESCRIPTION, t.LinkArgs, link)
     reg.register("ctx_find", t.FIND_DESCRIPTION, t.FindArgs, find)
+
+    def edit(args: t.EditArgs, ctx: ToolContext) -> dict[str, Any]:
+        mem = ctx.extras.get("memory")
+        return unavailable("ctx_edit") if mem is None else t.ctx_edit(args, mem)
+
+    def delete(args: t.DeleteArgs, ctx: ToolContext) -> dict[str, Any]:
+        mem = ctx.extras.get("memory")
+        return unavailable("ctx_delete") if mem is None else t.ctx_delete(args, mem)
+
     reg.register("ctx_read", t.READ_DESCRIPTION, t.ReadArgs, read)
+    reg.register("ctx_edit", t.EDIT_DESCRIPTION, t.EditArgs, edit)
+    reg.register("ctx_delete", t.DELETE_DESCRIPTION, t.DeleteArgs, delete)
 
 
 _BUILTIN: tuple[Callable[[ToolRegistry], None], ...] = (
