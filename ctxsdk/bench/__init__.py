@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, str] = {
     "merge": "ctxsdk.bench._merge",
     "memory": "ctxsdk.bench._memory",
     "redact": "ctxsdk.bench._redact",
+    "realworld": "ctxsdk.bench._realworld",
 }
 
 
