@@ -42,6 +42,7 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
                                              tool pairing) the harness's loader does not enforce
     StaleRedactionWarning (UserWarning)      a memory file's texts went through older redaction
                                              rules (or none recorded): ``Memory.scrub()``
+    DegradedSearchWarning (UserWarning)      a search's embedder failed: it answered lexically
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
     "CorruptStore",
     "CtxError",
     "DataMissing",
+    "DegradedSearchWarning",
     "FoldConflict",
     "FoldError",
     "FoldRefused",
@@ -445,6 +447,18 @@ class LogInvariantWarning(UserWarning):
 class LogRecoveryWarning(UserWarning):
     """A reader dropped a torn tail (last line or zstd frame) as the harness does; see
     ``Session.recovery`` for what was dropped. Appending repairs the file."""
+
+
+class DegradedSearchWarning(UserWarning):
+    """A search ranked without its embeddings: the embedder failed (an endpoint's HTTP
+    error or timeout, vectors of the wrong shape, a model that will not load), so the hits
+    are the lexical ranking alone. ``reason`` says what failed; the result says it too
+    (``FindResult.degraded_reason``). Emitted once per ``Memory``; each search tries the
+    embedder again."""
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        self.reason = reason
+        super().__init__(message)
 
 
 class StaleRedactionWarning(UserWarning):

@@ -11,7 +11,9 @@ whole or streamed (server-sent events), and answers by a rule a test can reason 
   unless a reply is queued;
 - anything else gets ``ok: <the last user text>``;
 - ``POST /v1/embeddings`` answers each input with a deterministic vector (hashed word counts),
-  so a retriever can rank with a real remote embedder.
+  so a retriever can rank with a real remote embedder; with ``embeddings`` set to ``"500"``
+  it answers a server error instead, with ``"garbage"`` a 200 whose body is not an embeddings
+  answer, and with ``"slow"`` it waits ``delay`` seconds before answering (a timeout).
 
 ``replies`` (a list) queues exact reply texts, taken first. Every request body is kept in
 ``requests``.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +48,8 @@ class OpenAIServer:
     model: str = "loopback-model"
     replies: list[str] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    embeddings: str = "ok"  # "ok", "500", "garbage" or "slow"
+    delay: float = 2.0
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str:
@@ -118,11 +123,14 @@ def openai_server() -> Iterator[OpenAIServer]:
             pass
 
         def _send(self, status: int, payload: bytes, ctype: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up waiting (a timeout test)
 
         def do_POST(self) -> None:
             server = box[0]
@@ -130,6 +138,14 @@ def openai_server() -> Iterator[OpenAIServer]:
             body = json.loads(self.rfile.read(length) or b"{}")
             server.requests.append(body)
             if self.path.endswith("/embeddings"):
+                if server.embeddings == "500":
+                    self._send(500, b'{"error": {"message": "down"}}', "application/json")
+                    return
+                if server.embeddings == "garbage":
+                    self._send(200, b'{"data": "not vectors"}', "application/json")
+                    return
+                if server.embeddings == "slow":
+                    time.sleep(server.delay)
                 texts = body.get("input") or []
                 data = [{"index": i, "embedding": _vector(t)} for i, t in enumerate(texts)]
                 self._send(200, json.dumps({"data": data}).encode(), "application/json")

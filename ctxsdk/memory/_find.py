@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._display import Rendered, badge, esc, plural, table
-from ..session import Retriever
+from ..session import Hit, Retriever, redact
 from ._model import BUSINESS_EDGES, Edge, Node
 from ._store import MemoryStore
 
@@ -104,6 +104,12 @@ class FindResult(Rendered):
 
     query: str
     hits: tuple[MemoryHit, ...]
+    degraded_reason: str | None = None  # why the search fell back to lexical, if it did
+
+    @property
+    def degraded(self) -> bool:
+        """Whether the hits were ranked without the embeddings the memory was given."""
+        return self.degraded_reason is not None
 
     def __len__(self) -> int:
         return len(self.hits)
@@ -118,7 +124,10 @@ class FindResult(Rendered):
         return f"FindResult({self.query!r}, {len(self.hits)} hits)"
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "hits": [h.to_json() for h in self.hits]}
+        out: dict[str, Any] = {"query": self.query, "hits": [h.to_json() for h in self.hits]}
+        if self.degraded_reason is not None:
+            out["degraded_reason"] = self.degraded_reason
+        return out
 
     def by_type(self) -> dict[str, list[MemoryHit]]:
         out: dict[str, list[MemoryHit]] = {}
@@ -128,6 +137,8 @@ class FindResult(Rendered):
 
     def _text_(self) -> str:
         lines = [f"find {self.query!r}: {plural(len(self.hits), 'hit')}"]
+        if self.degraded_reason is not None:
+            lines.append(f"  lexical only: {self.degraded_reason}")
         for h in self.hits:
             flags = (f" until {h.node.until}" if h.node.until else "") + (
                 " [stale]" if h.stale else ""
@@ -150,6 +161,8 @@ class FindResult(Rendered):
         ]
         title = f"find {self.query!r}: {plural(len(self.hits), 'hit')}"
         head = f"<div class='cx-title'>{esc(title)}</div>"
+        if self.degraded_reason is not None:
+            head += f"<div>{badge('lexical only', 'warn')} {esc(self.degraded_reason)}</div>"
         return head + table(["score", "id", "type", "text", "path"], rows, raw=(1, 2, 3))
 
 
@@ -214,18 +227,35 @@ def _rule_score(node: Node, q: str) -> float:
     return 0.0
 
 
+# Words that ask rather than say: a question's words in Chinese (a CJK run is indexed by
+# character bigrams, so these are taken out of the query before its terms are counted). The
+# English ones are the base's stop words already (what, which, how, did, ...).
+_ASKING = re.compile(
+    r"什么|为什么|为何|怎么样|怎么|怎样|如何|哪里|哪儿|哪些|哪个|哪|谁|多少|几|是否|吗|呢|吧|啊|嗯|"
+    r"请问|请|一下|我们|你们|他们|我|你|的|了|是|有没有|有|在|和|与|就|都|也|还|这个|那个|这|那"
+)
+
+
+def query_terms(query: str, retriever: Retriever) -> set[str]:
+    """The index terms of ``query`` that can count as a match: its words without stop
+    words, question words and fillers (English and Chinese)."""
+    return set(retriever.tokenize(_ASKING.sub(" ", query)))
+
+
 def _relevant(node: Node, terms: set[str], retriever: Retriever, rank: int, *, dense: bool) -> bool:
     """Whether a hit retrieval alone found is worth showing. A verbatim observation is the
     record itself: shown in retrieval order. A durable memory (entity, preference, decision,
-    experience) must hold at least a third of the query's index terms, or (with embeddings)
-    be among the three nearest, so a query about nothing in the memory finds no durable hit,
-    as the seed's negatives ask, while recall over what was said stays the retriever's."""
+    experience) must hold at least one of the query's own index terms (a question word or
+    a stop word is none), or (with embeddings) be among the three nearest: a query about
+    nothing in the memory finds no durable hit, as the seed's negatives ask, and a natural
+    question ("which command runs the tests?") reaches the memory that answers it however
+    few of its words the memory repeats. How well it matches is the ranking's to say."""
     if node.type == "observation":
         return True
     if not terms:
         return False
     have = set(retriever.tokenize(index_text(node)))
-    return len(terms & have) * 3 >= len(terms) or (dense and rank < 3)
+    return bool(terms & have) or (dense and rank < 3)
 
 
 def _mentions(q: str, name: str) -> bool:
@@ -233,6 +263,24 @@ def _mentions(q: str, name: str) -> bool:
     if name.isascii():
         return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", q) is not None
     return name in q
+
+
+def _search(retriever: Retriever, query: str, k: int) -> tuple[list[Hit], str | None]:
+    """The retriever's ``k`` best for ``query``, and None; or, when its embedder fails (an
+    endpoint's HTTP error or timeout, vectors of the wrong shape, a model that will not
+    load), the lexical ranking alone and why: a search never fails for its optional
+    dense channel."""
+    try:
+        return retriever.search(query, k), None
+    except Exception as exc:
+        if retriever.embedder is None:
+            raise
+        why = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
+        reason = (
+            f"the embedder {retriever.embedder.name!r} failed "
+            f"({type(exc).__name__}: {' '.join(str(why).split())[:300]})"
+        )
+        return retriever.search(query, k, mode="lexical"), redact(reason).text
 
 
 def find_nodes(
@@ -261,9 +309,9 @@ def find_nodes(
             scores[node_id] = (score, via)
 
     pool = max(top_k * 4, 32)
-    hits = retriever.search(query, pool)
+    hits, degraded = _search(retriever, query, pool)
     top = hits[0].score if hits else 0.0
-    terms = set(retriever.tokenize(query))
+    terms = query_terms(query, retriever)
     for rank, h in enumerate(hits):
         node = nodes.get(h.doc_id)
         if node is None:
@@ -339,4 +387,4 @@ def find_nodes(
         hit = MemoryHit(node, final, via, stale, path)
         ranked.append((final, _TYPE_RANK.get(node.type, 9), nid, hit))
     ranked.sort(key=lambda r: (-r[0], r[1], r[2]))
-    return FindResult(query, tuple(r[3] for r in ranked[:top_k]))
+    return FindResult(query, tuple(r[3] for r in ranked[:top_k]), degraded)

@@ -1,0 +1,139 @@
+"""``Memory.find`` on natural questions (no share of the query's words is required, question
+words count for nothing), and its lexical answer, with the reason shown, when the embedder
+fails: a real loopback endpoint answering 500, garbage or too late, and httpx.MockTransport."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ctxsdk.errors import DegradedSearchWarning
+from ctxsdk.llm import LLM, RemoteEmbedder
+from ctxsdk.memory import Memory
+
+from ._openai_server import openai_server
+
+FACTS = {
+    "test": ("The tests run with make check; never call pytest directly.", "preference"),
+    "cache": ("We decided to keep the cache in Redis, not memcached.", "decision"),
+    "pm": ("包管理器统一用 pnpm。", "preference"),
+    "deploy": ("Deploys go out on Tuesdays after the release review.", "decision"),
+}
+QUESTIONS = [
+    ("which command runs the tests?", "test"),
+    ("Which command should I use to run the whole test suite before I push?", "test"),
+    ("what did we decide about the cache?", "cache"),
+    ("Where do we keep cached values these days?", "cache"),
+    ("我们用什么包管理器？", "pm"),
+    ("when do deploys happen?", "deploy"),
+]
+
+
+def _fill(mem: Memory) -> dict[str, str]:
+    return {k: mem.remember(text, type=kind).id for k, (text, kind) in FACTS.items()}
+
+
+@pytest.mark.parametrize(("question", "key"), QUESTIONS, ids=[q for q, _ in QUESTIONS])
+def test_a_natural_question_reaches_its_answer(question: str, key: str) -> None:
+    with Memory() as mem:
+        ids = _fill(mem)
+        hits = mem.find(question, top_k=3)
+        assert hits and hits[0].node.id == ids[key], [h.short for h in hits]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what is it?", "which one did you mean?", "什么是什么？", "为什么呢？", "tell me the weather"],
+)
+def test_question_words_alone_match_nothing(question: str) -> None:
+    with Memory() as mem:
+        _fill(mem)
+        assert len(mem.find(question)) == 0
+
+
+def _embedding_memory(llm: LLM) -> Memory:
+    mem = Memory(embedder=RemoteEmbedder(llm, dim=64))
+    _fill(mem)
+    return mem
+
+
+def _check_degraded(mem: Memory, why: str) -> None:
+    with pytest.warns(DegradedSearchWarning) as caught:
+        result = mem.find("which command runs the tests?")
+    assert result.degraded and result.degraded_reason is not None
+    assert why in result.degraded_reason and "remote:" in result.degraded_reason
+    ours = [w.message for w in caught if isinstance(w.message, DegradedSearchWarning)]
+    assert [w.reason for w in ours] == [result.degraded_reason]
+    assert result[0].node.text.startswith("The tests run")  # answered lexically
+    assert f"lexical only: {result.degraded_reason}" in result._text_()
+    assert "lexical only" in result._html_()
+    assert result.to_json()["degraded_reason"] == result.degraded_reason
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per memory
+        again = mem.find("what did we decide about the cache?")
+    assert again.degraded and again[0].node.text.startswith("We decided")
+
+
+@pytest.mark.parametrize(("mode", "why"), [("500", "LLMProviderError"), ("garbage", "bad")])
+def test_a_failing_endpoint_answers_lexically_and_says_why(mode: str, why: str) -> None:
+    with openai_server() as server:
+        server.embeddings = mode
+        llm = LLM(server.url, "embed-model", api_key="k", env={}, max_retries=0)
+        with _embedding_memory(llm) as mem:
+            _check_degraded(mem, why)
+        assert any("input" in r for r in server.requests)  # the endpoint was really asked
+
+
+def test_a_timing_out_endpoint_answers_lexically() -> None:
+    with openai_server() as server:
+        server.embeddings, server.delay = "slow", 3.0
+        llm = LLM(server.url, "embed-model", api_key="k", env={}, max_retries=0, timeout=0.5)
+        with _embedding_memory(llm) as mem:
+            _check_degraded(mem, "LLMTimeout")
+
+
+def test_an_endpoint_that_recovers_is_used_again() -> None:
+    with openai_server() as server:
+        server.embeddings = "500"
+        llm = LLM(server.url, "embed-model", api_key="k", env={}, max_retries=0)
+        with _embedding_memory(llm) as mem:
+            with pytest.warns(DegradedSearchWarning):
+                assert mem.find("cache").degraded
+            server.embeddings = "ok"
+            result = mem.find("cache")
+            assert not result.degraded and "lexical only" not in result._text_()
+
+
+def test_a_mock_transport_failure_answers_lexically(tmp_path: Path) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, json={"error": {"message": "down"}})
+
+    llm = LLM("http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler))
+    llm.max_retries = 0
+    with _embedding_memory(llm) as mem:
+        _check_degraded(mem, "LLMProviderError")
+
+
+def test_a_wrong_shape_answers_lexically() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        n = len(json.loads(request.read())["input"])
+        vectors = [{"index": i, "embedding": [1.0]} for i in range(n)]
+        return httpx.Response(200, json={"data": vectors})
+
+    llm = LLM("http://model.test/v1", "m", env={}, transport=httpx.MockTransport(handler))
+    llm.max_retries = 0
+    with _embedding_memory(llm) as mem:
+        _check_degraded(mem, "64")
+
+
+def test_without_an_embedder_nothing_is_degraded() -> None:
+    with Memory() as mem:
+        _fill(mem)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = mem.find("cache")
+        assert not result.degraded and "degraded_reason" not in result.to_json()
