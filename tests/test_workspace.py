@@ -274,7 +274,9 @@ def test_samples_listing_columns_and_order(home: Path) -> None:
         "path": pl.Utf8,
         "readable": pl.Boolean,
         "error": pl.Utf8,
+        "format": pl.Utf8,
     }
+    assert set(df["format"]) == {"dsh"}  # a DSH home's logs (agent homes: their format)
     assert df["id"].to_list() == [REFACTOR, AUDIT, FORK, FLAKY]  # newest last event first
     updated = df["updated"].to_list()
     assert updated == sorted(updated, reverse=True)

@@ -267,9 +267,21 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     c.set_defaults(fn=cmd_memory)
 
-    c = command("import", "import a foreign agent log as a DSH v3 session")
-    c.add_argument("format", choices=IMPORT_FORMATS)
-    c.add_argument("path")
+    c = command("import", "import an agent log (format detected, or named) as a DSH v3 session")
+    c.add_argument(
+        "source",
+        nargs="+",
+        metavar="[FORMAT] PATH",
+        help="the log to import; its format is detected from its content unless named "
+        f"(--format, or the older positional FORMAT: {', '.join(IMPORT_FORMATS)})",
+    )
+    c.add_argument(
+        "--format",
+        dest="import_format",
+        choices=IMPORT_FORMATS,
+        metavar="FORMAT",
+        help="skip detection and read PATH as this format",
+    )
     c.add_argument("-o", "--output", help="file or directory to write (or give --home)")
     c.add_argument(
         "--conversation",

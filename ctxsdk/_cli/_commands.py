@@ -296,24 +296,49 @@ def conversation(value: str) -> int | str:
     return int(value) if value.strip().isdigit() else value
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from ..session._workspace import Workspace
-    from ..session.importers import import_file
+def _import_source(args: argparse.Namespace) -> tuple[str, Path]:
+    """``ctxsdk import``'s format and path: ``[FORMAT] PATH`` and ``--format``; a format not
+    named is detected from the file's content."""
+    from ..session.importers import detect_format
 
-    if args.conversation is not None and args.format != "locomo":
-        raise InvalidArgument(f"--conversation applies to locomo imports only, not {args.format}")
+    source: list[str] = args.source
+    if len(source) > 2:
+        raise InvalidArgument(f"import takes one PATH (and an optional FORMAT), not {source!r}")
+    named = args.import_format
+    if len(source) == 2:
+        if named is not None:
+            raise InvalidArgument(
+                f"give the format once: --format {named} or a FORMAT before PATH, not both"
+            )
+        named = source[0]
+        if named not in IMPORT_FORMATS:
+            raise InvalidArgument(
+                f"unknown import format {named!r}: use one of {', '.join(IMPORT_FORMATS)} "
+                "(or give only PATH to detect it)"
+            )
+    path = Path(source[-1]).expanduser()
+    return (named if named is not None else detect_format(path)), path
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ..session._session import Session
+    from ..session._workspace import Workspace
+
     if args.output and args.home:
         raise InvalidArgument("give -o FILE|DIR or --home DIR, not both")
     if not args.output and not args.home:
         raise InvalidArgument(
             "say where to write the session: -o FILE|DIR, or --home DIR to place it in a DSH home"
         )
+    fmt, path = _import_source(args)
+    if args.conversation is not None and fmt != "locomo":
+        raise InvalidArgument(f"--conversation applies to locomo imports only, not {fmt}")
     options: dict[str, Any] = {}
     if args.max_bytes is not None:
         options["max_bytes"] = args.max_bytes
-    if args.format == "locomo":
+    if fmt == "locomo":
         options["conversation"] = 0 if args.conversation is None else args.conversation
-    s = import_file(args.format, Path(args.path).expanduser(), **options)
+    s = Session.open_any(path, format=fmt, **options)  # "dsh": read (a copy is written below)
     if args.output:
         out = s.save(Path(args.output).expanduser(), overwrite=args.force)
     else:  # the home's canonical place: <home>/sessions/<projectKey(cwd)>/<id>/session.v3...

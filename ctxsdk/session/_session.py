@@ -375,6 +375,26 @@ class Session(Rendered):
     # --- importers (ctxsdk.session.importers): foreign logs as valid v3 sessions -------------
 
     @classmethod
+    def open_any(
+        cls, path: str | Path, *, format: str | None = None, **importer_kwargs: Any
+    ) -> Session:
+        """Open any agent's log: a DSH session (``Session.open``) or a foreign file, imported.
+
+        The format is detected from the content (``detect_format``: a bounded prefix, never
+        the name) unless ``format`` names one (``"dsh"`` or one of the importers' ``FORMATS``).
+        Keyword arguments go to ``Session.open`` or the format's importer (``max_bytes``,
+        ``session_id``, ``conversation`` for LoCoMo, ...). A file no format fits raises
+        ``ImportFormatError`` naming the path, what was seen and the formats known.
+        """
+        from .importers import import_file
+        from .importers._detect import detect_format
+
+        fmt = detect_format(path) if format is None else format
+        if fmt == "dsh":
+            return cls.open(path, **importer_kwargs)
+        return import_file(fmt, path, **importer_kwargs)
+
+    @classmethod
     def from_messages(
         cls,
         messages: Sequence[dict[str, Any]],

@@ -19,7 +19,7 @@ CACHE_RELPATH = Path("storages") / "ctxsdk" / "index.json"
 """Where the derived index lives, relative to the DSH home."""
 
 _CACHE_FORMAT = "ctxsdk.workspace-index"
-_CACHE_VERSION = 2  # bump when what a summary holds, or how it is computed, changes
+_CACHE_VERSION = 3  # bump when what a summary holds, or how it is computed, changes
 _MAX_CACHE_BYTES = 256 << 20  # a larger index file is not read (it is rebuilt)
 
 _LO, _HI = -(2**63), 2**63 - 1  # a cached int must fit the listing's Int64 columns
@@ -33,9 +33,10 @@ def valid_row(row: Any) -> bool:
     if type(row) is not dict or tuple(row) != SUMMARY_KEYS:
         return False
     (sid, title, events, created, updated, parent, origin, depth, version, seeded, cwd,
-     interrupted, readable, error) = row.values()  # fmt: skip
+     interrupted, readable, error, fmt) = row.values()  # fmt: skip
     return (
         type(sid) is str
+        and (fmt is None or type(fmt) is str)
         and (title is None or type(title) is str)
         and (parent is None or type(parent) is str)
         and (origin is None or type(origin) is str)
@@ -53,13 +54,15 @@ def valid_row(row: Any) -> bool:
     )
 
 
-def _reader_tag(max_bytes: int) -> str:
-    """What a cached summary depends on besides the file: this reader's version and the
-    listing's decompression cap (a log refused under one cap may be read under another)."""
+def _reader_tag(max_bytes: int, kind: str) -> str:
+    """What a cached summary depends on besides the file: this reader's version, the
+    listing's decompression cap (a log refused under one cap may be read under another) and
+    what the root is (``dsh``, or the agent format its files are read as)."""
     from ... import __version__
 
     versions = ",".join(map(str, KNOWN_VERSIONS))
-    return f"{__version__}/{_CACHE_VERSION}/{versions}/{max_bytes}"
+    tag = f"{__version__}/{_CACHE_VERSION}/{versions}/{max_bytes}"
+    return tag if kind == "dsh" else f"{tag}/{kind}"
 
 
 class _Stale(Exception):
@@ -91,10 +94,10 @@ class Index:
     not JSON or for another reader, root or cap is ignored whole; an entry whose fields
     have the wrong types or keys is dropped (and its log read again)."""
 
-    def __init__(self, path: Path | None, root: Path, max_bytes: int) -> None:
+    def __init__(self, path: Path | None, root: Path, max_bytes: int, kind: str = "dsh") -> None:
         self.path = path
         self.root = root
-        self.tag = _reader_tag(max_bytes)
+        self.tag = _reader_tag(max_bytes, kind)
         self.entries: dict[str, Any] = {}
         self.dirty = False
 

@@ -28,6 +28,8 @@ SESSION_COLUMNS: dict[str, str] = {
     "path": "Utf8: the log file (or the directory, when it holds no log)",
     "readable": "Boolean: Session.open(path) reads and validates it",
     "error": "Utf8: why it is unreadable (one line), null otherwise",
+    "format": "Utf8: what wrote the log: 'dsh', or the agent format it was imported from "
+    "(Workspace.agent_home; null when no format could be detected)",
 }
 """The columns of ``Workspace.sessions``, in order, with their dtypes and meaning."""
 
@@ -54,6 +56,7 @@ def _schema() -> dict[str, Any]:
         "path": pl.Utf8,
         "readable": pl.Boolean,
         "error": pl.Utf8,
+        "format": pl.Utf8,
     }
 
 

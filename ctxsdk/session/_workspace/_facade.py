@@ -22,7 +22,7 @@ from ._columns import sessions_frame
 from ._lineage import SessionTree, ancestors, by_id, kind, lineage_tree, missing_row
 from ._lookup import match
 from ._summary import LISTING_MAX_BYTES, SUMMARY_KEYS, read_row, unreadable
-from ._walk import Found, not_regular, walk
+from ._walk import Found, not_regular, walk, walk_agent
 
 if TYPE_CHECKING:
     import polars as pl
@@ -75,7 +75,57 @@ class Workspace(Rendered):
         else:
             self.cache_path = Path(cache)
 
+        self.agent: str | None = None  # None: a DSH home; else agent_home's format
+
+    @classmethod
+    def agent_home(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        format: str = "auto",
+        progress: Progress | bool | None = None,
+        cache: bool | str | os.PathLike[str] = True,
+        max_bytes: int = LISTING_MAX_BYTES,
+    ) -> Workspace:
+        """The sessions of another agent's home: a folder of its logs, listed and opened
+        (imported) like a DSH home's.
+
+        ``format`` is ``"auto"`` (every ``.jsonl``, ``.jsonl.zstd``, ``.json``, ``.traj`` and
+        ``.md`` file below ``path``, and every DSH session directory, each file's format
+        detected from its content) or one format name (``"claude-code"``: ``<path>/<project>/
+        <uuid>.jsonl``, sub-agent files too; ``"codex"``: ``<path>/YYYY/MM/DD/rollout-*.jsonl``;
+        ``"gemini-cli"``: ``<path>/<hash>/chats/session-*.json``; or any format of
+        ``DETECTABLE``, read from the files with its ending). ``path`` may be left out for
+        ``claude-code`` (``~/.claude/projects``), ``codex`` (``$CODEX_HOME/sessions``, else
+        ``~/.codex/sessions``) and ``gemini-cli`` (``~/.gemini/tmp``).
+
+        ``sessions()`` has the columns of a DSH home's listing, with ``format`` saying what
+        each file was read as; a file that cannot be detected or imported is a row with
+        ``readable = False`` and the importer's located error. ``open(prefix)`` imports the
+        session. The home is only read: the derived index (``cache=True``) lives in
+        ``$XDG_CACHE_HOME/ctxsdk/workspaces/`` (else ``~/.cache/...``), never in the agent's
+        home; ``cache=False`` keeps none, a path puts it there. ``add`` is refused.
+        """
+        from ..importers._detect import DETECTABLE
+
+        if format != "auto" and format not in DETECTABLE:
+            raise InvalidArgument(
+                f"format is 'auto' or one of {', '.join(DETECTABLE)}, not {format!r}"
+            )
+        if path is None:
+            path = _default_agent_home(format)
+        ws = cls(path, progress=progress, cache=False, max_bytes=max_bytes)
+        ws.home = ws.root = ws.home  # no sessions/ below it: the files are in the home itself
+        ws.agent = format
+        if cache is True:
+            ws.cache_path = _user_cache_dir() / f"{_home_key(ws.home, format)}.json"
+        elif cache is not False:
+            ws.cache_path = Path(cache)
+        return ws
+
     def __repr__(self) -> str:
+        if self.agent is not None:
+            return f"Workspace.agent_home({str(self.home)!r}, format={self.agent!r})"
         return f"Workspace({str(self.home)!r})"
 
     def _listing(self) -> tuple[str, list[tuple[str, str, str, str, str, str]]]:
@@ -137,17 +187,25 @@ class Workspace(Rendered):
 
     def _rows(self, refresh: bool) -> list[dict[str, Any]]:
         if not self.home.is_dir():
+            if self.agent is not None:
+                raise NotFound(
+                    f"the agent home {self.home} does not exist (or is not a directory); "
+                    "pass the folder that holds the agent's logs to Workspace.agent_home"
+                )
             raise NotFound(
                 f"the DSH home {self.home} does not exist (or is not a directory); pass "
                 "dsh_home= or set $DSH_HOME "
                 "to the directory that holds sessions/"
             )
-        index = Index(self.cache_path, self.root, self.max_bytes)
+        index = Index(self.cache_path, self.root, self.max_bytes, self.agent or "dsh")
         if not refresh:
             index.load()
         else:
             index.dirty = self.cache_path is not None
-        found = walk(self.root, self._compression)
+        if self.agent is None:
+            found = walk(self.root, self._compression)
+        else:
+            found = walk_agent(self.root, self.agent)
         prefix = len(str(self.root)) + 1  # relative paths by slicing: pathlib is slow here
         rows: list[dict[str, Any] | None] = [None] * len(found)
         todo: list[int] = []
@@ -217,14 +275,18 @@ class Workspace(Rendered):
     def open(self, prefix: str, **kwargs: Any) -> Session:
         """Open the session whose id starts with ``prefix`` (a unique prefix is enough).
 
-        Keyword arguments go to ``Session.open``; ``max_bytes`` defaults to the workspace's
-        (the cap its listing reads under). An unreadable session raises the reader's error.
+        Keyword arguments go to ``Session.open`` (in an agent home: ``Session.open_any``,
+        which imports the file as the format it was listed as); ``max_bytes`` defaults to the
+        workspace's (the cap its listing reads under). An unreadable session raises the
+        reader's error.
         """
         from .._session import Session
 
         row = self.find(prefix)
         kwargs.setdefault("max_bytes", self.max_bytes)
-        return Session.open(row["path"], **kwargs)
+        if self.agent is None:
+            return Session.open(row["path"], **kwargs)
+        return Session.open_any(row["path"], format=row["format"], **kwargs)
 
     # --- adding --------------------------------------------------------------------------------
 
@@ -255,6 +317,11 @@ class Workspace(Rendered):
         from .._session import Session
         from ._add import add_session
 
+        if self.agent is not None:
+            raise InvalidArgument(
+                f"{self.home} is another agent's home, which ctxsdk only reads; add the "
+                "session to a DSH home instead: cx.Workspace(dsh_home).add(session)"
+            )
         if not isinstance(session, Session):
             session = Session.open(Path(session))
         if compression is None:
@@ -315,6 +382,35 @@ class Workspace(Rendered):
             if isinstance(session_id, str) and any(r.get("parent") == session_id for r in rows):
                 return session_id
             raise
+
+
+def _default_agent_home(format: str) -> Path:
+    """Where an agent keeps its logs by default (``Workspace.agent_home(format=...)``)."""
+    if format == "claude-code":
+        return Path.home() / ".claude" / "projects"
+    if format == "codex":
+        codex = os.environ.get("CODEX_HOME", "").strip()
+        return (Path(codex).expanduser() if codex else Path.home() / ".codex") / "sessions"
+    if format == "gemini-cli":
+        return Path.home() / ".gemini" / "tmp"
+    raise InvalidArgument(
+        f"give the folder of {format!r} logs: only claude-code, codex and gemini-cli have a "
+        "default home"
+    )
+
+
+def _user_cache_dir() -> Path:
+    """Where the derived index of an agent home lives: never in the agent's own home."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base) if base else Path.home() / ".cache") / "ctxsdk" / "workspaces"
+
+
+def _home_key(home: Path, format: str) -> str:
+    """A file name for one agent home's index: its format and a digest of its path."""
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(str(home))).hexdigest()[:16]
+    return f"{format}-{digest}"
 
 
 def _unstattable(item: Found, exc: OSError) -> dict[str, Any] | None:

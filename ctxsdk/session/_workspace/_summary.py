@@ -7,11 +7,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ...errors import NotFound, SessionFormatError
+from ...errors import ImportFormatError, NotFound, SessionFormatError
 from .._codec import DecodedLog, frame_spans, loads_line, read_log
 from .._files import FileRefusal, open_regular_file
 from .._layout import decode_segment
-from .._replay import replay_log
+from .._replay import LogIndex, replay_log
 from ._walk import Found, generation
 
 SUMMARY_KEYS = (
@@ -29,6 +29,7 @@ SUMMARY_KEYS = (
     "interrupted",
     "readable",
     "error",
+    "format",
 )
 """The keys of a listing row that reading the log gives (and that the derived index keeps)."""
 
@@ -54,8 +55,11 @@ def read_row(item: Found, max_bytes: int = LISTING_MAX_BYTES) -> tuple[dict[str,
     if item.problem is not None:  # rejected by its place: only the header is peeked at
         return unreadable(item, item.problem), True
     try:
-        row = summarize(item.path, max_bytes)
-    except SessionFormatError as exc:
+        if item.format == "dsh":
+            row = summarize(item.path, max_bytes)
+        else:
+            row = summarize_import(item, max_bytes)
+    except (SessionFormatError, ImportFormatError) as exc:
         return unreadable(item, str(exc)), True
     except OSError as exc:  # permissions, a file removed meanwhile: not the file's fault
         return unreadable(item, f"cannot read {item.path}: {exc}"), False
@@ -85,28 +89,53 @@ def summarize(path: Path, max_bytes: int = LISTING_MAX_BYTES) -> dict[str, Any]:
         index = replay_log(log.events, log.version)
     except SessionFormatError as exc:
         raise _located(exc, log, path) from None
-    h = log.header
+    return _row(log.header, log.events, log.version, index, log.size, "dsh")
+
+
+def summarize_import(item: Found, max_bytes: int = LISTING_MAX_BYTES) -> dict[str, Any]:
+    """Import one foreign log (its format detected when the walk did not name one; the
+    found format is kept on ``item``) and summarize the session it becomes. Raises what the
+    detection or the importer raises."""
+    from .._session import Session
+    from ..importers._detect import detect_format
+
+    if item.format is None:
+        item.format = detect_format(item.path)
+    s = Session.open_any(item.path, format=item.format, max_bytes=max_bytes)
+    size = item.stat.st_size if item.stat is not None else 0
+    return _row(s._header_raw, s._raw, s.version, s._index, size, item.format)
+
+
+def _row(
+    h: dict[str, Any],
+    events: list[dict[str, Any]],
+    version: int,
+    index: LogIndex,
+    size: int,
+    fmt: str,
+) -> dict[str, Any]:
     title = None
     if index.title_seq is not None:
-        value = log.events[index.title_seq]["data"]["title"]
+        value = events[index.title_seq]["data"]["title"]
         title = value if isinstance(value, str) else None
-    seeded = bool(h.get("isSeeded")) if log.version >= 2 else bool(h.get("seedLength"))
+    seeded = bool(h.get("isSeeded")) if version >= 2 else bool(h.get("seedLength"))
     return {
         "id": h["id"],
         "title": title,
-        "events": len(log.events),
-        "size": log.size,
+        "events": len(events),
+        "size": size,
         "created": h["createdAt"],
-        "updated": log.events[-1]["time"] if log.events else None,
+        "updated": events[-1]["time"] if events else None,
         "parent": h.get("parentSession"),
         "origin": h.get("origin"),
         "delegation_depth": h["delegationDepth"],
-        "version": log.version,
+        "version": version,
         "seeded": seeded,
         "cwd": h.get("cwd"),
         "interrupted": index.open_turn is not None,
         "readable": True,
         "error": None,
+        "format": fmt,
     }
 
 
@@ -154,14 +183,14 @@ def _one_line(text: str) -> str:
 
 def unreadable(found: Found, error: str) -> dict[str, Any]:
     """The row of a session that cannot be read: what its header and place still say."""
-    row: dict[str, Any] = {"readable": False, "error": _one_line(error)}
+    row: dict[str, Any] = {"readable": False, "error": _one_line(error), "format": found.format}
     st = found.stat  # the listing's stat, reused
     regular = stat.S_ISREG(st.st_mode) if st is not None else found.path.is_file()
-    if regular:
+    if regular and found.format == "dsh":
         row.update(_peek_header(found.path))
     if "id" not in row:
         row["id"] = _id_from_name(found)
-    if "version" not in row and regular:
+    if "version" not in row and regular and found.format == "dsh":
         row["version"] = generation(found.path.name)
     return row
 
@@ -170,7 +199,7 @@ def _id_from_name(found: Found) -> str:
     name = found.dir_name
     if name is None:  # a flat file: its name without the log suffix
         base = found.path.name
-        for suffix in (".zstd", ".jsonl"):
+        for suffix in (".zstd", ".jsonl", ".json", ".traj", ".md"):
             base = base.removesuffix(suffix)
         name = base
     try:

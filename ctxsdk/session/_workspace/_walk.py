@@ -1,4 +1,5 @@
-"""The directory walk: every session dir (and every misplaced log) under a session root."""
+"""The directory walks: every session dir (and every misplaced log) under a DSH session root,
+and every log file under another agent's home."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class Found:
     dir_name: str | None  # the session dir name (None for a flat file)
     problem: str | None = None
     stat: os.stat_result | None = None
+    format: str | None = "dsh"  # what wrote it ("dsh"; None: detect it from the content)
 
 
 def generation(name: str) -> int | None:
@@ -171,3 +173,78 @@ def _session_dir(path: Path, project: str, compression: Compression | None) -> F
             "to Workspace, or remove one",
         )
     return Found(next(iter(files.values())), project, path.name)
+
+
+# --- another agent's home ----------------------------------------------------------------------
+
+_AGENT_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "claude-code": (".jsonl",),  # <root>/<project>/<uuid>.jsonl (and <uuid>/subagents/*.jsonl)
+    "codex": (".jsonl",),  # <root>/YYYY/MM/DD/rollout-*.jsonl
+    "gemini-cli": (".json",),  # <root>/<hash>/chats/session-*.json (see _agent_file)
+    "openhands": (".json",),
+    "aider": (".md",),
+    "swe-agent": (".traj",),
+    "mini-swe-agent": (".traj.json",),
+    "openai": (".json", ".jsonl"),
+    "anthropic": (".json", ".jsonl"),
+    "locomo": (".json",),
+    "dsh": (),  # session directories only
+}
+_AUTO_SUFFIXES = (".jsonl", ".jsonl.zstd", ".json", ".traj", ".md")
+_MAX_DEPTH = 12  # directory levels an agent home is walked down
+
+
+def _agent_file(name: str, parent: str, agent: str) -> bool:
+    """Whether a file is one of ``agent``'s logs by its place: the name's ending (the content
+    decides the format; ``auto`` takes every ending a log of some format has)."""
+    if agent == "gemini-cli":  # its tmp dir also holds logs.json, checkpoints, shell history
+        return name.endswith(".json") and (parent == "chats" or name.startswith("session-"))
+    return name.endswith(_AGENT_SUFFIXES.get(agent, _AUTO_SUFFIXES))
+
+
+def walk_agent(root: Path, agent: str) -> list[Found]:
+    """Every log file under an agent's home ``root`` (``agent`` a format name, or ``"auto"``:
+    each file's format is detected when it is read), sorted by path, hidden entries and
+    symlinked directories skipped. A directory holding a DSH log (``session[.vN].jsonl[.zstd]``)
+    is one DSH session (with ``"auto"`` or ``"dsh"``), as in a DSH home."""
+    found: list[Found] = []
+    fmt = None if agent == "auto" else agent
+
+    def visit(directory: Path, rel: str, depth: int) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            if depth == 0:
+                raise NotFound(
+                    f"cannot list the agent home {root}: {exc}; make it a readable directory"
+                ) from exc
+            found.append(Found(directory, rel, None, f"cannot list: {exc}", format=fmt))
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            odd = _odd_entry(entry)
+            if odd is not None:
+                if _agent_file(entry.name, directory.name, agent):
+                    found.append(Found(Path(entry.path), rel, None, odd, format=fmt))
+                continue
+            if entry.is_dir():
+                if entry.is_symlink() or depth >= _MAX_DEPTH:
+                    continue  # a walk never loops through links nor runs away down a tree
+                sub = Path(entry.path)
+                if agent in ("auto", "dsh") and _holds_dsh_log(sub):
+                    found.append(_session_dir(sub, rel, None))
+                    continue
+                visit(sub, f"{rel}/{entry.name}" if rel else entry.name, depth + 1)
+            elif entry.is_file() and _agent_file(entry.name, directory.name, agent):
+                found.append(Found(Path(entry.path), rel, None, format=fmt))
+
+    visit(root, "", 0)
+    return found
+
+
+def _holds_dsh_log(path: Path) -> bool:
+    try:
+        return any(generation(name) is not None for name in os.listdir(path))
+    except OSError:
+        return False

@@ -11,7 +11,9 @@ Each importer returns a ``Session`` built with
 
 Formats: OpenAI and Anthropic chat messages, Claude Code transcripts, Codex CLI rollouts,
 Gemini CLI chats, OpenHands trajectories, Aider chat histories, SWE-agent and mini-swe-agent
-trajectories, LoCoMo conversations (``import_file(format, path)`` by name).
+trajectories, LoCoMo conversations (``import_file(format, path)`` by name;
+``detect_format(path)`` tells the format from the file's content, and ``Session.open_any``
+detects and opens in one call).
 
 Message ids come from the source (a Claude Code ``uuid``, ``openai:<index>``,
 ``swe:<file stem>:<index>``, ``locomo:<sample_id>:<dia_id>``), times from its timestamps or
@@ -30,6 +32,7 @@ from ._chat import from_messages
 from ._claude_code import from_claude_code
 from ._codex import from_codex
 from ._common import MAX_IMPORT_BYTES
+from ._detect import DETECT_BYTES, DETECTABLE, detect_format
 from ._dispatch import FORMATS, import_file
 from ._emit import IMPORT_EVENT
 from ._gemini_cli import from_gemini_cli
@@ -40,9 +43,12 @@ from ._provenance import import_provenance
 from ._swe_agent import from_swe_agent
 
 __all__ = [
+    "DETECTABLE",
+    "DETECT_BYTES",
     "FORMATS",
     "IMPORT_EVENT",
     "MAX_IMPORT_BYTES",
+    "detect_format",
     "from_aider",
     "from_claude_code",
     "from_codex",
