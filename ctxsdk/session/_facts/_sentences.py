@@ -1,19 +1,235 @@
 """One sentence splitter for every engine (English and Chinese; code and markup removed).
 
-STUB: the kernel's owner replaces this with the real splitter.
+``sentence_spans`` reads a message line by line and keeps only prose: fenced and indented
+code, diffs, stack traces, tables, JSON, numbered file views, HTML comments and injected
+XML-ish blocks (``<system-reminder>…</system-reminder>``) are dropped; bullets, headings,
+quote marks and checkboxes are stripped. Prose lines are joined when a line was hard-wrapped
+(a long line that ends mid-sentence followed by a lowercase continuation), otherwise a line
+break ends a sentence (chat users write one instruction per line, without full stops).
+Within a paragraph a sentence ends after 。！？；… and after ``.!?;`` followed by a space,
+except after an abbreviation ("e.g.", "vs.", "etc."): decimals, versions, paths, file names
+and URLs carry no space after their dots and are never split. Each sentence comes with its
+exact span in the text (``Span.start``/``Span.end``), so a caller can quote the source.
+
+Bounded: at most ``MAX_CHARS`` of a text are read and at most ``MAX_SENTENCES`` returned.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from typing import NamedTuple
 
-__all__ = ["sentences"]
+__all__ = ["MAX_CHARS", "MAX_SENTENCES", "Span", "clean", "sentence_spans", "sentences"]
 
-_FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
-_SPLIT = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)(?=\s|$)")
+MAX_CHARS = 120_000
+MAX_SENTENCES = 400
+_MAX_BLOCK_LINES = 400  # an unclosed fence or XML block drops at most this many lines
+
+_LINE = re.compile(r"[^\n]*\n?")
+_FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_OPEN_TAG = re.compile(r"\s*<([A-Za-z][\w:-]*)(?:\s[^<>]*)?>\s*$")
+_CLOSE_TAG = re.compile(r"\s*</([A-Za-z][\w:-]*)>\s*$")
+_WHOLE_ELEMENT = re.compile(r"\s*<([A-Za-z][\w:-]*)(?:\s[^<>]*)?>.*</\1>\s*$")
+_INLINE_ELEMENT = re.compile(r"<([A-Za-z][\w:-]*)(?:\s[^<>]*)?>.*?</\1>|</?[A-Za-z][\w:-]*/?>")
+# Lines that are code, logs or data, not prose.
+_CODEISH = re.compile(
+    r"\s*(?:"
+    r"(?:import|from\s+[\w.]+\s+import|def|class|return|const|let|var|function|async\s+def"
+    r"|public|private|protected|package|#include|#!|export|yield|raise|assert|elif|else:|try:"
+    r"|except\b|finally:|with\s+\S+\s+as|for\s+\w+\s+in|while\s|print\(|console\.)\b"
+    r"|>>>|\.\.\.\s|\$\s|@@|\+\+\+\s|---\s+a/|diff\s--git|index\s[0-9a-f]{7}"
+    r"|[{}\[\]()];?,?\s*$|[}\])]|//|/\*|\*/|<\?|\d+\s*[:|\t]|[│█⋮]"
+    r"|File\s\".*\",\sline\s\d+|at\s[\w.$<>]+\(|Traceback\s\(most|[\w.]*(?:Error|Exception):\s"
+    r"|(?:FAILED|PASSED|ERROR)\s|={5,}|-{5,}|\*{5,}|_{5,}"
+    r")"
+)
+_CODE_END = re.compile(r"(?:[{(\[;]|\)\s*[{;]|\)\s*->.*:|=>|:=)\s*$")
+_JSONISH = re.compile(r"\s*\"[^\"]{1,80}\"\s*:\s*")
+_TABLE = re.compile(r"\s*\|.*\|")
+_DIFF_LINE = re.compile(r"[+-](?![\s+-])|[+-]$")
+_HEADING = re.compile(r"\s*#{1,6}\s+")
+_PREFIX = re.compile(
+    r"\s*(?:(?:[-*+•●◦▪>]|\d{1,3}[.)]|[a-zA-Z][.)](?=\s)|\(\d{1,3}\)|[①-⑳])\s+|\[[ xX]\]\s+)+"
+)
+_LETTER = re.compile(r"[^\W\d_]")
+# A sentence end: CJK terminators anywhere; English ones before whitespace or the end.
+_END = re.compile(
+    r"[。！？；…]+[\"'”’」』）)\]]*\s*"
+    r"|(?:[.!?]+|;)[\"'”’)\]*_`]*(?=\s|$)\s*"
+    r"|\s+[-–—]{1,2}\s+(?=[A-Z])"
+)
+_ABBREV = frozenset(
+    "e.g i.e etc vs cf al approx fig no nos mr mrs ms dr st jr sr inc ltd co esp incl "
+    "eg ie resp viz ca min max sec vol ver".split()
+)
+_EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+|~~")
+_LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
+_SPACE = re.compile(r"\s+")
+
+
+class Span(NamedTuple):
+    """A sentence (cleaned, whitespace folded) and where it is in the text."""
+
+    start: int
+    end: int
+    text: str
+
+
+def clean(piece: str) -> str:
+    """A sentence as one readable line: links to their words, emphasis and backticks
+    removed, whitespace folded, leading list marks and trailing colons dropped."""
+    piece = _LINK.sub(r"\1", piece)
+    piece = _EMPHASIS.sub("", piece)
+    piece = _INLINE_ELEMENT.sub(" ", piece) if "<" in piece else piece
+    piece = _SPACE.sub(" ", piece).strip()
+    piece = _PREFIX.sub("", piece) if piece[:1] in "-*+•●◦▪>([0123456789①" else piece
+    while piece and unicodedata.category(piece[0])[0] == "S" and piece[0] not in "$<>`~^+=|":
+        piece = piece[1:].lstrip()  # a leading emoji or symbol mark ("✅ Done", "🔍 Problem")
+    return piece.strip(" \t:：-–—")
+
+
+def _prose_start(line: str) -> int | None:
+    """Where the prose of a line starts, or None when the line is not prose."""
+    stripped = line.strip()
+    if not stripped or not _LETTER.search(stripped):
+        return None
+    if _TABLE.match(line) or _CODEISH.match(line) or _JSONISH.match(line):
+        return None
+    m = _HEADING.match(line) or _PREFIX.match(line)
+    start = m.end() if m else len(line) - len(line.lstrip())
+    body = line[start:].rstrip()
+    if not m and _CODE_END.search(body):
+        return None
+    if body.endswith(("{", "[")) or (body.endswith(",") and ("=" in body or '":' in body)):
+        return None
+    return start
+
+
+def _blocks(text: str) -> list[tuple[int, int, bool]]:
+    """The prose lines of a text as (start, end, starts_item) spans, in order; dropped lines
+    become (-1, -1, False) separators."""
+    out: list[tuple[int, int, bool]] = []
+    lines = [(m.start(), m.group()) for m in _LINE.finditer(text) if m.group()]
+    i, n = 0, len(lines)
+    prev_blank = True
+    prev_code = False
+    while i < n:
+        off, raw = lines[i]
+        line = raw.rstrip("\n").rstrip("\r")
+        fence = _FENCE.match(line)
+        if fence:  # fenced code: skip to the closing fence
+            mark = fence.group(1)[0] * 3
+            j = i + 1
+            while j < n and j - i < _MAX_BLOCK_LINES and not lines[j][1].lstrip().startswith(mark):
+                j += 1
+            out.append((-1, -1, False))
+            i, prev_blank, prev_code = j + 1, False, True
+            continue
+        if not line.strip():
+            out.append((-1, -1, False))
+            i, prev_blank = i + 1, True
+            continue
+        tag = None if _WHOLE_ELEMENT.match(line) else _OPEN_TAG.match(line)
+        if tag:  # an XML-ish block on lines of its own: injected context, skip it whole
+            close = f"</{tag.group(1)}>"
+            j = i
+            while j < n and j - i < _MAX_BLOCK_LINES and close not in lines[j][1]:
+                j += 1
+            out.append((-1, -1, False))
+            i, prev_blank, prev_code = (j + 1 if j < n and j - i < _MAX_BLOCK_LINES else i + 1), False, True
+            continue
+        if _WHOLE_ELEMENT.match(line) or _CLOSE_TAG.match(line):
+            out.append((-1, -1, False))
+            i, prev_blank, prev_code = i + 1, False, False
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        tabbed = line.startswith("\t") or indent >= 4
+        if tabbed and (prev_blank or prev_code) and not _PREFIX.match(line):
+            out.append((-1, -1, False))  # indented code
+            i, prev_blank, prev_code = i + 1, False, True
+            continue
+        if line.startswith("Traceback (most recent call last)"):
+            j = i + 1
+            while j < n and j - i < _MAX_BLOCK_LINES and (
+                lines[j][1][:1] in " \t" or not lines[j][1].strip()
+            ):
+                j += 1
+            out.append((-1, -1, False))
+            i, prev_blank, prev_code = j + 1, False, True
+            continue
+        if _DIFF_LINE.match(line) and prev_code:
+            out.append((-1, -1, False))
+            i, prev_blank = i + 1, False
+            continue
+        start = _prose_start(line)
+        if start is None:
+            out.append((-1, -1, False))
+            i, prev_blank, prev_code = i + 1, False, True
+            continue
+        item = bool(_HEADING.match(line) or _PREFIX.match(line))
+        out.append((off + start, off + len(line), item))
+        i, prev_blank, prev_code = i + 1, False, False
+    return out
+
+
+def _joins(text: str, prev: tuple[int, int, bool], nxt: tuple[int, int, bool]) -> bool:
+    """Whether the next prose line continues the previous one (a hard-wrapped paragraph)."""
+    if nxt[2] or prev[0] < 0:
+        return False
+    last = text[prev[1] - 1] if prev[1] > prev[0] else ""
+    first = text[nxt[0]] if nxt[0] < len(text) else ""
+    return prev[1] - prev[0] >= 50 and last not in ".!?:;。！？；…" and first.islower()
+
+
+def _split(text: str, start: int, end: int, out: list[Span]) -> None:
+    pos = start
+    for m in _END.finditer(text, start, end):
+        dot = text[m.start()] == "."
+        if dot and m.group().rstrip().endswith("."):
+            word = text[max(start, m.start() - 8) : m.start()].rsplit(None, 1)
+            w = word[-1].lower().lstrip("(\"'") if word else ""
+            if w in _ABBREV or (len(w) == 1 and w.isalpha() and m.end() < end):
+                continue
+        _emit(text, pos, m.end(), out)
+        pos = m.end()
+    _emit(text, pos, end, out)
+
+
+def _emit(text: str, start: int, end: int, out: list[Span]) -> None:
+    piece = text[start:end]
+    lead = len(piece) - len(piece.lstrip())
+    s = clean(piece)
+    if len(s) >= 2 and _LETTER.search(s):
+        out.append(Span(start + lead, start + len(piece.rstrip()), s))
+
+
+def sentence_spans(text: str) -> list[Span]:
+    """The prose sentences of a text with their spans (see the module docstring)."""
+    if not isinstance(text, str) or not text:
+        return []
+    body = text[:MAX_CHARS]
+    if "<!--" in body:  # keep offsets: blank the comment out rather than cut it
+        body = _HTML_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)
+    out: list[Span] = []
+    para: tuple[int, int] | None = None
+    prev: tuple[int, int, bool] = (-1, -1, False)
+    for blk in _blocks(body):
+        if para is not None and blk[0] >= 0 and _joins(body, prev, blk):
+            para = (para[0], blk[1])
+        else:
+            if para is not None:
+                _split(body, para[0], para[1], out)
+                if len(out) >= MAX_SENTENCES:
+                    return out[:MAX_SENTENCES]
+            para = (blk[0], blk[1]) if blk[0] >= 0 else None
+        prev = blk
+    if para is not None:
+        _split(body, para[0], para[1], out)
+    return out[:MAX_SENTENCES]
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text, in order, whitespace folded."""
-    body = _FENCE.sub(" ", text)
-    return [s for p in _SPLIT.split(body) if len(s := " ".join(p.split())) >= 2]
+    """The sentences of a text, in order, whitespace folded (see the module docstring)."""
+    return [s.text for s in sentence_spans(text)]

@@ -1,21 +1,266 @@
 """Facts from what the user and the assistant say: instructions, preferences, decisions,
 settings, outcome and open work.
 
-STUB: the kernel's owner replaces this.
+Each sentence (``_sentences.sentence_spans``) is read by the cue tables of ``_cues``:
+
+- user text: prohibitions ("don't produce code, design solution first", "不要…"),
+  normative modals ("X must not be agent specific"), corrections ("option 1 is not
+  acceptable", "no, I meant …") and rule-like imperatives ("use pnpm", "keep it in the
+  same file") are instructions; likes, style and standing rules ("be concise", "I prefer
+  …", "以后都用 pnpm") are preferences. Of the plain task imperatives of one message
+  ("create hello.md", "add a test") only the first is kept: it says what was asked.
+  Questions, hypotheticals and filler ("thanks", "continue") give nothing. A harness
+  template around the user's task is unwrapped first (``_templates.user_text``): of an
+  issue text only its title and its normative sentences are kept.
+- user and assistant text: decisions, with ``reason`` and ``rejected`` alternatives. The
+  assistant's narration ("Let me look at the file") is not a decision; its plans are only
+  when they commit to a choice (decided, went with, X instead of Y).
+- every sentence: settings (``_settings.setting_facts``).
+
+``closing_facts`` reads the last assistant text for the outcome and the open work.
 """
 
 from __future__ import annotations
 
-from ._model import Fact
+from . import _cues as C
+from ._model import QUOTE_MAX, Fact, FactKind, FactSource
+from ._sentences import Span, sentence_spans
+from ._settings import setting_facts
+from ._templates import user_text
 
-__all__ = ["closing_facts", "text_facts"]
+__all__ = ["closing_facts", "fact_line", "text_facts"]
+
+TEXT_MAX = 200
+_MAX_PER_MESSAGE = 12
+_MAX_CLOSING = 3
+
+
+def fact_line(s: str, limit: int = TEXT_MAX) -> str:
+    """One readable line: whitespace folded, cut at a word boundary to ``limit``."""
+    s = " ".join(s.split())
+    if len(s) <= limit:
+        return s
+    cut = s[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:，、") + "…"
+
+
+def _strip_lead(s: str) -> str:
+    m = C.LEAD.match(s)
+    return s[m.end() :] if m and m.end() < len(s) else s
+
+
+def _tail(m_text: str) -> str:
+    return fact_line(m_text.strip(" ,.;:，。；：)"), 120)
+
+
+def _reason(s: str) -> str | None:
+    m = C.REASON.search(s)
+    if m is None:
+        return None
+    why = _tail(m.group("why"))
+    return why if len(why) >= 3 else None
+
+
+def _rejected(s: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for m in C.REJECTED.finditer(s):
+        alt = next((g for g in m.groups() if g), None)
+        if alt:
+            alt = alt.strip(" ,.;:'\"`，。")
+            if alt and alt.lower() not in ("it", "that", "this", "them") and alt not in out:
+                out.append(alt)
+    return tuple(out[:3])
+
+
+def _scope(s: str) -> str | None:
+    why = C.REASON.search(s)
+    s = s[: why.start()] if why else s  # "... since it runs every time" is not "always"
+    m = C.SCOPE.search(s)
+    if m is not None:
+        return next((g for g in m.groups() if g), None)
+    if C.STANDING.search(s):
+        return "always"
+    return None
+
+
+def _quote(text: str, span: Span) -> str:
+    return text[span.start : span.end][:QUOTE_MAX]
+
+
+def _instruction(s: str) -> tuple[FactKind, bool] | None:
+    """(kind, is_rule) of a user sentence, or None. A rule holds beyond the next step."""
+    if C.PREFERENCE.search(s):
+        return "preference", True
+    if C.PROHIBITION.search(s) or C.CORRECTION.search(s):
+        return "instruction", True
+    if C.NORMATIVE.search(s):
+        return ("preference" if C.STANDING.search(s) else "instruction"), True
+    if C.IMPERATIVE.search(s):
+        if C.STANDING.search(s):
+            return "preference", True
+        return "instruction", bool(C.RULE_VERB.search(s) or C.SCOPE.search(s))
+    return None
+
+
+def _gate(s: str) -> str | None:
+    """The sentence to read for cues, or None (filler, question, hypothetical)."""
+    s = _strip_lead(s)
+    if len(s) < 3 or C.FILLER.match(s):
+        return None
+    req = C.REQUEST.match(s)
+    if req is not None:
+        return s[req.end() :].rstrip(" ?？")
+    if C.QUESTION.search(s) or C.HYPOTHETICAL.match(s):
+        return None
+    return s
 
 
 def text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
     """The facts of one message's text (``role`` "user" or "assistant")."""
-    return []
+    try:
+        return _text_facts(text, role=role, seq=seq, session=session)
+    except Exception:  # never raise on odd input: it gives nothing
+        return []
+
+
+def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
+    if not isinstance(text, str) or not text.strip():
+        return []
+    wrapped = False
+    if role == "user":
+        inner = user_text(text)
+        if inner is None:
+            return []
+        wrapped = inner != text.strip()
+        text = inner
+    spans = sentence_spans(text)
+    out: list[Fact] = []
+    seen: set[tuple[str, str]] = set()
+    task_taken = False
+
+    def add(
+        kind: FactKind,
+        line: str,
+        span: Span,
+        *,
+        scope: str | None = None,
+        reason: str | None = None,
+        rejected: tuple[str, ...] = (),
+    ) -> None:
+        line = fact_line(line)
+        k = (kind, line.casefold())
+        if len(line) < 3 or k in seen or len(out) >= _MAX_PER_MESSAGE:
+            return
+        seen.add(k)
+        src = FactSource(session, seq, role, _quote(text, span))
+        out.append(
+            Fact(kind=kind, text=line, source=src, scope=scope, reason=reason, rejected=rejected)
+        )
+
+    for i, span in enumerate(spans):
+        raw = span.text
+        keyed = setting_facts(raw, role=role, seq=seq, session=session, quote=_quote(text, span))
+        out.extend(keyed)
+        s = _gate(raw)
+        if s is None:
+            continue
+        if role == "user" and wrapped:
+            # An issue or task text: its title says what was asked; of its body only
+            # what must or must not be done.
+            if i == 0:
+                add("instruction", s, span)
+                task_taken = True
+            elif C.NORMATIVE.search(s) or C.PROHIBITION.search(s):
+                add("instruction", s, span)
+            continue
+        if _decision(s, role):
+            if any(f.kind == "decision" for f in keyed) or len(s.split()) < 4 and not C.CJK.search(s):
+                continue  # the keyed decision says it already; or too short to say anything
+            add(
+                "decision",
+                s,
+                span,
+                reason=_reason(s),
+                rejected=_rejected(s),
+                scope=_scope(s) if role == "user" else None,
+            )
+            continue
+        if role != "user":
+            continue
+        got = _instruction(s)
+        if got is None:
+            continue
+        kind, rule = got
+        if not rule:
+            if task_taken:
+                continue
+            task_taken = True
+        add(kind, s, span, scope=_scope(s), reason=_reason(s), rejected=_rejected(s))
+    return out
+
+
+def _decision(s: str, role: str) -> bool:
+    if role == "assistant":
+        if C.ASSISTANT_NARRATION.search(s) and "decid" not in s.lower():
+            return False
+        if C.DECISION.search(s):
+            return True
+        return bool(C.DECISION_WEAK.search(s) and (C.REASON.search(s) or C.REJECTED.search(s)))
+    if C.DECISION.search(s):
+        return not C.PROHIBITION.match(s) or bool(C.REJECTED.search(s))
+    return bool(C.DECISION_WEAK.search(s))
 
 
 def closing_facts(text: str, *, seq: int, session: str) -> list[Fact]:
     """Outcome and open work, from the last assistant text of a log."""
-    return []
+    try:
+        return _closing(text, seq=seq, session=session)
+    except Exception:
+        return []
+
+
+def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
+    if not isinstance(text, str) or not text.strip():
+        return []
+    outcome: list[Fact] = []
+    open_work: list[Fact] = []
+    seen: set[str] = set()
+    under_label = 0  # sentences left under a "Next steps:" / "Remaining:" label
+
+    def add(into: list[Fact], kind: FactKind, s: str, span: Span) -> None:
+        line = fact_line(s)
+        if line.casefold() in seen or len(into) >= _MAX_CLOSING:
+            return
+        seen.add(line.casefold())
+        src = FactSource(session, seq, "assistant", _quote(text, span))
+        into.append(Fact(kind=kind, text=line, source=src))
+
+    for span in sentence_spans(text):
+        s = _strip_lead(span.text)
+        if len(s) < 3 or C.FILLER.match(s):
+            continue
+        raw = text[text.rfind("\n", 0, span.start) + 1 : span.end]  # with its line's marks
+        heading = raw.lstrip().startswith("#")
+        label = len(s.split()) <= 5 and (heading or raw.rstrip().endswith(":"))
+        if C.OPEN_WORK.search(s):
+            if label:
+                under_label = 3
+                continue
+            if not C.QUESTION.search(s):
+                add(open_work, "open_work", s, span)
+            continue
+        if label or heading:
+            under_label = 0
+            continue
+        if under_label:
+            under_label -= 1
+            add(open_work, "open_work", s, span)
+            continue
+        if C.QUESTION.search(s) or C.ASSISTANT_NARRATION.match(s) and not C.OUTCOME.search(s):
+            continue
+        if C.OUTCOME.search(s):
+            add(outcome, "outcome", s, span)
+    return outcome + open_work

@@ -1,0 +1,257 @@
+"""The cue tables of the fact kernel, English and Chinese: the one place they live.
+
+Each table is one compiled regular expression (a sentence is tried against a handful of
+them, not dozens). They read one cleaned sentence (``_sentences.clean``) and are used by
+``_text``: gates (questions, hypotheticals, filler), instructions (prohibitions, normative
+modals, corrections, imperatives), preferences, decisions with their reason, rejected
+alternatives and scope, and a session's closing outcome and open work.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ASSISTANT_NARRATION",
+    "CJK",
+    "CORRECTION",
+    "DECISION",
+    "DECISION_WEAK",
+    "FILLER",
+    "HYPOTHETICAL",
+    "IMPERATIVE",
+    "LEAD",
+    "NORMATIVE",
+    "OPEN_WORK",
+    "OUTCOME",
+    "PREFERENCE",
+    "PROHIBITION",
+    "QUESTION",
+    "REASON",
+    "REJECTED",
+    "REQUEST",
+    "RULE_VERB",
+    "SCOPE",
+    "STANDING",
+]
+
+_I = re.I
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+# -- gates -------------------------------------------------------------------------------
+# Leading words that carry nothing ("great, but ...", "ok so ...", "also", "好的，").
+LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|great|good|nice|perfect|cool|thanks|thank you|yes|yeah|yep|sure|alright"
+    r"|well|so|and|also|now|then|but|however|hmm+|oh|right|ultrathink|think hard|more context"
+    r"|additionally|in addition|plus|btw|by the way|first(?:ly)?|finally|lastly|just)\b"
+    r"[\s,!.;:–—-]*|(?:好的?|好吧|嗯+|行|可以|那么?|然后|另外|还有|对了|首先|最后|ok)[，,。！!\s]*)+",
+    _I,
+)
+# A sentence that is only politeness or acknowledgement.
+FILLER = re.compile(
+    r"^(?:ok(?:ay)?|k|thanks?(?: you)?(?: so much| a lot)?|thx|ty|cool|great|nice|good|perfect"
+    r"|awesome|excellent|sure|yes|yep|yeah|no|nope|continue|go on|go ahead|proceed|carry on"
+    r"|keep going|done|finish(?: please)?|please (?:finish|continue|proceed)|that worked"
+    r"|it works|works|lgtm|hi|hello|hey|bye|got it|sounds good|looks good|all done|agreed"
+    r"|nice,? that worked|great job|well done|good job|try again|again|retry|next|what next"
+    r"|嗯+|哦+|好的?|好吧|行|可以|收到|谢谢(?:你|啦)?|多谢|继续|没问题|不错|很好|你好|好了"
+    r"|[\s,，.。!！?？~～、…:：;；])*[\s,，.。!！?？~～、…:：;；]*$",
+    _I,
+)
+# Polite requests phrased as questions are requests ("can you add a test?").
+REQUEST = re.compile(
+    r"^(?:please\s+)?(?:can|could|would|will)\s+(?:you|we|u)\s+(?:please\s+|also\s+|just\s+)?"
+    r"(?!(?:tell|explain|see|confirm|check if|check whether)\b)",
+    _I,
+)
+QUESTION = re.compile(
+    r"[?？]\s*[\"')\]]*$"
+    r"|^(?:should|shall|could|would|can|do(?!\s+not\b|n'?t\b)|does|did|is|are|was|were|will"
+    r"|what|which|how|why|where|when|who|whom|whose|whether|any idea|isn'?t|aren'?t)\b"
+    r"|[吗呢][。.！!]?$|是否|要不要|是不是|能不能|可不可以|有没有|为什么|怎么",
+    _I,
+)
+HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|assuming|imagine|maybe|perhaps|in case|what if|unless|once"
+    r"|when|whenever|probably|possibly|i think|i guess|i believe|i wonder|it seems|seems)\b"
+    r"|^(?:如果|假如|假设|要是|也许|或许|万一|可能|我觉得|我猜|好像)",
+    _I,
+)
+
+# -- instructions and preferences --------------------------------------------------------
+PROHIBITION = re.compile(
+    r"^(?:please\s+)?(?:don'?t|dont|do not|never|avoid|stop|no need to|refrain from"
+    r"|there(?:'s| is) no need to|you (?:don'?t|do not|shouldn'?t|should not|must not|mustn'?t)"
+    r"|we (?:shouldn'?t|should not|must not|mustn'?t))\b"
+    r"|\b(?:must not|mustn'?t|should not|shouldn'?t|shall not|is not allowed|are not allowed"
+    r"|not allowed to|important not to|make sure (?:not|you don'?t)|never ever|DO NOT)\b"
+    r"|(?:^|[，,；;：:])\s*(?:请|你|我们)?(?:不要|别|不许|禁止|不准|切勿|千万别|千万不要|不用|不必|无需|勿)",
+    _I,
+)
+CORRECTION = re.compile(
+    r"^(?:no|nope|wrong|incorrect|not quite|not really|not that|actually)\b\s*[,.!:;–—-]"
+    r"|\bthat'?s (?:not (?:right|correct|what i)|wrong|incorrect)\b|\bi (?:meant|mean)\b"
+    r"|\bnot what i (?:asked|meant|wanted|said)\b"
+    r"|\b(?:is|are|was)\s*(?:not|n'?t) (?:acceptable|accept?able|ok|okay|allowed|valid|correct"
+    r"|right|an option|needed|necessary|what i)\b|\bnot (?:acceptable|valid)\b"
+    r"|\b(?:it'?s|is|was|that'?s) (?:a )?bad idea\b|\byou(?:'re| are) (?:wrong|mistaken"
+    r"|overcomplicating)|\bdon'?t overcomplicate\b|\bovercomplicat"
+    r"|^(?:不对|错了|不是这样|我的意思是|我是说|不行|不可以)|不能接受|搞错了|理解错了",
+    _I,
+)
+NORMATIVE = re.compile(
+    r"\b(?:must|shall|has to|have to|needs? to|is required to|are required to|should(?! (?:work"
+    r"|be (?:fine|ok|okay|good|possible|enough|able)|pass|help|do it)\b))\b"
+    r"|^(?:please\s+)?(?:make sure|ensure|be sure to|remember (?:to|that)|keep in mind"
+    r"|it'?s (?:important|crucial|essential|critical|mandatory|required)|important:)"
+    r"|^(?:there is a |there'?s a )?need to\b"
+    r"|必须|务必|一定要|需要|记得|记住|注意|应该|应当|得要",
+    _I,
+)
+# Standing rules: the instruction holds beyond this turn.
+STANDING = re.compile(
+    r"\b(?:always|from now on|going forward|in general|by default|every time|each time"
+    r"|whenever|in (?:the )?future|for all|never)\b"
+    r"|以后|今后|从现在起|从今以后|一律|每次|总是|始终|永远|一直",
+    _I,
+)
+PREFERENCE = re.compile(
+    r"\bi(?: would|'d)? (?:prefer|rather|like|love|want (?!to\b)|hate|dislike)\b"
+    r"|\bi(?:'m| am) looking for\b|\bprefer(?:ably|red)?\b|\bmy preference\b"
+    r"|^(?:please\s+)?be (?:more |very )?(?:concise|brief|terse|short|succinct|explicit"
+    r"|specific|careful|consistent|direct|thorough)\b"
+    r"|\bkeep (?:it|them|things|the \w+|answers|responses|replies|code|changes)"
+    r" (?:short|simple|concise|brief|minimal|small|focused|readable|clean)\b"
+    r"|\b(?:for|with) better (?:readability|performance)\b|\bless verbose\b|\bmore concise\b"
+    r"|\b(?:is|are) (?:crucial|critical|a priority|top priority|paramount)\b"
+    r"|我(?:更|比较)?(?:喜欢|偏好|倾向|习惯|希望)|更喜欢|偏好|简洁|简短|别太长|啰嗦",
+    _I,
+)
+# Imperative verbs a sentence may open with (after "please" and leading filler).
+_VERBS = (
+    "add|use|run|create|make|keep|put|remove|delete|update|change|write|move|rename|check"
+    "|verify|analy[sz]e|review|prepare|design|implement|fix|show|install|start|stop|set|try"
+    "|apply|replace|reorder|suggest|focus|follow|read|look|search|find|explain|describe"
+    "|refactor|split|merge|extract|convert|document|test|build|deploy|commit|push|pull"
+    "|revert|undo|generate|include|exclude|return|handle|skip|ignore|leave|wait|call|pass"
+    "|store|save|load|track|send|limit|restrict|allow|enable|disable|configure|upgrade"
+    "|downgrade|bump|pin|switch|migrate|simplify|clean|format|lint|sort|rewrite|revise"
+    "|improve|optimi[sz]e|reduce|increase|decrease|drop|treat|consider|prefer|mark|open"
+    "|close|insert|append|prepend|wrap|rerun|re-run|give|tell|list|print|log|clarify"
+    "|comment|investigate|figure out|debug|study|explore|summari[sz]e|finish|complete"
+    "|compare|combine|separate|align|extend|reuse|stick|go|do|help|get|bring|ask|choose"
+    "|pick|adopt|style|center|pad|shorten|expand|trim|rebase|squash|tag|release|publish"
+    "|retry|repeat|resume|assume|mention|note|report|cover|scan|parse|query|fetch|notify"
+)
+IMPERATIVE = re.compile(
+    rf"^(?:please\s+|kindly\s+|pls\s+|let'?s\s+|now\s+)?(?:{_VERBS})\b"
+    r"(?!\s*(?:is|are|was|were|has|have|had|of|'s|=|:|-|—)\b)(?!\s*$)(?![:=])"
+    r"|^(?:please|let'?s)\b"
+    r"|^i (?:want|need|would like|'d like) (?:you )?to\b|^(?:i want|we need) (?!to\b)"
+    r"|^help me\b"
+    r"|^(?:请|帮我|帮忙|麻烦|给我|你去|去)"
+    r"|^(?:用|使用|改|把|加|添加|删|删除|去掉|运行|跑|创建|新建|写|修|修复|更新|换|换成|改成|保留"
+    r"|保持|检查|确保|实现|重构|移动|重命名|安装|提交|推送|生成|补充|统一|先|再|分析|看看|查看)",
+    _I,
+)
+# Imperatives that state how work should be done (a rule), not only what to do next.
+RULE_VERB = re.compile(
+    r"^(?:please\s+|let'?s\s+)?(?:use|keep|put|avoid|prefer|follow|ensure|stick|store|track"
+    r"|reuse|extend|limit|restrict|pin|treat|assume|only|leave|preserve|wrap|return|pass"
+    r"|make (?:sure|it|them|all|each|every)|do it)\b"
+    r"|\b(?:only|instead|same|without|rather|unless|separate|single|existing)\b"
+    r"|^(?:用|使用|统一|保留|保持|只|先)",
+    _I,
+)
+SCOPE = re.compile(
+    r"\b(?:in|for|within|across|inside|under|to)\s+((?:the |this |that |our |all |every |each "
+    r"|any )?(?:tests?|test files?|unit tests|(?:this|the|our|each|every|all) (?:repo|repository"
+    r"|project|codebase|session|file|module|package|folder|directory|service|api|backend"
+    r"|frontend|ui|app|readme|docs?|documentation|changelog)s?|production|prod|ci|markdown(?: files)?"
+    r"|python(?: files| code)?|typescript|commit messages?|prs?|pull requests?"
+    r"|[\w./\\-]+\.(?:py|ts|tsx|js|jsx|md|json|jsonc|ya?ml|toml|html|css|go|rs|java|rb|sh)"
+    r"|(?:src|lib|tests?|docs?|specs?|packages)/[\w./-]*))\b"
+    r"|^(?:only|just) (?:edit|change|touch|modify|update|use)\s+(\S+)"
+    r"|在(测试|这个仓库|本仓库|这个项目|本项目|项目|代码库|生产环境|文档)(?:里|中|上)?",
+    _I,
+)
+
+# -- decisions ---------------------------------------------------------------------------
+DECISION = re.compile(
+    r"\b(?:we|i)(?:'ve| have)? decided\b|\bdecided (?:to|on|that|against)\b"
+    r"|\b(?:the |our |my )?decision (?:is|was) \b|\b(?:decision|chosen (?:approach|solution|option"
+    r"|design)|final (?:decision|approach|design|choice)|selected approach)\s*:"
+    r"|\b(?:let'?s|let us|we(?:'ll| will| are going to|'re going to| should)?|i(?:'ll| will)?)"
+    r" (?:go|going|went) with\b|\blet'?s (?:use|stick with|keep|switch to|adopt|choose|pick"
+    r"|settle on)\b|\b(?:chose|chosen|opted (?:for|to)|settled on|sticking with|went with"
+    r"|going with|go with (?:option|approach|plan|solution|the|a|an|\w+ (?:approach|option)))\b"
+    r"|\binstead of\b|\brather than\b|\bin favou?r of\b"
+    r"|\bwe(?:'ll| will| are going to|'re going to)? (?:use|keep|adopt|switch to|stick with)\b"
+    r"|决定|选择了|选定|选用|采用|改用|就用|而不是|不要改成|先别动|下周再|定了|敲定|方案\s*[A-Z0-9一二三四五]",
+    _I,
+)
+# Weaker: a choice only when the user says it, or with a reason or an alternative.
+DECISION_WEAK = re.compile(
+    r"\b(?:i(?:'ll| will)|we should|let'?s) (?:use|keep|switch to|store|track|set|extend|put)\b"
+    r"|\b(?:switch(?:ed|ing)?|migrat(?:e|ed|ing)|mov(?:e|ed|ing)) (?:from \S+ )?to\b"
+    r"|\bprefer \S+(?: \S+)? over\b|(?:^|[，,])\s*(?:用|使用)\S{1,20}(?:吧|就行|就好)",
+    _I,
+)
+ASSISTANT_NARRATION = re.compile(
+    r"^(?:let me|now,? let me|now i|i'?ll (?:start|begin|first|now|check|look|read|run|search"
+    r"|examine|open|investigate|explore|create an? (?:test|script|reproduc)|verify|try|see"
+    r"|also|help|update the test)|i (?:will|need to|should|can|am going to|'m going to|want to)"
+    r" (?:check|look|read|run|search|examine|open|investigate|explore|find|see|verify|try"
+    r"|understand|start)|first,? (?:let|i)|next,? (?:let|i)|i see\b|i notice|i found|looking"
+    r" at|perfect|great|good|excellent|okay|ok|you'?re (?:absolutely )?right|thought)\b"
+    r"|\blet me\b",
+    _I,
+)
+REASON = re.compile(
+    r"(?:\b(?:because(?: of)?|since(?!\s*(?:\d|v\d|version|then|when|last|yesterday|the start"
+    r"|the beginning))|so that|given that|due to|in order to|to avoid|to prevent|to ensure"
+    r"|as (?:it|this|that|they|we) (?:is|are|was|were|will|would|can|does|do|has|have)\b)"
+    r"|因为|由于|为了|以便|以免|否则)\s*(?P<why>.+)$",
+    _I,
+)
+REJECTED = re.compile(
+    r"\b(?:instead of|rather than)\s+(?:using\s+|use\s+)?(?P<a>[^,.;:()]{1,60}?)"
+    r"(?=\s*(?:[,.;:()]|\bfor\b|\bbecause\b|\bsince\b|\bso\b|$))"
+    r"|\bprefer\w*\s+[^,.;]{1,40}?\s+over\s+(?P<g>[^,.;:()]{1,40}?)(?=\s*(?:[,.;:()]|\bfor\b|$))"
+    r"|,\s*(?:and\s+)?not\s+(?:using\s+|use\s+)?(?P<b>[^,.;:()]{1,60})$"
+    r"|\bswitch(?:ed|ing)? (?:\S+ )?from\s+(?P<c>\S+(?:\s\S+)?)\s+to\b"
+    r"|^(?P<d>[\w .#/-]{1,40}?)\s+(?:is|are)\s*(?:not|n'?t) (?:acceptable|accept?able|an option"
+    r"|valid|ok|okay)"
+    r"|\b(?:don'?t|do not|never|stop|no longer) us(?:e|ing)\s+(?P<e>[\w.@/+-]{1,40})"
+    r"|(?:而不是|不用|不要用|别用|不再用|弃用)\s*(?P<f>[^，,。；;！!、\s]{1,30})",
+    _I,
+)
+
+# -- closing: outcome and open work -------------------------------------------------------
+OUTCOME = re.compile(
+    r"^(?:i(?:'ve| have)|we(?:'ve| have))\s+(?:now\s+|successfully\s+|also\s+|just\s+)?"
+    r"(?:\w+ed|made|written|built|done|run|put|set|found|taken|got|kept|split|rewritten)\b"
+    r"|^(?:implemented|fixed|added|created|updated|removed|changed|resolved|refactored|wrote"
+    r"|moved|renamed|deleted|replaced|modified|completed|finished|extended|converted|migrated"
+    r"|documented|verified|tested|cleaned|introduced|simplified)\b"
+    r"|\b(?:has|have) been (?:successfully )?(?:\w+ed|made|written|built|done|run|set|split)\b"
+    r"|\b(?:all\s+)?\d+\s+(?:tests?|specs?|checks?|cases?)\s+(?:now\s+)?(?:pass|passed|passing"
+    r"|succeeded|green)\b|\ball (?:the )?(?:\w+ )?tests? (?:now )?pass|\btests? (?:now )?pass(?:es|ed)?\b"
+    r"|\b(?:verification|build|tests?|lint|type ?check|ci|checks?) (?:passed|succeeded|(?:is|are) green)"
+    r"|\bsuccessfully\b|\bis now (?:running|working|fixed|available|live|deployed|in place"
+    r"|complete|done)\b|\ball done\b|\b(?:the |this |my )?(?:fix|change|patch|diff|commit)"
+    r" (?:adds|fixes|changes|ensures|makes|handles|allows|prevents|resolves|removes|updates)\b"
+    r"|\bnow (?:works|returns|handles|passes|correctly)\b"
+    r"|完成了|已(?:经)?(?:完成|修复|添加|创建|更新|删除|实现|修改|解决|提交|推送|通过)|全部通过|测试通过|搞定|修好了",
+    _I,
+)
+OPEN_WORK = re.compile(
+    r"\b(?:remaining|remains|todo|next steps?|not yet|still (?:need|needs|to|fail|fails"
+    r"|failing|missing|open|pending|broken)|left to do|follow[- ]ups?|pending|outstanding"
+    r"|(?:i|we) (?:haven'?t|have not|couldn'?t|could not|was unable|were unable|did not|didn'?t)\b"
+    r"|unable to|you (?:may|might|will|'ll|would) (?:also |still )?need to|needs? to be (?:done"
+    r"|addressed|fixed|implemented|tested)|known (?:issues?|limitations?)|not (?:implemented"
+    r"|supported|covered|handled|tested) yet|future work|to be done|not committed)\b"
+    r"|还需要|待办|尚未|还没|未完成|下一步|后续|遗留|仍需|待完成",
+    _I,
+)
