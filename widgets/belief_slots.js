@@ -221,7 +221,7 @@ function render({ model, el }) {
     const to = Math.min(shown.length, from + size);
     const items = [];
     for (let j = from; j < to; j++) items.push(rowEl(shown[j]));
-    if (!items.length) items.push(h("div", { class: "cx-empty" }, rows.n ? "No slot matches the filter." : "This merge has no slots."));
+    if (!items.length) items.push(h("div", { class: "cx-empty" }, rows.n ? "No slot matches the filter." : "This merge has no slots: no session stated a setting, decision or fact the merge could key. Check the sources above, or merge other sessions."));
     put(list, ...items);
     pagerAt.textContent = shown.length ? `slots ${formatTokens(from + 1)}–${formatTokens(to)} of ${formatTokens(shown.length)}${shown.length < rows.n ? ` (filtered from ${formatTokens(rows.n)})` : ""}` : `0 of ${formatTokens(rows.n)}`;
     /** @type {HTMLButtonElement} */ (prev).disabled = page === 0;
@@ -341,10 +341,34 @@ function render({ model, el }) {
     const der = p.derivation;
     put(
       box,
-      h("div", { class: "cx-prov__head" }, h("span", { class: "cx-note" }, `opinions ${p.opinions}`)),
+      opinionsOf(p),
       res && res.rationale ? h("div", { class: "cx-note" }, `adjudication (${res.outcome}): ${res.rationale}`) : null,
       der && der.status === "retracted" ? h("div", { class: "cx-note cx-note--error" }, `retracted — unmet: ${(der.unmet || []).join(", ") || "none named"}${der.reason ? ` (${der.reason})` : ""}`) : null,
       h("ol", { class: "cx-claims" }, ...claims),
+    );
+  }
+
+  /** The slot's opinions as labelled rows: each value, who holds it, at what evidence.
+   * @param {any} p */
+  function opinionsOf(p) {
+    const ops = Array.isArray(p.opinions) ? p.opinions : [];
+    if (!ops.length) return h("div", { class: "cx-note", "data-part": "opinions" }, "No session holds a value for this slot.");
+    return h(
+      "div",
+      { class: "cx-opinions", "data-part": "opinions" },
+      h("div", { class: "cx-opinions__title" }, `${ops.length === 1 ? "One value" : `${ops.length} values`} held`),
+      ...ops.map((/** @type {any} */ o) =>
+        h(
+          "div",
+          { class: `cx-opinion${o.presented ? " cx-opinion--presented" : ""}`, "data-value": o.value },
+          h("span", { class: "cx-opinion__value" }, o.value),
+          h(
+            "span",
+            { class: "cx-opinion__holders" },
+            ...o.holders.map((/** @type {any} */ x) => h("span", { class: "cx-opinion__holder", title: `${x.source}${x.title ? ` · ${x.title}` : ""}` }, h("code", null, x.short), " ", badge(`ev${x.evidence}`, `E${x.evidence} ${x.evidence_label}`))),
+          ),
+        ),
+      ),
     );
   }
 

@@ -145,6 +145,7 @@ function render({ model, el }) {
   svg.append(defs, viewport);
   const zoomLabel = h("span", { class: "cx-mgraph__zoom" });
   const hiddenNote = h("div", { class: "cx-mgraph__hidden", "data-part": "hidden" });
+  const graphNote = h("div", { class: "cx-mgraph__note", "data-part": "graph-note" });
   const graphBox = h("div", { class: "cx-mgraph__box" }, svg, zoomLabel, hiddenNote);
   const hitsBox = h("div", { class: "cx-hits", "data-part": "hits" });
   const panelBody = h("div", { class: "cx-panel__body", "data-part": "panel" });
@@ -152,7 +153,7 @@ function render({ model, el }) {
   const body = h("div", { class: "cx-body" }, graphBox, panel);
   const mapBox = h("div", { class: "cx-smap", "data-part": "session-map", role: "region", "aria-label": "session map" });
   const statusLine = h("div", { class: "cx-status", role: "status", "aria-live": "polite" });
-  root.append(head, figures, legendEl, body, mapBox, statusLine);
+  root.append(head, figures, legendEl, graphNote, body, mapBox, statusLine);
   el.append(root);
 
   /** @param {string} t @param {string} [extra] */
@@ -202,6 +203,11 @@ function render({ model, el }) {
     hiddenNote.hidden = !hidden;
     hiddenNote.textContent = hidden ? `${formatTokens(hidden)} more not drawn (max_nodes ${formatTokens(sm.max_nodes)}: the most connected are shown): ${Object.entries(by).map(([t, n]) => `${formatTokens(/** @type {number} */ (n))} ${t}`).join(", ")}` : "";
     obsBox.checked = Boolean(model.get("observations"));
+    // a memory with no entity and no edge draws loose memories only: say so, and what to do
+    const drawn = Object.values(shown).reduce((/** @type {number} */ a, /** @type {any} */ b) => a + (Number(b) || 0), 0);
+    const bare = drawn > 0 && !total.entity && !sm.edges;
+    graphNote.hidden = !bare;
+    graphNote.textContent = bare ? "No entities and no edges yet: these memories are not linked to anything. mem.link(a, \"about\", b) links two; ingesting more sessions finds the names they share." : "";
   }
 
   // ---- the session map: each session's boxes (checkpoints, tail, fork), clickable -------
@@ -325,6 +331,117 @@ function render({ model, el }) {
     return grp;
   }
 
+  // ---- labels: a greedy layout pass so that no two labels (nor a label and a node) overlap.
+  // Labels scale with the view, so a layout made in graph units holds at every zoom. The most
+  // important label is placed first (selected, hits, path ends, hubs, entities, the most
+  // connected); each tries its own side, then right, left, below and above, in full and then
+  // cut short; a label with no free place is hidden. The full text stays in the node's
+  // tooltip and aria-label, and in the panel.
+  const SHORT = 16;
+  /** @type {CanvasRenderingContext2D | null} */
+  let measurer = null;
+  /** @type {Map<string, number>} */
+  const widths = new Map();
+  let laidOut = "";
+  /** @param {SVGTextElement} t @param {string} text */
+  function textWidth(t, text) {
+    const cs = getComputedStyle(t);
+    const key = `${cs.fontWeight}|${cs.fontSize}|${text}`;
+    let w = widths.get(key);
+    if (w == null) {
+      if (!measurer) measurer = document.createElement("canvas").getContext("2d");
+      if (measurer) {
+        measurer.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+        w = measurer.measureText(text).width;
+      } else w = text.length * (parseFloat(cs.fontSize) || 11.5) * 0.6;
+      widths.set(key, w);
+    }
+    return w;
+  }
+  /** @param {number} i */
+  function labelRank(i) {
+    const id = g.nodes.id[i];
+    if (id === selected) return 0;
+    if (search?.hits.has(id)) return 1;
+    if (search?.ends.has(id)) return 2;
+    if (g.nodes.flags[i] & FLAG.hub) return 3;
+    return g.nodes.type[i] === "entity" ? 4 : g.nodes.type[i] === "observation" ? 6 : 5;
+  }
+  /** @param {number} i */
+  function nodeRadius(i) {
+    return g.nodes.flags[i] & FLAG.hub ? 18 : g.nodes.type[i] === "observation" ? 7 : 14;
+  }
+  /** @param {boolean} [force] */
+  function layoutLabels(force = false) {
+    const key = `${model.get("revision")}|${g.n}|${selected}|${search ? [...search.hits].join(",") : ""}`;
+    if (!force && key === laidOut) return;
+    laidOut = key;
+    /** @type {number[][]} */
+    const placed = [];
+    for (let i = 0; i < g.n; i++) {
+      const r = nodeRadius(i);
+      placed.push([g.nodes.x[i] - r, g.nodes.y[i] - r, g.nodes.x[i] + r, g.nodes.y[i] + r, i]);
+    }
+    const free = (/** @type {number[]} */ b, /** @type {number} */ own) => {
+      for (const p of placed) {
+        if (p[4] === own) continue;
+        if (Math.min(b[2], p[2]) - Math.max(b[0], p[0]) > 1 && Math.min(b[3], p[3]) - Math.max(b[1], p[1]) > 1) return false;
+      }
+      return true;
+    };
+    const order = [...Array(g.n).keys()].sort((a, b) => labelRank(a) - labelRank(b) || (g.nodes.deg[b] || 0) - (g.nodes.deg[a] || 0) || a - b);
+    const [x0, y0, x1, y1] = g.bounds;
+    let hidden = 0;
+    for (const i of order) {
+      const t = /** @type {SVGTextElement | null} */ (nodeEls[i]?.querySelector(".cx-mnode__label"));
+      if (!t) continue;
+      const full = String(t.dataset.full || t.textContent || "");
+      t.dataset.full = full;
+      const x = g.nodes.x[i], y = g.nodes.y[i];
+      const own = [t.getAttribute("text-anchor") || "start", Number(t.getAttribute("x")), Number(t.getAttribute("y"))];
+      t.dataset.home = t.dataset.home || own.join(",");
+      const home = t.dataset.home.split(",");
+      const r = nodeRadius(i);
+      const places = [
+        [home[0], Number(home[1]), Number(home[2])],
+        ["start", r + 3, 4],
+        ["end", -r - 3, 4],
+        ["middle", 0, r + 13],
+        ["middle", 0, -r - 5],
+      ];
+      const fs = parseFloat(getComputedStyle(t).fontSize) || 11.5;
+      const texts = full.length > SHORT + 2 ? [full, full.slice(0, SHORT).trimEnd() + "…"] : [full];
+      // its own side in full, then cut short; then the other sides, in full, then cut short
+      const tries = [];
+      for (const text of texts) tries.push([places[0], text]);
+      for (const text of texts) for (const p of places.slice(1)) tries.push([p, text]);
+      let done = false;
+      for (const [[anchor, dx, dy], text] of tries) {
+        {
+          const w = textWidth(t, String(text));
+          const left = x + Number(dx) - (anchor === "middle" ? w / 2 : anchor === "end" ? w : 0);
+          const box = [left, y + Number(dy) - fs * 0.8, left + w, y + Number(dy) + fs * 0.25, i];
+          // inside the graph's bounds (what Fit shows), clear of every label and node placed
+          if (box[0] < x0 || box[2] > x1 || box[1] < y0 || box[3] > y1 || !free(box, i)) continue;
+          t.setAttribute("text-anchor", String(anchor));
+          t.setAttribute("x", String(dx));
+          t.setAttribute("y", String(dy));
+          t.textContent = String(text);
+          t.classList.remove("cx-mnode__label--hidden");
+          t.dataset.cut = text === full ? "" : "1";
+          placed.push(box);
+          done = true;
+          break;
+        }
+      }
+      if (!done) {
+        t.classList.add("cx-mnode__label--hidden");
+        hidden++;
+      }
+    }
+    svg.dataset.hiddenLabels = String(hidden);
+  }
+
   /** @type {Map<number, number>} node index -> cluster index (satellites) */
   let clusterOf = new Map();
 
@@ -366,9 +483,17 @@ function render({ model, el }) {
     put(nodeLayer, ...nodeEls);
     if (!g.n) {
       const t = s("text", { class: "cx-mgraph__empty", x: 0, y: 0, "text-anchor": "middle" });
-      t.textContent = "This memory is empty: mem.remember(...) or mem.ingest(session) adds to it.";
+      const sm = model.get("summary") || {};
+      const total = Object.values(sm.total || {}).reduce((/** @type {number} */ a, /** @type {any} */ b) => a + (Number(b) || 0), 0);
+      const obs = (sm.total || {}).observation || 0;
+      t.textContent = total
+        ? obs && !model.get("observations")
+          ? `Nothing to draw: ${obs} observation${obs === 1 ? "" : "s"} are hidden. Tick “observations” to draw them.`
+          : "Nothing to draw here: search, or ↻ to re-read the memory."
+        : "This memory is empty: mem.ingest(session) or mem.remember(...) adds to it.";
       nodeLayer.append(t);
     }
+    laidOut = "";
     restyle();
   }
 
@@ -382,6 +507,7 @@ function render({ model, el }) {
     }
     svg.dataset.nodes = String(g.n);
     svg.dataset.hits = String(search ? search.hits.size : 0);
+    layoutLabels();
     for (const b of mapBox.querySelectorAll(".cx-smap__box")) b.classList.toggle("cx-smap__box--selected", b.getAttribute("data-id") === selected);
   }
 
@@ -475,11 +601,19 @@ function render({ model, el }) {
                 badge(`mt-${x.type}`, x.type),
                 x.stale ? badge("failed", "stale") : null,
                 h("span", { class: "cx-hit__score", title: `found by ${x.via}` }, `${x.score.toFixed(2)} · ${x.via}`),
+                snippetOf(x),
               ),
             ),
           )
         : h("div", { class: "cx-empty" }, "No memory matches."),
     );
+  }
+
+  /** A hit's snippet: the matching text with the query's words marked. @param {any} x */
+  function snippetOf(x) {
+    const parts = Array.isArray(x.snippet) && x.snippet.length ? x.snippet : x.text ? [[x.text, false]] : [];
+    if (!parts.length) return null;
+    return h("div", { class: "cx-hit__snippet", "data-part": "snippet" }, ...parts.map((/** @type {[string, boolean]} */ [t, on]) => (on ? h("mark", null, t) : t)));
   }
 
   // ---- the panel -----------------------------------------------------------------------
@@ -640,6 +774,9 @@ function render({ model, el }) {
   });
 
   // ---- sync ----------------------------------------------------------------------------
+  /** Whether the graph draws observations (the toggle's effect, as the kernel drew it). */
+  const drawsObservations = () => g.nodes.type.includes("observation");
+  let fittedObs = false;
   function onGraph() {
     const first = g.n === 0;
     reindex();
@@ -647,7 +784,10 @@ function render({ model, el }) {
     if (selected && !index.has(selected)) cursor = -1;
     renderHeader();
     redrawAll();
-    if (first) fit();
+    // observations shown or hidden change the graph's extent: fit it again
+    const obs = drawsObservations();
+    if (first || obs !== fittedObs) fit();
+    fittedObs = obs;
   }
   const handlers = [
     ["change:_graph", onGraph],
@@ -660,6 +800,7 @@ function render({ model, el }) {
   disposers.push(() => { for (const [ev, fn] of handlers) model.off(ev, fn); });
 
   reindex();
+  fittedObs = drawsObservations();
   setHeight();
   renderHeader();
   renderMap();

@@ -81,6 +81,31 @@ def _detail(slot: Slot) -> str:
     return ""
 
 
+def _opinions(slot: Slot, titles: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The slot's state as the panel lists it: one entry per value (the presented ones
+    first), with the sessions that hold it and the evidence each gave, as labelled fields
+    rather than the state's internal text."""
+    presented = list(slot.presented)
+    by_value: dict[str, list[dict[str, Any]]] = {}
+    for value, source, evidence in slot.state.items:
+        by_value.setdefault(value, []).append(
+            {
+                "source": source,
+                "short": neutralize(short_id(source)),
+                "title": neutralize(titles.get(source, "")),
+                "evidence": int(evidence),
+                "evidence_label": EVIDENCE_LABELS.get(int(evidence), str(evidence)),
+            }
+        )
+    order = sorted(
+        by_value,
+        key=lambda v: (v not in presented, -max(o["evidence"] for o in by_value[v]), v),
+    )
+    return [
+        {"value": neutralize(v), "presented": v in presented, "holders": by_value[v]} for v in order
+    ]
+
+
 class BeliefSlots(BaseWidget):
     """A merge's slots as a filterable, paged table, with provenance and the packed block.
 
@@ -351,7 +376,7 @@ class BeliefSlots(BaseWidget):
             "key": key,
             "status": s.status,
             "detail": neutralize(_detail(s)),
-            "opinions": neutralize(str(s.state)),
+            "opinions": _opinions(s, titles),
             "claims": claims,
             "resolution": (
                 {

@@ -85,6 +85,79 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+_TERM = re.compile(r"[^\W_]+(?:[-./:_][^\W_]+)*")
+_SNIPPET_CHARS = 180
+_SNIPPET_LEAD = 50
+
+
+def _terms(query: str) -> list[str]:
+    """The words of a query a snippet marks: two characters or more, longest first (so a
+    longer term is marked before a term inside it)."""
+    words = {w.casefold() for w in _TERM.findall(query) if len(w) >= 2}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def _matches(text: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Where ``terms`` occur in ``text`` (case-insensitive), as ``(start, end, term)``,
+    without overlaps (a longer term wins)."""
+    spans: list[tuple[int, int, str]] = []
+    taken = [False] * len(text)
+    for term in terms:
+        for m in re.finditer(re.escape(term), text, re.IGNORECASE):
+            a, b = m.span()
+            if not any(taken[a:b]):
+                spans.append((a, b, term))
+                for i in range(a, b):
+                    taken[i] = True
+    return sorted(spans)
+
+
+def snippet(texts: Iterable[str], query: str, width: int = _SNIPPET_CHARS) -> list[list[Any]]:
+    """A search hit's snippet: the window of about ``width`` characters, in the first of
+    ``texts`` that holds a query word, that holds the most distinct query words; as segments
+    ``[text, marked]`` (marked: a query word), each neutralized on its own. With no query
+    word in any text (a hit found by retrieval or through an edge), the head of the first
+    text, unmarked."""
+    terms = _terms(query)
+    flat = [" ".join(t.split()) for t in texts if t and t.strip()]
+    if not flat:
+        return []
+    for text in flat:
+        spans = _matches(text, terms)
+        if not spans:
+            continue
+        best, best_n = 0, -1
+        for a, _, _ in spans:
+            start = max(0, a - _SNIPPET_LEAD)
+            n = len({t for x, y, t in spans if x >= start and y <= start + width})
+            if n > best_n:
+                best, best_n = start, n
+        start = best
+        if start > 0:  # begin at a word
+            space = text.find(" ", start, start + 20)
+            start = space + 1 if space >= 0 else start
+        end = min(len(text), start + width)
+        if end < len(text):
+            space = text.rfind(" ", end - 20, end)
+            end = space if space > start else end
+        out: list[list[Any]] = [["…", False]] if start > 0 else []
+        at = start
+        for a, b, _ in spans:
+            if a < start or b > end:
+                continue
+            if a > at:
+                out.append([neutralize(text[at:a]), False])
+            out.append([neutralize(text[a:b]), True])
+            at = b
+        if at < end:
+            out.append([neutralize(text[at:end]), False])
+        if end < len(text):
+            out.append(["…", False])
+        return out
+    head = flat[0]
+    return [[_cut(head, width), False]]
+
+
 def path_edges(hit_id: str, path: Iterable[str]) -> list[tuple[str, str, str]]:
     """The edges a hit's path names, as ``(src, dst, label)``: ``<-label-id(...)`` is an
     edge into the hit, ``label->id(...)`` one out of it."""
@@ -183,6 +256,7 @@ class MemoryGraph(BaseWidget):
         self._pinned_read: str | None = None
         self._drawn: set[str] = set()
         self._row_w = MIN_ROW_W
+        self._loose_per_row = 1
         self._ready = False
         super().__init__(height=height, max_nodes=max_nodes, observations=observations, **kwargs)
         self._ready = True
@@ -436,7 +510,10 @@ class MemoryGraph(BaseWidget):
             row_h = max(row_h, d)
         if loose.members:
             loose.members.sort(key=lambda n: (_TYPE_RANK.get(pool[n].type, 9), n))
-            per_row = max(1, int(row_w // GRID_W))
+            # the grid about ASPECT times as wide as high, at least as wide as the hubs' rows
+            square = math.ceil(math.sqrt(len(loose.members) * ASPECT * GRID_H / GRID_W))
+            per_row = max(1, int(row_w // GRID_W), square)
+            self._loose_per_row = per_row
             rows = math.ceil(len(loose.members) / per_row)
             loose.x = 0.0
             loose.y = y + row_h + (40.0 if out else 0.0)
@@ -448,7 +525,7 @@ class MemoryGraph(BaseWidget):
         self, c: _Cluster, pool: dict[str, Node], pos: dict[str, tuple[float, float]]
     ) -> None:
         if c.hub is None:
-            per_row = max(1, int(self._row_w // GRID_W))
+            per_row = self._loose_per_row
             for i, nid in enumerate(c.members):
                 r, k = divmod(i, per_row)
                 pos[nid] = (c.x + GRID_W / 2 + k * GRID_W, c.y + GRID_H / 2 + r * GRID_H)
@@ -585,6 +662,10 @@ class MemoryGraph(BaseWidget):
                     "type": h.node.type,
                     "name": _cut(h.node.name or h.node.text, 80),
                     "text": neutralize(h.short),
+                    "snippet": snippet(
+                        [h.node.text, h.node.name, *(src.quote for src in h.node.sources)],
+                        query,
+                    ),
                     "score": round(h.score, 3),
                     "via": h.via,
                     "stale": h.stale,
