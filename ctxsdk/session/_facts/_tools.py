@@ -1,30 +1,1056 @@
-"""Facts from the tool calls: project facts, commands with exit codes and test counts,
-files read, created and edited, errors and the change that fixed them.
+"""Facts from the tool calls: project facts (how to build, test, run, install and lint; the
+language, framework and package manager; key files), commands with their exit codes and test
+counts, and errors with the change that fixed them.
 
-STUB: the kernel's owner replaces this.
+Every agent names its tools and arguments its own way: a shell is ``Bash``, ``bash``,
+``shell``, ``exec_command`` (with Codex's ``write_stdin`` polls of a still-running process),
+``run_shell_command``, ``execute_bash``; a command is a string or an argv list under
+``command`` or ``cmd``; an edit is ``Edit``/``Write``/``MultiEdit``, ``str_replace_editor``,
+``write_file``/``replace``, ``apply_patch``, Aider's ``edit`` (SEARCH/REPLACE) or SWE-agent's
+``edit``/``create``/``insert`` on the file it opened; a shell command writes files too
+(``sed -i``, ``cat > f <<EOF``). ``ToolFacts`` reads them all into one model.
+
+Project facts are clipped to one per key per log and given at ``finish()``: the source is
+where the fact was first established (the first passing run of the test command, the first
+edit of a file) and ``evidence`` lists later seqs that back it. An error is given when the
+same command (or one that covers it, ``pytest`` after ``pytest tests/test_x.py``) passes
+again: its ``fix`` is the edits (and installs) made between the failing run and that passing
+run, not whatever came next; errors never fixed are given at ``finish()``. Claims are never
+taken from file contents or package-manager chatter: only commands, exit codes, runner
+summaries and the paths and strings of the edit calls themselves.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ._model import Fact
+from ._commands import Part, covers, is_scratch, package_managers, parts
+from ._model import QUOTE_MAX, Fact, FactSource
+from ._outcomes import Outcome, body, exit_code, harness_note, outcome, running_session
 
 __all__ = ["ToolFacts"]
 
+_NAME_PART = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+_SHELL_NAMES = frozenset(
+    """bash shell sh zsh exec_command run_shell_command execute_bash local_shell terminal
+    run_command execute_command run_terminal_cmd cmd powershell container_exec
+    run_in_terminal""".split()
+)
+_SHELL_PARTS = frozenset("bash shell terminal exec command cmd".split())
+_EDIT_PARTS = frozenset("edit write create replace patch insert multiedit append".split())
+_READ_NAMES = frozenset(
+    "read read_file view open view_file cat open_file readfile read_many_files".split()
+)
+_PATH_KEYS = ("file_path", "path", "filename", "filePath", "notebook_path", "file", "target_file")
+_PATCH_FILE = re.compile(
+    r"^(?:\*\*\* (Add|Update|Delete) File: (.+?)\s*$|\+\+\+ (?:b/)?(\S+))", re.M
+)
+_CODE_EXT = {
+    "py": "Python",
+    "pyi": "Python",
+    "ts": "TypeScript",
+    "tsx": "TypeScript",
+    "mts": "TypeScript",
+    "cts": "TypeScript",
+    "js": "JavaScript",
+    "jsx": "JavaScript",
+    "mjs": "JavaScript",
+    "cjs": "JavaScript",
+    "rs": "Rust",
+    "go": "Go",
+    "java": "Java",
+    "kt": "Kotlin",
+    "scala": "Scala",
+    "rb": "Ruby",
+    "php": "PHP",
+    "cs": "C#",
+    "c": "C",
+    "h": "C",
+    "cc": "C++",
+    "cpp": "C++",
+    "hpp": "C++",
+    "swift": "Swift",
+    "m": "Objective-C",
+    "ex": "Elixir",
+    "exs": "Elixir",
+    "erl": "Erlang",
+    "hs": "Haskell",
+    "ml": "OCaml",
+    "lua": "Lua",
+    "dart": "Dart",
+    "r": "R",
+    "jl": "Julia",
+    "sh": "Shell",
+    "vue": "JavaScript",
+    "svelte": "JavaScript",
+    "css": "CSS",
+    "scss": "CSS",
+    "html": "HTML",
+}
+_LANG_BY_PROGRAM = {
+    "pytest": "Python",
+    "python": "Python",
+    "python3": "Python",
+    "pip": "Python",
+    "uv": "Python",
+    "poetry": "Python",
+    "tox": "Python",
+    "cargo": "Rust",
+    "go": "Go",
+    "npm": "JavaScript",
+    "pnpm": "JavaScript",
+    "yarn": "JavaScript",
+    "tsc": "TypeScript",
+    "mvn": "Java",
+    "gradle": "Java",
+    "bundle": "Ruby",
+    "rspec": "Ruby",
+    "dotnet": "C#",
+    "mix": "Elixir",
+}
+_MARKUP_LANGS = frozenset({"CSS", "HTML", "Shell"})
+_LOCKFILES = {
+    "package-lock.json": "npm",
+    "pnpm-lock.yaml": "pnpm",
+    "pnpm-workspace.yaml": "pnpm",
+    "yarn.lock": "yarn",
+    "bun.lockb": "bun",
+    "poetry.lock": "poetry",
+    "uv.lock": "uv",
+    "Pipfile": "pipenv",
+    "Pipfile.lock": "pipenv",
+    "requirements.txt": "pip",
+    "Cargo.toml": "cargo",
+    "Cargo.lock": "cargo",
+    "go.mod": "go modules",
+    "Gemfile": "bundler",
+    "composer.json": "composer",
+    "pom.xml": "maven",
+    "build.gradle": "gradle",
+    "build.gradle.kts": "gradle",
+}
+_FRAMEWORK_PATHS = (
+    (
+        re.compile(r"(?:^|/)manage\.py$|(?:^|/)django/|(?:^|/)settings\.py$|tests/runtests\.py$"),
+        "Django",
+    ),
+    (re.compile(r"(?:^|/)next\.config\.[cm]?[jt]s$|(?:^|/)pages/_app\.[jt]sx?$"), "Next.js"),
+    (re.compile(r"(?:^|/)nuxt\.config\.[jt]s$"), "Nuxt"),
+    (re.compile(r"(?:^|/)angular\.json$"), "Angular"),
+    (re.compile(r"(?:^|/)svelte\.config\.js$|\.svelte$"), "Svelte"),
+    (re.compile(r"\.vue$"), "Vue"),
+    (re.compile(r"\.[jt]sx$"), "React"),
+    (re.compile(r"(?:^|/)config/routes\.rb$|(?:^|/)Gemfile$"), "Rails"),
+    (re.compile(r"(?:^|/)flask/|(?:^|/)src/flask/"), "Flask"),
+)
+_FRAMEWORK_IMPORTS = (
+    (re.compile(r"^\s*(?:from|import) django\b", re.M), "Django"),
+    (re.compile(r"^\s*from flask import\b|^\s*import flask\b", re.M), "Flask"),
+    (re.compile(r"^\s*from fastapi import\b|^\s*import fastapi\b", re.M), "FastAPI"),
+    (re.compile(r"^\s*import streamlit\b", re.M), "Streamlit"),
+    (re.compile(r"""from ['"]react['"]|require\(['"]react['"]\)"""), "React"),
+    (re.compile(r"""from ['"]vue['"]"""), "Vue"),
+    (re.compile(r"""from ['"]express['"]|require\(['"]express['"]\)"""), "Express"),
+)
+_FRAMEWORK_PROGRAMS = {
+    "flask": "Flask",
+    "uvicorn": "FastAPI",
+    "streamlit": "Streamlit",
+    "next": "Next.js",
+    "nuxt": "Nuxt",
+    "ng": "Angular",
+    "react-scripts": "React",
+    "rails": "Rails",
+}
+_TEST_FRAMEWORKS = {
+    "pytest": "pytest",
+    "py.test": "pytest",
+    "jest": "Jest",
+    "vitest": "Vitest",
+    "mocha": "Mocha",
+    "unittest": "unittest",
+    "rspec": "RSpec",
+    "phpunit": "PHPUnit",
+    "playwright": "Playwright",
+    "cypress": "Cypress",
+    "tox": "tox",
+    "nox": "nox",
+    "mix": "ExUnit",
+}
+_PROJECT_PURPOSES = ("test", "build", "run", "lint", "install")
+_REDIRECT = re.compile(r"\s+\d?(?:>>?|&>)\s*(?:&\d|\S+)")
+_SYSTEM_DIRS = frozenset(
+    """usr etc opt var tmp home Users root bin sbin lib lib64 proc sys dev mnt srv private
+    Library System Applications Volumes nix""".split()
+)
+_MAX_FILES = 12
+_MAX_READ_FILES = 5
+_MAX_OPEN_ERRORS = 8
+_MAX_FIX_STEPS = 4
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _name_parts(name: str) -> frozenset[str]:
+    return frozenset(p.lower() for p in _NAME_PART.split(name) if p)
+
+
+def _command_of(args: Mapping[str, Any]) -> str | None:
+    for key in ("command", "cmd", "script", "commands"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            words = [str(v) for v in value]
+            if (
+                len(words) >= 3
+                and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+                and words[1] in ("-lc", "-c")
+            ):
+                return words[2]
+            return " ".join(words)
+    raw = args.get("_raw")
+    return raw if isinstance(raw, str) and raw.strip() else None
+
+
+@dataclass(slots=True)
+class _Edit:
+    seq: int
+    path: str
+    what: str  # a short description: "`old` → `new`", "created", "s/a/b/"
+    created: bool = False
+
+
+@dataclass(slots=True)
+class _Run:
+    """One shell command line and how it went."""
+
+    seq: int
+    command: str
+    parts: list[Part]
+    result_seq: int | None = None
+    outcome: Outcome | None = None
+
+
+@dataclass(slots=True)
+class _Error:
+    run: _Run
+    line: str
+    fails: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Project:
+    """One project fact being gathered: its value, first source and later evidence."""
+
+    key: str
+    value: str
+    text: str
+    seq: int
+    quote: str
+    count: int = 1
+    evidence: list[int] = field(default_factory=list)
+
 
 class ToolFacts:
-    """The tool side of one log, fed calls and results in order."""
+    """The tool side of one log, fed calls and results in order (see the module docstring)."""
 
     def __init__(self, session: str) -> None:
         self.session = session
+        self._pending: dict[str, tuple[str, str]] = {}  # call id -> the call awaiting a result
+        self._runs: dict[str, _Run] = {}  # call id -> shell run awaiting its result
+        self._running: dict[int, _Run] = {}  # Codex process session id -> its run
+        self._polls: dict[str, _Run] = {}  # write_stdin call id -> the run it polls
+        self._partial: dict[int, list[str]] = {}  # output gathered from a running process
+        self._edits: list[_Edit] = []
+        self._installs: list[_Run] = []
+        self._open: list[_Error] = []
+        self._reads: dict[str, list[int]] = {}
+        self._opened: str | None = None  # SWE-agent's open file
+        self._roots: list[str] = []
+        self._passes: dict[tuple[str, str], list[_Run]] = {}  # (purpose, short) -> runs
+        self._tried: dict[tuple[str, str], list[_Run]] = {}
+        self._pm: dict[str, list[int]] = {}
+        self._lang: dict[str, list[int]] = {}
+        self._framework: dict[str, list[int]] = {}
+        self._created: set[str] = set()  # files this session created
+        self._scripts: set[str] = set()  # scripts it ran (python x.py, node x.js)
+        self._removed: set[str] = set()  # files it removed
+
+    # ---------------------------------------------------------------- calls
 
     def call(self, call_id: str, name: str, arguments: Mapping[str, Any], seq: int) -> list[Fact]:
+        try:
+            return self._call(call_id, name, arguments, seq)
+        except Exception:  # odd input gives nothing, never an exception
+            return []
+
+    def _call(self, call_id: str, name: str, args: Mapping[str, Any], seq: int) -> list[Fact]:
+        # The same call is often seen twice, in the assistant message and as a tool/call
+        # event; some agents reuse a call id for a later call, which is a new call.
+        seen = (name, json.dumps(args, sort_keys=True, default=str)[:2000])
+        if self._pending.get(call_id) == seen:
+            return []
+        self._pending[call_id] = seen
+        low = name.lower()
+        words = _name_parts(name)
+        for key in ("workdir", "cwd", "dir", "directory"):
+            root = args.get(key)
+            if (
+                isinstance(root, str)
+                and root.startswith("/")
+                and root.rstrip("/") not in self._roots
+            ):
+                self._roots.append(root.rstrip("/"))
+        if low == "write_stdin":
+            sid = args.get("session_id")
+            if isinstance(sid, int) and sid in self._running:
+                self._polls[call_id] = self._running[sid]
+            return []
+        if low in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"):
+            self._editor(args, seq)
+            return []
+        command = _command_of(args)
+        if low in _SHELL_NAMES or (words & _SHELL_PARTS and not words & _EDIT_PARTS and command):
+            if command:
+                self._shell(call_id, command, seq)
+            return []
+        if low == "apply_patch" or "patch" in words:
+            text = command or next(
+                (v for v in args.values() if isinstance(v, str) and "*** " in v), ""
+            )
+            self._patch(text, seq)
+            return []
+        if low in ("open", "goto") and isinstance(args.get("path"), str):
+            self._opened = str(args["path"])
+            self._read(self._opened, seq)
+            return []
+        if low in _READ_NAMES:
+            path = self._path(args)
+            if path:
+                self._read(path, seq)
+            return []
+        if words & _EDIT_PARTS:
+            self._edit_call(low, args, seq)
         return []
+
+    def _path(self, args: Mapping[str, Any]) -> str | None:
+        for key in _PATH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
+
+    def _rel(self, path: str) -> str:
+        """A path relative to the working root when one is known (``/repo/src/x`` -> ``src/x``)."""
+        p = path.strip().strip("'\"")
+        for root in self._roots:
+            if p.startswith(root + "/"):
+                return p[len(root) + 1 :]
+        for root in ("/workspace/", "/testbed/", "/repo/", "/app/", "/code/"):
+            if p.startswith(root):
+                return p[len(root) :]
+        return p[2:] if p.startswith("./") else p
+
+    def _read(self, path: str, seq: int) -> None:
+        rel = self._rel(path)
+        if _valid_path(rel) and not is_scratch(rel):
+            self._reads.setdefault(rel, []).append(seq)
+            self._notice_path(rel, seq, weight=1)
+
+    def _editor(self, args: Mapping[str, Any], seq: int) -> None:
+        command = args.get("command")
+        path = self._path(args)
+        if not path:
+            return
+        if command == "view":
+            self._read(path, seq)
+        elif command == "create":
+            self._edit(path, seq, "created", created=True, code=str(args.get("file_text") or ""))
+        elif command in ("str_replace", "insert"):
+            old = str(args.get("old_str") or "")
+            new = str(args.get("new_str") or "")
+            self._edit(path, seq, _change(old, new), code=new)
+
+    def _edit_call(self, low: str, args: Mapping[str, Any], seq: int) -> None:
+        path = self._path(args)
+        if low in ("edit", "insert") and not path and self._opened:  # SWE-agent edits the open file
+            path = self._opened
+        if not path:
+            return
+        if low == "create":
+            self._opened = path
+        content = args.get("content", args.get("file_text"))
+        old = args.get("old_string", args.get("old_str", args.get("search")))
+        new = args.get("new_string", args.get("new_str", args.get("replace", args.get("text"))))
+        edits = args.get("edits")
+        if isinstance(content, str) and old is None:
+            self._edit(
+                path,
+                seq,
+                "wrote the file",
+                created=low in ("write", "write_file", "create", "create_file"),
+                code=content,
+            )
+        elif isinstance(old, str) or isinstance(new, str):
+            old_s, new_s = str(old or ""), str(new or "")
+            created = low == "edit" and not old_s.strip() and "search" in args
+            self._edit(
+                path,
+                seq,
+                "created" if created else _change(old_s, new_s),
+                created=created,
+                code=new_s,
+            )
+        elif isinstance(edits, list) and edits:
+            first = edits[0] if isinstance(edits[0], Mapping) else {}
+            what = _change(str(first.get("old_string", "")), str(first.get("new_string", "")))
+            self._edit(path, seq, f"{len(edits)} edits, {what}" if len(edits) > 1 else what)
+        else:
+            self._edit(
+                path, seq, "created" if low == "create" else "edited", created=low == "create"
+            )
+
+    def _patch(self, text: str, seq: int) -> None:
+        for m in _PATCH_FILE.finditer(text):
+            action, path = (m.group(1) or "Update"), (m.group(2) or m.group(3) or "")
+            if not path or path == "/dev/null":
+                continue
+            chunk = text[m.end() : m.end() + 4000]
+            nxt = _PATCH_FILE.search(chunk)
+            chunk = chunk[: nxt.start()] if nxt else chunk
+            minus = next(
+                (
+                    ln[1:]
+                    for ln in chunk.splitlines()
+                    if ln.startswith("-") and ln[1:].strip() and not ln.startswith("---")
+                ),
+                "",
+            )
+            plus = next(
+                (
+                    ln[1:]
+                    for ln in chunk.splitlines()
+                    if ln.startswith("+") and ln[1:].strip() and not ln.startswith("+++")
+                ),
+                "",
+            )
+            if action == "Add":
+                self._edit(path, seq, "created", created=True, code=chunk)
+            elif action == "Delete":
+                self._edit(path, seq, "deleted")
+            else:
+                self._edit(path, seq, _change(minus, plus), code=plus)
+
+    def _edit(
+        self, path: str, seq: int, what: str, *, created: bool = False, code: str = ""
+    ) -> None:
+        rel = self._rel(path)
+        if not _valid_path(rel):
+            return
+        if created:
+            self._created.add(rel)
+        self._edits.append(_Edit(seq, rel, what, created))
+        if not is_scratch(rel):
+            self._notice_path(rel, seq, weight=3)
+            if code:
+                for rule, fw in _FRAMEWORK_IMPORTS:
+                    if rule.search(code[:20_000]):
+                        self._framework.setdefault(fw, []).append(seq)
+
+    def _notice_path(self, rel: str, seq: int, *, weight: int) -> None:
+        name = rel.rsplit("/", 1)[-1]
+        if name in _LOCKFILES:
+            self._pm.setdefault(_LOCKFILES[name], []).append(seq)
+        ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+        lang = _CODE_EXT.get(ext)
+        if lang:
+            self._lang.setdefault(lang, []).extend([seq] * weight)
+        for rule, fw in _FRAMEWORK_PATHS:
+            if rule.search(rel):
+                self._framework.setdefault(fw, []).append(seq)
+
+    def _shell(self, call_id: str, command: str, seq: int) -> None:
+        ps = parts(command)
+        for p in ps:
+            if p.program == "rm":
+                self._removed.update(self._rel(o) for o in p.operands)
+            if (
+                p.sub
+                and re.search(r"\.(?:py|js|mjs|ts|sh|rb)$", p.sub)
+                and p.purpose in ("run", "test")
+            ):
+                self._scripts.add(self._rel(p.sub))
+            if p.program == "cd":
+                target = next(iter(p.operands), "")
+                if (
+                    target.startswith("/")
+                    and target.rstrip("/") not in self._roots
+                    and len(self._roots) < 8
+                ):
+                    self._roots.append(target.rstrip("/"))
+            if p.purpose == "read" and p.program in ("cat", "head", "tail", "sed", "less", "nl"):
+                for op in p.operands:
+                    if (
+                        "." in op.rsplit("/", 1)[-1]
+                        and not op.startswith(("-", "s/"))
+                        and " " not in op
+                    ):
+                        self._read(op, seq)
+            for w in p.writes:
+                if w not in ("/dev/null", "-"):
+                    what = (
+                        f"sed {_clip(_sed_expression(p), 60)}"
+                        if p.program == "sed"
+                        else "wrote the file"
+                    )
+                    self._edit(w, seq, what.strip(), created=p.program != "sed")
+        self._runs[call_id] = _Run(seq, command, ps)
+
+    # -------------------------------------------------------------- results
 
     def result(self, call_id: str, text: str, is_error: bool, seq: int) -> list[Fact]:
-        return []
+        try:
+            return self._result(call_id, text or "", is_error, seq)
+        except Exception:
+            return []
+
+    def _result(self, call_id: str, text: str, is_error: bool, seq: int) -> list[Fact]:
+        self._pending.pop(call_id, None)
+        run = self._runs.pop(call_id, None)
+        if harness_note(text):
+            return []
+        if run is None:
+            polled = self._polls.pop(call_id, None)
+            if polled is None:
+                return []
+            run = polled
+            code = exit_code(text)
+            if code is None:  # still running (or a failed poll): gather its output
+                self._partial.setdefault(id(run), []).append(body(text))
+                return []
+            gathered = [*self._partial.pop(id(run), []), body(text)]
+            text = f"Exit code: {code}\n" + "\n".join(gathered)
+        else:
+            sid = running_session(text)
+            if sid is not None:
+                self._running[sid] = run
+                self._partial[id(run)] = [body(text)]
+                return []
+        return self._finished(run, text, is_error, seq)
+
+    def _finished(self, run: _Run, text: str, is_error: bool, seq: int) -> list[Fact]:
+        run.result_seq = seq
+        out = outcome(text, is_error)
+        run.outcome = out
+        mattering = [
+            p for p in run.parts if p.purpose in (*_PROJECT_PURPOSES, "other") and not _inline(p)
+        ]
+        if not mattering:
+            return []
+        facts: list[Fact] = []
+        if not out.failed:
+            for p in run.parts:
+                if p.purpose == "install":
+                    self._installs.append(run)
+            facts += self._close(run)
+        self._project(run, out)
+        if out.failed:
+            self._fail(run, out, seq)
+        return facts
+
+    def _project(self, run: _Run, out: Outcome) -> None:
+        for p in run.parts:
+            if p.purpose not in _PROJECT_PURPOSES or _inline(p) or _scratch_part(p):
+                continue
+            short = _install_value(p) if p.purpose == "install" else p.short
+            key = (p.purpose, short)
+            self._tried.setdefault(key, []).append(run)
+            if not out.failed:
+                self._passes.setdefault(key, []).append(run)
+            pm = package_managers(p)
+            if pm:
+                self._pm.setdefault(pm, []).append(run.seq)
+            lang = _LANG_BY_PROGRAM.get(
+                p.launcher[0] if p.launcher else p.program.rsplit("/", 1)[-1]
+            )
+            if lang:
+                self._lang.setdefault(lang, []).append(run.seq)
+            fw = _FRAMEWORK_PROGRAMS.get(p.program)
+            if fw:
+                self._framework.setdefault(fw, []).append(run.seq)
+
+    def _fail(self, run: _Run, out: Outcome, seq: int) -> None:
+        opening = [
+            p
+            for p in run.parts
+            if p.purpose in (*_PROJECT_PURPOSES, "run", "other") and not _inline(p)
+        ]
+        if not any(p.purpose != "other" or p.program.startswith(("./", "bin/")) for p in opening):
+            return  # an exploratory command (grep, an unknown tool), not a step of the work
+        line = out.error or "failed"
+        for err in self._open:
+            same = covers(err.run.parts, run.parts) and covers(run.parts, err.run.parts)
+            if same or (line == err.line and line != "failed" and covers(err.run.parts, run.parts)):
+                err.fails.append(seq)
+                return
+        self._open.append(_Error(run, out.error or "failed", [seq]))
+
+    def _close(self, run: _Run) -> list[Fact]:
+        facts: list[Fact] = []
+        still: list[_Error] = []
+        for err in self._open:
+            if not covers(run.parts, err.run.parts):
+                still.append(err)
+                continue
+            if self._scratch_error(err, run):
+                continue  # a throw-away script that failed and was made to pass by itself
+            facts.append(self._error_fact(err, run))
+        self._open = still
+        return facts
+
+    def _scratch_error(self, err: _Error, passed: _Run) -> bool:
+        scripts = self._script_of(err.run)
+        if not scripts or not all(
+            is_scratch(s)
+            or self._rel(s) in self._created
+            or "No such file" in err.line
+            or "can't open file" in err.line
+            for s in scripts
+        ):
+            return False
+        between = [e for e in self._edits if err.run.seq < e.seq < passed.seq]
+        return all(
+            self._throwaway(e.path) or self._rel(e.path) in map(self._rel, scripts) for e in between
+        )
+
+    def _error_fact(self, err: _Error, passed: _Run | None) -> Fact:
+        first = err.run.seq
+        command = _clip(_display(err.run), 100)
+        if passed is None:
+            text = f"{command}: {err.line} (still failing at the end)"
+            return Fact(
+                kind="error",
+                text=_clip(text, 300),
+                source=self._source(first, "tool", err.run.command),
+                key=None,
+                value=command,
+                evidence=tuple(dict.fromkeys(err.fails)),
+            )
+        edits = [e for e in self._edits if first < e.seq < passed.seq]
+        installs = [r for r in self._installs if first < r.seq < passed.seq]
+        real = [e for e in edits if not is_scratch(e.path)] or edits
+        steps: list[str] = []
+        seen: set[str] = set()
+        for e in reversed(real):  # the edits nearest the passing run first
+            if e.path in seen:
+                continue
+            seen.add(e.path)
+            steps.append(f"{e.path}: {e.what}" if e.what else e.path)
+        steps = list(reversed(steps[:_MAX_FIX_STEPS]))
+        steps += [_clip(r.command, 80) for r in installs[-2:]]
+        fix = "; ".join(steps) if steps else None
+        counts = passed.outcome.counts if passed.outcome else {}
+        after = f"; then {_clip(_display(passed), 60)} passed" + (
+            f" ({_counts_text(counts)})" if counts else ""
+        )
+        text = f"{command}: {err.line}" + (
+            f" — fixed by {', '.join(_fix_paths(real, installs))}"
+            if steps
+            else " — passed again with no change in between"
+        )
+        evidence = [
+            *err.fails,
+            *(e.seq for e in real[-_MAX_FIX_STEPS:]),
+            *(r.seq for r in installs[-2:]),
+            passed.result_seq or passed.seq,
+        ]
+        return Fact(
+            kind="error",
+            text=_clip(text, 300),
+            source=self._source(first, "tool", err.run.command),
+            value=command,
+            fix=_clip(fix, 400) if fix else None,
+            reason=_clip(after.lstrip("; "), 200),
+            evidence=tuple(dict.fromkeys(s for s in evidence if s != first)),
+        )
+
+    def _source(self, seq: int, role: str, quote: str) -> FactSource:
+        return FactSource(self.session, seq, role, quote[:QUOTE_MAX])
+
+    # --------------------------------------------------------------- finish
 
     def finish(self) -> list[Fact]:
-        return []
+        try:
+            return self._finish()
+        except Exception:
+            return []
+
+    def _throwaway(self, path: str) -> bool:
+        """A file made for the moment: a scratch name, or a script this session created at
+        the top of the tree and ran (or removed) — reproduce and check scripts."""
+        rel = self._rel(path)
+        if is_scratch(rel):
+            return True
+        made = rel in self._created
+        return made and (rel in self._removed or ("/" not in rel and rel in self._scripts))
+
+    def _script_of(self, run: _Run) -> list[str]:
+        return [
+            p.sub for p in run.parts if p.sub and re.search(r"\.(?:py|js|mjs|ts|sh|rb)$", p.sub)
+        ]
+
+    def _finish(self) -> list[Fact]:
+        facts: list[Fact] = []
+        facts += self._commands()
+        facts += self._inferred()
+        facts += self._files()
+        opened = [
+            e for e in self._open if not any(self._throwaway(s) for s in self._script_of(e.run))
+        ]
+        opened = sorted(opened, key=lambda e: e.run.seq)[-_MAX_OPEN_ERRORS:]
+        facts += [self._error_fact(err, None) for err in opened]
+        return sorted(facts, key=lambda f: f.source.seq)
+
+    def _commands(self) -> list[Fact]:
+        out: list[Fact] = []
+
+        def kept(table: dict[tuple[str, str], list[_Run]]) -> dict[tuple[str, str], list[_Run]]:
+            return {
+                k: v
+                for k, v in table.items()
+                if not any(self._throwaway(s) for s in self._script_of(v[0]) if k[1].endswith(s))
+            }
+
+        roots = self._derive_roots()
+        passes: dict[tuple[str, str], list[_Run]] = {}
+        tried: dict[tuple[str, str], list[_Run]] = {}
+        for src, dst in ((kept(self._passes), passes), (kept(self._tried), tried)):
+            for (purpose, short), runs in src.items():
+                for root in roots:
+                    short = short.replace(root + "/", "")
+                dst.setdefault((purpose, short), []).extend(runs)
+        for purpose in _PROJECT_PURPOSES:
+            cands = [(k, v) for k, v in passes.items() if k[0] == purpose]
+            passed = True
+            if not cands:
+                cands = [(k, v) for k, v in tried.items() if k[0] == purpose]
+                passed = False
+            if not cands:
+                continue
+            if purpose == "install":
+                out += self._install_fact(cands, passed)
+                continue
+            (_, short), runs = max(cands, key=lambda kv: (len(kv[1]), -kv[1][0].seq))
+            first = runs[0]
+            text = f"{purpose} command: {short}"
+            if not passed:
+                text += " (it never passed in this session)"
+            last = runs[-1].outcome
+            counts = last.counts if last else {}
+            if purpose == "test" and counts:
+                text += f" (last run: {_counts_text(counts)})"
+            others = sorted({k[1] for k, _ in cands if k[1] != short})
+            if others:
+                text += f"; also {', '.join(others[:3])}"
+            out.append(
+                Fact(
+                    kind="project",
+                    text=_clip(text, 240),
+                    source=self._source(first.seq, "tool", first.command),
+                    key=f"{purpose} command",
+                    value=short,
+                    evidence=tuple(dict.fromkeys(r.seq for r in runs[1:9])),
+                )
+            )
+            if purpose == "test":
+                counted = [
+                    r for r in runs if r.outcome and r.outcome.counts.get("passed") is not None
+                ]
+                if counted:
+                    r = counted[-1]
+                    assert r.outcome is not None
+                    c = r.outcome.counts
+                    out.append(
+                        Fact(
+                            kind="project",
+                            text=f"tests: {_counts_text(c)} ({_clip(_display(r), 80)})",
+                            source=self._source(
+                                r.result_seq or r.seq, "tool", _clip(_display(r), QUOTE_MAX)
+                            ),
+                            key="test count",
+                            value=str(c["passed"]),
+                            unit="passed",
+                            evidence=(r.seq,),
+                        )
+                    )
+        return out
+
+    def _install_fact(
+        self, cands: list[tuple[tuple[str, str], list[_Run]]], passed: bool
+    ) -> list[Fact]:
+        cands = sorted(cands, key=lambda kv: kv[1][0].seq)
+        project = [kv for kv in cands if _project_install(kv[0][1])]
+        (_, value), runs = (project or cands)[0]
+        first = runs[0]
+        pkgs: list[str] = []
+        for (_, v), _r in cands:
+            if v != value and not _project_install(v):
+                pkgs.append(v)
+        text = f"install command: {value}" + (
+            "" if passed else " (it never succeeded in this session)"
+        )
+        if pkgs:
+            text += f"; also {', '.join(pkgs[:3])}"
+        return [
+            Fact(
+                kind="project",
+                text=_clip(text, 240),
+                source=self._source(first.seq, "tool", first.command),
+                key="install command",
+                value=value,
+                evidence=tuple(
+                    dict.fromkeys(r.seq for _, rs in cands for r in rs if r is not first)
+                )[:8],
+            )
+        ]
+
+    def _inferred(self) -> list[Fact]:
+        out: list[Fact] = []
+        for key, table in (
+            ("language", self._lang),
+            ("package manager", self._pm),
+            ("framework", self._framework),
+        ):
+            if not table:
+                continue
+            ranked = sorted(table.items(), key=lambda kv: (-len(kv[1]), min(kv[1])))
+            if key == "language":
+                code = [kv for kv in ranked if kv[0] not in _MARKUP_LANGS]
+                ranked = code or ranked
+                if (
+                    ranked[0][0] == "JavaScript"
+                    and "TypeScript" in table
+                    and len(table["TypeScript"]) * 2 >= len(ranked[0][1])
+                ):
+                    ranked.insert(0, ("TypeScript", table["TypeScript"]))
+            value, seqs = ranked[0]
+            seqs = sorted(set(seqs))
+            out.append(
+                Fact(
+                    kind="project",
+                    text=f"{key}: {value}",
+                    source=self._source(seqs[0], "tool", value),
+                    key=key,
+                    value=value,
+                    evidence=tuple(seqs[1:9]),
+                )
+            )
+        tests = {
+            _TEST_FRAMEWORKS[p.program]: runs
+            for (purpose, _), runs in self._tried.items()
+            if purpose == "test"
+            for p in runs[0].parts
+            if p.program in _TEST_FRAMEWORKS
+        }
+        if tests:
+            name, runs = min(tests.items(), key=lambda kv: (-len(kv[1]), kv[1][0].seq))
+            out.append(
+                Fact(
+                    kind="project",
+                    text=f"test framework: {name}",
+                    source=self._source(runs[0].seq, "tool", runs[0].command),
+                    key="test framework",
+                    value=name,
+                    evidence=tuple(r.seq for r in runs[1:9]),
+                )
+            )
+        return out
+
+    def _derive_roots(self) -> list[str]:
+        """Working roots read off the paths themselves: an absolute path that ends with a
+        relative one seen in the same log (``/home/u/app/src/x.py`` and ``src/x.py``), or the
+        common directory of the absolute paths edited."""
+        paths = {e.path for e in self._edits} | set(self._reads)
+        rel = {p for p in paths if not p.startswith(("/", "~")) and "/" in p}
+        found: dict[str, int] = {}
+        for p in paths:
+            if not p.startswith("/"):
+                continue
+            for r in rel:
+                if p.endswith("/" + r):
+                    root = p[: -len(r) - 1]
+                    found[root] = found.get(root, 0) + 1
+        roots = sorted(found, key=lambda r: -found[r])
+        tops = {p.split("/")[1] for p in paths if p.startswith("/") and p.count("/") >= 2}
+        if len(tops) == 1:
+            top = next(iter(tops))
+            if top not in _SYSTEM_DIRS and "/" + top not in roots:
+                roots.append("/" + top)
+        edited = [e.path for e in self._edits if e.path.startswith("/") and not _private(e.path)]
+        if len(edited) >= 2:
+            common = os.path.commonpath(edited)
+            if (
+                common.count("/") >= 3
+                and common not in roots
+                and not any(common.startswith(r + "/") for r in roots)
+            ):
+                roots.append(common)
+        return [*self._roots, *roots]
+
+    def _final(self, path: str, roots: list[str]) -> str:
+        for root in roots:
+            if path.startswith(root + "/"):
+                return path[len(root) + 1 :]
+        return path
+
+    def _files(self) -> list[Fact]:
+        roots = self._derive_roots()
+        by_path: dict[str, list[_Edit]] = {}
+        for e in self._edits:
+            path = self._final(e.path, roots)
+            if not self._throwaway(e.path) and not _private(path):
+                by_path.setdefault(path, []).append(e)
+        reads_by: dict[str, list[int]] = {}
+        for p, seqs in self._reads.items():
+            path = self._final(p, roots)
+            if not _private(path):
+                reads_by.setdefault(path, []).extend(seqs)
+        ranked = sorted(by_path.items(), key=lambda kv: (-len(kv[1]), kv[1][0].seq))[:_MAX_FILES]
+        out: list[Fact] = []
+        for path, edits in ranked:
+            created = any(e.created for e in edits)
+            verb = "created" if created else "edited"
+            text = f"{verb} {path}"
+            if len(edits) > 1:
+                text += f" ({len(edits)} changes)"
+            elif edits[0].what and edits[0].what not in ("created", "edited", "wrote the file"):
+                text += f": {edits[0].what}"
+            out.append(
+                Fact(
+                    kind="project",
+                    text=_clip(text, 240),
+                    source=self._source(edits[0].seq, "tool", path),
+                    key=f"file {path}",
+                    value=path,
+                    evidence=tuple(dict.fromkeys(e.seq for e in edits[1:9])),
+                )
+            )
+        reads = sorted(
+            ((p, sorted(s)) for p, s in reads_by.items() if p not in by_path and len(s) >= 3),
+            key=lambda kv: (-len(kv[1]), kv[1][0]),
+        )[:_MAX_READ_FILES]
+        for path, seqs in reads:
+            out.append(
+                Fact(
+                    kind="project",
+                    text=f"read {path} ({len(seqs)} times)",
+                    source=self._source(seqs[0], "tool", path),
+                    key=f"file {path}",
+                    value=path,
+                    evidence=tuple(seqs[1:9]),
+                )
+            )
+        return out
+
+
+def _sed_expression(p: Part) -> str:
+    args = list(p.args)
+    for i, a in enumerate(args):
+        if a in ("-e", "--expression") and i + 1 < len(args):
+            return args[i + 1]
+    return next((a for a in args if not a.startswith("-")), "")
+
+
+def _valid_path(path: str) -> bool:
+    """A file path, not an importer's note or a sentence (Aider's failed-edit headers)."""
+    return (
+        0 < len(path) < 300
+        and "\n" not in path
+        and not path.startswith(("#", "*"))
+        and ": " not in path
+        and "  " not in path
+    )
+
+
+def _private(path: str) -> bool:
+    """A file outside the project: the user's home dot-folders (agent settings, caches)."""
+    return bool(re.match(r"^(?:~|/(?:Users|home)/[^/]+|/root)/\.", path)) or path.startswith("~/")
+
+
+def _inline(p: Part) -> bool:
+    """Inline code (``python -c``, ``node -e``): a probe, not a project command."""
+    return p.sub in ("-c", "-e")
+
+
+def _scratch_part(p: Part) -> bool:
+    return (bool(p.sub) and (is_scratch(p.sub) or p.sub.startswith("/tmp"))) or (
+        any(is_scratch(o) for o in p.operands if o.endswith((".py", ".js", ".ts", ".sh")))
+        and p.purpose == "run"
+    )
+
+
+def _install_value(p: Part) -> str:
+    ops = [o for o in sorted(p.operands) if not o.startswith(("http", "git+"))][:3]
+    words = [*p.launcher, p.program]
+    if p.sub:
+        words.append(p.sub)
+    if (
+        p.program in ("pip", "uv pip")
+        and any(o.startswith(".") for o in p.operands)
+        and "-e" in p.text.split()
+    ):
+        words.append("-e")
+    return " ".join(words + ops)
+
+
+def _project_install(value: str) -> bool:
+    words = value.split()
+    return len(words) <= 2 or any(w.startswith((".", "-r", "requirements")) for w in words[2:])
+
+
+def _display(run: _Run) -> str:
+    """The command as a teammate would write it: the parts that matter, without cd/echo."""
+    keep = [
+        _REDIRECT.sub("", p.text).strip() for p in run.parts if p.purpose not in ("read", "write")
+    ]
+    return " && ".join(keep) if keep else run.command
+
+
+def _change(old: str, new: str) -> str:
+    o = next((ln.strip() for ln in old.splitlines() if ln.strip()), "")
+    n = next((ln.strip() for ln in new.splitlines() if ln.strip()), "")
+    if not o and not n:
+        return "edited"
+    if not o:
+        return f"added `{_clip(n, 60)}`"
+    if not n:
+        return f"removed `{_clip(o, 60)}`"
+    if o == n:  # the first lines agree: show the first line that differs
+        ol = [ln.strip() for ln in old.splitlines() if ln.strip()]
+        nl = [ln.strip() for ln in new.splitlines() if ln.strip()]
+        for a, b in zip(ol, nl, strict=False):
+            if a != b:
+                o, n = a, b
+                break
+        else:
+            return f"added `{_clip(nl[len(ol)], 60)}`" if len(nl) > len(ol) else "edited"
+    return f"`{_clip(o, 60)}` → `{_clip(n, 60)}`"
+
+
+def _fix_paths(edits: list[_Edit], installs: list[_Run]) -> list[str]:
+    paths = list(dict.fromkeys(e.path for e in edits))[-_MAX_FIX_STEPS:]
+    return paths + [_clip(_display(r), 50) for r in installs[-2:]]
+
+
+def _counts_text(c: Mapping[str, int]) -> str:
+    order = ("passed", "failed", "errors", "skipped", "total")
+    return ", ".join(f"{c[k]} {k}" for k in order if k in c and (c[k] or k in ("passed", "failed")))
