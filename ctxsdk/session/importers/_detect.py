@@ -236,6 +236,7 @@ def _lenient(s: str, i: int, depth: int) -> tuple[Any, int]:
         obj[key] = value
         i = _WS.match(s, i).end()  # type: ignore[union-attr]
         if i < len(s) and s[i] == ",":
+            i += 1
             continue
         raise _Cut(obj)
 
@@ -412,7 +413,7 @@ def _unknown(p: Path, seen: str, todo: str = "") -> NoReturn:
     raise ImportFormatError(
         f"{p}: cannot tell which agent's log this is: {seen}. Known formats: "
         f"{', '.join(DETECTABLE)}. "
-        + (f"{todo[0].upper()}{todo[1:]}; or, " if todo else "")
-        + "if it is one of them, name it: Session.open_any(path, format=NAME) or "
+        + (f"{todo[0].upper()}{todo[1:]}; or, if" if todo else "If")
+        + " it is one of them, name it: Session.open_any(path, format=NAME) or "
         "ctxsdk import --format NAME PATH (the importer then says what it cannot read)"
     )
