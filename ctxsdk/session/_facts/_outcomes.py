@@ -24,7 +24,7 @@ __all__ = [
     "harness_note",
     "outcome",
     "running_session",
-    "test_counts",
+    "runner_counts",
 ]
 
 _EXIT = (
@@ -52,6 +52,7 @@ _FAIL = (
     re.compile(r"command not found|No such file or directory|Permission denied", re.I),
     re.compile(r"^FAIL\b", re.M),
     re.compile(r"^\d+ (?:tests?|examples?), [1-9]\d* failures?", re.M),
+    re.compile(r"(?:错误|失败|异常)[:：]"),
     re.compile(r"^test result: FAILED", re.M),
     re.compile(r"\bBUILD FAILED\b|\bCompilation failed\b|\bbuild failed\b", re.I),
 )
@@ -78,6 +79,7 @@ _ERROR_LINE = (
     re.compile(r"^=+ .*\b\d+ failed\b.*=+$", re.M),
     re.compile(r"^.*\b[1-9]\d* (?:tests? )?(?:failed|failing)\b.*$", re.M | re.I),
     re.compile(r"^FAILED \((?:failures|errors)=\d+.*$", re.M),
+    re.compile(r"^.*(?:错误|失败|异常)[:：].*$", re.M),
 )
 _PY_EXC = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt|Warning)(?::.*)?)$", re.M)
 _COUNTS = re.compile(
@@ -153,7 +155,7 @@ def _fold(line: str) -> str:
     return " ".join(line.split())
 
 
-def test_counts(text: str) -> dict[str, int]:
+def runner_counts(text: str) -> dict[str, int]:
     """The test counts a runner printed (``passed``, ``failed``, ``errors``, ``skipped``,
     ``total``); the last summary wins. Empty when no runner summary is seen."""
     out: dict[str, int] = {}
@@ -252,7 +254,7 @@ def outcome(text: str, is_error: bool = False) -> Outcome:
     if "\x1b[" in text:
         text = _ANSI.sub("", text)
     code = exit_code(text)
-    counts = test_counts(text)
+    counts = runner_counts(text)
     failed_tests = counts.get("failed", 0) + counts.get("errors", 0)
     signal = any(rule.search(text) for rule in _FAIL)
     passed_line = any(rule.search(text) for rule in _PASS)
