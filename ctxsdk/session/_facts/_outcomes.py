@@ -23,8 +23,8 @@ __all__ = [
     "exit_code",
     "harness_note",
     "outcome",
-    "running_session",
     "runner_counts",
+    "running_session",
 ]
 
 _EXIT = (
@@ -69,6 +69,7 @@ _ERROR_LINE = (
     # the most telling lines first
     re.compile(r"^E\s+\w+(?:\.\w+)*(?:Error|Exception|Warning)\b.*$", re.M),
     re.compile(r"^FAILED \S+.*$", re.M),
+    re.compile(r"^(?:\w+\.)*\w+(?:Error|Exception): \S.*$", re.M),  # an exception line
     re.compile(r"^\*\* \(\w+(?:\.\w+)*\) .*$", re.M),  # Elixir: ** (CompileError) ...
     re.compile(r"^\s+\d+\) test .*$", re.M),  # ExUnit / numbered runner failures
     re.compile(r"^.*\berror(?:\[E\d+\])? ?(?:TS\d+)?:.*$", re.M | re.I),

@@ -461,7 +461,7 @@ class ToolFacts:
         self._edits.append(_Edit(seq, rel, what, created))
         if not is_scratch(rel):
             self._notice_path(rel, seq, weight=3)
-            if code:
+            if code and re.search(r"\.(?:py|[cm]?[jt]sx?|vue|svelte)$", rel):  # code, not docs
                 for rule, fw in _FRAMEWORK_IMPORTS:
                     if rule.search(code[:20_000]):
                         self._framework.setdefault(fw, []).append(seq)
