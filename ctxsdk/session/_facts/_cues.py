@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ALTERNATIVE",
     "ASSISTANT_NARRATION",
+    "CHOICE_VERB",
     "CJK",
     "CORRECTION",
+    "DANGLING",
     "DECISION",
+    "DECISION_STRONG",
     "DECISION_WEAK",
     "FILLER",
     "HYPOTHETICAL",
@@ -43,7 +47,8 @@ CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 LEAD = re.compile(
     r"^(?:(?:ok(?:ay)?|great|good|nice|perfect|cool|thanks|thank you|yes|yeah|yep|sure|alright"
     r"|well|so|and|also|now|then|but|however|hmm+|oh|right|ultrathink|think hard|more context"
-    r"|additionally|in addition|plus|btw|by the way|first(?:ly)?|finally|lastly|just)\b"
+    r"|additionally|in addition|plus|btw|by the way|first(?:ly)?|finally|lastly|just|thought"
+    r"|note|update|summary|important|fyi)\b"
     r"[\s,!.;:–—-]*|(?:好的?|好吧|嗯+|行|可以|那么?|然后|另外|还有|对了|首先|最后|ok)[，,。！!\s]*)+",
     _I,
 )
@@ -60,7 +65,7 @@ FILLER = re.compile(
 )
 # Polite requests phrased as questions are requests ("can you add a test?").
 REQUEST = re.compile(
-    r"^(?:please\s+)?(?:can|could|would|will)\s+(?:you|we|u)\s+(?:please\s+|also\s+|just\s+)?"
+    r"^(?:[^?]{0,120}?,\s*)?(?:please\s+)?(?:can|could|would|will)\s+(?:you|we|u)\s+(?:please\s+|also\s+|just\s+)?"
     r"(?!(?:tell|explain|see|confirm|check if|check whether)\b)",
     _I,
 )
@@ -75,6 +80,13 @@ HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|assuming|imagine|maybe|perhaps|in case|what if|unless|once"
     r"|when|whenever|probably|possibly|i think|i guess|i believe|i wonder|it seems|seems)\b"
     r"|^(?:如果|假如|假设|要是|也许|或许|万一|可能|我觉得|我猜|好像)",
+    _I,
+)
+
+# A sentence cut before its object (the rest was a code block or a list): "… allows me to".
+DANGLING = re.compile(
+    r"\b(?:to|be|as|is|are|the|a|an|of|with|for|and|or|like|follows|at|in|into|from|by|that"
+    r"|this|these|following|e\.g|i\.e|namely|such)\s*$",
     _I,
 )
 
@@ -142,9 +154,12 @@ _VERBS = (
     "|compare|combine|separate|align|extend|reuse|stick|go|do|help|get|bring|ask|choose"
     "|pick|adopt|style|center|pad|shorten|expand|trim|rebase|squash|tag|release|publish"
     "|retry|repeat|resume|assume|mention|note|report|cover|scan|parse|query|fetch|notify"
+    "|edit|modify|tweak|adjust|refine|polish|support|address|resolve|touch|change"
+    "|work on|take|plan|draft|introduce|cache|mock|stub|rename|port|inline|delegate"
 )
 IMPERATIVE = re.compile(
-    rf"^(?:please\s+|kindly\s+|pls\s+|let'?s\s+|now\s+)?(?:{_VERBS})\b"
+    rf"^(?:please\s+|kindly\s+|pls\s+|let'?s\s+|now\s+)?(?:(?:only|just|also|always|first"
+    rf"|then|carefully|quickly|simply|instead)\s+)?(?:{_VERBS})\b"
     r"(?!\s*(?:is|are|was|were|has|have|had|of|'s|=|:|-|—)\b)(?!\s*$)(?![:=])"
     r"|^(?:please|let'?s)\b"
     r"|^i (?:want|need|would like|'d like) (?:you )?to\b|^(?:i want|we need) (?!to\b)"
@@ -167,7 +182,8 @@ SCOPE = re.compile(
     r"\b(?:in|for|within|across|inside|under|to)\s+((?:the |this |that |our |all |every |each "
     r"|any )?(?:tests?|test files?|unit tests|(?:this|the|our|each|every|all) (?:repo|repository"
     r"|project|codebase|session|file|module|package|folder|directory|service|api|backend"
-    r"|frontend|ui|app|readme|docs?|documentation|changelog)s?|production|prod|ci|markdown(?: files)?"
+    r"|frontend|ui|app|readme|docs?|documentation|changelog)s?|production|prod|ci"
+    r"|markdown(?: files)?"
     r"|python(?: files| code)?|typescript|commit messages?|prs?|pull requests?"
     r"|[\w./\\-]+\.(?:py|ts|tsx|js|jsx|md|json|jsonc|ya?ml|toml|html|css|go|rs|java|rb|sh)"
     r"|(?:src|lib|tests?|docs?|specs?|packages)/[\w./-]*))\b"
@@ -177,7 +193,7 @@ SCOPE = re.compile(
 )
 
 # -- decisions ---------------------------------------------------------------------------
-DECISION = re.compile(
+DECISION_STRONG = re.compile(
     r"\b(?:we|i)(?:'ve| have)? decided\b|\bdecided (?:to|on|that|against)\b"
     r"|\b(?:the |our |my )?decision (?:is|was) \b|\b(?:decision|chosen (?:approach|solution|option"
     r"|design)|final (?:decision|approach|design|choice)|selected approach)\s*:"
@@ -185,9 +201,15 @@ DECISION = re.compile(
     r" (?:go|going|went) with\b|\blet'?s (?:use|stick with|keep|switch to|adopt|choose|pick"
     r"|settle on)\b|\b(?:chose|chosen|opted (?:for|to)|settled on|sticking with|went with"
     r"|going with|go with (?:option|approach|plan|solution|the|a|an|\w+ (?:approach|option)))\b"
-    r"|\binstead of\b|\brather than\b|\bin favou?r of\b"
-    r"|\bwe(?:'ll| will| are going to|'re going to)? (?:use|keep|adopt|switch to|stick with)\b"
-    r"|决定|选择了|选定|选用|采用|改用|就用|而不是|不要改成|先别动|下周再|定了|敲定|方案\s*[A-Z0-9一二三四五]",
+    r"|决定|选择了|选定|选用|采用|改用|就用|不要改成|先别动|下周再|定了|敲定|方案\s*[A-Z0-9一二三四五]",
+    _I,
+)
+ALTERNATIVE = re.compile(r"\b(?:instead of|rather than|in favou?r of)\b|而不是", _I)
+DECISION = re.compile(
+    DECISION_STRONG.pattern
+    + "|"
+    + ALTERNATIVE.pattern
+    + r"|\bwe(?:'ll| will| are going to|'re going to) (?:use|keep|adopt|switch to|stick with)\b",
     _I,
 )
 # Weaker: a choice only when the user says it, or with a reason or an alternative.
@@ -197,6 +219,14 @@ DECISION_WEAK = re.compile(
     r"|\bprefer \S+(?: \S+)? over\b|(?:^|[，,])\s*(?:用|使用)\S{1,20}(?:吧|就行|就好)",
     _I,
 )
+# A choice the assistant commits to (with "instead of"), not a description of code.
+CHOICE_VERB = re.compile(
+    r"\b(?:use|using|keep|store|switch|chose|choose|track|extend|leverage|rely|adopt|replace"
+    r"|implement|add|go with|went with|stick|prefer|opt|set|iterate|pass|call|return|yield"
+    r"|parse|read|write|make|create|update|move|put|compute|check|raise|handle|skip)\b"
+    r"|用|改|采用|选",
+    _I,
+)
 ASSISTANT_NARRATION = re.compile(
     r"^(?:let me|now,? let me|now i|i'?ll (?:start|begin|first|now|check|look|read|run|search"
     r"|examine|open|investigate|explore|create an? (?:test|script|reproduc)|verify|try|see"
@@ -204,7 +234,11 @@ ASSISTANT_NARRATION = re.compile(
     r" (?:check|look|read|run|search|examine|open|investigate|explore|find|see|verify|try"
     r"|understand|start)|first,? (?:let|i)|next,? (?:let|i)|i see\b|i notice|i found|looking"
     r" at|perfect|great|good|excellent|okay|ok|you'?re (?:absolutely )?right|thought)\b"
-    r"|\blet me\b",
+    r"|\blet me\b|\b(?:consider|considering|maybe|might|perhaps|could)\b"
+    r"|^let'?s (?:run|open|search|look|check|see|find|create|start|try|first|now|begin|examine"
+    r"|scroll|navigate|view|verify|reproduce|edit|goto|inspect|test|take|make|also)\b"
+    r"|^let'?s use .{0,80}?\bto (?:see|find|check|look|locate|open|search|view|inspect|verify"
+    r"|reproduce|confirm|test|run|understand|get|make)\b",
     _I,
 )
 REASON = re.compile(
@@ -236,8 +270,10 @@ OUTCOME = re.compile(
     r"|documented|verified|tested|cleaned|introduced|simplified)\b"
     r"|\b(?:has|have) been (?:successfully )?(?:\w+ed|made|written|built|done|run|set|split)\b"
     r"|\b(?:all\s+)?\d+\s+(?:tests?|specs?|checks?|cases?)\s+(?:now\s+)?(?:pass|passed|passing"
-    r"|succeeded|green)\b|\ball (?:the )?(?:\w+ )?tests? (?:now )?pass|\btests? (?:now )?pass(?:es|ed)?\b"
-    r"|\b(?:verification|build|tests?|lint|type ?check|ci|checks?) (?:passed|succeeded|(?:is|are) green)"
+    r"|succeeded|green)\b|\ball (?:the )?(?:\w+ )?tests? (?:now )?pass"
+    r"|\btests? (?:now )?pass(?:es|ed)?\b"
+    r"|\b(?:verification|build|tests?|lint|type ?check|ci|checks?)"
+    r" (?:passed|succeeded|(?:is|are) green)"
     r"|\bsuccessfully\b|\bis now (?:running|working|fixed|available|live|deployed|in place"
     r"|complete|done)\b|\ball done\b|\b(?:the |this |my )?(?:fix|change|patch|diff|commit)"
     r" (?:adds|fixes|changes|ensures|makes|handles|allows|prevents|resolves|removes|updates)\b"
@@ -246,7 +282,7 @@ OUTCOME = re.compile(
     _I,
 )
 OPEN_WORK = re.compile(
-    r"\b(?:remaining|remains|todo|next steps?|not yet|still (?:need|needs|to|fail|fails"
+    r"(?-i:\bTODO\b)|\b(?:remaining|remains|next steps?|not yet|still (?:need|needs|to|fail|fails"
     r"|failing|missing|open|pending|broken)|left to do|follow[- ]ups?|pending|outstanding"
     r"|(?:i|we) (?:haven'?t|have not|couldn'?t|could not|was unable|were unable|did not|didn'?t)\b"
     r"|unable to|you (?:may|might|will|'ll|would) (?:also |still )?need to|needs? to be (?:done"

@@ -36,9 +36,16 @@ _INLINE_ELEMENT = re.compile(r"<([A-Za-z][\w:-]*)(?:\s[^<>]*)?>.*?</\1>|</?[A-Za
 # Lines that are code, logs or data, not prose.
 _CODEISH = re.compile(
     r"\s*(?:"
-    r"(?:import|from\s+[\w.]+\s+import|def|class|return|const|let|var|function|async\s+def"
-    r"|public|private|protected|package|#include|#!|export|yield|raise|assert|elif|else:|try:"
-    r"|except\b|finally:|with\s+\S+\s+as|for\s+\w+\s+in|while\s|print\(|console\.)\b"
+    r"import\s+[\w.]+\s*(?:$|,|;|\bas\b)|import\s*[{*]|from\s+[\w.]+\s+import\b"
+    r"|export\s+(?:default|const|function|class|interface|type|async|\{|\*)"
+    r"|(?:async\s+)?def\s+\w+\s*\(|class\s+\w+\s*[(:{<]|function\*?\s*\w*\s*\("
+    r"|(?:const|let|var|val|fn|func)\s+[\w$]+\s*[=:;(<]"
+    r"|return(?:\s*;|\s*$|\s+[\w.]+\s*[(\[;.]|\s+[^\w\s])"
+    r"|(?:public|private|protected)\s+(?:static\s+|final\s+|abstract\s+)*[\w<>\[\]]+\s+\w+\s*[(;=]"
+    r"|package\s+[\w.]+;?\s*$|#include\s*[<\"]|#!|yield\b|raise\s+\w+(?:Error|Exception)"
+    r"|assert\s+\w+\s*(?:==|!=|\(|,|is\b)|elif\b|else\s*:|try\s*:|except\b[^:]*:|finally\s*:"
+    r"|with\s+\S+.*\bas\s+\w+\s*:|for\s+\w+(?:,\s*\w+)*\s+in\s+.*:\s*$|while\s.*:\s*$"
+    r"|if\s.*[^.!?]:\s*$|print\(|console\.\w+\("
     r"|>>>|\.\.\.\s|\$\s|@@|\+\+\+\s|---\s+a/|diff\s--git|index\s[0-9a-f]{7}"
     r"|[{}\[\]()];?,?\s*$|[}\])]|//|/\*|\*/|<\?|\d+\s*[:|\t]|[│█⋮]"
     r"|File\s\".*\",\sline\s\d+|at\s[\w.$<>]+\(|Traceback\s\(most|[\w.]*(?:Error|Exception):\s"
@@ -138,7 +145,11 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
             while j < n and j - i < _MAX_BLOCK_LINES and close not in lines[j][1]:
                 j += 1
             out.append((-1, -1, False))
-            i, prev_blank, prev_code = (j + 1 if j < n and j - i < _MAX_BLOCK_LINES else i + 1), False, True
+            i, prev_blank, prev_code = (
+                (j + 1 if j < n and j - i < _MAX_BLOCK_LINES else i + 1),
+                False,
+                True,
+            )
             continue
         if _WHOLE_ELEMENT.match(line) or _CLOSE_TAG.match(line):
             out.append((-1, -1, False))
@@ -152,8 +163,10 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
             continue
         if line.startswith("Traceback (most recent call last)"):
             j = i + 1
-            while j < n and j - i < _MAX_BLOCK_LINES and (
-                lines[j][1][:1] in " \t" or not lines[j][1].strip()
+            while (
+                j < n
+                and j - i < _MAX_BLOCK_LINES
+                and (lines[j][1][:1] in " \t" or not lines[j][1].strip())
             ):
                 j += 1
             out.append((-1, -1, False))
@@ -180,7 +193,7 @@ def _joins(text: str, prev: tuple[int, int, bool], nxt: tuple[int, int, bool]) -
         return False
     last = text[prev[1] - 1] if prev[1] > prev[0] else ""
     first = text[nxt[0]] if nxt[0] < len(text) else ""
-    return prev[1] - prev[0] >= 50 and last not in ".!?:;。！？；…" and first.islower()
+    return prev[1] - prev[0] >= 65 and last not in ".!?:;。！？；…" and first.islower()
 
 
 def _split(text: str, start: int, end: int, out: list[Span]) -> None:

@@ -111,8 +111,11 @@ def _gate(s: str) -> str | None:
     if len(s) < 3 or C.FILLER.match(s):
         return None
     req = C.REQUEST.match(s)
-    if req is not None:
-        return s[req.end() :].rstrip(" ?？")
+    if req is not None:  # "can you add a test?" asks for "add a test"
+        head = s[: req.start(0)] if req.start(0) else ""
+        ask = req.group(0)
+        lead = ask[: ask.lower().rfind(",") + 1] if "," in ask else ""
+        return (head + lead + " " + s[req.end() :]).strip().rstrip(" ?？") or None
     if C.QUESTION.search(s) or C.HYPOTHETICAL.match(s):
         return None
     return s
@@ -173,11 +176,15 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
             if i == 0:
                 add("instruction", s, span)
                 task_taken = True
-            elif C.NORMATIVE.search(s) or C.PROHIBITION.search(s):
+            elif (C.NORMATIVE.search(s) or C.PROHIBITION.search(s)) and not C.DANGLING.search(s):
                 add("instruction", s, span)
             continue
         if _decision(s, role):
-            if any(f.kind == "decision" for f in keyed) or len(s.split()) < 4 and not C.CJK.search(s):
+            if C.DANGLING.search(s):
+                continue
+            if any(f.kind == "decision" for f in keyed) or (
+                len(s.split()) < 4 and not C.CJK.search(s)
+            ):
                 continue  # the keyed decision says it already; or too short to say anything
             add(
                 "decision",
@@ -194,6 +201,8 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
         if got is None:
             continue
         kind, rule = got
+        if rule and C.DANGLING.search(s):
+            continue
         if not rule:
             if task_taken:
                 continue
@@ -207,8 +216,10 @@ def _decision(s: str, role: str) -> bool:
         if C.ASSISTANT_NARRATION.search(s) and "decid" not in s.lower():
             return False
         if C.DECISION.search(s):
+            if C.ALTERNATIVE.search(s) and not C.DECISION_STRONG.search(s):
+                return bool(C.CHOICE_VERB.search(s))  # "X accepts a instead of b" describes
             return True
-        return bool(C.DECISION_WEAK.search(s) and (C.REASON.search(s) or C.REJECTED.search(s)))
+        return bool(C.DECISION_WEAK.search(s) and C.REJECTED.search(s))
     if C.DECISION.search(s):
         return not C.PROHIBITION.match(s) or bool(C.REJECTED.search(s))
     return bool(C.DECISION_WEAK.search(s))
@@ -249,7 +260,7 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
             if label:
                 under_label = 3
                 continue
-            if not C.QUESTION.search(s):
+            if not C.QUESTION.search(s) and not C.DANGLING.search(s):
                 add(open_work, "open_work", s, span)
             continue
         if label or heading:
@@ -259,8 +270,8 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
             under_label -= 1
             add(open_work, "open_work", s, span)
             continue
-        if C.QUESTION.search(s) or C.ASSISTANT_NARRATION.match(s) and not C.OUTCOME.search(s):
+        if C.QUESTION.search(s) or (C.ASSISTANT_NARRATION.match(s) and not C.OUTCOME.search(s)):
             continue
-        if C.OUTCOME.search(s):
+        if C.OUTCOME.search(s) and not C.DANGLING.search(s):
             add(outcome, "outcome", s, span)
     return outcome + open_work
