@@ -511,3 +511,39 @@ def test_real_logs_give_no_claims_from_contents_and_short_quotes() -> None:
             assert len(f.source.quote) <= QUOTE_MAX
             assert "\n" not in f.text
             assert not any(w in f.text for w in ("looking for funding", "vulnerabilities"))
+
+
+def test_commands_told_in_text_and_relayed_output() -> None:
+    tf = ToolFacts("s")
+    # SWE-agent: a thought, then the action in a fence; the harness relays the output
+    tf.text_action("Let's open the file.\n```\nopen src/calc.py\n```", 1)
+    tf.relay("[File: /repo/src/calc.py (10 lines total)]", 2)
+    tf.text_action("Run it.\n```\npython -m pytest tests\n```", 3)
+    tf.relay("FAILED tests/test_calc.py::test_add - assert 3 == 4\n1 failed", 4)
+    tf.text_action("Fix it.\n```\nedit 3:3\n    return a + b\nend_of_edit\n```", 5)
+    tf.relay("File updated.", 6)
+    tf.text_action("Again.\n```\npython -m pytest tests\n```", 7)
+    (err,) = tf.relay("==== 4 passed in 0.1s ====", 8)
+    assert err.fix is not None and err.fix.startswith("src/calc.py: added `return a + b`")
+    # Aider: a typed /run command, its output relayed; other user text clears it
+    tf.user_text("/run npm test", 9)
+    tf.user_text("thanks, now make it faster", 10)
+    assert tf.relay("npm ERR! Test failed", 11) == []
+    # a fenced block in a reply with no relayed output after it is not a command
+    tf.text_action("Here is an example:\n```\nrm -rf build\n```", 12)
+    tf.user_text("ok", 13)
+    facts = tf.finish()
+    assert _key(facts, "file src/calc.py").text.startswith("edited src/calc.py")
+    assert _key(facts, "test command").value == "python -m pytest"
+    assert not _of(facts, "error")
+
+
+def test_real_swe_agent_text_actions_and_aider_run() -> None:
+    facts = _facts("swe-agent", "default_replay__marshmallow-code__marshmallow-1867.traj")
+    assert "file src/marshmallow/fields.py" in {f.key for f in facts}
+    assert _value(facts, "install command") == "pip install -e .[dev]"
+    facts = _facts("aider", "aider-website__add-test.md")
+    (err,) = _of(facts, "error")
+    assert err.text.startswith("pytest tests/test_commands.py: E AttributeError")
+    assert err.fix is not None and err.fix.startswith("tests/test_commands.py:")
+    assert _value(facts, "test command") == "pytest"

@@ -77,6 +77,9 @@ class FactReader:
             return []
         source = msg.get("source")
         if source is not None and not (isinstance(source, dict) and source.get("kind") == "user"):
+            if isinstance(source, dict) and source.get("form") == "relay":
+                # a harness relayed a command's output (SWE-agent, Aider /run): a tool result
+                return self.tools.relay(message_text(msg), seq)
             return []  # plugin-injected context is not the user's voice
         out: list[Fact] = []
         for block in msg.get("content") or ():
@@ -84,6 +87,7 @@ class FactReader:
             if isinstance(block, dict) and block.get("type") == "tool-result":
                 out += self._result_block(block, None, seq)
         text = message_text(msg)
+        self.tools.user_text(text, seq)  # a typed /run command waits for its relayed output
         if text.strip() and not is_template(text):
             out += text_facts(text, role="user", seq=seq, session=self.session)
         return out
@@ -97,11 +101,15 @@ class FactReader:
         if text.strip():
             out += text_facts(text, role="assistant", seq=seq, session=self.session)
             self._closing = (seq, text)
+        calls = False
         for block in msg.get("content") or ():
             if isinstance(block, dict) and block.get("type") == "tool-call":
+                calls = True
                 cid, name = block.get("id"), block.get("name")
                 if isinstance(cid, str) and isinstance(name, str):
                     out += self.tools.call(cid, name, _arguments(block.get("arguments")), seq)
+        # a command told in the text (SWE-agent's fenced action) waits for a relayed output
+        self.tools.text_action("" if calls else text, seq)
         return out
 
     def _result(self, ev: Mapping[str, Any], seq: int) -> list[Fact]:

@@ -284,6 +284,7 @@ class ToolFacts:
         self._created: set[str] = set()  # files this session created
         self._scripts: set[str] = set()  # scripts it ran (python x.py, node x.js)
         self._removed: set[str] = set()  # files it removed
+        self._told: tuple[str, int] | None = None  # a command told in text, awaiting output
 
     # ---------------------------------------------------------------- calls
 
@@ -514,6 +515,33 @@ class ToolFacts:
                     )
                     self._edit(w, seq, what.strip(), created=p.program != "sed")
         self._runs[call_id] = _Run(seq, command, ps)
+
+    # ------------------------------------------------- commands told in text
+
+    def text_action(self, text: str, seq: int) -> None:
+        """An assistant message without tool calls whose last block is a fenced command
+        (SWE-agent's thought-and-action format): held until the harness relays its output.
+        Any other message clears what was held."""
+        m = _FENCED_LAST.search(text[-4000:]) if isinstance(text, str) else None
+        self._told = (m.group(1), seq) if m and m.group(1).strip() else None
+
+    def user_text(self, text: str, seq: int) -> None:
+        """A typed ``/run`` or ``/test`` command (Aider) is held for the output the harness
+        relays next; any other user message clears what was held."""
+        m = _SLASH_RUN.match(text) if isinstance(text, str) else None
+        self._told = (m.group(1).strip(), seq) if m and m.group(1).strip() else None
+
+    def relay(self, text: str, seq: int) -> list[Fact]:
+        """Output the harness relayed into the conversation: the result of the command held
+        by ``text_action`` or ``user_text``, if any (else nothing)."""
+        told, self._told = self._told, None
+        if told is None or not isinstance(text, str):
+            return []
+        action, at = told
+        name, args = _told_call(action)
+        cid = f"told-{at}"
+        out = self.call(cid, name, args, at)
+        return out + self.result(cid, _unfence(text), False, seq)
 
     # -------------------------------------------------------------- results
 
@@ -960,6 +988,41 @@ class ToolFacts:
                 )
             )
         return out
+
+
+_FENCED_LAST = re.compile(r"```[^\n`]*\n(.*?)\n?```\s*$", re.S)
+_SLASH_RUN = re.compile(r"^\s*/(?:run|test)\s+(.+?)\s*$", re.S)
+_SWE_EDIT = re.compile(r"^edit\s+\d+(?::\d+)?\s*\n(.*?)(?:\nend_of_edit\s*)?$", re.S)
+_SWE_READS = frozenset(
+    """find_file search_dir search_file scroll_down scroll_up goto submit exit_forfeit
+    filemap""".split()
+)
+
+
+def _told_call(action: str) -> tuple[str, dict[str, Any]]:
+    """The tool call a command told in text stands for: SWE-agent's ``open``, ``create``
+    and ``edit N:M ... end_of_edit`` on the open file; anything else a shell command."""
+    text = action.strip()
+    first = text.split(None, 1)[0] if text else ""
+    rest = text[len(first) :].strip()
+    if first == "open" and rest:
+        return "open", {"path": rest.split()[0].strip("\"'")}
+    if first == "create" and rest:
+        return "create", {"filename": rest.split()[0].strip("\"'")}
+    m = _SWE_EDIT.match(text)
+    if m:
+        return "edit", {"text": m.group(1)}
+    if first in _SWE_READS:
+        return "noop", {}
+    return "bash", {"command": text}
+
+
+def _unfence(text: str) -> str:
+    t = text.strip()
+    if t.startswith("```") and t.endswith("```"):
+        t = t[3:-3]
+        t = t.split("\n", 1)[1] if "\n" in t else t
+    return t
 
 
 def _sed_expression(p: Part) -> str:
