@@ -219,6 +219,14 @@ _BAD_HEADS = frozenset(
     "user users person people team everyone someone anyone nobody agent assistant model's "
     "score value values name type key flag option setting state time date".split()
 )
+# Heads a relation verb makes specific enough ("users sign in through", "output is sent to").
+_LOOSE_OK = frozenset(
+    "user users data key request message output input content response log person people "
+    "team everyone value test build".split()
+)
+_QUANT = re.compile(
+    r"^(?:(?:each|every|all|any|most|both)\s+(?:of\s+(?:the|our|its|their)\s+)?)+", re.I
+)
 # Heads too vague on their own ("the file", "the version"): they need a qualifier.
 _NEEDS_QUALIFIER = frozenset(
     "file command name version path directory folder url mode type level size limit format "
@@ -233,8 +241,8 @@ _LABELS = frozenset(
 
 _OWN = frozenset("project repository repo app application codebase service team".split())
 _DET = re.compile(
-    r"^(?:(?:the|a|an|our|my|your|their|its|his|her|this|that|these|those|"
-    r"(?:the|this|that|our|my|your|their)\s+[\w-]+'s|current|new|present|existing)\s+)+",
+    r"^(?:(?:(?:the|this|that|our|my|your|their)\s+[\w-]+'s|the|a|an|our|my|your|their|its|"
+    r"his|her|this|that|these|those|current|new|present|existing)\s+)+",
     re.I,
 )
 _ZH_DET = re.compile(
@@ -285,10 +293,13 @@ class KeyPhrase:
         self.head = key.split()[-1] if key.split() else key
 
 
-def key_phrase(phrase: str, *, allow_code: bool = False) -> KeyPhrase | None:
+def key_phrase(phrase: str, *, allow_code: bool = False, loose: bool = False) -> KeyPhrase | None:
     """The normalized key of ``phrase``, or None when it does not name a setting (see the
     module docstring). ``allow_code``: an identifier (``request_timeout``, ``MAX_RETRIES``,
-    ``requestTimeout``) is accepted as a key (for ``X = Y`` / ``X: Y`` / "set X to Y")."""
+    ``requestTimeout``) is accepted as a key (for ``X = Y`` / ``X: Y`` / "set X to Y").
+    ``loose``: the subject of a relation verb ("users sign in through X", "each record is
+    written in X"), where the verb carries the meaning: a leading quantifier is dropped, two
+    nouns may be joined by "and", and only code and discourse heads are refused."""
     raw = phrase.strip()
     if not raw or len(raw) > 60 or "\n" in raw:
         return None
@@ -302,6 +313,8 @@ def key_phrase(phrase: str, *, allow_code: bool = False) -> KeyPhrase | None:
     if demo and demo.group(1).lower() not in _OWN:
         return None  # "this directive", "that link": a thing of the moment, not a setting
     s = _DET.sub("", s).strip()
+    if loose:
+        s = _QUANT.sub("", s).strip()
     shown = s
     identifier = bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+|[a-z]+[A-Z]\w*", s))
     code = ticked or identifier or ("_" in s)
@@ -314,7 +327,12 @@ def key_phrase(phrase: str, *, allow_code: bool = False) -> KeyPhrase | None:
     words = s.split()
     if not words or len(words) > 4:
         return None
-    for w in words:
+    joined = loose and len(words) == 3 and words[1] == "and"
+    if joined:
+        words = [singular(words[0]), "and", words[2]]
+    for i, w in enumerate(words):
+        if joined and i == 1:
+            continue
         if not re.fullmatch(r"[a-z][a-z0-9.\-']*", w) or w in _NOT_IN or w.endswith("'"):
             return None
         if "'" in w:
@@ -324,11 +342,14 @@ def key_phrase(phrase: str, *, allow_code: bool = False) -> KeyPhrase | None:
     words = [_SHORT.get(w, w) for w in words]
     words[-1] = singular(words[-1])
     head = words[-1]
-    if head in _BAD_HEADS or head.endswith("ly"):
+    qualified_line = loose and head == "line" and len(words) > 1  # "log lines go to X"
+    bad = _BAD_HEADS - _LOOSE_OK if loose else _BAD_HEADS
+    if (head in bad and not qualified_line) or head.endswith("ly"):
         return None
-    if len(words) == 1 and head in _NEEDS_QUALIFIER:
+    if len(words) == 1 and head in _NEEDS_QUALIFIER and not loose:
         return None
-    if any(w.endswith("ed") and w not in ("seed", "speed", "feed", "need") for w in words):
+    ed = words[-1:] if loose else words  # "cached entries expire": an adjective before the head
+    if any(w.endswith("ed") and w not in ("seed", "speed", "feed", "need") for w in ed):
         return None  # "changes applied", "file created": a report, not a setting
     return KeyPhrase(" ".join(words), shown, code)
 

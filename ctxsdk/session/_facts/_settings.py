@@ -331,7 +331,7 @@ def _strong(value: _Value, key: KeyPhrase) -> bool:
     # A short name: a word or two, not an adjective report ("correct", "updated").
     if len(words) > 2:
         return False
-    return not re.search(r"(?:ed|ly|ing|ful|ous|ive|able|ible)$", words[-1].lower()) or bool(
+    return not re.search(r"(?:ed|ing|ful|ous|ive)$", words[-1].lower()) or bool(
         re.search(r"[\d_.:/-]", value.value)
     )
 
@@ -357,7 +357,10 @@ _USE = (
     r"choose|chose|chosen|pick|picked|settle on|settled on|stick with|stuck with|adopt|adopted)"
 )
 _ALT = r"(?:,?\s*not|\s+instead of|\s+rather than|\s+over)"
-_PREP = r"(?:as|at|by|in|on|to|with|from|via|through|into|onto|under|behind|after|for)"
+_PREP = (
+    r"(?:as|at|by|in|on|to|with|from|via|through|into|onto|under|behind|after|for|against|"
+    r"within|inside)"
+)
 _PARTICIPLE = (
     r"(?:stored|capped|limited|backed|hosted|deployed|kept|served|cached|configured|pinned|"
     r"encoded|saved|persisted|managed|handled|powered|exported|published|bundled|built|"
@@ -636,7 +639,7 @@ def _en(s: str, role: str) -> list[Setting]:
         return []
     m = _P_PASSIVE.match(s)
     if m:
-        subj = key_phrase(m["x"])
+        subj = key_phrase(m["x"], loose=True)
         y = _clean_value(m["y"])
         if subj and y and y.cls != "boolean":
             verb = m["v"].lower()
@@ -654,7 +657,7 @@ def _en(s: str, role: str) -> list[Setting]:
                 if verb in ("deploy", "ship", "publish", "target", "route"):
                     return [_make("setting", verb, y)]
                 return []
-            subj = key_phrase(subject)
+            subj = key_phrase(subject, loose=True)
             if subj is not None:
                 return [
                     _make(
@@ -796,6 +799,9 @@ def parse_setting(sentence: str, role: str = "user") -> list[Setting]:
     s = _clean(sentence)
     if s is None or _doubtful(s):
         return []
+    words = s.split()
+    if len(words) >= 3 and all(w[:1].isupper() or not w[:1].isalpha() for w in words):
+        return []  # "Unified Session Store Design": a title, not a statement
     cjk = bool(CJK.search(s))
     if not cjk and len(s.split()) > _MAX_WORDS:
         return []
