@@ -37,6 +37,7 @@ __all__ = [
     "RULE_VERB",
     "SCOPE",
     "STANDING",
+    "STANDING_RULE",
 ]
 
 _I = re.I
@@ -97,7 +98,8 @@ PROHIBITION = re.compile(
     r"|we (?:shouldn'?t|should not|must not|mustn'?t))\b"
     r"|\b(?:must not|mustn'?t|should not|shouldn'?t|shall not|is not allowed|are not allowed"
     r"|not allowed to|important not to|make sure (?:not|you don'?t)|never ever|DO NOT)\b"
-    r"|(?:^|[，,；;：:])\s*(?:请|你|我们)?(?:不要|别|不许|禁止|不准|切勿|千万别|千万不要|不用|不必|无需|勿)",
+    r"|(?:^|[，,；;：:])\s*(?:请|你|我们)?(?:别|不用|不必|无需|勿)"
+    r"|不要|别再|不许|禁止|不准|切勿|千万别|不能再",
     _I,
 )
 CORRECTION = re.compile(
@@ -127,18 +129,6 @@ STANDING = re.compile(
     r"|以后|今后|从现在起|从今以后|一律|每次|总是|始终|永远|一直",
     _I,
 )
-PREFERENCE = re.compile(
-    r"\bi(?: would|'d)? (?:prefer|rather|like|love|want (?!to\b)|hate|dislike)\b"
-    r"|\bi(?:'m| am) looking for\b|\bprefer(?:ably|red)?\b|\bmy preference\b"
-    r"|^(?:please\s+)?be (?:more |very )?(?:concise|brief|terse|short|succinct|explicit"
-    r"|specific|careful|consistent|direct|thorough)\b"
-    r"|\bkeep (?:it|them|things|the \w+|answers|responses|replies|code|changes)"
-    r" (?:short|simple|concise|brief|minimal|small|focused|readable|clean)\b"
-    r"|\b(?:for|with) better (?:readability|performance)\b|\bless verbose\b|\bmore concise\b"
-    r"|\b(?:is|are) (?:crucial|critical|a priority|top priority|paramount)\b"
-    r"|我(?:更|比较)?(?:喜欢|偏好|倾向|习惯|希望)|更喜欢|偏好|简洁|简短|别太长|啰嗦",
-    _I,
-)
 # Imperative verbs a sentence may open with (after "please" and leading filler).
 _VERBS = (
     "add|use|run|create|make|keep|put|remove|delete|update|change|write|move|rename|check"
@@ -156,6 +146,26 @@ _VERBS = (
     "|retry|repeat|resume|assume|mention|note|report|cover|scan|parse|query|fetch|notify"
     "|edit|modify|tweak|adjust|refine|polish|support|address|resolve|touch|change"
     "|work on|take|plan|draft|introduce|cache|mock|stub|rename|port|inline|delegate"
+)
+# Standing rules said as such: the user's preference for every later turn.
+STANDING_RULE = re.compile(
+    r"(?:^|[,;:!]\s*|\bplease\s+|\b(?:to|should|must|will|'ll|you|we)\s+)always\s+"
+    rf"(?:{_VERBS}|be|sign|rotate|tag)\b|\bfrom now on\b"
+    r"|\bgoing forward\b|\bby default\b|\bevery time\b|\bremember (?:to|that|this)\b"
+    r"|\bin (?:the )?future\b|以后|今后|从现在起|从今以后|一律|每次都|总是|始终|记住|记得",
+    _I,
+)
+PREFERENCE = re.compile(
+    r"\bi(?: would|'d)? (?:prefer|rather|like|love|want (?!to\b)|hate|dislike)\b"
+    r"|\bi(?:'m| am) looking for\b|\bprefer(?:ably|red)?\b|\bmy preference\b"
+    r"|^(?:please\s+)?be (?:more |very )?(?:concise|brief|terse|short|succinct|explicit"
+    r"|specific|careful|consistent|direct|thorough)\b"
+    r"|\bkeep (?:it|them|things|the \w+|answers|responses|replies|code|changes)"
+    r" (?:short|simple|concise|brief|minimal|small|focused|readable|clean)\b"
+    r"|\b(?:for|with) better (?:readability|performance)\b|\bless verbose\b|\bmore concise\b"
+    r"|\b(?:is|are) (?:crucial|critical|a priority|top priority|paramount)\b"
+    r"|我(?:更|比较)?(?:喜欢|偏好|倾向|习惯|希望)|更喜欢|偏好|简洁|简短|别太长|啰嗦",
+    _I,
 )
 IMPERATIVE = re.compile(
     rf"^(?:please\s+|kindly\s+|pls\s+|let'?s\s+|now\s+)?(?:(?:only|just|also|always|first"

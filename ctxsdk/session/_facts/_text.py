@@ -92,15 +92,13 @@ def _quote(text: str, span: Span) -> str:
 
 def _instruction(s: str) -> tuple[FactKind, bool] | None:
     """(kind, is_rule) of a user sentence, or None. A rule holds beyond the next step."""
-    if C.PREFERENCE.search(s):
+    why = C.REASON.search(s)
+    head = s[: why.start()] if why else s  # "... since it runs every time" is no rule
+    if C.PREFERENCE.search(s) or C.STANDING_RULE.search(head):
         return "preference", True
-    if C.PROHIBITION.search(s) or C.CORRECTION.search(s):
+    if C.PROHIBITION.search(s) or C.CORRECTION.search(s) or C.NORMATIVE.search(s):
         return "instruction", True
-    if C.NORMATIVE.search(s):
-        return ("preference" if C.STANDING.search(s) else "instruction"), True
     if C.IMPERATIVE.search(s):
-        if C.STANDING.search(s):
-            return "preference", True
         return "instruction", bool(C.RULE_VERB.search(s) or C.SCOPE.search(s))
     return None
 
@@ -179,7 +177,7 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
             elif (C.NORMATIVE.search(s) or C.PROHIBITION.search(s)) and not C.DANGLING.search(s):
                 add("instruction", s, span)
             continue
-        if _decision(s, role):
+        if _decision(s, role) and not (role == "user" and C.PREFERENCE.search(s)):
             if C.DANGLING.search(s):
                 continue
             if any(f.kind == "decision" for f in keyed) or (
@@ -203,6 +201,8 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
         kind, rule = got
         if rule and C.DANGLING.search(s):
             continue
+        if any(f.kind == kind for f in keyed):
+            continue  # the keyed fact says it already
         if not rule:
             if task_taken:
                 continue
