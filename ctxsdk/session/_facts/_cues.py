@@ -48,9 +48,8 @@ CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 LEAD = re.compile(
     r"^(?:(?:ok(?:ay)?|great|good|nice|perfect|cool|thanks|thank you|yes|yeah|yep|sure|alright"
     r"|well|so|and|also|now|then|but|however|hmm+|oh|right|ultrathink|think hard|more context"
-    r"|additionally|in addition|plus|btw|by the way|first(?:ly)?|finally|lastly|just|thought"
-    r"|note|update|summary|important|fyi)\b"
-    r"[\s,!.;:–—-]*|(?:好的?|好吧|嗯+|行|可以|那么?|然后|另外|还有|对了|首先|最后|ok)[，,。！!\s]*)+",
+    r"|additionally|in addition|plus|btw|by the way|first(?:ly)?|finally|lastly|just)\b"
+    r"[\s,!.;:–—-]*|(?:thought|note|update|summary|important|fyi)\s*:\s*|(?:好的?|好吧|嗯+|行|可以|那么?|然后|另外|还有|对了|首先|最后|ok)[，,。！!\s]*)+",
     _I,
 )
 # A sentence that is only politeness or acknowledgement.
