@@ -311,8 +311,18 @@ def test_odd_text_never_raises(text: str) -> None:
 @given(
     st.lists(
         st.sampled_from(
-            ["```", "<a>", "</a>", "    ", "- ", "。", ". ", "e.g.", "\n", "|", "don't ", "use "]
-            + ["Traceback (most recent call last):", "@@", "{", "以后都", "because", "x"]
+            [
+                *("```", "<a>", "</a>", "    ", "- ", "。", ". ", "e.g.", "\n", "|", "don't "),
+                *(
+                    "use ",
+                    "Traceback (most recent call last):",
+                    "@@",
+                    "{",
+                    "以后都",
+                    "because",
+                    "x",
+                ),
+            ]
         ),
         max_size=60,
     )
