@@ -219,6 +219,11 @@ _BAD_HEADS = frozenset(
     "user users person people team everyone someone anyone nobody agent assistant model's "
     "score value values name type key flag option setting state time date".split()
 )
+# Short keys that name a setting on their own.
+_SHORT_KEYS = frozenset(
+    "os ci cd api cdn ttl tls ssl url uri ui db env log jdk sdk cpu gpu ram vm dns ide "
+    "orm lr".split()
+)
 # Heads a relation verb makes specific enough ("users sign in through", "output is sent to").
 _LOOSE_OK = frozenset(
     "user users data key request message output input content response log person people "
@@ -317,7 +322,10 @@ def key_phrase(phrase: str, *, allow_code: bool = False, loose: bool = False) ->
         s = _QUANT.sub("", s).strip()
     shown = s
     identifier = bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+|[a-z]+[A-Z]\w*", s))
-    code = ticked or identifier or ("_" in s)
+    camel = bool(re.search(r"[A-Z][a-z]+[A-Z]", s))  # SplitDateTimeWidget: a class name
+    if camel and not allow_code:
+        return None
+    code = ticked or identifier or camel or ("_" in s)
     if code and not allow_code:
         return None
     if identifier:
@@ -339,6 +347,8 @@ def key_phrase(phrase: str, *, allow_code: bool = False, loose: bool = False) ->
             return None
     if words[0] in _NOT_FIRST or (words[0] in _LABELS and len(words) == 1):
         return None
+    if len(words) == 1 and len(words[0]) < 4 and words[0] not in _SHORT_KEYS:
+        return None  # "u", "len": a variable in code, not a setting
     words = [_SHORT.get(w, w) for w in words]
     words[-1] = singular(words[-1])
     head = words[-1]

@@ -126,6 +126,11 @@ _LEAD_FILLER = re.compile(
     re.I,
 )
 _ZH_LEAD = re.compile(r"^(?:好的|好|那么|另外|现在|以后|从现在开始|注意)[,，:：]?\s*")
+_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget)(?:\s+(?:this|that)"
+    r"(?:\s+fact)?(?:\s+for later)?\s*[:,]|\s+that\b|\s*:)\s*",
+    re.I,
+)
 _TRAIL = re.compile(r"[\s.!;；。！:：]+$")
 
 # -- value cleaning --------------------------------------------------------------------------
@@ -296,6 +301,8 @@ def _clean_value(raw: str, *, cut: bool = True) -> _Value | None:
         return _Value(low, None, "boolean")
     if _VALUE_CODE.search(s) or s.count('"') or s.count("'") > 1:
         return None
+    if re.search(r"\w\.\w", s) and "_" in s:
+        return None  # MultiWidget.value_from_datadict: a name in code
     if CJK.search(s):
         s = s.removesuffix("的") if s.endswith("的") and len(s) > 2 else s
         if len(s.replace(" ", "")) > _MAX_CJK_VALUE or re.search(
@@ -331,6 +338,8 @@ def _strong(value: _Value, key: KeyPhrase) -> bool:
     # A short name: a word or two, not an adjective report ("correct", "updated").
     if len(words) > 2:
         return False
+    if words[-1].lower() in ("staging", "string"):
+        return True
     return not re.search(r"(?:ed|ing|ful|ous|ive)$", words[-1].lower()) or bool(
         re.search(r"[\d_.:/-]", value.value)
     )
@@ -676,8 +685,8 @@ def _en(s: str, role: str) -> list[Setting]:
     if m:
         key = key_phrase(m["x"], allow_code=True)
         y = _clean_value(m["y"], cut=False)
-        if key and "`" in m["x"] and not _envish(m["x"]):
-            key = None  # `extra_threshold` = 1.0: a variable in code, not a setting
+        if key and key.code and not _envish(m["x"]) and role != "user":
+            key = None  # the assistant's "extra_threshold = 1.0": a variable in code
         if y and y.value.lower() in ("none", "null"):
             y = None  # "libhdf5: None": a pasted listing
         if key and y and _strong(y, key) and (y.cls != "name" or len(y.value.split()) <= 2):
@@ -796,7 +805,8 @@ def parse_setting(sentence: str, role: str = "user") -> list[Setting]:
     """The settings one sentence states (see the module docstring); ``[]`` for none."""
     if not isinstance(sentence, str) or len(sentence) > 400:
         return []
-    s = _clean(sentence)
+    said = _REMEMBER.match(_LIST_MARK.sub("", sentence.strip()))
+    s = _clean(_LIST_MARK.sub("", sentence.strip())[said.end() :] if said else sentence)
     if s is None or _doubtful(s):
         return []
     words = s.split()
@@ -812,9 +822,18 @@ def parse_setting(sentence: str, role: str = "user") -> list[Setting]:
     latin_verbs = re.search(r"\b(?:is|are|use|set|switch|to|not)\b", s, re.I)
     parse: Callable[[str, str], list[Setting]] = _zh if cjk and not latin_verbs else _en
     try:
-        return parse(s, role)
+        out = parse(s, role)
     except (ValueError, IndexError, TypeError):  # pragma: no cover - defensive: never raise
         return []
+    if not out and said is not None and role == "user" and parse is _en:
+        # "Remember this fact: the project codeword is MARMALADE": the user marks it as a
+        # fact to keep, so a name under any noun key is taken.
+        m = _P_IS.match(s)
+        key = key_phrase(m["x"]) if m else None
+        y = _clean_value(m["y"]) if m else None
+        if key is not None and y is not None and len(y.value.split()) <= 3:
+            out = [_make("setting", key, y)]
+    return out
 
 
 def setting_facts(sentence: str, *, role: str, seq: int, session: str, quote: str) -> list[Fact]:
