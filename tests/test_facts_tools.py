@@ -547,3 +547,12 @@ def test_real_swe_agent_text_actions_and_aider_run() -> None:
     assert err.text.startswith("pytest tests/test_commands.py: E AttributeError")
     assert err.fix is not None and err.fix.startswith("tests/test_commands.py:")
     assert _value(facts, "test command") == "pytest"
+
+
+def test_a_format_complaint_is_not_a_command_output() -> None:
+    tf = ToolFacts("s")
+    tf.text_action("Two ideas:\n```\nmake test\n```", 1)
+    assert tf.relay("Please always provide EXACTLY ONE action in triple backticks.", 2) == []
+    tf.text_action("Code:\n```python\nx = a > 0\n```", 3)  # not a shell fence
+    tf.relay("ok", 4)
+    assert tf.finish() == []

@@ -428,7 +428,10 @@ def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], P
         if args[0] in ("-c", "-e"):
             return (tuple(launcher), base, args[0], args[1:], "run")
         script = args[0]
+        name = script.rsplit("/", 1)[-1]
         purpose = "test" if re.search(r"(?:^|/)(?:run_?)?tests?\b|\.test\.|spec", script) else "run"
+        if re.match(r"^(?:build|compile|bundle)\b", name):
+            purpose = "build"
         return (tuple(launcher), base, script, args[1:], purpose)
     if base == "git":
         sub = first
@@ -484,6 +487,8 @@ def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], P
             else "run"
         )
         return (tuple(launcher), program, "", args, purpose)
+    if launcher[-1:] == ["-m"]:  # python -m a module of the project or a server
+        return (tuple(launcher), program, "", args, "run")
     return (tuple(launcher), program, "", args, "other")
 
 

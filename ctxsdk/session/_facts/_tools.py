@@ -535,7 +535,7 @@ class ToolFacts:
         """Output the harness relayed into the conversation: the result of the command held
         by ``text_action`` or ``user_text``, if any (else nothing)."""
         told, self._told = self._told, None
-        if told is None or not isinstance(text, str):
+        if told is None or not isinstance(text, str) or _FORMAT_COMPLAINT.search(text[:600]):
             return []
         action, at = told
         name, args = _told_call(action)
@@ -990,7 +990,13 @@ class ToolFacts:
         return out
 
 
-_FENCED_LAST = re.compile(r"```[^\n`]*\n(.*?)\n?```\s*$", re.S)
+_FENCED_LAST = re.compile(r"```(?:bash|sh|shell|console|zsh)?[ \t]*\n(.*?)\n?```\s*$", re.S)
+# A harness's complaint about the reply's format: no command ran.
+_FORMAT_COMPLAINT = re.compile(
+    r"(?:provide|include) EXACTLY ONE|format your (?:action|response)|"
+    r"no (?:valid )?(?:command|action) (?:was )?found|Your (?:output|response) was not formatted correctly",
+    re.I,
+)
 _SLASH_RUN = re.compile(r"^\s*/(?:run|test)\s+(.+?)\s*$", re.S)
 _SWE_EDIT = re.compile(r"^edit\s+\d+(?::\d+)?\s*\n(.*?)(?:\nend_of_edit\s*)?$", re.S)
 _SWE_READS = frozenset(
