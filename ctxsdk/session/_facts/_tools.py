@@ -994,7 +994,8 @@ _FENCED_LAST = re.compile(r"```(?:bash|sh|shell|console|zsh)?[ \t]*\n(.*?)\n?```
 # A harness's complaint about the reply's format: no command ran.
 _FORMAT_COMPLAINT = re.compile(
     r"(?:provide|include) EXACTLY ONE|format your (?:action|response)|"
-    r"no (?:valid )?(?:command|action) (?:was )?found|Your (?:output|response) was not formatted correctly",
+    r"no (?:valid )?(?:command|action) (?:was )?found|"
+    r"Your (?:output|response) was not formatted correctly",
     re.I,
 )
 _SLASH_RUN = re.compile(r"^\s*/(?:run|test)\s+(.+?)\s*$", re.S)
