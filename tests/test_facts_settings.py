@@ -89,6 +89,12 @@ POSITIVE: list[tuple[str, list[Triple]]] = [
     ("我们的数据库为MySQL", [("database", "MySQL", None, False)]),
     ("超时：30秒", [("timeout", "30", "seconds", False)]),
     ("端口号设置为 8080", [("port", "8080", None, False)]),
+    ("Persistence uses JSONL.", [("persistence", "JSONL", None, False)]),
+    (
+        "Remember this fact for later: the project codeword is MARMALADE.",
+        [("project codeword", "MARMALADE", None, False)],
+    ),
+    ("Remember that the deploy target is staging.", [("deploy target", "staging", None, False)]),
 ]
 
 
@@ -197,6 +203,11 @@ NOT_SETTINGS = [
     "This directive is optional, but is made so only for backward compatibility.",
     'The labels are "3", "4", "5", "6".',
     "`extra_threshold` = 1.0.",
+    "extra_threshold = 1.0.",  # the splitter drops backticks: still a variable
+    "So len should be 0.",
+    "u should be 0.",
+    "SplitDateTimeWidget relies on MultiWidget.value_from_datadict.",
+    "The project codeword is MARMALADE.",  # a name under a key that names no setting
     "Unified Session Store Design",
     "## Integration Points Summary",
     "libhdf5: None",
@@ -351,6 +362,11 @@ def _open(fmt: str, rel: str) -> Session:
 def test_real_openhands_port() -> None:
     s = _open("openhands", "openhands/basic_gui_mode.json")
     assert ("port", "8000") in _settings_of(s)
+
+
+def test_real_dsh_remembered_fact() -> None:
+    s = Session.open(_need("dsh/subagent-fork-in-process.session.jsonl"))
+    assert ("project codeword", "MARMALADE") in _settings_of(s)
 
 
 def test_real_codex_env_default() -> None:

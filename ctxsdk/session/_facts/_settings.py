@@ -28,7 +28,8 @@ X is not|isn't|is no longer Y                          negated setting
 X is|are [now] Y / X is Y, not Z                       setting; see "strict" below
 X is enabled|disabled|public|private|required ...      polarity: "disabled" is "enabled", negated
 X is|are <stored|capped|backed|hosted|...> <prep> Y    setting "X stored" = Y (MergeBench shapes)
-X runs on|uses|goes to|lives in|deploys to ... Y       setting "X run" = Y (a closed verb list)
+X runs on|goes to|lives in|deploys to ... Y            setting "X run" = Y (a closed verb list);
+                                                       "X uses Y": X = Y
 ... [on|at] port N                                     setting port = N
 X: Y / X = Y                                           setting; see "strict" below
 =====================================================  ===========================================
@@ -667,12 +668,11 @@ def _en(s: str, role: str) -> list[Setting]:
                     return [_make("setting", verb, y)]
                 return []
             subj = key_phrase(subject, loose=True)
+            if subj is not None and verb == "use":
+                return [_make("setting", subj, y)]  # "persistence uses JSONL": persistence
             if subj is not None:
-                return [
-                    _make(
-                        "setting", KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False), y
-                    )
-                ]
+                rel = KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False)
+                return [_make("setting", rel, y)]
         return []
     m = _P_IS.match(s)
     if m:
