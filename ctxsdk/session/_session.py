@@ -421,6 +421,41 @@ class Session(Rendered):
         return from_swe_agent(path, **options)
 
     @classmethod
+    def from_codex(cls, path: str | Path, **options: Any) -> Session:
+        """A Codex CLI rollout (``rollout-*.jsonl``)."""
+        from .importers import from_codex
+
+        return from_codex(path, **options)
+
+    @classmethod
+    def from_gemini_cli(cls, path: str | Path, **options: Any) -> Session:
+        """A Gemini CLI saved session (``session-*.json``)."""
+        from .importers import from_gemini_cli
+
+        return from_gemini_cli(path, **options)
+
+    @classmethod
+    def from_openhands(cls, path: str | Path, **options: Any) -> Session:
+        """An OpenHands trajectory (a JSON list of events)."""
+        from .importers import from_openhands
+
+        return from_openhands(path, **options)
+
+    @classmethod
+    def from_aider(cls, path: str | Path, **options: Any) -> Session:
+        """An Aider chat history (``.aider.chat.history.md``)."""
+        from .importers import from_aider
+
+        return from_aider(path, **options)
+
+    @classmethod
+    def from_mini_swe_agent(cls, path: str | Path, **options: Any) -> Session:
+        """A mini-swe-agent trajectory (``*.traj.json``)."""
+        from .importers import from_mini_swe_agent
+
+        return from_mini_swe_agent(path, **options)
+
+    @classmethod
     def from_locomo(cls, data: Any, conversation: int | str = 0, **options: Any) -> Session:
         """One LoCoMo conversation (parsed ``locomo10.json`` or its path); ``dia_id`` kept."""
         from .importers import from_locomo
