@@ -19,6 +19,7 @@ __all__ = [
     "CORRECTION",
     "DANGLING",
     "DECISION",
+    "DECISION_HINT",
     "DECISION_STRONG",
     "DECISION_WEAK",
     "FILLER",
@@ -220,6 +221,12 @@ DECISION = re.compile(
     + ALTERNATIVE.pattern
     + r"|\bwe(?:'ll| will| are going to|'re going to) (?:use|keep|adopt|switch to|stick with)\b",
     _I,
+)
+# Words one of the decision cues needs (a cheap test on the lowercased sentence first).
+DECISION_HINT = re.compile(
+    r"decid|decision|chose|opted|settled|sticking|went with|go with|going with|let'?s|let us"
+    r"|instead of|rather than|in favou?r|we'll|we will|going to|switch|migrat|mov|prefer"
+    r"|i'll|i will|we should|决定|选|采用|改用|就用|而不是|不要改成|先别动|下周再|定了|敲定|方案|用"
 )
 # Weaker: a choice only when the user says it, or with a reason or an alternative.
 DECISION_WEAK = re.compile(

@@ -33,6 +33,7 @@ __all__ = ["closing_facts", "fact_line", "text_facts"]
 TEXT_MAX = 200
 _MAX_PER_MESSAGE = 12
 _MAX_CLOSING = 3
+_MAX_READ = 600  # a longer "sentence" is a paragraph that lost its stops: read its start
 
 
 def fact_line(s: str, limit: int = TEXT_MAX) -> str:
@@ -162,7 +163,7 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
         )
 
     for i, span in enumerate(spans):
-        raw = span.text
+        raw = span.text[:_MAX_READ]
         keyed = setting_facts(raw, role=role, seq=seq, session=session, quote=_quote(text, span))
         out.extend(keyed)
         s = _gate(raw)
@@ -212,6 +213,8 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
 
 
 def _decision(s: str, role: str) -> bool:
+    if not C.DECISION_HINT.search(s.lower()):
+        return False
     if role == "assistant":
         if C.ASSISTANT_NARRATION.search(s) and "decid" not in s.lower():
             return False
