@@ -156,6 +156,13 @@ _ZH_TERMS: Mapping[str, str] = MappingProxyType(
         "构建工具": "build tool",
         "镜像": "image",
         "模型": "model",
+        "前端框架": "frontend framework",
+        "前端": "frontend",
+        "后端框架": "backend framework",
+        "后端": "backend",
+        "功能": "feature",
+        "会话": "session",
+        "对象存储": "object storage",
         "温度": "temperature",
         "长度": "length",
         "宽度": "width",
@@ -165,6 +172,11 @@ _ZH_TERMS: Mapping[str, str] = MappingProxyType(
         "最大连接数": "max connections",
         "连接数": "connection count",
     }
+)
+# Chinese heads that name no setting (as ``_BAD_HEADS``): result, problem, reason, answer ...
+_ZH_BAD_HEADS = tuple(
+    "结果 问题 原因 答案 文件 代码 函数 方法 错误 输出 输入 变量 步骤 例子 示例 摘要 总结 "
+    "说明 注释 建议 方案 想法 计划 任务 目标 情况 行 值".split()
 )
 _ZH_ORDER = sorted(_ZH_TERMS, key=len, reverse=True)
 
@@ -253,7 +265,7 @@ _DET = re.compile(
 _ZH_DET = re.compile(
     r"^(?:我们的|我们|咱们的|本项目的|这个项目的|项目的|这个|那个|该|本|我的|你的|当前的|当前|现在的|新的)+"
 )
-_ZH_BAD = re.compile(r"[我你他她它这那了吗呢吧把被就都也还会要能没因所如果但而且让给对]")
+_ZH_BAD = re.compile(r"[我你他她它这那了吗呢吧把被]|因为|所以|如果|但是|而且|没有|可以|需要|应该")
 _MD = re.compile(r"\*\*|__|[*`~]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CODEY = re.compile(r"[()\[\]{}<>=+|&$\\;,\"!?@#%^/]|\.\w|::|->")
@@ -384,7 +396,7 @@ def _zh_phrase(s: str) -> KeyPhrase | None:
         return KeyPhrase(key, s, False)
     if lead:
         return None
-    if len(rest) < 2 or len(rest) > 8:
+    if len(rest) < 2 or len(rest) > 8 or rest.endswith(_ZH_BAD_HEADS):
         return None
     return KeyPhrase(rest, s, False)
 

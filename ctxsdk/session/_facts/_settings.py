@@ -105,7 +105,8 @@ _DOUBT = re.compile(
     re.I,
 )
 _ZH_DOUBT = re.compile(
-    r"吗|呢|是否|要不要|如果|假如|假设|要是|也许|或许|可能|是不是|能否|可否|应该是|大概|估计|好像|似乎|比如|例如"
+    r"吗|呢|是否|要不要|如果|假如|假设|要是|也许|或许|可能|是不是|能否|可否|应该是|大概|估计|好像|似乎|比如|例如|"
+    r"觉得|认为|猜|建议|考虑"
 )
 _START_CLAUSE = re.compile(
     r"^(?:when|while|once|after|before|until|since|because|although|though)\b", re.I
@@ -223,6 +224,7 @@ _POLAR: dict[str, tuple[str, bool]] = {
     "打开": ("enabled", False),
     "禁用": ("enabled", True),
     "关闭": ("enabled", True),
+    "关掉": ("enabled", True),
     "必填": ("required", False),
     "必需": ("required", False),
     "必须的": ("required", False),
@@ -473,8 +475,10 @@ _Z_SWITCH = re.compile(
 _Z_USE_FOR = re.compile(
     r"^(?:我们|我|请)?(?:使用|用|采用|改用)(?P<y>.+?)(?:作为|做|当作|来做)(?P<x>.+)$"
 )
+_Z_POLAR = re.compile(r"^(?P<x>.+?)(?:已经|已|现在|目前)?(?P<y>关闭|禁用|启用|开启|打开)(?:了)?$")
+_Z_DEPLOY = re.compile(r"^(?:我们|我)?(?:决定)?(?:部署到|部署在|发布到|上线到)(?P<y>.+)$")
 _Z_USE = re.compile(
-    r"^(?:我们|我|请|现在|以后)?(?:改用|使用|采用|换用|用(?!户|来|于))(?P<y>.+?)"
+    r"^(?:我们|我|请|现在|以后)?(?:决定|统一)?(?:改用|使用|采用|换用|用(?!户|来|于))(?P<y>.+?)"
     r"(?:[，,]?(?:而不是|而非|不用|代替|替代|取代)(?P<z>.+))?$"
 )
 _Z_IS = re.compile(r"^(?P<x>.+?)(?:现在|目前|应该|必须)?(?:是|(?<![因作成认以称])为)(?P<y>.+)$")
@@ -617,8 +621,8 @@ def _en(s: str, role: str) -> list[Setting]:
                 return [_make(_choice_kind(role, m["use"]), key, y, rejected=(z,))]
     m = _P_USE_FOR.match(s)
     if m:
-        key = key_phrase(m["x"])
         y = _clean_value(m["y"])
+        key = key_phrase(m["x"]) or (domain_of(y.value) if y else None)  # pytest for tests
         if key and y:
             kind = "setting" if y.cls == "quantity" else "decision"
             return [_make(kind, key, y)]
@@ -756,6 +760,17 @@ def _zh(s: str, role: str) -> list[Setting]:
             if dom:
                 return [_make("decision", dom, y, rejected=(z,) if z else ())]
         return []
+    m = _Z_POLAR.match(s)
+    if m:
+        key = key_phrase(m["x"])
+        v, neg = _POLAR[m["y"]]
+        if key is not None and key.key.isascii():  # a known thing: "问题关闭了" is no setting
+            return [_make("setting", key, _Value(v, None, "polar", neg))]
+        return []
+    m = _Z_DEPLOY.match(s)
+    if m:
+        y = _clean_value(m["y"])
+        return [_make("setting", "deploy", y)] if y is not None else []
     m = _Z_ISNOT.match(s)
     if m:
         key = key_phrase(m["x"])
@@ -810,7 +825,8 @@ def parse_setting(sentence: str, role: str = "user") -> list[Setting]:
     if s is None or _doubtful(s):
         return []
     words = s.split()
-    if len(words) >= 3 and all(w[:1].isupper() or not w[:1].isalpha() for w in words):
+    alpha = [w for w in words if w[:1].isalpha()]
+    if len(alpha) >= 3 and len(alpha) == len(words) and all(w[:1].isupper() for w in alpha):
         return []  # "Unified Session Store Design": a title, not a statement
     cjk = bool(CJK.search(s))
     if not cjk and len(s.split()) > _MAX_WORDS:
