@@ -26,6 +26,7 @@ __all__ = [
     "HYPOTHETICAL",
     "IMPERATIVE",
     "LEAD",
+    "LETTER",
     "NORMATIVE",
     "OPEN_WORK",
     "OUTCOME",
@@ -43,6 +44,7 @@ __all__ = [
 
 _I = re.I
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+LETTER = re.compile(r"[^\W\d_]")
 
 # -- gates -------------------------------------------------------------------------------
 # Leading words that carry nothing ("great, but ...", "ok so ...", "also", "好的，").
@@ -60,6 +62,7 @@ FILLER = re.compile(
     r"|keep going|done|finish(?: please)?|please (?:finish|continue|proceed)|that worked"
     r"|it works|works|lgtm|hi|hello|hey|bye|got it|sounds good|looks good|all done|agreed"
     r"|nice,? that worked|great job|well done|good job|try again|again|retry|next|what next"
+    r"|show (?:me )?(?:your |the |all )?(?:tools|commands|help)|help|/?exit|quit"
     r"|嗯+|哦+|好的?|好吧|行|可以|收到|谢谢(?:你|啦)?|多谢|继续|没问题|不错|很好|你好|好了"
     r"|[\s,，.。!！?？~～、…:：;；])*[\s,，.。!！?？~～、…:：;；]*$",
     _I,
@@ -290,7 +293,8 @@ OUTCOME = re.compile(
     r"|\btests? (?:now )?pass(?:es|ed)?\b"
     r"|\b(?:verification|build|tests?|lint|type ?check|ci|checks?)"
     r" (?:passed|succeeded|(?:is|are) green)"
-    r"|\bsuccessfully\b|\bis now (?:running|working|fixed|available|live|deployed|in place"
+    r"|\b(?:was|were|been|is|are|\w+ed|ran|built|done) successfully\b|\bsuccessfully \w+ed\b"
+    r"|\bis now (?:running|working|fixed|available|live|deployed|in place"
     r"|complete|done)\b|\ball done\b|\b(?:the |this |my )?(?:fix|change|patch|diff|commit)"
     r" (?:adds|fixes|changes|ensures|makes|handles|allows|prevents|resolves|removes|updates)\b"
     r"|\bnow (?:works|returns|handles|passes|correctly)\b"

@@ -22,9 +22,11 @@ Each sentence (``_sentences.sentence_spans``) is read by the cue tables of ``_cu
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import _cues as C
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
-from ._sentences import Span, sentence_spans
+from ._sentences import Span, clean, sentence_spans
 from ._settings import setting_facts
 from ._templates import user_text
 
@@ -162,9 +164,19 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
             Fact(kind=kind, text=line, source=src, scope=scope, reason=reason, rejected=rejected)
         )
 
+    if wrapped:
+        # The task's first line is its title, even when it reads like code or an error
+        # ("SyntaxError: invalid syntax"); the splitter would drop it.
+        first = text.lstrip().split("\n", 1)[0]
+        title = clean(first)
+        at = text.find(first)
+        fits = bool(title) and len(title) <= 2 * TEXT_MAX and bool(C.LETTER.search(title))
+        if fits and (not spans or spans[0].start > at):
+            spans.insert(0, Span(at, at + len(first), title))
     for i, span in enumerate(spans):
         raw = span.text[:_MAX_READ]
         keyed = setting_facts(raw, role=role, seq=seq, session=session, quote=_quote(text, span))
+        keyed = [_with_reason(f, raw) for f in keyed]
         out.extend(keyed)
         s = _gate(raw)
         if s is None:
@@ -210,6 +222,15 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
             task_taken = True
         add(kind, s, span, scope=_scope(s), reason=_reason(s), rejected=_rejected(s))
     return out
+
+
+def _with_reason(f: Fact, s: str) -> Fact:
+    """A keyed decision or preference with the reason the sentence gives, when it has none."""
+    if f.kind in ("decision", "preference") and f.reason is None:
+        why = _reason(s)
+        if why is not None:
+            return dataclasses.replace(f, reason=why)
+    return f
 
 
 def _decision(s: str, role: str) -> bool:
