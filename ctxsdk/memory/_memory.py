@@ -288,6 +288,18 @@ class Memory:
         self.root = self._root(workspace)
         warn_if_stale(self.store, stacklevel=2)  # once per open: scrub() is the remedy
 
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | MemoryStore | None = None,
+        *,
+        workspace: str = "workspace",
+        embedder: Embedder | None = None,
+        clock: Any = None,
+    ) -> Memory:
+        """``Memory.open(path)``: the same as ``Memory(path, ...)`` (the documented call)."""
+        return cls(path, workspace=workspace, embedder=embedder, clock=clock)
+
     # -- plumbing -----------------------------------------------------------------------------
     def now(self) -> datetime:
         clock = self._clock
