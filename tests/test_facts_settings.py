@@ -220,6 +220,7 @@ NOT_SETTINGS = [
     "`extra_threshold` = 1.0.",
     "extra_threshold = 1.0.",  # the splitter drops backticks: still a variable
     "So len should be 0.",
+    "Threshold = 1.0.",
     "u should be 0.",
     "SplitDateTimeWidget relies on MultiWidget.value_from_datadict.",
     "The project codeword is MARMALADE.",  # a name under a key that names no setting

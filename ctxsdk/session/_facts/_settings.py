@@ -31,7 +31,8 @@ X is|are <stored|capped|backed|hosted|...> <prep> Y    setting "X stored" = Y (M
 X runs on|goes to|lives in|deploys to ... Y            setting "X run" = Y (a closed verb list);
                                                        "X uses Y": X = Y
 ... [on|at] port N                                     setting port = N
-X: Y / X = Y                                           setting; see "strict" below
+X: Y / X = Y                                           setting; see "strict" below ("X = Y" from
+                                                       the assistant only for ENV_NAMES)
 =====================================================  ===========================================
 
 Chinese: ``不用/不使用/别用/避免使用 Y`` (negated decision), ``X不是Y`` (negated),
@@ -685,7 +686,10 @@ def _en(s: str, role: str) -> list[Setting]:
         if key and y and (not key.code or _envish(m["x"])) and _strong(y, key):
             return [_make("setting", key, y)]
         return []
-    m = _P_EQ.match(s) or _P_COLON.match(s)
+    eq = _P_EQ.match(s)
+    if eq is not None and role != "user" and not _envish(eq["x"]):
+        return []  # the assistant's "threshold = 1.0" is arithmetic or code, not a setting
+    m = eq or _P_COLON.match(s)
     if m:
         key = key_phrase(m["x"], allow_code=True)
         y = _clean_value(m["y"], cut=False)
