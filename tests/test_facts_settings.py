@@ -186,6 +186,8 @@ def test_use_x_not_y_is_a_decision_with_the_rejected_alternative() -> None:
         ("数据库换成 MySQL", "decision", "database", "MySQL", (), False),
         ("我们用 Vue 做前端", "decision", "frontend", "Vue", (), False),
         ("Use pytest for tests.", "decision", "test framework", "pytest", (), False),
+        ("For persistence we settled on SQLite.", "decision", "persistence", "SQLite", (), False),
+        ("For the queue, we went with Kafka.", "decision", "queue", "Kafka", (), False),
     ],
 )
 def test_choices(

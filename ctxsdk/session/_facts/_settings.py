@@ -18,7 +18,7 @@ switch|move|migrate [X] [from W] to Y                  decision X = Y (rejected 
                                                        package manager)
 X was|is now|has been set|changed|... to Y             setting (switched/moved: decision)
 X defaults to Y                                        setting "default X" = Y
-use Y for|as X                                         decision X = Y (a quantity: setting)
+use Y for|as X / for X, we went with Y                 decision X = Y (a quantity: setting)
 use Y instead of|rather than|, not Z [for X]           decision X = Y, rejected Z; X the domain
 Y instead of Z / prefer Y over Z                       of Y or Z, else "Y or Z"
 we use|are using|go with|chose Y                       decision, only when Y has a known domain
@@ -428,6 +428,9 @@ _P_DONT = re.compile(
     r"need|want|go with)\s+(?P<y>.+?)(?:\s+(?:for|as)\s+(?P<x>.+))?$",
     _I,
 )
+_P_FOR_USE = re.compile(
+    rf"^(?:for|as for)\s+(?P<x>[^,]+?),?\s+{_SUBJ}{_USE}\s+(?P<y>\S+(?:\s+\S+)?)$", _I
+)
 _P_USE = re.compile(rf"^{_SUBJ}{_USE}\s+(?P<y>\S+(?:\s+\S+)?)$", _I)
 _P_SHOULD = re.compile(
     r"^(?P<x>.+?)\s+(?:should|must|needs to|has to|shall)\s+(?:always\s+)?(?P<neg>not\s+|never\s+)?"
@@ -627,6 +630,13 @@ def _en(s: str, role: str) -> list[Setting]:
         if key and y:
             kind = "setting" if y.cls == "quantity" else "decision"
             return [_make(kind, key, y)]
+        return []
+    m = _P_FOR_USE.match(s)
+    if m:
+        key = key_phrase(m["x"])
+        y = _clean_value(m["y"])
+        if key and y:
+            return [_make("decision", key, y)]  # "for persistence we settled on X"
         return []
     m = _P_USE.match(s)
     if m:
