@@ -169,6 +169,12 @@ def test_wrapped_task_is_unwrapped() -> None:
         ("我更喜欢简洁的回答。", "preference"),
         ("README 以后都用英文写。", "preference"),
         ("记住用 pnpm。", "preference"),
+        ("Before you finish, bump the version.", "instruction"),
+        ("TODO: add docs", "instruction"),
+        ("Don't forget the migration.", "instruction"),
+        ("Let's postpone the migration until Friday.", "decision"),
+        ("AuthGateway 的重构先别动，下周再说。", "decision"),
+        ("Go with option C for the cache.", "decision"),
     ],
 )
 def test_user_rules(text: str, kind: str) -> None:

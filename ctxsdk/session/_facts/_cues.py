@@ -121,7 +121,9 @@ NORMATIVE = re.compile(
     r"|be (?:fine|ok|okay|good|possible|enough|able)|pass|help|do it)\b))\b"
     r"|^(?:please\s+)?(?:make sure|ensure|be sure to|remember (?:to|that)|keep in mind"
     r"|it'?s (?:important|crucial|essential|critical|mandatory|required)|important:)"
-    r"|^(?:there is a |there'?s a )?need to\b"
+    r"|^(?:there is a |there'?s a )?need to\b|(?-i:\bTODO\b)|\b(?:don'?t|do not) forget\b"
+    r"|^before you (?:finish|are done|stop|commit|push|wrap up|merge|release)\b"
+    r"|^(?:later|afterwards|next time),\s"
     r"|必须|务必|一定要|需要|记得|记住|注意|应该|应当|得要",
     _I,
 )
@@ -214,6 +216,7 @@ DECISION_STRONG = re.compile(
     r" (?:go|going|went) with\b|\blet'?s (?:use|stick with|keep|switch to|adopt|choose|pick"
     r"|settle on)\b|\b(?:chose|chosen|opted (?:for|to)|settled on|sticking with|went with"
     r"|going with|go with (?:option|approach|plan|solution|the|a|an|\w+ (?:approach|option)))\b"
+    r"|\bpostpone|\bdefer(?:red)? (?:until|to)\b|\bput (?:it |this |that )?on hold\b"
     r"|决定|选择了|选定|选用|采用|改用|就用|不要改成|先别动|下周再|定了|敲定|方案\s*[A-Z0-9一二三四五]",
     _I,
 )
@@ -229,7 +232,8 @@ DECISION = re.compile(
 DECISION_HINT = re.compile(
     r"decid|decision|chose|opted|settled|sticking|went with|go with|going with|let'?s|let us"
     r"|instead of|rather than|in favou?r|we'll|we will|going to|switch|migrat|mov|prefer"
-    r"|i'll|i will|we should|决定|选|采用|改用|就用|而不是|不要改成|先别动|下周再|定了|敲定|方案|用"
+    r"|i'll|i will|we should|postpone|defer|on hold"
+    r"|决定|选|采用|改用|就用|而不是|不要改成|先别动|下周再|定了|敲定|方案|用"
 )
 # Weaker: a choice only when the user says it, or with a reason or an alternative.
 DECISION_WEAK = re.compile(
