@@ -52,6 +52,13 @@ def test_one_key_value_and_unit_however_phrased(sentence: str) -> None:
     assert _kv(sentence) == [("request timeout", "60", "seconds", False)]
 
 
+def test_two_sentences_the_splitter_left_together_are_read_apart() -> None:
+    assert _kv("Bump the request timeout to 60 s. The API is not public.") == [
+        ("request timeout", "60", "seconds", False),
+        ("api", "public", None, True),
+    ]
+
+
 def test_a_later_value_supersedes_through_facts_current() -> None:
     facts = [
         *setting_facts("Set the timeout to 30.", role="user", seq=1, session="s", quote="q1"),

@@ -134,6 +134,7 @@ _REMEMBER = re.compile(
     r"(?:\s+fact)?(?:\s+for later)?\s*[:,]|\s+that\b|\s*:)\s*",
     re.I,
 )
+_PARTS = re.compile(r"(?<=[.!?;。！？；])\s+(?=[A-Z\u3400-\u9fff])")
 _TRAIL = re.compile(r"[\s.!;；。！:：]+$")
 
 # -- value cleaning --------------------------------------------------------------------------
@@ -831,9 +832,19 @@ def _doubtful(s: str) -> bool:
 
 
 def parse_setting(sentence: str, role: str = "user") -> list[Setting]:
-    """The settings one sentence states (see the module docstring); ``[]`` for none."""
+    """The settings one sentence states (see the module docstring); ``[]`` for none.
+
+    A "sentence" that still holds two ("bump the timeout to 60 s. The API is not public.",
+    where a splitter took "s." for an abbreviation) is read as its parts."""
     if not isinstance(sentence, str) or len(sentence) > 400:
         return []
+    parts = _PARTS.split(sentence.strip())
+    if len(parts) > 1:
+        return [st for part in parts for st in _parse_one(part, role)]
+    return _parse_one(sentence, role)
+
+
+def _parse_one(sentence: str, role: str) -> list[Setting]:
     said = _REMEMBER.match(_LIST_MARK.sub("", sentence.strip()))
     s = _clean(_LIST_MARK.sub("", sentence.strip())[said.end() :] if said else sentence)
     if s is None or _doubtful(s):
