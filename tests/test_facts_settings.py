@@ -70,6 +70,17 @@ def test_a_later_value_supersedes_through_facts_current() -> None:
     assert (current.value, current.source.seq) == ("60", 3)
 
 
+def test_through_the_fact_reader_a_later_value_supersedes() -> None:
+    from ctxsdk.testing import LogBuilder
+
+    b = LogBuilder(session_id="timeouts")
+    b.turn("Set the request timeout to 30 seconds.").assistant(text="Done.").end_turn()
+    b.turn("Actually, bump the request timeout to 60 s.").assistant(text="OK.").end_turn()
+    facts = Session.from_events(b.header, b.events).facts()
+    keyed = [f for f in facts.current() if f.key == "request timeout"]
+    assert [(f.kind, f.value, f.unit) for f in keyed] == [("setting", "60", "seconds")]
+
+
 POSITIVE: list[tuple[str, list[Triple]]] = [
     ("timeout=60", [("timeout", "60", None, False)]),
     ("超时时间是 60 秒", [("timeout", "60", "seconds", False)]),
