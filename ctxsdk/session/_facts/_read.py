@@ -37,6 +37,9 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return {}
 
 
+_CLOSING = 3  # how many of the last assistant texts may hold the outcome
+
+
 def _feeds(ev: Mapping[str, Any]) -> bool:
     """Append-origin or log-only: the events facts may be read from."""
     op = ev.get("surfaceOp")
@@ -49,7 +52,8 @@ class FactReader:
     def __init__(self, session: str = "") -> None:
         self.session = session
         self.tools = ToolFacts(session)
-        self._closing: tuple[int, str] | None = None  # the last assistant text and its seq
+        # The last few assistant texts: a log often ends on "ready to submit" after the summary.
+        self._closing: list[tuple[int, str]] = []
 
     def feed(self, ev: Mapping[str, Any]) -> list[Fact]:
         seq = ev.get("seq")
@@ -100,7 +104,7 @@ class FactReader:
         text = message_text(msg)
         if text.strip():
             out += text_facts(text, role="assistant", seq=seq, session=self.session)
-            self._closing = (seq, text)
+            self._closing = [*self._closing[-(_CLOSING - 1) :], (seq, text)]
         calls = False
         for block in msg.get("content") or ():
             if isinstance(block, dict) and block.get("type") == "tool-call":
@@ -133,9 +137,11 @@ class FactReader:
 
     def finish(self) -> list[Fact]:
         out: list[Fact] = []
-        if self._closing is not None:
-            seq, text = self._closing
-            out += closing_facts(text, seq=seq, session=self.session)
+        for seq, text in reversed(self._closing):
+            found = closing_facts(text, seq=seq, session=self.session)
+            if found:
+                out += found
+                break
         out += self.tools.finish()
         return out
 
