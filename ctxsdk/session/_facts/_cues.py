@@ -25,6 +25,7 @@ __all__ = [
     "FILLER",
     "HYPOTHETICAL",
     "IMPERATIVE",
+    "INTENT",
     "LEAD",
     "LETTER",
     "NORMATIVE",
@@ -305,6 +306,9 @@ OUTCOME = re.compile(
     r"|完成了|已(?:经)?(?:完成|修复|添加|创建|更新|删除|实现|修改|解决|提交|推送|通过)|全部通过|测试通过|搞定|修好了",
     _I,
 )
+# The agent announcing what it is about to do ("I'll do one last check", "I will now run"):
+# a next step, not open work.
+INTENT = re.compile(r"^(?:i'?ll|i will|i am going to|i'm going to|now i'?ll|next,? i'?ll)\b", _I)
 OPEN_WORK = re.compile(
     r"(?-i:\bTODO\b)|\b(?:remaining|remains|next steps?|not yet|still (?:need|needs|to|fail|fails"
     r"|failing|missing|open|pending|broken)|left to do|follow[- ]ups?|pending|outstanding"

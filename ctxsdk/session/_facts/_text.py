@@ -284,7 +284,10 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
             if label:
                 under_label = 3
                 continue
-            if not C.QUESTION.search(s) and not C.DANGLING.search(s):
+            # "I'll do one final check to make sure I didn't …" is the agent's next step, not work
+            # left open at the end.
+            intent = C.ASSISTANT_NARRATION.match(s) or C.INTENT.match(s)
+            if not C.QUESTION.search(s) and not C.DANGLING.search(s) and not intent:
                 add(open_work, "open_work", s, span)
             continue
         if label or heading:
