@@ -195,7 +195,7 @@ def test_objective_text_is_bounded() -> None:
         "Keep the wire format unchanged.",
         "Refactor it without changing behaviour.",
         "Avoid new dependencies.",
-        "No network access in tests.",
+        "Don't use the network in tests.",
     ],
 )
 def test_normative_sentences_become_constraints(sentence: str) -> None:
@@ -222,13 +222,13 @@ def test_a_restated_constraint_is_one_item_with_both_sources() -> None:
     b = builder("restated")
     b.turn("Never push to main. Also never skip tests.").assistant(text="ok").end_turn()
     b.turn("Fix bug 2.").assistant(text="ok").end_turn()
-    b.turn("Please. Never push to main!").assistant(text="ok").end_turn()
+    b.turn("Please. Never push to main!").assistant(text="ok").end_turn()  # "Please." asks nothing
     s = reduce(b)
     texts = [str(c.value) for c in s.constraints]
     assert len(texts) == 2
     # The restatement refreshes the first one (same id, the newest wording, both sources) and
     # makes it the newest item of the face.
-    assert texts == ["Also never skip tests.", "Never push to main!"]
+    assert texts == ["never skip tests.", "Never push to main!"]  # the kernel drops "Also"
     assert s.constraints[-1].id == "constraint:3.0"
     assert len(s.constraints[-1].sources) == 2
 
@@ -302,7 +302,7 @@ def test_s03_supersession_30_to_60() -> None:
 def test_restating_the_same_value_is_not_a_supersession() -> None:
     b = builder("same-value")
     b.turn("Set the timeout to 30.").assistant(text="ok").end_turn()
-    b.turn("Remember, timeout = 30").assistant(text="ok").end_turn()
+    b.turn("timeout = 30").assistant(text="ok").end_turn()
     s = reduce(b)
     assert s.superseded == () and s.retired_count == 0
     assert len(s.heads["value/timeout"].sources) == 2
@@ -374,8 +374,12 @@ def test_a_later_success_of_the_same_command_verifies_the_failure() -> None:
     s = reduce(b)
     assert s.open_failures == () and s.retired_count == 1
     assert s.anchor("failure:bash:pytest -q") is None
-    (ev,) = s.evidence
-    assert ev.value == "bash:pytest -q: 5 passed in 0.2s" and ev.authority == "empirical"
+    ev = s.anchor("evidence:bash:pytest -q")
+    assert ev is not None and ev.authority == "empirical"
+    assert ev.value == "bash:pytest -q: 5 passed in 0.2s"
+    # the kernel's error fact: what failed, and the run that passed again
+    (fixed,) = [e for e in s.evidence if e.id.startswith("evidence:fixed:")]
+    assert "1 failed" in str(fixed.value) and fixed.sources[-1] == ev.sources[-1]
 
 
 def test_an_is_error_failure_closes_when_the_same_command_later_succeeds() -> None:
@@ -489,18 +493,20 @@ def test_transition_and_retire_of_unknown_anchors_are_rejected() -> None:
         "Before you finish, bump the version.",
         "TODO: rename the module.",
         "Later, we port the CLI.",
-        "Next, add the flag.",
     ],
 )
-def test_obligation_sentences(sentence: str) -> None:
+def test_reminders_are_rules_and_the_ask_is_an_obligation(sentence: str) -> None:
+    # The fact kernel reads a reminder as a rule that holds until the work is done (a
+    # constraint); the ask itself ("Fix the bug.") is the open obligation.
     s = reduce(one_turn("obligation", f"Fix the bug. {sentence}"))
-    assert [o.value for o in s.open_obligations] == [sentence]
-    assert s.constraints == ()  # an obligation is not also a constraint
+    assert [o.value for o in s.open_obligations] == ["Fix the bug."]
+    assert [c.value for c in s.constraints] == [sentence]
+    assert s.open_obligations[0].authority == "normative"
 
 
 def test_not_obligations() -> None:
     s = reduce(one_turn("no-obligation", "I remember the bug. The next step is hard. todo list"))
-    assert s.open_obligations == ()
+    assert s.open_obligations == () and s.constraints == ()
 
 
 def test_todo_write_is_a_snapshot() -> None:
@@ -584,12 +590,23 @@ def test_re_editing_a_file_is_not_a_supersession() -> None:
 def test_decisions_by_speaker() -> None:
     b = builder("decisions")
     b.turn("Let's go with SQLite for the cache.")
-    b.assistant(text="I'll use WAL mode.", reasoning="We'll use a secret plan.").end_turn()
+    b.assistant(
+        text="I decided to use WAL mode instead of the rollback journal.",
+        reasoning="We decided to use a secret plan instead of the open one.",
+    ).end_turn()
     s = reduce(b)
     assert [(d.value, d.authority) for d in s.decisions] == [
         ("Let's go with SQLite for the cache.", "decision"),
-        ("I'll use WAL mode.", "hypothesis"),
+        ("I decided to use WAL mode instead of the rollback journal.", "hypothesis"),
     ]
+    # a keyed decision is the head of its key: a later choice for the cache supersedes it
+    assert s.heads["decision/cache"].value == "Let's go with SQLite for the cache."
+
+
+def test_a_decision_keeps_its_reason_and_the_rejected_option() -> None:
+    s = reduce(one_turn("why", "We will use pnpm because it is faster, not npm."))
+    (d,) = s.decisions
+    assert "pnpm" in str(d.value) and "faster" in str(d.value) and "npm" in str(d.value)
 
 
 def test_s06_decision_supersession() -> None:
@@ -604,7 +621,8 @@ def test_s06_decision_supersession() -> None:
         declare("db-1", "decision", "postgres", "decision", [first], key="decision/app/db"),
         declare("db-2", "decision", "sqlite", "decision", [second], key="decision/app/db"),
     )
-    assert [d.id for d in s.decisions] == ["db-2"] and s.heads["decision/app/db"].value == "sqlite"
+    ids = [d.id for d in s.decisions]
+    assert "db-2" in ids and "db-1" not in ids and s.heads["decision/app/db"].value == "sqlite"
     assert [(a.id, a.superseded_by) for a in s.superseded] == [("db-1", "db-2")]
     assert s.anchor("db-1") is None and s.retired_count == 1
 
@@ -769,7 +787,7 @@ def _epochs(n: int) -> LogBuilder:
     b = builder(f"epochs-{n}")
     for i in range(n):
         b.turn(
-            f"Step {i}: never touch module_{i}.py. Set the batch size to {i}. "
+            f"Step {i}. Never touch module_{i}.py. Set the batch size to {i}. "
             f"Remember to document change {i}. Let's go with plan {i}."
         )
         b.assistant(
@@ -810,13 +828,15 @@ def test_s08_the_state_stays_bounded(n: int) -> None:
     assert len(str(s)) <= TEXT_BOUND and len(s._html_()) <= 3 * TEXT_BOUND
     assert len(json.dumps(s.to_json())) <= 2 * TEXT_BOUND
     assert all(len(a.sources) <= LIMITS.sources for a in s.active())
-    assert s.current_request is not None and f"Step {n - 1}:" in str(s.current_request.value)
+    assert s.current_request is not None and f"Step {n - 1}." in str(s.current_request.value)
     assert s.heads["value/batch_size"].value == n - 1  # the newest value always wins
     assert state_metrics(s, events).ssr == 0.0
     if n >= 100:
-        assert s.dropped["constraints"] == n - LIMITS.constraints
+        # two rules a turn: never touch …, remember to document …
+        assert s.dropped["constraints"] == 2 * n - LIMITS.constraints
         # The newest constraints are kept.
-        assert str(s.constraints[-1].value) == f"Step {n - 1}: never touch module_{n - 1}.py."
+        assert str(s.constraints[-2].value) == f"Never touch module_{n - 1}.py."
+        assert str(s.constraints[-1].value) == f"Remember to document change {n - 1}."
         assert len(s.superseded) == LIMITS.superseded
 
 
@@ -1008,7 +1028,7 @@ def test_retire_removes_an_anchor_everywhere() -> None:
         b,
         declare("api", "constraint", "keep the API", "normative", [first], key="scope/api"),
         anchor_event("retire", anchor_id="api"),
-        anchor_event("retire", anchor_id=f"obligation:{first}.1"),
+        anchor_event("retire", anchor_id=f"constraint:{first}.0"),  # "Later, we add docs."
         anchor_event("retire", anchor_id="objective"),
     )
     assert s.rejected == () and s.retired_count == 3

@@ -117,6 +117,17 @@ from typing import Any
 from .._display import Rendered, badge, esc, kv, plural, section, table
 from ..errors import InvalidArgument
 from ..session import first_line, message_of, message_text
+from ..session._facts import Fact, FactReader
+from ..session._facts._commands import Part, covers, parts
+from ..session._facts._outcomes import _PASS, harness_note, outcome
+from ..session._facts._text import _instruction
+from ..session._facts._tools import (
+    _EDIT_PARTS,
+    _PATCH_FILE,
+    _PATH_KEYS,
+    _command_of,
+    _name_parts,
+)
 
 __all__ = [
     "ANCHOR_EVENT",
@@ -150,6 +161,7 @@ ANCHOR_OPS = ("declare", "transition", "retire")
 
 Value = str | int | float | bool
 JsonDict = dict[str, Any]
+_Call = tuple[str, tuple[str, str | None]]  # (call key, (tool name, command line or None))
 
 # Which event types may ground which authority (seed authority.ts).
 _GRANTS: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -492,94 +504,10 @@ def anchor_event(
     return {"type": ANCHOR_EVENT, "data": data, "ignorable": True}
 
 
-# --- the lexical rules -------------------------------------------------------------------------
+# --- reading the log: the fact kernel ------------------------------------------------------------
 
 _INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected output
-_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
-_BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_OBLIGATION = re.compile(
-    r"\bremember to\b|\b(?:don'?t|do not) forget\b|\bmake sure (?:to|that|you)\b"
-    r"|\bbefore you (?:finish|are done|stop|commit|wrap up)\b|(?-i:\bTODO\b)"
-    r"|^(?:later|next|afterwards|then),",
-    re.I,
-)
-_NORMATIVE = re.compile(
-    r"\b(?:must|never|do not|don'?t|always|only|avoid"
-    r"|without (?:changing|modifying|touching|breaking))\b"
-    r"|\bkeep\b[^.]{0,80}?\b(?:unchanged|intact|as[- ]is|the same|stable)\b"
-    r"|^no\s+[a-z]",
-    re.I,
-)
-_DECISION = re.compile(
-    r"\b(?:we'?ll|we will|i'?ll|i will|let'?s) use\b|\bdecided to\b|\blet'?s go with\b"
-    r"|\bgoing with\b",
-    re.I,
-)
-_VAL = r"(?P<val>\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|`[^`\n]{1,120}`|[^\s,;]{1,80})"
-_KEYS = r"(?P<key>[A-Za-z_][\w.\-/]*(?: [A-Za-z_][\w.\-]*){0,2}?)"
-_KEY1 = r"(?P<key>[A-Za-z_][\w.\-]*)"
-_END = (
-    r"(?=\s*(?:[,;!?)]|\.(?:\s|$)|$"
-    r"|\s(?:and|then|instead|please|now|from now on|going forward|everywhere)\b))"
-)
-_VALUE_RULES = (
-    re.compile(
-        r"\b(?:set|change|update|bump|raise|lower|increase|decrease|switch)\s+(?:the\s+)?"
-        + _KEYS
-        + r"\s+(?:to|=)\s+"
-        + _VAL
-        + _END,
-        re.I,
-    ),
-    re.compile(r"\buse\s+" + _VAL + r"\s+(?:for|as)\s+(?:the\s+)?" + _KEYS + _END, re.I),
-    re.compile(r"\b" + _KEY1 + r"\s+(?:is now|should now be|is changed to)\s+" + _VAL + _END, re.I),
-    re.compile(r"\b" + _KEY1 + r"\s*(?<![=!<>])=(?![=>])\s*" + _VAL + _END),
-    re.compile(
-        r"^\s*" + _KEY1 + r"\s*:\s*(?P<val>-?\d+(?:\.\d+)?[A-Za-z%]{0,3}|true|false)\s*$",
-        re.I | re.M,
-    ),
-)
-_NOT_KEYS = frozenset(
-    "it this that them these those me you him her us everything something all one "
-    "nothing anything way code file function test tests".split()
-)
-_FAIL_SIGNALS = (
-    re.compile(r"\bexit(?:ed)?(?: with)?(?: exit)?\s*(?:code|status)\s*[:=]?\s*[1-9]\d*", re.I),
-    re.compile(r"\bFAILED\b"),
-    re.compile(r"\b[1-9]\d* (?:tests? )?failed\b", re.I),
-    re.compile(r"Traceback \(most recent call last\)"),
-    re.compile(r"^\s*(?:error|fatal)(?:\[[^\]\n]*\])?:", re.I | re.M),
-    re.compile(r"command not found", re.I),
-    re.compile(r"No such file or directory"),
-)
-_EVIDENCE = (
-    re.compile(r"\b\d+ (?:tests? )?passed\b", re.I),
-    re.compile(r"^(?:OK\b|ok\s)", re.M),
-    re.compile(r"\ball tests pass(?:ed)?\b", re.I),
-    re.compile(r"\bBUILD SUCCESSFUL\b|\bbuild succeeded\b", re.I),
-)
-_NAME_PART = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")  # snake, kebab, camel
-_READ_PARTS = frozenset(
-    "read view cat grep rg glob search find ls list fetch recall open get".split()
-)
-_WRITE_PARTS = frozenset("write edit multiedit create replace patch insert".split())
-_PATH_KEYS = ("path", "file_path", "filename", "filePath", "notebook_path")
-_IDENTITY_KEYS = (
-    "command",
-    "cmd",
-    "script",
-    "path",
-    "file_path",
-    "filename",
-    "filePath",
-    "pattern",
-    "query",
-    "url",
-)
-_PATCH_FILES = re.compile(
-    r"^(?:\*\*\* (?:Add|Update|Delete) File: (.+)|\+\+\+ (?:b/)?(\S+))$", re.M
-)
+_ASK_WORDS = 2  # words an ask needs to be an obligation ("Please." alone is not)
 
 
 def _fold(text: str) -> str:
@@ -590,25 +518,9 @@ def _norm(text: str) -> str:
     return _fold(text).lower().rstrip(" .!;:")
 
 
-def _sentences(text: str, limits: StateLimits) -> list[str]:
-    """The sentences of a message: fenced code removed, bullets stripped, bounded."""
-    body = _FENCE.sub(" ", text[: limits.scan_chars]).replace("’", "'")
-    out: list[str] = []
-    for line in body.splitlines():
-        line = _BULLET.sub("", line).strip()
-        for part in _SENTENCE_END.split(line):
-            part = _fold(part)
-            if len(part) >= 4:
-                out.append(part)
-                if len(out) >= limits.sentences:
-                    return out
-    return out
-
-
 def _typed(raw: str) -> Value:
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'`":
-        return raw[1:-1]
-    text = raw.rstrip(".!?:)")
+    """A setting's value as said: a number or a boolean when it is one, else the text."""
+    text = raw.strip()
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -619,39 +531,56 @@ def _typed(raw: str) -> Value:
     return text
 
 
-def _values(sentence: str) -> list[tuple[str, Value]]:
-    """``(normalized key, typed value)`` for each value statement in a sentence."""
-    out: list[tuple[str, Value]] = []
-    for rule in _VALUE_RULES:
-        for m in rule.finditer(sentence):
-            key = re.sub(r"[\s\-]+", "_", m.group("key").strip().lower()).strip("_.")
-            value = _typed(m.group("val"))
-            if not key or key.split("_")[0] in _NOT_KEYS or value == "":
-                continue
-            if (key, value) not in out and all(k != key for k, _ in out):
-                out.append((key, value))
-    return out
+def _setting_value(f: Fact) -> Value:
+    """The value a setting fact holds: its unit kept ("60 seconds"), its polarity kept
+    ("not public"); a bare number or boolean typed."""
+    raw = f.value or ""
+    if f.unit:
+        raw = f"{raw} {f.unit}"
+    elif not f.negated:
+        return _typed(raw)
+    return f"not {raw}" if f.negated else raw
 
 
-def _failure_line(text: str) -> str | None:
-    """The first line of ``text`` that carries a failure signal, or None."""
-    hits = [m.start() for rule in _FAIL_SIGNALS if (m := rule.search(text))]
+def _slot(key: str) -> str:
+    """A kernel key as a state key part: lowercase, spaces and hyphens as ``_``."""
+    return re.sub(r"[\s\-]+", "_", key.strip().lower()).strip("_.") or "_"
+
+
+def _decision_text(f: Fact) -> str:
+    """A decision's line: its words (a keyed one's sentence as said, not ``key = value``),
+    with the reason and the rejected options it gives."""
+    text = _fold(f.source.quote) if f.key and f.source.quote.strip() else f.text
+    low = text.casefold()
+    if f.reason and f.reason.casefold() not in low:
+        text += f" (because {f.reason})"
+    rejected = [r for r in f.rejected if r.casefold() not in low]
+    if rejected:
+        text += f" (not {', '.join(rejected)})"
+    return text
+
+
+def _instruction_face(f: Fact) -> str | None:
+    """Where a user instruction or preference lives: a rule that holds beyond the next step
+    is a constraint; an ask for one piece of work (the kernel's task imperative) an open
+    obligation; a one-word ask ("Please.") nowhere."""
+    if f.kind != "instruction" or f.scope is not None:
+        return "constraint"
+    got = _instruction(f.text)
+    if got is None or got[1]:
+        return "constraint"
+    return "obligation" if len(f.text.split()) >= _ASK_WORDS else None
+
+
+def _pass_line(text: str) -> str | None:
+    """The line of a result that says it passed (the kernel's pass signals), or None."""
+    hits = [m.start() for rule in _PASS if (m := rule.search(text))]
     if not hits:
         return None
     at = min(hits)
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
-    return _fold(text[start : end if end >= 0 else len(text)]) or "failed"
-
-
-def _evidence_line(text: str) -> str | None:
-    hits = [m.start() for rule in _EVIDENCE if (m := rule.search(text))]
-    if not hits:
-        return None
-    at = min(hits)
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return _fold(text[start : end if end >= 0 else len(text)])
+    return _fold(text[start : end if end >= 0 else len(text)]) or None
 
 
 def _arguments(raw: Any) -> JsonDict:
@@ -667,80 +596,52 @@ def _arguments(raw: Any) -> JsonDict:
     return {}
 
 
-def _identity(name: str, args: Mapping[str, Any]) -> str:
-    """The command identity: the tool name and its command/path argument, normalized."""
-    for key in _IDENTITY_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            return _cut(f"{name}:{_fold(value)}", 160)
+def _call_key(name: str, args: Mapping[str, Any]) -> str:
+    """A call's name in ids: the tool and its command (or path), whitespace folded."""
+    command = _command_of(args)
+    if command is None:
+        command = next(
+            (v for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()), None
+        )
+    if command is not None:
+        return _cut(f"{name}:{_fold(command)}", 160)
     if not args:
         return name
     rest = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
     return _cut(f"{name}:{_fold(rest)}", 160)
 
 
-_SPLIT_COMMANDS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
-_RUNNERS = frozenset({"python", "python3", "uv", "poetry", "pipenv", "npx", "pnpm", "yarn"})
+def _unlaunched(command: str) -> list[Part]:
+    """The kernel's parts of a command line, launchers left out: ``python -m pytest x`` and
+    ``uv run pytest x`` run the same tests as ``pytest x``."""
+    return [replace(p, launcher=()) for p in parts(command)]
 
 
-def _program(words: list[str]) -> tuple[str, list[str]]:
-    """The program a shell command runs and its arguments: ``python -m pytest x`` and
-    ``uv run pytest x`` both run ``pytest`` on ``x``."""
-    while words and words[0] in _RUNNERS:
-        words = words[1:]
-        while words and words[0] in ("-m", "run", "exec", "--"):
-            words = words[1:]
-    return (words[0], words[1:]) if words else ("", [])
-
-
-def _subcommands(identity: str) -> list[tuple[str, str, frozenset[str]]]:
-    """(tool, program, operands) of each part of a command identity (``tool:cmd && cmd``);
-    options (``-q``, ``--fix``) are not operands."""
-    tool, _, command = identity.partition(":")
-    out = []
-    for part in _SPLIT_COMMANDS.split(command):
-        program, args = _program(part.split())
-        if program:
-            out.append((tool, program, frozenset(a for a in args if not a.startswith("-"))))
-    return out
-
-
-def _covers(success: str, failure: str) -> bool:
-    """Whether a successful command re-ran what a failed one ran, or more: every part of the
-    failed command has a part of the success with the same tool and program whose operands
-    include the failed part's, or that has none (``pytest -q`` runs every test that
-    ``pytest tests/test_x.py`` ran; a narrower run never covers a broader failure). Options
-    are ignored (``ruff check --fix x`` covers ``ruff check x``)."""
-    if success == failure:
-        return True
-    done = _subcommands(success)
-    wanted = _subcommands(failure)
-    if not done or not wanted:
+def _reruns(done: tuple[str, str | None], failed: tuple[str, str | None]) -> bool:
+    """Whether a successful call re-ran what a failed one ran, or more: the same tool and a
+    command line that covers the failed one (the kernel's ``covers``: a narrower run never
+    covers a broader failure; options ignored)."""
+    (tool, command), (ftool, fcommand) = done, failed
+    if tool != ftool or command is None or fcommand is None:
         return False
-    return all(
-        any(t == ft and p == fp and (not ops or (fops and fops <= ops)) for t, p, ops in done)
-        for ft, fp, fops in wanted
-    )
+    return covers(_unlaunched(command), _unlaunched(fcommand))
 
 
-def _name_parts(name: str) -> frozenset[str]:
-    """The words of a tool name: ``str_replace_based_edit_tool``, ``WebFetch``, ``apply-patch``."""
-    return frozenset(p.lower() for p in _NAME_PART.split(name) if p)
-
-
-def _reads(name: str) -> bool:
-    """A read/search-like tool: what it returns is content, not a verdict."""
-    parts = _name_parts(name)
-    return bool(parts & _READ_PARTS) and not parts & _WRITE_PARTS
+def _explores(command: str) -> bool:
+    """A command line that only reads (ls, grep, cat, echo …): what it prints is content,
+    and its exit code is no verdict on the work."""
+    ps = parts(command)
+    return bool(ps) and all(p.purpose == "read" for p in ps)
 
 
 def _written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
-    if not _name_parts(name) & _WRITE_PARTS or args.get("command") == "view":
+    """The files a successful editing call wrote: its path argument, a patch's file headers."""
+    if not _name_parts(name) & _EDIT_PARTS or args.get("command") == "view":
         return []
     out = [v.strip() for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
     for value in args.values():  # a patch names its files in its headers
         if isinstance(value, str) and ("*** " in value or "+++ " in value):
-            out += [(a or b).strip() for a, b in _PATCH_FILES.findall(value)]
+            out += [(m.group(2) or m.group(3) or "").strip() for m in _PATCH_FILE.finditer(value)]
     return [p for i, p in enumerate(out) if p and p != "/dev/null" and p not in out[:i]]
 
 
@@ -793,7 +694,9 @@ class _Reducer:
         self.skipped = 0
         self.upto = -1
         self.calls: dict[str, tuple[str, JsonDict]] = {}  # callId -> (tool name, arguments)
-        self.identity_of: dict[str, str] = {}  # failure id -> command identity
+        self.identity_of: dict[str, _Call] = {}  # failure id -> (call key, (tool, command))
+        self.reader = FactReader()  # the fact kernel, fed the same events
+        self.failed_edits: set[str] = set()  # paths of edit calls that failed
         self.verified: set[str] = set()  # failure ids already verified (a repeat is a no-op)
 
     # --- the state operations --------------------------------------------------------------
@@ -989,54 +892,130 @@ class _Reducer:
         sources = _merge_sources(a.sources, refs, self.limits.sources)
         self.active[anchor_id] = replace(a, failure_state=state, sources=sources)
 
-    # --- the lexical rules ---------------------------------------------------------------------
+    # --- the facts of the log -----------------------------------------------------------------
 
-    def _text_anchor(self, kind: str, text: str, seq: int, i: int, authority: str) -> None:
-        """A constraint, obligation or decision sentence; a restatement refreshes it."""
+    def _text_anchor(
+        self, kind: str, text: str, seq: int, i: int, authority: str, key: str | None = None
+    ) -> None:
+        """A constraint, obligation or decision; a restatement refreshes it (same id, the
+        newest wording, both sources) and makes it the newest of its face."""
         norm = _norm(text)
         known = self.texts.get((kind, norm))
         aid = known if known is not None and known in self.active else f"{kind}:{seq}.{i}"
         self.texts[(kind, norm)] = aid
         value = _cut(text, self.limits.text)
         self.declare(
-            Anchor(id=aid, kind=kind, value=value, authority=authority, sources=(seq,)),
+            Anchor(
+                id=aid, kind=kind, state_key=key, value=value, authority=authority, sources=(seq,)
+            ),
             auto=True,
         )
 
-    def prompt(self, text: str, seq: int, *, system: bool) -> None:
-        """The sentence rules over a user prompt or the system prompt."""
-        for i, sentence in enumerate(_sentences(text, self.limits)):
-            question = sentence.endswith("?")
-            if not system:
-                for key, value in _values(sentence):
-                    self._value(key, value, seq)
-                if _DECISION.search(sentence):
-                    self._text_anchor("decision", sentence, seq, i, "decision")
-            if question:
-                continue
-            if not system and _OBLIGATION.search(sentence):
-                self._text_anchor("obligation", sentence, seq, i, "normative")
-            elif _NORMATIVE.search(sentence):
-                self._text_anchor("constraint", sentence, seq, i, "normative")
-
-    def _value(self, key: str, value: Value, seq: int) -> None:
+    def _value(self, key: str, value: Value, seq: int, authority: str) -> None:
         state_key = f"value/{key}"
         head_id = self.heads.get(state_key)
         head = self.active.get(head_id) if head_id is not None else None
         if head is not None and head.value == value and type(head.value) is type(value):
             self.declare(replace(head, sources=(seq,)), auto=True, move=False)
             return
+        if head is not None and authority == "hypothesis" and head.authority == "normative":
+            return  # the assistant restating a setting never overrides what the user set
+        if isinstance(value, str):
+            value = _cut(value, self.limits.text)
         self.declare(
             Anchor(
                 id=f"value:{key}@{seq}",
                 kind="value",
                 state_key=state_key,
                 value=value,
-                authority="normative",
+                authority=authority,
                 sources=(seq,),
             ),
             auto=True,
         )
+
+    def _project(self, f: Fact) -> None:
+        """A project fact: a key file is an artifact, anything else (test command, language,
+        package manager …) the head of ``project/<key>``."""
+        key, seq = f.key or "", f.source.seq
+        if key.startswith("file ") and f.value:
+            path = f.value
+            known = [k for k in self.heads if k == f"file/{path}" or k.endswith(f"/{path}")]
+            failed = any(p == path or p.endswith(f"/{path}") for p in self.failed_edits)
+            if not known and not failed:
+                self.declare(
+                    Anchor(
+                        id=f"artifact:{path}",
+                        kind="artifact",
+                        state_key=f"file/{path}",
+                        value=_cut(f.text, self.limits.text),
+                        authority="procedural",
+                        sources=(seq,),
+                    ),
+                    auto=True,
+                    move=False,
+                )
+            return
+        value = _cut(f.text if not f.value else f.value, self.limits.text)
+        state_key = f"project/{_slot(key or 'fact')}"
+        head_id = self.heads.get(state_key)
+        head = self.active.get(head_id) if head_id is not None else None
+        if head is not None and head.value == value:
+            return
+        self.declare(
+            Anchor(
+                id=f"project:{_slot(key or 'fact')}@{seq}",
+                kind="value",
+                state_key=state_key,
+                value=value,
+                authority="procedural",
+                sources=(seq,),
+            ),
+            auto=True,
+        )
+
+    def _fixed(self, f: Fact) -> None:
+        """An error the work got past (the kernel's error fact with the passing run): what
+        failed and what fixed it, kept as evidence."""
+        if f.reason is None:
+            return  # still failing: the open failure says it
+        seqs = sorted({f.source.seq, *f.evidence[-1:]})
+        self.declare(
+            Anchor(
+                id=f"evidence:fixed:{_cut(f.value or f.text, 120)}",
+                kind="evidence",
+                value=_cut(f.text + (f" ({f.fix})" if f.fix else ""), self.limits.text),
+                authority="empirical",
+                sources=tuple(seqs),
+            ),
+            auto=True,
+        )
+
+    def facts(self, found: Sequence[Fact]) -> None:
+        """Map the kernel's facts of one event (or of the log's end) to anchors."""
+        for i, f in enumerate(found):
+            role, seq = f.source.role, f.source.seq
+            if seq not in self.seen or not _feeds(self.seen[seq]):
+                continue  # never cite what is not a root of this log
+            user = role == "user"
+            if f.kind in ("instruction", "preference") and user:
+                face = _instruction_face(f)
+                if face is not None:
+                    self._text_anchor(face, f.text, seq, i, "normative")
+            elif f.kind == "decision":
+                key = f"decision/{_slot(f.key)}" if f.key else None
+                authority = "decision" if user else "hypothesis"
+                self._text_anchor("decision", _decision_text(f), seq, i, authority, key)
+            elif f.kind == "setting" and f.key and f.value:
+                authority = "normative" if user else "hypothesis"
+                self._value(_slot(f.key), _setting_value(f), seq, authority)
+            elif f.kind == "project":
+                self._project(f)
+            elif f.kind == "error":
+                self._fixed(f)
+            elif f.kind == "open_work":
+                self._text_anchor("obligation", f.text, seq, i, "hypothesis")
+            # outcome: the assistant's account of its work, narrative, never state
 
     def user_message(self, ev: Mapping[str, Any], seq: int) -> None:
         msg = message_of(ev)
@@ -1058,7 +1037,6 @@ class _Reducer:
         self.request = Anchor(
             id="request", kind="objective", value=slot, authority="normative", sources=(seq,)
         )
-        self.prompt(text, seq, system=False)
 
     def system_message(self, ev: Mapping[str, Any], seq: int) -> None:
         # The system prompt is the surface's head, which no fold ever covers: the model keeps
@@ -1079,9 +1057,6 @@ class _Reducer:
                 cid, name = block.get("id"), block.get("name")
                 if isinstance(cid, str) and isinstance(name, str):
                     self.calls.setdefault(cid, (name, _arguments(block.get("arguments"))))
-        for i, sentence in enumerate(_sentences(message_text(msg), self.limits)):
-            if _DECISION.search(sentence):
-                self._text_anchor("decision", sentence, seq, i, "hypothesis")
 
     def tool_call(self, ev: Mapping[str, Any]) -> None:
         data = ev.get("data")
@@ -1109,25 +1084,38 @@ class _Reducer:
 
     def _result(self, cid: str, text: str, is_error: bool, seq: int) -> None:
         name, args = self.calls.get(cid, ("tool", {}))
-        identity = _identity(name, args)
+        if harness_note(text):
+            return  # cancelled, denied, a sibling's error: no verdict on the call itself
+        identity = _call_key(name, args)
+        command = _command_of(args)
         width = self.limits.text
         if is_error:
+            self.failed_edits.update(_written_paths(name, args))
             fid = f"failure:{cid}"
-            line = _failure_line(text) or first_line(text, width) or "error"
-            self._failure(fid, f"failure/tool/{cid}", f"{name}: {line}", identity, seq)
+            line = outcome(text, True).error or first_line(text, width) or "error"
+            value = f"{name}: {line}"
+            self._failure(fid, f"failure/tool/{cid}", value, (identity, (name, command)), seq)
             return
-        reads = _reads(name)
-        signal = None if reads else _failure_line(text)
-        if signal is not None:
+        verdict = None
+        if command is not None and not _explores(command):
+            verdict = outcome(text)
+        if verdict is not None and verdict.failed:
             fid = f"failure:{identity}"
-            value = _cut(f"{identity}: {signal}", width)
-            self._failure(fid, f"failure/cmd/{identity}", value, identity, seq)
+            line = verdict.error or first_line(text, width) or "failed"
+            value = _cut(f"{identity}: {line}", width)
+            self._failure(fid, f"failure/cmd/{identity}", value, (identity, (name, command)), seq)
             return
-        # A success: it verifies the open failures of the same command, or of one it covers
-        # (run again with options, or as part of a broader run: tool evidence either way).
-        for fid in [f for f, i in self.identity_of.items() if _covers(identity, i)]:
+        # A success: it verifies the open failures of the same call, or of a command it
+        # covers (run again with options, or as part of a broader run: tool evidence either
+        # way).
+        done = (name, command)
+        for fid in [
+            f
+            for f, (ident, failed) in self.identity_of.items()
+            if ident == identity or _reruns(done, failed)
+        ]:
             self.verify(fid)
-        proof = None if reads else _evidence_line(text)
+        proof = _pass_line(text) if verdict is not None else None
         if proof is not None:
             self.declare(
                 Anchor(
@@ -1153,7 +1141,7 @@ class _Reducer:
                 auto=True,
             )
 
-    def _failure(self, fid: str, key: str, value: str, identity: str, seq: int) -> None:
+    def _failure(self, fid: str, key: str, value: str, call: _Call, seq: int) -> None:
         self.declare(
             Anchor(
                 id=fid,
@@ -1167,7 +1155,7 @@ class _Reducer:
             auto=True,
         )
         if fid in self.active:
-            self.identity_of[fid] = identity
+            self.identity_of[fid] = call
 
     def todo_write(self, ev: Mapping[str, Any], seq: int) -> None:
         data = ev.get("data")
@@ -1204,6 +1192,7 @@ class _Reducer:
         if not _feeds(ev):
             return  # a replacement: narrative over events already reduced
         etype = ev["type"]
+        found = self.read(ev) if etype != ANCHOR_EVENT else []
         if etype == ANCHOR_EVENT:
             self.anchor_op(ev, seq)
         elif etype == "user/message":
@@ -1219,6 +1208,22 @@ class _Reducer:
         elif etype == "todo/write":
             self.todo_write(ev, seq)
         # compaction/summary and every other type: ignored (never narrative into state)
+        self.facts(found)
+
+    def read(self, ev: Mapping[str, Any]) -> list[Fact]:
+        try:
+            return self.reader.feed(ev)
+        except Exception:  # the kernel never raises; if it did, the event gives no facts
+            return []
+
+    def finish(self) -> None:
+        """What only the end of the log (so far) tells: project facts, errors never fixed,
+        open work."""
+        try:
+            found = self.reader.finish()
+        except Exception:
+            found = []
+        self.facts(found)
 
     def state(self) -> FoldState:
         faces: dict[str, list[Anchor]] = {f: [] for f in _FACE.values()}
@@ -1290,6 +1295,7 @@ def reduce_events(
             r.event(ev, seq)
         except (TypeError, ValueError, KeyError, AttributeError):
             r.skipped += 1  # an odd shape the checks above did not foresee: skipped, counted
+    r.finish()
     return r.state()
 
 
