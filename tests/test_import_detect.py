@@ -31,12 +31,6 @@ _NOT_LOGS = (
     "FIXTURES_README",
     "FIXTURE_README",
 )
-# Real files the Claude Code importer does not read yet (a sub-agent's parallel tool calls;
-# a compaction agent whose first record points into the main transcript). Detection is right.
-_IMPORT_DEFECTS = {
-    "claude-code/spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-a7be2f0.jsonl",
-    "claude-code/spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-acompact-f46190.jsonl",
-}
 
 
 def _corpus_files() -> list[str]:
@@ -78,32 +72,12 @@ def test_every_real_file_is_detected_as_its_folder(rel: str) -> None:
 
 
 @needs_corpus
-@pytest.mark.parametrize(
-    "rel",
-    [
-        pytest.param(
-            r,
-            marks=pytest.mark.xfail(
-                raises=ImportFormatError, strict=True, reason="claude-code importer defect"
-            ),
-        )
-        if r in _IMPORT_DEFECTS
-        else r
-        for r in REAL
-    ],
-)
+@pytest.mark.parametrize("rel", REAL)
 def test_every_real_file_opens_with_open_any(rel: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DSH fixtures' invariant notes are not the point
         s = Session.open_any(CORPUS / rel)
     assert len(s) > 0 and s.messages()
-
-
-@needs_corpus
-def test_the_importer_errors_of_the_known_defects_are_located() -> None:
-    for rel in sorted(_IMPORT_DEFECTS):
-        with pytest.raises(ImportFormatError, match=r"agent-a[\w-]+\.jsonl, line \d+"):
-            Session.open_any(CORPUS / rel)
 
 
 def test_a_dsh_session_directory_and_a_zstd_log(tmp_path: Path) -> None:

@@ -497,10 +497,13 @@ def test_claude_code_tool_calls_stay_paired() -> None:
     assert [ev["data"]["message"]["content"][0]["isError"] for ev in after] == [False, True, False]
 
 
-REAL_CC = sorted((DATA / "agent-sessions" / "claude-code").glob("*.jsonl"))
+CC_CORPUS = DATA / "agent-sessions" / "claude-code"
+REAL_CC = sorted(CC_CORPUS.rglob("*.jsonl"))  # sub-agent transcripts (subagents/) included
+CC_SPOTTER = CC_CORPUS / "spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
+CC_SUBAGENTS = CC_CORPUS / "spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20" / "subagents"
 
 
-def _real_cc_check(s: Session) -> None:
+def _real_cc_check(s: Session, tools: bool = True) -> None:
     """User prompts, assistant text and every tool call paired with its result."""
     assert any(ev["data"]["content"] for ev in _appended(s, "user/message"))
     assistants = _appended(s, "assistant/message")
@@ -514,23 +517,28 @@ def _real_cc_check(s: Session) -> None:
     results = [
         ev["data"]["message"]["content"][0]["toolCallId"] for ev in _appended(s, "tool/result")
     ]
-    assert calls and sorted(results) == sorted(calls)
+    assert (bool(calls) == tools) and sorted(results) == sorted(calls)
     assert len(set(calls)) == len(calls)
 
 
-@pytest.mark.parametrize("path", REAL_CC, ids=[p.name for p in REAL_CC])
+@pytest.mark.parametrize(
+    "path", REAL_CC, ids=[p.relative_to(CC_CORPUS).as_posix() for p in REAL_CC]
+)
 def test_real_claude_code_transcripts_import(path: Path) -> None:
     s = from_claude_code(path)
     s.wire()
-    _real_cc_check(s)
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    # A sub-agent file is all sidechain records; a main transcript's sidechains are not its own.
+    side = all(r.get("isSidechain") for r in records if r.get("type") in ("user", "assistant"))
+    assert (s.origin == "subagent") == side
     calls = {
         b["id"]
         for r in records
-        if r.get("type") == "assistant" and not r.get("isSidechain")
+        if r.get("type") == "assistant" and bool(r.get("isSidechain")) == side
         for b in r["message"]["content"]
         if b["type"] == "tool_use"
     }
+    _real_cc_check(s, tools=bool(calls))
     thread = {
         b["id"]
         for ev in _appended(s, "assistant/message")
@@ -544,7 +552,7 @@ def test_real_claude_code_transcripts_import(path: Path) -> None:
 def test_real_claude_code_transcripts_are_there() -> None:
     if not REAL_CC:
         pytest.skip("../shared/data/agent-sessions/claude-code is not available")
-    assert len(REAL_CC) >= 6
+    assert len(REAL_CC) >= 8 and any(p.parent.name == "subagents" for p in REAL_CC)
 
 
 def test_claude_code_progress_and_parallel_tool_use_records(tmp_path: Path) -> None:
@@ -592,6 +600,168 @@ def test_claude_code_progress_and_parallel_tool_use_records(tmp_path: Path) -> N
     assert import_provenance(s)[first["seq"]]["records"] == ["a1", "a2", "a3"]
     skipped = [ev["data"].get("skipped") for ev in s.raw_events if ev["type"] == IMPORT_EVENT]
     assert "off-thread" not in skipped and skipped.count("progress") == 2
+
+
+def _cc_thread(side: bool) -> Callable[..., Raw]:
+    """A maker of Claude Code records (``kind`` ``user``/``assistant``/``progress``)."""
+    base: Raw = {"isSidechain": side, "sessionId": "s-main", "cwd": "/w", "version": "2.1.39"}
+    if side:
+        base["agentId"] = "a1b2c3d"
+    n = iter(range(10, 60))
+
+    def rec(uid: str, parent: str | None, kind: str, content: Any = None, **extra: Any) -> Raw:
+        r: Raw = {**base, "uuid": uid, "parentUuid": parent, "type": kind, **extra}
+        r["timestamp"] = f"2026-02-11T22:38:{next(n)}.000Z"
+        if kind == "user":
+            r["message"] = {"role": "user", "content": content}
+        elif kind == "assistant":
+            mid, blocks = content
+            r["message"] = {
+                "id": mid,
+                "role": "assistant",
+                "model": "claude-haiku-4-5",
+                "content": blocks,
+            }
+        return r
+
+    return rec
+
+
+def _use(call: str, name: str = "Read") -> Raw:
+    return {"type": "tool_use", "id": call, "name": name, "input": {"file_path": call}}
+
+
+def _res(call: str, content: Any = "ok") -> list[Raw]:
+    return [{"type": "tool_result", "tool_use_id": call, "content": content}]
+
+
+def _subagent_records(first_parent: str | None, side: bool = True) -> list[Raw]:
+    """A sub-agent's parallel calls as Claude Code 2.1.x writes them: the first call runs and
+    its result is written before the message's next ``tool_use`` record, which hangs off that
+    result; the second call's result is a side branch (agent-a7be2f0.jsonl, lines 2-15)."""
+    rec = _cc_thread(side)
+    text = {"type": "text", "text": "Reading three files."}
+    return [
+        rec("u1", first_parent, "user", "Explain the registry."),
+        rec("a1", "u1", "assistant", ("msg_1", [text])),
+        rec("a2", "a1", "assistant", ("msg_1", [_use("c1")])),
+        rec("p1", "a2", "progress", data={"type": "hook_progress"}),
+        rec("r1", "a2", "user", _res("c1", "one")),
+        rec("a3", "r1", "assistant", ("msg_1", [_use("c2")])),
+        rec("a4", "a3", "assistant", ("msg_1", [_use("c3", "Glob")])),
+        rec("r2", "a3", "user", _res("c2", "two")),  # off the thread: a sibling's result
+        rec("r3", "a4", "user", _res("c3", "three")),
+        rec("a5", "r3", "assistant", ("msg_2", [{"type": "text", "text": "Done."}])),
+    ]
+
+
+def test_claude_code_subagent_parallel_calls_and_a_parent_in_the_main_transcript(
+    tmp_path: Path,
+) -> None:
+    s = from_claude_code(_write_records(tmp_path / "agent-a1b2c3d.jsonl", _subagent_records(None)))
+    assert s.origin == "subagent" and s.parent_id == "s-main"
+    _real_cc_check(s)
+    [first, last] = _appended(s, "assistant/message")
+    assert [b.get("id") for b in first["data"]["message"]["content"]] == [None, "c1", "c2", "c3"]
+    results = _appended(s, "tool/result")
+    assert [ev["data"]["message"]["source"]["callId"] for ev in results] == ["c1", "c2", "c3"]
+    assert first["seq"] < results[0]["seq"] and results[-1]["seq"] < last["seq"]
+    assert s.turns()[0].reason == "completed"
+    # The thread starts where the file does, even when its first parent is a main-thread record.
+    outside = "baf018bd-4787-46a4-9bd2-4e3fb5024f70"
+    path = _write_records(tmp_path / "agent-acompact-1.jsonl", _subagent_records(outside))
+    forked = from_claude_code(path)
+    assert [m.id for m in forked.messages()] == [m.id for m in s.messages()]
+    prov = import_provenance(forked)
+    [root] = [p for p in prov.values() if p.get("outsideParentUuid")]
+    assert root["record"] == "u1" and root["outsideParentUuid"] == outside and root["line"] == 1
+    # A main transcript with a missing parent is incomplete: refused, with path and line.
+    main = _write_records(tmp_path / "main.jsonl", _subagent_records(outside, side=False))
+    with pytest.raises(ImportFormatError) as caught:
+        from_claude_code(main)
+    assert f"{main}, line 1 (uuid u1): parentUuid '{outside}' is not a record" in str(caught.value)
+
+
+def test_claude_code_a_call_without_result_is_answered_as_crash_repair_does(
+    tmp_path: Path,
+) -> None:
+    from ctxsdk.session._repair import OUTCOME_UNKNOWN_TEXT
+
+    rec = _cc_thread(False)
+    records = [
+        rec("u1", None, "user", "Read both."),
+        rec("a1", "u1", "assistant", ("msg_1", [_use("c1")])),
+        rec("a2", "a1", "assistant", ("msg_1", [_use("c2")])),
+        rec("r1", "a2", "user", _res("c1")),  # c2 never got a result
+        rec("a3", "r1", "assistant", ("msg_2", [{"type": "text", "text": "Only one."}])),
+        rec("u2", "a3", "user", "Thanks."),
+        rec("a4", "u2", "assistant", ("msg_3", [_use("c3")])),  # the end: left open
+    ]
+    s = from_claude_code(_write_records(tmp_path / "cut.jsonl", records))
+    results = _appended(s, "tool/result")
+    assert [ev["data"]["message"]["source"]["callId"] for ev in results] == ["c1", "c2"]
+    synthetic = results[1]["data"]["message"]
+    assert synthetic["id"] == "interrupted-tool-result-c2"
+    [block] = synthetic["content"]
+    assert block["isError"] is True
+    assert block["content"] == [{"type": "text", "text": OUTCOME_UNKNOWN_TEXT}]
+    assert results[1]["time"] == _ms(records[4]["timestamp"])  # the next message's time
+    prov = import_provenance(s)[results[1]["seq"]]
+    assert prov["record"] is None and prov["synthetic"] and prov["callId"] == "c2"
+    assert [t.reason for t in s.turns()] == ["completed", None]
+    assert s.is_interrupted  # the last call is left to crash repair, as before
+    s.repaired().wire()
+
+
+def test_claude_code_images_are_image_blocks(tmp_path: Path) -> None:
+    rec = _cc_thread(False)
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    shot = {"type": "image", "source": png}
+    records = [
+        rec("u1", None, "user", [{"type": "text", "text": "What is wrong here?"}, shot]),
+        rec("a1", "u1", "assistant", ("msg_1", [_use("c1", "Screenshot")])),
+        rec("r1", "a1", "user", _res("c1", [shot])),
+        rec("a2", "r1", "assistant", ("msg_2", [{"type": "text", "text": "A red banner."}])),
+    ]
+    s = from_claude_code(_write_records(tmp_path / "images.jsonl", records))
+    [prompt] = _appended(s, "user/message")
+    text, image = prompt["data"]["content"]
+    assert text == {"type": "text", "text": "What is wrong here?"}
+    assert image["type"] == "image" and image["attachment"]["mediaType"] == "image/png"
+    assert image["attachment"]["attachmentId"].startswith("import-sha256-")
+    assert "iVBORw0KGgo=" not in json.dumps(s.raw_events)  # the bytes are not copied
+    [result] = _appended(s, "tool/result")
+    assert [b["type"] for b in result["data"]["message"]["content"][0]["content"]] == ["image"]
+    s.wire()
+
+
+def test_real_claude_code_subagents_and_compaction() -> None:
+    """The corpus's sub-agent files: parallel calls spliced, and the compaction agent whose
+    thread starts at the main transcript's last record before its compact_boundary."""
+    main = from_claude_code(_need(CC_SPOTTER))
+    records = [json.loads(line) for line in CC_SPOTTER.read_text().splitlines()]
+    boundary = next(r for r in records if r.get("subtype") == "compact_boundary")
+    summary = next(r for r in records if r.get("isCompactSummary"))
+    kinds = [ev["type"] for ev in main.raw_events if ev["type"].startswith("compaction/")]
+    assert kinds == ["compaction/start", "compaction/summary", "compaction/end"]
+    start = next(ev for ev in main.raw_events if ev["type"] == "compaction/start")
+    assert start["data"]["compactionId"] == boundary["uuid"]
+    checkpoint = next(n for n in main.surface() if n.message.id == summary["uuid"])
+    assert checkpoint.op == "replace"
+
+    agent = from_claude_code(_need(CC_SUBAGENTS / "agent-a7be2f0.jsonl"))
+    assert agent.origin == "subagent" and agent.parent_id == main.id
+    first = _appended(agent, "assistant/message")[0]["data"]["message"]["content"]
+    assert [b["type"] for b in first] == ["text"] + ["tool-call"] * 3
+
+    compact = from_claude_code(_need(CC_SUBAGENTS / "agent-acompact-f46190.jsonl"))
+    assert compact.parent_id == main.id
+    assert compact.descriptor is not None
+    assert compact.descriptor.label == "Claude Code compaction agent acompact-f46190"
+    [root] = [p for p in import_provenance(compact).values() if p.get("outsideParentUuid")]
+    assert root["outsideParentUuid"] == boundary["logicalParentUuid"]
+    assert [m.role for m in compact.messages() if m.role != "system"] == ["user", "assistant"]
+    assert compact.turns()[0].reason == "completed"
 
 
 def test_claude_code_compaction_is_a_surface_replace() -> None:

@@ -242,7 +242,7 @@ def test_imported_agent_sessions(oracle_home: Path, tmp_path: Path) -> None:
     if not root.is_dir():
         pytest.skip("no agent-sessions corpus in ../shared/data")
     files = {
-        "claude-code": sorted((root / "claude-code").glob("*.jsonl")),
+        "claude-code": sorted((root / "claude-code").rglob("*.jsonl")),  # subagents/ too
         "codex": sorted((root / "codex").glob("rollout-*.jsonl")),
         "gemini-cli": sorted((root / "gemini-cli").glob("*.json")),
         "openhands": sorted((root / "openhands").glob("*.json")),

@@ -12,7 +12,15 @@ user record off the chain that holds only results for calls nothing on the chain
 in right after the calling message, its results in the calls' order. A
 ``compact_boundary`` and the summary user record after it become a spec §10 compaction: the
 whole surface after the system head is replaced by the framed checkpoint. A file made only of
-``isSidechain`` records (a sub-agent transcript) imports as a subagent session.
+``isSidechain`` records (a sub-agent transcript, ``<session>/subagents/agent-<id>.jsonl``)
+imports as a subagent session; its parallel calls are spliced the same way, and its thread
+may start at a record whose parent is in the main transcript (the compaction agent,
+``agent-acompact-<id>.jsonl``, continues from the main thread's last record before the
+boundary): the provenance of that first record names the outside parent. A tool call with
+no result before the next message is answered as the harness's crash repair answers it
+(``TOOL_OUTCOME_UNKNOWN``, an error result). Image and document blocks become DSH
+``image``/``file`` blocks whose attachment names the source part (the bytes are not copied).
+Errors name the file's full path and the line.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from .._repair import OUTCOME_UNKNOWN_TEXT
 from .._session import Session
 from ._anthropic import FINISH, PROVIDER, assistant_blocks, usage_of, user_items
 from ._common import (
@@ -39,6 +48,7 @@ from ._items import (
     CompactItem,
     Item,
     Origin,
+    ResultItem,
     SkipItem,
     UserItem,
     stable_id,
@@ -66,7 +76,7 @@ def from_claude_code(
     of the file are read (``MAX_IMPORT_BYTES`` by default).
     """
     p, data = read_source(path, max_bytes)
-    name = p.name
+    name = str(p)  # errors name the whole path; provenance keeps the file name
     records = _read(data, name)
     by_uuid: dict[str, _Record] = {}
     for n, rec in records:
@@ -81,9 +91,11 @@ def from_claude_code(
     pool = main or threads
     if not pool:
         fail(name, "no user, assistant or system records", "is this a Claude Code transcript?")
-    chain = _splice_results(_walk(pool[-1], by_uuid, name), records)
+    chain, outside = _walk(pool[-1], by_uuid, name, subagent)
+    chain = _splice_results(chain, records, subagent)
     on_chain = {r["uuid"] for _, r in chain}
-    items = _items(chain, name)
+    notes = {chain[0][0]: {"outsideParentUuid": outside}} if outside is not None else {}
+    items = _close_unanswered(_items(chain, name, notes))
     trailing: list[Item] = [
         SkipItem(_origin(r, n, name), _skip_reason(r, subagent))
         for n, r in records
@@ -97,7 +109,7 @@ def from_claude_code(
     known = [t for t in times if t is not None]
     common: dict[str, Any] = {
         "fmt": "claude-code",
-        "source": name,
+        "source": p.name,
         "created_at": known[0] if known else DEFAULT_CREATED_AT,
         "cwd": first.get("cwd") if isinstance(first.get("cwd"), str) else None,
         "title": _title(records),
@@ -115,9 +127,16 @@ def from_claude_code(
         parent=sid,
         origin="subagent",
         delegation_depth=1,
-        descriptor={"version": 2, "mode": "one-shot", "label": f"Claude Code agent {agent}"},
+        descriptor={"version": 2, "mode": "one-shot", "label": _agent_label(agent)},
         **common,
     )
+
+
+def _agent_label(agent: str | None) -> str:
+    # ``agent-acompact-<id>.jsonl``: the agent Claude Code runs to write a compaction summary
+    if agent is not None and agent.startswith("acompact-"):
+        return f"Claude Code compaction agent {agent}"
+    return f"Claude Code agent {agent}"
 
 
 def _read(data: bytes, name: str) -> list[_Record]:
@@ -142,8 +161,16 @@ def _origin(rec: JsonDict, n: int, name: str, **extra: Any) -> Origin:
     return Origin(uid if isinstance(uid, str) else None, _where(rec, n, name), {"line": n, **extra})
 
 
-def _walk(leaf: _Record, by_uuid: dict[str, _Record], name: str) -> list[_Record]:
-    """The thread from its root to ``leaf`` by parent links."""
+def _walk(
+    leaf: _Record, by_uuid: dict[str, _Record], name: str, subagent: bool
+) -> tuple[list[_Record], str | None]:
+    """The thread from its root to ``leaf`` by parent links, and the parent outside the file
+    its root points to, if any.
+
+    In a sub-agent file (all records ``isSidechain``) the thread may start at a record whose
+    ``parentUuid`` is a record of the main transcript: Claude Code's compaction agent
+    (``agent-acompact-*.jsonl``) continues from the main thread without copying it. In a main
+    transcript a parent missing from the file is refused."""
     chain: list[_Record] = []
     seen: set[str] = set()
     cur: _Record | None = leaf
@@ -161,6 +188,9 @@ def _walk(leaf: _Record, by_uuid: dict[str, _Record], name: str) -> list[_Record
             parent = logical if isinstance(logical, str) and logical in by_uuid else None
         if parent is None:
             break
+        if subagent and isinstance(parent, str) and parent not in by_uuid:
+            chain.reverse()
+            return chain, parent
         if not isinstance(parent, str) or parent not in by_uuid:
             fail(
                 _where(rec, n, name),
@@ -169,7 +199,7 @@ def _walk(leaf: _Record, by_uuid: dict[str, _Record], name: str) -> list[_Record
             )
         cur = by_uuid[parent]
     chain.reverse()
-    return chain
+    return chain, None
 
 
 def _result_ids(rec: JsonDict) -> list[str] | None:
@@ -184,7 +214,7 @@ def _result_ids(rec: JsonDict) -> list[str] | None:
     return [i for i in ids if isinstance(i, str)] or None
 
 
-def _splice_results(chain: list[_Record], records: list[_Record]) -> list[_Record]:
+def _splice_results(chain: list[_Record], records: list[_Record], side: bool) -> list[_Record]:
     """Put back the sibling records of parallel tool calls.
 
     Claude Code writes each ``tool_use`` of one API message as its own record, and the result
@@ -194,7 +224,10 @@ def _splice_results(chain: list[_Record], records: list[_Record]) -> list[_Recor
     ``message.id`` of one on the thread is spliced in after that message's last record (and
     merged into it later); an off-thread user record made only of tool results, answering
     calls on the thread that the thread does not answer, right after the call's message, its
-    results ordered as the calls.
+    results ordered as the calls. Only records of the thread's own kind are spliced: main
+    records into a main thread, ``isSidechain`` ones into a sub-agent file's thread (Claude
+    Code streams a sub-agent's parallel calls the same way, and may even run the first call
+    and write its result before the message's next ``tool_use`` record).
     """
     ends: dict[str, int] = {}  # message.id -> chain index of its last assistant record
     for i, (_, rec) in enumerate(chain):
@@ -205,7 +238,7 @@ def _splice_results(chain: list[_Record], records: list[_Record]) -> list[_Recor
     extra: dict[int, list[_Record]] = {}
     for n, rec in records:
         mid = _message_id(rec)
-        if rec.get("type") != "assistant" or id(rec) in on_chain or rec.get("isSidechain"):
+        if rec.get("type") != "assistant" or id(rec) in on_chain or _side(rec) != side:
             continue
         if mid is not None and mid in ends:
             extra.setdefault(ends[mid] + 1, []).append((n, rec))
@@ -221,7 +254,7 @@ def _splice_results(chain: list[_Record], records: list[_Record]) -> list[_Recor
     hanging: dict[int, list[_Record]] = {}  # insert-before index -> records
     for n, rec in records:
         ids = _result_ids(rec)
-        if id(rec) in on_chain or rec.get("isSidechain") or not ids:
+        if id(rec) in on_chain or _side(rec) != side or not ids:
             continue
         if any(i not in calls or i in answered for i in ids):
             continue
@@ -268,6 +301,10 @@ def _insert(chain: list[_Record], extra: dict[int, list[_Record]]) -> list[_Reco
     return out
 
 
+def _side(rec: JsonDict) -> bool:
+    return bool(rec.get("isSidechain"))
+
+
 def _call_ids(rec: JsonDict) -> list[str]:
     message = rec.get("message")
     content = message.get("content") if isinstance(message, dict) else None
@@ -286,7 +323,8 @@ def _message_id(rec: JsonDict) -> str | None:
     return mid if isinstance(mid, str) else None
 
 
-def _items(chain: list[_Record], name: str) -> list[Item]:
+def _items(chain: list[_Record], name: str, notes: dict[int, JsonDict]) -> list[Item]:
+    """The thread's records as items; ``notes[line]`` goes into that record's provenance."""
     items: list[Item] = []
     model = "unknown"
     last: AssistantItem | None = None  # the assistant message later records may continue
@@ -296,19 +334,21 @@ def _items(chain: list[_Record], name: str) -> list[Item]:
         where = _where(rec, n, name)
         t = iso_ms(rec.get("timestamp"), where)
         kind = rec.get("type")
+        note = notes.get(n, {})
         if kind not in _MESSAGE_TYPES:  # progress, attachment, …: on the chain, no model input
-            items.append(SkipItem(_origin(rec, n, name), str(kind), t))
+            items.append(SkipItem(_origin(rec, n, name, **note), str(kind), t))
             continue
         if kind == "system":
             if rec.get("subtype") == "compact_boundary":
                 meta = rec.get("compactMetadata")
-                boundary = (_origin(rec, n, name, compactMetadata=meta), t)
+                boundary = (_origin(rec, n, name, compactMetadata=meta, **note), t)
             else:
-                items.append(SkipItem(_origin(rec, n, name), f"system/{rec.get('subtype')}", t))
+                reason = f"system/{rec.get('subtype')}"
+                items.append(SkipItem(_origin(rec, n, name, **note), reason, t))
             continue
         message = get_dict(rec, "message", where)
         assert message is not None  # get_dict raises when required
-        origin = _origin(rec, n, name)
+        origin = _origin(rec, n, name, **note)
         if boundary is not None:
             items.append(_compaction(boundary, rec, message, origin, t, model))
             boundary, last = None, None
@@ -338,6 +378,38 @@ def _items(chain: list[_Record], name: str) -> list[Item]:
     if boundary is not None:
         fail(boundary[0].where, "compact_boundary is not followed by its summary record")
     return items
+
+
+def _close_unanswered(items: list[Item]) -> list[Item]:
+    """Answer, as the harness's crash repair does, each tool call that got no result before
+    the next message: an error result with the harness's ``TOOL_OUTCOME_UNKNOWN`` text (the
+    call was made; what it did is not recorded), put right after the call's last result.
+
+    Claude Code writes a result for a call the user interrupted (``[Request interrupted by
+    user for tool use]``); a call with none was cut off by a crash or a killed process, or its
+    result record was lost. Calls still open at the end of the transcript stay open: the log
+    ends inside its turn and crash repair closes it (``Session.repaired()``)."""
+    out: list[Item] = []
+    pending: dict[str, AssistantItem] = {}
+    for item in items:
+        if isinstance(item, ResultItem):
+            pending.pop(item.call_id, None)
+        elif not isinstance(item, SkipItem):
+            for call_id, call in pending.items():
+                origin = Origin(
+                    None,
+                    call.origins[-1].where,
+                    {"synthetic": "no tool_result in the transcript", "callId": call_id},
+                )
+                text = [{"type": "text", "text": OUTCOME_UNKNOWN_TEXT}]
+                result_id = f"interrupted-tool-result-{call_id}"
+                out.append(ResultItem(result_id, call_id, text, origin, item.time, True))
+            pending = {}
+            if isinstance(item, AssistantItem):
+                calls = [b["id"] for b in item.blocks if b.get("type") == "tool-call"]
+                pending = dict.fromkeys(calls, item)
+        out.append(item)
+    return out
 
 
 def _compaction(
