@@ -33,6 +33,7 @@ from typing import Any
 
 from ...errors import ImportFormatError, SessionFormatError
 from .._event_writer import EventWriter
+from .._facts._templates import user_text
 from .._harness import checkpoint_content, system_prompt_message
 from .._session import Session
 from .._tokens import estimate_message
@@ -204,13 +205,19 @@ class _Emitter:
 
     def _title(self, blocks: list[JsonDict], seq: int) -> None:
         """``session/title`` after the first prompt: the source's own title, else the
-        harness's fallback (the prompt's first words)."""
-        self.titled = True
+        harness's fallback (the prompt's first words). A prompt that is only a harness
+        template (a Claude Code ``<command-name>/clear</command-name>``) titles nothing: the
+        next prompt is tried; a template that wraps the user's task is titled by the task."""
         if self.title is not None:
+            self.titled = True
             title, source = self.title
         else:
             text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-            fallback = fallback_title(text)
+            own = user_text(text)
+            if own is None:
+                return
+            self.titled = True
+            fallback = fallback_title(own)
             if fallback is None:
                 return
             title, source = fallback, {"kind": "fallback"}
