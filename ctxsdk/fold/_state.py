@@ -38,71 +38,74 @@ seed's ``ef/anchor``; build one with ``anchor_event``), the seed StateReducer ru
    Verifying a failure that a later successful run already verified is a no-op.
 4. retire removes an anchor everywhere, ``retired_count += 1``.
 
-Automatic extraction (so a real log with no anchor events still has a useful state). Every
-rule is general, lexical and documented here; none is tuned to one file:
+Automatic extraction (so a real log with no anchor events still has a useful state). The
+reducer keeps no sentence splitter and no cue table of its own: it feeds every append-origin
+event to the fact kernel's ``FactReader`` (``ctxsdk.session._facts``) and maps its facts to
+anchors; at the end of the events reduced it reads ``FactReader.finish()`` (project facts,
+open work). Every anchor cites the fact's source seq.
 
 - objective: the first non-blank user prompt (a ``user/message`` whose ``source.kind`` is
   ``user``, or that has no source), whitespace folded and cut to ``limits.text``; it fills
   the slot once (a declared objective replaces it). ``current_request``: the latest user
   prompt. A prompt whose whole text is one ``<tag>…</tag>`` element is injected output (a
-  command's stdout that an importer carried in as a user message), not a request: no rule
-  reads it.
-- Prompts are split into sentences (fenced code removed, list bullets
-  stripped, at most ``limits.sentences`` sentences of the first ``limits.scan_chars``
-  characters); questions are never constraints or obligations.
-- obligations (checked first: a sentence that is an obligation is not also a constraint):
-  user sentences with "remember to", "don't forget", "make sure (to|that|you)", "before you
-  finish", a ``TODO`` word, or that start with "later,", "next,", "afterwards," or "then,".
-- constraints: user sentences with a normative cue (must, must not, never, do not,
-  don't, always, only, avoid, without changing/modifying/touching/breaking, keep … unchanged
-  / intact / as is / the same, or a sentence starting "No <word>"), authority normative.
-- values with supersession: user statements ``key = v``, a line ``key: v`` (v a number or a
-  boolean), ``set|change|update|bump|raise|lower|increase|decrease|switch [the] key to v``,
-  ``use v for|as [the] key``, ``key is now v`` / ``key should now be v`` ⇒ a value anchor with
-  stateKey ``value/<key>`` (lowercase, spaces and hyphens as ``_``); the value is typed (int,
-  float, bool, else str). A later different value supersedes the earlier one; restating the
-  same value only adds a source.
-- decisions: sentences with "we'll use", "I'll use", "let's use", "decided to", "let's go
-  with", "going with": from the user with authority decision, from the assistant (its text,
-  never its reasoning) with authority hypothesis.
+  command's stdout that an importer carried in as a user message), not a request.
+- the user's instructions and preferences: a rule that holds beyond the next step (a
+  prohibition, a normative or standing sentence, a preference, a scoped imperative) is a
+  constraint, authority normative; the ask of a message (the kernel's task imperative, two
+  words or more) is an open obligation. The system prompt gives none (the model reads it
+  verbatim: it is never folded).
+- decisions: from the user with authority decision, from the assistant's text (never its
+  reasoning) with authority hypothesis; the reason and the rejected options are kept in the
+  value ("… (because …) (not …)"). A keyed decision ("let's go with SQLite for the cache")
+  is the head of ``decision/<key>``: a later choice for the same key supersedes it.
+- settings: a value head with stateKey ``value/<key>`` (the kernel's key, lowercase, spaces
+  and hyphens as ``_``): one key however it is phrased ("the request timeout is now 60
+  seconds", "set the request timeout to 60 seconds"). The value keeps its unit ("60
+  seconds") and its polarity ("not public"); a bare number or boolean is typed (int, float,
+  bool). A later different value supersedes the earlier one; restating the same value only
+  adds a source; the assistant's value (authority hypothesis) never replaces the user's.
+- project facts (test command, language, package manager …): the head ``project/<key>``
+  (authority procedural); a key file the session read or wrote is an artifact
+  ``file/<path>`` unless a written-file artifact already names it or an edit of it failed.
 - failures: a ``tool/result`` block with ``isError: true`` ⇒ ``failure:<callId>`` (stateKey
-  ``failure/tool/<callId>``, empirical, open, value ``<tool name>: <first non-empty line>``).
-  Output not flagged isError that clearly failed (a non-zero exit code/status, ``FAILED``,
-  ``N failed``, ``Traceback (most recent call last)``, ``error:``/``fatal:`` at a line start,
-  ``command not found``, ``No such file or directory``) ⇒ ``failure:<identity>`` (stateKey
-  ``failure/cmd/<identity>``, value ``<identity>: <the first failing line>``), where the
-  command identity is the tool name and its command/path argument, e.g.
-  ``bash:pytest tests/test_x.py``. Output of read/search-like tools (a name with a word read,
-  view, cat, grep, rg, glob, search, find, ls, list, fetch, recall, open or get, and none of
-  the write words below) is content, not a verdict: no signal failures and no evidence come
-  from it. A later result with no failure signal verifies every open failure whose command
-  it re-ran (isError ones included): the same identity, or one it covers (each ``&&`` / ``;``
-  / ``|`` part of the failed command matched by a part with the same tool and program whose
-  operands include the failed part's, or that has none; options ignored; a narrower run never
-  covers a broader failure). That leaves hot state (``retired_count += 1``): the evidence is a
-  real tool result, never a claim.
-- evidence: a successful result (no failure signal) whose output says ``N passed``, ``OK`` /
-  ``ok`` at a line start, ``all tests pass(ed)``, ``BUILD SUCCESSFUL`` or ``build
-  succeeded`` ⇒ ``evidence:<identity>`` (empirical), value ``<identity>: <that line>``; a
-  newer one for the same identity replaces it.
+  ``failure/tool/<callId>``, empirical, open, value ``<tool name>: <the failing line>``).
+  The result of a command (a ``command``/``cmd``/``script`` argument) that the kernel reads
+  as failed (its exit code, test counts, a traceback, ``error:`` …) ⇒ ``failure:<call
+  key>`` (stateKey ``failure/cmd/<call key>``, value ``<call key>: <the kernel's error
+  line>``), where the call key is the tool name and its command, e.g. ``bash:pytest
+  tests/test_x.py``. A command that only reads (ls, grep, cat, echo) gives no failure, nor
+  does a harness note (cancelled, denied). A later result with no failure verifies every open
+  failure it re-ran (isError ones included): the same call key, or the same tool with a
+  command line that covers the failed one (the kernel's ``covers``: each part that mattered
+  matched by a part running the same program and subcommand on the failed part's operands or
+  more, launchers such as ``python -m`` and ``uv run`` aside, options ignored; a narrower run
+  never covers a broader failure). That leaves hot state (``retired_count += 1``): the
+  evidence is a real tool result, never a claim.
+- evidence: a successful command whose output has a kernel pass signal (``N passed``,
+  ``OK``, ``ok <pkg>``, ``all tests pass(ed)``, ``BUILD SUCCESSFUL`` …) ⇒
+  ``evidence:<call key>`` (empirical), value ``<call key>: <that line>``; a newer one for
+  the same call replaces it. A kernel error fact with the run that passed again (what
+  failed, and the change that fixed it) ⇒ ``evidence:fixed:<command>``.
 - artifacts: the paths named by a successful call of a tool whose name has a word write,
   edit, multiedit, create, replace, patch or insert (``str_replace_based_edit_tool`` but not
-  its ``view`` command, ``apply_patch``, ``MultiEdit``): its ``path``, ``file_path``,
-  ``filename``, ``filePath`` or ``notebook_path`` argument and the file headers of a patch
-  ⇒ stateKey ``file/<path>``, authority procedural.
+  its ``view`` command, ``apply_patch``, ``MultiEdit``): its path argument and the file
+  headers of a patch ⇒ stateKey ``file/<path>``, authority procedural.
+- open work the assistant's last text names ⇒ an open obligation (authority hypothesis).
+  Its outcome claims are narrative and never state.
 - ``todo/write`` (``data.todos: [{content, status}]``) is a snapshot of the agent's list:
   pending/in_progress items are open obligations ``todo:<content>``; a todo obligation that
   the latest snapshot does not hold open (completed, cancelled or gone) is retired.
 
-Bounds (``StateLimits``): each face has a cap; when it overflows the oldest item goes, and an
-automatically extracted one always goes before an explicitly declared one (a declared
-standing instruction is never pushed out by chatter). Restating a constraint, obligation or
-decision (same normalized text) refreshes it: its new source is added and it becomes the
-newest, so a face is least-recently-stated-first. System-prompt constraints are the first to
-go: the system head is never folded, so the model still sees them. Every drop is counted in
-``FoldState.dropped[face]``. Each anchor keeps at most ``limits.sources`` source seqs (its
-first and its newest), auto-extracted text is cut to ``limits.text`` characters, and declared
-values are kept verbatim (cut only when rendered).
+Bounds (``StateLimits``): each face has a cap; when it overflows, an automatically
+extracted item goes before an explicitly declared one (a declared standing instruction is
+never pushed out by chatter), and among the extracted ones the least important goes first:
+what the assistant or a tool said (hypothesis, procedural) before what the user said or a
+run showed, then the oldest. Restating a constraint, obligation or decision (same normalized
+text) refreshes it: its new source is added and it becomes the newest, so a face is
+least-recently-stated-first. Every drop is counted in ``FoldState.dropped[face]``. Each
+anchor keeps at most ``limits.sources`` source seqs (its first and its newest),
+auto-extracted text is cut to ``limits.text`` characters, and declared values are kept
+verbatim (cut only when rendered).
 """
 
 from __future__ import annotations
@@ -172,6 +175,8 @@ _GRANTS: Mapping[str, frozenset[str]] = MappingProxyType(
         "assistant/message": frozenset({"hypothesis", "decision"}),
     }
 )
+# Authorities of what the assistant or a tool said about the work: dropped first over a cap.
+_WEAK = frozenset({"hypothesis", "procedural"})
 # The face each kind lives in (objective has its own slot).
 _FACE: Mapping[str, str] = MappingProxyType(
     {
@@ -245,8 +250,8 @@ class StateLimits:
     rejected: int = 32
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
     sources: int = 8  # source seqs kept per anchor: its first and its newest
-    scan_chars: int = 8000  # characters of one message read for sentences
-    sentences: int = 64  # sentences of one message read
+    scan_chars: int = 8000  # unused: the fact kernel bounds its own reading (kept for callers)
+    sentences: int = 64  # unused, as scan_chars
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
@@ -713,10 +718,14 @@ class _Reducer:
         return a
 
     def _bound(self, face: str) -> None:
+        """Over the face's cap: an extracted item goes before a declared one, what the
+        assistant or a tool said before what the user said or a run showed, older first."""
         ids = [i for i, a in self.active.items() if _FACE[a.kind] == face]
         excess = len(ids) - self.limits.cap(face)
         for _ in range(max(excess, 0)):
-            victim = next((i for i in ids if i in self.auto), ids[0])
+            auto = [i for i in ids if i in self.auto]
+            weak = [i for i in auto if self.active[i].authority in _WEAK]
+            victim = (weak or auto or ids)[0]
             ids.remove(victim)
             self._remove(victim)
             self._drop(face)
