@@ -48,7 +48,9 @@ open work). Every anchor cites the fact's source seq.
   ``user``, or that has no source), whitespace folded and cut to ``limits.text``; it fills
   the slot once (a declared objective replaces it). ``current_request``: the latest user
   prompt. A prompt whose whole text is one ``<tag>…</tag>`` element is injected output (a
-  command's stdout that an importer carried in as a user message), not a request.
+  command's stdout that an importer carried in as a user message), not a request; of a
+  harness template only the user's own words count (the kernel's ``user_text``: the task
+  inside a wrapper, nothing of a slash-command record or an injected context block).
 - the user's instructions and preferences: a rule that holds beyond the next step (a
   prohibition, a normative or standing sentence, a preference, a scoped imperative) is a
   constraint, authority normative; the ask of a message (the kernel's task imperative, two
@@ -123,6 +125,7 @@ from ..session import first_line, message_of, message_text
 from ..session._facts import Fact, FactReader
 from ..session._facts._commands import Part, covers, parts
 from ..session._facts._outcomes import _PASS, harness_note, outcome
+from ..session._facts._templates import user_text
 from ..session._facts._text import _instruction
 from ..session._facts._tools import (
     _EDIT_PARTS,
@@ -1035,9 +1038,10 @@ class _Reducer:
         if source is not None and not (isinstance(source, dict) and source.get("kind") == "user"):
             return  # plugin-injected context is not the user's voice
         text = message_text(msg).strip()
-        if not text or _INJECTED.fullmatch(text):
-            return
-        slot = _cut(_fold(text), self.limits.text)
+        inner = user_text(text) if text and not _INJECTED.fullmatch(text) else None
+        if not inner:
+            return  # injected output or a harness template: not a request
+        slot = _cut(_fold(inner), self.limits.text)
         if not self.objective_set:
             self.objective_set = True
             self.objective = Anchor(
