@@ -1071,3 +1071,60 @@ def test_a_later_success_verifies_what_it_reran(failed: str, passed: str, verifi
     tool_turn(b, "again", [("bash", {"command": passed})], ["all good"])
     st_ = reduce(b)
     assert (st_.open_failures == ()) is verified, [a.value for a in st_.open_failures]
+
+
+# --- the fact kernel's keys, units and polarity -------------------------------------------------
+
+
+def test_one_setting_however_phrased_is_one_head_with_its_unit() -> None:
+    b = builder("unit")
+    b.turn("The request timeout is now 30 seconds.").assistant(text="ok").end_turn()
+    b.turn("Set the request timeout to 60 seconds.").assistant(text="ok").end_turn()
+    s = reduce(b)
+    keys = [k for k in s.heads if k.startswith("value/")]
+    assert keys == ["value/request_timeout"]
+    assert s.heads["value/request_timeout"].value == "60 seconds"
+    (old,) = s.superseded
+    assert old.value == "30 seconds" and old.superseded_by == s.heads["value/request_timeout"].id
+
+
+def test_set_to_then_is_now_leaves_one_value_active() -> None:
+    b = builder("set-then-now")
+    b.turn("Set the timeout to 30.").assistant(text="ok").end_turn()
+    b.turn("The timeout is now 60.").assistant(text="ok").end_turn()
+    s = reduce(b)
+    assert s.heads["value/timeout"].value == 60
+    assert [a.value for a in s.values] == [60] and [a.value for a in s.superseded] == [30]
+
+
+def test_a_negated_setting_keeps_its_polarity() -> None:
+    s = reduce(one_turn("polarity", "The API is not public."))
+    assert s.heads["value/api"].value == "not public"
+
+
+def test_the_assistant_never_overrides_a_users_value() -> None:
+    b = builder("who-sets")
+    b.turn("Set the timeout to 30.").assistant(text="ok").end_turn()
+    b.turn("Go on.").assistant(text="I set PORT_TIMEOUT = 5 and TIMEOUT = 90.").end_turn()
+    s = reduce(b)
+    assert s.heads["value/timeout"].value == 30 and s.superseded == ()
+
+
+def test_a_command_that_only_reads_gives_no_failure() -> None:
+    b = tool_turn(
+        builder("grep"), "Look.", [("bash", {"command": "grep -rn foo src"})], ["Exit code 1"]
+    )
+    assert reduce(b).open_failures == ()
+
+
+def test_over_the_cap_the_assistants_decisions_go_first() -> None:
+    b = builder("cap")
+    b.turn("Let's go with SQLite for the cache because it is simple.")
+    b.assistant(text="ok").end_turn()
+    for i in range(4):
+        b.turn(f"Go on {i}.")
+        b.assistant(text=f"I decided to use plan {i} instead of plan {i + 10}.").end_turn()
+    s = reduce(b, limits=StateLimits(decisions=2))
+    values = [str(d.value) for d in s.decisions]
+    assert values[0].startswith("Let's go with SQLite") and "plan 3" in values[1]
+    assert s.dropped["decisions"] == 3
