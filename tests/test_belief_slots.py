@@ -82,14 +82,13 @@ def two() -> MergeResult:
 
 @pytest.fixture(scope="module")
 def crafted() -> MergeResult:
-    """Two assistants at evidence 2 (weights 2+2) say MySQL; one tool result at evidence 3
-    (weight 4) says PostgreSQL: egalitarian ties, elitist picks PostgreSQL."""
+    """Four assistants at evidence 2 (weights 2+2+2+2) say MySQL; one user at evidence 4
+    (weight 8) says PostgreSQL: egalitarian ties, elitist picks PostgreSQL."""
     return (
         Merge(
             [
-                _assistant("a1", "The database is MySQL."),
-                _assistant("b2", "The database is MySQL."),
-                _tool("c3", "The database is PostgreSQL."),
+                *(_assistant(sid, "The database is MySQL.") for sid in ("a1", "b2", "d4", "e5")),
+                _user("c3", ["The database is PostgreSQL."]),
             ]
         )
         .budget(400)
@@ -103,7 +102,7 @@ def test_the_payload_has_one_row_per_slot(two: MergeResult) -> None:
     assert list(rows) == [s.key for s in two.slots]
     assert set(rows) == {"database", "formatter", "linter", "test framework"}
     db = rows["database"]
-    assert db["status"] == "disputed" and db["value"] == "mysql | postgresql"
+    assert db["status"] == "disputed" and db["value"] == "MySQL | PostgreSQL"  # the original case
     assert db["detail"] == "tied under the score, not guessed"
     assert (db["evidence"], db["trust"], db["sources"], db["claims"]) == (4, 1, 2, 2)
     assert rows["linter"]["status"] == "resolved" and rows["linter"]["value"] == "ruff"
@@ -170,16 +169,16 @@ def test_provenance_rows_carry_source_seq_quote_evidence_and_superseded(
 def test_a_strategy_switch_changes_a_disputed_decision(crafted: MergeResult) -> None:
     w = BeliefSlots(crafted)
     db = _rows(w)["database"]
-    assert db["status"] == "disputed" and db["value"] == "mysql | postgresql"
-    assert db["evidence"] == 3
+    assert db["status"] == "disputed" and db["value"] == "MySQL | PostgreSQL"  # as said
+    assert db["evidence"] == 4
     rev = w.revision
     out = _ask(w, "rerun", score="elitist", budget=400)
     assert out == {"revision": rev + 1, "score": "elitist", "budget": 400}
     db = _rows(w)["database"]
-    assert db["status"] == "resolved" and db["value"] == "postgresql"
+    assert db["status"] == "resolved" and db["value"] == "PostgreSQL"
     assert w.result is not crafted and w.result.score == "elitist"
     assert w.summary["score"] == "elitist"
-    assert "**postgresql**" in w._block["text"]
+    assert "**PostgreSQL**" in w._block["text"]
     _ask(w, "rerun", score="egalitarian")
     assert _rows(w)["database"]["status"] == "disputed"
 
@@ -193,7 +192,7 @@ def test_custom_strategies_are_offered_and_used(crafted: MergeResult) -> None:
     _ask(w, "rerun", score="loudest")
     assert w.summary["score"] == "loudest"
     db = _rows(w)["database"]
-    assert db["status"] == "resolved" and db["value"] == "mysql"
+    assert db["status"] == "resolved" and db["value"] == "MySQL"
     with pytest.raises(cx.errors.InvalidArgument):
         BeliefSlots(crafted, strategies={"elitist": loudest})
     with pytest.raises(cx.errors.InvalidArgument):
@@ -201,8 +200,10 @@ def test_custom_strategies_are_offered_and_used(crafted: MergeResult) -> None:
 
 
 def _many(n: int) -> MergeResult:
-    a = _user("many-a", [" ".join(f"The key{i:03d} is value{i}." for i in range(n))])
-    b = _user("many-b", [" ".join(f"The key{i:03d} is other{i}." for i in range(0, n, 5))])
+    a = _user("many-a", [" ".join(f"The k{i:03d} timeout is {i} seconds." for i in range(n))])
+    b = _user(
+        "many-b", [" ".join(f"The k{i:03d} timeout is {i + 1000} seconds." for i in range(0, n, 5))]
+    )
     return Merge([a, b]).budget(300).run()
 
 
@@ -279,8 +280,8 @@ def test_clicking_a_seq_selects_the_event(crafted: MergeResult) -> None:
     p = _ask(w, "provenance", key="database")
     c3 = next(c for c in p["claims"] if c["source"] == "c3")
     assert (c3["origin"], c3["evidence"], c3["quote"]) == (
-        "tool",
-        3,
+        "user",
+        4,
         "The database is PostgreSQL.",
     )
 
@@ -335,7 +336,7 @@ def test_adjudicated_and_retracted_rows_say_their_outcome(two: MergeResult) -> N
     db, linter = rows["database"], rows["linter"]
     assert (db["status"], db["value"], db["detail"]) == (
         "adjudicated",
-        "postgresql",
+        "PostgreSQL",
         "adjudicated: chose postgresql",
     )
     assert linter["status"] == "retracted" and linter["detail"] == "unmet premises: ci"

@@ -550,11 +550,14 @@ def test_merge_outputs_are_neutralized(tmp_path: Path) -> None:
     b = LogBuilder(session_id="src", runtime_context=None)
     b.turn("The database is post\x1bgres\u202e.", title="ti\x1btle").assistant(text="ok")
     b.end_turn()
+    b.turn("The queue broker is Kafka.").assistant(text="ok").end_turn()
     target = LogBuilder(session_id="target", runtime_context=None)
     target.turn("Hello.").assistant(text="Hi.").end_turn()
     target.turn("Which database?")
     r = cx.Merge([cx.Session.from_events(b.header, b.events)]).run()
-    assert r.slots and "\\x1b" in r.text and _clean(r.text)
+    # the fact kernel reads no claim from text with control or bidi characters; what the
+    # block does show is clean
+    assert r.slots and _clean(r.text) and "post" not in r.text
     out = r.inject(cx.Session.from_events(target.header, target.events))
     assert _clean(out.messages()[-1].text)
     w = BeliefSlots(r)

@@ -64,12 +64,13 @@ def test_a_user_statement_outweighs_an_assistant_one_with_provenance(
     r = cx.Merge(pair).run()
     db = r.slot("database")
     assert db.status == "resolved" and db.presented == ("postgresql",)
+    assert db.shown == ("PostgreSQL",)  # shown as said; compared lowercase
     by_value = {c.value: (c.source, c.evidence, c.origin) for c in db.claims}
     assert by_value == {
         "postgresql": ("sess-a", 4, "user"),
         "mysql": ("sess-b", 2, "assistant"),
     }
-    assert "**postgresql**" in r.text and "mysql" not in r.text
+    assert "**PostgreSQL**" in r.text and "mysql" not in r.text.lower()
     assert {"sess-a", "sess-b"} == {b.id for b in r.branches}
 
 
@@ -79,7 +80,7 @@ def test_a_true_tie_is_disputed_and_rendered_never_guessed() -> None:
     r = cx.Merge([a, b]).run()
     s = r.slot("queue broker")
     assert s.status == "disputed" and s.presented == ("kafka", "rabbitmq")
-    assert "**DISPUTED**" in r.text and "kafka" in r.text and "rabbitmq" in r.text
+    assert "**DISPUTED**" in r.text and "**Kafka**" in r.text and "**RabbitMQ**" in r.text
 
 
 def test_the_result_does_not_depend_on_the_order_sources_arrive_in() -> None:
@@ -131,20 +132,16 @@ def test_builder_methods_return_new_merges_that_share_the_reading(pair: list[cx.
 
 
 def _strategy_case() -> list[cx.Session]:
-    # two assistants (2 + 2) against one tool-verified reading (3): the scores disagree
-    a = _session("st-a", [("Check the port.", "The port is 8080.")])
-    b = _session("st-b", [("Check the port.", "The port is 8080.")])
-    c = LogBuilder(session_id="st-c", runtime_context=None)
-    c.turn("Read the config.").assistant(tool_calls=[("read", {"path": "cfg"})])
-    c.tool_results(["The port is 9090."]).next_step().assistant(text="Read.").end_turn()
-    return [a, b, cx.Session.from_events(c.header, c.events)]
+    # four assistants (weight 2 each) against one user (weight 8): the scores disagree
+    said = [_session(f"st-{x}", [("Check the port.", "The port is 8080.")]) for x in "abcd"]
+    return [*said, _session("st-u", [("The port is 9090.", "OK.")])]
 
 
 def test_scores_decide_differently_and_a_user_function_plugs_in() -> None:
     sessions = _strategy_case()
     m = cx.Merge(sessions)
-    assert m.score("egalitarian").run().slot("port").status == "disputed"  # 4 == 4
-    assert m.score("elitist").run().slot("port").presented == ("9090",)  # (3,) > (2, 2)
+    assert m.score("egalitarian").run().slot("port").status == "disputed"  # 8 == 8
+    assert m.score("elitist").run().slot("port").presented == ("9090",)  # (4,) > (2, 2, 2, 2)
 
     def most_sources(supports: Any) -> int:
         return len({s for s, _ in supports})
@@ -166,7 +163,7 @@ def test_compare_is_a_polars_table_of_each_strategys_decisions() -> None:
         cx.Merge.compare([], _strategy_case())
 
 
-def test_plugin_injected_context_is_excluded_unless_asked_then_capped() -> None:
+def test_plugin_injected_context_gives_no_claims() -> None:
     b = LogBuilder(session_id="inj", runtime_context=None)
     b.turn("Start.")
     s = cx.Session.from_events(b.header, b.events)
@@ -182,10 +179,10 @@ def test_plugin_injected_context_is_excluded_unless_asked_then_capped() -> None:
         op="append",
     )
     s = s.append(ev.take())
-    assert [x.key for x in cx.Merge([s]).run().slots] == []
-    r = cx.Merge([s], include_injected=True).run()
-    (claim,) = r.slot("database").claims
-    assert claim.evidence == 1 and claim.origin == "injected"
+    # not the user's voice: the kernel reads none of it, asked or not (include_injected
+    # shapes only the model path's prompt)
+    for m in (cx.Merge([s]), cx.Merge([s], include_injected=True)):
+        assert [x.key for x in m.run().slots if not x.statement] == []
 
 
 def test_a_missing_source_is_skipped_with_its_reason(
@@ -307,10 +304,10 @@ def test_run_agent_carries_the_merged_block_into_the_next_turn(pair: list[cx.Ses
     users = [e for e in turn if e["type"] == "user/message"]
     assert [u["data"]["source"]["kind"] for u in users] == ["user", "plugin"]
     block = users[1]["data"]["content"][0]["text"]
-    assert "**postgresql**" in block
+    assert "**PostgreSQL**" in block
     sent = seen[0]["messages"]
     assert "Which database do we use?" in str(sent[-2]["content"])
-    assert "**postgresql**" in str(sent[-1]["content"])  # the block follows the prompt
+    assert "**PostgreSQL**" in str(sent[-1]["content"])  # the block follows the prompt
     # a hook that returns something else than a plugin user message is refused
     with pytest.raises(InvalidArgument):
         run_agent(target, llm, "Again.", inject=[lambda s: {"role": "user", "content": []}])

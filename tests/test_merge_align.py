@@ -22,7 +22,8 @@ from ctxsdk.merge._align import (
     parse_reply,
 )
 from ctxsdk.merge._beliefs import Branch, BranchMessage, Trust, build_slots
-from ctxsdk.session import TRUNCATION_MARKER, redact_message
+from ctxsdk.merge._branches import read_branch
+from ctxsdk.session import TRUNCATION_MARKER
 from ctxsdk.testing import LogBuilder
 
 from ._openai_server import openai_server
@@ -30,7 +31,7 @@ from ._openai_server import openai_server
 USER_A = "The database is PostgreSQL. Timeout: 30s. Deploy on Fridays is forbidden."
 ASSISTANT_A = "I set the cache up on Redis."
 REASONING_A = "Maybe sqlite would be simpler here."
-USER_B = "We moved storage over to MySQL last week."
+USER_B = "We moved storage to MySQL."
 
 
 def _branch(sid: str, turns: Sequence[tuple[str, str, str | None]], **kw: Any) -> Branch:
@@ -38,11 +39,7 @@ def _branch(sid: str, turns: Sequence[tuple[str, str, str | None]], **kw: Any) -
     for prompt, text, reasoning in turns:
         b.turn(prompt).assistant(text=text, reasoning=reasoning).end_turn()
     s = cx.Session.from_events(b.header, b.events)
-    msgs = tuple(
-        BranchMessage(n.seq, redact_message(n.message.to_json_dict())[0], False)
-        for n in s.surface()
-    )
-    return Branch(id=sid, messages=msgs, trust=kw.get("trust", Trust.EXTERNAL))
+    return read_branch(s, kw.get("trust", Trust.EXTERNAL))  # the surface and the kernel's facts
 
 
 def _branches() -> list[Branch]:
@@ -96,7 +93,7 @@ DB_SLOT = {
     "key": "database.engine",
     "type": "decision",
     "opinions": [
-        _op("b", "MySQL ", 4, "moved storage over to MySQL"),
+        _op("b", "MySQL ", 4, "moved storage to MySQL"),
         _op("a", "postgresql", 4, "The database is PostgreSQL."),
     ],
 }

@@ -1,5 +1,6 @@
-"""The deterministic claim extractor: keyed assertions, evidence by origin, redaction,
-supersession, and paraphrases of one key meeting in one slot."""
+"""Claims from the fact kernel: keyed facts as claims, evidence by origin, polarity,
+redaction, supersession, original case kept for display, and paraphrases of one key meeting
+in one slot. The sentence rules themselves are the kernel's (tests/test_facts_*.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk.merge import (
+    STATEMENT,
     Claim,
     Evidence,
     SlotState,
     claims_to_states,
+    comparison_value,
     extract_claims,
-    normalize_key,
-    normalize_value,
     select,
 )
 from ctxsdk.testing import LogBuilder
@@ -30,7 +31,8 @@ def _session(session_id: str, prompts: list[str], **kw: object) -> cx.Session:
 
 def _kv(text: str) -> list[tuple[str, str, bool]]:
     s = _session("one", [text], runtime_context=None)
-    return [(c.key, c.value, c.negated) for c in extract_claims(s) if c.origin == "user"]
+    claims = extract_claims(s)
+    return [(c.key, c.value, c.negated) for c in claims if c.origin == "user" and not c.statement]
 
 
 # -- the patterns, positive ------------------------------------------------------------------
@@ -38,51 +40,41 @@ POSITIVE = [
     ("The database is PostgreSQL.", [("database", "postgresql", False)]),
     ("The db is MySQL.", [("database", "mysql", False)]),
     ("Our repo config is strict.", [("repository configuration", "strict", False)]),
-    ("Records are stored as JSONL.", [("records stored", "jsonl", False)]),
+    ("Records are stored as JSONL.", [("record stored", "jsonl", False)]),
     ("Actually, we switched the cache to Redis.", [("cache", "redis", False)]),
-    ("Retries are capped at three.", [("retries capped", "three", False)]),
+    ("Retries are capped at three.", [("retry capped", "three", False)]),
     ("CI runs on Jenkins.", [("ci run", "jenkins", False)]),
     ("The CI run on jenkins", [("ci run", "jenkins", False)]),
-    ("Logs go to stdout.", [("logs go", "stdout", False)]),
+    ("Logs go to stdout.", [("log go", "stdout", False)]),
     ("We deploy to Kubernetes.", [("deploy", "kubernetes", False)]),
-    ("Authentication uses the OAuth flow.", [("authentication use", "oauth flow", False)]),
+    ("Authentication uses the OAuth flow.", [("authentication", "oauth flow", False)]),
     ("The parser relies on regex.", [("parser rely", "regex", False)]),
     ("Our project's database is SQLite.", [("database", "sqlite", False)]),
     ("database is postgres", [("database", "postgres", False)]),
-    ("Timeout: 30s", [("timeout", "30s", False)]),
-    ("TIMEOUT = 30s", [("timeout", "30s", False)]),
+    ("Timeout: 30s", [("timeout", "30 seconds", False)]),
+    ("TIMEOUT = 30s", [("timeout", "30 seconds", False)]),
     ("We use Redis for the cache.", [("cache", "redis", False)]),
-    ("Use pytest for tests.", [("test", "pytest", False)]),
+    ("Use pytest for tests.", [("test framework", "pytest", False)]),
     ("We switched the database to MySQL.", [("database", "mysql", False)]),
-    (
-        "Move the database from SQLite to PostgreSQL.",
-        [("database", "postgresql", False), ("database", "sqlite", True)],
-    ),
-    ("The timeout was changed to 45s.", [("timeout", "45s", False)]),
+    ("Move the database from SQLite to PostgreSQL.", [("database", "postgresql", False)]),
+    ("The timeout was changed to 45s.", [("timeout", "45 seconds", False)]),
     ("Set the timeout to 60 seconds.", [("timeout", "60 seconds", False)]),
-    ("The timeout should be 60s.", [("timeout", "60s", False)]),
-    (
-        "Use pnpm, not npm.",
-        [("package manager", "pnpm", False), ("package manager", "npm", True)],
-    ),
-    (
-        "Use yarn instead of npm for the package manager.",
-        [("package manager", "yarn", False), ("package manager", "npm", True)],
-    ),
+    ("The timeout should be 60s.", [("timeout", "60 seconds", False)]),
+    ("Use pnpm, not npm.", [("package manager", "pnpm", False)]),
+    ("Use yarn instead of npm for the package manager.", [("package manager", "yarn", False)]),
     ("The database is not MySQL.", [("database", "mysql", True)]),
     ("Don't use npm.", [("package manager", "npm", True)]),
-    ("Never force-push.", [("force push", "force-push", True)]),
     ("The Python version is 3.11.", [("python version", "3.11", False)]),
-    ("The timeouts are 30s, because the API is slow.", [("timeout", "30s", False)]),
+    ("The timeouts are 30s, because the API is slow.", [("timeout", "30 seconds", False)]),
     # CJK
-    ("数据库是PostgreSQL。", [("数据库", "postgresql", False)]),
-    ("我们的数据库为MySQL", [("数据库", "mysql", False)]),
-    ("超时：30秒", [("超时", "30秒", False)]),
+    ("数据库是PostgreSQL。", [("database", "postgresql", False)]),
+    ("我们的数据库为MySQL", [("database", "mysql", False)]),
+    ("超时：30秒", [("timeout", "30 seconds", False)]),
     ("用pnpm。", [("package manager", "pnpm", False)]),
     ("改用pnpm", [("package manager", "pnpm", False)]),
     ("不用npm", [("package manager", "npm", True)]),
-    ("数据库改为MySQL", [("数据库", "mysql", False)]),
-    ("数据库不是MySQL", [("数据库", "mysql", True)]),
+    ("数据库改为MySQL", [("database", "mysql", False)]),
+    ("数据库不是MySQL", [("database", "mysql", True)]),
 ]
 
 
@@ -127,7 +119,7 @@ def test_code_blocks_are_skipped() -> None:
     assert _kv(text) == [("port", "5432", False)]
 
 
-def test_code_lines_and_tool_boilerplate_give_no_claim() -> None:
+def test_code_lines_and_tool_output_give_no_claim_but_tool_facts_do() -> None:
     b = LogBuilder(session_id="code", runtime_context=None)
     b.turn("Read the config.").assistant(tool_calls=[("read", {"path": "cfg.py"})])
     listing = '1\tTIMEOUT = 30\n2\tout = base / "x.csv"\n3\tsession = connect(db_path)'
@@ -136,29 +128,34 @@ def test_code_lines_and_tool_boilerplate_give_no_claim() -> None:
     b.tool_results(["Edited src/cfg.py: replaced 1 occurrence."]).next_step()
     b.assistant(text="Do not edit files.").end_turn()
     s = cx.Session.from_events(b.header, b.events)
-    assert [(c.key, c.value, c.origin) for c in extract_claims(s)] == [("timeout", "30", "tool")]
+    keyed = [(c.key, c.value, c.origin) for c in extract_claims(s) if not c.statement]
+    # a file's contents give nothing; the kernel's tool facts (what was read, the language)
+    # are tool-verified claims
+    assert ("timeout", "30", "tool") not in keyed
+    assert ("file cfg.py", "cfg.py", "tool") in keyed
+    assert all(origin == "tool" for _, _, origin in keyed)
 
 
 def test_sentences_split_on_every_terminator_but_keep_dotted_tokens() -> None:
     text = "The runtime is node.js; the port is 8080! 超时：30秒；数据库是MySQL。The file is package.json"
-    assert _kv(text) == [
+    assert _kv(text)[:4] == [
         ("runtime", "node.js", False),
         ("port", "8080", False),
-        ("超时", "30秒", False),
-        ("数据库", "mysql", False),
-        ("file", "package.json", False),
+        ("timeout", "30 seconds", False),
+        ("database", "mysql", False),
     ]
 
 
-def test_normalization() -> None:
-    assert normalize_key("**The** `Database`") == "database"
-    assert normalize_key("this project's package managers") == "package manager"
-    assert normalize_key("our dependencies") == "dependency"
-    assert normalize_key("the status") == "status"  # no unsafe singularization
-    assert normalize_key("the class") == "class"
-    assert normalize_value("**PostgreSQL** 16, because it is fast") == "postgresql 16"
-    assert normalize_value("localhost:5432 now") == "localhost:5432"
-    assert len(normalize_value("a b c d e f g h i").split()) == 6
+def test_values_keep_their_original_case_for_display() -> None:
+    [c] = [c for c in extract_claims(_session("s", ["The ID format is UUIDs."])) if not c.statement]
+    assert (c.value, c.shown, c.display) == ("uuids", "UUIDs", "UUIDs")
+    [t] = extract_claims(_session("t", ["The timeout is 30s."]))
+    assert (t.value, t.shown) == ("30 seconds", "30 seconds")
+
+
+def test_comparison_value() -> None:
+    assert comparison_value("PostgreSQL") == "postgresql"
+    assert comparison_value("  60 ", "Seconds") == "60 seconds"
 
 
 # -- two sessions meet in one key ----------------------------------------------------------
@@ -174,14 +171,22 @@ def test_different_wording_meets_in_one_key() -> None:
     assert select(states["database"]).outcome == "disputed"
 
 
-def test_use_y_not_z() -> None:
-    [pos, neg] = extract_claims(_session("s", ["Use pnpm, not npm."]))
-    assert (pos.key, pos.value, pos.negated) == ("package manager", "pnpm", False)
-    assert (neg.key, neg.value, neg.negated) == ("package manager", "npm", True)
-    assert not pos.superseded and not neg.superseded  # one sentence never supersedes itself
+def test_a_source_asserting_a_value_does_not_also_vote_against_others() -> None:
+    pos = Claim("package manager", "pnpm", 4, "Use pnpm, not npm.", "s", 1)
+    neg = dataclasses.replace(pos, value="npm", negated=True)
     assert claims_to_states([pos, neg]) == {"package manager": SlotState.of(("pnpm", "s", 4))}
-    with_neg = claims_to_states([pos, neg], include_negated=True)
-    assert with_neg["package manager"].values() == ("not npm", "pnpm")
+    alone = claims_to_states([neg])
+    assert alone["package manager"].values() == ("not npm",)
+    assert claims_to_states([neg], include_negated=False) == {}
+
+
+def test_opposite_polarity_across_sessions_is_a_dispute() -> None:
+    a = extract_claims(_session("a", ["The API is not public."]))
+    b = extract_claims(_session("b", ["The API is public."]))
+    assert [(c.key, c.value, c.negated) for c in a] == [("api", "public", True)]
+    states = claims_to_states(a + b)
+    assert states["api"].values() == ("not public", "public")
+    assert select(states["api"]).outcome == "disputed"
 
 
 # -- evidence by origin ---------------------------------------------------------------------
@@ -199,32 +204,37 @@ def _mixed() -> cx.Session:
 
 
 def test_evidence_by_origin() -> None:
-    got = {(c.key, c.value): (c.evidence, c.origin, c.kind) for c in extract_claims(_mixed())}
+    got = {
+        (c.key, c.value): (c.evidence, c.origin, c.kind)
+        for c in extract_claims(_mixed())
+        if not c.statement
+    }
+    # the kernel reads no reasoning block and no command output's text: the cache guess
+    # and the ``timeout = 30s`` line of the tool result give nothing
     assert got == {
         ("database", "postgresql"): (Evidence.USER_STATED, "user", "fact"),
         ("port", "5432"): (Evidence.INFERRED, "assistant", "fact"),
-        ("cache", "redis"): (Evidence.SPECULATIVE, "reasoning", "fact"),
-        ("timeout", "30s"): (Evidence.TOOL_VERIFIED, "tool", "fact"),
     }
     for c in extract_claims(_mixed()):
         assert c.source == "mixed"
-        assert c.seq in _mixed().surface().seqs
 
 
-def test_reasoning_can_be_left_out() -> None:
-    keys = {c.key for c in extract_claims(_mixed(), include_reasoning=False)}
-    assert keys == {"database", "port", "timeout"}
+def test_tool_facts_are_tool_verified() -> None:
+    b = LogBuilder(session_id="tools", runtime_context=None)
+    b.turn("Run the tests.").assistant(tool_calls=[("bash", {"command": "pytest -q"})])
+    b.tool_results(["3 passed in 0.1s"]).next_step().assistant(text="Done.").end_turn()
+    s = cx.Session.from_events(b.header, b.events)
+    keyed = {c.key: c for c in extract_claims(s) if not c.statement}
+    assert keyed, "the kernel reads a test command from the tool call"
+    assert {c.origin for c in keyed.values()} == {"tool"}
+    assert {c.evidence for c in keyed.values()} == {Evidence.TOOL_VERIFIED}
 
 
-def test_injected_plugin_messages_are_skipped_or_capped() -> None:
+def test_injected_plugin_messages_give_no_claims() -> None:
     sections = [("policy", "The file policy is danger-full-access.")]
     s = _session("inj", ["The database is PostgreSQL."], runtime_context=sections)
     assert any(n.message.source.kind == "plugin" and n.message.role == "user" for n in s.surface())
     assert [c.key for c in extract_claims(s)] == ["database"]
-    injected = [c for c in extract_claims(s, include_injected=True) if c.origin == "injected"]
-    assert [(c.key, c.value, c.evidence) for c in injected] == [
-        ("file policy", "danger-full-access", Evidence.SPECULATIVE)
-    ]
 
 
 def test_system_prompt_gives_no_claims() -> None:
@@ -233,7 +243,15 @@ def test_system_prompt_gives_no_claims() -> None:
     )
     system_seqs = {n.seq for n in s.surface() if n.message.role == "system"}
     assert system_seqs
-    assert extract_claims(s, include_injected=True) == []
+    assert [c for c in extract_claims(s) if c.key in ("database", "timeout")] == []
+
+
+def test_user_statements_without_a_key_meet_by_their_words() -> None:
+    a = extract_claims(_session("a", ["Don't produce code, design the solution first."]))
+    b = extract_claims(_session("b", ["don't produce code, design the solution first"]))
+    assert [c.statement for c in a] == [True] and a[0].key == b[0].key
+    assert a[0].shown == "Don't produce code, design the solution first."
+    assert claims_to_states(a + b)[a[0].key].values() == (STATEMENT,)
 
 
 # -- redaction --------------------------------------------------------------------------------
@@ -266,24 +284,24 @@ def test_a_later_assertion_supersedes_within_a_source() -> None:
     claims = extract_claims(s)
     timeline = [(c.key, c.value, c.superseded) for c in claims]
     assert timeline == [
-        ("timeout", "30s", True),
-        ("timeout", "60s", False),
+        ("timeout", "30 seconds", True),
+        ("timeout", "60 seconds", False),
         ("port", "80", False),
     ]
     states = claims_to_states(claims)
-    assert states["timeout"] == SlotState.of(("60s", "sup", 4))
+    assert states["timeout"] == SlotState.of(("60 seconds", "sup", 4))
 
 
 def test_supersession_does_not_cross_sources() -> None:
     a = extract_claims(_session("a", ["The timeout is 30s."]))
     b = extract_claims(_session("b", ["The timeout is 60s."]))
     assert not any(c.superseded for c in a + b)
-    assert claims_to_states(a + b)["timeout"].values() == ("30s", "60s")
+    assert claims_to_states(a + b)["timeout"].values() == ("30 seconds", "60 seconds")
 
 
 def test_a_later_negation_supersedes_only_its_value() -> None:
     s = _session("neg", ["We use npm.", "Don't use npm.", "Use pnpm."])
-    got = [(c.value, c.negated, c.superseded) for c in extract_claims(s)]
+    got = [(c.value, c.negated, c.superseded) for c in extract_claims(s) if not c.statement]
     assert got == [("npm", False, True), ("npm", True, True), ("pnpm", False, False)]
 
 

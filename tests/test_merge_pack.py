@@ -20,6 +20,7 @@ from ctxsdk.merge._pack import (
     SEED_POOL,
     TYPE_STABILITY,
     TYPE_VALUE,
+    agreement,
     pack,
     personal,
     preserved_prefix,
@@ -122,10 +123,18 @@ def test_relevance_is_the_fraction_of_terms_found() -> None:
 
 def test_personal_is_the_seed_formula() -> None:
     s = slot("k", kind="decision", evidence=3, sources=2)
-    # 2.5 + 3*3 + 2*2 + 4*1 + 2*relevance(1.0)
-    assert personal(s, 1, ("k",)) == pytest.approx(2.5 + 9 + 4 + 4 + 2)
-    assert personal(s, 0) == pytest.approx(2.5 + 9 + 4)
-    assert personal(retracted(s), 0) == pytest.approx((2.5 + 9 + 4) * 0.05)
+    assert agreement(s) == 2  # two sources back the presented value: a cross-session fact
+    # 2.5 + 3*3 + 2*2 + 4*1 + 2*relevance(1.0) + 12*agreement
+    assert personal(s, 1, ("k",)) == pytest.approx(2.5 + 9 + 4 + 4 + 2 + 24)
+    assert personal(s, 0) == pytest.approx(2.5 + 9 + 4 + 24)
+    assert personal(retracted(s), 0) == pytest.approx((2.5 + 9 + 4 + 24) * 0.05)
+
+
+def test_cross_session_facts_outrank_disputes_outrank_one_sessions_user() -> None:
+    agreed = slot("a", kind="fact", evidence=2, sources=2)
+    alone = slot("c", kind="fact", evidence=4, sources=1)
+    assert (agreement(agreed), agreement(alone)) == (2, 0)
+    assert personal(agreed, 1) > personal(alone, 1)
 
 
 def test_stability_formula_and_unresolved_is_less_stable() -> None:

@@ -6,15 +6,16 @@
 
 The pipeline (``Merge``): each source's surface is read and redacted (``read_branches``), its
 claims extracted (``align``: one joint model call when ``llm=`` is given, else or on any failure
-the deterministic ``extract_claims`` rules), merged per key (``build_slots``: a ``SlotState``
-keeps every ``(value, source, evidence)``, so merging is a join and the result does not depend
-on the order branches arrive in; ``select`` never guesses, a true tie is ``disputed``), true
-ties adjudicated (``adjudicate``, model only, asked twice with the options reversed),
-derivations propagated (``derive``, a JTMS), trust invariants checked (``check_trust``; any
-violation means nothing is injected), and the slots packed into the budget and rendered
-(``build_block``: a submodular utility, a knapsack solver, exact tokens, the banner charged).
-``t1_experiment`` rebuilds the seed's exhaustive confluence experiment. ``MergeSources`` and
-the ``merge_sessions`` tool choose a session's sources from the conversation.
+the keyed facts of the base's fact kernel, ``extract_claims``), merged per key
+(``build_slots``: a ``SlotState`` keeps every ``(value, source, evidence)``, so merging is a join
+and the result does not depend on the order branches arrive in; ``select`` never guesses, a
+true tie is ``disputed``), true ties adjudicated (``adjudicate``, model only, asked twice with
+the options reversed), derivations propagated (``derive``, a JTMS), trust invariants checked
+(``check_trust``; any violation means nothing is injected), and the slots packed into the
+budget and rendered (``build_block``: a submodular utility, a knapsack solver, exact tokens,
+the banner charged). ``t1_experiment`` rebuilds the seed's exhaustive confluence experiment.
+``MergeSources`` and the ``merge_sessions`` tool choose a session's sources from the
+conversation.
 """
 
 from __future__ import annotations
@@ -43,13 +44,14 @@ from ._beliefs import (
 from ._branches import read_branch, read_branches, trust_level
 from ._claims import (
     CLAIM_KINDS,
-    DOMAINS,
+    STATEMENT,
     Claim,
-    claims_of_messages,
+    FactLike,
+    claims_of_facts,
     claims_to_states,
+    comparison_value,
     extract_claims,
-    normalize_key,
-    normalize_value,
+    statement_key,
 )
 from ._confluence import T1_REPRESENTATIONS, T1_SPACES, T1Space, compare_t1, t1_experiment
 from ._derive import DerivationReport, derive, routes_of
@@ -101,7 +103,6 @@ __all__ = [
     "ADJUDICATE_INSTRUCTION",
     "ALIGN_INSTRUCTION",
     "CLAIM_KINDS",
-    "DOMAINS",
     "HEADER",
     "MERGED_SOURCE",
     "MERGE_PLUGIN",
@@ -109,6 +110,7 @@ __all__ = [
     "REPRESENTATIONS",
     "SCORES",
     "SLOT_TYPES",
+    "STATEMENT",
     "T1_REPRESENTATIONS",
     "T1_SPACES",
     "TYPE_STABILITY",
@@ -125,6 +127,7 @@ __all__ = [
     "Derivation",
     "DerivationReport",
     "Evidence",
+    "FactLike",
     "Item",
     "Merge",
     "MergeResult",
@@ -152,9 +155,10 @@ __all__ = [
     "build_block",
     "build_slots",
     "check_trust",
-    "claims_of_messages",
+    "claims_of_facts",
     "claims_to_states",
     "compare_t1",
+    "comparison_value",
     "confluence_violation",
     "decision_key",
     "derive",
@@ -171,8 +175,6 @@ __all__ = [
     "merge_nary",
     "merge_sessions",
     "merge_streaming",
-    "normalize_key",
-    "normalize_value",
     "pack",
     "personal",
     "presented_trust",
@@ -189,6 +191,7 @@ __all__ = [
     "routes_of",
     "select",
     "stability",
+    "statement_key",
     "t1_experiment",
     "trust_level",
     "trust_of",

@@ -36,7 +36,7 @@ from ._claims import (
     Origin,
     _parts,
     _supersede,
-    claims_of_messages,
+    claims_of_facts,
 )
 from ._derive import routes_of
 from ._slots import Evidence
@@ -180,17 +180,18 @@ def branch_text(
 def heuristic_claims(
     branches: Sequence[Branch], *, include_reasoning: bool = True, include_injected: bool = False
 ) -> tuple[Claim, ...]:
-    """The deterministic extractor over every branch, claims labelled with the branch's
-    id and trust: the fallback when the model is absent or unusable."""
+    """The deterministic path over every branch: the claims of its kernel facts
+    (``claims_of_facts``), labelled with the branch's id and trust; the fallback when the
+    model is absent or unusable. The kernel reads no reasoning and no injected context, so
+    ``include_reasoning`` and ``include_injected`` shape only the model's prompt; a branch
+    built from messages alone (no ``facts``) gives no claims."""
+    del include_reasoning, include_injected  # the kernel's reading rules hold here
     out: list[Claim] = []
     for b in branches:
-        out += claims_of_messages(
-            b.id,
-            [(m.seq, m.raw, m.injected) for m in b.messages],
-            include_reasoning=include_reasoning,
-            include_injected=include_injected,
-            trust=b.trust,
-        )
+        if b.facts is not None:
+            out += claims_of_facts(
+                b.id, b.facts, current=b.current, trust=b.trust, tainted=dict(b.tainted)
+            )
     return tuple(out)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Literal
 
-from ._claims import Claim
+from ._claims import Claim, FactLike, value_of, voting
 from ._slots import Decision, Score, SlotState, merge_streaming
 
 __all__ = [
@@ -75,6 +75,13 @@ class Branch:
     title: str = ""
     path: str | None = None
     redactions: int = 0
+    # The session's kernel facts (``Session.facts()``) and those still in force
+    # (``Facts.current()``); None for a branch built from messages alone (it gives no claims
+    # on the deterministic path).
+    facts: tuple[FactLike, ...] | None = None
+    current: tuple[FactLike, ...] | None = None
+    # ``(seq, redacted message text)`` of the events whose message held a credential
+    tainted: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +152,25 @@ class Slot:
         return self.decision.tied
 
     @property
+    def statement(self) -> bool:
+        """A slot keyed by a statement itself (an unkeyed instruction, preference or
+        decision a user stated): its key is what was said."""
+        return bool(self.claims) and all(c.statement for c in self.claims)
+
+    def display(self, value: str) -> str:
+        """``value`` as it was said: the original phrase of its best supporting claim
+        (``UUIDs`` for the comparison form ``uuids``; ``not public`` keeps its ``not``)."""
+        c = self.quote(value)
+        if c is None or not c.shown:
+            return value
+        return f"not {c.shown}" if c.negated else c.shown
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """The presented values as said (original case): what a view displays."""
+        return tuple(self.display(v) for v in self.presented)
+
+    @property
     def status(self) -> SlotStatus:
         if self.derivation is not None and self.derivation.status == "retracted":
             return "retracted"
@@ -161,7 +187,7 @@ class Slot:
 
     def supporting(self, value: str) -> tuple[Claim, ...]:
         """The live claims that give ``value`` (a negated one as ``not <value>``)."""
-        return tuple(c for c in self.live if _value_of(c) == value)
+        return tuple(c for c in self.live if value_of(c) == value)
 
     @property
     def max_evidence(self) -> int:
@@ -179,10 +205,6 @@ class Slot:
 
     def __str__(self) -> str:
         return f"{self.key}: {self.decision} [{self.status}]"
-
-
-def _value_of(claim: Claim) -> str:
-    return f"not {claim.value}" if claim.negated else claim.value
 
 
 _TYPE_OF_KIND: Mapping[str, SlotType] = {
@@ -213,8 +235,10 @@ def build_slots(
 ) -> list[Slot]:
     """One slot per key, keys sorted. The state joins each source's live positive claims
     (one ``SlotState`` per source at the highest evidence it gave each value, streamed in
-    source order); a key whose live claims are all negated becomes a ``refuted`` slot with
-    the values ``not <value>``. ``types`` declares a key's type (the model path names
+    source order). A negated claim votes as the value ``not <value>`` unless its source also
+    asserts a value of the key (``voting``), so "the API is not public" against "the API is
+    public" is a dispute; a key whose voting claims are all negated is a ``refuted`` slot.
+    ``types`` declares a key's type (the model path names
     them); otherwise it is the most common kind of its live claims."""
     by_key: dict[str, list[Claim]] = {}
     for c in claims:
@@ -223,18 +247,17 @@ def build_slots(
     slots: list[Slot] = []
     for key in sorted(by_key):
         all_claims = by_key[key]
-        live = [c for c in all_claims if not c.superseded]
-        positive = [c for c in live if not c.negated]
-        voting = positive or live
+        votes = voting(all_claims)
+        positive = [c for c in votes if not c.negated]
         per_source: dict[str, dict[str, int]] = {}
-        for c in voting:
+        for c in votes:
             per = per_source.setdefault(c.source, {})
-            v = _value_of(c)
+            v = value_of(c)
             per[v] = max(per.get(v, 0), c.evidence)
         merged = merge_streaming(
             [SlotState.from_opinions(s, per_source[s]) for s in sorted(per_source)], score
         )
-        kind: SlotType = _slot_type(voting, declared) if positive else "refuted"
+        kind: SlotType = _slot_type(positive, declared) if positive else "refuted"
         if key in declared:
             kind = declared[key]
         slots.append(Slot(key, merged.state, merged.decision, tuple(all_claims), kind))

@@ -1,4 +1,5 @@
-"""Sources become branches: each source session's current surface, redacted, in model order.
+"""Sources become branches: each source session's current surface, redacted, in model order,
+and the facts the base's kernel reads from its whole log (``Session.facts()``).
 
 A source is a ``Session``, a path to a log, or (with a ``Workspace``) a session id or unique
 id prefix. Redaction happens here, once, before any extraction, prompt or storage, so no
@@ -9,6 +10,7 @@ its path are redacted too, and so are the labels and reasons of the sources left
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -22,7 +24,14 @@ from ._beliefs import Branch, BranchMessage, Trust
 if TYPE_CHECKING:
     from ..session import Workspace
 
-__all__ = ["SourceLike", "TrustLike", "read_branch", "read_branches", "trust_level"]
+__all__ = [
+    "SourceLike",
+    "TrustLike",
+    "read_branch",
+    "read_branches",
+    "tainted_texts",
+    "trust_level",
+]
 
 SourceLike: TypeAlias = "Session | str | os.PathLike[str]"
 TrustLike: TypeAlias = "Trust | int | str"
@@ -65,7 +74,8 @@ def _open(source: SourceLike, workspace: Workspace | None) -> Session:
 
 def read_branch(session: Session, trust: Trust = Trust.EXTERNAL) -> Branch:
     """``session``'s current surface as a redacted ``Branch`` (its id, title and path
-    redacted too: they come from the log)."""
+    redacted too: they come from the log) with its kernel facts (their strings are redacted
+    when they become claims)."""
     messages: list[BranchMessage] = []
     withheld = 0
     for node in session.surface():
@@ -75,6 +85,8 @@ def read_branch(session: Session, trust: Trust = Trust.EXTERNAL) -> Branch:
         clean, redactions = redact_message(raw)
         withheld += len(redactions)
         messages.append(BranchMessage(node.seq, clean, injected))
+    facts = session.facts()  # the whole log, through the base's fact kernel
+    tainted = tainted_texts(session, {f.source.seq for f in facts})
     sid, title = redact(str(session.id)), redact(session.title or "")
     path = redact(str(session.path)) if session.path is not None else None
     return Branch(
@@ -84,7 +96,30 @@ def read_branch(session: Session, trust: Trust = Trust.EXTERNAL) -> Branch:
         title=title.text,
         path=path.text if path is not None else None,
         redactions=withheld + sid.withheld + title.withheld + (path.withheld if path else 0),
+        facts=tuple(facts),
+        current=facts.current(),
+        tainted=tainted,
     )
+
+
+def tainted_texts(session: Session, seqs: set[int]) -> tuple[tuple[int, str], ...]:
+    """``(seq, redacted text)`` for each event a fact was read from whose message held a
+    credential: the kernel reads the log as written (and strips markdown, which a
+    credential's shape may depend on), so a fact from such an event is kept only where its
+    words are still in the redacted message (``claims_of_facts``)."""
+    out: list[tuple[int, str]] = []
+    for ev in session.raw_events:
+        seq = ev.get("seq")
+        if seq not in seqs:
+            continue
+        data = ev.get("data")
+        msg = data if ev.get("type") == "user/message" else (data or {}).get("message")
+        if not isinstance(msg, Mapping):
+            continue
+        clean, redactions = redact_message(msg)
+        if redactions:
+            out.append((int(seq), json.dumps(clean, ensure_ascii=False).lower()))
+    return tuple(out)
 
 
 def read_branches(

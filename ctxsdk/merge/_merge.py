@@ -34,6 +34,7 @@ from ._align import Alignment, align
 from ._beliefs import Branch, Slot, Trust
 from ._branches import SourceLike, TrustLike, read_branches
 from ._derive import DerivationReport, derive
+from ._pack import Single, blockable
 from ._render import Block, build_block
 from ._slots import Score
 from ._slots import _score as resolve_score
@@ -313,6 +314,9 @@ class Merge:
     ``llm``: optional; when given, claims come from one joint alignment call and true ties
     are adjudicated (asked twice, options reversed); any model failure falls back to the
     deterministic path with the reason. ``tokenizer`` costs the block in exact tokens.
+    ``single``: which single-session slots the block may carry beside the cross-session
+    ones (facts two or more sessions agree on, disputes): ``"user"`` (default) those a user
+    stated, ``"all"`` every one; the others stay in ``result.slots``.
     """
 
     def __init__(
@@ -333,6 +337,7 @@ class Merge:
         algorithm: Literal["density", "partial"] = "partial",
         max_slots: int = 40,
         max_chars_per_branch: int = 6000,
+        single: Single = "user",
     ) -> None:
         if isinstance(sources, (str, Session)) or not isinstance(sources, Sequence):
             raise InvalidArgument("Merge takes a list of sources: Merge([s1, s2, ...])")
@@ -354,6 +359,9 @@ class Merge:
         self._algorithm: Literal["density", "partial"] = algorithm
         self._max_slots = max_slots
         self._max_chars = max_chars_per_branch
+        if single not in ("user", "all"):
+            raise InvalidArgument(f"single is 'user' or 'all', not {single!r}")
+        self._single: Single = single
         self._shared = _Shared()
 
     # -- the builder -------------------------------------------------------------------------
@@ -441,7 +449,7 @@ class Merge:
             block = dataclasses.replace(block, reason=reason, withheld=withheld)
         else:
             block = build_block(
-                [s for s in slots if s.decision.outcome != "empty"],
+                [s for s in slots if blockable(s, self._single)],
                 self._budget,
                 trusts=trusts,
                 tokenizer=self._tokenizer,

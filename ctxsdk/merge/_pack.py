@@ -36,6 +36,7 @@ from typing import Literal
 
 from ..errors import InvalidArgument
 from ._beliefs import Slot
+from ._slots import Evidence
 from ._trust import presented_trust
 
 __all__ = [
@@ -43,6 +44,9 @@ __all__ = [
     "TYPE_STABILITY",
     "TYPE_VALUE",
     "Packing",
+    "Single",
+    "agreement",
+    "blockable",
     "pack",
     "personal",
     "preserved_prefix",
@@ -98,6 +102,7 @@ _TYPE_BASE = 1.0
 _COVERAGE = 6.0
 _GAMMA = 0.7
 _RETRACTED_PENALTY = 0.05
+_AGREEMENT = 12.0
 
 
 def query_terms(query: str | None) -> tuple[str, ...]:
@@ -125,15 +130,45 @@ def _trust_of(slot: Slot, trusts: Mapping[str, int]) -> int:
     return int(presented_trust(slot))
 
 
+def agreement(slot: Slot) -> int:
+    """How far a slot reaches across sessions: 2 when two or more sources back its
+    presented value (a cross-session fact), 1 when two or more sources hold it in dispute
+    (unresolved or adjudicated), else 0."""
+    if slot.decision.outcome == "resolved":
+        backers = {c.source for v in slot.presented for c in slot.supporting(v)}
+        return 2 if len(backers) >= 2 else 0
+    return 1 if len(slot.sources) >= 2 else 0
+
+
+Single = Literal["user", "all"]
+"""Which single-session slots a block may carry: ``"user"`` only those a user stated (the
+default), ``"all"`` every one (assistant inferences, tool-read project facts too)."""
+
+
+def blockable(slot: Slot, single: Single = "user") -> bool:
+    """Whether the block may carry ``slot``: a fact two or more sessions agree on, a
+    dispute across sessions, and a single session's slot when its user stated the presented
+    value (``single="user"``) or always (``single="all"``). The rest stay in the result's
+    slots (and the widget), out of the block."""
+    if slot.decision.outcome == "empty":
+        return False
+    if single == "all" or agreement(slot) > 0:
+        return True
+    return slot.max_evidence >= int(Evidence.USER_STATED)
+
+
 def personal(slot: Slot, trust: int, terms: Sequence[str] = ()) -> float:
     """A slot's value on its own: type value + 3·max evidence + 2·#sources + 4·trust +
-    2·relevance, times 0.05 when retracted (scaled, not subtracted, so it stays >= 0)."""
+    2·relevance + 12·agreement (facts agreed by two or more sessions first, then disputes
+    across sessions, then what one session's user said), times 0.05 when retracted (scaled,
+    not subtracted, so it stays >= 0)."""
     value = (
         TYPE_VALUE.get(slot.type, _TYPE_BASE)
         + 3 * slot.max_evidence
         + 2 * len(slot.sources)
         + 4 * int(trust)
         + 2 * relevance(slot, terms)
+        + _AGREEMENT * agreement(slot)
     )
     return value * _RETRACTED_PENALTY if slot.status == "retracted" else value
 

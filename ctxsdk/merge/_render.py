@@ -20,6 +20,9 @@ The block is what the next turn sees, so three rules hold whatever the input:
 Line shapes are the seed's (MergeBench parses them): a resolved slot is
 ``- `key` = **value** — "quote" (evidence E; from src)``; a true tie is
 ``- **DISPUTED** `key` — tied under the score, not guessed:`` with one sub-bullet per value.
+A statement slot (a user's unkeyed instruction, preference or decision) is
+``- `instruction` — "what was said" (evidence 4; from src | N sources)``. Values are shown
+as said (``Slot.display``: original case), not in their comparison form.
 """
 
 from __future__ import annotations
@@ -66,14 +69,14 @@ def _src(source: str) -> str:
     return short_id(redact(source).text)  # redacted before it is cut
 
 
-def _support(slot: Slot, value: str, extra: str = "") -> str:
+def _support(slot: Slot, value: str, extra: str = "", *, quote: bool = True) -> str:
     """` — "quote" (evidence E; from src | N sources[; extra])` for one presented value."""
-    quote = slot.quote(value)
     sources = sorted({c.source for c in slot.supporting(value)})
     evidence = max((c.evidence for c in slot.supporting(value)), default=0)
     where = f"from {_src(sources[0])}" if len(sources) == 1 else f"{len(sources)} sources"
     tail = f"(evidence {evidence}; {where}{'; ' + extra if extra else ''})"
-    return f' — "{_short(quote.text)}" {tail}' if quote is not None else f" {tail}"
+    said = slot.quote(value) if quote else None
+    return f' — "{_short(said.text)}" {tail}' if said is not None else f" {tail}"
 
 
 def _premises(slot: Slot) -> tuple[str, ...]:
@@ -102,22 +105,30 @@ def render_slot(slot: Slot, trust: int) -> str:
     key = f"`{slot.key}`"
     r = slot.resolution
     lines: list[str]
-    if slot.decision.outcome == "resolved" and slot.decision.winner is not None:
+    if slot.statement and slot.decision.winner is not None:
+        # a statement slot: its key is what was said; the line shows it as said, once
         v = slot.decision.winner
-        lines = [f"- {key} = **{v}**{_support(slot, v)}"]
+        said = _short(slot.display(v), QUOTE_CHARS)
+        kind = slot.key.partition(":")[0]
+        lines = [f'- `{kind}` — "{said}"{_support(slot, v, quote=False)}']
+    elif slot.decision.outcome == "resolved" and slot.decision.winner is not None:
+        v = slot.decision.winner
+        lines = [f"- {key} = **{slot.display(v)}**{_support(slot, v)}"]
     elif r is not None and r.outcome == "choose" and r.value is not None:
         v = r.value
-        lines = [f"- {key} = **{v}**{_support(slot, v, 'tie broken by adjudication')}"]
+        lines = [
+            f"- {key} = **{slot.display(v)}**{_support(slot, v, 'tie broken by adjudication')}"
+        ]
     elif r is not None and r.outcome == "both":
         lines = [f"- {key} — both hold (adjudicated):"]
-        lines += [f"  - **{v}**{_support(slot, v)}" for v in slot.presented]
+        lines += [f"  - **{slot.display(v)}**{_support(slot, v)}" for v in slot.presented]
     elif r is not None and r.outcome == "conditional":
         guard = _short(r.guard or "", 80)
         lines = [f"- {key} — depends on {guard} (adjudicated):"]
-        lines += [f"  - **{v}**{_support(slot, v)}" for v in slot.presented]
+        lines += [f"  - **{slot.display(v)}**{_support(slot, v)}" for v in slot.presented]
     else:
         lines = [f"- **DISPUTED** {key} — tied under the score, not guessed:"]
-        lines += [f"  - **{v}**{_support(slot, v)}" for v in slot.presented]
+        lines += [f"  - **{slot.display(v)}**{_support(slot, v)}" for v in slot.presented]
     d = slot.derivation
     if d is not None and d.status == "retracted":
         reason = d.reason or f"every supporting route is unmet ({', '.join(d.unmet)})"

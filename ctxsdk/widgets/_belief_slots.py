@@ -237,7 +237,7 @@ class BeliefSlots(BaseWidget):
             trust = r.trusts.get(s.key)
             cols["key"].append(neutralize(s.key))
             cols["type"].append(s.type)
-            cols["value"].append(neutralize(" | ".join(s.presented)))
+            cols["value"].append(neutralize(" | ".join(s.shown)))
             cols["status"].append(status)
             cols["detail"].append(neutralize(_detail(s)))
             cols["evidence"].append(int(s.max_evidence))
