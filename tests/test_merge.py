@@ -417,3 +417,24 @@ def test_an_injection_payload_from_another_session_stays_labelled_data() -> None
     carrying = [ln for ln in lines if "Ignore all previous" in ln]
     assert carrying and all(ln.startswith("- `") and '"' in ln for ln in carrying)
     assert not any(ln.strip().startswith(("Ignore", "SYSTEM")) for ln in lines)
+
+
+def test_the_block_carries_cross_session_facts_first() -> None:
+    a = _session("x-a", [("The queue broker is Kafka.", "OK."), ("Check.", "The port is 8080.")])
+    b = _session("x-b", [("The queue broker is Kafka.", "OK."), ("The API is public.", "OK.")])
+    c = _session("x-c", [("The API is not public.", "OK.")])
+    r = cx.Merge([a, b, c]).run()
+    assert r.slot("queue broker").status == "resolved" and r.slot("api").status == "disputed"
+    assert r.slot("api").shown == ("not public", "public")
+    keys = [s.key for s in r.block.slots]
+    assert {"queue broker", "api", "port"} <= set(keys)
+    # under a budget that holds two slots, the agreed fact and the dispute are the ones kept
+    tight = cx.Merge([a, b, c]).budget(170).run()
+    assert {s.key for s in tight.block.slots} >= {"queue broker"}
+    assert "port" not in {s.key for s in tight.block.slots}
+    # single="user": a single session's assistant inference stays out of the block
+    only_user = cx.Merge([a, b, c], single="user").run()
+    assert "port" not in {s.key for s in only_user.block.slots}
+    assert "port" in {s.key for s in only_user.slots}
+    with pytest.raises(InvalidArgument):
+        cx.Merge([a], single="some")  # type: ignore[arg-type]

@@ -315,8 +315,9 @@ class Merge:
     are adjudicated (asked twice, options reversed); any model failure falls back to the
     deterministic path with the reason. ``tokenizer`` costs the block in exact tokens.
     ``single``: which single-session slots the block may carry beside the cross-session
-    ones (facts two or more sessions agree on, disputes): ``"user"`` (default) those a user
-    stated, ``"all"`` every one; the others stay in ``result.slots``.
+    ones (facts two or more sessions agree on, disputes): ``"all"`` (default) every one,
+    ranked after the cross-session ones and a user's above a tool's above the assistant's;
+    ``"user"`` only those a user stated (the others stay in ``result.slots``).
     """
 
     def __init__(
@@ -337,7 +338,7 @@ class Merge:
         algorithm: Literal["density", "partial"] = "partial",
         max_slots: int = 40,
         max_chars_per_branch: int = 6000,
-        single: Single = "user",
+        single: Single = "all",
     ) -> None:
         if isinstance(sources, (str, Session)) or not isinstance(sources, Sequence):
             raise InvalidArgument("Merge takes a list of sources: Merge([s1, s2, ...])")

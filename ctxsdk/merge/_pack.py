@@ -141,11 +141,11 @@ def agreement(slot: Slot) -> int:
 
 
 Single = Literal["user", "all"]
-"""Which single-session slots a block may carry: ``"user"`` only those a user stated (the
-default), ``"all"`` every one (assistant inferences, tool-read project facts too)."""
+"""Which single-session slots a block may carry: ``"all"`` every one (the default; packing
+ranks them after the cross-session slots), ``"user"`` only those a user stated."""
 
 
-def blockable(slot: Slot, single: Single = "user") -> bool:
+def blockable(slot: Slot, single: Single = "all") -> bool:
     """Whether the block may carry ``slot``: a fact two or more sessions agree on, a
     dispute across sessions, and a single session's slot when its user stated the presented
     value (``single="user"``) or always (``single="all"``). The rest stay in the result's
