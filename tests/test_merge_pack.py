@@ -139,7 +139,7 @@ def test_cross_session_facts_outrank_disputes_outrank_one_sessions_user() -> Non
 
 def test_stability_formula_and_unresolved_is_less_stable() -> None:
     s = slot("k", kind="constraint", evidence=4, sources=2)
-    assert stability(s, 2) == pytest.approx(4 + 3 + 2 + 1 + 0.5)
+    assert stability(s, 2) == pytest.approx(4 + 3 + 2 + 1 + 0.5 + 2 * 2)  # two sources agree
     tie = build_slots([claim("t", "x", 2, "s1"), claim("t", "y", 2, "s2")])[0]
     assert tie.status == "disputed"
     assert stability(tie, 1) < stability(slot("t", sources=2), 1)

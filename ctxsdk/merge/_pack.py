@@ -195,13 +195,15 @@ def utility(slots: Sequence[Slot], trusts: Mapping[str, int], terms: Sequence[st
 
 def stability(slot: Slot, trust: int) -> float:
     """How unlikely the slot is to change: type stability + 3 if resolved + 0.5·max evidence
-    + 0.5·#sources + 0.25·trust."""
+    + 0.5·#sources + 0.25·trust + 2·agreement (what several sessions agree on leads the
+    block)."""
     return (
         TYPE_STABILITY.get(slot.type, _TYPE_BASE)
         + (3.0 if slot.decision.outcome == "resolved" else 0.0)
         + 0.5 * slot.max_evidence
         + 0.5 * len(slot.sources)
         + 0.25 * int(trust)
+        + 2.0 * agreement(slot)
     )
 
 

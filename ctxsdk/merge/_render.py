@@ -18,7 +18,8 @@ The block is what the next turn sees, so three rules hold whatever the input:
   budget holds for the text as sent. A credential caught there joins the ``withheld`` count.
 
 Line shapes are the seed's (MergeBench parses them): a resolved slot is
-``- `key` = **value** — "quote" (evidence E; from src)``; a true tie is
+``- `key` = **value** — "quote" (evidence E; from src)`` (the quote left out when it holds no
+word beyond the key and the value, as a tool fact's ``language: TypeScript`` does); a true tie is
 ``- **DISPUTED** `key` — tied under the score, not guessed:`` with one sub-bullet per value.
 A statement slot (a user's unkeyed instruction, preference or decision) is
 ``- `instruction` — "what was said" (evidence 4; from src | N sources)``. Values are shown
@@ -76,7 +77,13 @@ def _support(slot: Slot, value: str, extra: str = "", *, quote: bool = True) -> 
     where = f"from {_src(sources[0])}" if len(sources) == 1 else f"{len(sources)} sources"
     tail = f"(evidence {evidence}; {where}{'; ' + extra if extra else ''})"
     said = slot.quote(value) if quote else None
+    if said is not None and _words(said.text) <= _words(f"{slot.key} {slot.display(value)}"):
+        said = None  # "language: TypeScript" says nothing the key and value do not
     return f' — "{_short(said.text)}" {tail}' if said is not None else f" {tail}"
+
+
+def _words(text: str) -> set[str]:
+    return set("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
 
 
 def _premises(slot: Slot) -> tuple[str, ...]:
