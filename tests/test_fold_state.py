@@ -377,9 +377,22 @@ def test_a_later_success_of_the_same_command_verifies_the_failure() -> None:
     ev = s.anchor("evidence:bash:pytest -q")
     assert ev is not None and ev.authority == "empirical"
     assert ev.value == "bash:pytest -q: 5 passed in 0.2s"
-    # the kernel's error fact: what failed, and the run that passed again
+    # passed again with no change in between: no fix to remember
+    assert [e for e in s.evidence if e.id.startswith("evidence:fixed:")] == []
+
+
+def test_a_fixed_failure_is_remembered_with_its_fix() -> None:
+    b = builder("fixed")
+    tool_turn(b, "Run the tests.", [("bash", {"command": "pytest -q"})], ["1 failed"])
+    tool_turn(
+        b, "Fix it.", [("edit", {"path": "src/a.py", "old_string": "a", "new_string": "b"})], ["ok"]
+    )
+    tool_turn(b, "Rerun.", [("bash", {"command": "pytest -q"})], ["5 passed in 0.2s"])
+    s = reduce(b)
+    assert s.open_failures == ()
     (fixed,) = [e for e in s.evidence if e.id.startswith("evidence:fixed:")]
-    assert "1 failed" in str(fixed.value) and fixed.sources[-1] == ev.sources[-1]
+    assert "1 failed" in str(fixed.value) and "src/a.py" in str(fixed.value)
+    assert fixed.sources[-1] == b.result_seq(last_call(b)) and fixed.authority == "empirical"
 
 
 def test_an_is_error_failure_closes_when_the_same_command_later_succeeds() -> None:

@@ -86,8 +86,8 @@ open work). Every anchor cites the fact's source seq.
 - evidence: a successful command whose output has a kernel pass signal (``N passed``,
   ``OK``, ``ok <pkg>``, ``all tests pass(ed)``, ``BUILD SUCCESSFUL`` …) ⇒
   ``evidence:<call key>`` (empirical), value ``<call key>: <that line>``; a newer one for
-  the same call replaces it. A kernel error fact with the run that passed again (what
-  failed, and the change that fixed it) ⇒ ``evidence:fixed:<command>``.
+  the same call replaces it. A kernel error fact with the change that made the failing
+  command pass (what failed, and the fix) ⇒ ``evidence:fixed:<command>``.
 - artifacts: the paths named by a successful call of a tool whose name has a word write,
   edit, multiedit, create, replace, patch or insert (``str_replace_based_edit_tool`` but not
   its ``view`` command, ``apply_patch``, ``MultiEdit``): its path argument and the file
@@ -989,14 +989,14 @@ class _Reducer:
     def _fixed(self, f: Fact) -> None:
         """An error the work got past (the kernel's error fact with the passing run): what
         failed and what fixed it, kept as evidence."""
-        if f.reason is None:
-            return  # still failing: the open failure says it
+        if f.reason is None or f.fix is None:
+            return  # still failing (the open failure says it), or passed again unchanged
         seqs = sorted({f.source.seq, *f.evidence[-1:]})
         self.declare(
             Anchor(
                 id=f"evidence:fixed:{_cut(f.value or f.text, 120)}",
                 kind="evidence",
-                value=_cut(f.text + (f" ({f.fix})" if f.fix else ""), self.limits.text),
+                value=_cut(f.text, self.limits.text),  # "<command>: <error> — fixed by <files>"
                 authority="empirical",
                 sources=tuple(seqs),
             ),
