@@ -247,7 +247,7 @@ def test_the_result_renders_itself(pair: list[cx.Session]) -> None:
     text = str(r)
     assert text.startswith("merge of 2 sources:") and "## Merged context" in text
     html = r._repr_mimebundle_()["text/html"]  # type: ignore[index]
-    assert "<table" in html and "database" in html and "postgresql" in html
+    assert "<table" in html and "database" in html and "PostgreSQL" in html
     df = r.to_df()
     assert df.height == len(r.slots) and set(df["status"]) <= {
         "resolved",
@@ -438,3 +438,14 @@ def test_the_block_carries_cross_session_facts_first() -> None:
     assert "port" in {s.key for s in only_user.slots}
     with pytest.raises(InvalidArgument):
         cx.Merge([a], single="some")  # type: ignore[arg-type]
+
+
+def test_a_later_statement_of_a_session_supersedes_its_earlier_polarity() -> None:
+    for first, then, shown in (
+        ("public", "not public", "not public"),
+        ("not public", "public", "public"),
+    ):
+        s = _session("pol", [(f"The API is {first}.", "OK."), (f"The API is {then}.", "OK.")])
+        slot = cx.Merge([s]).run().slot("api")
+        assert slot.status == "resolved" and slot.shown == (shown,)
+        assert [c.superseded for c in slot.claims] == [True, False]

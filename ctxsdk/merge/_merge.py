@@ -147,7 +147,7 @@ class MergeResult(Rendered):
                     "key": s.key,
                     "type": s.type,
                     "status": s.status,
-                    "value": " | ".join(s.presented),
+                    "value": " | ".join(s.shown),
                     "evidence": s.max_evidence,
                     "sources": len(s.sources),
                     "trust": self.trusts[s.key].name.lower(),
@@ -265,7 +265,7 @@ class MergeResult(Rendered):
         rows = [
             (
                 f"<code>{esc(s.key)}</code>",
-                esc(" | ".join(s.presented)),
+                esc(" | ".join(s.shown)),
                 badge(s.status, kinds.get(s.status)),
                 s.max_evidence,
                 len(s.sources),
