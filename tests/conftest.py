@@ -175,3 +175,11 @@ def load_script(name: str) -> ModuleType:
     sys.modules[module_name] = module  # dataclasses resolve annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(autouse=True)
+def _lexical_memory_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Memory(path)`` embeds with the best installed local embedder by default; the suite
+    runs lexically (fast, and the same with or without the ``embed`` extra). A test of
+    embeddings passes its embedder, or sets ``CTXSDK_EMBEDDER`` itself."""
+    monkeypatch.setenv("CTXSDK_EMBEDDER", "none")

@@ -407,7 +407,7 @@ def test_settings_with_wrong_values_fall_back_to_the_defaults(
     _raw(path, "UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps(bad),))
     assert _each_read_works_or_is_corrupt_store(path) == []
     with Memory(path) as mem:
-        assert mem.settings() == {"recall": "off", "map_budget": 400, "top_k": 8, "expand": 1}
+        assert mem.settings() == {"recall": "off", "map_budget": 400, "top_k": 10, "expand": 1}
         assert mem.configure(map_budget=100)["map_budget"] == 100  # and it can be set again
 
 

@@ -54,14 +54,18 @@ def memory_recall_rows(
     *,
     embedder: Embedder | None = None,
     as_called: bool = False,
+    lexical: bool = False,
 ) -> tuple[list[tuple[int, list[str], list[str]]], dict[str, float]]:
     """``(category, evidence, retrieved dia_ids)`` per QA for the memory arm, and timings.
     ``questions(sample)`` gives ``(question, evidence ids, category)`` per QA to ask.
 
     ``as_called``: the memory exactly as a user makes and asks it, ``Memory(path)`` (a new
-    file, default settings) and ``mem.find(q)`` (its default ``top_k``, 8 hits, so its R@10
-    counts the dia_ids of 8 hits); otherwise an in-memory ``Memory(None,
-    embedder=embedder)`` asked for the top 10."""
+    file, default settings: the default embedder, ``auto`` or ``$CTXSDK_EMBEDDER``) and
+    ``mem.find(q)`` (its default ``top_k``, 10 hits); otherwise an in-memory ``Memory(None,
+    embedder=embedder)`` asked for the top 10. ``lexical`` (``--quick``): the as-called
+    memory with ``embedder=None``, its settings otherwise the defaults.
+    ``memory_ingest_seconds`` is ingest plus the first search (embeddings are computed and
+    stored at ingest)."""
     rows: list[tuple[int, list[str], list[str]]] = []
     ingest_s = find_s = 0.0
     n_find = 0
@@ -69,7 +73,11 @@ def memory_recall_rows(
         session = Session.from_locomo(list(data), i)
         dia = _dia_ids(session)
         with tempfile.TemporaryDirectory(prefix="ctxsdk-bench-memory-") as tmp:
-            mem = Memory(Path(tmp) / "memory.db") if as_called else Memory(None, embedder=embedder)
+            path = Path(tmp) / "memory.db"
+            if as_called:
+                mem = Memory(path, embedder=None) if lexical else Memory(path)
+            else:
+                mem = Memory(None, embedder=embedder)
             with mem:
                 t0 = time.perf_counter()
                 mem.ingest(session, verbatim=True)
@@ -113,7 +121,8 @@ def memory_scale(
         with tempfile.TemporaryDirectory(prefix="ctxsdk-bench-memory-") as tmp:
             from ..memory import Node, Source
 
-            with Memory(Path(tmp) / "m.db") as mem:
+            # the index's latency, lexical: a model embedding 100k texts would time the model
+            with Memory(Path(tmp) / "m.db", embedder=None) as mem:
                 t0 = time.perf_counter()
                 with mem.store.batch():
                     for i, text in enumerate(docs):
@@ -144,7 +153,7 @@ def memory_scale(
 
 
 def _writer(path: str, n: int, tag: str) -> None:
-    with Memory(path) as mem:
+    with Memory(path, embedder=None) as mem:  # the write lock's throughput, not a model's
         for i in range(n):
             mem.remember(f"{tag} keeps rule {i} for the service.", link_to=f"Service{tag}")
 
@@ -156,7 +165,7 @@ def writer_throughput(n: int = 100) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="ctxsdk-bench-writers-") as tmp:
         for procs in (1, 4):
             path = str(Path(tmp) / f"w{procs}.db")
-            Memory(path).close()
+            Memory(path, embedder=None).close()
             workers = [ctx.Process(target=_writer, args=(path, n, f"P{i}")) for i in range(procs)]
             t0 = time.perf_counter()
             for w in workers:
@@ -164,7 +173,7 @@ def writer_throughput(n: int = 100) -> dict[str, float]:
             for w in workers:
                 w.join(600)
             secs = time.perf_counter() - t0
-            with Memory(path) as mem:
+            with Memory(path, embedder=None) as mem:
                 kept = len(mem.nodes("preference"))
             out[f"writers_{procs}_items_per_second"] = kept / max(secs, 1e-9)
             out[f"writers_{procs}_lost"] = float(procs * n - kept)

@@ -29,12 +29,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
-from ..errors import DegradedSearchWarning, InvalidArgument, MemoryRefused, NotFound, WriteError
+from ..errors import (
+    DegradedSearchWarning,
+    InvalidArgument,
+    LockHeld,
+    MemoryRefused,
+    NotFound,
+    WriteError,
+)
 from ..session import (
     Embedder,
     Retriever,
     Session,
     clean_text,
+    get_embedder,
     get_tokenizer,
     neutralize,
     short_id,
@@ -67,7 +75,48 @@ __all__ = ["IngestReport", "Memory", "NodeView", "RecallMode", "ScrubReport"]
 
 RecallMode = Literal["off", "anchor", "auto"]
 MEMORY_PLUGIN = "ctxsdk-memory"  # the source plugin of an injected map or recall block
-_SETTINGS = {"recall": "off", "map_budget": 400, "top_k": 8, "expand": 1}
+_SETTINGS = {"recall": "off", "map_budget": 400, "top_k": 10, "expand": 1}
+EMBEDDER_ENV = "CTXSDK_EMBEDDER"  # none | auto | an embedder's name: the default's override
+_AUTO_EMBEDDERS = ("e5-small",)  # the local embedders "auto" takes, best first
+_OFF = frozenset({"", "none", "off", "lexical", "0", "false", "no"})
+_UNINDEXED = frozenset({"workspace", "episode"})  # types the search index leaves out
+_EMBED_BATCH = 256  # texts per embedding call (and per transaction when filled at search)
+
+
+def default_embedder() -> Embedder | None:
+    """The embedder ``Memory(path)`` uses when none is given: ``$CTXSDK_EMBEDDER`` when set
+    (``none`` for lexical search, ``auto``, or an embedder's name), else ``auto``: the best
+    installed local embedder (``e5-small``, from the ``embed`` extra) or none."""
+    choice = os.environ.get(EMBEDDER_ENV, "auto").strip().lower()
+    if choice in _OFF:
+        return None
+    if choice != "auto":
+        return get_embedder(choice)  # UnknownName for a name no embedder has
+    for name in _AUTO_EMBEDDERS:
+        emb = get_embedder(name)
+        installed = getattr(emb, "installed", None)
+        if installed is None or installed():
+            return emb
+    return None
+
+
+def _resolve_embedder(embedder: Embedder | str | None) -> Embedder | None:
+    if isinstance(embedder, str):
+        return default_embedder() if embedder == "auto" else get_embedder(embedder)
+    return embedder
+
+
+def vector_model(embedder: Embedder) -> str:
+    """The key stored vectors are kept under: the embedder's name, dimension and version
+    (a vector made by another model, or another version of it, is never reused)."""
+    version = getattr(embedder, "version", "")
+    return f"{embedder.name}/{embedder.dim}" + (f"/{version}" if version else "")
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 # What ingest derives from a session, versioned: a session ingested by older rules is read
 # again once, though unchanged (2: observations carry their turn, the section retrieval uses).
 _INGEST_RULES = 2
@@ -222,9 +271,8 @@ def _setting_ok(key: str, value: Any) -> bool:
     """Whether ``configure`` takes ``value`` for the setting ``key``."""
     if key == "recall":
         return value in ("off", "anchor", "auto")
-    return (
-        key in _SETTINGS and isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    )
+    ok = key in _SETTINGS and isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return ok and (key != "top_k" or 1 <= value <= 100)
 
 
 def _now_iso(now: datetime) -> str:
@@ -253,9 +301,13 @@ class Memory:
     """A graph memory in one SQLite file (see the module docs).
 
     ``path``: the database file (created with its directory); a ``MemoryStore`` is used as
-    it is; ``None`` is a private in-memory database. ``embedder``: optional dense
-    embeddings for search (``ctxsdk.session.get_embedder("e5-small")``). ``clock``: what
-    "now" is, for stale decisions (default: the wall clock).
+    it is; ``None`` is a private in-memory database. ``embedder``: dense embeddings for
+    search, ``"auto"`` by default: the best installed local embedder (``e5-small`` with the
+    ``embed`` extra) or none, unless ``$CTXSDK_EMBEDDER`` says otherwise (``none``, or a
+    name); ``None`` searches lexically; an ``Embedder`` object or a name is used as given.
+    Each node's vector is stored in the memory file with the hash of its text, written with
+    the node and reused by every process; a node without one is embedded at the next
+    search. ``clock``: what "now" is, for stale decisions (default: the wall clock).
     """
 
     def __init__(
@@ -263,7 +315,7 @@ class Memory:
         path: str | os.PathLike[str] | MemoryStore | None = None,
         *,
         workspace: str = "workspace",
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = "auto",
         clock: Any = None,
     ) -> None:
         if path is None:
@@ -279,7 +331,9 @@ class Memory:
                 f"Memory takes a database path or a MemoryStore, not {type(path).__name__}"
             )
         self._clock = clock
+        embedder = _resolve_embedder(embedder)
         self._embedder = embedder
+        self._model = vector_model(embedder) if embedder is not None else ""
         self._revision = -1
         self._nodes: dict[str, Node] = {}
         self._anchors: list[Node] = []
@@ -294,7 +348,7 @@ class Memory:
         path: str | os.PathLike[str] | MemoryStore | None = None,
         *,
         workspace: str = "workspace",
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = "auto",
         clock: Any = None,
     ) -> Memory:
         """``Memory.open(path)``: the same as ``Memory(path, ...)`` (the documented call)."""
@@ -329,26 +383,93 @@ class Memory:
         rev = self.store.revision()
         if rev == self._revision:
             return
-        fresh = {n.id: n for n in self.store.nodes() if n.type not in ("workspace", "episode")}
+        fresh = {n.id: n for n in self.store.nodes() if n.type not in _UNINDEXED}
         for nid in [n for n in self._nodes if n not in fresh]:
             self._retriever.remove(nid)
-        for nid, node in fresh.items():
-            old = self._nodes.get(nid)
-            if old is None or old.updated_at != node.updated_at or old != node:
-                src = node.sources[0] if node.sources else None
-                group = src.session if node.type == "observation" and src else None
-                order = (
-                    float(src.seq) if group is not None and src and src.seq is not None else None
-                )
-                # An utterance's section is its turn: the rest of that exchange ranks with it.
-                turn = node.extra.get("turn")
-                section = (group, turn) if group is not None and isinstance(turn, int) else None
-                self._retriever.add(
-                    nid, index_text(node), group=group, order=order, section=section
-                )
+        changed = [
+            node
+            for nid, node in fresh.items()
+            if (old := self._nodes.get(nid)) is None or old != node
+        ]
+        vectors = self._vectors(changed)
+        for node in changed:
+            src = node.sources[0] if node.sources else None
+            group = src.session if node.type == "observation" and src else None
+            order = float(src.seq) if group is not None and src and src.seq is not None else None
+            # An utterance's section is its turn: the rest of that exchange ranks with it.
+            turn = node.extra.get("turn")
+            section = (group, turn) if group is not None and isinstance(turn, int) else None
+            self._retriever.add(
+                node.id,
+                index_text(node),
+                group=group,
+                order=order,
+                section=section,
+                vector=vectors.get(node.id),
+            )
         self._nodes = fresh
         self._anchors = [n for n in fresh.values() if n.type == "entity" or n.until]
         self._revision = rev
+
+    # -- stored embeddings -------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder search uses (None: lexical only)."""
+        return self._embedder
+
+    def _vectors(self, nodes: Sequence[Node]) -> dict[str, Any]:
+        """The vectors of ``nodes`` for the memory's embedder: the stored ones whose text
+        hash still matches, and the rest embedded now in batches, each batch stored at once
+        (its own transaction, or the caller's batch), so an interrupted fill keeps what it
+        did and another process never embeds it again. When the embedder fails, the nodes
+        left get none here: the retriever tries again at the search, which answers
+        lexically if it fails there too (``degraded_reason``)."""
+        emb = self._embedder
+        if emb is None or not nodes:
+            return {}
+        import numpy as np  # the embedders' own dependency: present whenever one is set
+
+        dim = emb.dim
+        want = {n.id: _text_hash(index_text(n)) for n in nodes}
+        stored = self.store.vectors(self._model, None if len(want) > 2000 else want)
+        out: dict[str, Any] = {}
+        todo: list[Node] = []
+        for n in nodes:
+            got = stored.get(n.id)
+            if got is not None and got[0] == want[n.id] and len(got[1]) == 4 * dim:
+                out[n.id] = np.frombuffer(got[1], dtype="<f4")
+            else:
+                todo.append(n)
+        persist = True
+        for at in range(0, len(todo), _EMBED_BATCH):
+            chunk = todo[at : at + _EMBED_BATCH]
+            try:
+                vecs = np.asarray(emb.embed([index_text(n) for n in chunk]), dtype="<f4")
+            except Exception:  # the search degrades (and says why); nothing stored
+                break
+            if vecs.shape != (len(chunk), dim):
+                break  # the retriever reports the wrong shape at the search
+            rows = [(n.id, want[n.id], v.tobytes()) for n, v in zip(chunk, vecs, strict=True)]
+            for n, v in zip(chunk, vecs, strict=True):
+                out[n.id] = v
+            if persist:
+                try:
+                    self.store.put_vectors(self._model, rows)
+                except (LockHeld, WriteError):
+                    persist = False  # used in this process; stored by a later search
+        return out
+
+    def _store_vectors(self, ids: Sequence[str]) -> None:
+        """Embed and store the vectors of the nodes ``ids`` that lack a current one (inside
+        the caller's batch: one transaction with the nodes themselves)."""
+        if self._embedder is None or not ids:
+            return
+        nodes = [
+            n
+            for nid in dict.fromkeys(ids)
+            if (n := self.store.get(nid)) is not None and n.type not in _UNINDEXED
+        ]
+        self._vectors(nodes)
 
     def close(self) -> None:
         self.store.close()
@@ -394,14 +515,17 @@ class Memory:
         self,
         query: str,
         *,
-        top_k: int = 8,
+        top_k: int | None = None,
         expand: int = 1,
         types: Sequence[str] | None = None,
     ) -> FindResult:
-        """The memories for ``query``, best first, each with its edge path (see ``_find``).
+        """The memories for ``query``, best first, each with its edge path (see ``_find``):
+        ``top_k`` of them (default: the ``top_k`` setting, 10; ``configure(top_k=…)``).
         When the memory's embedder fails, the hits are the lexical ranking alone and the
         result says why (``degraded_reason``); a ``DegradedSearchWarning`` is emitted the
         first time."""
+        if top_k is None:
+            top_k = int(self.settings()["top_k"])
         if not 1 <= top_k <= 100:
             raise InvalidArgument(f"top_k is 1..100, not {top_k}")
         self._sync()
@@ -507,6 +631,7 @@ class Memory:
                         Candidate(type="entity", name=t, text=t, source=cand.source)
                     )
                 self._link(node.id, other.id, label)
+            self._store_vectors([node.id])
         return self.store.get(node.id) or node
 
     def _apply(self, cand: Candidate) -> tuple[Node, bool]:
@@ -656,7 +781,9 @@ class Memory:
             times = prior.get("times", 0) if isinstance(prior, Mapping) else 0
             times = times if isinstance(times, int) and not isinstance(times, bool) else 0
             edited = {"at": _now_iso(self.now()), "times": times + 1}
-            return self.store.put(replace(after, extra={**after.extra, "edited": edited}))
+            stored = self.store.put(replace(after, extra={**after.extra, "edited": edited}))
+            self._store_vectors([stored.id])  # the old text's vector went with the put
+            return stored
 
     def delete(self, ref: str) -> Node:
         """Remove a memory for good: the node, every edge into or out of it, and its place
@@ -769,6 +896,7 @@ class Memory:
         cands, refused = _through_door(cands)
         with self.store.batch():
             added, touched, edges = self._write_candidates(cands)
+            self._store_vectors([*added, *touched])  # with the nodes, in this transaction
             boxes = write_episodes(self.store, session, self._cuts(sid))
             self.store.set_meta(
                 marker, {"through": through, "verbatim": verbatim, "rules": _INGEST_RULES}
@@ -938,8 +1066,14 @@ class Memory:
 
     def configure(self, **changes: Any) -> dict[str, Any]:
         """Change settings: ``recall`` (off / anchor / auto), ``map_budget``, ``top_k``,
-        ``expand``."""
-        current = self.settings()
+        ``expand``. Only the settings ever changed are stored: the others follow the
+        defaults of the ctxsdk that reads the file."""
+        stored = self.store.get_meta("settings")
+        current = (
+            {k: v for k, v in stored.items() if _setting_ok(k, v)}
+            if isinstance(stored, Mapping)
+            else {}
+        )
         for k, v in changes.items():
             if k not in _SETTINGS:
                 raise InvalidArgument(f"no setting {k!r}; known: {', '.join(_SETTINGS)}")
@@ -947,9 +1081,11 @@ class Memory:
                 raise InvalidArgument(f"recall is off, anchor or auto, not {v!r}")
             if k != "recall" and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
                 raise InvalidArgument(f"{k} is a whole number >= 0, not {v!r}")
+            if k == "top_k" and not 1 <= v <= 100:
+                raise InvalidArgument(f"top_k is a number of hits from 1 to 100, not {v!r}")
             current[k] = v
         self.store.set_meta("settings", current)
-        return current
+        return {**_SETTINGS, **current}
 
     def map(self, budget: int | None = None, *, tokenizer: str = "cl100k_base") -> MemoryMap:
         """The short session-start map: how to search, what kinds of memories there are,

@@ -109,6 +109,26 @@ def _v2(db: sqlite3.Connection) -> None:
     )
 
 
+def _v3(db: sqlite3.Connection) -> None:
+    """v2 -> v3: the ``vectors`` table, one embedding per node and embedder (``model``:
+    the embedder's name, dimension and version), with the hash of the text it embeds, so a
+    search reuses what an earlier process embedded and re-embeds only what changed. A
+    deleted node takes its vectors with it (ON DELETE CASCADE); an archived one keeps them."""
+    _script(
+        db,
+        """
+        CREATE TABLE vectors (
+            node TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (node, model)
+        );
+        CREATE INDEX vectors_model ON vectors (model);
+        """,
+    )
+
+
 # The columns SCHEMA_VERSION has, table by table (what an opened file must hold).
 _COLUMNS = {
     "nodes": frozenset(
@@ -119,7 +139,13 @@ _COLUMNS = {
     "meta": frozenset(("key", "value")),
 }
 # _MIGRATIONS[i] takes a file from user_version i to i + 1 (0 is a new, empty file).
-_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
+# Tables added after the first schema, and the version that added them (an older file
+# lacks them until it is migrated); the embeddings table is the store's own cache.
+_SINCE = {"vectors": 3}
+_VECTOR_COLUMNS = frozenset(("node", "model", "hash", "vector"))
+# The node columns an embedding is made from: a write that changes one drops the vectors.
+_INDEXED = ("name", "text", "aliases", "fail", "fix", "until")
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema version this code writes (``PRAGMA user_version``)."""
 
@@ -480,7 +506,10 @@ class SQLiteStore:
         with self._translate():
             db = self._conn()
             version = self._version_we_can_open()
-            for table, want in _COLUMNS.items() if version else ():
+            tables = {**_COLUMNS, "vectors": _VECTOR_COLUMNS}
+            for table, want in tables.items() if version else ():
+                if version < _SINCE.get(table, 1):
+                    continue  # a table this file's version does not have yet
                 have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 missing = sorted(want - have)
                 if not have:
@@ -687,7 +716,10 @@ class SQLiteStore:
             node_id = node.id
             old = None
             if node_id:
-                old = db.execute("SELECT created_at FROM nodes WHERE id = ?", (node_id,)).fetchone()
+                old = db.execute(
+                    f"SELECT created_at, {', '.join(_INDEXED)} FROM nodes WHERE id = ?",
+                    (node_id,),
+                ).fetchone()
             else:
                 node_id = new_node_id()
                 while db.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone():
@@ -743,6 +775,11 @@ class SQLiteStore:
                 "updated_at=excluded.updated_at, extra=excluded.extra",
                 values,
             )
+            if old is not None and tuple(old[1:]) != tuple(
+                values[i]
+                for i in (2, 3, 4, 9, 10, 7)  # name, text, aliases, fail, fix, until
+            ):
+                db.execute("DELETE FROM vectors WHERE node = ?", (node_id,))
         return stored
 
     def get(self, node_id: str) -> Node | None:
@@ -856,6 +893,45 @@ class SQLiteStore:
                     (key, _dumps(value, f"meta value for {key!r}")),
                 )
 
+    # -- embeddings: one vector per node and embedder, keyed by the text's hash ----------
+    def vectors(self, model: str, ids: Iterable[str] | None = None) -> dict[str, tuple[str, bytes]]:
+        """The stored embeddings of ``model``: node id -> (text hash, float32 bytes), for
+        ``ids`` (every node with one when None). A caller checks the hash against the text
+        it would embed: a vector of another text is not one to use."""
+        out: dict[str, tuple[str, bytes]] = {}
+        sql = "SELECT node, hash, vector FROM vectors WHERE model = ?"
+        chunks: list[list[str]] = [[]] if ids is None else []
+        if ids is not None:
+            wanted = sorted(set(ids))
+            chunks = [wanted[i : i + 500] for i in range(0, len(wanted), 500)]
+        for chunk in chunks:
+            where = f" AND node IN ({', '.join('?' * len(chunk))})" if chunk else ""
+            for row in self._read(sql + where, (model, *chunk)):
+                node, digest, blob = row[0], row[1], row[2]
+                if isinstance(node, str) and isinstance(digest, str) and isinstance(blob, bytes):
+                    out[node] = (digest, blob)  # anything else is ignored and re-embedded
+        return out
+
+    def put_vectors(self, model: str, rows: Iterable[tuple[str, str, bytes]]) -> int:
+        """Store ``(node id, text hash, float32 bytes)`` rows for ``model`` in one
+        transaction (each replaces the node's earlier vector of that model); a row for a
+        node that no longer exists is skipped. Returns how many were written."""
+        if not isinstance(model, str) or not model:
+            raise InvalidArgument(f"a vector's model is a non-empty string, not {model!r}")
+        written = 0
+        with self._write():
+            db = self._conn()
+            for node_id, digest, blob in rows:
+                cur = db.execute(
+                    "INSERT INTO vectors (node, model, hash, vector) "
+                    "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ?) "
+                    "ON CONFLICT(node, model) DO UPDATE SET hash = excluded.hash, "
+                    "vector = excluded.vector",
+                    (node_id, model, digest, bytes(blob), node_id),
+                )
+                written += cur.rowcount
+        return written
+
     # -- maintenance: raw rows, exact updates, compaction (``Memory.scrub``) ----------------
     @property
     def in_batch(self) -> bool:
@@ -944,6 +1020,8 @@ class SQLiteStore:
                 db.execute(f"PRAGMA secure_delete = {int(before)}")
             if cur.rowcount == 0:
                 raise NotFound(f"{self._path}: no {table} row {tuple(key)!r} to update")
+            if table == "nodes" and set(values) & set(_INDEXED):
+                db.execute("DELETE FROM vectors WHERE node = ?", (key[0],))
 
     def compact(self) -> bool:
         """Rewrite the database file without its free space and empty its WAL, so bytes no

@@ -76,6 +76,20 @@ class MemoryStore(Protocol):
         """Edges out of ``src`` and/or into ``dst``, of ``labels`` (all when None)."""
         ...
 
+    # -- embeddings (a cache of the search index's vectors, one per node and embedder) ----
+    def vectors(self, model: str, ids: Iterable[str] | None = None) -> dict[str, tuple[str, bytes]]:
+        """Stored vectors of ``model`` (the embedder's name, dimension and version): node
+        id -> (hash of the embedded text, float32 little-endian bytes), for ``ids`` (all
+        when None). A vector goes with its node: ``delete`` removes it, a ``put`` that
+        changes the node's indexed text (name, text, aliases, fail, fix, until) drops it."""
+        ...
+
+    def put_vectors(self, model: str, rows: Iterable[tuple[str, str, bytes]]) -> int:
+        """Store ``(node id, text hash, vector bytes)`` rows in one transaction, replacing
+        each node's vector of ``model``; rows of nodes that do not exist are skipped.
+        Returns how many were written."""
+        ...
+
     # -- small keyed values (settings, pins, what was ingested) ---------------------------
     def get_meta(self, key: str) -> Any: ...
 

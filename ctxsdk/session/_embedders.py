@@ -45,6 +45,18 @@ class _Lazy(ABC):
     def dim(self) -> int:
         return self._dim
 
+    @property
+    def version(self) -> str:
+        """The installed package's version ("" when it is not installed): a stored vector
+        is reused only by the same model, so an upgrade that changes weights re-embeds."""
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as package_version
+
+        try:
+            return package_version(self.package)
+        except PackageNotFoundError:
+            return ""
+
     def _import(self) -> Any:
         try:
             return importlib.import_module(self.module)

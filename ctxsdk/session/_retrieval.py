@@ -215,9 +215,11 @@ class Retriever:
         group: Hashable | None = None,
         order: float | None = None,
         section: Hashable | None = None,
+        vector: Sequence[float] | None = None,
     ) -> None:
         """Index one document (an id already present is replaced). Its embedding is
-        computed at the next search, batched with the other new documents."""
+        computed at the next search, batched with the other new documents, unless
+        ``vector`` gives it (one computed earlier by the same embedder: a stored one)."""
         if doc_id in self._slot:
             self.remove(doc_id)
         slot = len(self._ids)
@@ -240,7 +242,28 @@ class Retriever:
         if group is not None:
             self._link(slot, group, float(self._seq) if order is None else float(order))
         if self.embedder is not None:
-            self._pending.append(slot)
+            if vector is not None and len(vector) == self.embedder.dim:
+                self._place(slot, vector)
+            else:
+                self._pending.append(slot)
+
+    def _grow(self, rows: int) -> None:
+        """Room for ``rows`` vectors (doubling, so adding one at a time stays cheap)."""
+        assert self.embedder is not None
+        xp = _numpy()
+        if self._vec is None or self._vec.shape[0] < rows:
+            cap = max(rows, 2 * (0 if self._vec is None else self._vec.shape[0]), 64)
+            grown = xp.zeros((cap, self.embedder.dim), dtype=xp.float32)
+            if self._vec is not None:
+                grown[: self._vec.shape[0]] = self._vec
+            self._vec = grown
+
+    def _place(self, slot: int, vector: Sequence[float]) -> None:
+        xp = _numpy()
+        self._grow(slot + 1)
+        assert self._vec is not None
+        v = xp.asarray(vector, dtype=xp.float32)
+        self._vec[slot] = v / max(float(xp.linalg.norm(v)), 1e-12)
 
     def extend(self, docs: Iterable[Doc | tuple[str, str]]) -> None:
         """Index several documents: ``Doc`` rows or ``(doc_id, text)`` pairs."""
@@ -314,16 +337,13 @@ class Retriever:
 
     def flush(self) -> None:
         """Embed the documents added since the last search (in one batch)."""
-        if self.embedder is None or not self._pending:
+        if self.embedder is None:
+            return
+        self._grow(len(self._ids))  # every slot has a row, given or still to embed
+        if not self._pending:
             return
         xp = _numpy()
-        rows = len(self._ids)
-        if self._vec is None or self._vec.shape[0] < rows:
-            cap = max(rows, 2 * (0 if self._vec is None else self._vec.shape[0]), 64)
-            grown = xp.zeros((cap, self.embedder.dim), dtype=xp.float32)
-            if self._vec is not None:
-                grown[: self._vec.shape[0]] = self._vec
-            self._vec = grown
+        assert self._vec is not None
         for at in range(0, len(self._pending), _BATCH):
             slots = self._pending[at : at + _BATCH]
             texts = [self._text[s] for s in slots]
