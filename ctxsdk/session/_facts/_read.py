@@ -6,6 +6,8 @@ errors never fixed). ``read_facts`` does the whole walk. The reader reads the lo
 surface: a compacted session's early instructions are still in its events. Replacement events
 (fold and assembly markers) are narrative over events already read and are skipped, as are
 messages a plugin injected (their ``source`` is not the user) and harness prompt templates.
+Every text and tool argument is redacted before any rule reads it, so no fact, quote or key
+holds a credential.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._redact import redact, redact_json
 from .._session import message_of
-from .._text import message_text
+from .._text import message_text as _raw_text
 from ._model import Fact, Facts
 from ._templates import is_template
 from ._text import closing_facts, text_facts
@@ -24,16 +27,25 @@ from ._tools import ToolFacts
 __all__ = ["FactReader", "read_facts"]
 
 
+def message_text(message: Any) -> str:
+    """A message's text, redacted: no fact, quote or key ever holds a credential, whichever
+    door (a memory, a merge block, a checkpoint) it later goes through."""
+    return redact(_raw_text(message)).text
+
+
 def _arguments(raw: Any) -> dict[str, Any]:
-    """Tool-call arguments as a dict (a JSON string parsed; anything else kept as ``_raw``)."""
+    """Tool-call arguments as a dict, every string redacted (a JSON string parsed; anything
+    else kept as ``_raw``)."""
     if isinstance(raw, Mapping):
-        return dict(raw)
+        return dict(redact_json(dict(raw)))
     if isinstance(raw, str):
         try:
             parsed = json.loads(raw)
-        except ValueError:
-            return {"_raw": raw}
-        return dict(parsed) if isinstance(parsed, dict) else {"_raw": raw}
+        except (ValueError, RecursionError):
+            return {"_raw": redact(raw).text}
+        if isinstance(parsed, dict):
+            return dict(redact_json(parsed))
+        return {"_raw": redact(raw).text}
     return {}
 
 
