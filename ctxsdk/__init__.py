@@ -24,6 +24,8 @@ __all__ = [
     "DigestConfig",
     "DraftStore",
     "Event",
+    "Fact",
+    "Facts",
     "FitResult",
     "Fold",
     "FoldPolicy",
@@ -72,6 +74,8 @@ if TYPE_CHECKING:
     from .merge import Merge, MergeResult, MergeSources
     from .session import (
         Event,
+        Fact,
+        Facts,
         LineageNode,
         LogView,
         Message,

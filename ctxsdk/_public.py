@@ -49,6 +49,8 @@ TOP_LEVEL: Mapping[str, str] = {
     "TokenTable": "ctxsdk.session",
     "TokenUsage": "ctxsdk.session",
     "Turn": "ctxsdk.session",
+    "Fact": "ctxsdk.session",
+    "Facts": "ctxsdk.session",
     "Workspace": "ctxsdk.session",
     "SessionTree": "ctxsdk.session",
     "LineageNode": "ctxsdk.session",
