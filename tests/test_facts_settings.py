@@ -160,7 +160,7 @@ def test_polarity_words(sentence: str, expected: list[Triple]) -> None:
 
 # -- choices: decisions and preferences with what they turn down ----------------------------
 def test_use_x_not_y_is_a_decision_with_the_rejected_alternative() -> None:
-    (f,) = setting_facts("Use pnpm, not npm.", role="user", seq=4, session="s", quote="q")
+    f, no = setting_facts("Use pnpm, not npm.", role="user", seq=4, session="s", quote="q")
     assert (f.kind, f.key, f.value, f.rejected, f.negated) == (
         "decision",
         "package manager",
@@ -170,6 +170,32 @@ def test_use_x_not_y_is_a_decision_with_the_rejected_alternative() -> None:
     )
     assert f.text == "package manager = pnpm (not npm)"
     assert f.source.quote == "q" and f.source.seq == 4
+    # the rejected side is a negated fact of the same key (a reader of polarity sees "not npm")
+    assert (no.kind, no.key, no.value, no.negated) == ("decision", "package manager", "npm", True)
+    assert no.text == "package manager is not npm" and no.source == f.source
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key", "value", "rejected"),
+    [
+        ("Use pnpm instead of npm.", "package manager", "pnpm", "npm"),
+        ("Move storage from SQLite to Postgres.", "storage", "Postgres", "SQLite"),
+        ("We switched from MySQL to Postgres.", "database", "Postgres", "MySQL"),
+        ("Prefer ruff over flake8.", "linter", "ruff", "flake8"),
+    ],
+)
+def test_every_rejected_alternative_is_also_a_negated_fact(
+    sentence: str, key: str, value: str, rejected: str
+) -> None:
+    got = setting_facts(sentence, role="user", seq=1, session="s", quote=sentence)
+    pos = [(f.key, f.value) for f in got if not f.negated]
+    neg = [(f.key, f.value) for f in got if f.negated]
+    assert pos == [(key, value)] and neg == [(key, rejected)]
+
+
+def test_a_negated_choice_adds_no_second_negation() -> None:
+    got = setting_facts("Don't use npm.", role="user", seq=1, session="s", quote="q")
+    assert [(f.key, f.value, f.negated) for f in got] == [("package manager", "npm", True)]
 
 
 @pytest.mark.parametrize(
@@ -469,3 +495,63 @@ def test_odd_text_never_raises(text: str, role: str) -> None:
 @given(st.text(max_size=300))
 def test_any_unicode_never_raises(text: str) -> None:
     assert isinstance(parse_setting(text, "user"), list)
+
+
+# -- shapes without a setting verb: limits, attempts, lifetimes, clefts, routes ---------------
+@pytest.mark.parametrize(
+    ("sentence", "key", "value", "unit"),
+    [
+        ("At most 8 workers may run at once.", "max workers", "8", None),
+        ("No more than twenty requests per second.", "max requests", "twenty", None),
+        ("The queue never grows beyond 500 messages.", "max messages", "500", None),
+        ("We allow 10 concurrent uploads, no more.", "max uploads", "10", None),
+        ("The server supports up to 64 open sockets.", "max sockets", "64", None),
+        ("A webhook delivery is retried 5 times at most.", "max attempts", "5", None),
+        ("The uploader gives up after four attempts.", "max attempts", "four", None),
+        ("The worker retries 3 times before failing the job.", "max attempts", "3", None),
+        ("Tokens stay in the cache for 15 minutes.", "cache ttl", "15", "minutes"),
+        (
+            "We keep cached pages around for 2 hours before evicting them.",
+            "cache ttl",
+            "2",
+            "hours",
+        ),
+        ("Sessions last for 30 minutes.", "session lifetime", "30", "minutes"),
+        ("Redis is what powers the job queue.", "job queue powered", "Redis", None),
+        ("Billing data comes from Stripe.", "billing data come from", "Stripe", None),
+        ("We ship our logs to Loki.", "log shipped", "Loki", None),
+        ("We send all alerts to PagerDuty.", "alert sent", "PagerDuty", None),
+        ("In staging everything is Docker.", "staging", "Docker", None),
+        ("We moved the cache over to Valkey.", "cache", "Valkey", None),
+        ("We moved search over to Meilisearch last week.", "search", "Meilisearch", None),
+        ("The database was switched to MySQL yesterday.", "database", "MySQL", None),
+        ("Use tabs for indentation in this repo.", "indentation", "tabs", None),
+        ("Use 4 spaces for indentation across the codebase.", "indentation", "4", "spaces"),
+        ("Remember, timeout = 30", "timeout", "30", None),
+        ("Again, the retry limit is 5.", "retry limit", "5", None),
+        ("Switch plans: use SQLite.", "database", "SQLite", None),
+        ("Step 2: set the batch size to 64.", "batch size", "64", None),
+    ],
+)
+def test_settings_said_without_a_setting_verb(
+    sentence: str, key: str, value: str, unit: str | None
+) -> None:
+    got = [(s.key, s.value, s.unit) for s in parse_setting(sentence, "user") if not s.negated]
+    assert got[:1] == [(key, value, unit)]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I tried 3 times.",
+        "We tried 5 times and it still fails.",
+        "At most 3 tests failed.",
+        "In general everything is fine.",
+        "On reflection everything is broken.",
+        "Storage: Session store with timestamp",
+        "Summary: the tests pass",
+        "We kept the old file for 2 days.",
+    ],
+)
+def test_look_alikes_of_those_shapes_give_nothing(sentence: str) -> None:
+    assert parse_setting(sentence, "assistant") == []

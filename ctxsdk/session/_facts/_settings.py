@@ -128,12 +128,19 @@ _LEAD_FILLER = re.compile(
     r"好的|好|那么|另外|现在|以后|从现在开始|注意)\s*[,，:：]?\s+)+",
     re.I,
 )
+# A lead word before a statement, with its comma ("Remember, timeout = 30", "Again, …").
+_LEAD_COMMA = re.compile(
+    r"^(?:(?:remember|again|next|reminder|recall|as i said|as mentioned|as discussed|once more|"
+    r"once again|to recap|to repeat|anyway|in short|so yes|yes|no)\s*[,，:：]\s*)+",
+    re.I,
+)
 _ZH_LEAD = re.compile(r"^(?:好的|好|那么|另外|现在|以后|从现在开始|注意)[,，:：]?\s*")
 _REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget)(?:\s+(?:this|that)"
     r"(?:\s+fact)?(?:\s+for later)?\s*[:,]|\s+that\b|\s*:)\s*",
     re.I,
 )
+_LABEL = re.compile(r"^[^\W\d_][\w -]{0,24}?\s*\d{0,3}\s*[:：]\s+(?=\S)")
 _PARTS = re.compile(r"(?<=[.!?;。！？；])\s+(?=[A-Z\u3400-\u9fff])")
 _TRAIL = re.compile(r"[\s.!;；。！:：]+$")
 
@@ -147,7 +154,13 @@ _CLAUSE = re.compile(
 )
 _VALUE_FILLER_TAIL = re.compile(
     r"(?:\s+(?:now|instead|today|here|too|again|already|from now on|going forward|as well|"
-    r"for now|please|only|by default|then))+$",
+    r"for now|please|only|by default|then|yesterday|recently|lately|earlier|tonight|"
+    r"(?:last|this|next|past) (?:week|month|year|quarter|sprint|night|time|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|morning|afternoon|evening)|"
+    r"(?:a|one|two|three|few|\d+) (?:days?|weeks?|months?|years?) ago|a while ago|"
+    r"(?:in|since|back in) (?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|\d{4})|(?:on|since) (?:monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)))+$",
     re.I,
 )
 _VALUE_FILLER_HEAD = re.compile(r"^(?:(?:now|also|still|always|just|then|only|exactly)\s+)+", re.I)
@@ -351,6 +364,11 @@ def _strong(value: _Value, key: KeyPhrase) -> bool:
 
 
 # -- the patterns ----------------------------------------------------------------------------
+_SCOPE_TAIL = re.compile(
+    r"\s+(?:(?:in|for|across|within|throughout|inside)\s+(?:this|the|our|all|every|each|any)"
+    r"\s+[\w.-]+(?:\s+[\w.-]+)?|everywhere|here)$",
+    re.I,
+)
 _SUBJ = (
     r"(?:(?:let's|let us|please|we'll|we will|i'll|i will|we've|i've|we have|i have|we|i|you|"
     r"they)\s+)*(?:(?:now|just|also|already|should|must|need to|will|then|have)\s+)*"
@@ -391,6 +409,12 @@ _RELATION = (
 )
 _I = re.I
 
+_LABELLED = re.compile(
+    rf"^(?:please\s+)?(?:(?:let's|we|we'll|i'll)\s+)?(?:{_SET[3:-1]}|{_SWITCH[3:-1]}|use|go with|"
+    r"stick with|keep|adopt|prefer)\b",
+    re.I,
+)
+
 _P_SET = re.compile(
     rf"^{_SUBJ}(?P<verb>{_SET})\s+(?!up\b|it\b|them\b|this\b|that\b)(?P<x>.+?)"
     r"(?:\s+from\s+(?P<w>\S+(?:\s+\S+)?))?\s+(?:to|=|at)\s+(?P<y>.+)$",
@@ -398,7 +422,7 @@ _P_SET = re.compile(
 )
 _P_SWITCH = re.compile(
     rf"^{_SUBJ}{_SWITCH}(?:\s+over|\s+back)?(?!\s+on\b)(?:\s+(?P<x>(?!from\b|to\b).+?))?"
-    r"(?:\s+from\s+(?P<w>.+?))?\s+to\s+(?P<y>.+)$",
+    r"(?:\s+(?:over|back|across))?(?:\s+from\s+(?P<w>.+?))?\s+to\s+(?P<y>.+)$",
     _I,
 )
 _P_CHANGED = re.compile(
@@ -627,7 +651,9 @@ def _en(s: str, role: str) -> list[Setting]:
     m = _P_USE_FOR.match(s)
     if m:
         y = _clean_value(m["y"])
-        key = key_phrase(m["x"]) or (domain_of(y.value) if y else None)  # pytest for tests
+        # "use tabs for indentation in this repo": the key is "indentation", the rest its scope
+        x = _SCOPE_TAIL.sub("", m["x"])
+        key = key_phrase(x) or (domain_of(y.value) if y else None)  # pytest for tests
         if key and y:
             kind = "setting" if y.cls == "quantity" else "decision"
             return [_make(kind, key, y)]
@@ -677,7 +703,7 @@ def _en(s: str, role: str) -> list[Setting]:
         subject = m["x"].strip()
         y = _clean_value(m["y"])
         verb = _lemma(m["v"])
-        transitive = verb in ("use", "target", "store", "hold")
+        transitive = verb in ("use", "target", "store", "hold", "come from")
         if y is not None and y.cls not in ("boolean", "polar") and (m["prep"] or transitive):
             if subject.lower() in ("we", "i", "you", "they"):
                 if verb in ("deploy", "ship", "publish", "target", "route"):
@@ -710,6 +736,143 @@ def _en(s: str, role: str) -> list[Setting]:
             y = None  # "libhdf5: None": a pasted listing
         if key and y and _strong(y, key) and (y.cls != "name" or len(y.value.split()) <= 2):
             return [_make("setting", key, y)]
+    return []
+
+
+# -- shapes without a copula or a setting verb (read when the table above gave nothing) ----
+_N = r"(?P<n>[\w.]+)"
+_COUNT_ADJ = r"(?:(?:simultaneous|concurrent|parallel|open|active|live|idle|pending)\s+)?"
+_COUNT_NOUN = r"(?P<noun>[a-z][a-z-]{2,20}s)\b"
+_P_LIMIT = tuple(
+    re.compile(p, re.I)
+    for p in (
+        rf"^(?:at most|no more than|up to|a maximum of|maximum of|max(?:imum)?)\s+{_N}\s+"
+        rf"{_COUNT_ADJ}{_COUNT_NOUN}(?=\s*$|,|\s+(?:may|can|are allowed|should|will|at once|"
+        r"at a time|in flight|in parallel|per)\b)",
+        r"^.{1,40}?\s+(?:never|doesn't|does not|won't|will not|cannot|can't|must not|may not|"
+        r"should not)\s+(?:grows?|go|goes|rises?|exceeds?|get|gets|have|has|hold|holds|open|"
+        r"opens|allow|allows|keep|keeps)\s+(?:beyond|above|past|over|more than)?\s*"
+        rf"{_N}\s+{_COUNT_ADJ}{_COUNT_NOUN}",
+        r"^(?:we|i|you|it|they|the [\w-]+(?: [\w-]+)?)\s+(?:allows?|permits?|supports?|"
+        r"caps? at|limits? (?:it |us |them )?to)\s+(?:up to\s+|at most\s+)?"
+        rf"{_N}\s+{_COUNT_ADJ}{_COUNT_NOUN}",
+    )
+)
+_P_ATTEMPTS = tuple(
+    re.compile(p, re.I)
+    for p in (
+        rf"\b(?:is|are|gets?|will be) (?:attempted|tried|retried)\s+{_N}\s+times\b",
+        rf"\b(?:gives? up|stops? trying|stops? retrying|fails?) after\s+{_N}\s+"
+        r"(?:(?:failed|unsuccessful)\s+)?(?:attempts|tries|retries|failures)\b",
+        rf"^(?!(?:i|we)\b).{{0,40}}\b(?:tries|retries|attempts)\s+(?:up to\s+|at most\s+)?"
+        rf"{_N}\s+times\b",
+    )
+)
+_P_STAY = re.compile(
+    r"^(?P<x>.{1,40}?)\s+(?:stay|stays|live|lives|remain|remains|persist|persists|last|lasts|"
+    r"are kept|is kept|are held|is held|are cached|is cached)\b.{0,30}?\s+for\s+"
+    r"(?P<q>[\w.]+\s+[a-z]+)$"
+    r"|^(?:we|i|you|they|it)\s+(?:keep|keeps|hold|holds|cache|caches|retain|retains|store|stores)"
+    r"\s+(?P<x2>.{1,40}?)\s+(?:around\s+|in [\w ]{1,20}\s+)?for\s+(?P<q2>[\w.]+\s+[a-z]+)"
+    r"(?:\s+before\b.*)?$",
+    re.I,
+)
+_P_CLEFT = re.compile(
+    r"^(?P<y>[^\s,]+(?:\s[^\s,]+)?)\s+(?:is|are)\s+what\s+(?P<v>[a-z]+?)(?:e?s)?\s+(?P<x>.+)$",
+    re.I,
+)
+_P_WE_SEND = re.compile(
+    r"^(?:we|i|you|they)\s+(?P<v>ship|send|publish|push|export|forward|stream|route|write|log"
+    r"|report|upload|sync)\s+(?:all\s+)?(?:our|the|their|my|your|every|each|all)?\s*"
+    r"(?P<x>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:to|into|via|through)\s+"
+    r"(?:the\s+)?(?P<y>\S+(?:\s\S+)?)$",
+    re.I,
+)
+_P_PLACE_ALL = re.compile(
+    r"^(?:on|in|at|inside|within|under)\s+(?P<x>[a-z][\w-]*(?:\s[a-z][\w-]*)?),?\s+"
+    r"(?:everything|all|all data|all of it|each \w+|every \w+)\s+(?:is|are|goes|lives)\s+"
+    r"(?:in\s+|as\s+)?(?P<y>\S+)$",
+    re.I,
+)
+_NOT_A_NAME = frozenset(
+    "fine good ok okay great done ready correct wrong broken working clean green red new old "
+    "same different better worse there here gone lost up down set empty full fast slow".split()
+)
+
+
+_IRREGULAR = {"send": "sent", "write": "written", "ship": "shipped", "log": "logged"}
+
+
+def _participle(verb: str) -> str:
+    v = verb.lower()
+    if v in _IRREGULAR:
+        return _IRREGULAR[v]
+    return v + "d" if v.endswith("e") else v + "ed"
+
+
+def _number(raw: str) -> _Value | None:
+    q = quantity(raw)
+    if q is None or q[1] is not None:
+        return None
+    return _Value(q[0], None, "quantity")
+
+
+def _en_more(s: str, role: str) -> list[Setting]:
+    """Limits, attempts, lifetimes, clefts and routes said without a setting verb."""
+    for p in _P_LIMIT:
+        m = p.match(s)
+        n = _number(m["n"]) if m else None
+        if m and n is not None:
+            return [_make("setting", f"max {m['noun'].lower()}", n)]
+    for p in _P_ATTEMPTS:
+        m = p.search(s)
+        n = _number(m["n"]) if m else None
+        if n is not None:
+            return [_make("setting", "max attempts", n)]
+    m = _P_STAY.match(s)
+    if m:
+        q = quantity(m["q"] or m["q2"] or "")
+        x = m["x"] or m["x2"] or ""
+        if q is not None and q[1] in ("seconds", "minutes", "hours", "days", "ms", "weeks"):
+            val = _Value(q[0], q[1], "quantity")
+            if re.search(r"\bcach", s, re.I):
+                return [_make("setting", "cache ttl", val)]
+            subj = key_phrase(x, loose=True)
+            if subj is not None:
+                return [_make("setting", f"{subj.key} lifetime", val)]
+        return []
+    m = _P_CLEFT.match(s)
+    if m:
+        subj = key_phrase(m["x"], loose=True)
+        y = _clean_value(m["y"])
+        if subj is not None and y is not None and y.cls in ("domain", "name", "quoted"):
+            verb = _participle(m["v"])
+            return [
+                _make("setting", KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False), y)
+            ]
+        return []
+    m = _P_WE_SEND.match(s)
+    if m:
+        subj = key_phrase(m["x"], loose=True)
+        y = _clean_value(m["y"])
+        if subj is not None and y is not None and y.cls in ("domain", "name", "quoted"):
+            verb = _participle(m["v"])
+            return [
+                _make("setting", KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False), y)
+            ]
+        return []
+    m = _P_PLACE_ALL.match(s)
+    if m:
+        where = key_phrase(m["x"], loose=True)
+        y = _clean_value(m["y"])
+        ok = (
+            y is not None
+            and y.cls in ("domain", "name", "quoted")
+            and y.value.lower() not in _NOT_A_NAME
+            and not re.search(r"(?:ed|ing|ful|ous|ive|able)$", y.value.lower())
+        )
+        if where is not None and y is not None and ok:
+            return [_make("setting", where, y)]
     return []
 
 
@@ -817,6 +980,7 @@ def _clean(sentence: str) -> str | None:
     s = _EMPH.sub("", s)
     s = _LEAD_LABEL.sub("", s)
     s = _LEAD_FILLER.sub("", s)
+    s = _LEAD_COMMA.sub("", s)
     s = _ZH_LEAD.sub("", s)
     s = _TRAIL.sub("", s).strip()
     s = s.replace("\u2019", "'")
@@ -847,7 +1011,7 @@ def parse_setting(sentence: str, role: str = "user") -> list[Setting]:
 def _parse_one(sentence: str, role: str) -> list[Setting]:
     said = _REMEMBER.match(_LIST_MARK.sub("", sentence.strip()))
     s = _clean(_LIST_MARK.sub("", sentence.strip())[said.end() :] if said else sentence)
-    if s is None or _doubtful(s):
+    if s is None or (_doubtful(s) and not _P_LIMIT[0].match(s)):  # "at most 5 … may be open"
         return []
     words = s.split()
     alpha = [w for w in words if w[:1].isalpha()]
@@ -864,6 +1028,13 @@ def _parse_one(sentence: str, role: str) -> list[Setting]:
     parse: Callable[[str, str], list[Setting]] = _zh if cjk and not latin_verbs else _en
     try:
         out = parse(s, role)
+        if not out and parse is _en:
+            out = _en_more(s, role)
+        label = _LABEL.match(s)
+        if not out and label is not None and _LABELLED.match(s[label.end() :]):
+            # "Switch plans: use SQLite", "Step 3: set the timeout to 30": a short label
+            # before the statement
+            return _parse_one(s[label.end() :], role)
     except (ValueError, IndexError, TypeError):  # pragma: no cover - defensive: never raise
         return []
     if not out and said is not None and role == "user" and parse is _en:
@@ -881,12 +1052,13 @@ def setting_facts(sentence: str, *, role: str, seq: int, session: str, quote: st
     """The setting facts of one sentence (key, value, unit, polarity): kind ``setting``, or
     ``decision`` / ``preference`` when the sentence makes a choice ("use pnpm, not npm")."""
     out: list[Fact] = []
+    src = FactSource(session, seq, role, quote[:QUOTE_MAX])
     for st in parse_setting(sentence, role):
         out.append(
             Fact(
                 kind=st.kind,
                 text=st.text(),
-                source=FactSource(session, seq, role, quote[:QUOTE_MAX]),
+                source=src,
                 key=st.key,
                 value=st.value,
                 unit=st.unit,
@@ -894,4 +1066,20 @@ def setting_facts(sentence: str, *, role: str, seq: int, session: str, quote: st
                 rejected=st.rejected,
             )
         )
+        if st.negated:
+            continue
+        for alt in st.rejected:
+            # "use pnpm, not npm": npm is rejected, a negated fact of the same key
+            if alt.casefold() == st.value.casefold():
+                continue
+            out.append(
+                Fact(
+                    kind=st.kind,
+                    text=f"{st.shown} is not {alt}",
+                    source=src,
+                    key=st.key,
+                    value=alt,
+                    negated=True,
+                )
+            )
     return out
