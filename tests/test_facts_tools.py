@@ -556,3 +556,62 @@ def test_a_format_complaint_is_not_a_command_output() -> None:
     tf.text_action("Code:\n```python\nx = a > 0\n```", 3)  # not a shell fence
     tf.relay("ok", 4)
     assert tf.finish() == []
+
+
+# ------------------------------------------------- edits that failed, wrapped commands
+
+
+@pytest.mark.parametrize(
+    ("result", "is_error"),
+    [
+        ("<tool_use_error>String to replace not found in file.</tool_use_error>", True),
+        ("No replacement was performed, old_str `x = 1` did not appear verbatim in a.py.", False),
+        ("ERROR:\nNo replacement was performed. Multiple occurrences of old_str", False),
+        (
+            "Your proposed edit has introduced new syntax error(s).\nYour changes have NOT been applied.",
+            False,
+        ),
+        ("Error: file already exists at /repo/new.py", False),
+        ("anything at all", True),
+    ],
+)
+def test_an_edit_whose_result_is_an_error_makes_no_file_fact(result: str, is_error: bool) -> None:
+    tf = ToolFacts("s")
+    tf.call(
+        "1",
+        "str_replace_editor",
+        {"command": "str_replace", "path": "/repo/a.py", "old_str": "x = 1", "new_str": "x = 2"},
+        1,
+    )
+    tf.result("1", result, is_error, 2)
+    tf.call("2", "Edit", {"file_path": "/repo/b.py", "old_string": "y", "new_string": "z"}, 3)
+    tf.result("2", "The file /repo/b.py has been updated.", False, 4)
+    paths = {f.value for f in tf.finish() if (f.key or "").startswith("file ")}
+    assert paths == {"b.py"}
+
+
+def test_a_shell_that_wrote_a_file_then_failed_keeps_the_file() -> None:
+    tf = ToolFacts("s")
+    tf.call("1", "bash", {"command": "cat > /repo/src/app.py <<'EOF'\nx = 1\nEOF\npytest -q"}, 1)
+    tf.result("1", "FAILED tests/test_app.py::test_x\n1 failed in 0.1s", True, 2)
+    paths = {f.value for f in tf.finish() if (f.key or "").startswith("file ")}
+    assert "src/app.py" in paths
+
+
+@pytest.mark.parametrize(
+    ("command", "short"),
+    [
+        ("GH_TOKEN=x pytest -q", "pytest"),
+        ("GH_TOKEN=$(gh auth token) pytest -q", "pytest"),
+        ("CI=true npm test", "npm test"),
+        ("cd repo && pytest", "pytest"),
+        ("pushd repo && pytest; popd", "pytest"),
+        ('bash -c "cd repo && pytest -q"', "pytest"),
+        ("sh -lc 'CI=1 npm test'", "npm test"),
+        ("cd /r && source venv/bin/activate && PYTHONPATH=. pytest tests", "pytest"),
+    ],
+)
+def test_env_prefixed_and_wrapped_commands_are_the_test_command(command: str, short: str) -> None:
+    mattering = [p for p in parts(command) if p.purpose not in ("read", "write")]
+    assert [(p.purpose, p.short) for p in mattering] == [("test", short)]
+    assert covers(parts(short + " -q"), parts(command))

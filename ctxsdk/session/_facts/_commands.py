@@ -56,7 +56,7 @@ _READ_PROGRAMS = frozenset(
     which whereis type file stat du df sort uniq cut tr awk jq yq diff cmp realpath dirname
     basename date whoami id uname env printenv history clear true false sleep nl column xxd od
     hexdump strings readlink test [ git-log lsof ps top kill pkill open code curl wget ping
-    source . export set unset alias read wait jobs fg bg""".split()
+    source . export set unset alias read wait jobs fg bg pushd popd""".split()
 )
 _WRITE_PROGRAMS = frozenset("mkdir touch rm rmdir mv cp ln chmod chown tee patch truncate".split())
 _GIT_READ = frozenset(
@@ -522,8 +522,14 @@ def parts(command: str) -> list[CommandPart]:
     if not isinstance(command, str) or not command.strip():
         return out
     try:
-        for segment in _split(command[:20_000]):
+        # a command substitution is a value ("GH_TOKEN=$(gh auth token) pytest"), not a step
+        line = _SUBST.sub("_", command[:20_000])
+        for segment in _split(line):
             words, written = _strip_redirects(_words(segment))
+            inner = _shell_c(words)
+            if inner is not None:  # bash -c "cd repo && pytest -q": the line it runs
+                out.extend(parts(inner) if inner.strip() and inner != command else [])
+                continue
             launcher, program, sub, rest, purpose = _classify(list(words))
             if not program:
                 if written:
@@ -553,6 +559,18 @@ def parts(command: str) -> list[CommandPart]:
     except Exception:  # pragma: no cover - parsing odd input must never raise
         return []
     return out
+
+
+_SUBST = re.compile(r"\$\((?!\()(?:[^()]|\([^()]*\))*\)|`[^`\n]*`")
+
+
+def _shell_c(words: list[str]) -> str | None:
+    """The command line of ``bash -c '…'`` / ``sh -lc "…"``, else None."""
+    if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh", "dash"):
+        flag = words[1]
+        if flag.startswith("-") and not flag.startswith("--") and flag.endswith("c"):
+            return words[2]
+    return None
 
 
 def written_by_shell(command: str) -> list[str]:

@@ -221,6 +221,17 @@ def _command_of(args: Mapping[str, Any]) -> str | None:
     return raw if isinstance(raw, str) and raw.strip() else None
 
 
+# A result saying that an edit was not made (the tool's error, or a harness refusing it).
+_EDIT_FAILED = re.compile(
+    r"^\s*(?:<tool_use_error>|error\b|ERROR:|\[?errno|failed to|permission denied)"
+    r"|no replacement was performed|did not appear verbatim|(?:have|has) not been applied"
+    r"|string to replace not found|file has not been read yet"
+    r"|no such file or directory|old_str .{0,80}? (?:is not unique|not found)"
+    r"|file already exists|failed to (?:apply|edit|write)|patch (?:failed|does not apply)",
+    re.I,
+)
+
+
 @dataclass(slots=True)
 class _Edit:
     seq: int
@@ -285,6 +296,7 @@ class ToolFacts:
         self._scripts: set[str] = set()  # scripts it ran (python x.py, node x.js)
         self._removed: set[str] = set()  # files it removed
         self._told: tuple[str, int] | None = None  # a command told in text, awaiting output
+        self._edit_calls: dict[str, list[_Edit]] = {}  # call id -> the edits it made
 
     # ---------------------------------------------------------------- calls
 
@@ -301,6 +313,14 @@ class ToolFacts:
         if self._pending.get(call_id) == seen:
             return []
         self._pending[call_id] = seen
+        before = len(self._edits)
+        try:
+            return self._dispatch(call_id, name, args, seq)
+        finally:
+            if len(self._edits) > before:
+                self._edit_calls[call_id] = self._edits[before:]
+
+    def _dispatch(self, call_id: str, name: str, args: Mapping[str, Any], seq: int) -> list[Fact]:
         low = name.lower()
         words = _name_parts(name)
         for key in ("workdir", "cwd", "dir", "directory"):
@@ -553,6 +573,10 @@ class ToolFacts:
 
     def _result(self, call_id: str, text: str, is_error: bool, seq: int) -> list[Fact]:
         self._pending.pop(call_id, None)
+        made = self._edit_calls.pop(call_id, None)
+        shell = call_id in self._runs  # a shell's exit code says how its last program did
+        if made and not shell and (is_error or _EDIT_FAILED.search(text[:600])):
+            self._undo(made)  # an edit that failed changed no file
         run = self._runs.pop(call_id, None)
         if harness_note(text):
             return []
@@ -574,6 +598,13 @@ class ToolFacts:
                 self._partial[id(run)] = [body(text)]
                 return []
         return self._finished(run, text, is_error, seq)
+
+    def _undo(self, made: list[_Edit]) -> None:
+        gone = {id(e) for e in made}
+        self._edits = [e for e in self._edits if id(e) not in gone]
+        for e in made:
+            if e.created and not any(x.path == e.path and x.created for x in self._edits):
+                self._created.discard(e.path)
 
     def _finished(self, run: _Run, text: str, is_error: bool, seq: int) -> list[Fact]:
         run.result_seq = seq
