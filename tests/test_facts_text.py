@@ -239,8 +239,9 @@ def test_decisions_with_reason_and_rejected() -> None:
     (f,) = _asst("I decided to use a lock file instead of PID tracking because PIDs are reused.")
     assert f.kind == "decision" and f.reason == "PIDs are reused"
     assert f.rejected == ("PID tracking",)
-    (g,) = _asst("我决定用 SQLite 而不是 Postgres，因为不需要服务器。")  # maybe keyed
+    g, no = _asst("我决定用 SQLite 而不是 Postgres，因为不需要服务器。")  # keyed
     assert g.kind == "decision" and g.rejected == ("Postgres",) and g.reason == "不需要服务器"
+    assert (no.key, no.value, no.negated) == (g.key, "Postgres", True)  # the rejected side
     (h,) = _user("We'll use Postgres because it has JSONB.")
     assert h.kind == "decision" and h.reason == "it has JSONB"
     assert _kinds(_user("let's go with option 2")) == {"decision"}
@@ -398,3 +399,79 @@ def test_real_openhands_correction_and_closing() -> None:
     gui = _facts("openhands", "openhands/basic_gui_mode.json")
     assert any(f.kind == "outcome" and "port 8000" in f.text for f in gui)
     assert not any(f.kind == "open_work" and "todo" in f.text.lower() for f in gui)
+
+
+# -- rules without a verb, labels and lead words, the assistant's choices ------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No network access in tests.",
+        "No print statements in production code.",
+        "No emojis in commit messages, please.",
+        "Step 3: never touch module_3.py.",
+        "Rule 2: don't edit the generated files.",
+        "Next, add the flag.",
+        "Again, run the linter before you commit.",
+    ],
+)
+def test_a_rule_behind_a_label_or_without_a_verb_is_an_instruction(text: str) -> None:
+    (f,) = _user(text)
+    assert f.kind == "instruction"
+    assert f.source.quote == text  # the quote is the sentence as said, label and all
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No problem at all.",
+        "No errors in the log.",
+        "Plan looks right.",
+        "Test passes now.",
+        "Fix seems good to me.",
+        "There is a wrong rounding in the\ncall on money.py.",
+    ],
+)
+def test_reports_and_fragments_are_no_asks(text: str) -> None:
+    assert [f for f in _user(text) if f.kind == "instruction"] == []
+
+
+def test_a_hard_wrapped_line_that_stops_on_a_function_word_goes_on() -> None:
+    assert sentences("There is a wrong rounding in the\ncall on money.py.") == [
+        "There is a wrong rounding in the call on money.py."
+    ]
+    assert sentences("- item one and\n- item two") == ["item one and", "item two"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll use WAL mode.",
+        "I'll store the sessions as JSONL because appends are cheap.",
+        "We'll keep the old API for backwards compatibility.",
+        "I'll go with a single index file per project.",
+        "Recommended approach: one index file per project.",
+        "Recommendation: move the keys to the credential store.",
+    ],
+)
+def test_the_assistants_stated_choice_is_a_decision(text: str) -> None:
+    assert _kinds(_asst(text)) == {"decision"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll use grep to find the definition.",
+        "I'll use the str_replace_editor to fix it.",
+        "I'll use sphinx-build -b latex .",
+        "I'll use the example provided in the PR description.",
+        "I'll keep looking at the tests.",
+        "I'll use the same approach for the other file.",
+    ],
+)
+def test_the_assistant_using_a_tool_decides_nothing(text: str) -> None:
+    assert _asst(text) == []
+
+
+def test_the_assistants_choice_keeps_its_reason() -> None:
+    (f,) = _asst("I'll store the sessions as JSONL because appends are cheap.")
+    assert f.reason == "appends are cheap"

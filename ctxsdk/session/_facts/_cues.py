@@ -13,6 +13,7 @@ import re
 
 __all__ = [
     "ALTERNATIVE",
+    "ASSISTANT_CHOICE",
     "ASSISTANT_NARRATION",
     "CHOICE_VERB",
     "CJK",
@@ -53,7 +54,9 @@ LEAD = re.compile(
     r"^(?:(?:ok(?:ay)?|great|good|nice|perfect|cool|thanks|thank you|yes|yeah|yep|sure|alright"
     r"|well|so|and|also|now|then|but|however|hmm+|oh|right|ultrathink|think hard|more context"
     r"|additionally|in addition|plus|btw|by the way|first(?:ly)?|finally|lastly|just)\b"
-    r"[\s,!.;:–—-]*|(?:thought|note|update|summary|important|fyi)\s*:\s*|(?:好的?|好吧|嗯+|行|可以|那么?|然后|另外|还有|对了|首先|最后|ok)[，,。！!\s]*)+",
+    r"[\s,!.;:–—-]*|(?:next|again|remember|anyway|once again|as i said)\s*,\s*"
+    r"|(?:thought|note|update|summary|important|fyi)\s*:\s*"
+    r"|(?:step|rule|item|point|task|part|phase|note)\s*#?\d{1,3}[a-z]?\s*[:.)–—-]\s+|(?:好的?|好吧|嗯+|行|可以|那么?|然后|另外|还有|对了|首先|最后|ok)[，,。！!\s]*)+",
     _I,
 )
 # A sentence that is only politeness or acknowledgement.
@@ -102,6 +105,9 @@ PROHIBITION = re.compile(
     r"|we (?:shouldn'?t|should not|must not|mustn'?t))\b"
     r"|\b(?:must not|mustn'?t|should not|shouldn'?t|shall not|is not allowed|are not allowed"
     r"|not allowed to|important not to|make sure (?:not|you don'?t)|never ever|DO NOT)\b"
+    r"|^no\s+(?!(?:problem|worries|idea|doubt|thanks|way|longer|more|one|need|matter|luck"
+    r"|change|changes|issue|issues|errors?|difference)\b)[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}"
+    r"\s+(?:in|inside|within|during|for|on|at all|anywhere|ever|allowed|please|whatsoever)\b"
     r"|(?:^|[，,；;：:])\s*(?:请|你|我们)?(?:别|不用|不必|无需|勿)"
     r"|不要|别再|不许|禁止|不准|切勿|千万别|不能再",
     _I,
@@ -177,6 +183,8 @@ IMPERATIVE = re.compile(
     rf"^(?:please\s+|kindly\s+|pls\s+|let'?s\s+|now\s+)?(?:(?:only|just|also|always|first"
     rf"|then|carefully|quickly|simply|instead)\s+)?(?:{_VERBS})\b"
     r"(?!\s*(?:is|are|was|were|has|have|had|of|'s|=|:|-|—)\b)(?!\s*$)(?![:=])"
+    r"(?!\s+(?:looks?|seems?|sounds?|works?|worked|feels?|reads?|makes sense|went|goes"
+    r"|needs|did|does|failed|passed|passes|fails|stays|says|said)\b)"
     r"|^(?:please|let'?s)\b"
     r"|^i (?:want|need|would like|'d like) (?:you )?to\b|^(?:i want|we need) (?!to\b)"
     r"|^help me\b"
@@ -263,6 +271,31 @@ ASSISTANT_NARRATION = re.compile(
     r"|scroll|navigate|view|verify|reproduce|edit|goto|inspect|test|take|make|also)\b"
     r"|^let'?s use .{0,80}?\bto (?:see|find|check|look|locate|open|search|view|inspect|verify"
     r"|reproduce|confirm|test|run|understand|get|make)\b",
+    _I,
+)
+# The assistant stating its choice of technique ("I'll use WAL mode", "I'll store sessions as
+# JSONL because …", "Recommended approach: …"), not a tool it runs to look at something ("I'll
+# use grep to find …", "I'll use the editor").
+_INSPECT = (
+    r"see|find|check|look|locate|open|search|view|inspect|verify|reproduce|confirm|test|run"
+    r"|understand|get|examine|debug|explore|print|read|list|navigate|investigate|show|display"
+    r"|figure|make sure|compare|fix|edit|create|apply|modify|update|replace|write|call|make"
+)
+ASSISTANT_CHOICE = re.compile(
+    r"^(?:(?:so|then|instead|here),?\s+)?(?:i'?ll|i will|i'm going to|i am going to|we'?ll|we will"
+    r"|i(?:'ve| have) decided to|i(?:'d| would) (?:recommend|suggest) (?:using|we use|you use)"
+    r"|my recommendation is to)\s+(?:instead\s+)?"
+    r"(?:use|store|persist|keep|represent|model|save|serialize|encode|cache|track|go with"
+    r"|stick with|adopt|switch to|implement it (?:as|with|using))\s+(?!\w+ing\b)"
+    r"(?!(?:the|a|an|this|that|its|their)?\s*(?:[\w`'-]+\s+){0,2}(?:tool|command|editor"
+    r"|function|script|search|approach below|same approach)\b)"
+    r"(?!(?:`?(?:grep|sed|ed|vim?|nano|find|bash|cat|ls|rg|awk|python3?|str_replace\w*|edit|view"
+    r"|create|git|pip|npm)`?)\b)(?!\S+\s+-{1,2}\w)"
+    r"(?!.{0,60}\b(?:provided|given|shown|you|or just|or simply|mentioned|described)\b)"
+    rf"(?!.{{0,60}}\bto (?:{_INSPECT})\b)"
+    r"|^(?:recommended|proposed|chosen|preferred|suggested|my) (?:approach|solution|design"
+    r"|option|fix|format|storage|choice)\s*[:：]\s*\S"
+    r"|^(?:recommendation|decision)\s*[:：]\s*\S",
     _I,
 )
 REASON = re.compile(

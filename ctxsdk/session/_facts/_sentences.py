@@ -193,7 +193,18 @@ def _joins(text: str, prev: tuple[int, int, bool], nxt: tuple[int, int, bool]) -
         return False
     last = text[prev[1] - 1] if prev[1] > prev[0] else ""
     first = text[nxt[0]] if nxt[0] < len(text) else ""
-    return prev[1] - prev[0] >= 65 and last not in ".!?:;。！？；…" and first.islower()
+    if last in ".!?:;。！？；…" or not first.islower():
+        return False
+    if prev[1] - prev[0] >= 65:
+        return True
+    # a shorter line that stops on a function word ("… a wrong rounding in the") goes on
+    return bool(_OPEN_END.search(text, prev[0], prev[1]))
+
+
+_OPEN_END = re.compile(
+    r"\b(?:the|a|an|of|to|in|on|for|with|and|or|from|by|at|into|that|this|its|their|our|your"
+    r"|is|are|was|were|be|as)$"
+)
 
 
 def _split(text: str, start: int, end: int, out: list[Span]) -> None:

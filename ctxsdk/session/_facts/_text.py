@@ -234,6 +234,8 @@ def _with_reason(f: Fact, s: str) -> Fact:
 
 
 def _decision(s: str, role: str) -> bool:
+    if role == "assistant" and C.ASSISTANT_CHOICE.search(s) and not C.DANGLING.search(s):
+        return True  # "I'll use WAL mode", "I'll store sessions as JSONL because …"
     if not C.DECISION_HINT.search(s.lower()):
         return False
     if role == "assistant":
