@@ -555,3 +555,29 @@ def test_settings_said_without_a_setting_verb(
 )
 def test_look_alikes_of_those_shapes_give_nothing(sentence: str) -> None:
     assert parse_setting(sentence, "assistant") == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key", "value"),
+    [
+        ("conversationId is the same as sessionId.", "conversation id", "sessionId"),
+        ("The replica region is the same as primary_region.", None, None),
+        (
+            "Also look at my eslint config packages/config/eslint/src/index.ts",
+            "eslint configuration",
+            "packages/config/eslint/src/index.ts",
+        ),
+        (
+            "Our CI workflow is in .github/workflows/ci.yml.",
+            "ci workflow",
+            ".github/workflows/ci.yml",
+        ),
+        ("The result is the same as before.", None, None),
+    ],
+)
+def test_identity_and_where_a_part_lives(sentence: str, key: str | None, value: str | None) -> None:
+    got = [(s.key, s.value) for s in parse_setting(sentence, "user")]
+    if key is None:
+        assert all(k != "result" for k, _ in got)
+    else:
+        assert got == [(key, value)]

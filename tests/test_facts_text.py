@@ -475,3 +475,88 @@ def test_the_assistant_using_a_tool_decides_nothing(text: str) -> None:
 def test_the_assistants_choice_keeps_its_reason() -> None:
     (f,) = _asst("I'll store the sessions as JSONL because appends are cheap.")
     assert f.reason == "appends are cheap"
+
+
+# -- conditions, corrections in two sentences, what the user says holds -------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the build fails, rerun it once with --verbose.",
+        "When you are done, run the linter.",
+        "if /clear is found - finalize the session and create a new one",
+        "Whenever a test is flaky, mark it and move on.",
+        "如果测试失败，请重新运行一次。",
+    ],
+)
+def test_a_condition_with_an_imperative_is_a_rule(text: str) -> None:
+    (f,) = _user(text)
+    assert f.kind == "instruction"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If this is fine then ok.",
+        "If you want, I can fix it.",
+        "When I run it, it crashes.",
+        "If the build fails, should I rerun it?",
+    ],
+)
+def test_a_condition_without_a_rule_is_nothing(text: str) -> None:
+    assert [f for f in _user(text) if f.kind == "instruction"] == []
+
+
+def test_a_correction_in_two_sentences_is_one_instruction() -> None:
+    (f,) = _user("it's not a jsonl file. it's a json file with a syncState field")
+    assert f.kind == "instruction"
+    assert "jsonl" in f.text and "syncState" in f.text
+    assert f.source.quote == "it's a json file with a syncState field"
+    assert _user("it's not a jsonl file.") == []  # alone it says too little
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the issue is that several processes can run from different tabs.",
+        "we don't control the claude code process - it's a 3rd party tool",
+        "gemini has a different storage for user prompts",
+        "there is no tracking of failures for metrics.",
+        "问题在于多个进程会同时写同一个文件。",
+    ],
+)
+def test_what_the_user_says_holds_is_a_project_fact(text: str) -> None:
+    assert _kinds(_user(text)) == {"project"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "there is existing logic for scanning history",
+        "but there's already a helper for that in utils.py",
+        "we already have a function that parses the config",
+    ],
+)
+def test_pointing_at_existing_code_is_an_instruction(text: str) -> None:
+    assert _kinds(_user(text)) == {"instruction"}
+
+
+@pytest.mark.parametrize(
+    "text", ["there is no need to hurry.", "no problem, there is no way to know.", "I don't know."]
+)
+def test_look_alikes_of_user_statements_give_no_project_fact(text: str) -> None:
+    assert "project" not in _kinds(_user(text))
+
+
+def test_an_install_command_in_prose_is_a_project_fact() -> None:
+    got = _asst("Make sure to install Flask using `pip install flask` before running the app.")
+    assert [f.text for f in got if f.kind == "project"] == ["install: pip install flask"]
+    assert _asst("Run `pytest -q` to check.") == []
+
+
+def test_a_stop_inside_inline_code_ends_no_sentence() -> None:
+    assert sentences("For numbered lists, pad the `1.` marker to 4 characters. Done.") == [
+        "For numbered lists, pad the 1. marker to 4 characters.",
+        "Done.",
+    ]
+    (f,) = _user("For numbered lists, pad the `1.` marker to 4 characters.")
+    assert f.kind == "instruction"  # a scoped imperative is a rule, not the message's ask

@@ -17,29 +17,35 @@ __all__ = [
     "ASSISTANT_NARRATION",
     "CHOICE_VERB",
     "CJK",
+    "CONDITION",
     "CORRECTION",
     "DANGLING",
     "DECISION",
     "DECISION_HINT",
     "DECISION_STRONG",
     "DECISION_WEAK",
+    "EXISTING",
     "FILLER",
     "HYPOTHETICAL",
     "IMPERATIVE",
     "INTENT",
+    "IT_IS",
     "LEAD",
     "LETTER",
     "NORMATIVE",
+    "NOT_IT",
     "OPEN_WORK",
     "OUTCOME",
     "PREFERENCE",
     "PROHIBITION",
+    "PROJECT_STATEMENT",
     "QUESTION",
     "REASON",
     "REJECTED",
     "REQUEST",
     "RULE_VERB",
     "SCOPE",
+    "SCOPE_LEAD",
     "STANDING",
     "STANDING_RULE",
 ]
@@ -158,6 +164,7 @@ _VERBS = (
     "|retry|repeat|resume|assume|mention|note|report|cover|scan|parse|query|fetch|notify"
     "|edit|modify|tweak|adjust|refine|polish|support|address|resolve|touch|change"
     "|work on|take|plan|draft|introduce|cache|mock|stub|rename|port|inline|delegate"
+    "|finali[sz]e|rerun|re-run|restart|reset|regenerate|recreate|rebuild|reinstall|send|sync"
 )
 # Standing rules said as such: the user's preference for every later turn.
 STANDING_RULE = re.compile(
@@ -198,7 +205,8 @@ RULE_VERB = re.compile(
     r"^(?:please\s+|let'?s\s+)?(?:use|keep|put|avoid|prefer|follow|ensure|stick|store|track"
     r"|reuse|extend|limit|restrict|pin|treat|assume|only|leave|preserve|wrap|return|pass"
     r"|make (?:sure|it|them|all|each|every)|do it)\b"
-    r"|\b(?:only|instead|same|without|rather|unless|separate|single|existing)\b"
+    r"|\b(?:only|instead|same|without|rather|unless|separate|single|existing|always|never"
+    r"|every time|each time|consistently)\b"
     r"|^(?:用|使用|统一|保留|保持|只|先)",
     _I,
 )
@@ -215,6 +223,48 @@ SCOPE = re.compile(
     r"|在(测试|这个仓库|本仓库|这个项目|本项目|项目|代码库|生产环境|文档)(?:里|中|上)?",
     _I,
 )
+
+# A condition before the rule: "if /clear is found - finalize the session", "when a test
+# fails, rerun it once". Its consequent (after a comma, a dash or "then") is what is read.
+CONDITION = re.compile(
+    r"^(?:(?:if|when|whenever|once|in case)\b|每当|如果|要是|当)(?P<cond>[^,;，]{2,160}?)"
+    r"(?:\s*[,，]\s*(?:then\s+)?|\s+[-–—]+\s+|\s+then\s+)(?P<rule>\S.*)$",
+    _I,
+)
+# A scope before an imperative: "For numbered lists, pad the marker …".
+SCOPE_LEAD = re.compile(r"^(?:for|in|inside|within|across|on)\s+[^,]{2,50},\s+(?=[a-z])", _I)
+# What the user states about the project, with no cue word of an instruction: a constraint
+# ("the issue is that several processes can run from different tabs"), what is outside its
+# control ("we don't control the claude code process"), how a part differs ("gemini has a
+# different storage for prompts"), what is absent ("there is no tracking of failures").
+PROJECT_STATEMENT = re.compile(
+    r"\b(?:the|one|main|real|actual|only) (?:issue|problem|catch|constraint|limitation|thing"
+    r"|difficulty|complication) (?:here )?is that\b"
+    r"|\b(?:we|i) (?:don'?t|do not|can'?t|cannot) (?:control|own|maintain|modify|change|touch)"
+    r" (?:the |its |their |this |that )?\w"
+    r"|\b(?:it'?s|it is|is) (?:a )?(?:3rd|third)[- ]party\b"
+    r"|\b(?:has|have|uses|use) (?:a |an )?(?:different|separate|its own|their own) \w"
+    r"|^there (?:is|are|'s) no\s+(?!need\b|way\b|problem\b|rush\b|hurry\b)\w"
+    r"|(?:的)?问题(?:在于|是)|我们(?:无法|不能)控制|是第三方",
+    _I,
+)
+# The user pointing at code that already does it ("there is existing logic for scanning
+# history", "there's already a helper for that"): reuse it.
+EXISTING = re.compile(
+    r"^(?:but\s+)?there(?: is|'s| are)(?: already)? (?:an? )?(?:existing|already existing"
+    r"|already an?|already)\s+\w"
+    r"|\b(?:we|you) already have (?:an? |the )?(?:\w+ )?(?:logic|code|function|helper|util"
+    r"|utility|method|class|module|script|implementation|endpoint|component)\b"
+    r"|已经有|已有(?:的)?(?:逻辑|代码|函数|方法|实现)",
+    _I,
+)
+# "it's not a jsonl file." then "it's a json file with …": a correction in two sentences.
+NOT_IT = re.compile(
+    r"^(?:no[,.]?\s+)?(?:it'?s|it is|this is|that'?s|that is|they'?re|they are) not"
+    r" (?:a |an |the )?[\w.`'-]+(?:\s[\w.`'-]+){0,3}\s*[.!]?$",
+    _I,
+)
+IT_IS = re.compile(r"^(?:but\s+)?(?:it'?s|it is|this is|that'?s|they'?re|they are)\s+\S", _I)
 
 # -- decisions ---------------------------------------------------------------------------
 DECISION_STRONG = re.compile(

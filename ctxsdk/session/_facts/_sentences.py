@@ -210,6 +210,8 @@ _OPEN_END = re.compile(
 def _split(text: str, start: int, end: int, out: list[Span]) -> None:
     pos = start
     for m in _END.finditer(text, start, end):
+        if text.count("`", start, m.start()) % 2:
+            continue  # a stop inside inline code (`1.`, `a.b`) ends no sentence
         dot = text[m.start()] == "."
         if dot and m.group().rstrip().endswith("."):
             word = text[max(start, m.start() - 8) : m.start()].rsplit(None, 1)

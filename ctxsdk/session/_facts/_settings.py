@@ -794,6 +794,21 @@ _P_PLACE_ALL = re.compile(
     r"(?:in\s+|as\s+)?(?P<y>\S+)$",
     re.I,
 )
+_P_SAME = re.compile(
+    r"^(?P<x>[`'\"]?[\w.-]+[`'\"]?)\s+(?:is|are|should be|must be)\s+(?:always\s+)?"
+    r"(?:the same as|same as|equal to|identical to|an alias (?:of|for))\s+(?:the\s+)?"
+    r"(?P<y>[`'\"]?[\w.-]+[`'\"]?)$",
+    re.I,
+)
+# "my eslint config packages/config/eslint/src/index.ts", "our CI workflow is in
+# .github/workflows/ci.yml": where a named part of the project lives.
+_P_WHERE = re.compile(
+    r"\b(?:my|our|the)\s+(?P<x>[\w.-]+(?:\s[\w.-]+)?\s+(?:config|configuration|settings|conventions"
+    r"|workflow|manifest|schema|entry ?point|dockerfile|makefile|lockfile|env file|readme))"
+    r"\s+(?:(?:is|lives|sits)\s+(?:at|in|under)\s+|(?:at|in)\s+)?[`'\"]?"
+    r"(?P<y>(?:[\w.~-]+[/\\])+[\w.-]+\.\w{1,6})[`'\"]?(?=$|[\s,;])",
+    re.I,
+)
 _NOT_A_NAME = frozenset(
     "fine good ok okay great done ready correct wrong broken working clean green red new old "
     "same different better worse there here gone lost up down set empty full fast slow".split()
@@ -840,6 +855,19 @@ def _en_more(s: str, role: str) -> list[Setting]:
             subj = key_phrase(x, loose=True)
             if subj is not None:
                 return [_make("setting", f"{subj.key} lifetime", val)]
+        return []
+    m = _P_SAME.match(s)
+    if m:
+        key = key_phrase(m["x"].strip("`'\""), allow_code=True)
+        y = _clean_value(m["y"])
+        if key is not None and y is not None and y.cls in ("name", "quoted", "domain"):
+            return [_make("setting", key, y)]  # "conversationId is the same as sessionId"
+        return []
+    m = _P_WHERE.search(s)
+    if m:
+        key = key_phrase(m["x"])
+        if key is not None:
+            return [_make("setting", key, _Value(m["y"], None, "name"))]
         return []
     m = _P_CLEFT.match(s)
     if m:

@@ -23,6 +23,7 @@ Each sentence (``_sentences.sentence_spans``) is read by the cue tables of ``_cu
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from . import _cues as C
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
@@ -101,8 +102,23 @@ def _instruction(s: str) -> tuple[FactKind, bool] | None:
         return "preference", True
     if C.PROHIBITION.search(s) or C.CORRECTION.search(s) or C.NORMATIVE.search(s):
         return "instruction", True
-    if C.IMPERATIVE.search(s):
-        return "instruction", bool(C.RULE_VERB.search(s) or C.SCOPE.search(s))
+    scoped = C.SCOPE_LEAD.match(s)  # "For numbered lists, pad the marker …": a scoped rule
+    body = s[scoped.end() :] if scoped else s
+    if C.PROHIBITION.match(body):
+        return "instruction", True
+    if C.IMPERATIVE.search(body):
+        return "instruction", bool(scoped or C.RULE_VERB.search(body) or C.SCOPE.search(s))
+    return None
+
+
+def _conditional(s: str) -> str | None:
+    """The rule of "if X, do Y" / "when X - do Y" (its consequent an imperative), or None."""
+    m = C.CONDITION.match(s)
+    if m is None or s.rstrip(" \"')").endswith(("?", "？")):
+        return None
+    rule = m.group("rule").strip()
+    if C.PROHIBITION.match(rule) or C.IMPERATIVE.match(rule) or C.NORMATIVE.match(rule):
+        return rule
     return None
 
 
@@ -173,11 +189,28 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
         fits = bool(title) and len(title) <= 2 * TEXT_MAX and bool(C.LETTER.search(title))
         if fits and (not spans or spans[0].start > at):
             spans.insert(0, Span(at, at + len(first), title))
+    denied: str | None = None  # the user's "it's not a jsonl file." just before
     for i, span in enumerate(spans):
         raw = span.text[:_MAX_READ]
         keyed = setting_facts(raw, role=role, seq=seq, session=session, quote=_quote(text, span))
         keyed = [_with_reason(f, raw) for f in keyed]
         out.extend(keyed)
+        for cmd in _INSTALL.findall(_quote(text, span)):
+            # "install Flask using `pip install flask`": what the project needs installed
+            add("project", f"install: {' '.join(cmd.split())}", span)
+        was_denied, denied = denied, None
+        if role == "user" and not wrapped:
+            lead = _strip_lead(raw)
+            if _conditional(lead) is not None and not C.DANGLING.search(lead):
+                add("instruction", lead, span, scope=_scope(lead))  # "if X, do Y": a rule
+                continue
+            if C.NOT_IT.match(lead):
+                denied = lead
+                continue
+            if was_denied is not None and C.IT_IS.match(lead) and not C.QUESTION.search(lead):
+                # "it's not jsonl file. it's json file with …": the user corrects the agent
+                add("instruction", f"{was_denied.rstrip(' .')}; {lead}", span)
+                continue
         s = _gate(raw)
         if s is None:
             continue
@@ -208,8 +241,13 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
             continue
         if role != "user":
             continue
+        if C.EXISTING.search(s) and not C.DANGLING.search(s):
+            add("instruction", s, span, scope=_scope(s))  # "there is existing logic for X"
+            continue
         got = _instruction(s)
         if got is None:
+            if C.PROJECT_STATEMENT.search(s) and not C.DANGLING.search(s) and not keyed:
+                add("project", s, span, reason=_reason(s))  # what the user says holds
             continue
         kind, rule = got
         if rule and C.DANGLING.search(s):
@@ -222,6 +260,12 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
             task_taken = True
         add(kind, s, span, scope=_scope(s), reason=_reason(s), rejected=_rejected(s))
     return out
+
+
+_INSTALL = re.compile(
+    r"`((?:sudo\s+)?(?:pip3?|python3? -m pip|uv pip|uv|poetry|pipx|conda|npm|pnpm|yarn|bun|cargo"
+    r"|go|gem|bundle|brew|apt|apt-get|composer|dotnet)\s+(?:install|add|get)\s+[^`\n]{1,80})`"
+)
 
 
 def _with_reason(f: Fact, s: str) -> Fact:
