@@ -259,7 +259,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="sessions to ingest, a query, node ids to read, or session id prefixes (episodes)",
     )
     c.add_argument("--verbatim", action="store_true", help="ingest: keep verbatim observations")
-    c.add_argument("--top-k", type=int, default=8, help="find: how many hits (1..100)")
+    c.add_argument(
+        "--top-k",
+        type=int,
+        default=None,
+        help="find: how many hits (1..100; default: the memory's top_k setting)",
+    )
     c.add_argument("--budget", type=int, default=400, help="map: tokens it may take")
     c.add_argument("--json", action="store_true", help="find / read / episodes: print JSON")
     c.add_argument(

@@ -39,7 +39,7 @@ def _check_args(args: argparse.Namespace) -> None:
             raise InvalidArgument(
                 f"{usage} QUERY: QUERY is empty; search for an entity, a topic or a phrase"
             )
-        if not 1 <= args.top_k <= 100:
+        if args.top_k is not None and not 1 <= args.top_k <= 100:
             raise InvalidArgument(f"--top-k is a number of hits from 1 to 100, not {args.top_k}")
     if action == "map" and args.budget < 0:
         raise InvalidArgument(f"--budget is a number of tokens >= 0, not {args.budget}")

@@ -90,7 +90,7 @@ class LinkArgs(BaseModel):
 
 class FindArgs(BaseModel):
     query: str = Field(min_length=1, max_length=500)
-    top_k: int = Field(8, ge=1, le=20)
+    top_k: int | None = Field(None, ge=1, le=20)  # None: the memory's top_k setting
 
 
 class ReadArgs(BaseModel):
