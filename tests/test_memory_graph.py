@@ -51,9 +51,37 @@ def _edges(w: MemoryGraph) -> set[tuple[str, str, str]]:
     return {(ids[s], ids[t], lab) for s, t, lab in zip(e["s"], e["t"], e["label"], strict=True)}
 
 
+# The seed's P2 graph: ingest reads session A through the fact kernel (entities only from
+# facts' keys), then the seed's named things and their links are written as a user would, so
+# the widget is tested on the same graph as before.
+_SEED_LINKS = (
+    ("记住：鉴权走 header X，由 AuthGateway 校验 X-Requ…", "AuthGateway", "about"),
+    ("记住：鉴权走 header X，由 AuthGateway 校验 X-Requ…", "X-Request-Id", "about"),
+    ("AuthGateway 的重构先别动，下周再说。", "AuthGateway", "decided"),
+    ("我们采用方案 A：TriviumDB 只在一个进程里打开。", "方案 A", "decided"),
+    ("我们采用方案 A：TriviumDB 只在一个进程里打开。", "TriviumDB", "decided"),
+    ("Let's postpone the DeepSeek_Harness mig…", "DeepSeek_Harness", "decided"),
+    ("error: pytest -q tests/test_store.py", "dsh-trivium", "fixed"),
+)
+_SEED_ENTITIES = (
+    "方案 A",
+    "dsh-trivium",
+    "TriviumDB",
+    "AuthGateway",
+    "DeepSeek_Harness",
+    "X-Request-Id",
+)
+
+
 def _memory(path: Path, *, days: int = 0, verbatim: bool = False) -> Memory:
     mem = cx.Memory(path, clock=MONDAY + timedelta(days=days))
     mem.ingest(_session(SESSION_A), verbatim=verbatim, now=MONDAY)
+    for keyed in mem.nodes("entity"):  # the kernel's keyed entities: not the seed's graph
+        mem.delete(keyed.id)
+    for name in _SEED_ENTITIES:
+        mem.remember(name, type="entity")
+    for src, dst, label in _SEED_LINKS:
+        mem.link(_by_name(mem, src), dst, label)
     return mem
 
 
@@ -79,7 +107,9 @@ def test_the_payload_holds_the_memories_their_types_edges_and_stale_flags(mem: M
         if n.type in ("entity", "preference", "decision", "experience")
     }
     assert {i: r["type"] for i, r in nodes.items()} == expected
-    assert len(expected) == 16  # 6 entities, 5 preferences, 4 decisions, 1 experience
+    # 6 entities, 6 preferences (the kernel reads "always use tabs in it" as one), 4 decisions,
+    # 1 experience
+    assert len(expected) == 17
     ids = set(nodes)
     store_edges = {
         (e.src, e.dst, e.label) for n in ids for e in mem.store.edges(src=n) if e.dst in ids
@@ -101,7 +131,7 @@ def test_the_payload_holds_the_memories_their_types_edges_and_stale_flags(mem: M
     # labels are short; the full name is the tip
     assert all(len(r["label"]) <= 30 for r in nodes.values())
     assert repr(w) == (
-        "MemoryGraph(6/6 entity, 5/5 preference, 4/4 decision, 1/1 experience, 7 edges, 0 hidden)"
+        "MemoryGraph(6/6 entity, 6/6 preference, 4/4 decision, 1/1 experience, 7 edges, 0 hidden)"
     )
 
 
@@ -197,8 +227,8 @@ def test_read_returns_the_node_its_sources_and_its_edges(mem: Memory) -> None:
     assert {e["label"] for e in auth["incoming"]} == {"about", "decided"}
     stale = _ask(w, "read", node=_by_name(mem, "AuthGateway 的重构先别动，下周再说。"))
     assert stale["stale"] is True and stale["until"] == "下周" and stale["until_at"]
-    exp = _ask(w, "read", node=_by_name(mem, "bash: mkdir: cannot create directory 'x…"))
-    assert "mkdir" in exp["fail"] and "mkdir -p" in exp["fix"]
+    exp = _ask(w, "read", node=_by_name(mem, "error: pytest -q tests/test_store.py"))
+    assert "ModuleNotFoundError" in exp["fail"] and "pip install" in exp["fix"]
     assert _error(w, "read", node="n-nope")["type"] == "NotFound"
 
 
@@ -238,7 +268,7 @@ def test_archive_through_the_handler_removes_the_node(mem: Memory) -> None:
     assert r["status"] == "archived"
     node = mem.store.get(pref)
     assert node is not None and node.status == "archived"
-    assert pref not in _nodes(w) and w.summary["total"]["preference"] == 4
+    assert pref not in _nodes(w) and w.summary["total"]["preference"] == 5
     assert _ask(w, "read", node=pref)["status"] == "archived"  # still readable
     assert pref not in _nodes(w)  # and not drawn again
     _ask(w, "restore", node=pref)

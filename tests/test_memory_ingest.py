@@ -1,16 +1,19 @@
-"""Memory ingestion: the rule extractor on the seed's P2 session A, every rule and its
-negatives, caps, dedupe, until, secrets, observations and the merge rule."""
+"""Memory ingestion on the base's fact kernel: the seed's P2 session A and tool work read
+through ``Session.facts()``, typed nodes with their sources and links, supersession, caps
+that grow with the session, observations clipped around the lines facts came from, the
+merge rule, until and secrets; and real corpus sessions (skipped without the corpus)."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 import ctxsdk as cx
+from ctxsdk.memory._facts_in import caps_for
 from ctxsdk.memory._ingest import (
-    Caps,
     Extraction,
     extract,
     merge_target,
@@ -25,7 +28,7 @@ from ctxsdk.testing import LogBuilder, ToolOutput
 MONDAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)  # a Monday
 KEY = "sk-" + "".join(["a1B2c3D4"] * 3)  # assembled at runtime: no literal token shape
 
-TOOL_TURN = "在 dsh-trivium 里建 x/y 目录。"
+TOOL_TURN = "在 dsh-trivium 里跑测试。"
 SESSION_A: list[str | None] = [
     "我们在做 dsh-trivium，它是 DeepSeek_Harness 的一个插件。",
     "底层存储用 TriviumDB，每个工作区一个文件。",
@@ -39,8 +42,8 @@ SESSION_A: list[str | None] = [
     "我们采用方案 A：TriviumDB 只在一个进程里打开。",
     "就用这个单文件的方案，不要拆成多个模块。",
     "Let's postpone the DeepSeek_Harness migration until Friday.",
-    None,  # the failed-then-ok bash pair
-    "Just change this file: always use tabs in it.",  # N2 one-shot
+    None,  # a failing test run, the install that fixed it, the passing run
+    "Just change this file: always use tabs in it.",
     f"配置里写 api_key={KEY}，记住它。",  # N3 secret
     "嗯好的",  # N4 chit-chat
     "「鉴权」这块要小心，「鉴权」出错会很麻烦。",  # N5 quoted term, not an entity
@@ -49,17 +52,21 @@ SESSION_A: list[str | None] = [
     "dsh-trivium 升级后要重启 dsh web。",
     "thanks, that's all for today!",
 ]
+FAILING = "E   ModuleNotFoundError: No module named trivium_db\n1 error in 0.12s"
 
 
 def _session(prompts: list[str | None], session_id: str = "session-a") -> cx.Session:
     b = LogBuilder(session_id=session_id, runtime_context=None)
     for p in prompts:
         if p is None:
-            b.turn(TOOL_TURN).assistant(tool_calls=[("bash", {"cmd": "mkdir x/y"})])
-            err = "mkdir: cannot create directory 'x/y': No such file or directory"
-            b.tool_results([ToolOutput.failed(err, "ExitCode", "1")]).next_step()
-            b.assistant(tool_calls=[("bash", {"cmd": "mkdir -p x/y"})])
-            b.tool_results([""]).next_step().assistant(text="Done.").end_turn()
+            b.turn(TOOL_TURN).assistant(
+                tool_calls=[("bash", {"cmd": "pytest -q tests/test_store.py"})]
+            )
+            b.tool_results([ToolOutput.failed(FAILING, "ExitCode", "1")]).next_step()
+            b.assistant(tool_calls=[("bash", {"cmd": "pip install trivium-db"})])
+            b.tool_results(["Successfully installed trivium-db-1.0"]).next_step()
+            b.assistant(tool_calls=[("bash", {"cmd": "pytest -q tests/test_store.py"})])
+            b.tool_results(["3 passed in 0.10s"]).next_step().assistant(text="Done.").end_turn()
         else:
             b.turn(p).assistant(text="好的。").end_turn()
     return cx.Session.from_events(b.header, b.events)
@@ -86,213 +93,226 @@ def _one(ex: Extraction, node_type: str, pattern: str) -> Candidate:
     return hits[0]
 
 
-def _texts(prompts: list[str | None], **kw: object) -> list[tuple[str, str]]:
-    ex = extract(_session(prompts), now=MONDAY, **kw)  # type: ignore[arg-type]
-    return [(c.type, c.text) for c in ex.candidates]
-
-
-# -- the P2 session A -----------------------------------------------------------------------
+# -- the P2 session A, through the kernel ----------------------------------------------------
 @pytest.mark.parametrize(
-    ("case", "pattern", "link"),
+    ("case", "pattern"),
     [
-        ("P1", r"鉴权.*header X", ("about", "AuthGateway")),
-        ("P2", r"pnpm", None),
-        ("P3", r"README.*英文", None),
-        ("P4", r"中文", None),
-        ("P5", r"(?i)tests", None),
+        ("P1", r"鉴权.*header X"),
+        ("P2", r"pnpm"),
+        ("P3", r"README.*英文"),
+        ("P4", r"中文"),
+        ("P5", r"(?i)tests before you commit"),
     ],
 )
-def test_session_a_preferences(
-    extraction_a: Extraction, case: str, pattern: str, link: tuple[str, str] | None
-) -> None:
+def test_session_a_preferences(extraction_a: Extraction, case: str, pattern: str) -> None:
     c = _one(extraction_a, "preference", pattern)
-    assert c.source.session == "session-a" and c.source.via == "rule"
-    assert c.source.quote == c.text
-    if link:
-        assert link in c.links
+    assert c.source.session == "session-a" and c.source.seq is not None and c.source.quote
+    assert c.source.via == "rule" and len(c.name) <= 40
 
 
-def test_session_a_entities(extraction_a: Extraction) -> None:
+def test_session_a_decisions_keep_their_deadline(extraction_a: Extraction) -> None:
+    d1 = _one(extraction_a, "decision", r"下周")
+    assert d1.until == "下周" and d1.until_at == "2026-12-07T00:00:00Z"
+    _one(extraction_a, "decision", r"方案 A")
+    _one(extraction_a, "decision", r"单文件")
+    d4 = _one(extraction_a, "decision", r"postpone")
+    assert d4.until == "Friday" and d4.until_at == "2026-12-04T00:00:00Z"
+
+
+def test_entity_names_come_from_facts_not_from_capitalized_words(
+    extraction_a: Extraction,
+) -> None:
     names = {c.name for c in _of(extraction_a, "entity")}
-    # E1..E5, plus the minted plan; README is a singleton, 鉴权 is a quoted CJK term
-    assert names == {
-        "TriviumDB",
-        "AuthGateway",
-        "dsh-trivium",
-        "DeepSeek_Harness",
-        "X-Request-Id",
-        "方案 A",
-    }
+    # what the tool work established, named by what it is about
+    assert {"test command", "install command", "language"} <= names
+    for word in ("AuthGateway", "TriviumDB", "README", "DeepSeek_Harness", "X-Request-Id"):
+        assert word not in names
+    assert not any("鉴权" in n for n in names)
+    test = next(c for c in _of(extraction_a, "entity") if c.name == "test command")
+    assert test.text.startswith("how the tests are run: pytest") and "3 passed" in test.text
+    assert test.extra["value"] == "pytest"
 
 
-def test_session_a_decisions(extraction_a: Extraction, session_a: cx.Session) -> None:
-    d1 = _one(extraction_a, "decision", "先别动")
-    assert (d1.until, d1.until_at) == ("下周", "2026-12-07T00:00:00Z")
-    assert d1.links == (("decided", "AuthGateway"),)
-    d2 = _one(extraction_a, "decision", "方案 A")
-    assert ("decided", "方案 A") in d2.links
-    d3 = _one(extraction_a, "decision", "单文件")
-    assert d3.until is None
-    d4 = _one(extraction_a, "decision", "(?i)postpone.*migration")
-    assert (d4.until, d4.until_at) == ("Friday", "2026-12-04T00:00:00Z")
-    assert d4.links == (("decided", "DeepSeek_Harness"),)
-    assert d4.until_at is not None and d4.until_at > MONDAY.isoformat()  # Friday: future
-    # the source seq is the user message's event
-    assert d4.source.seq is not None
-    assert session_a.raw_events[d4.source.seq]["type"] == "user/message"
-
-
-def test_session_a_experience(extraction_a: Extraction) -> None:
-    (x1,) = _of(extraction_a, "experience")
-    assert "mkdir" in x1.text and x1.fix == "mkdir -p x/y"
-    assert x1.fail is not None and "No such file" in x1.fail
-    assert x1.links == (("fixed", "dsh-trivium"),)
+def test_session_a_experience_is_the_error_and_its_fix(extraction_a: Extraction) -> None:
+    (x,) = _of(extraction_a, "experience")
+    assert x.fail is not None and "ModuleNotFoundError" in x.fail
+    assert x.fix == "pip install trivium-db" and "pip install trivium-db" in x.text
+    assert x.source.seq is not None
 
 
 def test_session_a_negatives(extraction_a: Extraction) -> None:
-    everything = " ".join(
-        [c.text for c in extraction_a.candidates]
-        + [c.source.quote for c in extraction_a.candidates]
-        + [t for t, _ in extraction_a.dropped]
-    )
-    assert KEY not in everything  # N3: never stored, never echoed in a drop reason
-    prefs = " ".join(c.text for c in _of(extraction_a, "preference"))
-    for negative in ("天气", "tabs", "api_key", "嗯好的", "thanks"):  # N1 N2 N3 N4
-        assert negative not in prefs
-    assert not any("鉴权" in c.name for c in _of(extraction_a, "entity"))  # N5
-    why = dict(extraction_a.dropped)
-    assert why["今天天气不错啊，外面好晒。"] == "chit-chat"
-    assert why["Just change this file: always use tabs in it."] == "one-shot edit"
-    assert why["嗯好的"] == "chit-chat"
-    assert why["配置里写 api_key=[REDACTED:openai]，记住它。"] == "secret"
-    assert len(_of(extraction_a, "preference")) == 5
-    assert len(_of(extraction_a, "decision")) == 4
+    texts = " ".join(c.text for c in extraction_a.candidates)
+    for said in ("天气", "嗯好的", "thanks", KEY, "api_key"):
+        assert said not in texts
+    assert ("secret" in {w for _, w in extraction_a.dropped}) and KEY not in repr(extraction_a)
 
 
 def test_entities_come_first(extraction_a: Extraction) -> None:
-    types = [c.type for c in extraction_a.candidates]
-    assert types == sorted(types, key=["entity", "preference", "decision", "experience"].index)
+    kinds = [c.type for c in extraction_a.candidates]
+    assert kinds == sorted(
+        kinds, key=lambda t: ["entity", "preference", "decision", "experience"].index(t)
+    )
 
 
-# -- preference rule shapes ------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "text",
-    [
-        "记住，提交前先跑 lint。",
-        "以后都用 tabs。",
-        "别再给我加 emoji 了。",
-        "不要再删日志了。",
-        "从现在起只用 ruff。",
-        "From now on, use ruff for formatting.",
-        "Never again push to main directly.",
-        "Remember to update the changelog.",
-        "Please always write type hints.",
-        "Make sure to always sign commits.",
-        "Don't ever commit generated files.",
-        "好，这次（记住）用 uv 装依赖。",  # a wrapped 记住 still extracts
-    ],
-)
-def test_preference_cues(text: str) -> None:
-    assert _texts([text]) == [("preference", text)]
-
-
-def test_a_cue_on_its_own_line_joins_the_next() -> None:
-    assert _texts(["记住：\n发布前要打 tag"]) == [("preference", "记住： 发布前要打 tag")]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Run the tests.",  # no cue
-        "We use pnpm here.",
-        "谢谢",
-        "ok",
-        "The weather is sunny, always nice.",  # chit-chat even with a cue
-        "把这个文件以后都改成 tabs。",  # one-shot
-        "改一下这个配置文件，以后都用 2 空格。",
-        "Just edit this file, always with care.",
-    ],
-)
-def test_not_preferences(text: str) -> None:
-    assert _texts([text]) == []
-
-
-def test_only_user_sourced_messages_count() -> None:
+def test_only_what_the_kernel_reads_as_the_users_counts() -> None:
     b = LogBuilder(session_id="inj", runtime_context=None)
-    b.turn("Hello there.").assistant(text="Remember to always use pnpm.").end_turn()
+    b.turn("Hello there.").assistant(text="Sure, I can help with that.").end_turn()
     s = cx.Session.from_events(b.header, b.events)
     assert extract(s, now=MONDAY).candidates == ()
 
 
-def test_preference_links_only_names_inside_its_sentence() -> None:
-    ex = extract(
-        _session(["AuthGateway 很重要。记住要写日志。", "AuthGateway 有两个实例。"]), now=MONDAY
-    )
-    (pref,) = _of(ex, "preference")
-    assert pref.links == ()
-    assert {c.name for c in _of(ex, "entity")} == {"AuthGateway"}
-
-
-def test_secret_drops_only_the_offending_sentence() -> None:
-    ex = extract(_session([f"记住用 pnpm。我的 token 是 {KEY}。"]), now=MONDAY)
+def test_secret_drops_only_the_fact_that_held_it() -> None:
+    ex = extract(_session([f"记住用 pnpm。我的 token 是 {KEY}，记住它。"]), now=MONDAY)
     assert [c.text for c in ex.candidates] == ["记住用 pnpm。"]
     assert [w for _, w in ex.dropped] == ["secret"]
     assert KEY not in repr(ex)
 
 
 def test_secret_words_without_a_value_are_kept() -> None:
-    # The redaction engine alone decides: a word such as "password" or "token" is no secret
-    # (the seed's word list refused these, and "the token budget" with them).
-    assert _texts(["Always keep the password in the vault."]) == [
+    # The redaction engine alone decides: "password" or "token" is no secret.
+    ex = extract(_session(["Always keep the password in the vault."]), now=MONDAY)
+    assert [(c.type, c.text) for c in ex.candidates] == [
         ("preference", "Always keep the password in the vault.")
     ]
 
 
-# -- decisions -------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "text",
-    [
-        "这个接口先别动。",
-        "我们采用方案 B 来做缓存。",
-        "就用那个老的脚本。",
-        "不要改成异步的实现。",
-        "Postpone the rename for now.",
-        "Defer until the release is out.",
-        "Let's go with the simpler parser.",
-        "We decided to keep SQLite.",
-        "Go with option C for the cache.",
-    ],
-)
-def test_decision_cues(text: str) -> None:
-    assert [t for t, _ in _texts([text]) if t == "decision"] == ["decision"]
+def test_a_2020_date_is_stale() -> None:
+    (d,) = _of(extract(_session(["先别动，等到 2020-05-01 再说。"]), now=MONDAY), "decision")
+    assert d.until_at is not None and d.until_at < MONDAY.isoformat()
 
 
-def test_plan_mints_an_entity_and_links_it() -> None:
-    ex = extract(_session(["我们采用方案 B 来做缓存。"]), now=MONDAY)
-    assert [(c.type, c.name) for c in ex.candidates] == [
-        ("entity", "方案 B"),
-        ("decision", ex.candidates[1].name),
-    ]
-    assert ex.candidates[1].links == (("decided", "方案 B"),)
+def test_until_defaults_to_when_it_was_said() -> None:
+    s = _session(["先别动，下周再说。"])
+    (d,) = _of(extract(s), "decision")
+    assert d.source.seq is not None
+    said = datetime.fromtimestamp(s.raw_events[d.source.seq]["time"] / 1000, UTC)
+    assert d.until_at == parse_until("下周", said)[1]  # type: ignore[index]
+    assert d.until_at != parse_until("下周", MONDAY)[1]  # type: ignore[index]
 
 
-def test_decision_links_an_adjacent_sentence_name() -> None:
-    s = _session(["AuthGateway 的限流有问题。先别动它。", "AuthGateway 稍后再看。"])
-    (d,) = _of(extract(s, now=MONDAY), "decision")
-    assert d.text == "先别动它。" and d.links == (("decided", "AuthGateway"),)
+# -- tool work: entities, typed edges, supersession -----------------------------------------
+def _work(timeout: str = "30", second: str = "60", session_id: str = "work") -> cx.Session:
+    b = LogBuilder(session_id=session_id, runtime_context=None)
+    b.turn(f"The request timeout is {timeout} seconds.").assistant(text="ok").end_turn()
+    b.turn("Fix the failing test in src/app.py.").assistant(
+        tool_calls=[("bash", {"cmd": "pytest -q"})]
+    )
+    out = "FAILED tests/test_app.py::test_home - AssertionError: 404 != 200\n1 failed, 2 passed"
+    b.tool_results([ToolOutput.failed(out, "ExitCode", "1")]).next_step()
+    edit = {
+        "file_path": "src/app.py",
+        "old_string": 'route("/hom")',
+        "new_string": 'route("/home")',
+    }
+    b.assistant(tool_calls=[("Edit", edit)])
+    b.tool_results(["ok"]).next_step()
+    b.assistant(tool_calls=[("bash", {"cmd": "pytest -q"})])
+    b.tool_results(["3 passed in 0.10s"]).next_step()
+    b.assistant(
+        text="We decided to keep src/app.py as the single entry point instead of a second module."
+    ).end_turn()
+    b.turn(f"Set the request timeout to {second} seconds.").assistant(text="Done.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
 
 
-def test_decision_falls_back_to_the_turn_first_name_only_with_one_cue() -> None:
-    one = "TriviumDB 很稳。\n别的不说了。\n先别动。"
-    two = "TriviumDB 很稳。\n别的不说了。\n先别动。\n就用这个版本。"
-    again = "TriviumDB 再提一次。"
-    (d,) = _of(extract(_session([one, again]), now=MONDAY), "decision")
-    assert d.links == (("decided", "TriviumDB"),)
-    ds = _of(extract(_session([two, again]), now=MONDAY), "decision")
-    assert [x.links for x in ds] == [(), ()]
+def test_tool_work_gives_keyed_entities_an_experience_and_typed_links() -> None:
+    ex = extract(_work(), now=MONDAY)
+    names = {c.name for c in _of(ex, "entity")}
+    assert {"src/app.py", "test command", "request timeout"} <= names
+    (x,) = _of(ex, "experience")
+    assert x.fail is not None and "404 != 200" in x.fail
+    assert x.fix is not None and 'route("/home")' in x.fix
+    assert ("fixed", "src/app.py") in x.links
+    d = _one(ex, "decision", r"single entry point")
+    assert ("decided", "src/app.py") in d.links
+    fix_it = _one(ex, "preference", r"Fix the failing test")
+    assert ("about", "src/app.py") in fix_it.links
 
 
-# -- until -----------------------------------------------------------------------------------
+def test_a_later_value_supersedes_within_a_session() -> None:
+    ex = extract(_work("30", "60"), now=MONDAY)
+    (t,) = [c for c in _of(ex, "entity") if c.name == "request timeout"]
+    assert "60" in t.text and t.extra["value"] == "60 seconds"
+    assert t.extra["earlier"] == ["30 seconds"]
+
+
+def test_a_later_session_updates_the_node_and_the_same_value_merges(tmp_path: Path) -> None:
+    with cx.Memory(tmp_path / "m.db", embedder=None) as mem:
+        mem.ingest(_work("30", "60", "one"), now=MONDAY)
+        (t,) = [n for n in mem.nodes("entity") if n.name == "request timeout"]
+        assert t.extra["value"] == "60 seconds"
+        mem.ingest(_work("45", "90", "two"), now=MONDAY)
+        (t2,) = [n for n in mem.nodes("entity") if n.name == "request timeout"]
+        assert t2.id == t.id and t2.extra["value"] == "90 seconds" and "90" in t2.text
+        assert "60 seconds" in t2.extra["earlier"]
+        assert {s.session for s in t2.sources} == {"one", "two"}
+        mem.ingest(_work("45", "90", "three"), now=MONDAY)
+        (t3,) = [n for n in mem.nodes("entity") if n.name == "request timeout"]
+        assert t3.text == t2.text and {s.session for s in t3.sources} == {"one", "two", "three"}
+        # the file entity of three sessions is one node, its sources appended
+        (app,) = [n for n in mem.nodes("entity") if n.name == "src/app.py"]
+        assert len({s.session for s in app.sources}) == 3
+        hits = mem.find("which file fixed the failing home test?")
+        assert any(h.node.type == "experience" for h in hits[:5])
+
+
+def test_caps_grow_with_the_session_and_stay_bounded() -> None:
+    small, large, huge = caps_for(20), caps_for(1000), caps_for(100_000)
+    assert (small.entity, small.preference, small.decision, small.experience) == (8, 8, 6, 4)
+    assert large.entity > small.entity and large.preference > small.preference
+    assert large.decision > small.decision and large.experience > small.experience
+    assert (huge.entity, huge.preference, huge.decision, huge.experience) == (60, 40, 30, 20)
+    many = _session([f"Always run check number {i} before you commit." for i in range(30)])
+    cap = caps_for(len(many.raw_events)).preference
+    assert 8 < cap < 30
+    ex = extract(many, now=MONDAY)
+    assert len(_of(ex, "preference")) == cap
+    assert sum(w == "over the cap" for _, w in ex.dropped) == 30 - cap
+
+
+def test_lines_are_clipped_to_240() -> None:
+    long = "记住：" + "很长的规则" * 100
+    for c in extract(_session([long]), now=MONDAY).candidates:
+        assert len(c.text) <= 240 and len(c.source.quote) <= 240 and len(c.name) <= 40
+
+
+# -- observations ----------------------------------------------------------------------------
+def test_observations_are_verbatim_redacted_and_clipped(session_a: cx.Session) -> None:
+    obs = observations(session_a)
+    assert all(o.type == "observation" for o in obs)
+    user = [o for o in obs if o.name.startswith("user@")]
+    tool = [o for o in obs if o.name.startswith("bash@")]
+    assert len(user) == 21 and len(tool) == 3
+    assert any("ModuleNotFoundError" in o.text for o in tool)
+    assert not any(KEY in o.text for o in obs)
+    assert any("[REDACTED:openai]" in o.text for o in obs)
+    # the calls an assistant made are observed with it (a command is searchable)
+    assert any(o.name.startswith("assistant@") and "pip install" in o.text for o in obs)
+    # a short reply ("好的。", "Done.") is no observation
+    assert not any(o.name.startswith("assistant@") and o.text in ("好的。", "Done.") for o in obs)
+    long = observations(_session(["x" * 5000 + "END"]))[0].text
+    assert long.startswith("x" * 3000) and long.endswith("END") and len(long) == 4003
+
+
+def test_a_long_tool_output_is_clipped_around_the_line_its_fact_came_from() -> None:
+    noise = "\n".join(f"collecting module_{i} ... ok" for i in range(400))
+    out = f"{noise}\nE   ModuleNotFoundError: No module named trivium_db\n{noise}\n1 error in 0.5s"
+    b = LogBuilder(session_id="long", runtime_context=None)
+    b.turn("Run the tests.").assistant(tool_calls=[("bash", {"cmd": "pytest -q"})])
+    b.tool_results([ToolOutput.failed(out, "ExitCode", "1")]).next_step()
+    b.assistant(tool_calls=[("bash", {"cmd": "pip install trivium-db"})])
+    b.tool_results(["Successfully installed trivium-db-1.0"]).next_step()
+    b.assistant(tool_calls=[("bash", {"cmd": "pytest -q"})])
+    b.tool_results(["3 passed in 0.10s"]).next_step().assistant(text="Done.").end_turn()
+    s = cx.Session.from_events(b.header, b.events)
+    assert any("ModuleNotFoundError" in f.text for f in s.facts())
+    (first, *_) = [o for o in observations(s) if o.name.startswith("bash@")]
+    assert (
+        len(first.text) <= 4100 and "ModuleNotFoundError: No module named trivium_db" in first.text
+    )
+    assert first.text.startswith("collecting module_0") and first.text.endswith("1 error in 0.5s")
+
+
 @pytest.mark.parametrize(
     ("text", "label", "at"),
     [
@@ -320,105 +340,6 @@ def test_parse_until_none_and_naive_now() -> None:
     assert parse_until("下周", MONDAY.replace(tzinfo=None)) == ("下周", "2026-12-07T00:00:00Z")
 
 
-def test_a_2020_date_is_stale() -> None:
-    (d,) = _of(extract(_session(["先别动，等到 2020-05-01 再说。"]), now=MONDAY), "decision")
-    assert d.until_at is not None and d.until_at < MONDAY.isoformat()
-
-
-def test_until_defaults_to_when_it_was_said() -> None:
-    s = _session(["先别动，下周再说。"])
-    (d,) = _of(extract(s), "decision")
-    assert d.source.seq is not None
-    said = datetime.fromtimestamp(s.raw_events[d.source.seq]["time"] / 1000, UTC)
-    assert d.until_at == parse_until("下周", said)[1]  # type: ignore[index]
-    assert d.until_at != parse_until("下周", MONDAY)[1]  # type: ignore[index]
-
-
-# -- entities --------------------------------------------------------------------------------
-def test_entity_families_and_noise() -> None:
-    line = (
-        "`my cfg` AuthGateway DeepSeek_Harness X-Request-Id dsh-trivium README "
-        "GET JSON TODO session-1a2b3c decided-12 EPERM 「鉴权」 `bash`"
-    )
-    ex = extract(_session([line, line]), now=MONDAY)
-    assert [c.name for c in _of(ex, "entity")] == [
-        "my cfg",
-        "AuthGateway",
-        "DeepSeek_Harness",
-        "X-Request-Id",
-        "dsh-trivium",
-        "README",
-    ]
-
-
-def test_a_name_seen_once_is_not_an_entity() -> None:
-    assert _texts(["AuthGateway 挂了。", "TriviumDB 也挂了。"]) == []
-
-
-def test_entity_counts_are_case_insensitive_and_keep_the_first_form() -> None:
-    ex = extract(_session(["FooBar 起来了", "FOOBAR 又挂了"]), now=MONDAY)
-    assert [c.name for c in _of(ex, "entity")] == ["FooBar"]
-
-
-# -- experience ------------------------------------------------------------------------------
-def _tool_session(results: list[list[str | ToolOutput]], tools: list[str]) -> cx.Session:
-    b = LogBuilder(session_id="tools", runtime_context=None)
-    b.turn("Build the SolarPanel module.").assistant(text="Sure.").end_turn()
-    b.turn("Now deploy SolarPanel.")
-    for tool, res in zip(tools, results, strict=True):
-        b.assistant(tool_calls=[(tool, {"command": f"{tool} go"})]).tool_results(res).next_step()
-    b.assistant(text="Done.").end_turn()
-    return cx.Session.from_events(b.header, b.events)
-
-
-def test_experience_needs_fail_then_ok_in_one_tool() -> None:
-    fail = ToolOutput.failed("boom", "ExitCode", "2")
-    ok_after = _tool_session([[fail], ["fine"]], ["bash", "bash"])
-    (x,) = _of(extract(ok_after, now=MONDAY), "experience")
-    assert (x.fail, x.fix) == ("boom", "bash go")
-    assert x.links == (("fixed", "SolarPanel"),)  # the turn's user text names it
-    other_tool = _tool_session([[fail], ["fine"]], ["bash", "read"])
-    assert _of(extract(other_tool, now=MONDAY), "experience") == []
-    ok_first = _tool_session([["fine"], [fail]], ["bash", "bash"])
-    assert _of(extract(ok_first, now=MONDAY), "experience") == []
-
-
-# -- caps and dedupe -------------------------------------------------------------------------
-def test_caps_per_batch() -> None:
-    prompts: list[str | None] = [f"记住第 {i} 条规矩要遵守。" for i in range(12)]
-    ex = extract(_session(prompts), now=MONDAY)
-    assert len(_of(ex, "preference")) == 8
-    assert [w for _, w in ex.dropped].count("over the cap") == 4
-    small = extract(_session(prompts), now=MONDAY, caps=Caps(preference=2))
-    assert [c.text for c in _of(small, "preference")] == [
-        "记住第 0 条规矩要遵守。",
-        "记住第 1 条规矩要遵守。",
-    ]
-
-
-def test_entity_cap_keeps_the_most_mentioned() -> None:
-    names = [f"Alpha{chr(65 + i)}x" for i in range(10)]
-    prompts: list[str | None] = [" ".join(names), " ".join(names), "AlphaJx again AlphaJx"]
-    ex = extract(_session(prompts), now=MONDAY)
-    kept = [c.name for c in _of(ex, "entity")]
-    assert len(kept) == 8 and kept[0] == "AlphaJx"
-
-
-def test_dedupe_on_type_name_text() -> None:
-    ex = extract(
-        _session(["以后都用 pnpm。", "以后都用  PNPM。".replace("PNPM", "pnpm")]), now=MONDAY
-    )
-    assert len(_of(ex, "preference")) == 1
-    assert ("以后都用 pnpm。", "duplicate") in ex.dropped
-
-
-def test_lines_are_clipped_to_240() -> None:
-    long = "记住：" + "很长的规则" * 100
-    (c,) = extract(_session([long]), now=MONDAY).candidates
-    assert len(c.text) == 240 and c.text.endswith("…") and len(c.source.quote) <= 240
-    assert len(c.name) <= 40
-
-
 # -- secrets ---------------------------------------------------------------------------------
 def test_refuse_secret_names_the_kind() -> None:
     # Refused: nothing but credentials. Kept (redacted): a secret with words around it, and
@@ -432,20 +353,6 @@ def test_refuse_secret_names_the_kind() -> None:
     assert refuse_secret("the password is in the vault") is None
     assert refuse_secret("export API_KEY now") is None
     assert refuse_secret("was [REDACTED:github] here") is None
-
-
-# -- observations ----------------------------------------------------------------------------
-def test_observations_are_verbatim_redacted_and_clipped(session_a: cx.Session) -> None:
-    obs = observations(session_a)
-    assert all(o.type == "observation" for o in obs)
-    user = [o for o in obs if o.name.startswith("user@")]
-    tool = [o for o in obs if o.name.startswith("bash@")]
-    assert len(user) == 21 and len(tool) == 1  # the ok result is empty: nothing to keep
-    assert "No such file" in tool[0].text
-    assert not any(KEY in o.text for o in obs)
-    assert any("[REDACTED:openai]" in o.text for o in obs)
-    long = observations(_session(["x" * 5000 + "END"]))[0].text
-    assert long.startswith("x" * 3000) and long.endswith("END") and len(long) == 4003
 
 
 # -- merge rules -----------------------------------------------------------------------------
@@ -503,3 +410,82 @@ def test_merged_keeps_text_aliases_sources_until() -> None:
         dec, _cand("decision", "x", "先别动", until="周五", until_at="2026-12-04T00:00:00Z")
     )
     assert (newer.until, newer.until_at) == ("周五", "2026-12-04T00:00:00Z")
+
+
+def test_a_keyed_entity_takes_the_newer_value() -> None:
+    node = _node("entity", "request timeout", "request timeout = 30 seconds")
+    node = Node(**{**_asdict(node), "extra": {"key": "request timeout", "value": "30 seconds"}})
+    cand = Candidate(
+        "entity",
+        "request timeout",
+        "request timeout = 60 seconds",
+        Source("s2", 4, "q", "rule"),
+        extra={"key": "request timeout", "value": "60 seconds"},
+    )
+    m = merged(node, cand)
+    assert m.text == "request timeout = 60 seconds" and m.extra["value"] == "60 seconds"
+    assert m.extra["earlier"] == ["30 seconds"] and len(m.sources) == 1
+    same = merged(m, replace_source(cand, Source("s3", 2, "q", "rule")))
+    assert same.text == m.text and len(same.sources) == 2
+
+
+def _asdict(node: Node) -> dict[str, object]:
+    return {f: getattr(node, f) for f in Node.__dataclass_fields__}
+
+
+def replace_source(c: Candidate, s: Source) -> Candidate:
+    from dataclasses import replace
+
+    return replace(c, source=s)
+
+
+# -- real sessions (skipped without the corpus) ---------------------------------------------
+def _corpus() -> Path | None:
+    from ctxsdk.bench._realworld import corpus_dir
+
+    return corpus_dir()
+
+
+def _real(rel: str) -> cx.Session:
+    root = _corpus()
+    if root is None or not (root / rel).exists():
+        pytest.skip("the agent-sessions corpus is not here")
+    from ctxsdk.bench._realworld import load_session
+
+    return load_session(root, rel)
+
+
+def test_real_mini_swe_agent_keeps_no_harness_words_or_prompt_rules() -> None:
+    s = _real("mini-swe-agent/django__django-11163.traj.json")
+    ex = extract(s)
+    names = {c.name for c in _of(ex, "entity")}
+    for word in ("THOUGHT", "MUST", "ONE", "MODIFY"):
+        assert word not in names
+    prefs = " ".join(c.text for c in _of(ex, "preference"))
+    assert "THOUGHT" not in prefs and "EXACTLY ONE" not in prefs
+    # what the session established: the file it fixed and the project's language
+    assert "django/forms/models.py" in names and "language" in names
+    file = next(c for c in _of(ex, "entity") if c.name == "django/forms/models.py")
+    assert "fields is not None" in file.text
+
+
+def test_real_aider_token_boilerplate_is_no_experience() -> None:
+    s = _real("aider/aider-website__hello-world-flask.md")
+    ex = extract(s)
+    assert not any("Tokens:" in c.text or "Cost:" in c.text for c in ex.candidates)
+    assert "app.py" in {c.name for c in _of(ex, "entity")}
+    assert any("/hello" in c.text for c in _of(ex, "preference"))
+
+
+def test_real_sessions_in_one_memory_answer_plain_questions(tmp_path: Path) -> None:
+    flask = _real("aider/aider-website__hello-world-flask.md")
+    codex = _real("codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    with cx.Memory(tmp_path / "m.db", embedder=None) as mem:
+        mem.ingest(flask)
+        mem.ingest(codex)
+        assert not any(n.name.isupper() and len(n.name) > 2 for n in mem.nodes("entity"))
+        build = [n for n in mem.nodes("entity") if n.name == "build command"]
+        assert build and "npm run build" in build[0].text
+        assert "build command: npm run build" in mem.map(400).text
+        hits = mem.find("Which file holds the flask app?")
+        assert any("app.py" in h.node.name for h in hits[:5])

@@ -25,15 +25,12 @@ from typing import Any, cast
 
 from ..errors import InvalidArgument
 from ..session import MAX_JSON_DEPTH, clean_text, redact
+from ._facts_in import said_kinds
 from ._ingest import (
-    _DECISION,
-    _ONE_SHOT,
-    _PREFERENCE,
     IMPORT_CAPS,
     LINE_MAX,
     Extraction,
     _finish,
-    _is_chit_chat,
     clip,
     held_secret,
     parse_until,
@@ -286,11 +283,6 @@ def to_markdown(nodes: Sequence[Node], edges: Sequence[Edge]) -> str:
 
 # -- the MEMORY.md import --------------------------------------------------------------------
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_RULE = re.compile(
-    r"必须|务必|禁止|不要|不许|别用|一律|总是|永远不要|(?<![A-Za-z])(?:always|never|must|"
-    r"do not|don't|should|prefer)(?![A-Za-z])|用\s*\S+?\s*(?:不用|而不是|不要用)",
-    re.IGNORECASE,
-)
 _KEY_VALUE = re.compile(r"^(?P<key>[^:：\s][^:：]{0,39}?)\s*[:：]\s*(?P<value>\S.*)$")
 _HEADING_STOP = frozenset(
     s.casefold()
@@ -319,11 +311,11 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
     """The candidates of a WorkBuddy-style ``MEMORY.md`` (a strict one-shot import).
 
     A heading names an entity (linked ``about`` from the lines under it) unless it is a
-    date or a stop word (Preferences, 决策, …); a line with a decision cue is a decision
-    (with its until); a rule or imperative (必须 务必 禁止 always never must do not 用X不用Y,
-    or a preference cue) a preference; a short ``Key: value`` line an entity named Key.
-    Anything else is dropped ("no cue"), as are lines that held a secret (redacted in the
-    drop), one-shot edits and chit-chat. Words alone ("token budget") are no secret.
+    date or a stop word (Preferences, 决策, …). Each line is read by the base's fact kernel
+    (no cue table here): a decision is a decision (with its until); an instruction or a
+    preference (rules, imperatives, prohibitions) a preference; else a short ``Key: value``
+    line an entity named Key. Anything else is dropped ("no cue"), as are lines that held a
+    secret (redacted in the drop). Words alone ("token budget") are no secret.
     Capped at ``IMPORT_CAPS``: 24/24/12/8 by type, then 24 items and 3,000 characters of text
     in all (the seed's batch guard)."""
     when = now or datetime.now(UTC)
@@ -354,15 +346,10 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
         if held_secret(line):
             dropped.append((clip(redact(line).text), "secret"))
             continue
-        if _ONE_SHOT.search(line):
-            dropped.append((clip(line), "one-shot edit"))
-            continue
-        if _is_chit_chat(line):
-            dropped.append((clip(line), "chit-chat"))
-            continue
+        kinds = said_kinds(line)  # what the base's fact kernel reads in the line
         src = Source(None, None, clip(line), "import")
         about = (("about", heading),) if heading else ()
-        if _DECISION.search(line):
+        if "decision" in kinds:
             until = parse_until(line, when)
             cands.append(
                 Candidate(
@@ -375,7 +362,7 @@ def parse_memory_md(text: str, *, now: datetime | None = None) -> Extraction:
                     links=(("decided", heading),) if heading else (),
                 )
             )
-        elif _RULE.search(line) or _PREFERENCE.search(line):
+        elif kinds & {"instruction", "preference"}:
             cands.append(Candidate("preference", clip(line, 40), clip(line), src, links=about))
         elif kv := _KEY_VALUE.match(line):
             key = kv.group("key").strip().strip("*_`")

@@ -2,10 +2,13 @@
 memory holds and how to search it, within a budget in exact tokens (the seed's map is about
 130 tokens and never over 400).
 
-Line 1 says how to search; line 2 counts memories by type; line 3 names up to eight of them:
-at most four preferences, at most two unexpired decisions (``decision:<first 28 chars> until
-<label>``), then entities, other decisions, experiences, and the remaining preferences and
-decisions, each label clipped to 40 characters. The text is neutralized
+Line 1 says how to search; line 2 counts memories by type; line 3 names up to sixteen of
+them, the most useful first: the four newest preferences (the user's instructions), at most
+two unexpired decisions with a deadline (``decision:<first 40 chars> until <label>``), the
+three newest other decisions, how to build, test and run (the test, build, run and install
+commands, language, framework, package manager: ``test command: npm test``), open work,
+errors met (newest first), then entities and the remaining preferences, decisions and
+experiences, each label clipped to 60 characters. The text is neutralized
 (``ctxsdk.session.neutralize``: control, bidi and zero-width characters shown as escapes,
 since it goes to a model) and then cut to the budget by a binary search on its characters,
 counted by the tokenizer.
@@ -30,6 +33,20 @@ MAP_INSTRUCTION = (
     "for the full text and its links."
 )
 _SHOWN = ("entity", "preference", "decision", "experience", "observation")
+# how to build, test and run, in the order a newcomer needs them (keyed entities, ``_facts_in``)
+_HOW = (
+    "test command",
+    "build command",
+    "run command",
+    "install command",
+    "lint command",
+    "language",
+    "framework",
+    "package manager",
+    "test framework",
+)
+_MAX_NAMED = 16
+_LABEL = 60
 
 
 @dataclass(frozen=True)
@@ -90,31 +107,40 @@ def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) 
     line2 = "Memories: " + ", ".join(f"{counts[t]} {t}" for t in _SHOWN if counts[t])
     order = sorted(live, key=lambda n: (n.created_at, n.id))
     prefs = [n for n in order if n.type == "preference"]
-    decisions = [n for n in order if n.type == "decision"]
-    upcoming = [n for n in decisions if n.until and not is_stale(n, now)]
+    decisions = [n for n in order if n.type == "decision" and not is_stale(n, now)]
+    upcoming = [n for n in decisions if n.until]
+    open_work = [n for n in decisions if n.extra.get("kind") == "open_work"]
+    chosen = [n for n in decisions if n not in open_work]
+    how = [n for n in order if n.type == "entity" and str(n.extra.get("key", "")) in _HOW]
+    how.sort(key=lambda n: _HOW.index(str(n.extra.get("key"))))
     picked: list[str] = []
     seen: set[str] = set()
 
     def take(n: Node, label: str, clip: bool = True) -> None:
-        if n.id not in seen and len(picked) < 8:
+        if n.id not in seen and len(picked) < _MAX_NAMED:
             seen.add(n.id)
-            picked.append(_clip(label, 40) if clip else label)
+            picked.append(_clip(label, _LABEL) if clip else label)
 
-    for n in prefs[:4]:
+    # newest first within a kind: what the latest sessions said is what holds
+    for n in prefs[::-1][:4]:
         take(n, f"preference:{n.text or n.name}")
     for n in upcoming[:2]:
-        take(n, f"decision:{_clip(n.text or n.name, 28)} until {_clip(n.until or '', 16)}", False)
+        take(n, f"decision:{_clip(n.text or n.name, 40)} until {_clip(n.until or '', 16)}", False)
+    for n in chosen[::-1][:3]:
+        take(n, f"decision:{n.text or n.name}")
+    for n in how:
+        take(n, f"{n.name}: {n.extra.get('value') or n.text}")
+    for n in open_work[::-1][:2]:
+        take(n, n.text or n.name)
+    for n in order[::-1]:
+        if n.type == "experience" and n.extra.get("kind") != "outcome":
+            take(n, f"experience:{n.fail or n.name}")
     for n in order:
         if n.type == "entity":
             take(n, n.name)
-    for n in decisions:
-        if not is_stale(n, now):
-            take(n, f"decision:{n.text or n.name}")
-    for n in order:
-        if n.type == "experience":
-            take(n, f"experience:{n.fail or n.name}")
-    for n in (*prefs, *decisions):
-        take(n, f"{n.type}:{n.text or n.name}")
+    for n in (*prefs[::-1], *chosen[::-1], *order[::-1]):
+        if n.type in ("preference", "decision", "experience"):
+            take(n, f"{n.type}:{n.text or n.name}")
     lines = [MAP_INSTRUCTION, line2]
     if picked:
         lines.append("named: " + "; ".join(picked))

@@ -8,8 +8,9 @@ candidate is checked as a rule candidate would be: a known type (entity, prefere
 decision, experience), a non-empty text that **occurs in what the user or a tool said**
 (case and spacing aside: a model cannot invent a memory), not one that held a secret (the
 redaction engine decides; every text the model gives is redacted before it is clipped, and
-the memory's door checks what is written), not chit-chat, a
-preference only with a preference cue; ``about`` must name an entity the session mentions.
+the memory's door checks what is written), a preference only when the base's fact kernel
+reads an instruction or a preference in it; ``about`` names an entity the memory gets (one
+the session's facts name, or a name the session said, which becomes an entity).
 The kept ones join the rule candidates under the same caps and dedupe. Any failure (no model,
 a failed call, an answer that is not the JSON asked for) leaves the rules' candidates alone
 and says why.
@@ -19,20 +20,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from ..errors import LLMError
 from ..session import Session, extract_json, redact, truncate_keep_tail
 from ._door import session_key
+from ._facts_in import said_kinds
 from ._ingest import (
-    _PREFERENCE,
     DEFAULT_CAPS,
     Caps,
     Extraction,
     _finish,
-    _is_chit_chat,
     _read,
     clip,
     held_secret,
@@ -65,12 +65,15 @@ class Proposal:
     reason: str | None
 
 
+_NO_CAPS = Caps(entity=10**9, preference=10**9, decision=10**9, experience=10**9)
+
+
 def _norm(text: str) -> str:
     return _WS.sub(" ", text).strip().casefold()
 
 
 def _transcript(session: Session) -> tuple[str, list[tuple[int, str]]]:
-    said, results, _ = _read(session)
+    said, results = _read(session)
     lines: list[tuple[int, str]] = [(s.seq, f"[user] {s.text}") for s in said]
     lines += [(r.seq, f"[tool {r.tool}] {r.text}") for r in results if r.text]
     lines.sort()
@@ -112,13 +115,37 @@ def propose(
     names = {c.name.casefold() for c in rules.candidates if c.type == "entity"}
     kept: list[Candidate] = []
     dropped: list[tuple[str, str]] = []
+    minted: list[Candidate] = []  # the entities the kept proposals are about
     for i, item in enumerate(raw):
         cand, why = _check(item, said, names, session, now)
         if cand is None:
             dropped.append((f"candidate #{i}", why))
-        else:
-            kept.append(cand)
-    merged = _finish([*rules.candidates, *kept], [*rules.dropped], caps)
+            continue
+        kept.append(cand)
+        for _, name in cand.links:  # a name the session said becomes the entity it is about
+            if name.casefold() not in names:
+                names.add(name.casefold())
+                minted.append(
+                    replace(
+                        cand,
+                        type="entity",
+                        name=name,
+                        text=name,
+                        links=(),
+                        until=None,
+                        until_at=None,
+                        fail=None,
+                        fix=None,
+                    )
+                )
+    # the model's proposals are capped on their own (the rules' scale with the session) and
+    # deduplicated against what the rules found
+    ours = _finish([*rules.candidates, *minted, *kept], [], _NO_CAPS)
+    theirs = [c for c in ours.candidates if c not in rules.candidates]
+    capped = _finish(theirs, list(ours.dropped), caps)
+    order = {"entity": 0, "preference": 1, "decision": 2, "experience": 3}
+    both = sorted([*rules.candidates, *capped.candidates], key=lambda c: order.get(c.type, 4))
+    merged = Extraction(tuple(both), (*rules.dropped, *capped.dropped))
     return merged, Proposal(tuple(kept), tuple(dropped), None)
 
 
@@ -140,9 +167,7 @@ def _check(
     if held_secret(text):  # as given: joining its lines could hide a key block
         return None, "secret"
     text = " ".join(text.split())
-    if _is_chit_chat(text):
-        return None, "chit-chat"
-    if kind == "preference" and not _PREFERENCE.search(text):
+    if kind == "preference" and not said_kinds(text) & {"instruction", "preference"}:
         return None, "a preference without a preference cue"
     want = _norm(text)
     seq = next((s for s, line in said if want in _norm(line)), None)
@@ -162,7 +187,10 @@ def _check(
             until, until_at = parsed
     links: tuple[tuple[str, str], ...] = ()
     about = item.get("about")
-    if isinstance(about, str) and about.strip().casefold() in entity_names:
+    said_it = isinstance(about, str) and any(
+        _norm(about) in _norm(line) for _, line in said if len(about.strip()) >= 2
+    )
+    if isinstance(about, str) and (about.strip().casefold() in entity_names or said_it):
         label = {"decision": "decided", "experience": "fixed"}.get(kind, "about")
         links = ((label, about.strip()),)
     source = Source(session_key(session), seq, clip(text), "model")

@@ -1,0 +1,452 @@
+"""The kernel's facts as memory candidates: what ``ingest`` stores of a session.
+
+``Session.facts()`` (the base's fact kernel) reads the whole log once: the user's
+instructions and preferences, decisions with their reason and rejected alternatives,
+project facts (how to build, test and run; language, framework, package manager; the files
+created, edited or read), errors and the change that fixed them, settings with values and
+units, the session's outcome and its open work. Each fact becomes one typed candidate with
+its source (session, seq, the exact quote):
+
+=====================  =======================================================================
+fact                   memory
+=====================  =======================================================================
+instruction,           ``preference`` (how the user wants things done)
+preference
+decision               ``decision`` (its reason and rejected alternatives in the text; a
+                       deadline it names as ``until``)
+project, setting       ``entity`` named by what it is about: the key ("test command",
+                       "language", "request timeout") or, for a file, its path; its text
+                       states the fact in the words a question uses ("how the tests are run:
+                       ``npm test`` (last run: 16 passed)")
+error                  ``experience`` (``fail`` the error line, ``fix`` the change that made
+                       the failing command pass; "not fixed" when it never passed)
+outcome                ``experience`` named "outcome: …": what a session did is what it learned
+open_work              ``decision`` named "open work: …": what was left to do is a commitment
+                       about later work, shown with the decisions
+=====================  =======================================================================
+
+Within one log a later value of a keyed fact supersedes the earlier one (only the latest is
+proposed; the earlier values are kept in ``extra["earlier"]``); across sessions the store's
+merge rule does the same (``_ingest.merged``: a keyed entity takes the newer text, its sources
+appended). Edges: a preference ``about``, a decision ``decided``, an experience ``fixed`` (the
+files its fix changed) or ``about`` (the entities its error names), to the entities the
+fact's words name (a file by its path or its file name, a key by its words).
+
+Caps grow with the session (``caps_for``): a short session proposes what it says, a long
+one does not flood the memory. No sentence splitter and no cue table live here: the kernel
+owns them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..errors import NotFound
+from ..session import Session, redact
+from ._door import screen, session_key
+from ._model import Candidate, NodeType, Source
+
+__all__ = ["FactLike", "caps_for", "fact_candidates", "said_kinds"]
+
+LINE_MAX = 240
+_NAME_MAX = 40
+
+
+class _SourceLike(Protocol):
+    @property
+    def seq(self) -> int: ...
+    @property
+    def quote(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+
+
+class FactLike(Protocol):
+    """The fields of a kernel ``Fact`` this module reads."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def source(self) -> _SourceLike: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def value(self) -> str | None: ...
+    @property
+    def unit(self) -> str | None: ...
+    @property
+    def negated(self) -> bool: ...
+    @property
+    def scope(self) -> str | None: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def rejected(self) -> tuple[str, ...]: ...
+    @property
+    def fix(self) -> str | None: ...
+    @property
+    def evidence(self) -> tuple[int, ...]: ...
+
+
+def _clip(text: str, limit: int = LINE_MAX) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+# How a project key reads in a sentence a question would match ("how are the tests run?").
+_LEADS = {
+    "test command": "how the tests are run",
+    "build command": "how the project is built",
+    "run command": "how the project is run",
+    "install command": "how dependencies are installed",
+    "lint command": "how the code is linted",
+    "format command": "how the code is formatted",
+    "typecheck command": "how types are checked",
+    "test count": "test results",
+    "test framework": "the test framework",
+    "language": "the project's programming language",
+    "framework": "the framework the project uses",
+    "package manager": "the package manager",
+}
+_FILE_KEY = "file "
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """How many candidates of each type one session proposes (``caps_for``)."""
+
+    entity: int
+    preference: int
+    decision: int
+    experience: int
+
+    def of(self, node_type: str) -> int | None:
+        return {
+            "entity": self.entity,
+            "preference": self.preference,
+            "decision": self.decision,
+            "experience": self.experience,
+        }.get(node_type)
+
+
+def caps_for(events: int) -> Caps:
+    """Caps proportional to the log: 8/8/6/4 for up to 50 events, then one more entity and
+    preference per 10 events, decision per 15, experience per 20; at most 60/40/30/20."""
+    extra = max(0, events - 50)
+    return Caps(
+        entity=min(60, 8 + extra // 10),
+        preference=min(40, 8 + extra // 10),
+        decision=min(30, 6 + extra // 15),
+        experience=min(20, 4 + extra // 20),
+    )
+
+
+def _current(facts: Iterable[FactLike]) -> tuple[list[FactLike], dict[int, list[str]]]:
+    """The facts in force (a later value of the same kind and key supersedes the earlier),
+    and per kept fact (by index) the earlier values of its slot."""
+    listed = list(facts)
+    last: dict[str, int] = {}
+    history: dict[str, list[str]] = {}
+    for i, f in enumerate(listed):
+        if f.key and f.kind in ("project", "setting"):
+            slot = f"{f.kind}/{f.key}"
+            if slot in last:
+                prev = listed[last[slot]]
+                history.setdefault(slot, []).append(_value_text(prev))
+            last[slot] = i
+    kept: list[FactLike] = []
+    earlier: dict[int, list[str]] = {}
+    for i, f in enumerate(listed):
+        own: str | None = None
+        if f.key and f.kind in ("project", "setting"):
+            own = f"{f.kind}/{f.key}"
+        if own is not None and last[own] != i:
+            continue
+        if own is not None and own in history:
+            earlier[len(kept)] = [v for v in history[own] if v != _value_text(f)]
+        kept.append(f)
+    return kept, earlier
+
+
+def _value_text(f: FactLike) -> str:
+    v = f.value or ""
+    if f.unit and f.unit not in v:
+        v = f"{v} {f.unit}"
+    return f"not {v}" if f.negated else v
+
+
+def _entity_of(f: FactLike) -> tuple[str, str] | None:
+    """(name, text) of the entity a project or setting fact is about."""
+    key = (f.key or "").strip()
+    if not key:
+        return None
+    if key.startswith(_FILE_KEY) or key == "file":
+        path = (f.value or key[len(_FILE_KEY) :]).strip()
+        if not path:
+            return None
+        text = f.text if path in f.text else f"{path}: {f.text}"
+        return path, text
+    lead = _LEADS.get(key)
+    if (
+        lead is not None
+    ):  # "test command: npm test (...)" reads "how the tests are run: npm test (...)"
+        said = f.text[len(key) + 1 :].strip() if f.text.casefold().startswith(key + ":") else f.text
+        return key, f"{lead}: {said}"
+    text = f.text
+    if key.casefold() not in text.casefold():
+        text = f"{key}: {_value_text(f)} ({text})"
+    return key, text
+
+
+def _names_in(text: str, names: Sequence[tuple[str, re.Pattern[str]]]) -> list[str]:
+    return [name for name, pat in names if pat.search(text)]
+
+
+def _name_pattern(name: str) -> re.Pattern[str] | None:
+    """How a fact's words name an entity: a path by itself or its file name (4+ chars with a
+    dot), a key by its words; None for names too short to be told from ordinary words."""
+    forms = [name]
+    base = name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    if base != name and len(base) >= 4 and "." in base:
+        forms.append(base)
+    forms = [f for f in forms if len(f) >= 3]
+    if not forms:
+        return None
+    alts = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<![\w/.-])(?:{alts})(?![\w-])", re.IGNORECASE)
+
+
+def _unique(links: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """One link per entity (the first label wins: ``fixed`` before ``about``)."""
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for label, name in links:
+        if name not in seen:
+            seen.add(name)
+            out.append((label, name))
+    return tuple(out)
+
+
+_MARK = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
+def withheld(text: str) -> list[str]:
+    """The values the redaction engine withholds in ``text`` (what stood where its markers
+    are), read back by aligning the redacted text with the original."""
+    red = redact(text).text
+    if red == text or len(text) > 200_000:
+        return [] if red == text else [text]
+    parts = _MARK.split(red)
+    pattern = "(.+?)".join(re.escape(p) for p in parts)
+    m = re.fullmatch(pattern, text, re.DOTALL)
+    if m is None:
+        return [text]  # could not align: the whole text counts as secret
+    return [v for v in m.groups() if v.strip()]
+
+
+def _said_at(session: Session, seq: int) -> str:
+    """Everything the event at ``seq`` says: its text, its calls' arguments, its results."""
+    try:
+        msg = session.message_at(seq)
+    except NotFound:  # not a message (a compaction, a header): nothing said there
+        return ""
+    parts = [msg.text, *(c.arguments for c in msg.tool_calls)]
+    parts += [r.text for r in msg.tool_results]
+    return "\n".join(p for p in parts if p)
+
+
+def _leaks(blob: str, secrets: Sequence[str]) -> bool:
+    """Whether ``blob`` holds a withheld value, whole or cut (its first or last 10 chars),
+    its whitespace joined: a fact's words are the kernel's cleaned copy of what was said."""
+    flat = " ".join(blob.split())
+    for v in secrets:
+        w = " ".join(v.split()).strip("`'\" ")
+        if not w:
+            continue
+        probes = {w} if len(w) <= 10 else {w, w[:10], w[-10:]}
+        probes |= {ln.strip() for ln in v.splitlines() if len(ln.strip()) >= 16}
+        if any(p in flat or p in blob for p in probes):
+            return True
+    return False
+
+
+def _label(prefix: str, text: str) -> str:
+    return _clip(f"{prefix}{text}", _NAME_MAX)
+
+
+def fact_candidates(
+    session: Session,
+    facts: Iterable[FactLike],
+    *,
+    until_of: Callable[[str, int], tuple[str, str] | None] | None = None,
+) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """The candidates of ``facts`` (see the module docs), entities first, capped by
+    ``caps_for``; and what was dropped (text, why): "secret", "over the cap", "duplicate".
+    ``until_of(text, seq)`` gives a decision's (label, instant) deadline or None."""
+    sid = session_key(session)
+    listed = list(facts)
+    dropped: list[tuple[str, str]] = []
+    # A fact whose words carry a value the redaction engine withholds where it was said is
+    # dropped: the kernel's copy of a sentence (backticks and brackets cleaned) may no
+    # longer look like a credential to the engine, so it is checked against the source.
+    secrets: dict[int, list[str]] = {}
+    clean: list[FactLike] = []
+    for f in listed:
+        seqs = (f.source.seq, *f.evidence)
+        for q in seqs:
+            if q not in secrets:
+                secrets[q] = withheld(_said_at(session, q))
+        found = [v for q in seqs for v in secrets[q]]
+        blob = " ".join(
+            x or "" for x in (f.text, f.source.quote, f.fix, f.value, f.reason, *f.rejected)
+        )
+        if (found and _leaks(blob, found)) or screen(blob).held_secret:
+            # its words are not repeated: the kernel's copy may hide the secret from the engine
+            dropped.append((f"a {f.kind} said at #{f.source.seq}", "secret"))
+            continue
+        clean.append(f)
+    kept, earlier = _current(clean)
+
+    def src(f: FactLike) -> Source:
+        return Source(sid, f.source.seq, _clip(f.source.quote or f.text), "rule")
+
+    # 1. the entities: keyed project facts and settings
+    entities: list[tuple[Candidate, int]] = []
+    for i, f in enumerate(kept):
+        if f.kind not in ("project", "setting"):
+            continue
+        got = _entity_of(f)
+        if got is None:
+            continue
+        name, text = got
+        extra: dict[str, object] = {"key": f.key or name, "kind": f.kind}
+        if f.value is not None:
+            extra["value"] = _value_text(f)
+        if earlier.get(i):
+            extra["earlier"] = earlier[i]
+            text = f"{text} (earlier: {', '.join(earlier[i][-3:])})"
+        # a file read only is worth less than one the session changed, a key more than both
+        rank = (
+            0
+            if not (f.key or "").startswith(_FILE_KEY)
+            else (2 if f.text.startswith("read ") else 1)
+        )
+        entities.append(
+            (Candidate("entity", _clip(name, 120), _clip(text), src(f), extra=extra), rank)
+        )
+    entities.sort(key=lambda cr: cr[1])
+    names = [(c.name, p) for c, _ in entities if (p := _name_pattern(c.name)) is not None]
+
+    def links(label: str, text: str, limit: int = 3) -> tuple[tuple[str, str], ...]:
+        return tuple((label, n) for n in _names_in(text, names)[:limit])
+
+    # 2. the rest
+    rest: list[Candidate] = []
+    for f in kept:
+        if f.kind in ("project", "setting"):
+            continue
+        text = _clip(f.text)
+        if f.kind in ("instruction", "preference"):
+            how: dict[str, object] = {"kind": f.kind}
+            if f.scope:
+                how["scope"] = f.scope
+            rest.append(
+                Candidate(
+                    "preference",
+                    _label("", f.text),
+                    text,
+                    src(f),
+                    links=links("about", f.text),
+                    extra=how,
+                )
+            )
+        elif f.kind in ("decision", "open_work"):
+            body = f.text
+            if f.reason and f.reason.casefold() not in body.casefold():
+                body += f" — because {f.reason}"
+            if f.rejected and not all(r.casefold() in body.casefold() for r in f.rejected):
+                body += f" (rejected: {'; '.join(f.rejected)})"
+            prefix = "open work: " if f.kind == "open_work" else ""
+            until = until_of(f.text, f.source.seq) if until_of is not None else None
+            rest.append(
+                Candidate(
+                    "decision",
+                    _label(prefix, f.text),
+                    _clip(prefix + body),
+                    src(f),
+                    until=until[0] if until else None,
+                    until_at=until[1] if until else None,
+                    links=links("decided", f.text),
+                    extra={"kind": f.kind},
+                )
+            )
+        elif f.kind == "error":
+            fail = _clip(f.text, 300)
+            fix = _clip(f.fix, 400) if f.fix else None
+            body = f.text if fix else f"{f.text} (not fixed in the session)"
+            if fix and fix.casefold() not in body.casefold():
+                body += f"; the fix: {fix}"
+            rest.append(
+                Candidate(
+                    "experience",
+                    _label("error: ", f.value or f.text),
+                    _clip(body, 400),
+                    src(f),
+                    fail=fail,
+                    fix=fix,
+                    links=_unique(links("fixed", f.fix or "") + links("about", f.text, 2)),
+                    extra={"kind": "error"},
+                )
+            )
+        elif f.kind == "outcome":
+            rest.append(
+                Candidate(
+                    "experience",
+                    _label("outcome: ", f.text),
+                    _clip(f"outcome: {f.text}"),
+                    src(f),
+                    links=links("about", f.text),
+                    extra={"kind": "outcome"},
+                )
+            )
+    return _capped([c for c, _ in entities] + rest, dropped, caps_for(len(session.raw_events)))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _capped(
+    cands: Sequence[Candidate], dropped: list[tuple[str, str]], caps: Caps
+) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    seen: set[str] = set()
+    counts: dict[str, int] = {}
+    kept: list[Candidate] = []
+    for c in cands:
+        k = f"{c.type}|{_norm(c.name)}|{_norm(c.text)}"
+        if k in seen:
+            dropped.append((c.text, "duplicate"))
+            continue
+        seen.add(k)
+        cap = caps.of(c.type)
+        if cap is not None and counts.get(c.type, 0) >= cap:
+            dropped.append((c.text, "over the cap"))
+            continue
+        counts[c.type] = counts.get(c.type, 0) + 1
+        kept.append(c)
+    order: dict[NodeType, int] = {"entity": 0, "preference": 1, "decision": 2, "experience": 3}
+    kept.sort(key=lambda c: order.get(c.type, 4))
+    return kept, dropped
+
+
+def said_kinds(text: str) -> set[str]:
+    """The kinds of fact the kernel reads in ``text`` said by the user (one message): how a
+    model's proposal is checked against the same rules as the log ("a preference needs what
+    the kernel reads as an instruction or a preference")."""
+    s = Session.from_messages([{"role": "user", "content": text}])
+    return {f.kind for f in s.facts()}
