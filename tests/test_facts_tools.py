@@ -615,3 +615,20 @@ def test_env_prefixed_and_wrapped_commands_are_the_test_command(command: str, sh
     mattering = [p for p in parts(command) if p.purpose not in ("read", "write")]
     assert [(p.purpose, p.short) for p in mattering] == [("test", short)]
     assert covers(parts(short + " -q"), parts(command))
+
+
+def test_work_handed_to_a_sub_agent_is_a_decision() -> None:
+    tf = ToolFacts("s")
+    (f,) = tf.call(
+        "1",
+        "delegate_to_agent",
+        {"agent_name": "codebase_investigator", "objective": "Explore the repo. Then report."},
+        3,
+    )
+    assert (f.kind, f.text) == ("decision", "delegated to codebase_investigator: Explore the repo.")
+    assert f.source.role == "assistant" and f.source.seq == 3
+    (g,) = tf.call(
+        "2", "Task", {"description": "Find callers", "prompt": "…", "subagent_type": "Explore"}, 4
+    )
+    assert g.text == "delegated to Explore: Find callers"
+    assert tf.call("3", "Task", {"description": "no agent named"}, 5) == []

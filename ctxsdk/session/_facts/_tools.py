@@ -221,6 +221,9 @@ def _command_of(args: Mapping[str, Any]) -> str | None:
     return raw if isinstance(raw, str) and raw.strip() else None
 
 
+_DELEGATE_NAMES = frozenset({"task", "delegate_to_agent", "agent", "spawn_agent", "dispatch_agent"})
+_AGENT_NAME = re.compile(r"[\w.:-]{2,60}")
+
 # A result saying that an edit was not made (the tool's error, or a harness refusing it).
 _EDIT_FAILED = re.compile(
     r"^\s*(?:<tool_use_error>|error\b|ERROR:|\[?errno|failed to|permission denied)"
@@ -322,6 +325,8 @@ class ToolFacts:
 
     def _dispatch(self, call_id: str, name: str, args: Mapping[str, Any], seq: int) -> list[Fact]:
         low = name.lower()
+        if low in _DELEGATE_NAMES:
+            return self._delegated(args, seq)
         words = _name_parts(name)
         for key in ("workdir", "cwd", "dir", "directory"):
             root = args.get(key)
@@ -362,6 +367,38 @@ class ToolFacts:
         if words & _EDIT_PARTS:
             self._edit_call(low, args, seq)
         return []
+
+    def _delegated(self, args: Mapping[str, Any], seq: int) -> list[Fact]:
+        """A sub-agent the agent handed work to (Claude Code's Task, Gemini CLI's
+        delegate_to_agent): the decision to delegate, to whom, what."""
+        agent = next(
+            (
+                str(args[k]).strip()
+                for k in ("subagent_type", "agent_name", "agent", "name")
+                if isinstance(args.get(k), str) and str(args[k]).strip()
+            ),
+            None,
+        )
+        what = next(
+            (
+                str(args[k])
+                for k in ("description", "objective", "prompt", "task")
+                if isinstance(args.get(k), str) and str(args[k]).strip()
+            ),
+            "",
+        )
+        if agent is None or not _AGENT_NAME.fullmatch(agent):
+            return []
+        first = re.split(r"(?<=[.!?])\s|\n", what.strip(), maxsplit=1)[0].strip()
+        first = _clip(re.sub(r"[*_`#]+", "", first), 120)
+        text = f"delegated to {agent}" + (f": {first}" if first else "")
+        return [
+            Fact(
+                kind="decision",
+                text=text,
+                source=self._source(seq, "assistant", f"{agent}: {first}" if first else agent),
+            )
+        ]
 
     def _path(self, args: Mapping[str, Any]) -> str | None:
         for key in _PATH_KEYS:
