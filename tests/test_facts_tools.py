@@ -632,3 +632,18 @@ def test_work_handed_to_a_sub_agent_is_a_decision() -> None:
     )
     assert g.text == "delegated to Explore: Find callers"
     assert tf.call("3", "Task", {"description": "no agent named"}, 5) == []
+
+
+def test_a_file_facts_quote_is_the_path_as_the_call_wrote_it() -> None:
+    tf = ToolFacts("s")
+    tf.call(
+        "1",
+        "str_replace_editor",
+        {"command": "create", "path": "/workspace/game.py", "file_text": "x"},
+        1,
+    )
+    tf.call("2", "Write", {"file_path": "/home/ann/proj/notes.md", "content": "y"}, 2)
+    got = {f.value: f.source.quote for f in tf.finish() if (f.key or "").startswith("file ")}
+    assert got["game.py"] == "/workspace/game.py"
+    # under a home directory the quote is the path the fact names, nothing more
+    assert all(q == v for v, q in got.items() if v != "game.py")

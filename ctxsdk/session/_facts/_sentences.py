@@ -126,6 +126,10 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
         off, raw = lines[i]
         line = raw.rstrip("\n").rstrip("\r")
         fence = _FENCE.match(line)
+        if fence and line.strip().count(fence.group(1)[0] * 3) >= 2:
+            out.append((-1, -1, False))  # "```python```": a fence opened and closed at once
+            i, prev_blank, prev_code = i + 1, False, True
+            continue
         if fence:  # fenced code: skip to the closing fence
             mark = fence.group(1)[0] * 3
             j = i + 1

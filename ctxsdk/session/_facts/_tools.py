@@ -241,6 +241,7 @@ class _Edit:
     path: str
     what: str  # a short description: "`old` → `new`", "created", "s/a/b/"
     created: bool = False
+    given: str = ""  # the path as the call wrote it (``/workspace/game.py``)
 
 
 @dataclass(slots=True)
@@ -516,7 +517,7 @@ class ToolFacts:
             return
         if created:
             self._created.add(rel)
-        self._edits.append(_Edit(seq, rel, what, created))
+        self._edits.append(_Edit(seq, rel, what, created, path.strip()[:QUOTE_MAX]))
         if not is_scratch(rel):
             self._notice_path(rel, seq, weight=3)
             if code and re.search(r"\.(?:py|[cm]?[jt]sx?|vue|svelte)$", rel):  # code, not docs
@@ -1034,7 +1035,7 @@ class ToolFacts:
                 Fact(
                     kind="project",
                     text=_clip(text, 240),
-                    source=self._source(edits[0].seq, "tool", path),
+                    source=self._source(edits[0].seq, "tool", _shown_path(edits[0], path)),
                     key=f"file {path}",
                     value=path,
                     evidence=tuple(dict.fromkeys(e.seq for e in edits[1:9])),
@@ -1117,6 +1118,14 @@ def _valid_path(path: str) -> bool:
         and ": " not in path
         and "  " not in path
     )
+
+
+def _shown_path(edit: _Edit, path: str) -> str:
+    """The path as the call wrote it (``/workspace/game.py``), unless it names a home."""
+    given = edit.given
+    if not given or re.match(r"^(?:~|/home/|/Users/|/root/|[A-Za-z]:\\Users\\)", given):
+        return path
+    return given
 
 
 def _private(path: str) -> bool:
