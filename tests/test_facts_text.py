@@ -560,3 +560,8 @@ def test_a_stop_inside_inline_code_ends_no_sentence() -> None:
     ]
     (f,) = _user("For numbered lists, pad the `1.` marker to 4 characters.")
     assert f.kind == "instruction"  # a scoped imperative is a rule, not the message's ask
+
+
+def test_a_fence_opened_and_closed_on_one_line_hides_nothing_after_it() -> None:
+    text = "Here is how:\n\n```python```\n\nMake sure to install Flask using `pip install flask`."
+    assert sentences(text)[-1] == "Make sure to install Flask using pip install flask."

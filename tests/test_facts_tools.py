@@ -647,3 +647,22 @@ def test_a_file_facts_quote_is_the_path_as_the_call_wrote_it() -> None:
     assert got["game.py"] == "/workspace/game.py"
     # under a home directory the quote is the path the fact names, nothing more
     assert all(q == v for v, q in got.items() if v != "game.py")
+
+
+def test_plan_steps_are_the_agents_decisions_each_told_once() -> None:
+    tf = ToolFacts("s")
+    plan = {
+        "plan": [
+            {"step": "Add failing tests for the threshold", "status": "in_progress"},
+            {"step": "Set the default threshold", "status": "pending"},
+        ]
+    }
+    got = tf.call("1", "update_plan", plan, 5)
+    assert [(f.kind, f.text, f.source.role) for f in got] == [
+        ("decision", "plan: Add failing tests for the threshold", "assistant"),
+        ("decision", "plan: Set the default threshold", "assistant"),
+    ]
+    plan["plan"][0]["status"] = "completed"
+    assert tf.call("2", "update_plan", plan, 9) == []  # the same steps again add nothing
+    todos = {"todos": [{"content": "Write the migration", "status": "pending", "activeForm": "x"}]}
+    assert [f.text for f in tf.call("3", "TodoWrite", todos, 12)] == ["plan: Write the migration"]

@@ -221,6 +221,8 @@ def _command_of(args: Mapping[str, Any]) -> str | None:
     return raw if isinstance(raw, str) and raw.strip() else None
 
 
+_PLAN_NAMES = frozenset({"update_plan", "todowrite", "write_todos", "todo_write"})
+_MAX_PLAN_STEPS = 8
 _DELEGATE_NAMES = frozenset({"task", "delegate_to_agent", "agent", "spawn_agent", "dispatch_agent"})
 _AGENT_NAME = re.compile(r"[\w.:-]{2,60}")
 
@@ -301,6 +303,7 @@ class ToolFacts:
         self._removed: set[str] = set()  # files it removed
         self._told: tuple[str, int] | None = None  # a command told in text, awaiting output
         self._edit_calls: dict[str, list[_Edit]] = {}  # call id -> the edits it made
+        self._planned: set[str] = set()  # plan steps already told
 
     # ---------------------------------------------------------------- calls
 
@@ -328,6 +331,8 @@ class ToolFacts:
         low = name.lower()
         if low in _DELEGATE_NAMES:
             return self._delegated(args, seq)
+        if low in _PLAN_NAMES:
+            return self._plan(args, seq)
         words = _name_parts(name)
         for key in ("workdir", "cwd", "dir", "directory"):
             root = args.get(key)
@@ -368,6 +373,41 @@ class ToolFacts:
         if words & _EDIT_PARTS:
             self._edit_call(low, args, seq)
         return []
+
+    def _plan(self, args: Mapping[str, Any], seq: int) -> list[Fact]:
+        """The steps of the agent's plan (Codex's update_plan, Claude Code's TodoWrite, Gemini
+        CLI's write_todos): each step once, when it first appears, as the agent's decision."""
+        items: list[Any] = next(
+            (args[k] for k in ("plan", "todos", "items", "steps") if isinstance(args.get(k), list)),
+            [],
+        )
+        out: list[Fact] = []
+        for item in items[:_MAX_PLAN_STEPS]:
+            if isinstance(item, Mapping):
+                step = next(
+                    (
+                        item[k]
+                        for k in ("step", "content", "description", "title", "text")
+                        if isinstance(item.get(k), str)
+                    ),
+                    "",
+                )
+            else:
+                step = item if isinstance(item, str) else ""
+            line = " ".join(str(step).split())
+            if len(line) < 8 or line.casefold() in self._planned:
+                continue
+            if len(self._planned) >= _MAX_PLAN_STEPS * 3:
+                break
+            self._planned.add(line.casefold())
+            out.append(
+                Fact(
+                    kind="decision",
+                    text=_clip(f"plan: {line}", 200),
+                    source=self._source(seq, "assistant", line),
+                )
+            )
+        return out
 
     def _delegated(self, args: Mapping[str, Any], seq: int) -> list[Fact]:
         """A sub-agent the agent handed work to (Claude Code's Task, Gemini CLI's
