@@ -449,3 +449,12 @@ def test_a_later_statement_of_a_session_supersedes_its_earlier_polarity() -> Non
         slot = cx.Merge([s]).run().slot("api")
         assert slot.status == "resolved" and slot.shown == (shown,)
         assert [c.superseded for c in slot.claims] == [True, False]
+
+
+def test_result_disputed_lists_the_slots_left_disputed_polarity_included() -> None:
+    a = cx.Session.from_messages([{"role": "user", "content": "The API is not public."}])
+    b = cx.Session.from_messages([{"role": "user", "content": "The API is public."}])
+    c = cx.Session.from_messages([{"role": "user", "content": "The database is PostgreSQL."}])
+    r = cx.Merge([a, b, c]).run()
+    assert [s.key for s in r.disputed] == ["api"]
+    assert r.slot("database").status == "resolved"

@@ -111,6 +111,12 @@ class MergeResult(Rendered):
         """The block's exact token count, banner and footer included (``block.tokens``)."""
         return self.block.tokens
 
+    @property
+    def disputed(self) -> tuple[Slot, ...]:
+        """The slots left disputed: a true tie under the score that no adjudication settled
+        (opposite polarity of one value across sessions is one)."""
+        return tuple(s for s in self.slots if s.status == "disputed")
+
     def __bool__(self) -> bool:
         return bool(self.block)
 
