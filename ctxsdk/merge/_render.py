@@ -169,6 +169,12 @@ class Block:
     def __bool__(self) -> bool:
         return bool(self.slots)
 
+    def __str__(self) -> str:
+        return self.text  # print(result.block) shows the block, not its fields
+
+    def __repr__(self) -> str:
+        return f"Block({len(self.slots)} slots, {self.tokens} of {self.budget} tokens)"
+
 
 def _footer(omitted: int, shown: Sequence[Slot], withheld: int) -> str | None:
     statuses: list[str] = [s.status for s in shown]
