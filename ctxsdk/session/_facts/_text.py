@@ -34,6 +34,7 @@ from ._templates import user_text
 __all__ = ["closing_facts", "fact_line", "instruction_kind", "text_facts"]
 
 TEXT_MAX = 200
+_WITHHELD = "[REDACTED:"  # the redaction engine's marker (the reader redacts first)
 _MAX_PER_MESSAGE = 12
 _MAX_CLOSING = 3
 _MAX_READ = 600  # a longer "sentence" is a paragraph that lost its stops: read its start
@@ -192,6 +193,8 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
     denied: str | None = None  # the user's "it's not a jsonl file." just before
     for i, span in enumerate(spans):
         raw = span.text[:_MAX_READ]
+        if _WITHHELD in raw:
+            continue  # a withheld credential is no belief: "deploy with [REDACTED:…]" says nothing
         keyed = setting_facts(raw, role=role, seq=seq, session=session, quote=_quote(text, span))
         keyed = [_with_reason(f, raw) for f in keyed]
         out.extend(keyed)
