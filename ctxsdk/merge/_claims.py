@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
-from ..session import Session, redact
+from ..session import Session, instruction_kind, redact
 from ._slots import Evidence, SlotState
 
 __all__ = [
@@ -129,6 +129,8 @@ class FactLike(Protocol):
     def unit(self) -> str | None: ...
     @property
     def negated(self) -> bool: ...
+    @property
+    def scope(self) -> str | None: ...
 
 
 _KIND_OF_FACT: Mapping[str, ClaimKind] = MappingProxyType(
@@ -256,6 +258,10 @@ def _statement(
     (the assistant's unkeyed statements are its narrative, not a belief to merge)."""
     if f.kind not in _STATEMENT_KINDS or f.source.role != "user" or not f.text.strip():
         return None
+    if f.kind == "instruction" and f.scope is None:
+        read = instruction_kind(f.text)
+        if read is not None and not read[1]:
+            return None  # a one-off ask ("check the port") is work, not a belief to merge
     text, hidden = _clean(" ".join(f.text.split()))
     if hidden:
         return None
