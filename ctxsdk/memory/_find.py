@@ -46,8 +46,15 @@ _TEXT_CAP = 200
 
 def index_text(node: Node) -> str:
     """What retrieval indexes for ``node``: its name, aliases, text, fail / fix and until."""
-    parts = [node.name, *node.aliases, node.text, node.fail or "", node.fix or "", node.until or ""]
-    return " ".join(p for p in parts if p)
+    body = [node.text, node.fail or "", node.fix or "", node.until or ""]
+    seen = " ".join(body).casefold()
+    head: list[str] = []
+    for part in (node.name, *node.aliases):  # a name the text already says counts once
+        stem = part.rstrip("…").strip()
+        if stem and stem.casefold() not in seen:
+            head.append(part)
+            seen += " " + stem.casefold()
+    return " ".join(p for p in (*head, *body) if p)
 
 
 def is_stale(node: Node, now: datetime) -> bool:
@@ -78,6 +85,7 @@ class MemoryHit:
     via: str
     stale: bool = False
     path: tuple[str, ...] = ()
+    folded: tuple[str, ...] = ()  # ids of lower hits with the same sources, folded into this
 
     @property
     def short(self) -> str:
@@ -95,6 +103,7 @@ class MemoryHit:
             "stale": self.stale,
             "until": self.node.until,
             "path": list(self.path),
+            **({"folded": list(self.folded)} if self.folded else {}),
         }
 
 
@@ -214,6 +223,12 @@ def _plain(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text).split())
 
 
+def _is_name(node: Node, q: str) -> bool:
+    """The lowercased query ``q`` is the node's name or one of its aliases (punctuation aside)."""
+    names = [node.name.lower(), *(a.lower() for a in node.aliases)]
+    return q in names or bool(_plain(q) and _plain(q) in {_plain(n) for n in names})
+
+
 def _rule_score(node: Node, q: str) -> float:
     """The seed's substring score of ``node`` for the lowercased query ``q`` (0: no match)."""
     name = node.name.lower()
@@ -283,6 +298,39 @@ def _search(retriever: Retriever, query: str, k: int) -> tuple[list[Hit], str | 
         return retriever.search(query, k, mode="lexical"), redact(reason).text
 
 
+def _source_keys(node: Node) -> frozenset[tuple[str, int]]:
+    """The (session, seq) records ``node`` was read from (empty: none known)."""
+    return frozenset(
+        (s.session, s.seq) for s in node.sources if s.session is not None and s.seq is not None
+    )
+
+
+def _fold(ranked: list[MemoryHit]) -> list[MemoryHit]:
+    """Distinct evidence: a hit whose every source record (session, seq) is a source of
+    one higher hit is folded into that hit (``folded`` lists it), so the top k hold k
+    records, not one utterance as an observation and again as the preference read from
+    it. The higher hit stays as it is: it matched better, and an observation holds the
+    whole record where a fact read from it holds one sentence (showing the fact instead
+    answered fewer labelled questions of ``bench realworld``). Entities (names, not
+    statements) and nodes without sources never fold."""
+    kept: list[MemoryHit] = []
+    keys: list[frozenset[tuple[str, int]]] = []
+    folded: list[list[str]] = []
+    for hit in ranked:
+        mine = _source_keys(hit.node) if hit.node.type != "entity" else frozenset()
+        into = next((i for i, k in enumerate(keys) if mine and mine <= k), None)
+        if into is None:
+            kept.append(hit)
+            keys.append(mine)
+            folded.append([])
+        else:
+            folded[into].append(hit.node.id)
+    return [
+        MemoryHit(h.node, h.score, h.via, h.stale, h.path, tuple(f)) if f else h
+        for h, f in zip(kept, folded, strict=True)
+    ]
+
+
 def find_nodes(
     store: MemoryStore,
     retriever: Retriever,
@@ -302,11 +350,15 @@ def find_nodes(
     q = " ".join(query.lower().split())
     if not q or top_k <= 0:
         return FindResult(query, ())
-    scores: dict[str, tuple[float, str]] = {}
+    # direct: node id -> (score, via); the score is the retrieval's, in (0, 1], or 1 + it
+    # for a node whose name (or alias) is the whole query
+    direct: dict[str, tuple[float, str]] = {}
+    # neighbours: node id -> (the score of the direct hit that reached it, via)
+    near: dict[str, tuple[float, str]] = {}
 
-    def offer(node_id: str, score: float, via: str) -> None:
-        if score > scores.get(node_id, (0.0, ""))[0]:
-            scores[node_id] = (score, via)
+    def offer(table: dict[str, tuple[float, str]], node_id: str, score: float, via: str) -> None:
+        if score > table.get(node_id, (0.0, ""))[0]:
+            table[node_id] = (score, via)
 
     pool = max(top_k * 4, 32)
     hits, degraded = _search(retriever, query, pool)
@@ -314,30 +366,33 @@ def find_nodes(
     terms = query_terms(query, retriever)
     for rank, h in enumerate(hits):
         node = nodes.get(h.doc_id)
-        if node is None:
+        if node is None or top <= 0:
             continue
-        rule = _rule_score(node, q)
-        if rule:
-            offer(node.id, rule, "match")
-        elif top > 0 and _relevant(node, terms, retriever, rank, dense=len(h.parts) > 1):
-            offer(node.id, 2.0 * (h.score / top) * (1.0 - rank / (2 * pool)), "retrieval")
+        rel = h.score / top
+        if _is_name(node, q):
+            offer(direct, node.id, 1.0 + rel, "match")
+        elif _relevant(node, terms, retriever, rank, dense=len(h.parts) > 1):
+            offer(direct, node.id, rel, "retrieval")
     if anchors is None:
         anchors = [n for n in nodes.values() if n.type == "entity" or n.until]
+    best = max((s for s, _ in direct.values()), default=1.0)
     for node in anchors:  # entity anchors, and deadline decisions when the query asks
+        if node.id in direct:
+            continue
         if node.type == "entity":
             names = [node.name.lower(), *(a.lower() for a in node.aliases)]
-            if q in names or (_plain(q) and _plain(q) in {_plain(n) for n in names}):
-                offer(node.id, 4.0, "anchor")
+            if _is_name(node, q):
+                offer(direct, node.id, 1.0 + best, "anchor")
             elif any(len(n) >= 3 and _mentions(q, n) for n in names):
-                offer(node.id, 3.0, "anchor")
+                offer(near, node.id, best, "anchor")
         elif node.type == "decision" and node.until and _asks_until(query, node):
-            offer(node.id, 2.0 if is_stale(node, now) else 1.5, "match")
-    # same_as: a hit that was merged away also returns its keeper
-    for nid in list(scores):
+            offer(near, node.id, best, "match")
+    # same_as: a hit that was merged away also returns its keeper, as well as it matched
+    for nid in list(direct):
         for e in store.edges(src=nid, labels=["same_as"]):
             if e.dst in nodes:
-                offer(e.dst, max(1.0, scores[nid][0]), "same_as")
-    # one hop along the business edges, both ways
+                offer(direct, e.dst, direct[nid][0], "same_as")
+    # one hop along the business edges, both ways: neighbours, placed after the direct hits
     incoming: dict[str, list[Edge]] = {}
     outgoing: dict[str, list[Edge]] = {}
 
@@ -348,7 +403,8 @@ def find_nodes(
         return incoming[nid], outgoing[nid]
 
     if expand > 0:
-        frontier = sorted(scores, key=lambda n: -scores[n][0])[:pool]
+        frontier = sorted(direct, key=lambda n: -direct[n][0])[:pool]
+        reach = {nid: direct[nid][0] for nid in frontier}
         for _ in range(expand):
             nxt: list[str] = []
             for nid in frontier:
@@ -357,34 +413,40 @@ def find_nodes(
                     if e.label not in BUSINESS_EDGES:
                         continue
                     other = e.src if e.dst == nid else e.dst
-                    if other in nodes and other not in scores:
-                        offer(other, 1.0, "expansion")
-                        nxt.append(other)
+                    if other in nodes and other not in direct:
+                        offer(near, other, reach[nid], "expansion")
+                        if other not in reach:
+                            reach[other] = reach[nid]
+                            nxt.append(other)
             frontier = nxt
 
     def hidden(node: Node) -> bool:
         return is_stale(node, now) and not _asks_until(query, node)
 
-    ranked: list[tuple[float, int, str, MemoryHit]] = []
-    for nid, (score, via) in scores.items():
-        node = nodes.get(nid)
-        if node is None or node.type in _NEVER or not node.active:
-            continue
-        if types is not None and node.type not in types:
-            continue
-        stale = is_stale(node, now)
-        asked = _asks_until(query, node)
-        if stale and not asked:
-            continue
-        ins, outs = edges_of(nid)
-        boost = 4.0 if any(e.label in BUSINESS_EDGES for e in (*ins, *outs)) else 0.0
-        if stale:
-            boost += 3.0 if asked else -6.0
-        elif node.until:
-            boost += 1.0
-        path = edge_path(nid, ins, outs, nodes.get, hide=hidden)
-        final = score + boost / 4.0
-        hit = MemoryHit(node, final, via, stale, path)
-        ranked.append((final, _TYPE_RANK.get(node.type, 9), nid, hit))
-    ranked.sort(key=lambda r: (-r[0], r[1], r[2]))
-    return FindResult(query, tuple(r[3] for r in ranked[:top_k]), degraded)
+    # (tier, score, tie-breaks..., hit): direct hits first by their own score; structure
+    # (a deadline, a business edge, the node's type) only breaks ties; then neighbours in
+    # the order of the direct hits that reached them
+    ranked: list[tuple[int, float, float, int, int, str, MemoryHit]] = []
+    floor = 0.5 * min((s for s, _ in direct.values()), default=1.0)
+    for tier, found in ((0, direct), (1, near)):
+        for nid, (score, via) in found.items():
+            if tier == 1 and nid in direct:
+                continue
+            node = nodes.get(nid)
+            if node is None or node.type in _NEVER or not node.active:
+                continue
+            if types is not None and node.type not in types:
+                continue
+            stale = is_stale(node, now)
+            if stale and not _asks_until(query, node):
+                continue
+            ins, outs = edges_of(nid)
+            prior = 1.0 if stale or node.until else 0.0
+            linked = int(any(e.label in BUSINESS_EDGES for e in (*ins, *outs)))
+            path = edge_path(nid, ins, outs, nodes.get, hide=hidden)
+            if tier == 1:  # shown below every direct hit, in the order of what reached it
+                score = round(floor * score / max(best, 1e-9), 6)
+            hit = MemoryHit(node, score, via, stale, path)
+            ranked.append((tier, -score, -prior, -linked, _TYPE_RANK.get(node.type, 9), nid, hit))
+    ranked.sort(key=lambda r: r[:6])
+    return FindResult(query, tuple(_fold([r[-1] for r in ranked])[:top_k]), degraded)

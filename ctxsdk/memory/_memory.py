@@ -57,7 +57,7 @@ from ._door import (
     session_key,
 )
 from ._episodes import boxes, write_episodes
-from ._find import FindResult, edge_path, find_nodes, index_text, is_stale
+from ._find import FindResult, MemoryHit, edge_path, find_nodes, index_text, is_stale
 from ._ingest import clip, extract, merge_target, merged, observations
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
@@ -1152,11 +1152,13 @@ class Memory:
         if prompt and mode != "off":
             hits = self.find(prompt, top_k=3 if mode == "auto" else 8)
             if mode == "anchor":
+                asked = prompt.casefold()
                 # the entities the prompt names, and the hits one business edge from them
                 named = {
                     h.node.id
                     for h in hits
-                    if h.node.type == "entity" and h.via in ("anchor", "match")
+                    if h.node.type == "entity"
+                    and (h.via in ("anchor", "match") or h.node.name.casefold() in asked)
                 }
                 near = {
                     e.src if e.dst in named else e.dst
@@ -1164,7 +1166,14 @@ class Memory:
                     for e in (*self.store.edges(src=nid), *self.store.edges(dst=nid))
                     if e.label in BUSINESS_EDGES
                 }
-                chosen = [h for h in hits if h.node.id in named | near]
+                # the neighbours themselves, whether or not they ranked among the hits:
+                # direct matches come first in ``find``, so a neighbour may rank below them
+                chosen = [h for h in hits if h.node.id in named]
+                have = {h.node.id for h in chosen}
+                for nid in sorted(near - have):
+                    node = self._nodes.get(nid)
+                    if node is not None and node.active:
+                        chosen.append(MemoryHit(node=node, score=0.0, via="expansion"))
             else:
                 chosen = list(hits)
             if chosen:
