@@ -42,10 +42,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from ..errors import NotFound
-from ..session import Session, redact
+from ..session import Fact, Session, redact
 from ._door import screen, session_key
 from ._model import Candidate, NodeType, Source
 
@@ -55,42 +54,8 @@ LINE_MAX = 240
 _NAME_MAX = 40
 
 
-class _SourceLike(Protocol):
-    @property
-    def seq(self) -> int: ...
-    @property
-    def quote(self) -> str: ...
-    @property
-    def role(self) -> str: ...
-
-
-class FactLike(Protocol):
-    """The fields of a kernel ``Fact`` this module reads."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def source(self) -> _SourceLike: ...
-    @property
-    def key(self) -> str | None: ...
-    @property
-    def value(self) -> str | None: ...
-    @property
-    def unit(self) -> str | None: ...
-    @property
-    def negated(self) -> bool: ...
-    @property
-    def scope(self) -> str | None: ...
-    @property
-    def reason(self) -> str | None: ...
-    @property
-    def rejected(self) -> tuple[str, ...]: ...
-    @property
-    def fix(self) -> str | None: ...
-    @property
-    def evidence(self) -> tuple[int, ...]: ...
+# A kernel fact (``Session.facts()`` items): the engine reads the base's ``Fact``.
+FactLike = Fact
 
 
 def _clip(text: str, limit: int = LINE_MAX) -> str:

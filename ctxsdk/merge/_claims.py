@@ -33,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from ..session import Session, instruction_kind, redact
+from ..session import Fact, Session, instruction_kind, redact
 from ._slots import Evidence, SlotState
 
 __all__ = [
@@ -100,37 +100,8 @@ class Claim:
         return f"{self.key} {op} {self.value} @{self.evidence} [{self.source}#{self.seq}]{flag}"
 
 
-# -- the kernel's facts, structurally (the engine names only what the base exports) ---------
-class _SourceLike(Protocol):
-    @property
-    def session(self) -> str: ...
-    @property
-    def seq(self) -> int: ...
-    @property
-    def role(self) -> str: ...
-    @property
-    def quote(self) -> str: ...
-
-
-class FactLike(Protocol):
-    """What the adapter reads of a kernel fact (``ctxsdk.Session.facts()`` items)."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def source(self) -> _SourceLike: ...
-    @property
-    def key(self) -> str | None: ...
-    @property
-    def value(self) -> str | None: ...
-    @property
-    def unit(self) -> str | None: ...
-    @property
-    def negated(self) -> bool: ...
-    @property
-    def scope(self) -> str | None: ...
+# A kernel fact (``Session.facts()`` items): the engine reads the base's ``Fact``.
+FactLike = Fact
 
 
 _KIND_OF_FACT: Mapping[str, ClaimKind] = MappingProxyType(
