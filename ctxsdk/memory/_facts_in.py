@@ -42,13 +42,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..errors import NotFound
 from ..session import Fact, Session, redact
 from ._door import screen, session_key
 from ._model import Candidate, NodeType, Source
 
-__all__ = ["FactLike", "caps_for", "fact_candidates", "said_kinds"]
+__all__ = ["FactLike", "caps_for", "dedupe_and_cap", "fact_candidates", "said_kinds"]
 
 LINE_MAX = 240
 _NAME_MAX = 40
@@ -379,16 +380,23 @@ def fact_candidates(
                     extra={"kind": "outcome"},
                 )
             )
-    return _capped([c for c, _ in entities] + rest, dropped, caps_for(len(session.raw_events)))
+    return dedupe_and_cap(
+        [c for c, _ in entities] + rest, dropped, caps_for(len(session.raw_events))
+    )
 
 
 def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _capped(
-    cands: Sequence[Candidate], dropped: list[tuple[str, str]], caps: Caps
+class _Capping(Protocol):
+    def of(self, node_type: str) -> int | None: ...
+
+
+def dedupe_and_cap(
+    cands: Sequence[Candidate], dropped: list[tuple[str, str]], caps: _Capping
 ) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """Dedupe on type|name|text (case and spacing ignored), cap per type, entities first."""
     seen: set[str] = set()
     counts: dict[str, int] = {}
     kept: list[Candidate] = []

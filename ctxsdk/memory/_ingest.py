@@ -44,7 +44,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from ..session import Session, redact, redact_json
 from ._door import refusal, screen, session_key
-from ._facts_in import FactLike, caps_for, fact_candidates
+from ._facts_in import FactLike, caps_for, dedupe_and_cap, fact_candidates
 from ._model import Candidate, Node, Source
 
 __all__ = [
@@ -264,29 +264,9 @@ def facts_of(session: Session) -> tuple[FactLike, ...]:
     return got
 
 
-def _key(c: Candidate) -> str:
-    return "|".join((c.type, " ".join(c.name.casefold().split()), " ".join(c.text.split())))
-
-
 def _finish(cands: Iterable[Candidate], dropped: list[tuple[str, str]], caps: Caps) -> Extraction:
-    """Dedupe on type|name|text, cap per type, order entities first."""
-    seen: set[str] = set()
-    counts: dict[str, int] = {}
-    kept: list[Candidate] = []
-    for c in cands:
-        k = _key(c)
-        if k in seen:
-            dropped.append((c.text, "duplicate"))
-            continue
-        seen.add(k)
-        cap = caps.of(c.type)
-        if cap is not None and counts.get(c.type, 0) >= cap:
-            dropped.append((c.text, "over the cap"))
-            continue
-        counts[c.type] = counts.get(c.type, 0) + 1
-        kept.append(c)
-    order = {"entity": 0, "preference": 1, "decision": 2, "experience": 3}
-    kept.sort(key=lambda c: order.get(c.type, 4))
+    """Dedupe on type|name|text, cap per type, order entities first, then the batch caps."""
+    kept, dropped = dedupe_and_cap(list(cands), dropped, caps)
     if caps.items is not None or caps.chars is not None:
         batch: list[Candidate] = []
         chars = 0
