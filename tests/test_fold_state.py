@@ -1147,3 +1147,14 @@ def test_over_the_cap_the_assistants_decisions_go_first() -> None:
     values = [str(d.value) for d in s.decisions]
     assert values[0].startswith("Let's go with SQLite") and "plan 3" in values[1]
     assert s.dropped["decisions"] == 3
+
+
+def test_an_ask_is_open_until_the_next_request_and_rules_stay() -> None:
+    b = builder("asks")
+    b.turn("Look at module_1.py and explain it. Never edit vendored files.")
+    b.assistant(text="It multiplies.").end_turn()
+    b.turn("Now look at module_2.py and explain it.").assistant(text="It adds.").end_turn()
+    st = reduce(b)
+    asks = [str(a.value) for a in st.open_obligations]
+    assert any("module_2.py" in a for a in asks) and not any("module_1.py" in a for a in asks)
+    assert any("vendored" in str(c.value) for c in st.constraints)

@@ -54,7 +54,8 @@ open work). Every anchor cites the fact's source seq.
 - the user's instructions and preferences: a rule that holds beyond the next step (a
   prohibition, a normative or standing sentence, a preference, a scoped imperative) is a
   constraint, authority normative; the ask of a message (the kernel's task imperative, two
-  words or more) is an open obligation. The system prompt gives none (the model reads it
+  words or more) is an open obligation until the user's next request takes its place. The
+  system prompt gives none (the model reads it
   verbatim: it is never folded).
 - decisions: from the user with authority decision, from the assistant's text (never its
   reasoning) with authority hypothesis; the reason and the rejected options are kept in the
@@ -685,6 +686,7 @@ class _Reducer:
         self.reader = FactReader()  # the fact kernel, fed the same events
         self.failed_edits: set[str] = set()  # paths of edit calls that failed
         self.verified: set[str] = set()  # failure ids already verified (a repeat is a no-op)
+        self.asks: set[str] = set()  # obligation ids of the current request's asks
 
     # --- the state operations --------------------------------------------------------------
 
@@ -887,9 +889,9 @@ class _Reducer:
 
     def _text_anchor(
         self, kind: str, text: str, seq: int, i: int, authority: str, key: str | None = None
-    ) -> None:
+    ) -> str:
         """A constraint, obligation or decision; a restatement refreshes it (same id, the
-        newest wording, both sources) and makes it the newest of its face."""
+        newest wording, both sources) and makes it the newest of its face; returns its id."""
         norm = _norm(text)
         known = self.texts.get((kind, norm))
         aid = known if known is not None and known in self.active else f"{kind}:{seq}.{i}"
@@ -901,6 +903,7 @@ class _Reducer:
             ),
             auto=True,
         )
+        return aid
 
     def _value(self, key: str, value: Value, seq: int, authority: str) -> None:
         state_key = f"value/{key}"
@@ -992,7 +995,9 @@ class _Reducer:
             if f.kind in ("instruction", "preference") and user:
                 face = _instruction_face(f)
                 if face is not None:
-                    self._text_anchor(face, f.text, seq, i, "normative")
+                    aid = self._text_anchor(face, f.text, seq, i, "normative")
+                    if face == "obligation":
+                        self.asks.add(aid)
             elif f.kind == "decision":
                 key = f"decision/{_slot(f.key)}" if f.key else None
                 authority = "decision" if user else "hypothesis"
@@ -1020,6 +1025,12 @@ class _Reducer:
         inner = user_text(text) if text and not _INJECTED.fullmatch(text) else None
         if not inner:
             return  # injected output or a harness template: not a request
+        # An ask is the work of its request: the user's next request takes its place (what is
+        # left open of it, the assistant's open work and the todo list say).
+        # (Not counted as retired: nothing declared them done; the request moved on.)
+        for aid in sorted(self.asks):
+            self._remove(aid)
+        self.asks.clear()
         slot = _cut(_fold(inner), self.limits.text)
         if not self.objective_set:
             self.objective_set = True
