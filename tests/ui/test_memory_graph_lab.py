@@ -7,7 +7,8 @@ map lists each session's boxes and opens them, and light / dark screenshots; no 
 errors.
 
 One notebook (one kernel) serves the tests of this module, in order. The memory is the seed's
-session A, read ten days later (its two deadline decisions are stale).
+session A, read ten days later (its two deadline decisions are stale), with four named
+entities and the edges to them added explicitly (``mem.remember`` / ``mem.link``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,22 @@ from tests.test_memory_ingest import SESSION_A, MONDAY, _session
 
 mem = cx.Memory({db!r}, clock=MONDAY + timedelta(days=10))
 mem.ingest(_session(SESSION_A), now=MONDAY)
+# The ingest keeps the project's facts as entities (test command, package manager, ...), not
+# names said in the chat: the named entities the tests click, and the edges to them, are set
+# here with the public API.
+for name in ("AuthGateway", "X-Request-Id", "TriviumDB", "DeepSeek_Harness"):
+    mem.remember(name, type="entity")
+by_text = {{n.text: n.id for n in mem.nodes()}}
+pref = by_text["记住：鉴权走 header X，由 AuthGateway 校验 X-Request-Id。"]
+mem.link(pref, "AuthGateway", "about")
+mem.link(pref, "X-Request-Id", "about")
+for text, entity in (
+    ("AuthGateway 的重构先别动，下周再说。", "AuthGateway"),
+    ("我们采用方案 A：TriviumDB 只在一个进程里打开。", "TriviumDB"),
+    ("就用这个单文件的方案，不要拆成多个模块。", "TriviumDB"),
+    ("Let's postpone the DeepSeek_Harness migration until Friday.", "DeepSeek_Harness"),
+):
+    mem.link(by_text[text], entity, "decided")
 w = MemoryGraph(mem, height=480)
 ids = {{n.name: n.id for n in mem.store.nodes()}}
 print("nodes:", len(mem))
@@ -71,18 +88,18 @@ def _node(page: Any, node_id: str) -> Any:
 def test_the_graph_renders_nodes_of_each_type(nb: Notebook) -> None:
     page = nb.page
     widget = page.locator(".cx-mgraph").first
-    for kind, n in (("entity", 6), ("preference", 5), ("decision", 4), ("experience", 1)):
+    for kind, n in (("entity", 10), ("preference", 6), ("decision", 4), ("experience", 1)):
         assert widget.locator(f".cx-mnode--{kind}").count() == n, kind
     assert widget.locator(".cx-mnode--observation").count() == 0
-    assert widget.locator(".cx-medge").count() == 7
+    assert widget.locator(".cx-medge").count() == 6
     assert widget.locator(".cx-mgraph__edges .cx-medge--decided").count() == 4
-    assert widget.locator(".cx-mnode--hub").count() == 6
+    assert widget.locator(".cx-mnode--hub").count() == 10
     stale = widget.locator(".cx-mnode--stale")
     assert stale.count() == 2 and "stale" in str(stale.first.get_attribute("aria-label"))
     auth = _node(page, _id(nb, AUTH))
     assert auth.locator("[data-part=label]").text_content() == AUTH
     assert "stale2" in str(widget.locator('[data-stat="stale"]').text_content())
-    assert nb.run("print(repr(w))", "MemoryGraph(").strip().startswith("MemoryGraph(6/6 entity")
+    assert nb.run("print(repr(w))", "MemoryGraph(").strip().startswith("MemoryGraph(10/10 entity")
 
 
 def test_a_search_highlights_the_hits_and_their_paths(nb: Notebook) -> None:
@@ -226,7 +243,7 @@ def test_archive_removes_the_node(nb: Notebook) -> None:
     _node(page, pnpm).wait_for(state="detached", timeout=20_000)
     panel.locator("[data-part=archived]").wait_for(timeout=15_000)
     assert _py(nb, f"mem.get({pnpm!r}).status", "status") == "archived"
-    assert widget.locator(".cx-mnode--preference").count() == 4
+    assert widget.locator(".cx-mnode--preference").count() == 5
 
 
 def test_refresh_shows_a_change_made_in_python(nb: Notebook) -> None:
@@ -236,7 +253,7 @@ def test_refresh_shows_a_change_made_in_python(nb: Notebook) -> None:
     assert _node(page, new).count() == 0
     widget.locator("[data-action=refresh]").click()
     _node(page, new).wait_for(timeout=20_000)
-    assert widget.locator(".cx-mnode--entity").count() == 7
+    assert widget.locator(".cx-mnode--entity").count() == 11
 
 
 def test_screenshots_light_and_dark(nb: Notebook, artifacts: Path) -> None:
