@@ -5,9 +5,11 @@ change in the DOM), a 250-slot merge keeps the DOM bounded, and light / dark scr
 no console errors.
 
 One notebook (one kernel) serves the tests of this module, in order. The merge is built in
-the kernel from LogBuilder sessions: two assistants (evidence 2) say MySQL, a tool result
-(evidence 3) says PostgreSQL (egalitarian ties, elitist picks PostgreSQL), and a user
-session states a dozen more facts so the budget has something to choose.
+the kernel from LogBuilder sessions: four assistants (evidence 2, weight 2 each) say MySQL, a
+user (evidence 4, weight 8) says PostgreSQL after a one-off ask that gives no slot (egalitarian
+ties 8 against 8, elitist picks PostgreSQL), and a user session states a dozen more facts so
+the budget has something to choose. Claims come from what users and assistants say, never from
+a tool's output text, and values are shown in their original case.
 """
 
 from __future__ import annotations
@@ -33,15 +35,6 @@ def assistant(sid, text):
     b.turn("Look at the config.").assistant(text=text).end_turn()
     return cx.Session.from_events(b.header, b.events)
 
-def tool(sid, text):
-    b = LogBuilder(session_id=sid, runtime_context=None)
-    b.turn("Check the config.")
-    b.assistant(tool_calls=[("read", {"path": "config.toml"})])
-    b.tool_results([text])
-    b.next_step().assistant(text="Done.")
-    b.end_turn()
-    return cx.Session.from_events(b.header, b.events)
-
 def user(sid, lines):
     b = LogBuilder(session_id=sid, runtime_context=None)
     for line in lines:
@@ -53,7 +46,9 @@ facts += ["The test framework is jest.", "The test framework is pytest."]
 sources = [
     assistant("a1b2c3d4-aaaa", "The database is MySQL."),
     assistant("b2c3d4e5-bbbb", "The database is MySQL."),
-    tool("c3d4e5f6-cccc", "The database is PostgreSQL."),
+    assistant("e5f6a7b8-eeee", "The database is MySQL."),
+    assistant("f6a7b8c9-ffff", "The database is MySQL."),
+    user("c3d4e5f6-cccc", ["Check the config.", "The database is PostgreSQL."]),
     user("d4e5f6a7-dddd", facts),
 ]
 r = Merge(sources).budget(700).run()
@@ -98,7 +93,7 @@ def test_the_rows_render_one_per_slot(nb: Notebook) -> None:
     db = widget.locator('.cx-srow[data-key="database"]')
     assert db.get_attribute("data-status") == "disputed"
     text = db.inner_text()
-    assert "mysql | postgresql" in text and "disputed" in text and "E3" in text
+    assert "MySQL | PostgreSQL" in text and "disputed" in text and "E4" in text
     assert "external" in text and "kept #" in text
     assert "tied under the score, not guessed" in text
     tf = widget.locator('.cx-srow[data-key="test framework"]')
@@ -120,14 +115,14 @@ def test_expanding_a_row_shows_its_provenance(nb: Notebook) -> None:
     widget.locator('.cx-srow[data-key="database"]').click()
     prov = widget.locator('.cx-prov[data-key="database"]')
     prov.locator(".cx-claim").first.wait_for(timeout=15_000)
-    assert prov.locator(".cx-claim").count() == 3
-    quotes = [prov.locator(".cx-quote").nth(i).inner_text() for i in range(3)]
+    assert prov.locator(".cx-claim").count() == 5
+    quotes = [prov.locator(".cx-quote").nth(i).inner_text() for i in range(5)]
     assert sorted(quotes) == sorted(
-        ["The database is MySQL.", "The database is MySQL.", "The database is PostgreSQL."]
+        ["The database is MySQL."] * 4 + ["The database is PostgreSQL."]
     )
-    tool = prov.locator('.cx-claim[data-source="c3d4e5f6-cccc"]')
-    text = tool.inner_text()
-    assert "c3d4e5f6" in text and "E3 tool-verified" in text and "tool" in text
+    said = prov.locator('.cx-claim[data-source="c3d4e5f6-cccc"]')
+    text = said.inner_text()
+    assert "c3d4e5f6" in text and "E4 user-stated" in text and "user" in text
     assert "Check the config." in text  # the source session's title
     # Superseded claims are visible in provenance.
     widget.locator('.cx-srow[data-key="test framework"]').click()
@@ -164,7 +159,7 @@ def test_switching_the_strategy_changes_a_rows_status(nb: Notebook) -> None:
         '.cx-slots .cx-srow[data-key="database"][data-status="resolved"]', timeout=30_000
     )
     row = widget.locator('.cx-srow[data-key="database"]')
-    assert "postgresql" in row.inner_text() and "mysql" not in row.inner_text()
+    assert "PostgreSQL" in row.inner_text() and "MySQL" not in row.inner_text()
     assert _py(nb, "w.result.score, str(w.result.slot('database').decision)", "now") == (
         "elitist postgresql"
     )
@@ -264,8 +259,8 @@ def test_screenshots_light_and_dark(nb: Notebook, artifacts: Path) -> None:
 
 
 BIG = """\
-big_a = user("big-a", [" ".join(f"The key{i:03d} is value{i}." for i in range(250))])
-big_b = user("big-b", [" ".join(f"The key{i:03d} is other{i}." for i in range(0, 250, 9))])
+big_a = user("big-a", [" ".join(f"The key{i:03d} is set to value{i}." for i in range(250))])
+big_b = user("big-b", [" ".join(f"The key{i:03d} is set to other{i}." for i in range(0, 250, 9))])
 big = Merge([big_a, big_b]).budget(300).run()
 wb = BeliefSlots(big, height=360, page_size=40)
 print("built", len(big.slots))
@@ -301,7 +296,7 @@ def test_a_250_slot_merge_keeps_the_dom_bounded(nb: Notebook, artifacts: Path) -
     )
     # The block panel lists at most 100 dropped keys and says how many more there are.
     assert big.locator(".cx-block__item--dropped").count() == 100
-    assert "142 more" in big.locator("[data-part=dropped-more]").inner_text()
+    assert "143 more" in big.locator("[data-part=dropped-more]").inner_text()
     big.screenshot(path=str(artifacts / "belief-slots-many.png"))
 
 
