@@ -42,14 +42,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from ..errors import NotFound
 from ..session import Fact, Session, redact
 from ._door import screen, session_key
 from ._model import Candidate, NodeType, Source
 
-__all__ = ["FactLike", "caps_for", "dedupe_and_cap", "fact_candidates", "said_kinds"]
+__all__ = ["Caps", "FactLike", "caps_for", "dedupe_and_cap", "fact_candidates", "said_kinds"]
 
 LINE_MAX = 240
 _NAME_MAX = 40
@@ -84,14 +83,21 @@ _FILE_KEY = "file "
 
 @dataclass(frozen=True, slots=True)
 class Caps:
-    """How many candidates of each type one session proposes (``caps_for``)."""
+    """How many candidates of each type one batch may propose (the rest are dropped as
+    "over the cap"). ``items`` and ``chars``, when set, bound the whole batch (its count
+    and the characters of its texts), applied after the per-type caps in the batch's order,
+    entities first; the rest are dropped as "over the batch cap". A session's ingest scales
+    its caps with the log (``caps_for``); these are for a model's proposals and imports."""
 
-    entity: int
-    preference: int
-    decision: int
-    experience: int
+    entity: int = 8
+    preference: int = 8
+    decision: int = 6
+    experience: int = 4
+    items: int | None = None
+    chars: int | None = None
 
     def of(self, node_type: str) -> int | None:
+        """The cap of ``node_type``; None (no cap) for the other types."""
         return {
             "entity": self.entity,
             "preference": self.preference,
@@ -389,12 +395,8 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-class _Capping(Protocol):
-    def of(self, node_type: str) -> int | None: ...
-
-
 def dedupe_and_cap(
-    cands: Sequence[Candidate], dropped: list[tuple[str, str]], caps: _Capping
+    cands: Sequence[Candidate], dropped: list[tuple[str, str]], caps: Caps
 ) -> tuple[list[Candidate], list[tuple[str, str]]]:
     """Dedupe on type|name|text (case and spacing ignored), cap per type, entities first."""
     seen: set[str] = set()

@@ -44,7 +44,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from ..session import Session, redact, redact_json
 from ._door import refusal, screen, session_key
-from ._facts_in import FactLike, caps_for, dedupe_and_cap, fact_candidates
+from ._facts_in import Caps, FactLike, caps_for, dedupe_and_cap, fact_candidates
 from ._model import Candidate, Node, Source
 
 __all__ = [
@@ -64,31 +64,6 @@ __all__ = [
 ]
 
 LINE_MAX = 240
-
-
-@dataclass(frozen=True, slots=True)
-class Caps:
-    """How many candidates of each type one batch may propose (the rest are dropped as
-    "over the cap"). ``items`` and ``chars``, when set, bound the whole batch (its count
-    and the characters of its texts), applied after the per-type caps in the batch's order,
-    entities first; the rest are dropped as "over the batch cap". A session's ingest scales
-    its caps with the log (``caps_for``); these are for a model's proposals and imports."""
-
-    entity: int = 8
-    preference: int = 8
-    decision: int = 6
-    experience: int = 4
-    items: int | None = None
-    chars: int | None = None
-
-    def of(self, node_type: str) -> int | None:
-        """The cap of ``node_type``; None (no cap) for the other types."""
-        return {
-            "entity": self.entity,
-            "preference": self.preference,
-            "decision": self.decision,
-            "experience": self.experience,
-        }.get(node_type)
 
 
 DEFAULT_CAPS = Caps()

@@ -157,6 +157,28 @@ _JVM_SUB: dict[str, Purpose] = {
     "run": "run",
     "bootrun": "run",
 }
+# Build tools whose first word is the task: mix (Elixir), dotnet.
+_TASK_SUB: dict[str, dict[str, Purpose]] = {
+    "mix": {
+        "test": "test",
+        "compile": "build",
+        "deps.get": "install",
+        "deps.compile": "install",
+        "format": "lint",
+        "credo": "lint",
+        "dialyzer": "lint",
+        "phx.server": "run",
+        "run": "run",
+        "release": "build",
+    },
+    "dotnet": {
+        "test": "test",
+        "build": "build",
+        "run": "run",
+        "restore": "install",
+        "add": "install",
+    },
+}
 _SCRATCH_NAME = re.compile(
     r"(?:^|[/_\-.])(?:reproduce|repro|debug|scratch|sandbox|tmp|temp|verify|demo|try|check|"
     r"quick|simple|minimal|test_fix|test_issue|test_reproduce|test_bug|test_edge|test_my)",
@@ -383,29 +405,9 @@ def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], P
     if base in ("mvn", "gradle", "./gradlew", "gradlew", "./mvnw", "mvnw", "sbt", "lein"):
         verb = first.split(":")[-1].lower()
         return (tuple(launcher), base, first, _after(args, first), _JVM_SUB.get(verb, "other"))
-    if base == "mix":
-        mix: dict[str, Purpose] = {
-            "test": "test",
-            "compile": "build",
-            "deps.get": "install",
-            "deps.compile": "install",
-            "format": "lint",
-            "credo": "lint",
-            "dialyzer": "lint",
-            "phx.server": "run",
-            "run": "run",
-            "release": "build",
-        }
-        return (tuple(launcher), base, first, _after(args, first), mix.get(first, "other"))
-    if base == "dotnet":
-        d: dict[str, Purpose] = {
-            "test": "test",
-            "build": "build",
-            "run": "run",
-            "restore": "install",
-            "add": "install",
-        }
-        return (tuple(launcher), base, first, _after(args, first), d.get(first, "other"))
+    if base in _TASK_SUB:  # mix, dotnet: a fixed table of tasks
+        purpose = _TASK_SUB[base].get(first, "other")
+        return (tuple(launcher), base, first, _after(args, first), purpose)
     if base in ("bundle", "gem", "composer"):
         if first in ("install", "add", "require", "update"):
             return (tuple(launcher), base, first, _after(args, first), "install")

@@ -869,26 +869,16 @@ def _en_more(s: str, role: str) -> list[Setting]:
         if key is not None:
             return [_make("setting", key, _Value(m["y"], None, "name"))]
         return []
-    m = _P_CLEFT.match(s)
-    if m:
-        subj = key_phrase(m["x"], loose=True)
-        y = _clean_value(m["y"])
-        if subj is not None and y is not None and y.cls in ("domain", "name", "quoted"):
-            verb = _participle(m["v"])
-            return [
-                _make("setting", KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False), y)
-            ]
-        return []
-    m = _P_WE_SEND.match(s)
-    if m:
-        subj = key_phrase(m["x"], loose=True)
-        y = _clean_value(m["y"])
-        if subj is not None and y is not None and y.cls in ("domain", "name", "quoted"):
-            verb = _participle(m["v"])
-            return [
-                _make("setting", KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False), y)
-            ]
-        return []
+    for pattern in (_P_CLEFT, _P_WE_SEND):  # "Y is what backs X", "we ship our X to Y"
+        m = pattern.match(s)
+        if m:
+            subj = key_phrase(m["x"], loose=True)
+            y = _clean_value(m["y"])
+            if subj is not None and y is not None and y.cls in ("domain", "name", "quoted"):
+                verb = _participle(m["v"])
+                key = KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False)
+                return [_make("setting", key, y)]
+            return []
     m = _P_PLACE_ALL.match(s)
     if m:
         where = key_phrase(m["x"], loose=True)
