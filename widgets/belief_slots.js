@@ -406,7 +406,7 @@ function render({ model, el }) {
     keptTitle.textContent = `kept (${kept.length})`;
     put(
       keptList,
-      ...kept.slice(0, LISTED).map((/** @type {string} */ k) => h("li", { class: "cx-block__item cx-block__item--kept", "data-key": k }, h("button", { type: "button", class: "cx-linkbtn", title: "show this slot", onclick: () => reveal(k) }, k))),
+      ...kept.slice(0, LISTED).map((/** @type {string} */ k) => h("li", { class: "cx-block__item cx-block__item--kept", "data-key": k }, h("button", { type: "button", class: "cx-linkbtn", title: `show this slot: ${k}`, onclick: () => reveal(k) }, k))),
     );
     if (!kept.length) keptList.append(h("li", { class: "cx-empty" }, "nothing"));
     if (kept.length > LISTED) keptList.append(h("li", { class: "cx-note" }, `… ${formatTokens(kept.length - LISTED)} more: filter the table by “in the block”`));
@@ -414,7 +414,7 @@ function render({ model, el }) {
     put(
       droppedList,
       ...dropped.slice(0, LISTED).map((/** @type {[string, string]} */ [k, why]) =>
-        h("li", { class: "cx-block__item cx-block__item--dropped", "data-key": k }, h("button", { type: "button", class: "cx-linkbtn", title: "show this slot", onclick: () => reveal(k) }, k), h("span", { class: "cx-block__why" }, why)),
+        h("li", { class: "cx-block__item cx-block__item--dropped", "data-key": k }, h("button", { type: "button", class: "cx-linkbtn", title: `show this slot: ${k}`, onclick: () => reveal(k) }, k), h("span", { class: "cx-block__why" }, why)),
       ),
     );
     if (!dropped.length) droppedList.append(h("li", { class: "cx-empty" }, "nothing"));
