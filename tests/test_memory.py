@@ -88,9 +88,16 @@ def test_p2_cross_session_recall(
     ("case", "query", "banned", "named"), NEGATIVES, ids=[c[0] for c in NEGATIVES]
 )
 def test_p2_negatives(b: Memory, case: str, query: str, banned: str | None, named: str) -> None:
+    """The seed's negatives: chit-chat and a secret make no memory. Observations (kept by
+    default) are the record word for word, redacted: the weather remark is in it, the
+    key is not, and an acknowledgement ("嗯好的") is not kept at all."""
     hits = b.find(query)
     if banned is None:
-        assert len(hits) == 0, (case, [h.short for h in hits])
+        durable = [h for h in hits if h.node.type != "observation"]
+        assert not durable, (case, [h.short for h in durable])
+        assert not any(KEY in h.node.text or KEY in h.evidence for h in hits)
+        if case == "N4":
+            assert len(hits) == 0, [h.short for h in hits]
     else:
         bad = [h for h in hits if h.node.type == banned and named in h.node.name]
         assert not bad, (case, [h.short for h in hits])
@@ -149,6 +156,10 @@ def test_stale_decisions_are_hidden_unless_the_deadline_is_asked(tmp_path: Path)
         assert not any(
             h.node.type == "decision" and "下周" in h.node.text for h in mem.find("AuthGateway")
         )
+        # nor does its word-for-word record (the observation it was read from) bring it back
+        found = mem.find("AuthGateway", top_k=20)
+        assert not any("下周" in h.node.text for h in found)
+        assert any(h.node.type == "observation" for h in found)  # the rest of the record shows
         asked = mem.find("下周")
         assert any(h.stale and "下周" in h.node.text for h in asked)
 
@@ -448,10 +459,11 @@ def test_an_observation_keeps_its_turn_and_its_turn_ranks_with_its_best_match() 
             turn = session.index.turn_of(n.sources[0].seq)
             assert turn is not None and n.extra["turn"] == turn.turn
         # (the request is also a preference now, the kernel's instruction: observations only)
+        # (a memory read from an observation shows in its place, the record as evidence)
         found = [
-            h.node.text
+            h.evidence or h.node.text
             for h in mem.find("billing service staging", top_k=12)
-            if h.node.type == "observation"
+            if h.node.type == "observation" or h.node.sources[0].quote in obs
         ]
         # Two nodes away from the prompt, "pods ready" meets no query word and no
         # neighbour that does: it ranks because its turn holds the best match, above the

@@ -258,7 +258,13 @@ def _build_parser() -> argparse.ArgumentParser:
         nargs="*",
         help="sessions to ingest, a query, node ids to read, or session id prefixes (episodes)",
     )
-    c.add_argument("--verbatim", action="store_true", help="ingest: keep verbatim observations")
+    c.add_argument(
+        "--verbatim",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ingest: keep every message as a verbatim observation (the default; "
+        "--no-verbatim keeps the distilled memories alone)",
+    )
     c.add_argument(
         "--top-k",
         type=int,

@@ -51,6 +51,11 @@ open work). Every anchor cites the fact's source seq.
   command's stdout that an importer carried in as a user message), not a request; of a
   harness template only the user's own words count (the kernel's ``user_text``: the task
   inside a wrapper, nothing of a slash-command record or an injected context block).
+  ``requests``: every user prompt in order, as a compaction summary lists all the user's
+  messages (a short ask such as "make the paddles bigger" holds no rule the kernel reads,
+  yet the work turns on it); an acknowledgement ("go ahead", "thanks") is none; the same
+  words again refresh the earlier one; over ``limits.requests`` the oldest after the first
+  goes (counted in ``dropped``). The objective and the current request show once.
 - the user's instructions and preferences: a rule that holds beyond the next step (a
   prohibition, a normative or standing sentence, a preference, a scoped imperative) is a
   constraint, authority normative; the ask of a message (the kernel's task imperative, two
@@ -133,6 +138,7 @@ from ..session import (
     first_line,
     harness_note,
     instruction_kind,
+    is_filler,
     message_of,
     message_text,
     pass_line,
@@ -250,6 +256,7 @@ class StateLimits:
     decisions: int = 12
     values: int = 32
     obligations: int = 16
+    requests: int = 24  # the user's requests, in order (the first and the latest are slots)
     # What the work did, and what is still failing.
     evidence: int = 12
     artifacts: int = 24
@@ -276,6 +283,7 @@ class StateLimits:
 _GROUPS = (
     ("objective", "Objective"),
     ("request", "Current request"),
+    ("requests", "Earlier requests"),
     ("constraints", "Constraints"),
     ("values", "State"),
     ("open_failures", "Open failures"),
@@ -295,6 +303,7 @@ class FoldState(Rendered):
 
     objective: Anchor | None = None
     current_request: Anchor | None = None
+    requests: tuple[Anchor, ...] = ()  # every user request in order, the first and latest too
     constraints: tuple[Anchor, ...] = ()
     heads: Mapping[str, Anchor] = field(default_factory=lambda: MappingProxyType({}))
     open_failures: tuple[Anchor, ...] = ()
@@ -352,6 +361,7 @@ class FoldState(Rendered):
             "upto": self.upto,
             "objective": self.objective.to_json() if self.objective else None,
             "currentRequest": self.current_request.to_json() if self.current_request else None,
+            "requests": many(self.requests),
             "constraints": many(self.constraints),
             "heads": {k: self.heads[k].to_json() for k in sorted(self.heads)},
             "openFailures": many(self.open_failures),
@@ -390,9 +400,11 @@ class FoldState(Rendered):
         objective = self.objective
         if request is not None and objective is not None and request.sources == objective.sources:
             request = None  # the first prompt is both: show it once
+        slots = {a.sources for a in (self.objective, self.current_request) if a is not None}
         faces = {
             "objective": (self.objective,) if self.objective else (),
             "request": (request,) if request else (),
+            "requests": tuple(a for a in self.requests if a.sources not in slots),
             "constraints": self.constraints,
             "values": self.values,
             "open_failures": self.open_failures,
@@ -671,6 +683,7 @@ class _Reducer:
         self.objective: Anchor | None = None
         self.objective_set = False  # the first prompt fills the slot once, even if retired
         self.request: Anchor | None = None
+        self.requests: list[Anchor] = []  # every request, in order (bounded: ``_request``)
         self.active: dict[str, Anchor] = {}  # id -> anchor, oldest first (faces and heads)
         self.auto: set[str] = set()  # ids that the lexical rules extracted
         self.heads: dict[str, str] = {}  # state key -> anchor id
@@ -1040,6 +1053,22 @@ class _Reducer:
         self.request = Anchor(
             id="request", kind="objective", value=slot, authority="normative", sources=(seq,)
         )
+        if not is_filler(inner):  # "go ahead", "thanks": no request to keep
+            self._request(replace(self.request, id=f"request:{seq}"))
+
+    def _request(self, a: Anchor) -> None:
+        """Keep every request the user made, as a compaction summary lists all user messages:
+        a short ask ("make it slower", "reply in Russian") is often the one the work turns
+        on, and the kernel reads no rule in it. The same words again refresh the earlier
+        one; over the cap the oldest after the first goes."""
+        same = next((i for i, r in enumerate(self.requests) if r.value == a.value), None)
+        if same is not None:
+            old = self.requests.pop(same)
+            a = replace(a, sources=_merge_sources(old.sources, a.sources, self.limits.sources))
+        self.requests.append(a)
+        if len(self.requests) > self.limits.requests:
+            del self.requests[1]
+            self._drop("requests")
 
     def system_message(self, ev: Mapping[str, Any], seq: int) -> None:
         # The system prompt is the surface's head, which no fold ever covers: the model keeps
@@ -1236,6 +1265,7 @@ class _Reducer:
         return FoldState(
             objective=self.objective,
             current_request=self.request,
+            requests=tuple(self.requests),
             constraints=tuple(faces["constraints"]),
             heads=MappingProxyType(heads),
             open_failures=tuple(faces["open_failures"]),

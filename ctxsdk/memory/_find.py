@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,6 +42,7 @@ _UNTIL_WORDS = re.compile(
     re.I,
 )
 _TEXT_CAP = 200
+_EVIDENCE_CAP = 1000
 
 
 def index_text(node: Node) -> str:
@@ -86,11 +87,18 @@ class MemoryHit:
     stale: bool = False
     path: tuple[str, ...] = ()
     folded: tuple[str, ...] = ()  # ids of lower hits with the same sources, folded into this
+    evidence: str = ""  # the verbatim record this memory was read from, when that matched
 
     @property
     def short(self) -> str:
         text = " ".join((self.node.text or self.node.name).split())
         return text if len(text) <= _TEXT_CAP else text[: _TEXT_CAP - 1] + "…"
+
+    @property
+    def said(self) -> str:
+        """The evidence on one line, cut to what a listing shows (empty: none)."""
+        text = " ".join(self.evidence.split())
+        return text if len(text) <= _EVIDENCE_CAP else text[: _EVIDENCE_CAP - 1] + "…"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +112,7 @@ class MemoryHit:
             "until": self.node.until,
             "path": list(self.path),
             **({"folded": list(self.folded)} if self.folded else {}),
+            **({"evidence": self.said} if self.evidence else {}),
         }
 
 
@@ -153,6 +162,8 @@ class FindResult(Rendered):
                 " [stale]" if h.stale else ""
             )
             lines.append(f"  [{h.score:.2f}] {h.node.id} {h.node.type}{flags}: {h.short}")
+            if h.evidence:
+                lines.append(f"      said: {_cut_line(h.said, _TEXT_CAP)}")
             if h.path:
                 lines.append(f"      {' '.join(h.path)}")
         return "\n".join(lines)
@@ -163,7 +174,13 @@ class FindResult(Rendered):
                 f"{h.score:.2f}",
                 f"<code>{esc(h.node.id)}</code>",
                 badge(h.node.type),
-                esc(h.short) + (" " + badge("stale", "warn") if h.stale else ""),
+                esc(h.short)
+                + (" " + badge("stale", "warn") if h.stale else "")
+                + (
+                    f"<div class='cx-muted'>said: {esc(_cut_line(h.said, 240))}</div>"
+                    if h.evidence
+                    else ""
+                ),
                 esc(" ".join(h.path)),
             )
             for h in self.hits
@@ -305,14 +322,18 @@ def _source_keys(node: Node) -> frozenset[tuple[str, int]]:
     )
 
 
+def _cut_line(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _fold(ranked: list[MemoryHit]) -> list[MemoryHit]:
     """Distinct evidence: a hit whose every source record (session, seq) is a source of
     one higher hit is folded into that hit (``folded`` lists it), so the top k hold k
     records, not one utterance as an observation and again as the preference read from
-    it. The higher hit stays as it is: it matched better, and an observation holds the
-    whole record where a fact read from it holds one sentence (showing the fact instead
-    answered fewer labelled questions of ``bench realworld``). Entities (names, not
-    statements) and nodes without sources never fold."""
+    it. When the higher hit is the verbatim observation and the lower one a memory read
+    from it (a preference, a decision), the memory takes the place and carries the
+    observation's text as its ``evidence``: what was decided, and the words it was said
+    in. Entities (names, not statements) and nodes without sources never fold."""
     kept: list[MemoryHit] = []
     keys: list[frozenset[tuple[str, int]]] = []
     folded: list[list[str]] = []
@@ -323,12 +344,16 @@ def _fold(ranked: list[MemoryHit]) -> list[MemoryHit]:
             kept.append(hit)
             keys.append(mine)
             folded.append([])
+            continue
+        top = kept[into]
+        if top.node.type == "observation" and hit.node.type != "observation":
+            # the memory shows in the observation's place, the record as its evidence
+            said = top.node.text if _plain(top.node.text) != _plain(hit.node.text) else ""
+            kept[into] = MemoryHit(hit.node, top.score, top.via, hit.stale, hit.path, (), said)
+            folded[into].append(top.node.id)
         else:
             folded[into].append(hit.node.id)
-    return [
-        MemoryHit(h.node, h.score, h.via, h.stale, h.path, tuple(f)) if f else h
-        for h, f in zip(kept, folded, strict=True)
-    ]
+    return [replace(h, folded=tuple(f)) if f else h for h, f in zip(kept, folded, strict=True)]
 
 
 def find_nodes(
@@ -371,6 +396,8 @@ def find_nodes(
         rel = h.score / top
         if _is_name(node, q):
             offer(direct, node.id, 1.0 + rel, "match")
+        elif len(q) >= 3 and q in " ".join(index_text(node).casefold().split()):
+            offer(direct, node.id, 1.0 + rel, "match")  # the query word for word
         elif _relevant(node, terms, retriever, rank, dense=len(h.parts) > 1):
             offer(direct, node.id, rel, "retrieval")
     if anchors is None:
@@ -423,6 +450,10 @@ def find_nodes(
     def hidden(node: Node) -> bool:
         return is_stale(node, now) and not _asks_until(query, node)
 
+    # The record of a hidden stale decision is hidden with it: "postpone X until Friday",
+    # found word for word as an observation, would bring back what its deadline retired.
+    retired = {key for n in anchors if hidden(n) for key in _source_keys(n)}
+
     # (tier, score, tie-breaks..., hit): direct hits first by their own score; structure
     # (a deadline, a business edge, the node's type) only breaks ties; then neighbours in
     # the order of the direct hits that reached them
@@ -439,6 +470,9 @@ def find_nodes(
                 continue
             stale = is_stale(node, now)
             if stale and not _asks_until(query, node):
+                continue
+            keys = _source_keys(node) if node.type == "observation" and retired else frozenset()
+            if keys and keys <= retired:
                 continue
             ins, outs = edges_of(nid)
             prior = 1.0 if stale or node.until else 0.0

@@ -42,7 +42,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 
-from ..session import Session, redact, redact_json
+from ..session import (
+    Session,
+    is_filler,
+    message_of,
+    message_text,
+    redact,
+    redact_json,
+)
 from ._door import refusal, screen, session_key
 from ._facts_in import Caps, FactLike, caps_for, dedupe_and_cap, fact_candidates
 from ._model import Candidate, Node, Source
@@ -331,13 +338,37 @@ def _obs_clip(text: str, facts: Sequence[FactLike] = ()) -> str:
     return "\n".join(parts)
 
 
+_OBS_TYPES = ("user/message", "assistant/message", "tool/result")
+
+
+def _call_text(name: str, arguments: str) -> str:
+    """A call as the record holds it: its name, its command or path first, then every other
+    string argument (what an edit wrote, a search's pattern), redacted."""
+    head = _command(arguments)
+    rest: list[str] = []
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        args = None
+    if isinstance(args, dict):
+        for value in redact_json(args).values():
+            if isinstance(value, str) and value and value != head:
+                rest.append(value)
+    return "\n".join([f"{redact(name).text} {head}", *rest])
+
+
 def observations(
     session: Session, facts: Iterable[FactLike] | None = None
 ) -> tuple[Candidate, ...]:
-    """One verbatim (redacted, clipped: see ``_obs_clip``) observation per user utterance,
-    assistant reply (its text of 40+ characters and its calls) and tool output, so a later
-    question can be answered from what was said, not only from what the facts distilled.
-    ``facts`` (default ``Session.facts()``) say where a long tool output is clipped."""
+    """One verbatim (redacted, clipped: see ``_obs_clip``) observation per message of the
+    whole log, not only of its surface: what a compaction took off the surface was still
+    said. A user message (the person's, or what the harness relayed in their turn: an
+    agent's error, an environment note), an assistant reply (its text and reasoning of 40+
+    characters, and each call with its arguments: the command, the path, what an edit
+    wrote) and each tool output, so a later question can be answered from what was said,
+    not only from what the facts distilled. The same text twice in one session (a replaced
+    message copied forward) is kept once. ``facts`` (default ``Session.facts()``) say where
+    a long tool output is clipped."""
     out: list[Candidate] = []
     sid = session_key(session)
     got = list(facts_of(session) if facts is None else facts)
@@ -346,30 +377,41 @@ def observations(
         for seq in (f.source.seq, *f.evidence):
             by_seq.setdefault(seq, []).append(f)
     calls: dict[str, tuple[str, int]] = {}
-    for node in session.surface():
-        msg = node.message
-        for call in msg.tool_calls:
-            calls[call.id] = (redact(call.name).text, node.seq)
-        turn = session.index.turn_of(node.seq)
+    seen: set[tuple[str, str]] = set()
+    for seq, event in enumerate(session.raw_events):
+        if event.get("type") not in _OBS_TYPES or message_of(event) is None:
+            continue
+        msg = session.message_at(seq)
+        turn = session.index.turn_of(seq)
         extra = {"turn": turn.turn} if turn is not None else {}
         items: list[tuple[str, str, list[FactLike]]] = []
-        if msg.role == "user" and msg.source.kind == "user":
-            items.append(("user", msg.text, []))
+        if msg.role == "user" and not msg.tool_results:
+            who = "user" if msg.source.kind == "user" else msg.source.kind or "user"
+            if not is_filler(msg.text):  # "ok, thanks" says nothing to find later
+                items.append((who, msg.text, []))
         elif msg.role == "assistant":
-            # the reply and the calls it made (a command, a path, what an edit wrote)
+            # its text (a short "Done." says nothing), its reasoning, and its calls
+            reasoning = [
+                getattr(b, "text", "").strip() for b in msg.content if b.type == "reasoning"
+            ]
             said = [msg.text.strip()] if len(msg.text.strip()) >= _OBS_MIN_REPLY else []
-            said += [f"{c.name} {_command(c.arguments)}" for c in msg.tool_calls]
+            said += [t for t in reasoning if len(t) >= _OBS_MIN_REPLY]
+            for c in msg.tool_calls:
+                calls[c.id] = (redact(c.name).text, seq)
+                said.append(_call_text(c.name, c.arguments))
             if said:
-                items.append(("assistant", "\n".join(said), by_seq.get(node.seq, [])))
+                items.append(("assistant", "\n".join(said), by_seq.get(seq, [])))
         for r in msg.tool_results:
             name, call_seq = calls.get(r.tool_call_id, ("tool", -1))
-            near = by_seq.get(node.seq, []) + by_seq.get(call_seq, [])
-            items.append((name, r.text, near))
+            near = by_seq.get(seq, []) + by_seq.get(call_seq, [])
+            items.append((name, message_text(r), near))
         for who, raw, near in items:
             text = _obs_clip(redact(raw).text, near)
-            if text:
-                src = Source(sid, node.seq, text, "rule")
-                out.append(Candidate("observation", f"{who}@{node.seq}", text, src, extra=extra))
+            if not text or (who, text) in seen:
+                continue
+            seen.add((who, text))
+            src = Source(sid, seq, text, "rule")
+            out.append(Candidate("observation", f"{who}@{seq}", text, src, extra=extra))
     return tuple(out)
 
 

@@ -39,7 +39,8 @@ mem.ingest(_session(SESSION_A), now=MONDAY)
 # here with the public API.
 for name in ("AuthGateway", "X-Request-Id", "TriviumDB", "DeepSeek_Harness"):
     mem.remember(name, type="entity")
-by_text = {{n.text: n.id for n in mem.nodes()}}
+# (each said sentence is also an observation, the record: link the memories)
+by_text = {{n.text: n.id for n in mem.nodes() if n.type != "observation"}}
 pref = by_text["记住：鉴权走 header X，由 AuthGateway 校验 X-Request-Id。"]
 mem.link(pref, "AuthGateway", "about")
 mem.link(pref, "X-Request-Id", "about")
@@ -109,7 +110,7 @@ def test_a_search_highlights_the_hits_and_their_paths(nb: Notebook) -> None:
     widget.locator("[data-action=search]").click()
     page.wait_for_selector(".cx-mgraph .cx-hit", timeout=20_000)
     hits = re.findall(
-        r"'(n[0-9a-f]+)'", _py(nb, "[h.node.id for h in mem.find('AuthGateway')]", "hits")
+        r"'(n[0-9a-f]+)'", _py(nb, "[h.node.id for h in mem.find('AuthGateway', top_k=8)]", "hits")
     )
     assert [
         widget.locator(".cx-hit").nth(i).get_attribute("data-id") for i in range(len(hits))
@@ -123,7 +124,7 @@ def test_a_search_highlights_the_hits_and_their_paths(nb: Notebook) -> None:
     assert edge.count() == 1 and edge.get_attribute("data-label") == "about"
     expected = _py(
         nb,
-        "len({e for h in mem.find('AuthGateway') for e in path_edges(h.node.id, h.path)})",
+        "len({e for h in mem.find('AuthGateway', top_k=8) for e in path_edges(h.node.id, h.path)})",
         "paths",
     )
     assert widget.locator(".cx-medge--hit").count() == int(expected) >= 2

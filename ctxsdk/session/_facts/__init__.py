@@ -15,7 +15,7 @@ from ._outcomes import RunOutcome, harness_note, outcome, pass_line
 from ._read import FactReader, read_facts
 from ._sentences import sentences
 from ._templates import is_template, user_text
-from ._text import instruction_kind
+from ._text import instruction_kind, is_filler
 from ._tools import call_command, call_target, written_paths
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "covers",
     "harness_note",
     "instruction_kind",
+    "is_filler",
     "is_template",
     "outcome",
     "parts",

@@ -31,7 +31,7 @@ from ._sentences import Span, clean, sentence_spans
 from ._settings import setting_facts
 from ._templates import user_text
 
-__all__ = ["closing_facts", "fact_line", "instruction_kind", "text_facts"]
+__all__ = ["closing_facts", "fact_line", "instruction_kind", "is_filler", "text_facts"]
 
 TEXT_MAX = 200
 _WITHHELD = "[REDACTED:"  # the redaction engine's marker (the reader redacts first)
@@ -121,6 +121,12 @@ def _conditional(s: str) -> str | None:
     if C.PROHIBITION.match(rule) or C.IMPERATIVE.match(rule) or C.NORMATIVE.match(rule):
         return rule
     return None
+
+
+def is_filler(text: str) -> bool:
+    """Whether ``text`` is only politeness or acknowledgement ("ok, thanks!", "嗯好的",
+    "continue"): a message that says nothing to remember."""
+    return C.FILLER.match(_strip_lead(" ".join(text.split()))) is not None
 
 
 def _gate(s: str) -> str | None:

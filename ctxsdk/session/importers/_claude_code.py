@@ -333,7 +333,7 @@ def _items(chain: list[_Record], name: str, notes: dict[int, JsonDict]) -> list[
     for n, rec in chain:
         where = _where(rec, n, name)
         t = iso_ms(rec.get("timestamp"), where)
-        kind = rec.get("type")
+        kind = _kind(rec)  # a type that is not a string is no message: skipped as unknown
         note = notes.get(n, {})
         if kind not in _MESSAGE_TYPES:  # progress, attachment, …: on the chain, no model input
             items.append(SkipItem(_origin(rec, n, name, **note), str(kind), t))
