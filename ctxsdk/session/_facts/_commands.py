@@ -6,12 +6,15 @@ down (``pytest tests/test_x.py -q`` is the test command ``pytest``; ``npm run bu
 Pure string work, no shell is run. ``parts`` splits a command line at ``&&``, ``||``, ``;``,
 ``|`` and new lines (quotes respected, here-document bodies dropped: they are file contents,
 not commands); each ``CommandPart`` knows its launcher (``python -m``, ``uv run``, ``npx`` ...), its
-program, its subcommand and its operands. ``covers`` says whether one command line re-runs
-what another ran, or more.
+program, its subcommand, its operands and the files it writes. ``covers`` says whether one
+command line re-runs what another ran, or more; ``written_by_shell`` which files a line
+writes (redirections, ``tee``, ``sed -i``, ``perl -i``, ``touch``, ``mv``/``cp``), as an edit
+tool's path argument would say.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass
@@ -21,17 +24,26 @@ __all__ = [
     "CommandPart",
     "Purpose",
     "covers",
+    "heredoc_bodies",
     "is_scratch",
     "package_managers",
     "parts",
+    "sed_args",
+    "shell_writes",
     "written_by_shell",
 ]
 
 Purpose = Literal["test", "build", "run", "install", "lint", "read", "write", "other"]
 
-_HEREDOC = re.compile(
-    r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1([^\n]*)\n(.*?)\n\s*\2[ \t]*(?=\n|$)", re.S
-)
+# A here-document: its opener (``<<'EOF'``, ``<<-EOF``, ``<<\\EOF``, never ``<<<``), the rest
+# of the opener's line, its body, its closing line.
+_HEREDOC_OPEN = r"(?<!<)<<(?!<)-?[ \t]*\\?(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1"
+_HEREDOC = re.compile(_HEREDOC_OPEN + r"([^\n]*)\n(?:(.*?)\n)??[ \t]*\2[ \t]*(?=\n|$)", re.S)
+_HEREDOC_UNCLOSED = re.compile(_HEREDOC_OPEN)
+# Quoted or escaped ``<``/``>`` stand in as these while a line is split: never a redirection.
+_MASK = str.maketrans("<>", "\ue000\ue001")
+_UNMASK = str.maketrans("\ue000\ue001", "<>")
+_REDIRECT_OP = re.compile(r">>|>\||>&|>|<<<|<<|<>|<&|<")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Words that only wrap the real program.
 _WRAPPERS = frozenset(
@@ -197,8 +209,9 @@ def _words(segment: str) -> list[str]:
 
 
 def _split(command: str) -> list[str]:
-    """The simple commands of a command line, quotes respected; here-document bodies dropped."""
-    command = _HEREDOC.sub(lambda m: " " + m.group(3), command)
+    """The simple commands of a command line, quotes respected; here-document bodies dropped.
+    A ``<`` or ``>`` inside quotes or after a backslash comes back masked (``_UNMASK``)."""
+    command = _drop_heredocs(command)
     out: list[str] = []
     buf: list[str] = []
     quote = ""
@@ -206,7 +219,7 @@ def _split(command: str) -> list[str]:
     while i < n:
         ch = command[i]
         if quote:
-            buf.append(ch)
+            buf.append(ch.translate(_MASK))
             if ch == "\\" and quote == '"' and i + 1 < n:
                 buf.append(command[i + 1])
                 i += 1
@@ -218,13 +231,14 @@ def _split(command: str) -> list[str]:
         elif ch == "\\" and i + 1 < n:
             if command[i + 1] != "\n":
                 buf.append(ch)
-                buf.append(command[i + 1])
+                buf.append(command[i + 1].translate(_MASK))
             i += 1
         elif ch in ";\n|&" or ch in "()":
-            redirect = ch == "&" and (
-                (i + 1 < n and command[i + 1] == ">") or (i > 0 and command[i - 1] in "<>")
-            )
-            if redirect:  # &> file, 2>&1
+            redirect = (
+                ch == "&"
+                and ((i + 1 < n and command[i + 1] == ">") or (i > 0 and command[i - 1] in "<>"))
+            ) or (ch == "|" and i > 0 and command[i - 1] == ">")
+            if redirect:  # &> file, 2>&1, >| file
                 buf.append(ch)
             else:
                 out.append("".join(buf))
@@ -236,26 +250,186 @@ def _split(command: str) -> list[str]:
     return [p.strip() for p in out if p.strip()]
 
 
-def _strip_redirects(words: list[str]) -> tuple[list[str], list[str]]:
-    """Words without redirections, and the files written by ``>``/``>>``."""
+def _drop_heredocs(command: str) -> str:
+    """The line without here-document bodies (file contents, never commands); a body whose
+    closing line is missing (a log cut short) runs to the end and is dropped too."""
+    command = _HEREDOC.sub(lambda m: " " + m.group(3), command)
+    m = _HEREDOC_UNCLOSED.search(command)
+    if m:
+        nl = command.find("\n", m.end())
+        command = command if nl < 0 else command[:nl]
+    return command
+
+
+def heredoc_bodies(command: str) -> list[str]:
+    """The bodies of a command line's here-documents, in order (what ``cat <<EOF > f`` writes)."""
+    return [m.group(4) or "" for m in _HEREDOC.finditer(command)]
+
+
+def _strip_redirects(words: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """Words without redirections; the files written by ``>``/``>>``/``>|``/``&>``; those
+    of them appended to (``>>``). Standard error sent to a file (``2> err.log``) is a log,
+    not a file the work writes; ``>&2`` and ``2>&1`` copy a stream."""
     out: list[str] = []
     written: list[str] = []
-    skip = False
-    for i, w in enumerate(words):
-        if skip:
-            skip = False
+    appended: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        i += 1
+        at = min((k for k in (w.find("<"), w.find(">")) if k >= 0), default=-1)
+        if at < 0:
+            out.append(w)
             continue
-        m = re.match(r"^(\d?)(>>?|<|&>)(.*)$", w)
-        if m:
-            target = m.group(3)
-            if not target:
+        head, tail = w[:at], w[at:]
+        fd = ""
+        if head.isdigit() or head == "&":
+            fd, head = head, ""
+        elif head.endswith("&"):
+            fd, head = "&", head[:-1]
+        if head:  # echo x>f: the word before the operator is an argument
+            out.append(head)
+        m = _REDIRECT_OP.match(tail)
+        op = m.group(0) if m else ">"
+        target = tail[len(op) :]
+        if not target and i < len(words):
+            target = words[i]
+            i += 1
+        if not target:
+            continue
+        to_file = op in (">", ">>", ">|") and fd in ("", "1", "&")
+        if op == ">&" and not fd and not target.isdigit() and target != "-":
+            to_file = True  # >&file is &>file
+        if to_file:
+            written.append(target)
+            if op == ">>":
+                appended.append(target)
+    return out, written, appended
+
+
+def _cluster(word: str, takes: str, stop: str) -> tuple[str, str]:
+    """A short-option cluster (``-pi.bak``, ``-ne``): the letter that ends it, taking
+    the rest of the word or the next one (``takes``) or the rest only (``stop``), and that
+    rest; ("", "") when no letter does."""
+    for k, ch in enumerate(word[1:], 1):
+        if ch in takes or ch in stop:
+            return ch, word[k + 1 :]
+    return "", ""
+
+
+def sed_args(args: list[str] | tuple[str, ...]) -> tuple[bool, list[str], list[str]]:
+    """What ``sed`` is asked: whether in place (``-i``, ``-i.bak``, ``--in-place=.orig``,
+    BSD's ``-i ''``), its scripts (``-e``/``-f`` or the first operand), its files."""
+    inplace = False
+    scripts: list[str] = []
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a == "--":
+            operands += args[i:]
+            break
+        if a.startswith("--"):
+            name, _, value = a.partition("=")
+            if name == "--in-place":
+                inplace = True
+            elif name in ("--expression", "--file"):
+                if not value and i < len(args):
+                    value, i = args[i], i + 1
+                scripts.append(value)
+            elif name == "--line-length" and not value:
+                i += 1
+            continue
+        if not a.startswith("-") or a == "-":
+            operands.append(a)
+            continue
+        letter, rest = _cluster(a, "efl", "i")
+        if letter == "i":
+            inplace = True
+            rest_ops = [x for x in args[i:] if not x.startswith("-")]
+            bsd = not rest and i < len(args) and (args[i] == "" or re.match(r"^\.\w+$", args[i]))
+            if bsd and len(rest_ops) >= (1 if args[i] == "" else 3):  # BSD: a suffix word
+                i += 1
+        elif letter in ("e", "f", "l"):
+            if not rest and i < len(args):
+                rest, i = args[i], i + 1
+            if letter != "l":
+                scripts.append(rest)
+    if not scripts and operands:
+        scripts, operands = operands[:1], operands[1:]
+    return inplace, scripts, operands
+
+
+def _perl_in_place(args: list[str] | tuple[str, ...]) -> tuple[bool, str, list[str]]:
+    """``perl -pi -e 's/a/b/' f`` / ``perl -i.bak -pe …``: whether in place, its code, its
+    files."""
+    inplace = False
+    code = ""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
+        a = args[i]
+        i += 1
+        letter, rest = _cluster(a, "eE", "iMmIFxlCd0")
+        if letter == "i":
+            inplace = True
+        elif letter in ("e", "E"):
+            if not rest and i < len(args):
+                rest, i = args[i], i + 1
+            code = code or rest
+    files = [a for a in args[i:] if a != "--"]
+    if not code and files:
+        files = files[1:]  # the first operand is the script
+    return inplace, code, files
+
+
+def _destinations(args: list[str] | tuple[str, ...]) -> list[str]:
+    """The files ``mv``/``cp`` write: the last operand, or each source's name inside the
+    target directory (``-t dir``, several sources, a trailing ``/``)."""
+    target = ""
+    files: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a in ("-t", "--target-directory") and i < len(args):
+            target, i = args[i], i + 1
+        elif a.startswith("--target-directory="):
+            target = a.split("=", 1)[1]
+        elif a in ("-S", "--suffix"):
+            i += 1
+        elif not a.startswith("-") or a == "-":
+            files.append(a)
+    if not target:
+        if len(files) < 2:
+            return []
+        if len(files) == 2 and not files[1].endswith("/"):
+            return files[1:]
+        target, files = files[-1], files[:-1]
+    return [posixpath.join(target, f.rstrip("/").rsplit("/", 1)[-1]) for f in files]
+
+
+def _part_writes(program: str, rest: list[str]) -> tuple[list[str], list[str]]:
+    """The files a program writes through its arguments, and those it appends to."""
+    if program == "tee":
+        files = [a for a in rest if not a.startswith("-")]
+        append = any(a == "--append" or (a[:1] == "-" and "a" in a[1:2]) for a in rest)
+        return files, files if append else []
+    if program == "touch":
+        files, skip = [], False
+        for a in rest:
+            if skip:
+                skip = False
+            elif a in ("-d", "-t", "-r"):
                 skip = True
-                target = words[i + 1] if i + 1 < len(words) else ""
-            if m.group(2) != "<" and target and not target.startswith("&") and m.group(1) != "2":
-                written.append(target)
-            continue
-        out.append(w)
-    return out, written
+            elif not a.startswith("-"):
+                files.append(a)
+        return files, []
+    if program in ("mv", "cp"):
+        return _destinations(rest), []
+    if program == "dd":
+        return [a[3:] for a in rest if a.startswith("of=") and len(a) > 3], []
+    return [], []
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +444,7 @@ class CommandPart:
     purpose: Purpose
     writes: tuple[str, ...] = ()  # files it writes (redirections, sed -i, tee ...)
     args: tuple[str, ...] = ()  # the arguments after the subcommand, in order
+    appends: tuple[str, ...] = ()  # of ``writes``, those added to, not replaced (>>, tee -a)
 
     @property
     def short(self) -> str:
@@ -424,6 +599,8 @@ def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], P
             "add": "install",
         }
         return (tuple(launcher), base, first, _after(args, first), d2.get(first, "other"))
+    if base == "perl" and _perl_in_place(args)[0]:
+        return (tuple(launcher), "perl", "", args, "write")
     if base in ("node", "ts-node", "tsx", "ruby", "perl", "php", "bash", "sh", "zsh", "Rscript"):
         if not args:
             return (tuple(launcher), base, "", [], "other")
@@ -440,8 +617,9 @@ def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], P
         purpose = "read" if sub in _GIT_READ else "other"
         return (tuple(launcher), "git", sub, _after(args, first), purpose)
     if base == "sed":
-        inplace = any(a == "-i" or a.startswith("-i") or a == "--in-place" for a in args)
-        return (tuple(launcher), "sed", "", args, "write" if inplace else "read")
+        return (tuple(launcher), "sed", "", args, "write" if sed_args(args)[0] else "read")
+    if base == "dd":
+        return (tuple(launcher), "dd", "", args, "write" if _part_writes("dd", args)[0] else "read")
     if base in _TEST_PROGRAMS:
         return (tuple(launcher), base, "", args, "test")
     if base in _LINT_PROGRAMS:
@@ -526,8 +704,10 @@ def parts(command: str) -> list[CommandPart]:
     try:
         # a command substitution is a value ("GH_TOKEN=$(gh auth token) pytest"), not a step
         line = _SUBST.sub("_", command[:20_000])
-        for segment in _split(line):
-            words, written = _strip_redirects(_words(segment))
+        for masked in _split(line):
+            split, written, appended = _strip_redirects(_words(masked))
+            words = [w.translate(_UNMASK) for w in split]
+            segment = masked.translate(_UNMASK)
             inner = _shell_c(words)
             if inner is not None:  # bash -c "cd repo && pytest -q": the line it runs
                 out.extend(parts(inner) if inner.strip() and inner != command else [])
@@ -536,26 +716,41 @@ def parts(command: str) -> list[CommandPart]:
             if not program:
                 if written:
                     out.append(
-                        CommandPart(segment, (), "", "", frozenset(), "write", tuple(written))
+                        CommandPart(
+                            segment,
+                            (),
+                            "",
+                            "",
+                            frozenset(),
+                            "write",
+                            _files(written),
+                            appends=_files(appended),
+                        )
                     )
                 continue
-            writes = list(written)
+            writes, adds = list(written), list(appended)
             if program == "sed" and purpose == "write":
-                files = [a for a in rest if not a.startswith("-")]
-                writes += files[1:] if len(files) > 1 else []
-            elif program == "tee":
-                writes += [a for a in rest if not a.startswith("-")]
-            elif program in ("touch", "patch") or program == "mv" or program == "cp":
-                files = [a for a in rest if not a.startswith("-")]
-                writes += (
-                    files[-1:] if program in ("mv", "cp") else files if program == "touch" else []
-                )
+                writes += sed_args(rest)[2]
+            elif program == "perl" and purpose == "write":
+                writes += _perl_in_place(rest)[2]
+            elif not launcher:
+                more, more_adds = _part_writes(program, rest)
+                writes += more
+                adds += more_adds
             if written and purpose in ("read", "other"):
                 purpose = "write"  # echo/cat/printf ... > file writes a file
             operands = frozenset(a for a in rest if not a.startswith("-"))
             out.append(
                 CommandPart(
-                    segment, launcher, program, sub, operands, purpose, tuple(writes), tuple(rest)
+                    segment,
+                    launcher,
+                    program,
+                    sub,
+                    operands,
+                    purpose,
+                    _files(writes),
+                    tuple(rest),
+                    _files(adds),
                 )
             )
     except Exception:  # pragma: no cover - parsing odd input must never raise
@@ -563,7 +758,14 @@ def parts(command: str) -> list[CommandPart]:
     return out
 
 
-_SUBST = re.compile(r"\$\((?!\()(?:[^()]|\([^()]*\))*\)|`[^`\n]*`")
+_SUBST = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)|\$\((?!\()(?:[^()]|\([^()]*\))*\)|`[^`\n]*`")
+
+
+def _files(paths: list[str]) -> tuple[str, ...]:
+    """Paths that are files: never a device (``/dev/null``, ``/dev/stderr``) or stdout (``-``).
+    A scratch file under /tmp is still a file written: whether it matters is the reader's
+    call (``is_scratch``)."""
+    return tuple(dict.fromkeys(p for p in paths if p and p != "-" and not p.startswith("/dev/")))
 
 
 def _shell_c(words: list[str]) -> str | None:
@@ -575,14 +777,36 @@ def _shell_c(words: list[str]) -> str | None:
     return None
 
 
-def written_by_shell(command: str) -> list[str]:
-    """The files a command line writes (redirections, ``sed -i``, ``tee``, here-documents)."""
-    out: list[str] = []
-    for p in parts(command):
+def shell_writes(ps: list[CommandPart]) -> list[tuple[CommandPart, str, bool]]:
+    """Each file the parts of one command line write: the part, the path (a relative one
+    under the directory an earlier ``cd`` of the line moved to: ``cd src && echo > a`` writes
+    ``src/a``), and whether it is appended to."""
+    out: list[tuple[CommandPart, str, bool]] = []
+    cwd: str | None = ""  # "" where the line started; None after a cd we cannot follow
+    for p in ps:
+        if p.program == "cd" and not p.launcher:
+            target = next((a for a in p.args if not a.startswith("-")), "")
+            if not target or re.search(r"[$~`*?]", target):
+                cwd = None
+            elif target.startswith("/"):
+                cwd = posixpath.normpath(target)
+            elif cwd is not None:
+                cwd = posixpath.normpath(posixpath.join(cwd, target))
+            continue
         for w in p.writes:
-            if w not in out and w not in ("/dev/null", "-"):
-                out.append(w)
+            path = w
+            if cwd and not w.startswith(("/", "~", "$")):
+                path = posixpath.normpath(posixpath.join(cwd, w))
+            out.append((p, path, w in p.appends))
     return out
+
+
+def written_by_shell(command: str) -> list[str]:
+    """The files a command line writes: redirections (``>``, ``>>``, ``&>``, ``>|``; not
+    ``2>``, ``>&2`` or a device), ``tee``, ``sed -i``, ``perl -i``, ``touch``, ``dd of=``, the
+    destination of ``mv``/``cp``. Here-document bodies are file contents, never read as
+    commands; a ``>`` inside quotes is text."""
+    return list(dict.fromkeys(path for _, path, _ in shell_writes(parts(command))))
 
 
 def covers(success: list[CommandPart], failure: list[CommandPart]) -> bool:

@@ -29,7 +29,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._commands import CommandPart, covers, is_scratch, package_managers, parts
+from ._commands import (
+    CommandPart,
+    covers,
+    heredoc_bodies,
+    is_scratch,
+    package_managers,
+    parts,
+    sed_args,
+    shell_writes,
+    written_by_shell,
+)
 from ._model import QUOTE_MAX, Fact, FactSource
 from ._outcomes import RunOutcome, body, exit_code, harness_note, outcome, running_session
 
@@ -47,6 +57,8 @@ _READ_NAMES = frozenset(
     "read read_file view open view_file cat open_file readfile read_many_files".split()
 )
 _PATH_KEYS = ("file_path", "path", "filename", "filePath", "notebook_path", "file", "target_file")
+# Codex's shell runs apply_patch with the patch as an argument or a here-document.
+_SHELL_PATCH = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?apply_patch\b.*?\*\*\* Begin Patch", re.S)
 _PATCH_FILE = re.compile(
     r"^(?:\*\*\* (Add|Update|Delete) File: (.+?)\s*$|\+\+\+ (?:b/)?(\S+))", re.M
 )
@@ -351,8 +363,10 @@ class ToolFacts:
             self._editor(args, seq)
             return []
         command = _command_of(args)
-        if low in _SHELL_NAMES or (words & _SHELL_PARTS and not words & _EDIT_PARTS and command):
-            if command:
+        if _is_shell(name, command):
+            if command and _SHELL_PATCH.match(command):
+                self._patch(command, seq)
+            elif command:
                 self._shell(call_id, command, seq)
             return []
         if low == "apply_patch" or "patch" in words:
@@ -604,14 +618,14 @@ class ToolFacts:
                         and " " not in op
                     ):
                         self._read(op, seq)
-            for w in p.writes:
-                if w not in ("/dev/null", "-"):
-                    what = (
-                        f"sed {_clip(_sed_expression(p), 60)}"
-                        if p.program == "sed"
-                        else "wrote the file"
-                    )
-                    self._edit(w, seq, what.strip(), created=p.program != "sed")
+        bodies = heredoc_bodies(command)
+        body = bodies[0] if len(bodies) == 1 else ""
+        for p, path, appended in shell_writes(ps):
+            # as an edit tool's: > and tee write (create) the file; >>, sed -i, perl -i edit it
+            code = body if p.program in ("cat", "tee") else ""
+            created = not appended and p.program not in ("sed", "perl")
+            what = _shell_change(p, appended, code)
+            self._edit(path, seq, what, created=created, code=code)
         self._runs[call_id] = _Run(seq, command, ps)
 
     # ------------------------------------------------- commands told in text
@@ -1142,11 +1156,33 @@ def _unfence(text: str) -> str:
 
 
 def _sed_expression(p: CommandPart) -> str:
-    args = list(p.args)
-    for i, a in enumerate(args):
-        if a in ("-e", "--expression") and i + 1 < len(args):
-            return args[i + 1]
-    return next((a for a in args if not a.startswith("-")), "")
+    return next(iter(sed_args(p.args)[1]), "")
+
+
+def _shell_change(p: CommandPart, appended: bool, code: str) -> str:
+    """What a shell write did, as an edit tool's change reads: ``sed s/a/b/``, ``added
+    `line``` for a here-document appended, ``moved from `/workspace/a.py``` (the source as the
+    command names it, as a quote keeps a path)."""
+    if p.program == "sed":
+        return f"sed {_clip(_sed_expression(p), 60)}".strip()
+    if p.program == "perl":
+        return "perl -i"
+    if appended:
+        return _change("", code) if code.strip() else "appended to the file"
+    sources = [a for a in p.args if not a.startswith("-")][:-1]
+    if p.program in ("mv", "cp") and len(sources) == 1:
+        verb = "moved" if p.program == "mv" else "copied"
+        return f"{verb} from `{_clip(sources[0], 60)}`"
+    return "wrote the file"
+
+
+def _is_shell(name: str, command: str | None) -> bool:
+    """A call that runs a command line: a shell tool by name (``bash``, ``exec_command``,
+    ``execute_bash`` …), or a name about commands (not about editing) with a command."""
+    words = _name_parts(name)
+    return name.lower() in _SHELL_NAMES or bool(
+        words & _SHELL_PARTS and not words & _EDIT_PARTS and command
+    )
 
 
 def _valid_path(path: str) -> bool:
@@ -1257,7 +1293,20 @@ def call_target(args: Mapping[str, Any]) -> str | None:
 
 
 def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
-    """The files an editing call writes: its path argument, a patch's file headers."""
+    """The files a call writes: an editing call's path argument, a patch's file headers; a
+    shell call's command line (redirections, ``tee``, ``sed -i``, ``perl -i``, ``touch``,
+    ``mv``/``cp`` destinations; here-document bodies are contents, never commands). A file
+    under /tmp is a file written and kept; a device (``/dev/null``) never is."""
+    command = _command_of(args)
+    if _is_shell(name, command):
+        if not command:
+            return []
+        if _SHELL_PATCH.match(command):
+            found = [
+                (m.group(2) or m.group(3) or "").strip() for m in _PATCH_FILE.finditer(command)
+            ]
+            return [p for p in dict.fromkeys(found) if p and p != "/dev/null"]
+        return written_by_shell(command)
     if not _name_parts(name) & _EDIT_PARTS or args.get("command") == "view":
         return []
     out = [v.strip() for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
