@@ -53,6 +53,11 @@ AGENTS = SHARED / "data" / "agent-sessions"
         ("ruff check --fix .", "lint", "ruff check"),
         ("tsc --noEmit", "lint", "tsc"),
         ("git status --short", "read", "git status"),
+        # a project's own runner by its path is a test run, the shell's ``test`` a check
+        ("bin/test sympy/core/tests/test_symbol.py", "test", "bin/test"),
+        ("python bin/test sympy/core", "test", "python bin/test"),
+        ("./run_tests.sh -v", "test", "./run_tests.sh"),
+        ("test -f setup.py", "read", "test"),
     ],
 )
 def test_parts_classify_and_normalize(command: str, purpose: str, short: str) -> None:

@@ -97,7 +97,9 @@ open work). Every anchor cites the fact's source seq.
 - artifacts: the paths named by a successful call of a tool whose name has a word write,
   edit, multiedit, create, replace, patch or insert (``str_replace_based_edit_tool`` but not
   its ``view`` command, ``apply_patch``, ``MultiEdit``): its path argument and the file
-  headers of a patch ⇒ stateKey ``file/<path>``, authority procedural.
+  headers of a patch; and the files a shell call's command writes (the kernel's
+  ``written_paths``: a redirection, ``tee``, ``sed -i``, ``touch``, the target of ``mv`` /
+  ``cp``; never a here-doc's body) ⇒ stateKey ``file/<path>``, authority procedural.
 - open work the assistant's last text names ⇒ an open obligation (authority hypothesis).
   Its outcome claims are narrative and never state.
 - ``todo/write`` (``data.todos: [{content, status}]``) is a snapshot of the agent's list:

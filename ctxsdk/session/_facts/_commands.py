@@ -470,7 +470,7 @@ def _script_purpose(script: str) -> Purpose:
     name = script.rsplit("/", 1)[-1].lower()
     if name in ("manage.py",):
         return "run"
-    if re.match(r"^(?:run)?tests?\.py$|^runtests", name) or name.startswith("test_"):
+    if re.match(r"^(?:run_?)?tests?(?:\.py|\.sh)?$|^runtests", name) or name.startswith("test_"):
         return "test"
     if name in ("setup.py",):
         return "build"
@@ -539,6 +539,10 @@ def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], P
             p: Purpose = "test" if first == "test" else "run" if first == "runserver" else "other"
             return (tuple(launcher), program, first, args[1:], p)
         return (tuple(launcher), program, "", args, "test" if "test" in base else "run")
+    if "/" in program and _script_purpose(program) == "test":
+        # a project's own runner by its path (sympy's ``bin/test``, ``./run_tests.sh``), not
+        # the shell's ``test`` builtin
+        return (tuple(launcher), program, "", args, "test")
     if base in _NODE_PM:
         if first == "run" and len(args) > 1:
             script = _first(args[args.index("run") + 1 :])
