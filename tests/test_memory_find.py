@@ -137,3 +137,31 @@ def test_without_an_embedder_nothing_is_degraded() -> None:
             warnings.simplefilter("error")
             result = mem.find("cache")
         assert not result.degraded and "degraded_reason" not in result.to_json()
+
+
+def test_a_question_about_what_the_user_asked_reaches_the_users_words() -> None:
+    """A preference ingest read is indexed with words for its kind ("user asked wants"): a
+    question in those words finds it though it shares no other word with it; the same text
+    remembered by hand is not taken for the user's."""
+    from ctxsdk.session import Session
+
+    asked = "put them in a single table for better readability"
+    s = Session.from_messages(
+        [
+            {"role": "user", "content": "list the three options we discussed"},
+            {"role": "assistant", "content": "Option 1 keeps the parser; option 2 forks it."},
+            {"role": "user", "content": asked},
+        ],
+        format="openai",
+    )
+    with Memory(None, embedder=None) as mem:
+        mem.ingest(s, verbatim=False)
+        prefs = [n for n in mem.nodes("preference") if asked in n.text]
+        assert prefs, [n.text for n in mem.nodes()]
+        hits = mem.find("How does the user want it presented?")
+        assert prefs[0].id in [h.node.id for h in hits]
+        # the kind words are not the node's words: no literal match on them
+        assert all(h.via != "match" for h in mem.find("user asked wants"))
+    with Memory(None, embedder=None) as mem:
+        mem.remember(asked)
+        assert len(mem.find("How does the user want it presented?")) == 0

@@ -45,8 +45,30 @@ _TEXT_CAP = 200
 _EVIDENCE_CAP = 1000
 
 
+# Words that say what kind of memory a node is, indexed with it: a question asks "what did
+# the user ask …", "which file …", "what error …" in words a memory's own text rarely
+# repeats. A preference ingest read is the user's own words; an entity named by a path is a
+# file. (Measured in ``bench realworld``: find top-5 0.686 -> 0.700; LoCoMo unchanged.)
+_GLOSS = {"preference": "user asked wants", "decision": "decided", "experience": "error fixed"}
+_PATHLIKE = re.compile(r"/|\.\w{1,5}$")
+
+
+def _gloss(node: Node) -> str:
+    if node.type == "entity":
+        return "file" if _PATHLIKE.search(node.name) else ""
+    if node.type == "preference" and not any(s.via == "rule" for s in node.sources):
+        return ""  # remembered by hand or by a tool: not known to be the user's words
+    return _GLOSS.get(node.type, "")
+
+
 def index_text(node: Node) -> str:
-    """What retrieval indexes for ``node``: its name, aliases, text, fail / fix and until."""
+    """What retrieval indexes for ``node``: its name, aliases, text, fail / fix and until,
+    and a few words for its kind (``_GLOSS``)."""
+    return " ".join(p for p in (said_text(node), _gloss(node)) if p)
+
+
+def said_text(node: Node) -> str:
+    """The node's own words: its name, aliases, text, fail / fix and until."""
     body = [node.text, node.fail or "", node.fix or "", node.until or ""]
     seen = " ".join(body).casefold()
     head: list[str] = []
@@ -254,7 +276,7 @@ def _rule_score(node: Node, q: str) -> float:
         return 4.0
     if any(n and (q in n or (len(n) >= 3 and _mentions(q, n))) for n in names):
         return 3.0
-    if q and q in index_text(node).lower():
+    if q and q in said_text(node).lower():
         return 2.0
     return 0.0
 
@@ -396,7 +418,7 @@ def find_nodes(
         rel = h.score / top
         if _is_name(node, q):
             offer(direct, node.id, 1.0 + rel, "match")
-        elif len(q) >= 3 and q in " ".join(index_text(node).casefold().split()):
+        elif len(q) >= 3 and q in " ".join(said_text(node).casefold().split()):
             offer(direct, node.id, 1.0 + rel, "match")  # the query word for word
         elif _relevant(node, terms, retriever, rank, dense=len(h.parts) > 1):
             offer(direct, node.id, rel, "retrieval")

@@ -57,7 +57,7 @@ from ._door import (
     session_key,
 )
 from ._episodes import boxes, write_episodes
-from ._find import FindResult, MemoryHit, edge_path, find_nodes, index_text, is_stale
+from ._find import FindResult, MemoryHit, edge_path, find_nodes, index_text, is_stale, said_text
 from ._ingest import clip, extract, merge_target, merged, observations
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
@@ -434,7 +434,8 @@ class Memory:
         import numpy as np  # the embedders' own dependency: present whenever one is set
 
         dim = emb.dim
-        want = {n.id: _text_hash(index_text(n)) for n in nodes}
+        # a node's own words are embedded (the kind words of ``index_text`` are for BM25)
+        want = {n.id: _text_hash(said_text(n)) for n in nodes}
         stored = self.store.vectors(self._model, None if len(want) > 2000 else want)
         out: dict[str, Any] = {}
         todo: list[Node] = []
@@ -448,7 +449,7 @@ class Memory:
         for at in range(0, len(todo), _EMBED_BATCH):
             chunk = todo[at : at + _EMBED_BATCH]
             try:
-                vecs = np.asarray(emb.embed([index_text(n) for n in chunk]), dtype="<f4")
+                vecs = np.asarray(emb.embed([said_text(n) for n in chunk]), dtype="<f4")
             except Exception:  # the search degrades (and says why); nothing stored
                 break
             if vecs.shape != (len(chunk), dim):
