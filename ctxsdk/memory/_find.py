@@ -80,6 +80,10 @@ def said_text(node: Node) -> str:
     return " ".join(p for p in (*head, *body) if p)
 
 
+def _cut_line(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def is_stale(node: Node, now: datetime) -> bool:
     """A decision whose deadline instant has passed."""
     if node.type != "decision" or not node.until_at:
@@ -113,14 +117,12 @@ class MemoryHit:
 
     @property
     def short(self) -> str:
-        text = " ".join((self.node.text or self.node.name).split())
-        return text if len(text) <= _TEXT_CAP else text[: _TEXT_CAP - 1] + "…"
+        return _cut_line(" ".join((self.node.text or self.node.name).split()), _TEXT_CAP)
 
     @property
     def said(self) -> str:
         """The evidence on one line, cut to what a listing shows (empty: none)."""
-        text = " ".join(self.evidence.split())
-        return text if len(text) <= _EVIDENCE_CAP else text[: _EVIDENCE_CAP - 1] + "…"
+        return _cut_line(" ".join(self.evidence.split()), _EVIDENCE_CAP)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -342,10 +344,6 @@ def _source_keys(node: Node) -> frozenset[tuple[str, int]]:
     return frozenset(
         (s.session, s.seq) for s in node.sources if s.session is not None and s.seq is not None
     )
-
-
-def _cut_line(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _fold(ranked: list[MemoryHit]) -> list[MemoryHit]:
