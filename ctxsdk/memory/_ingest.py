@@ -186,19 +186,30 @@ class _Result:
     command: str  # the call's command (redacted)
 
 
+_COMMAND_KEYS = ("cmd", "command", "script", "path", "file_path")
+
+
 def _command(arguments: str) -> str:
     """A call's command, redacted: the one string argument of a shell-like call, else the
     JSON with each string in it redacted (a secret JSON escaped, its quotes and newlines
     written ``\\"`` and ``\\n``, is redacted as it was said)."""
+    return _call_parts(arguments)[0]
+
+
+def _call_parts(arguments: str) -> tuple[str, list[str]]:
+    """The call's command (``_command``) and its other string arguments (what an edit
+    wrote, a search's pattern), all redacted; the arguments are parsed once."""
     try:
         args = json.loads(arguments)
-        if isinstance(args, dict):
-            for key in ("cmd", "command", "script", "path", "file_path"):
-                if isinstance(args.get(key), str):
-                    return redact(str(args[key])).text
-        return json.dumps(redact_json(args), ensure_ascii=False)
     except (ValueError, RecursionError):  # not JSON, or nested past what Python walks
-        return redact(arguments).text
+        return redact(arguments).text, []
+    if not isinstance(args, dict):
+        return json.dumps(redact_json(args), ensure_ascii=False), []
+    clean = redact_json(args)
+    key = next((k for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
+    head = redact(args[key]).text if key is not None else json.dumps(clean, ensure_ascii=False)
+    rest = [v for k, v in clean.items() if k != key and isinstance(v, str) and v]
+    return head, rest
 
 
 def _time_of(session: Session, seq: int) -> datetime:
@@ -344,16 +355,7 @@ _OBS_TYPES = ("user/message", "assistant/message", "tool/result")
 def _call_text(name: str, arguments: str) -> str:
     """A call as the record holds it: its name, its command or path first, then every other
     string argument (what an edit wrote, a search's pattern), redacted."""
-    head = _command(arguments)
-    rest: list[str] = []
-    try:
-        args = json.loads(arguments)
-    except (ValueError, RecursionError):
-        args = None
-    if isinstance(args, dict):
-        for value in redact_json(args).values():
-            if isinstance(value, str) and value and value != head:
-                rest.append(value)
+    head, rest = _call_parts(arguments)
     return "\n".join([f"{redact(name).text} {head}", *rest])
 
 

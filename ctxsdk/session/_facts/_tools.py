@@ -1292,6 +1292,11 @@ def call_target(args: Mapping[str, Any]) -> str | None:
     return next((v for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()), None)
 
 
+def _patch_paths(text: str) -> list[str]:
+    """The paths a patch's file headers name (``*** Update File: a.py``, ``+++ b/a.py``)."""
+    return [(m.group(2) or m.group(3) or "").strip() for m in _PATCH_FILE.finditer(text)]
+
+
 def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
     """The files a call writes: an editing call's path argument, a patch's file headers; a
     shell call's command line (redirections, ``tee``, ``sed -i``, ``perl -i``, ``touch``,
@@ -1302,15 +1307,12 @@ def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
         if not command:
             return []
         if _SHELL_PATCH.match(command):
-            found = [
-                (m.group(2) or m.group(3) or "").strip() for m in _PATCH_FILE.finditer(command)
-            ]
-            return [p for p in dict.fromkeys(found) if p and p != "/dev/null"]
+            return [p for p in dict.fromkeys(_patch_paths(command)) if p and p != "/dev/null"]
         return written_by_shell(command)
     if not _name_parts(name) & _EDIT_PARTS or args.get("command") == "view":
         return []
     out = [v.strip() for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
     for value in args.values():  # a patch names its files in its headers
         if isinstance(value, str) and ("*** " in value or "+++ " in value):
-            out += [(m.group(2) or m.group(3) or "").strip() for m in _PATCH_FILE.finditer(value)]
+            out += _patch_paths(value)
     return [p for i, p in enumerate(out) if p and p != "/dev/null" and p not in out[:i]]
