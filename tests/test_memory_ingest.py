@@ -191,8 +191,10 @@ def test_until_defaults_to_when_it_was_said() -> None:
 
 
 # -- tool work: entities, typed edges, supersession -----------------------------------------
-def _work(timeout: str = "30", second: str = "60", session_id: str = "work") -> cx.Session:
-    b = LogBuilder(session_id=session_id, runtime_context=None)
+def _work(
+    timeout: str = "30", second: str = "60", session_id: str = "work", cwd: str | None = None
+) -> cx.Session:
+    b = LogBuilder(session_id=session_id, runtime_context=None, cwd=cwd)
     b.turn(f"The request timeout is {timeout} seconds.").assistant(text="ok").end_turn()
     b.turn("Fix the failing test in src/app.py.").assistant(
         tool_calls=[("bash", {"cmd": "pytest -q"})]
@@ -237,16 +239,17 @@ def test_a_later_value_supersedes_within_a_session() -> None:
 
 
 def test_a_later_session_updates_the_node_and_the_same_value_merges(tmp_path: Path) -> None:
+    app = "/home/dev/app"  # one project: its sessions ran in the same directory
     with cx.Memory(tmp_path / "m.db", embedder=None) as mem:
-        mem.ingest(_work("30", "60", "one"), now=MONDAY)
+        mem.ingest(_work("30", "60", "one", app), now=MONDAY)
         (t,) = [n for n in mem.nodes("entity") if n.name == "request timeout"]
         assert t.extra["value"] == "60 seconds"
-        mem.ingest(_work("45", "90", "two"), now=MONDAY)
+        mem.ingest(_work("45", "90", "two", app), now=MONDAY)
         (t2,) = [n for n in mem.nodes("entity") if n.name == "request timeout"]
         assert t2.id == t.id and t2.extra["value"] == "90 seconds" and "90" in t2.text
         assert "60 seconds" in t2.extra["earlier"]
         assert {s.session for s in t2.sources} == {"one", "two"}
-        mem.ingest(_work("45", "90", "three"), now=MONDAY)
+        mem.ingest(_work("45", "90", "three", app), now=MONDAY)
         (t3,) = [n for n in mem.nodes("entity") if n.name == "request timeout"]
         assert t3.text == t2.text and {s.session for s in t3.sources} == {"one", "two", "three"}
         # the file entity of three sessions is one node, its sources appended
@@ -254,6 +257,32 @@ def test_a_later_session_updates_the_node_and_the_same_value_merges(tmp_path: Pa
         assert len({s.session for s in app.sources}) == 3
         hits = mem.find("which file fixed the failing home test?")
         assert any(h.node.type == "experience" for h in hits[:5])
+
+
+def test_the_same_key_in_another_project_is_another_entity(tmp_path: Path) -> None:
+    # "request timeout" of two projects (or of a session that names no directory) are two
+    # facts: a later value in one project supersedes nothing in the other.
+    with cx.Memory(tmp_path / "m.db", embedder=None) as mem:
+        mem.ingest(_work("30", "60", "one", "/home/dev/app"), now=MONDAY)
+        mem.ingest(_work("45", "90", "two", "/home/dev/other"), now=MONDAY)
+        mem.ingest(_work("10", "20", "three"), now=MONDAY)
+        got = [n for n in mem.nodes("entity") if n.name == "request timeout"]
+        assert sorted(str(n.extra["value"]) for n in got) == [
+            "20 seconds",
+            "60 seconds",
+            "90 seconds",
+        ]
+        assert all(len(n.sources) == 1 and "earlier" in n.extra for n in got)
+        assert all(n.extra["earlier"] != ["60 seconds"] for n in got if "90" in n.text)
+        # the file is one entity per project, and each project's fix links to its own
+        apps = [n for n in mem.nodes("entity") if n.name == "src/app.py"]
+        assert len(apps) == 3
+        for app in apps:
+            assert sorted(e.label for e, _ in mem.read(app.id).incoming) == [
+                "about",
+                "decided",
+                "fixed",
+            ]
 
 
 def test_caps_grow_with_the_session_and_stay_bounded() -> None:

@@ -48,7 +48,15 @@ from ..session import Fact, Session, redact
 from ._door import screen, session_key
 from ._model import Candidate, NodeType, Source
 
-__all__ = ["Caps", "FactLike", "caps_for", "dedupe_and_cap", "fact_candidates", "said_kinds"]
+__all__ = [
+    "Caps",
+    "FactLike",
+    "caps_for",
+    "dedupe_and_cap",
+    "fact_candidates",
+    "project_scope",
+    "said_kinds",
+]
 
 LINE_MAX = 240
 _NAME_MAX = 40
@@ -247,6 +255,16 @@ def _leaks(blob: str, secrets: Sequence[str]) -> bool:
     return False
 
 
+def project_scope(session: Session) -> str:
+    """Which project a session's entities belong to: the directory it ran in (the header's
+    ``cwd``, redacted), else the session itself. "test command" or "language" in two
+    projects are two facts; without a directory nothing says two sessions share a project."""
+    cwd = getattr(session.header, "cwd", None)
+    if isinstance(cwd, str) and cwd.strip():
+        return "cwd:" + redact(cwd.strip().rstrip("/")).text
+    return "session:" + session_key(session)
+
+
 def _label(prefix: str, text: str) -> str:
     return _clip(f"{prefix}{text}", _NAME_MAX)
 
@@ -261,6 +279,7 @@ def fact_candidates(
     ``caps_for``; and what was dropped (text, why): "secret", "over the cap", "duplicate".
     ``until_of(text, seq)`` gives a decision's (label, instant) deadline or None."""
     sid = session_key(session)
+    scope = project_scope(session)
     listed = list(facts)
     dropped: list[tuple[str, str]] = []
     # A fact whose words carry a value the redaction engine withholds where it was said is
@@ -296,7 +315,7 @@ def fact_candidates(
         if got is None:
             continue
         name, text = got
-        extra: dict[str, object] = {"key": f.key or name, "kind": f.kind}
+        extra: dict[str, object] = {"key": f.key or name, "kind": f.kind, "scope": scope}
         if f.value is not None:
             extra["value"] = _value_text(f)
         if earlier.get(i):

@@ -424,15 +424,21 @@ def _norm(text: str) -> str:
 
 def merge_target(candidate: Candidate, nodes: Sequence[Node]) -> Node | None:
     """The active node ``candidate`` merges into, or None (insert it): an entity with the
-    same name or alias (case-insensitive); another node of the candidate's type whose text
-    (at least 8 chars) equals the candidate's or contains it, or is contained in it (equal
-    text wins over a substring). Workspace and episode candidates never merge."""
+    same name or alias (case-insensitive) in the same project (``extra["scope"]``, see
+    ``project_scope``; a node or candidate without one matches any); another node of the
+    candidate's type whose text (at least 8 chars) equals the candidate's or contains it, or
+    is contained in it (equal text wins over a substring). Workspace and episode candidates
+    never merge."""
     if candidate.type in ("workspace", "episode"):
         return None
     same = [n for n in nodes if n.type == candidate.type and n.active]
     if candidate.type == "entity":
         want = candidate.name.casefold()
+        scope = candidate.extra.get("scope")
         for n in same:
+            other = n.extra.get("scope")
+            if scope is not None and other is not None and other != scope:
+                continue  # the same key in another project is another fact
             if want in {n.name.casefold(), *(a.casefold() for a in n.aliases)}:
                 return n
         return None

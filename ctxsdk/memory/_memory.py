@@ -119,8 +119,8 @@ def _text_hash(text: str) -> str:
 
 # What ingest derives from a session, versioned: a session ingested by older rules is read
 # again once, though unchanged (2: observations carry their turn, the section retrieval uses;
-# 3: observations of the whole log, kept by default).
-_INGEST_RULES = 3
+# 3: observations of the whole log, kept by default; 4: entities scoped to their project).
+_INGEST_RULES = 4
 
 
 def _edited(node: Node) -> str:
@@ -954,13 +954,16 @@ class Memory:
         touched: list[str] = []
         edges = 0
         applied: list[tuple[Candidate, Node]] = []
+        mine: dict[str, Node] = {}  # this write's entities: a name links to its own project's
         for cand in sorted(cands, key=lambda c: c.type != "entity"):
             node, new = self._apply(cand)
             (added if new else touched).append(node.id)
             applied.append((cand, node))
+            if node.type == "entity":
+                mine.setdefault(cand.name.casefold(), node)
         for cand, node in applied:
             for label, name in cand.links:
-                other = self._entity(name)
+                other = mine.get(name.casefold()) or self._entity(name)
                 if other is not None and self._link(node.id, other.id, label):
                     edges += 1
         return added, touched, edges
