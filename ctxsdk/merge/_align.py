@@ -39,6 +39,7 @@ from ._claims import (
     claims_of_facts,
 )
 from ._derive import routes_of
+from ._shared import shared_claims
 from ._slots import Evidence
 
 __all__ = ["ALIGN_INSTRUCTION", "Alignment", "align", "branch_text", "heuristic_claims"]
@@ -181,10 +182,11 @@ def heuristic_claims(
     branches: Sequence[Branch], *, include_reasoning: bool = True, include_injected: bool = False
 ) -> tuple[Claim, ...]:
     """The deterministic path over every branch: the claims of its kernel facts
-    (``claims_of_facts``), labelled with the branch's id and trust; the fallback when the
-    model is absent or unusable. The kernel reads no reasoning and no injected context, so
-    ``include_reasoning`` and ``include_injected`` shape only the model's prompt; a branch
-    built from messages alone (no ``facts``) gives no claims."""
+    (``claims_of_facts``), labelled with the branch's id and trust, and the names two or
+    more branches use (``shared_claims``: files, commands, versions shared across
+    sessions); the fallback when the model is absent or unusable. Neither reads reasoning
+    or injected context, so ``include_reasoning`` and ``include_injected`` shape only the
+    model's prompt; a branch built from messages alone (no ``facts``) gives no claims."""
     del include_reasoning, include_injected  # the kernel's reading rules hold here
     out: list[Claim] = []
     for b in branches:
@@ -192,6 +194,8 @@ def heuristic_claims(
             out += claims_of_facts(
                 b.id, b.facts, current=b.current, trust=b.trust, tainted=dict(b.tainted)
             )
+    known = {c.value for c in out if not c.statement}
+    out += shared_claims([b for b in branches if b.facts is not None], known=known)
     return tuple(out)
 
 

@@ -1,0 +1,225 @@
+"""Anchors: the named things a session mentions (files, directories, commands, versions,
+code names), each with where and how it was named.
+
+Sessions on one project share few sentences but many names: the config file, the script a
+run starts with, the command that builds or submits, the class the work is about, the
+version a README requires. A name is read, not a sentence: paths (a file by its extension,
+a directory by its rooted or deep form), versions (``24.0.0``), code names (``CamelCase``,
+``UPPER_SNAKE``, ``snake_case``) and the test / build / install / lint commands a call runs
+or a code span shows (the kernel's ``command_parts`` says what a command is for).
+
+How a name was used matters more than how often: ``user`` (the user's own words, harness
+templates left out), ``assistant`` (its text), ``call`` (a tool call's command or path) name
+it on purpose; ``result`` only shows it (a file read, a listing). Reasoning is not read
+(a guess), nor plugin-injected context (not the session's voice). The messages are the
+branch's, already redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from ..session import call_command, call_target, command_parts, user_text
+from ._beliefs import Branch
+
+__all__ = ["USES", "Anchor", "AnchorKind", "Use", "anchors", "names_in"]
+
+AnchorKind = Literal["file", "directory", "command", "version", "name"]
+Use = Literal["user", "assistant", "call", "result"]
+USES: tuple[Use, ...] = ("user", "assistant", "call", "result")
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """One mention of a name: its ``kind``, ``ident`` (the comparison form: lowercase; a
+    file by its name, so ``src/app.py`` and ``app.py`` meet), ``form`` (as written), how it
+    was used, the event ``seq`` and the ``line`` it was named in."""
+
+    kind: AnchorKind
+    ident: str
+    form: str
+    use: Use
+    seq: int
+    line: str
+
+
+_EXT = frozenset(
+    """py pyi ipynb ts tsx js jsx mjs cjs json jsonl md mdx rst txt toml yaml yml cfg ini
+    sh bash zsh ps1 rs go java kt c h cc cpp hpp cs html css scss sql rb php swift lock xml
+    csv lua vue svelte dart scala ex exs gradle proto tf""".split()
+)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+# A path-like run of characters; a URL's pieces never start one (``://`` blocks them).
+_PATHLIKE = re.compile(r"(?<![\w/.~:@{}$-])(?:~|\.{1,2})?/?[\w@{}.-]*(?:/[\w@{}.-]*)*")
+_VERSION = re.compile(r"(?<![\w.])v?(\d{1,4}\.\d{1,4}\.\d{1,4})(?![.\d])")
+_NAMES = (
+    re.compile(r"(?<![\w.$/-])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+(?![\w/-])"),  # CamelCase
+    re.compile(r"(?<![\w.$/-])[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+(?![\w/-])"),  # UPPER_SNAKE
+    re.compile(r"(?<![\w.$/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w./-])"),  # snake_case
+)
+_FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)```", re.S)
+_SPAN = re.compile(r"`([^`\n]{2,200})`")
+_PROMPT = re.compile(r"^\s*[$>]\s+")
+_PURPOSES = frozenset({"test", "build", "install", "lint"})
+_MAX_TEXT = 40_000  # a tool result beyond this is file contents, not what the session says
+_LINE_CHARS = 240
+
+
+def _clip_line(line: str, start: int, end: int) -> str:
+    """The words around one match, at most ``_LINE_CHARS`` characters."""
+    flat = line.strip()
+    if len(flat) <= _LINE_CHARS:
+        return flat
+    left = max(0, start - _LINE_CHARS // 2)
+    return line[left : left + _LINE_CHARS].strip()
+
+
+def _path(raw: str) -> tuple[AnchorKind, str, str] | None:
+    """``(kind, ident, form)`` of a path-like word, or None when it is prose (``and/or``,
+    ``CI/CD``: two bare words with a slash), a number or a sentence end."""
+    form = raw.rstrip(".-")
+    parts = [p for p in form.split("/") if p]
+    if not parts or any(len(p) > 80 for p in parts):
+        return None
+    last = parts[-1]
+    stem, dot, ext = last.rpartition(".")
+    if dot and stem.strip(".") and ext.lower() in _EXT and re.search(r"[A-Za-z_]", stem):
+        return "file", last.lower(), form
+    if "/" not in form or not any(ch.isalpha() for ch in form):
+        return None
+    # a directory is a place when it is deep or home-rooted: ``/def`` in a sed address, a
+    # bare ``/tmp`` or ``a/b`` in prose name none
+    if len(parts) < (2 if form.startswith(("/", "~/", "./", "../")) else 3):
+        return None
+    if "{" in form or any(p.isdigit() for p in parts):
+        return None  # a template (``{sessionId}``) or a date, not one place
+    clean = form.rstrip("/").removeprefix("./")
+    return "directory", clean.lower(), clean
+
+
+def names_in(text: str) -> Iterator[tuple[AnchorKind, str, str, str]]:
+    """``(kind, ident, form, line)`` for every path, version and code name in ``text``."""
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        decoded = unquote(line) if "%" in line else line
+        for m in _VERSION.finditer(decoded):
+            yield "version", m.group(1), m.group(1), _clip_line(decoded, m.start(), m.end())
+        bare = _URL.sub(" ", line)
+        covered: list[tuple[int, int]] = []
+        for m in _PATHLIKE.finditer(bare):
+            if not m.group(0) or ("/" not in m.group(0) and "." not in m.group(0)):
+                continue
+            got = _path(m.group(0))
+            if got is not None:
+                covered.append(m.span())
+                yield *got, _clip_line(bare, m.start(), m.end())
+        for rx in _NAMES:
+            for m in rx.finditer(bare):
+                if any(a <= m.start() < b for a, b in covered):
+                    continue
+                yield "name", m.group(0).lower(), m.group(0), _clip_line(bare, m.start(), m.end())
+
+
+def _commands(line: str) -> Iterator[tuple[str, str]]:
+    """``(ident, form)`` of each test / build / install / lint command of a command line."""
+    for part in command_parts(_PROMPT.sub("", line)):
+        if part.purpose in _PURPOSES:
+            launcher, program, sub = part.identity
+            ident = " ".join(w for w in (launcher, program, sub) if w).lower()
+            yield ident, part.short
+
+
+def _operands(command: str) -> Iterator[str]:
+    """The words a command line acts on: each part's script or subcommand, arguments and
+    the files it writes (here-document bodies and quoted program text are contents)."""
+    for part in command_parts(command):
+        yield from (w for w in (part.sub, *part.args, *part.writes) if w)
+
+
+def _code_lines(text: str) -> Iterator[str]:
+    """The lines of a text's fenced code blocks and inline code spans."""
+    for m in _FENCE.finditer(text):
+        yield from m.group(1).splitlines()
+    for m in _SPAN.finditer(_FENCE.sub(" ", text)):
+        yield m.group(1)
+
+
+def _arguments(raw: object) -> Mapping[str, Any]:
+    if isinstance(raw, Mapping):
+        return raw
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, Mapping) else {}
+    return {}
+
+
+def _segments(branch: Branch) -> Iterator[tuple[int, Use, str, bool]]:
+    """``(seq, use, text, is_command)`` for each readable piece of the branch's messages."""
+    for m in branch.messages:
+        raw = m.raw
+        role = raw.get("role")
+        if role == "system" or m.injected:
+            continue
+        source = raw.get("source")
+        kind = source.get("kind") if isinstance(source, Mapping) else None
+        content = raw.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for b in blocks:
+            if not isinstance(b, Mapping):
+                continue
+            t, text = b.get("type"), b.get("text")
+            if t == "text" and isinstance(text, str):
+                if role == "assistant":
+                    yield m.seq, "assistant", text, False
+                elif role == "user" and kind == "tool":
+                    yield m.seq, "result", text[:_MAX_TEXT], False
+                elif role == "user":
+                    own = user_text(text)
+                    if own:
+                        yield m.seq, "user", own, False
+            elif t == "tool-call":
+                args = _arguments(b.get("arguments"))
+                command = call_command(args)
+                if command and " " in command.strip():
+                    yield m.seq, "call", command, True
+                # the path a call acts on (an editor's ``command`` is its verb, not a line)
+                target = call_target({k: v for k, v in args.items() if v != command})
+                if target:
+                    yield m.seq, "call", target, False
+            elif t == "tool-result":
+                inner = b.get("content")
+                items = inner if isinstance(inner, list) else [{"type": "text", "text": inner}]
+                for i in items:
+                    it = i.get("text") if isinstance(i, Mapping) else None
+                    if isinstance(it, str):
+                        yield m.seq, "result", it[:_MAX_TEXT], False
+
+
+def anchors(branch: Branch) -> list[Anchor]:
+    """Every mention of a name in ``branch``'s messages, in message order (module docs)."""
+    out: list[Anchor] = []
+    for seq, use, text, is_command in _segments(branch):
+        if is_command:
+            flat = " ".join(text.split())[:_LINE_CHARS]
+            for ident, form in _commands(text):
+                out.append(Anchor("command", ident, form, use, seq, flat))
+            for word in _operands(text):
+                for kind, ident, form, _ in names_in(word):
+                    out.append(Anchor(kind, ident, form, use, seq, flat))
+            continue
+        if use != "result":
+            for line in _code_lines(text):
+                for ident, form in _commands(line):
+                    out.append(Anchor("command", ident, form, use, seq, line.strip()))
+        for kind, ident, form, line in names_in(text):
+            out.append(Anchor(kind, ident, form, use, seq, line))
+    return out

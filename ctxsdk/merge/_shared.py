@@ -1,0 +1,180 @@
+"""Shared names: what two or more merged sessions both name, as cross-session claims.
+
+A name (``_anchors``) that several sessions mention is a belief they share: the file the
+work is in, the command that builds, the version the project needs. Each session that
+names it gives one claim of the slot ``<kind> <name>`` (``file docs/agents.md``), with its
+own provenance (the line it was named in, its seq), so the slot is backed by every one of
+them and packing ranks it with the facts sessions agree on.
+
+Not every shared name is worth a line. A session *uses* a name when its user or a tool
+call names it, or its assistant names a file, command, version or directory (work either
+way); a tool result only *shows* a name (two sessions that read one README share its every
+word), and a bare code name in the assistant's prose is narrative. A shared name is one
+that two or more sessions use; a file whose name is one plain word (``README.md``,
+``types.ts``) must also share a directory (it names no one file alone), and a name a slot
+already holds as its value (``language`` = TypeScript) adds nothing. The rest are ranked by
+how many sessions use it, then how many name it at all, then by kind (a command before a
+file or version, a bare code name last) and mentions; only the best ``limit`` become
+claims, so a block is not flooded by two sessions that read the same code.
+
+A file is compared by its name and shown by the longest path form two sessions share
+(``docs/AGENTS.md`` rather than ``AGENTS.md``). Evidence per session: the user 4, a call or
+a result 3 (what a tool ran or showed), the assistant 2.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ._anchors import Anchor, AnchorKind, Use, anchors
+from ._beliefs import Branch
+from ._claims import Claim, Origin
+from ._slots import Evidence
+
+__all__ = ["SHARED_LIMIT", "SharedName", "shared_claims", "shared_names"]
+
+SHARED_LIMIT = 8
+"""How many shared names at most become claims (the best ranked)."""
+
+_EVIDENCE: Mapping[Use, int] = MappingProxyType(
+    {
+        "user": int(Evidence.USER_STATED),
+        "call": int(Evidence.TOOL_VERIFIED),
+        "result": int(Evidence.TOOL_VERIFIED),
+        "assistant": int(Evidence.INFERRED),
+    }
+)
+_ORIGIN: Mapping[Use, Origin] = MappingProxyType(
+    {"user": "user", "call": "tool", "result": "tool", "assistant": "assistant"}
+)
+# The line a slot quotes: what a session said about the name reads better than a listing.
+_QUOTE_ORDER: Mapping[Use, int] = MappingProxyType(
+    {"assistant": 0, "user": 1, "call": 2, "result": 3}
+)
+_KIND_RANK: Mapping[AnchorKind, int] = MappingProxyType(
+    {"command": 4, "file": 3, "version": 3, "directory": 2, "name": 1}
+)
+_USED = frozenset({"user", "assistant", "call"})
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@dataclass
+class SharedName:
+    """One name and its mentions per source (branch id -> mentions, message order)."""
+
+    kind: AnchorKind
+    ident: str
+    mentions: dict[str, list[Anchor]] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> int:
+        return len(self.mentions)
+
+    @property
+    def users(self) -> int:
+        """How many sessions use the name: name it in a call or the user's words, or (a
+        file, command, version or directory, which are work either way) in the assistant's
+        text; a bare code name in the assistant's prose is its narrative."""
+        used = _USED if self.kind != "name" else _USED - {"assistant"}
+        return sum(any(a.use in used for a in ms) for ms in self.mentions.values())
+
+    def specific(self) -> bool:
+        """Whether the shared form names one thing: a file whose name is one plain word
+        (``README.md``, ``types.ts``, ``__init__.py``) does so only with a directory both
+        sessions give (``metrics/types.ts``)."""
+        if self.kind != "file":
+            return True
+        shown = self.shown()
+        stem = shown.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        return "/" in shown or len(_WORD.findall(stem)) >= 2
+
+    @property
+    def count(self) -> int:
+        return sum(len(ms) for ms in self.mentions.values())
+
+    def rank(self) -> tuple[int, int, int, float, str]:
+        return (
+            self.users,
+            self.sources,
+            _KIND_RANK[self.kind],
+            math.log1p(self.count),
+            self.ident,
+        )
+
+    def shown(self) -> str:
+        """The form to show: for a file, the longest trailing path two sessions share."""
+        if self.kind != "file":
+            return _most_common(a.form for ms in self.mentions.values() for a in ms)
+        tails: dict[str, set[str]] = {}
+        cased: dict[str, str] = {}
+        for src, ms in self.mentions.items():
+            for a in ms:
+                parts = [p for p in a.form.split("/") if p not in ("", ".")]
+                for i in range(len(parts)):
+                    tail = "/".join(parts[i:])
+                    tails.setdefault(tail.lower(), set()).add(src)
+                    cased.setdefault(tail.lower(), tail)
+        both = [t for t, srcs in tails.items() if len(srcs) >= 2] or [self.ident]
+        best = max(both, key=lambda t: (t.count("/"), len(t), t))
+        return cased.get(best, best)
+
+
+def _most_common(forms: Iterable[str]) -> str:
+    counts: dict[str, int] = {}
+    for f in forms:
+        counts[f] = counts.get(f, 0) + 1
+    return max(sorted(counts), key=lambda f: counts[f])
+
+
+def shared_names(
+    branches: Sequence[Branch], *, limit: int = SHARED_LIMIT, known: Iterable[str] = ()
+) -> list[SharedName]:
+    """The names two or more of ``branches`` use, best first (at most ``limit``; see the
+    module docs); a name whose ident is in ``known`` (a value a slot already holds, such
+    as ``language`` = TypeScript) adds nothing and is left out."""
+    if len(branches) < 2 or limit <= 0:
+        return []
+    table: dict[tuple[AnchorKind, str], SharedName] = {}
+    for b in branches:
+        for a in anchors(b):
+            name = table.setdefault((a.kind, a.ident), SharedName(a.kind, a.ident))
+            name.mentions.setdefault(b.id, []).append(a)
+    said = {k.lower() for k in known}
+    shared = [n for n in table.values() if n.users >= 2 and n.ident not in said and n.specific()]
+    shared.sort(key=lambda n: n.rank(), reverse=True)
+    return shared[:limit]
+
+
+def shared_claims(
+    branches: Sequence[Branch], *, limit: int = SHARED_LIMIT, known: Iterable[str] = ()
+) -> list[Claim]:
+    """One claim per session for each shared name (``shared_names``): key ``<kind> <shown
+    form, lowercased>``, value the shown form, evidence by its strongest use, quoting the
+    line it was named in."""
+    trust = {b.id: b.trust for b in branches}
+    out: list[Claim] = []
+    for name in shared_names(branches, limit=limit, known=known):
+        shown = name.shown()
+        key = f"{name.kind} {shown.lower()}"
+        for src, ms in name.mentions.items():
+            best = min(ms, key=lambda a: (_QUOTE_ORDER[a.use], a.seq))
+            strongest = max(ms, key=lambda a: _EVIDENCE[a.use])
+            out.append(
+                Claim(
+                    key=key,
+                    value=shown.lower(),
+                    evidence=_EVIDENCE[strongest.use],
+                    text=best.line,
+                    source=src,
+                    seq=best.seq,
+                    kind="fact",
+                    origin=_ORIGIN[best.use],
+                    trust=trust[src],
+                    shown=shown,
+                )
+            )
+    return out
