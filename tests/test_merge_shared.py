@@ -151,3 +151,41 @@ def test_real_sessions_of_one_repo_share_its_config_file() -> None:
     assert "codemie-cli.config.json" in r.block.text
     shared = [s for s in r.block.slots if len(s.sources) >= 2]
     assert shared and all(s.status == "resolved" for s in shared)
+
+
+# -- moved files ----------------------------------------------------------------------------
+def _creator() -> cx.Session:
+    b = LogBuilder(session_id="maker", runtime_context=None)
+    b.turn("Write the game.").assistant(
+        tool_calls=[("str_replace_editor", {"command": "create", "path": "/work/game_main.py"})]
+    )
+    b.tool_results(["File created."]).next_step().assistant(text="Done.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+def test_a_file_another_session_moved_is_a_disputed_location() -> None:
+    mover = _run("mover", "Rename it.", "mv /work/game_main.py /work/main.py", "Renamed.")
+    r = cx.Merge([_creator(), mover]).run()
+    slot = r.slot("location of game_main.py")
+    assert slot.status == "disputed"
+    assert set(slot.presented) == {"/work/game_main.py", "/work/main.py"}
+    assert {c.source for c in slot.claims} == {"maker", "mover"}
+    # the location slot says it: no shared-name slot of both sessions for the same file
+    both = [s for s in r.slots if len(s.sources) >= 2 and s.key.startswith("file ")]
+    assert not [s for s in both if "game_main.py" in s.key]
+    assert "**DISPUTED** `location of game_main.py`" in r.block.text
+
+
+def test_a_move_nobody_else_relies_on_is_no_dispute() -> None:
+    mover = _run("mover", "Rename it.", "mv /work/old_name.py /work/new_name.py", "Renamed.")
+    r = cx.Merge([_creator(), mover]).run()
+    assert not [s for s in r.slots if s.key.startswith("location of")]
+    assert not r.disputed
+
+
+@pytest.mark.skipif(not AGENTS.is_dir(), reason="the agent-sessions corpus is absent")
+def test_real_rename_disputes_where_the_game_is() -> None:
+    r = cx.Merge([_real("openhands/basic.json"), _real("openhands/wrong_initial_state.json")]).run()
+    slot = r.slot("location of game_2048.py")
+    assert slot.status == "disputed"
+    assert "/workspace/2048.py" in slot.presented

@@ -39,7 +39,8 @@ from ._claims import (
     claims_of_facts,
 )
 from ._derive import routes_of
-from ._shared import shared_claims
+from ._moved import moved_claims
+from ._shared import name_table, shared_claims
 from ._slots import Evidence
 
 __all__ = ["ALIGN_INSTRUCTION", "Alignment", "align", "branch_text", "heuristic_claims"]
@@ -194,8 +195,11 @@ def heuristic_claims(
             out += claims_of_facts(
                 b.id, b.facts, current=b.current, trust=b.trust, tainted=dict(b.tainted)
             )
+    read = [b for b in branches if b.facts is not None]
+    table = name_table(read)
+    moved, covered = moved_claims(read, table)
     known = {c.value for c in out if not c.statement}
-    out += shared_claims([b for b in branches if b.facts is not None], known=known)
+    out += moved + shared_claims(read, known=known, skip=covered, table=table)
     return tuple(out)
 
 

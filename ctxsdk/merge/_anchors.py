@@ -27,7 +27,7 @@ from urllib.parse import unquote
 from ..session import call_command, call_target, command_parts, user_text
 from ._beliefs import Branch
 
-__all__ = ["USES", "Anchor", "AnchorKind", "Use", "anchors", "names_in"]
+__all__ = ["USES", "Anchor", "AnchorKind", "Move", "Use", "anchors", "moves", "names_in"]
 
 AnchorKind = Literal["file", "directory", "command", "version", "name"]
 Use = Literal["user", "assistant", "call", "result"]
@@ -44,6 +44,17 @@ class Anchor:
     ident: str
     form: str
     use: Use
+    seq: int
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A file a session's tool call moved or renamed: ``src`` to ``dst`` (as written), at
+    event ``seq``, by the command ``line``."""
+
+    src: str
+    dst: str
     seq: int
     line: str
 
@@ -222,4 +233,25 @@ def anchors(branch: Branch) -> list[Anchor]:
                     out.append(Anchor("command", ident, form, use, seq, line.strip()))
         for kind, ident, form, line in names_in(text):
             out.append(Anchor(kind, ident, form, use, seq, line))
+    return out
+
+
+def moves(branch: Branch) -> list[Move]:
+    """The files ``branch``'s tool calls moved (``mv a b``, ``git mv a b``; one source and
+    one destination), in message order. A destination directory (``mv a.py lib/``) is
+    resolved the way ``mv`` does."""
+    out: list[Move] = []
+    for seq, use, text, is_command in _segments(branch):
+        if use != "call" or not is_command:
+            continue
+        for part in command_parts(text):
+            if part.program != "mv" and (part.program, part.sub) != ("git", "mv"):
+                continue
+            paths = [a for a in part.args if not a.startswith("-")]
+            if len(paths) != 2 or _path(paths[0]) is None:
+                continue
+            src, dst = paths
+            if dst.endswith("/"):
+                dst += src.rstrip("/").rsplit("/", 1)[-1]
+            out.append(Move(src, dst, seq, " ".join(text.split())[:_LINE_CHARS]))
     return out

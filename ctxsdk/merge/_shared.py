@@ -35,12 +35,21 @@ from ._beliefs import Branch
 from ._claims import Claim, Origin
 from ._slots import Evidence
 
-__all__ = ["SHARED_LIMIT", "SharedName", "shared_claims", "shared_names"]
+__all__ = [
+    "EVIDENCE_OF_USE",
+    "ORIGIN_OF_USE",
+    "SHARED_LIMIT",
+    "SharedName",
+    "Table",
+    "name_table",
+    "shared_claims",
+    "shared_names",
+]
 
 SHARED_LIMIT = 8
 """How many shared names at most become claims (the best ranked)."""
 
-_EVIDENCE: Mapping[Use, int] = MappingProxyType(
+EVIDENCE_OF_USE: Mapping[Use, int] = MappingProxyType(
     {
         "user": int(Evidence.USER_STATED),
         "call": int(Evidence.TOOL_VERIFIED),
@@ -48,7 +57,7 @@ _EVIDENCE: Mapping[Use, int] = MappingProxyType(
         "assistant": int(Evidence.INFERRED),
     }
 )
-_ORIGIN: Mapping[Use, Origin] = MappingProxyType(
+ORIGIN_OF_USE: Mapping[Use, Origin] = MappingProxyType(
     {"user": "user", "call": "tool", "result": "tool", "assistant": "assistant"}
 )
 # The line a slot quotes: what a session said about the name reads better than a listing.
@@ -79,8 +88,7 @@ class SharedName:
         """How many sessions use the name: name it in a call or the user's words, or (a
         file, command, version or directory, which are work either way) in the assistant's
         text; a bare code name in the assistant's prose is its narrative."""
-        used = _USED if self.kind != "name" else _USED - {"assistant"}
-        return sum(any(a.use in used for a in ms) for ms in self.mentions.values())
+        return sum(self.used_by(src) for src in self.mentions)
 
     def specific(self) -> bool:
         """Whether the shared form names one thing: a file whose name is one plain word
@@ -91,6 +99,11 @@ class SharedName:
         shown = self.shown()
         stem = shown.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         return "/" in shown or len(_WORD.findall(stem)) >= 2
+
+    def used_by(self, source: str) -> bool:
+        """Whether ``source`` uses the name (``users`` counts these sessions)."""
+        used = _USED if self.kind != "name" else _USED - {"assistant"}
+        return any(a.use in used for a in self.mentions.get(source, ()))
 
     @property
     def count(self) -> int:
@@ -130,49 +143,71 @@ def _most_common(forms: Iterable[str]) -> str:
     return max(sorted(counts), key=lambda f: counts[f])
 
 
-def shared_names(
-    branches: Sequence[Branch], *, limit: int = SHARED_LIMIT, known: Iterable[str] = ()
-) -> list[SharedName]:
-    """The names two or more of ``branches`` use, best first (at most ``limit``; see the
-    module docs); a name whose ident is in ``known`` (a value a slot already holds, such
-    as ``language`` = TypeScript) adds nothing and is left out."""
-    if len(branches) < 2 or limit <= 0:
-        return []
-    table: dict[tuple[AnchorKind, str], SharedName] = {}
+Table = dict[tuple[AnchorKind, str], SharedName]
+
+
+def name_table(branches: Sequence[Branch]) -> Table:
+    """Every name ``branches`` mention, with its mentions per branch (read once)."""
+    table: Table = {}
     for b in branches:
         for a in anchors(b):
             name = table.setdefault((a.kind, a.ident), SharedName(a.kind, a.ident))
             name.mentions.setdefault(b.id, []).append(a)
-    said = {k.lower() for k in known}
-    shared = [n for n in table.values() if n.users >= 2 and n.ident not in said and n.specific()]
+    return table
+
+
+def shared_names(
+    branches: Sequence[Branch] | Table,
+    *,
+    limit: int = SHARED_LIMIT,
+    known: Iterable[str] = (),
+    skip: Iterable[str] = (),
+) -> list[SharedName]:
+    """The names two or more of ``branches`` (or a ``name_table`` of them) use, best first
+    (at most ``limit``; see the module docs). A name whose ident is in ``known`` (a value a
+    slot already holds, such as ``language`` = TypeScript) adds nothing, and one in ``skip``
+    has a slot of its own (a moved file's location); both are left out."""
+    table = branches if isinstance(branches, dict) else name_table(branches)
+    if limit <= 0:
+        return []
+    left_out = {k.lower() for k in known} | {k.lower() for k in skip}
+    shared = [
+        n for n in table.values() if n.users >= 2 and n.ident not in left_out and n.specific()
+    ]
     shared.sort(key=lambda n: n.rank(), reverse=True)
     return shared[:limit]
 
 
 def shared_claims(
-    branches: Sequence[Branch], *, limit: int = SHARED_LIMIT, known: Iterable[str] = ()
+    branches: Sequence[Branch],
+    *,
+    limit: int = SHARED_LIMIT,
+    known: Iterable[str] = (),
+    skip: Iterable[str] = (),
+    table: Table | None = None,
 ) -> list[Claim]:
     """One claim per session for each shared name (``shared_names``): key ``<kind> <shown
     form, lowercased>``, value the shown form, evidence by its strongest use, quoting the
     line it was named in."""
     trust = {b.id: b.trust for b in branches}
+    names = table if table is not None else name_table(branches)
     out: list[Claim] = []
-    for name in shared_names(branches, limit=limit, known=known):
+    for name in shared_names(names, limit=limit, known=known, skip=skip):
         shown = name.shown()
         key = f"{name.kind} {shown.lower()}"
         for src, ms in name.mentions.items():
             best = min(ms, key=lambda a: (_QUOTE_ORDER[a.use], a.seq))
-            strongest = max(ms, key=lambda a: _EVIDENCE[a.use])
+            strongest = max(ms, key=lambda a: EVIDENCE_OF_USE[a.use])
             out.append(
                 Claim(
                     key=key,
                     value=shown.lower(),
-                    evidence=_EVIDENCE[strongest.use],
+                    evidence=EVIDENCE_OF_USE[strongest.use],
                     text=best.line,
                     source=src,
                     seq=best.seq,
                     kind="fact",
-                    origin=_ORIGIN[best.use],
+                    origin=ORIGIN_OF_USE[best.use],
                     trust=trust[src],
                     shown=shown,
                 )
