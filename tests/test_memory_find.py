@@ -14,6 +14,8 @@ import pytest
 from ctxsdk.errors import DegradedSearchWarning
 from ctxsdk.llm import LLM, RemoteEmbedder
 from ctxsdk.memory import Memory
+from ctxsdk.session import Session
+from ctxsdk.testing import LogBuilder
 
 from ._openai_server import openai_server
 
@@ -165,3 +167,73 @@ def test_a_question_about_what_the_user_asked_reaches_the_users_words() -> None:
     with Memory(None, embedder=None) as mem:
         mem.remember(asked)
         assert len(mem.find("How does the user want it presented?")) == 0
+
+
+def _two_projects() -> list[Session]:
+    """Two agents' logs in two projects saying the same words: a call, its output, a reply."""
+    out = []
+    for sid, cwd, make in (
+        ("s-alpha", "/home/dev/alpha-service", "make check"),
+        ("s-beta", "/home/dev/beta-portal", "make verify"),
+    ):
+        b = LogBuilder(session_id=sid, cwd=cwd, runtime_context=None)
+        b.turn("How do we run the checks here?").assistant(tool_calls=[("bash", {"cmd": make})])
+        b.tool_results(["12 passed in 0.4s"]).next_step()
+        b.assistant(text=f"The checks run with {make}, then the linter.").end_turn()
+        out.append(Session.from_events(b.header, b.events))
+    return out
+
+
+def test_a_question_naming_the_project_reaches_that_projects_memories() -> None:
+    """A memory is indexed with where it came from (the project's directory, the agent, the
+    session's id): two projects saying alike are told apart by the question."""
+    with Memory(None, embedder=None) as mem:
+        for s in _two_projects():
+            mem.ingest(s)
+        for project, sid in (("beta-portal", "s-beta"), ("alpha-service", "s-alpha")):
+            hits = mem.find(f"How are the checks run in {project}?")
+            replies = [h for h in hits if h.node.text.startswith("The checks run with make")]
+            assert len(replies) == 2 and replies[0].node.sources[0].session == sid
+        # where it came from is no literal match: a query of it alone is a fuzzy one
+        assert all(h.via != "match" for h in mem.find("beta-portal"))
+
+
+def test_a_real_codex_run_is_found_by_the_agents_name(tmp_path: Path) -> None:
+    from ctxsdk.bench._realworld import corpus_dir, load_session
+
+    root = corpus_dir()
+    if root is None:
+        pytest.skip("the agent-sessions corpus is not here")
+    codex = "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    other = "claude-code/codemie__session-624a4a58.jsonl"
+    with Memory(tmp_path / "m.db", embedder=None) as mem:
+        for rel in (codex, other):
+            mem.ingest(load_session(root, rel))
+        sid = load_session(root, codex).id
+        hits = mem.find("What did the user ask Codex to change?")[:5]
+        assert any(h.node.sources[0].session == sid for h in hits)
+        top = [h for h in hits if h.node.sources[0].session == sid]
+        assert "codex" in str(top[0].node.extra.get("from", ""))
+
+
+def test_only_a_conversation_lifts_its_neighbours() -> None:
+    """In a conversation the next turn answers the last: a turn's neighbours share its
+    score. In an agent's log the next record is a call or its output: no neighbours."""
+    chat = Session.from_messages(
+        [
+            {"role": "user", "content": "Where should the release notes go this time?"},
+            {"role": "assistant", "content": "Into docs/changes.md, under the new version."},
+        ],
+        format="openai",
+    )
+    work = _two_projects()[0]
+    with Memory(None, embedder=None) as mem:
+        mem.ingest(chat)
+        mem.ingest(work)
+        mem.find("anything")  # brings the index up to date
+        retr = mem._retriever
+        for n in mem.nodes("observation"):
+            linked = retr.neighbours(n.id) != (None, None)
+            assert linked == (not n.extra.get("agent_log")), n.name
+        assert any(n.extra.get("agent_log") for n in mem.nodes("observation"))
+        assert any(not n.extra.get("agent_log") for n in mem.nodes("observation"))

@@ -56,6 +56,7 @@ __all__ = [
     "fact_candidates",
     "project_scope",
     "said_kinds",
+    "session_words",
 ]
 
 LINE_MAX = 240
@@ -263,6 +264,30 @@ def project_scope(session: Session) -> str:
     if isinstance(cwd, str) and cwd.strip():
         return "cwd:" + redact(cwd.strip().rstrip("/")).text
     return "session:" + session_key(session)
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def session_words(session: Session) -> str:
+    """Words that say where a session's memories came from, as questions name it: the
+    agent that wrote it (an imported log's format: "codex", "claude code"), the project
+    (the last part of its directory) and the words of its id (an agent's id often names
+    the task: ``pallets__flask-5014``)."""
+    got: list[str] = []
+    for ev in session.raw_events[:64]:
+        data = ev.get("data")
+        if ev.get("type") == "ctxsdk/import" and isinstance(data, dict):
+            fmt = data.get("format")
+            if isinstance(fmt, str):
+                got.append(fmt)
+                break
+    cwd = getattr(session.header, "cwd", None)
+    if isinstance(cwd, str):
+        got.append(cwd.rstrip("/").rsplit("/", 1)[-1])
+    got.append(session_key(session))
+    words = [w.casefold() for part in got for w in _WORD.findall(redact(part).text)]
+    return " ".join(dict.fromkeys(w for w in words if not w.isdigit() or len(w) < 6))
 
 
 def _label(prefix: str, text: str) -> str:

@@ -64,7 +64,10 @@ def _gloss(node: Node) -> str:
 def index_text(node: Node) -> str:
     """What retrieval indexes for ``node``: its name, aliases, text, fail / fix and until,
     and a few words for its kind (``_GLOSS``)."""
-    return " ".join(p for p in (said_text(node), _gloss(node)) if p)
+    told = node.extra.get("from")
+    return " ".join(
+        p for p in (said_text(node), _gloss(node), told if isinstance(told, str) else "") if p
+    )
 
 
 def said_text(node: Node) -> str:

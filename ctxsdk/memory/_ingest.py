@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from ..session import (
     Session,
@@ -68,6 +69,7 @@ __all__ = [
     "observations",
     "parse_until",
     "refuse_secret",
+    "told_by",
 ]
 
 LINE_MAX = 240
@@ -380,6 +382,7 @@ def observations(
             by_seq.setdefault(seq, []).append(f)
     calls: dict[str, tuple[str, int]] = {}
     seen: set[tuple[str, str]] = set()
+    agent_log = False  # a log with tool output: an agent at work, not a conversation
     for seq, event in enumerate(session.raw_events):
         if event.get("type") not in _OBS_TYPES or message_of(event) is None:
             continue
@@ -404,6 +407,7 @@ def observations(
             if said:
                 items.append(("assistant", "\n".join(said), by_seq.get(seq, [])))
         for r in msg.tool_results:
+            agent_log = True
             name, call_seq = calls.get(r.tool_call_id, ("tool", -1))
             near = by_seq.get(seq, []) + by_seq.get(call_seq, [])
             items.append((name, message_text(r), near))
@@ -414,6 +418,8 @@ def observations(
             seen.add((who, text))
             src = Source(sid, seq, text, "rule")
             out.append(Candidate("observation", f"{who}@{seq}", text, src, extra=extra))
+    if agent_log:
+        return tuple(replace(c, extra={**c.extra, "agent_log": True}) for c in out)
     return tuple(out)
 
 
@@ -457,6 +463,15 @@ def merge_target(candidate: Candidate, nodes: Sequence[Node]) -> Node | None:
     return partial
 
 
+def told_by(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, str]:
+    """``extra["from"]`` of a node said in two sessions: the words of both (a question may
+    name either's project or agent), the first 48 (a node said in every session of a
+    year does not index every session's id)."""
+    a, b = old.get("from"), new.get("from")
+    words = [w for x in (a, b) if isinstance(x, str) for w in x.split()]
+    return {"from": " ".join(list(dict.fromkeys(words))[:48])} if words else {}
+
+
 def _kept_text(old: str, new: str) -> str:
     """The longer text, unless one contains the other and is more than max(80, 2×) the
     shorter's length: then the shorter (a long text wrapping a short fact adds noise)."""
@@ -497,6 +512,7 @@ def merged(node: Node, candidate: Candidate) -> Node:
             extra["earlier"] = earlier[-5:]
         else:
             extra.update({k: v for k, v in candidate.extra.items() if k not in extra})
+    extra.update(told_by(node.extra, candidate.extra))
     return replace(
         node,
         text=text,

@@ -57,8 +57,9 @@ from ._door import (
     session_key,
 )
 from ._episodes import boxes, write_episodes
+from ._facts_in import session_words
 from ._find import FindResult, MemoryHit, edge_path, find_nodes, index_text, is_stale, said_text
-from ._ingest import clip, extract, merge_target, merged, observations
+from ._ingest import clip, extract, merge_target, merged, observations, told_by
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, edge_label, node_type
@@ -406,7 +407,9 @@ class Memory:
             self._retriever.add(
                 node.id,
                 index_text(node),
-                group=group,
+                # in an agent's log the next record is a call or its output, not an answer:
+                # neighbours lift a conversation's turns only (measured, bench realworld)
+                group=None if node.extra.get("agent_log") else group,
                 order=order,
                 section=section,
                 vector=vectors.get(node.id),
@@ -659,7 +662,8 @@ class Memory:
                 return (
                     old if extra == old.extra else self.store.put(replace(old, extra=extra))
                 ), False
-            return self.store.put(replace(old, sources=(*old.sources, s))), False
+            extra = {**old.extra, **told_by(old.extra, cand.extra)}
+            return self.store.put(replace(old, sources=(*old.sources, s), extra=extra)), False
         pool = self.store.nodes(types=[cand.type])
         target = merge_target(cand, pool)
         if target is None:
@@ -901,6 +905,8 @@ class Memory:
         cands: list[Candidate] = list(ex.candidates)
         if verbatim:
             cands += list(observations(session))
+        told = session_words(session)
+        cands = [replace(c, extra={**c.extra, "from": told}) if told else c for c in cands]
         cands, refused = _through_door(cands)
         with self.store.batch():
             added, touched, edges = self._write_candidates(cands)
