@@ -120,7 +120,8 @@ def _text_hash(text: str) -> str:
 
 # What ingest derives from a session, versioned: a session ingested by older rules is read
 # again once, though unchanged (2: observations carry their turn, the section retrieval uses;
-# 3: observations of the whole log, kept by default; 4: entities scoped to their project).
+# 3: observations of the whole log, kept by default; 4: entities scoped to their project,
+# each node with where it came from, an agent's log marked).
 _INGEST_RULES = 4
 
 
