@@ -69,6 +69,16 @@ def test_a_name_only_one_session_uses_gives_no_shared_slot() -> None:
     assert shared_names([read_branch(a), read_branch(d)]) == []
 
 
+def test_a_version_one_session_states_and_another_tool_shows_is_shared() -> None:
+    a = _run("a4", "What does it need?", "ls", "It needs Node.js >= 24.0.0.")
+    b = _run("b4", "Read it.", "cat README.md", "Read.", output="Requires node 24.0.0 or newer")
+    c = _run("c4", "Read it.", "cat README.md", "Read.", output="Requires node 24.0.0 or newer")
+    r = cx.Merge([a, b]).run()
+    assert set(r.slot("version 24.0.0").sources) == {"a4", "b4"}
+    # two tool outputs alone are two reads, not a belief either session holds
+    assert shared_names([read_branch(b), read_branch(c)]) == []
+
+
 def test_a_one_word_file_name_needs_a_shared_directory() -> None:
     a = _run("a1", "Look.", "cat README.md", "Read README.md.")
     b = _run("b1", "Look.", "cat docs/README.md", "Read README.md.")
@@ -189,3 +199,8 @@ def test_real_rename_disputes_where_the_game_is() -> None:
     slot = r.slot("location of game_2048.py")
     assert slot.status == "disputed"
     assert "/workspace/2048.py" in slot.presented
+
+
+def test_an_address_is_no_version_but_a_sentence_end_is_fine() -> None:
+    assert not [k for k, *_ in names_in("the host is 10.0.0.1 today") if k == "version"]
+    assert ("version", "24.0.0") in {(k, i) for k, i, _, _ in names_in("Needs 24.0.0.")}

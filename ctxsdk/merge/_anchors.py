@@ -67,7 +67,8 @@ _EXT = frozenset(
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
 # A path-like run of characters; a URL's pieces never start one (``://`` blocks them).
 _PATHLIKE = re.compile(r"(?<![\w/.~:@{}$-])(?:~|\.{1,2})?/?[\w@{}.-]*(?:/[\w@{}.-]*)*")
-_VERSION = re.compile(r"(?<![\w.])v?(\d{1,4}\.\d{1,4}\.\d{1,4})(?![.\d])")
+# x.y.z, not part of a longer dotted number (an address); a sentence's full stop may follow
+_VERSION = re.compile(r"(?<![\w.])v?(\d{1,4}\.\d{1,4}\.\d{1,4})(?!\.?\d)")
 _NAMES = (
     re.compile(r"(?<![\w.$/-])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+(?![\w/-])"),  # CamelCase
     re.compile(r"(?<![\w.$/-])[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+(?![\w/-])"),  # UPPER_SNAKE

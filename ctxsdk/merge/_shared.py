@@ -10,12 +10,14 @@ Not every shared name is worth a line. A session *uses* a name when its user or 
 call names it, or its assistant names a file, command, version or directory (work either
 way); a tool result only *shows* a name (two sessions that read one README share its every
 word), and a bare code name in the assistant's prose is narrative. A shared name is one
-that two or more sessions use; a file whose name is one plain word (``README.md``,
-``types.ts``) must also share a directory (it names no one file alone), and a name a slot
-already holds as its value (``language`` = TypeScript) adds nothing. The rest are ranked by
-how many sessions use it, then how many name it at all, then by kind (a command before a
-file or version, a bare code name last) and mentions; only the best ``limit`` become
-claims, so a block is not flooded by two sessions that read the same code.
+that two or more sessions use (a version, a value rather than a thing read alike, also
+when one session uses it and another's tool output shows it); a file whose name is one
+plain word (``README.md``, ``types.ts``) must also share a directory (it names no one file
+alone), and a name a slot already holds as its value (``language`` = TypeScript) adds
+nothing. The rest are ranked by how many sessions use it, then how many name it at all,
+then by kind (a command before a file or version, a bare code name last) and mentions; only
+the best ``limit`` become claims, so a block is not flooded by two sessions that read the
+same code.
 
 A file is compared by its name and shown by the longest path form two sessions share
 (``docs/AGENTS.md`` rather than ``AGENTS.md``). Evidence per session: the user 4, a call or
@@ -89,6 +91,14 @@ class SharedName:
         file, command, version or directory, which are work either way) in the assistant's
         text; a bare code name in the assistant's prose is its narrative."""
         return sum(self.used_by(src) for src in self.mentions)
+
+    def shared(self) -> bool:
+        """Whether the name is a shared belief: two sessions use it; a version (a value, not
+        a thing two sessions merely read alike) also when one session uses it and another's
+        tool output shows it (a tool-verified corroboration)."""
+        if self.kind == "version":
+            return self.users >= 1 and self.sources >= 2
+        return self.users >= 2
 
     def specific(self) -> bool:
         """Whether the shared form names one thing: a file whose name is one plain word
@@ -171,9 +181,7 @@ def shared_names(
     if limit <= 0:
         return []
     left_out = {k.lower() for k in known} | {k.lower() for k in skip}
-    shared = [
-        n for n in table.values() if n.users >= 2 and n.ident not in left_out and n.specific()
-    ]
+    shared = [n for n in table.values() if n.shared() and n.ident not in left_out and n.specific()]
     shared.sort(key=lambda n: n.rank(), reverse=True)
     return shared[:limit]
 
