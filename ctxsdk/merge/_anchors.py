@@ -3,10 +3,9 @@ code names), each with where and how it was named.
 
 Sessions on one project share few sentences but many names: the config file, the script a
 run starts with, the command that builds or submits, the class the work is about, the
-version a README requires. A name is read, not a sentence: paths (a file by its extension,
-a directory by its rooted or deep form), versions (``24.0.0``), code names (``CamelCase``,
-``UPPER_SNAKE``, ``snake_case``) and the test / build / install / lint commands a call runs
-or a code span shows (the kernel's ``command_parts`` says what a command is for).
+version a README requires. A name is read, not a sentence: paths, versions and code names
+(the base's ``names_in``, shared with Fold) and the test / build / install / lint commands a
+call runs or a code span shows (the kernel's ``command_parts`` says what a command is for).
 
 How a name was used matters more than how often: ``user`` (the user's own words, harness
 templates left out), ``assistant`` (its text), ``call`` (a tool call's command or path) name
@@ -22,9 +21,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import unquote
 
-from ..session import call_command, call_target, command_parts, user_text
+from ..session import call_command, call_target, command_parts, names_in, path_name, user_text
 from ._beliefs import Branch
 
 __all__ = ["USES", "Anchor", "AnchorKind", "Move", "Use", "anchors", "moves", "names_in"]
@@ -59,83 +57,12 @@ class Move:
     line: str
 
 
-_EXT = frozenset(
-    """py pyi ipynb ts tsx js jsx mjs cjs json jsonl md mdx rst txt toml yaml yml cfg ini
-    sh bash zsh ps1 rs go java kt c h cc cpp hpp cs html css scss sql rb php swift lock xml
-    csv lua vue svelte dart scala ex exs gradle proto tf""".split()
-)
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
-# A path-like run of characters; a URL's pieces never start one (``://`` blocks them).
-_PATHLIKE = re.compile(r"(?<![\w/.~:@{}$-])(?:~|\.{1,2})?/?[\w@{}.-]*(?:/[\w@{}.-]*)*")
-# x.y.z, not part of a longer dotted number (an address); a sentence's full stop may follow
-_VERSION = re.compile(r"(?<![\w.])v?(\d{1,4}\.\d{1,4}\.\d{1,4})(?!\.?\d)")
-_NAMES = (
-    re.compile(r"(?<![\w.$/-])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+(?![\w/-])"),  # CamelCase
-    re.compile(r"(?<![\w.$/-])[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+(?![\w/-])"),  # UPPER_SNAKE
-    re.compile(r"(?<![\w.$/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w./-])"),  # snake_case
-)
 _FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)```", re.S)
 _SPAN = re.compile(r"`([^`\n]{2,200})`")
 _PROMPT = re.compile(r"^\s*[$>]\s+")
 _PURPOSES = frozenset({"test", "build", "install", "lint"})
 _MAX_TEXT = 40_000  # a tool result beyond this is file contents, not what the session says
 _LINE_CHARS = 240
-
-
-def _clip_line(line: str, start: int, end: int) -> str:
-    """The words around one match, at most ``_LINE_CHARS`` characters."""
-    flat = line.strip()
-    if len(flat) <= _LINE_CHARS:
-        return flat
-    left = max(0, start - _LINE_CHARS // 2)
-    return line[left : left + _LINE_CHARS].strip()
-
-
-def _path(raw: str) -> tuple[AnchorKind, str, str] | None:
-    """``(kind, ident, form)`` of a path-like word, or None when it is prose (``and/or``,
-    ``CI/CD``: two bare words with a slash), a number or a sentence end."""
-    form = raw.rstrip(".-")
-    parts = [p for p in form.split("/") if p]
-    if not parts or any(len(p) > 80 for p in parts):
-        return None
-    last = parts[-1]
-    stem, dot, ext = last.rpartition(".")
-    if dot and stem.strip(".") and ext.lower() in _EXT and re.search(r"[A-Za-z_]", stem):
-        return "file", last.lower(), form
-    if "/" not in form or not any(ch.isalpha() for ch in form):
-        return None
-    # a directory is a place when it is deep or home-rooted: ``/def`` in a sed address, a
-    # bare ``/tmp`` or ``a/b`` in prose name none
-    if len(parts) < (2 if form.startswith(("/", "~/", "./", "../")) else 3):
-        return None
-    if "{" in form or any(p.isdigit() for p in parts):
-        return None  # a template (``{sessionId}``) or a date, not one place
-    clean = form.rstrip("/").removeprefix("./")
-    return "directory", clean.lower(), clean
-
-
-def names_in(text: str) -> Iterator[tuple[AnchorKind, str, str, str]]:
-    """``(kind, ident, form, line)`` for every path, version and code name in ``text``."""
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        decoded = unquote(line) if "%" in line else line
-        for m in _VERSION.finditer(decoded):
-            yield "version", m.group(1), m.group(1), _clip_line(decoded, m.start(), m.end())
-        bare = _URL.sub(" ", line)
-        covered: list[tuple[int, int]] = []
-        for m in _PATHLIKE.finditer(bare):
-            if not m.group(0) or ("/" not in m.group(0) and "." not in m.group(0)):
-                continue
-            got = _path(m.group(0))
-            if got is not None:
-                covered.append(m.span())
-                yield *got, _clip_line(bare, m.start(), m.end())
-        for rx in _NAMES:
-            for m in rx.finditer(bare):
-                if any(a <= m.start() < b for a, b in covered):
-                    continue
-                yield "name", m.group(0).lower(), m.group(0), _clip_line(bare, m.start(), m.end())
 
 
 def _commands(line: str) -> Iterator[tuple[str, str]]:
@@ -249,7 +176,7 @@ def moves(branch: Branch) -> list[Move]:
             if part.program != "mv" and (part.program, part.sub) != ("git", "mv"):
                 continue
             paths = [a for a in part.args if not a.startswith("-")]
-            if len(paths) != 2 or _path(paths[0]) is None:
+            if len(paths) != 2 or path_name(paths[0]) is None:
                 continue
             src, dst = paths
             if dst.endswith("/"):

@@ -45,6 +45,7 @@ from ._facts import (
 from ._facts import covers as command_covers
 from ._facts import outcome as run_outcome
 from ._facts import parts as command_parts
+from ._facts._anchors import names_in, path_name
 from ._file_writer import refuse_shipped_sample
 from ._files import check_byte_limit, open_regular_file, read_regular_file
 from ._fork import fork_log, fork_points
@@ -243,12 +244,14 @@ __all__ = [
     "messages_df",
     "migrate",
     "model_safe",
+    "names_in",
     "neutralize",
     "node_parts",
     "node_tokens",
     "now_ms",
     "open_regular_file",
     "pass_line",
+    "path_name",
     "project_key",
     "read_facts",
     "read_log",
