@@ -510,7 +510,8 @@ def test_a_correction_in_two_sentences_is_one_instruction() -> None:
     (f,) = _user("it's not a jsonl file. it's a json file with a syncState field")
     assert f.kind == "instruction"
     assert "jsonl" in f.text and "syncState" in f.text
-    assert f.source.quote == "it's a json file with a syncState field"
+    # the two sentences are one correction, quoted whole
+    assert f.source.quote == "it's not a jsonl file. it's a json file with a syncState field"
     assert _user("it's not a jsonl file.") == []  # alone it says too little
 
 

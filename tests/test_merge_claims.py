@@ -40,7 +40,7 @@ POSITIVE = [
     ("The database is PostgreSQL.", [("database", "postgresql", False)]),
     ("The db is MySQL.", [("database", "mysql", False)]),
     ("Our repo config is strict.", [("repository configuration", "strict", False)]),
-    ("Records are stored as JSONL.", [("record stored", "jsonl", False)]),
+    ("Records are stored as JSONL.", [("record format", "jsonl", False)]),
     ("Actually, we switched the cache to Redis.", [("cache", "redis", False)]),
     ("Retries are capped at three.", [("retry capped", "three", False)]),
     ("CI runs on Jenkins.", [("ci run", "jenkins", False)]),

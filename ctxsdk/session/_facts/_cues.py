@@ -260,7 +260,8 @@ EXISTING = re.compile(
 )
 # "it's not a jsonl file." then "it's a json file with …": a correction in two sentences.
 NOT_IT = re.compile(
-    r"^(?:no[,.]?\s+)?(?:it'?s|it is|this is|that'?s|that is|they'?re|they are) not"
+    r"^(?:no[,.]?\s+)?(?:it'?s|i[a-z]'s|[a-z]t's|it is|this is|that'?s|that is|they'?re"
+    r"|they are) not"
     r" (?:a |an |the )?[\w.`'-]+(?:\s[\w.`'-]+){0,3}\s*[.!]?$",
     _I,
 )

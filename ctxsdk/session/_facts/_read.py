@@ -66,6 +66,7 @@ class FactReader:
         self.tools = ToolFacts(session)
         # The last few assistant texts: a log often ends on "ready to submit" after the summary.
         self._closing: list[tuple[int, str]] = []
+        self._last = ""  # the assistant's last text: what a user's reply answers
 
     def feed(self, ev: Mapping[str, Any]) -> list[Fact]:
         seq = ev.get("seq")
@@ -105,7 +106,7 @@ class FactReader:
         text = message_text(msg)
         self.tools.user_text(text, seq)  # a typed /run command waits for its relayed output
         if text.strip() and not is_template(text):
-            out += text_facts(text, role="user", seq=seq, session=self.session)
+            out += text_facts(text, role="user", seq=seq, session=self.session, previous=self._last)
         return out
 
     def _assistant(self, ev: Mapping[str, Any], seq: int) -> list[Fact]:
@@ -117,6 +118,7 @@ class FactReader:
         if text.strip():
             out += text_facts(text, role="assistant", seq=seq, session=self.session)
             self._closing = [*self._closing[-(_CLOSING - 1) :], (seq, text)]
+            self._last = text
         calls = False
         for block in msg.get("content") or ():
             if isinstance(block, dict) and block.get("type") == "tool-call":

@@ -61,11 +61,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._formats import format_statement
 from ._keys import CJK, KeyPhrase, domain_of, is_setting_head, key_phrase
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
 from ._units import quantity
 
-__all__ = ["Setting", "parse_setting", "setting_facts"]
+__all__ = ["Setting", "facts_of_setting", "parse_setting", "setting_facts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -894,6 +895,15 @@ def _en_more(s: str, role: str) -> list[Setting]:
     return []
 
 
+def _format(s: str) -> list[Setting]:
+    """ "Sessions are stored as JSONL": the format a thing is kept in (``_formats``)."""
+    got = format_statement(s)
+    if got is None:
+        return []
+    key, fmt = got
+    return [_make("setting", key, _Value(fmt, None, "domain"))]
+
+
 def _set_value_ok(verb: str, key: KeyPhrase, value: _Value) -> bool:
     """ "set X to Y": Y a value, not an edit ("change hello to goodbye", "update the sync
     to process all files")."""
@@ -1045,7 +1055,8 @@ def _parse_one(sentence: str, role: str) -> list[Setting]:
     latin_verbs = re.search(r"\b(?:is|are|use|set|switch|to|not)\b", s, re.I)
     parse: Callable[[str, str], list[Setting]] = _zh if cjk and not latin_verbs else _en
     try:
-        out = parse(s, role)
+        # a data format said of a thing is that thing's format, however it is phrased
+        out = (_format(s) if parse is _en else []) or parse(s, role)
         if not out and parse is _en:
             out = _en_more(s, role)
         label = _LABEL.match(s)
@@ -1069,35 +1080,36 @@ def _parse_one(sentence: str, role: str) -> list[Setting]:
 def setting_facts(sentence: str, *, role: str, seq: int, session: str, quote: str) -> list[Fact]:
     """The setting facts of one sentence (key, value, unit, polarity): kind ``setting``, or
     ``decision`` / ``preference`` when the sentence makes a choice ("use pnpm, not npm")."""
-    out: list[Fact] = []
     src = FactSource(session, seq, role, quote[:QUOTE_MAX])
-    for st in parse_setting(sentence, role):
-        out.append(
-            Fact(
-                kind=st.kind,
-                text=st.text(),
-                source=src,
-                key=st.key,
-                value=st.value,
-                unit=st.unit,
-                negated=st.negated,
-                rejected=st.rejected,
-            )
+    return [f for st in parse_setting(sentence, role) for f in facts_of_setting(st, src)]
+
+
+def facts_of_setting(st: Setting, src: FactSource, *, denied_first: bool = False) -> list[Fact]:
+    """The facts of one reading: its value, and each rejected alternative as a negated fact
+    of the same key ("use pnpm, not npm": npm is rejected). ``denied_first``: the rejected
+    ones come first, so the asserted value is the slot's latest ("it's not X, it's Y")."""
+    main = Fact(
+        kind=st.kind,
+        text=st.text(),
+        source=src,
+        key=st.key,
+        value=st.value,
+        unit=st.unit,
+        negated=st.negated,
+        rejected=st.rejected,
+    )
+    if st.negated:
+        return [main]
+    denied = [
+        Fact(
+            kind=st.kind,
+            text=f"{st.shown} is not {alt}",
+            source=src,
+            key=st.key,
+            value=alt,
+            negated=True,
         )
-        if st.negated:
-            continue
-        for alt in st.rejected:
-            # "use pnpm, not npm": npm is rejected, a negated fact of the same key
-            if alt.casefold() == st.value.casefold():
-                continue
-            out.append(
-                Fact(
-                    kind=st.kind,
-                    text=f"{st.shown} is not {alt}",
-                    source=src,
-                    key=st.key,
-                    value=alt,
-                    negated=True,
-                )
-            )
-    return out
+        for alt in st.rejected
+        if alt.casefold() != st.value.casefold()
+    ]
+    return [*denied, main] if denied_first else [main, *denied]

@@ -26,9 +26,11 @@ import dataclasses
 import re
 
 from . import _cues as C
+from ._corrections import correction
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
+from ._replies import durable, refers_back
 from ._sentences import Span, clean, sentence_spans
-from ._settings import setting_facts
+from ._settings import facts_of_setting, setting_facts
 from ._templates import user_text
 
 __all__ = ["closing_facts", "fact_line", "instruction_kind", "is_filler", "text_facts"]
@@ -96,20 +98,34 @@ def _quote(text: str, span: Span) -> str:
 
 
 def _instruction(s: str) -> tuple[FactKind, bool] | None:
-    """(kind, is_rule) of a user sentence, or None. A rule holds beyond the next step."""
+    """(kind, is_rule) of a user sentence, or None. A rule holds beyond the next step; a
+    reply to the agent's last turn (``_replies``) is a one-off ask or correction unless it
+    says when or where it holds."""
     why = C.REASON.search(s)
     head = s[: why.start()] if why else s  # "... since it runs every time" is no rule
     if C.PREFERENCE.search(s) or C.STANDING_RULE.search(head):
         return "preference", True
-    if C.PROHIBITION.search(s) or C.CORRECTION.search(s) or C.NORMATIVE.search(s):
-        return "instruction", True
+    if C.PROHIBITION.search(s) or C.NORMATIVE.search(s):
+        # "no need to run it", "don't do that": a prohibition of the thing just proposed
+        return "instruction", durable(s) or not _PRONOUN_OBJECT.search(s)
+    if C.CORRECTION.search(s):
+        return "instruction", durable(s)  # "it's bad idea", "no, it's not phase 1": this turn
     scoped = C.SCOPE_LEAD.match(s)  # "For numbered lists, pad the marker …": a scoped rule
     body = s[scoped.end() :] if scoped else s
     if C.PROHIBITION.match(body):
         return "instruction", True
     if C.IMPERATIVE.search(body):
-        return "instruction", bool(scoped or C.RULE_VERB.search(body) or C.SCOPE.search(s))
+        rule = bool(scoped or C.RULE_VERB.search(body) or C.SCOPE.search(s))
+        return "instruction", rule and (durable(s) or not refers_back(s))
     return None
+
+
+# The object of a prohibition is only pointed at: "no need to run it", "don't do that".
+_PRONOUN_OBJECT = re.compile(
+    r"\b(?:to|do|run|use|change|touch|add|do it|make)\s+(?:it|that|this|them|those)\s*[.!]?$"
+    r"|(?:别|不要|不用)(?:(?:这样|那样)(?:做|改)?|(?:做|改|跑|运行)?(?:它|这个|那个))[。.!！]?$",
+    re.I,
+)
 
 
 def _conditional(s: str) -> str | None:
@@ -145,15 +161,16 @@ def _gate(s: str) -> str | None:
     return s
 
 
-def text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
-    """The facts of one message's text (``role`` "user" or "assistant")."""
+def text_facts(text: str, *, role: str, seq: int, session: str, previous: str = "") -> list[Fact]:
+    """The facts of one message's text (``role`` "user" or "assistant"). ``previous`` is
+    the agent's last turn before a user message: a correction's pronoun is looked up there."""
     try:
-        return _text_facts(text, role=role, seq=seq, session=session)
+        return _text_facts(text, role=role, seq=seq, session=session, previous=previous)
     except Exception:  # never raise on odd input: it gives nothing
         return []
 
 
-def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
+def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) -> list[Fact]:
     if not isinstance(text, str) or not text.strip():
         return []
     wrapped = False
@@ -196,12 +213,22 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
         fits = bool(title) and len(title) <= 2 * TEXT_MAX and bool(C.LETTER.search(title))
         if fits and (not spans or spans[0].start > at):
             spans.insert(0, Span(at, at + len(first), title))
-    denied: str | None = None  # the user's "it's not a jsonl file." just before
+    denied: Span | None = None  # the user's "it's not a jsonl file." just before
+    correcting = role == "user" and not wrapped
+
+    def corrected(said: str, span: Span) -> list[Fact]:
+        """The keyed facts of a user's correction ("it's not X, it's Y"), if it is one."""
+        got = correction(said, previous=previous) if correcting else None
+        src = FactSource(session, seq, role, _quote(text, span))
+        return facts_of_setting(got, src, denied_first=True) if got is not None else []
+
     for i, span in enumerate(spans):
         raw = span.text[:_MAX_READ]
         if _WITHHELD in raw:
             continue  # a withheld credential is no belief: "deploy with [REDACTED:…]" says nothing
-        keyed = setting_facts(raw, role=role, seq=seq, session=session, quote=_quote(text, span))
+        keyed = corrected(raw, span) or setting_facts(
+            raw, role=role, seq=seq, session=session, quote=_quote(text, span)
+        )
         keyed = [_with_reason(f, raw) for f in keyed]
         out.extend(keyed)
         for cmd in _INSTALL.findall(_quote(text, span)):
@@ -214,11 +241,15 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
                 add("instruction", lead, span, scope=_scope(lead))  # "if X, do Y": a rule
                 continue
             if C.NOT_IT.match(lead):
-                denied = lead
+                denied = Span(span.start, span.end, lead)
                 continue
             if was_denied is not None and C.IT_IS.match(lead) and not C.QUESTION.search(lead):
-                # "it's not jsonl file. it's json file with …": the user corrects the agent
-                add("instruction", f"{was_denied.rstrip(' .')}; {lead}", span)
+                # "it's not jsonl file. it's json file with …": the user corrects the agent;
+                # the two sentences are one correction, quoted whole
+                said = f"{was_denied.text.rstrip(' .')}; {lead}"
+                both = Span(was_denied.start, span.end, said)
+                out.extend(corrected(said, both))
+                add("instruction", said, both)
                 continue
         s = _gate(raw)
         if s is None:
@@ -232,7 +263,10 @@ def _text_facts(text: str, *, role: str, seq: int, session: str) -> list[Fact]:
             elif (C.NORMATIVE.search(s) or C.PROHIBITION.search(s)) and not C.DANGLING.search(s):
                 add("instruction", s, span)
             continue
-        if _decision(s, role) and not (role == "user" and C.PREFERENCE.search(s)):
+        # the user's "let's set same value for conversation" answers the agent's proposal:
+        # an ask about this turn (read below), not a choice that holds on its own
+        reply = role == "user" and refers_back(s, picks=False) and not durable(s)
+        if _decision(s, role) and not (role == "user" and C.PREFERENCE.search(s)) and not reply:
             if C.DANGLING.search(s):
                 continue
             if any(f.kind == "decision" for f in keyed) or (
