@@ -99,7 +99,15 @@ open work). Every anchor cites the fact's source seq.
   its ``view`` command, ``apply_patch``, ``MultiEdit``): its path argument and the file
   headers of a patch; and the files a shell call's command writes (the kernel's
   ``written_paths``: a redirection, ``tee``, ``sed -i``, ``touch``, the target of ``mv`` /
-  ``cp``; never a here-doc's body) ⇒ stateKey ``file/<path>``, authority procedural.
+  ``cp``; never a here-doc's body) ⇒ stateKey ``file/<path>``, authority procedural. A file
+  a shell command changed keeps that command in its value (``x.py (by sed -i 's/a/b/'
+  x.py)``); a redirect, ``tee`` or ``echo`` carries contents and keeps only the path.
+- findings (``_findings``): the assistant's text statements (never reasoning) that name
+  something specific (a path, version, code name, code span, quoted literal, quantity), not
+  plans, questions or acknowledgements, nor the words of an item already kept ⇒ kind
+  ``finding``, authority hypothesis, at most ``limits.findings``, chosen at the end for what
+  the session keeps naming (``select``), in seq order. Derived only: never declared, never a
+  head, never evidence.
 - open work the assistant's last text names ⇒ an open obligation (authority hypothesis).
   Its outcome claims are narrative and never state.
 - ``todo/write`` (``data.todos: [{content, status}]``) is a snapshot of the agent's list:
@@ -144,10 +152,12 @@ from ..session import (
     message_of,
     message_text,
     pass_line,
+    redact,
     run_outcome,
     user_text,
     written_paths,
 )
+from ._findings import Statement, select, statements
 
 __all__ = [
     "ANCHOR_EVENT",
@@ -266,6 +276,7 @@ class StateLimits:
     # Anchors a newer one replaced, and anchor operations refused for want of grounding.
     superseded: int = 32
     rejected: int = 32
+    findings: int = 24  # the assistant's statements that name something specific
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
     sources: int = 8  # source seqs kept per anchor: its first and its newest
     scan_chars: int = 8000  # unused: the fact kernel bounds its own reading (kept for callers)
@@ -293,6 +304,7 @@ _GROUPS = (
     ("decisions", "Decisions"),
     ("evidence", "Evidence"),
     ("artifacts", "Artifacts"),
+    ("findings", "Findings (the assistant's, unverified)"),
     ("superseded", "Superseded (recallable)"),
 )
 
@@ -313,6 +325,7 @@ class FoldState(Rendered):
     decisions: tuple[Anchor, ...] = ()
     evidence: tuple[Anchor, ...] = ()
     artifacts: tuple[Anchor, ...] = ()
+    findings: tuple[Anchor, ...] = ()  # the assistant's statements (hypothesis), seq order
     superseded: tuple[Anchor, ...] = ()
     retired_count: int = 0
     rejected: tuple[tuple[str, str], ...] = ()
@@ -342,6 +355,7 @@ class FoldState(Rendered):
             self.evidence,
             self.artifacts,
             tuple(self.heads.values()),
+            self.findings,
         ):
             for a in face:
                 out.setdefault(a.id, a)
@@ -371,6 +385,7 @@ class FoldState(Rendered):
             "decisions": many(self.decisions),
             "evidence": many(self.evidence),
             "artifacts": many(self.artifacts),
+            "findings": many(self.findings),
             "superseded": many(self.superseded),
             "retiredCount": self.retired_count,
             "rejected": [list(r) for r in self.rejected],
@@ -414,6 +429,7 @@ class FoldState(Rendered):
             "decisions": self.decisions,
             "evidence": self.evidence,
             "artifacts": self.artifacts,
+            "findings": self.findings,
             "superseded": self.superseded,
         }
         return [(key, title, faces[key]) for key, title in _GROUPS if faces[key]]
@@ -537,6 +553,12 @@ def anchor_event(
 _INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected output
 _ASK_WORDS = 2  # words an ask needs to be an obligation ("Please." alone is not)
 
+_MAX_STATEMENTS = 4000
+# Programs whose command line holds a file's new contents, not the change made to it.
+_CONTENT_WRITERS = frozenset(
+    {"cat", "echo", "printf", "tee", "touch", "dd", "head", "tail"}
+)  # the assistant's statements a reduce keeps to choose findings from
+
 
 def _fold(text: str) -> str:
     return " ".join(text.split())
@@ -640,6 +662,18 @@ def _reruns(done: tuple[str, str | None], failed: tuple[str, str | None]) -> boo
     return command_covers(_unlaunched(command), _unlaunched(fcommand))
 
 
+def _written(path: str, command: str | None) -> str:
+    """A written file's line: the path, and the command that changed it when the command
+    says the change (``sed -i 's/a/b/' x.py``, ``mv a.py b.py``); a redirect, ``tee`` or
+    ``echo`` carries only contents, and an editor tool's arguments are code."""
+    if command is None:
+        return path
+    for p in command_parts(command):
+        if path in p.writes and p.program not in _CONTENT_WRITERS and "\n" not in p.text:
+            return f"{path} (by {_fold(p.text)})"
+    return path
+
+
 def _explores(command: str) -> bool:
     """A command line that only reads (ls, grep, cat, echo …): what it prints is content,
     and its exit code is no verdict on the work."""
@@ -702,6 +736,8 @@ class _Reducer:
         self.failed_edits: set[str] = set()  # paths of edit calls that failed
         self.verified: set[str] = set()  # failure ids already verified (a repeat is a no-op)
         self.asks: set[str] = set()  # obligation ids of the current request's asks
+        # the assistant's specific statements: normalized text -> (sources, statement)
+        self.statements: dict[str, tuple[tuple[int, ...], Statement]] = {}
 
     # --- the state operations --------------------------------------------------------------
 
@@ -1091,6 +1127,37 @@ class _Reducer:
                 cid, name = block.get("id"), block.get("name")
                 if isinstance(cid, str) and isinstance(name, str):
                     self.calls.setdefault(cid, (name, _arguments(block.get("arguments"))))
+        self._statements(redact(message_text(msg)).text, seq)
+
+    def _statements(self, text: str, seq: int) -> None:
+        """Keep the text's specific statements (``_findings``); the same words again add a
+        source. Bounded: past the cap the oldest goes (a finding is chosen at the end)."""
+        for st in statements(text):
+            norm = _norm(st.text)
+            old = self.statements.pop(norm, None)
+            sources = (seq,) if old is None else _merge_sources(old[0], (seq,), 2)
+            self.statements[norm] = (sources, st)
+        while len(self.statements) > _MAX_STATEMENTS:
+            del self.statements[next(iter(self.statements))]
+
+    def findings(self) -> tuple[Anchor, ...]:
+        """The statements that together name the most of what the session keeps naming
+        (``_findings.select``), unless the state already holds their words."""
+        said = {norm for _, norm in self.texts}
+        found = [
+            (sources[-1], st) for norm, (sources, st) in self.statements.items() if norm not in said
+        ]
+        sources_of = {st.text: sources for sources, st in self.statements.values()}
+        return tuple(
+            Anchor(
+                id=f"finding:{seq}:{_cut(_norm(st.text), 80)}",
+                kind="finding",
+                value=_cut(st.text, self.limits.text),
+                authority="hypothesis",
+                sources=sources_of[st.text],
+            )
+            for seq, st in select(found, self.limits.findings)
+        )
 
     def tool_call(self, ev: Mapping[str, Any]) -> None:
         data = ev.get("data")
@@ -1168,7 +1235,7 @@ class _Reducer:
                     id=f"artifact:{path}",
                     kind="artifact",
                     state_key=f"file/{path}",
-                    value=_cut(path, width),
+                    value=_cut(_written(path, command), width),
                     authority="procedural",
                     sources=(seq,),
                 ),
@@ -1275,6 +1342,7 @@ class _Reducer:
             decisions=tuple(faces["decisions"]),
             evidence=tuple(faces["evidence"]),
             artifacts=tuple(faces["artifacts"]),
+            findings=self.findings(),
             superseded=tuple(self.superseded),
             retired_count=self.retired,
             rejected=tuple(self.rejected),

@@ -1,0 +1,126 @@
+"""Findings: what the assistant established about the project, in its own words.
+
+A compaction summary keeps the technical concepts, the files and code the work turned on,
+the errors and their fixes: mostly what the assistant said it found ("EnvManager stores
+the config at ``~/.codemie/codemie-cli.config.json``", "the seed is multiplied by
+0x5deece66d"). The fact kernel reads rules, decisions and settings; a finding is another
+statement of the assistant's text (never its reasoning, never tool output). Plans ("Let
+me…", "I'll…"), questions, list intros, acknowledgements and harness labels are none.
+
+A statement's names are what it refers to specifically: a path, a version, a code name
+(the base's ``names_in``), a marked code span, a quoted literal, a number with a unit, a hex
+or long number. ``select`` prefers statements whose names the session keeps naming; when the
+state has room (a short session), the newest statements without names fill it. Each
+finding is the assistant's hypothesis: it never verifies a failure or replaces a head.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ..session import is_filler, names_in, sentences
+
+__all__ = ["Statement", "select", "statements"]
+
+# Inline code the assistant marked (the sentence splitter drops the backticks, not the words).
+_SPAN = re.compile(r"`([^`\n]{2,120})`")
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+# A quantity: a number with a unit, a hex constant, or a number of four digits or more.
+_QUANTITY = re.compile(
+    r"(?<![\w.])(?:0x[0-9a-f]{3,}|\d[\d,]*(?:\.\d+)?\s?(?:%|ms|s|sec|seconds?|minutes?|hours?"
+    r"|days?|[kmgt]i?b|bytes?|px|lines?|tokens?|files?|tests?|rows?|chars?|characters?"
+    r"|words?|items?|steps?|epochs?|points?)\b|\d{4,})",
+    re.I,
+)
+# A quoted literal: a key, a value, a message ('q', "flag{"), at most three words.
+_QUOTED = re.compile(r"""(?<![\w'"])(['"])([^'"\s][^'"]{0,38}?)\1(?![\w'"])""")
+_QUOTED_WORDS = 3
+# What the assistant is about to do or is doing now, or asks: not what it found.
+_PLAN = re.compile(
+    r"^(?:(?:ok(?:ay)?|now|next|first|then|so|great|perfect|good|alright)[,!.]?\s+)*"
+    r"(?:let(?:['’]s|\s+me|\s+us)|i(?:['’]ll|\s+will|['’]d|\s+would|\s+need|\s+should"
+    r"|\s+can|\s+want|(?:['’]m|\s+am)\s+(?:now\s+|also\s+|still\s+)?(?:going|\w+ing)\b)"
+    r"|we(?:['’]ll|\s+will|\s+need|\s+should|\s+can|['’]re\s+going)"
+    r"|please\b|could\s+you|can\s+you|would\s+you|shall\s+i)",
+    re.I,
+)
+_LABEL = re.compile(r"^[A-Z][A-Z ]{2,20}:\s*")  # a harness label: "THOUGHT:", "DISCUSSION:"
+_PAIR = re.compile(r"[^:]{1,40}:\s+\S")  # "Storage: ~/.app/data.jsonl": a label and its value
+_MIN_WORDS = 4  # fewer is a heading or a fragment, unless it is a label and its value
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One sentence of the assistant's text and the specific things it names (none for a
+    plain statement)."""
+
+    text: str
+    names: tuple[str, ...]  # lowercase, each once
+
+
+def _spans(text: str) -> list[str]:
+    """The inline code spans of a text (fenced blocks are code, not statements)."""
+    return [m.group(1).strip() for m in _SPAN.finditer(_FENCE.sub(" ", text))]
+
+
+def _names(sentence: str, spans: Iterable[str]) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    for _, ident, _, _ in names_in(sentence):
+        found.setdefault(ident, None)
+    for span in spans:
+        if span in sentence:
+            found.setdefault(span.lower(), None)
+    for m in _QUANTITY.finditer(sentence):
+        found.setdefault(m.group(0).lower(), None)
+    for m in _QUOTED.finditer(sentence):
+        if len(m.group(2).split()) <= _QUOTED_WORDS:
+            found.setdefault(m.group(0).lower(), None)
+    return tuple(found)
+
+
+def statements(text: str) -> Iterator[Statement]:
+    """The statements of an assistant text, each with its names (module docs)."""
+    spans = _spans(text)
+    for raw in sentences(text):
+        sentence = _LABEL.sub("", raw).strip()
+        if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or is_filler(sentence):
+            continue
+        names = _names(sentence, spans)
+        if len(sentence.split()) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
+            yield Statement(sentence, names)
+
+
+def select(found: Sequence[tuple[int, Statement]], cap: int) -> list[tuple[int, Statement]]:
+    """At most ``cap`` of the ``(seq, statement)`` pairs, in seq order: first those that
+    together name the most of what the session keeps naming, then, while there is room, the
+    newest without names.
+
+    A name weighs as many statements as name it (the config file the work turns on
+    outweighs a number said once); each pick gains only the names no earlier pick holds,
+    so a restatement gains nothing and the set stays varied; on a tie the newer statement
+    wins (it is the current word)."""
+    weight: dict[str, int] = {}
+    for _, st in found:
+        for name in st.names:
+            weight[name] = weight.get(name, 0) + 1
+    covered: set[str] = set()
+    chosen: list[int] = []
+    left = [i for i, (_, st) in enumerate(found) if st.names]
+    while left and len(chosen) < cap:
+
+        def gain(i: int) -> tuple[int, int]:
+            return sum(weight[n] for n in found[i][1].names if n not in covered), found[i][0]
+
+        best = max(left, key=gain)
+        if gain(best)[0] == 0:
+            break  # everything named is held: a restatement adds nothing
+        chosen.append(best)
+        covered.update(found[best][1].names)
+        left.remove(best)
+    plain = sorted(
+        (i for i, (_, st) in enumerate(found) if not st.names), key=lambda i: found[i][0]
+    )
+    chosen += plain[::-1][: max(cap - len(chosen), 0)]
+    return sorted((found[i] for i in chosen), key=lambda f: f[0])

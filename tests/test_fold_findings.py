@@ -1,0 +1,200 @@
+"""The state's findings: the assistant's own statements that name something specific (a path,
+a version, a code name, a code span, a quoted literal, a quantity), chosen for what the session
+keeps naming, bounded, each with its source seq; and files written by a shell command keep the
+command that changed them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import ctxsdk as cx
+from ctxsdk.bench._realworld import corpus_dir, load_session
+from ctxsdk.fold._findings import Statement, select, statements
+from ctxsdk.fold._state import FoldState, StateLimits, reduce_events
+from ctxsdk.testing import LogBuilder
+
+PLAIN_SYSTEM = "You are a coding agent."
+
+
+def reduce(b: LogBuilder, **kw: Any) -> FoldState:
+    s = cx.Session.from_events(b.header, b.events)
+    return reduce_events(s.raw_events, **kw)
+
+
+def texts(state: FoldState) -> list[str]:
+    return [str(a.value) for a in state.findings]
+
+
+def assistant_seqs(b: LogBuilder) -> list[int]:
+    return [e["seq"] for e in b.events if e["type"] == "assistant/message"]
+
+
+# --- which sentences are statements ---------------------------------------------------------
+
+
+def test_a_statement_names_paths_spans_quantities_and_literals() -> None:
+    text = (
+        "EnvManager stores the config in plain text at `~/.app/app-cli.config.json`.\n"
+        "The seed is multiplied by 0x5deece66d and cut to 48 bits.\n"
+        "The game uses the arrow keys and 'q' to quit.\n"
+        "The repository has about 49,000 lines of TypeScript.\n"
+        "Storage: ~/.app/conversations/messages.jsonl"
+    )
+    got = {st.text: st.names for st in statements(text)}
+    assert (
+        "~/.app/app-cli.config.json"
+        in got["EnvManager stores the config in plain text at ~/.app/app-cli.config.json."]
+    )
+    assert "0x5deece66d" in got["The seed is multiplied by 0x5deece66d and cut to 48 bits."]
+    assert "'q'" in got["The game uses the arrow keys and 'q' to quit."]
+    assert "49,000 lines" in got["The repository has about 49,000 lines of TypeScript."]
+    # a label and its value is a statement however short
+    assert "messages.jsonl" in got["Storage: ~/.app/conversations/messages.jsonl"]
+
+
+def test_plans_questions_acknowledgements_and_code_are_not_statements() -> None:
+    text = (
+        "Let me check `src/app.py` first.\n"
+        "I'll run `pytest -q` next.\n"
+        "I’m looking for the default in `config.ts` now.\n"
+        "Should I also update `README.md`?\n"
+        "Sure!\n"
+        "THOUGHT: The handler lives in `server/routes.py`.\n"
+        "```python\nTIMEOUT_SECONDS = 30  # in src/settings.py\n```\n"
+        "src/app.py"
+    )
+    got = [st.text for st in statements(text)]
+    assert got == ["The handler lives in server/routes.py."]  # the harness label left out
+
+
+def test_select_prefers_what_the_session_keeps_naming_and_skips_restatements() -> None:
+    found = [
+        (1, Statement("The cache is in src/cache.py.", ("cache.py", "src/cache.py"))),
+        (2, Statement("The port is 8080 for now.", ("8080",))),
+        (3, Statement("src/cache.py keeps 512 MB.", ("cache.py", "src/cache.py", "512 mb"))),
+        (4, Statement("Again: the cache is in src/cache.py.", ("cache.py", "src/cache.py"))),
+        (5, Statement("The build works on this machine.", ())),
+    ]
+    # the most-named file first (its newest full statement), then the rest by what it adds
+    assert [seq for seq, _ in select(found, 1)] == [3]
+    assert [seq for seq, _ in select(found, 2)] == [2, 3]
+    # a restatement adds nothing named; room left goes to the newest plain statement
+    assert [seq for seq, _ in select(found, 4)] == [2, 3, 5]
+    assert select(found, 0) == []
+
+
+# --- the state ------------------------------------------------------------------------------
+
+
+def test_the_state_keeps_the_assistants_findings_with_their_source() -> None:
+    b = LogBuilder(session_id="findings", system=PLAIN_SYSTEM)
+    b.turn("Where does the CLI keep its config?")
+    b.assistant(
+        text="Let me look at `src/env/manager.ts`.",
+        tool_calls=[("read_file", {"path": "src/env/manager.ts"})],
+    )
+    b.tool_results(["export class EnvManager { CONFIG = 'tool-output-only.json' }"]).next_step()
+    b.assistant(
+        text=(
+            "EnvManager (`src/env/manager.ts`) stores the CLI configuration in plain text "
+            "JSON at `~/.app/app-cli.config.json`. Sure!"
+        ),
+        reasoning="Maybe the secret store is in src/env/secret-store.ts as well.",
+    ).end_turn()
+    state = reduce(b)
+    assert texts(state) == [
+        "EnvManager (src/env/manager.ts) stores the CLI configuration in plain text JSON at "
+        "~/.app/app-cli.config.json."
+    ]
+    (finding,) = state.findings
+    assert finding.kind == "finding" and finding.authority == "hypothesis"
+    assert finding.sources == (assistant_seqs(b)[-1],)
+    assert state.anchor(finding.id) == finding  # an active item, with provenance
+    shown = str(state) + json.dumps(state.to_json())
+    assert "Findings (the assistant's, unverified):" in str(state)
+    assert "app-cli.config.json" in shown and state.to_json()["findings"][0]["id"] == finding.id
+    # never the plan, the reasoning or the tool output
+    assert "secret-store" not in shown and "tool-output-only" not in shown
+
+
+def test_findings_are_bounded_and_a_restatement_adds_a_source() -> None:
+    b = LogBuilder(session_id="bounded", system=PLAIN_SYSTEM)
+    b.turn("Explain the layout.")
+    lines = [f"Module number {i} lives in `pkg/mod_{i}.py` and is small." for i in range(10)]
+    b.assistant(text="\n".join(lines)).end_turn()
+    b.turn("And the first one again?")
+    b.assistant(text=lines[0]).end_turn()
+    state = reduce(b, limits=StateLimits(findings=3))
+    assert len(state.findings) == 3
+    first = next(a for a in state.findings if "mod_0.py" in str(a.value))
+    assert first.sources == tuple(assistant_seqs(b))  # said twice: both seqs
+    assert len(reduce(b, limits=StateLimits(findings=1)).findings) == 1
+
+
+def test_a_finding_never_verifies_a_failure() -> None:
+    b = LogBuilder(session_id="claims", system=PLAIN_SYSTEM)
+    b.turn("Fix the failing test.")
+    b.assistant(tool_calls=[("bash", {"command": "pytest tests/test_api.py"})])
+    b.tool_results(["FAILED tests/test_api.py::test_get - assert 500 == 200\n1 failed"])
+    b.next_step().assistant(text="All 12 tests in `tests/test_api.py` pass now.").end_turn()
+    state = reduce(b)
+    assert len(state.open_failures) == 1  # only a tool result verifies
+    assert texts(state) == ["All 12 tests in tests/test_api.py pass now."]
+
+
+def test_a_summary_gives_no_findings() -> None:
+    b = LogBuilder(session_id="summary", system=PLAIN_SYSTEM)
+    for i in range(3):
+        b.turn(f"Step {i}.").assistant(text="ok").end_turn()
+    b.compact(keep_last=2, summary_text="The config lives in `conf/poisoned.yaml` (summary).")
+    assert reduce(b).findings == ()
+
+
+# --- files a shell command changed ----------------------------------------------------------
+
+
+def test_a_file_changed_by_a_command_keeps_the_command() -> None:
+    b = LogBuilder(session_id="sed", system=PLAIN_SYSTEM)
+    b.turn("Drop the unused import.")
+    b.assistant(tool_calls=[("bash", {"command": "sed -i 's/, builtin_str//' req/sessions.py"})])
+    b.tool_results([""]).next_step()
+    b.assistant(tool_calls=[("bash", {"command": "cat > notes.txt <<'EOF'\nsecret body\nEOF"})])
+    b.tool_results([""]).next_step().assistant(text="Done.").end_turn()
+    values = {a.state_key: str(a.value) for a in reduce(b).artifacts}
+    assert values["file/req/sessions.py"] == (
+        "req/sessions.py (by sed -i 's/, builtin_str//' req/sessions.py)"
+    )
+    assert values["file/notes.txt"] == "notes.txt"  # a here-document is contents, not a change
+
+
+# --- real sessions --------------------------------------------------------------------------
+
+ROOT = corpus_dir()
+needs_corpus = pytest.mark.skipif(ROOT is None, reason="shared/data/agent-sessions is absent")
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    ("rel", "said"),
+    [
+        (
+            "gemini-cli/session-2026-01-16T11-01-file-ops-37b7abef.json",
+            "~/.codemie/codemie-cli.config.json",
+        ),
+        (
+            "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+            "threshold: 0.9",
+        ),
+    ],
+)
+def test_a_real_fold_keeps_what_the_assistant_found(rel: str, said: str, tmp_path: Any) -> None:
+    assert ROOT is not None
+    f = cx.Fold(load_session(ROOT, rel), store=tmp_path / "store")
+    f.run()
+    state = f.state
+    assert any(said in str(a.value) for a in state.findings)
+    assert len(state.findings) <= StateLimits().findings
+    assert all(a.authority == "hypothesis" and a.sources for a in state.findings)
