@@ -215,3 +215,35 @@ def test_auto_takes_the_installed_local_embedder(
         assert set(_stored(tmp_path / "m.db")) == {n.id for n in nodes}
         hits = mem.find("what do we use for the staging database?")
         assert not hits.degraded and hits[0].node.text == FACTS[1]
+
+
+def test_an_agents_log_is_found_by_its_words_and_never_embedded(tmp_path: Path) -> None:
+    """What ingest read from an agent's log (tool output, and the facts read from it) is
+    found by its words: embedding it made find worse on real sessions and cost minutes.
+    A conversation's record keeps its embeddings."""
+    from ctxsdk.session import Session
+    from ctxsdk.testing import LogBuilder
+
+    b = LogBuilder(session_id="work", runtime_context=None)
+    b.turn("Run the payment tests.").assistant(tool_calls=[("bash", {"cmd": "pytest -q"})])
+    b.tool_results(["14 passed in 2.1s"]).next_step()
+    b.assistant(text="All fourteen payment tests pass with pytest.").end_turn()
+    work = Session.from_events(b.header, b.events)
+    chat = Session.from_messages(
+        [
+            {"role": "user", "content": "Where do the release notes live these days?"},
+            {"role": "assistant", "content": "In docs/changes.md, newest version first."},
+        ],
+        format="openai",
+    )
+    emb = CountingEmbedder()
+    with Memory(tmp_path / "m.db", embedder=emb) as mem:
+        mem.ingest(work)
+        assert emb.passages == []
+        indexed = [n for n in mem.nodes() if n.type not in ("workspace", "episode")]
+        assert indexed and all(n.extra.get("agent_log") for n in indexed)
+        hits = mem.find("how many payment tests passed?")
+        assert any("14 passed" in h.node.text for h in hits[:5])
+        mem.ingest(chat)
+        assert any("docs/changes.md" in p for p in emb.passages)
+        assert not any("14 passed" in p or "pytest" in p for p in emb.passages)

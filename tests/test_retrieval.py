@@ -124,6 +124,38 @@ def test_the_dense_weight_moves_the_ranking() -> None:
     assert ids(high.search(q, 2))[0] == "sem"
 
 
+def test_a_document_kept_out_of_the_dense_channel_ranks_by_its_words() -> None:
+    emb = BagOfWords({"vehicle": "automobile"})
+    r = Retriever(embedder=emb)
+    r.add("said", "my automobile broke down")
+    r.add("log", "vehicle repair log: brake pads replaced", dense=False)
+    r.add("other", "the weather was fine", dense=False)
+    # the paraphrase reaches the embedded text; the kept-out one needs its words
+    assert ids(r.search("automobile", 3)) == ["said"]
+    assert ids(r.search("vehicle", 3))[0] == "log"
+    # a kept-out document no query word reaches is not shown, however many are asked for
+    assert "other" not in ids(r.search("vehicle repair", 10))
+    # its best lexical match competes evenly with the embedded one's best fused score
+    assert r.search("vehicle repair", 1)[0].score == pytest.approx(1.0)
+    # nothing of it was embedded
+    r.flush()
+    assert r._vec is not None and not r._vec[1].any() and not r._vec[2].any()
+
+
+def test_with_nothing_embedded_a_hybrid_search_is_the_lexical_one() -> None:
+    class Refusing(BagOfWords):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            raise AssertionError("nothing should be embedded, the query neither")
+
+    docs = [("a", "the release goes out on Tuesday"), ("b", "tests run with make check")]
+    r = Retriever(embedder=Refusing())
+    for doc_id, text in docs:
+        r.add(doc_id, text, dense=False)
+    assert ids(r.search("when does the release go out?", 5)) == ids(
+        Retriever(docs).search("when does the release go out?", 5)
+    )
+
+
 def test_incremental_add_equals_a_batch_build() -> None:
     texts = [f"turn {i} about {w}" for i, w in enumerate("cats dogs cats fish birds".split())]
     docs = [Doc(str(i), t, group=0, order=i) for i, t in enumerate(texts)]

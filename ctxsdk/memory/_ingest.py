@@ -382,7 +382,6 @@ def observations(
             by_seq.setdefault(seq, []).append(f)
     calls: dict[str, tuple[str, int]] = {}
     seen: set[tuple[str, str]] = set()
-    agent_log = False  # a log with tool output: an agent at work, not a conversation
     for seq, event in enumerate(session.raw_events):
         if event.get("type") not in _OBS_TYPES or message_of(event) is None:
             continue
@@ -407,7 +406,6 @@ def observations(
             if said:
                 items.append(("assistant", "\n".join(said), by_seq.get(seq, [])))
         for r in msg.tool_results:
-            agent_log = True
             name, call_seq = calls.get(r.tool_call_id, ("tool", -1))
             near = by_seq.get(seq, []) + by_seq.get(call_seq, [])
             items.append((name, message_text(r), near))
@@ -418,9 +416,17 @@ def observations(
             seen.add((who, text))
             src = Source(sid, seq, text, "rule")
             out.append(Candidate("observation", f"{who}@{seq}", text, src, extra=extra))
-    if agent_log:
+    if is_agent_log(session):
         return tuple(replace(c, extra={**c.extra, "agent_log": True}) for c in out)
     return tuple(out)
+
+
+def is_agent_log(session: Session) -> bool:
+    """Whether ``session`` is an agent at work rather than a conversation: its log holds
+    tool output. Its memories are found by their words, with no neighbours (``Memory``)."""
+    return any(ev.get("type") == "tool/result" for ev in session.raw_events) or any(
+        m.tool_results for m in session.messages()
+    )
 
 
 # -- the merge rule --------------------------------------------------------------------------

@@ -188,6 +188,7 @@ class Retriever:
         self._total = 0
         self._post: dict[str, dict[int, int]] = {}
         self._dead: set[int] = set()
+        self._wordy: set[int] = set()  # slots kept out of the dense channel
         self._text: list[str] = []
         self._group: list[Hashable | None] = []
         self._groups: dict[Hashable, _Group] = {}
@@ -216,10 +217,15 @@ class Retriever:
         order: float | None = None,
         section: Hashable | None = None,
         vector: Sequence[float] | None = None,
+        dense: bool = True,
     ) -> None:
         """Index one document (an id already present is replaced). Its embedding is
         computed at the next search, batched with the other new documents, unless
-        ``vector`` gives it (one computed earlier by the same embedder: a stored one)."""
+        ``vector`` gives it (one computed earlier by the same embedder: a stored one).
+        ``dense=False`` keeps it out of the dense channel: it is never embedded; the
+        weighted fusion ranks it by its lexical score alone (normalized like the rest, so
+        it competes evenly), and a search shows it only when its words (or its section)
+        reach it. In RRF and dense mode its dense score is the lowest of the rest."""
         if doc_id in self._slot:
             self.remove(doc_id)
         slot = len(self._ids)
@@ -241,7 +247,9 @@ class Retriever:
         self._seq += 1
         if group is not None:
             self._link(slot, group, float(self._seq) if order is None else float(order))
-        if self.embedder is not None:
+        if not dense:
+            self._wordy.add(slot)
+        elif self.embedder is not None:
             if vector is not None and len(vector) == self.embedder.dim:
                 self._place(slot, vector)
             else:
@@ -485,6 +493,8 @@ class Retriever:
             raise InvalidArgument(f"mode {mode!r} needs an embedder")
         if k <= 0 or not len(self) or not query.strip():
             return []
+        if mode == "hybrid" and not len(self._wordy - self._dead) < len(self):
+            mode = "lexical"  # nothing is embedded: no query to embed either
         if mode == "lexical":
             lex = self._lexical(query, k)
             best = heapq.nlargest(k, ((v, -s) for s, v in lex.items() if v > 0))
@@ -493,7 +503,12 @@ class Retriever:
         xp = _numpy()
         fused, lex_arr, cos, alive = self._fused(query, lex, mode)
         rows = cos.shape[0]
+        if self._wordy and mode == "hybrid":  # by its words alone: shown when they reach it
+            alive = alive & ~(self._wordy_mask(rows) & (fused <= 0))
+            fused[~alive] = -xp.inf
         k = min(k, int(alive.sum()))
+        if k <= 0:
+            return []
         top = xp.argpartition(-fused, k - 1)[:k] if k < rows else xp.arange(rows)
         order = sorted(top.tolist(), key=lambda s: (-fused[s], s))[:k]
         return [
@@ -570,6 +585,10 @@ class Retriever:
         alive = xp.ones(rows, dtype=bool)
         if self._dead:
             alive[xp.fromiter(self._dead, dtype=xp.int64)] = False
+        wordy = self._wordy_mask(rows)
+        if self._wordy:  # never embedded: the lowest dense score of the rest
+            rest = alive & ~wordy
+            cos = xp.where(wordy, cos[rest].min() if rest.any() else 0.0, cos).astype(cos.dtype)
         lex_arr = xp.zeros(rows, dtype=xp.float64)
         if lex:
             lex_arr[xp.fromiter(lex.keys(), dtype=xp.int64)] = xp.fromiter(
@@ -580,11 +599,22 @@ class Retriever:
         elif self.fusion == "rrf":
             fused = self._rrf(lex_arr, cos, alive)
         else:
-            fused = self._weighted(lex_arr, cos, alive)
+            fused = self._weighted(lex_arr, cos, alive & ~wordy)
+            if self._wordy:  # a document kept out of the dense channel ranks by its words
+                top = float(lex_arr.max()) if lex_arr.size else 0.0
+                fused = xp.where(wordy, lex_arr / top if top > 0 else lex_arr, fused)
         fused[~alive] = -xp.inf
         if mode != "dense" and self.section_boost and self._members:
             fused = self._lift(fused)
         return fused, lex_arr, cos, alive
+
+    def _wordy_mask(self, rows: int) -> NDArray[np.bool_]:
+        """Per slot: whether it was kept out of the dense channel (``add(dense=False)``)."""
+        xp = _numpy()
+        mask: NDArray[np.bool_] = xp.zeros(rows, dtype=bool)
+        if self._wordy:
+            mask[xp.fromiter(self._wordy, dtype=xp.int64)] = True
+        return mask
 
     def _lift(self, fused: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each slot of a section raised by ``section_boost`` of the section's best score."""
