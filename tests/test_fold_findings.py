@@ -12,8 +12,8 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk.bench._realworld import corpus_dir, load_session
-from ctxsdk.fold._findings import Statement, select, statements
 from ctxsdk.fold._state import FoldState, StateLimits, reduce_events
+from ctxsdk.session import Statement, select_statements, statements
 from ctxsdk.testing import LogBuilder
 
 PLAIN_SYSTEM = "You are a coding agent."
@@ -79,11 +79,11 @@ def test_select_prefers_what_the_session_keeps_naming_and_skips_restatements() -
         (5, Statement("The build works on this machine.", ())),
     ]
     # the most-named file first (its newest full statement), then the rest by what it adds
-    assert [seq for seq, _ in select(found, 1)] == [3]
-    assert [seq for seq, _ in select(found, 2)] == [2, 3]
+    assert [seq for seq, _ in select_statements(found, 1)] == [3]
+    assert [seq for seq, _ in select_statements(found, 2)] == [2, 3]
     # a restatement adds nothing named; room left goes to the newest plain statement
-    assert [seq for seq, _ in select(found, 4)] == [2, 3, 5]
-    assert select(found, 0) == []
+    assert [seq for seq, _ in select_statements(found, 4)] == [2, 3, 5]
+    assert select_statements(found, 0) == []
 
 
 # --- the state ------------------------------------------------------------------------------

@@ -102,12 +102,12 @@ open work). Every anchor cites the fact's source seq.
   ``cp``; never a here-doc's body) ⇒ stateKey ``file/<path>``, authority procedural. A file
   a shell command changed keeps that command in its value (``x.py (by sed -i 's/a/b/'
   x.py)``); a redirect, ``tee`` or ``echo`` carries contents and keeps only the path.
-- findings (``_findings``): the assistant's text statements (never reasoning) that name
-  something specific (a path, version, code name, code span, quoted literal, quantity), not
-  plans, questions or acknowledgements, nor the words of an item already kept ⇒ kind
-  ``finding``, authority hypothesis, at most ``limits.findings``, chosen at the end for what
-  the session keeps naming (``select``), in seq order. Derived only: never declared, never a
-  head, never evidence.
+- findings (``ctxsdk.session.statements``): the assistant's text statements (never
+  reasoning) that name something specific (a path, version, code name, code span, quoted
+  literal, quantity), not plans, questions or acknowledgements, nor the words of an item
+  already kept ⇒ kind ``finding``, authority hypothesis, at most ``limits.findings``, chosen
+  at the end for what the session keeps naming (``select_statements``), in seq order.
+  Derived only: never declared, never a head, never evidence.
 - open work the assistant's last text names ⇒ an open obligation (authority hypothesis).
   Its outcome claims are narrative and never state.
 - ``todo/write`` (``data.todos: [{content, status}]``) is a snapshot of the agent's list:
@@ -141,6 +141,7 @@ from ..session import (
     CommandPart,
     Fact,
     FactReader,
+    Statement,
     call_command,
     call_target,
     command_covers,
@@ -154,10 +155,11 @@ from ..session import (
     pass_line,
     redact,
     run_outcome,
+    select_statements,
+    statements,
     user_text,
     written_paths,
 )
-from ._findings import Statement, select, statements
 
 __all__ = [
     "ANCHOR_EVENT",
@@ -1130,8 +1132,9 @@ class _Reducer:
         self._statements(redact(message_text(msg)).text, seq)
 
     def _statements(self, text: str, seq: int) -> None:
-        """Keep the text's specific statements (``_findings``); the same words again add a
-        source. Bounded: past the cap the oldest goes (a finding is chosen at the end)."""
+        """Keep the text's specific statements (``ctxsdk.session.statements``); the same
+        words again add a source. Bounded: past the cap the oldest goes (a finding is
+        chosen at the end)."""
         for st in statements(text):
             norm = _norm(st.text)
             old = self.statements.pop(norm, None)
@@ -1142,7 +1145,7 @@ class _Reducer:
 
     def findings(self) -> tuple[Anchor, ...]:
         """The statements that together name the most of what the session keeps naming
-        (``_findings.select``), unless the state already holds their words."""
+        (``ctxsdk.session.select_statements``), unless the state already holds their words."""
         said = {norm for _, norm in self.texts}
         found = [
             (sources[-1], st) for norm, (sources, st) in self.statements.items() if norm not in said
@@ -1156,7 +1159,7 @@ class _Reducer:
                 authority="hypothesis",
                 sources=sources_of[st.text],
             )
-            for seq, st in select(found, self.limits.findings)
+            for seq, st in select_statements(found, self.limits.findings)
         )
 
     def tool_call(self, ev: Mapping[str, Any]) -> None:

@@ -46,6 +46,7 @@ from ._facts import covers as command_covers
 from ._facts import outcome as run_outcome
 from ._facts import parts as command_parts
 from ._facts._anchors import names_in, path_name
+from ._facts._findings import Statement, select_statements, statements
 from ._file_writer import refuse_shipped_sample
 from ._files import check_byte_limit, open_regular_file, read_regular_file
 from ._fork import fork_log, fork_points
@@ -192,6 +193,7 @@ __all__ = [
     "Session",
     "SessionHeader",
     "SessionTree",
+    "Statement",
     "Step",
     "Surface",
     "SurfaceNode",
@@ -263,10 +265,12 @@ __all__ = [
     "refuse_shipped_sample",
     "run_outcome",
     "search_text",
+    "select_statements",
     "sentences",
     "session_dir",
     "sessions_root",
     "short_id",
+    "statements",
     "surface_df",
     "system_prompt_message",
     "to_wire",

@@ -8,10 +8,11 @@ statement of the assistant's text (never its reasoning, never tool output). Plan
 me…", "I'll…"), questions, list intros, acknowledgements and harness labels are none.
 
 A statement's names are what it refers to specifically: a path, a version, a code name
-(the base's ``names_in``), a marked code span, a quoted literal, a number with a unit, a hex
-or long number. ``select`` prefers statements whose names the session keeps naming; when the
-state has room (a short session), the newest statements without names fill it. Each
-finding is the assistant's hypothesis: it never verifies a failure or replaces a head.
+(``names_in``), a marked code span, a quoted literal, a number with a unit, a hex or long
+number. ``select_statements`` prefers statements whose names the session keeps naming;
+when there is room (a short session), the newest statements without names fill it. Each
+finding is the assistant's hypothesis: Fold's state keeps it unverified, Memory as an
+experience the session reported.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..session import is_filler, names_in, sentences
+from ._anchors import names_in
+from ._sentences import sentences
+from ._text import is_filler
 
-__all__ = ["Statement", "select", "statements"]
+__all__ = ["Statement", "select_statements", "statements"]
 
 # Inline code the assistant marked (the sentence splitter drops the backticks, not the words).
 _SPAN = re.compile(r"`([^`\n]{2,120})`")
@@ -92,7 +95,9 @@ def statements(text: str) -> Iterator[Statement]:
             yield Statement(sentence, names)
 
 
-def select(found: Sequence[tuple[int, Statement]], cap: int) -> list[tuple[int, Statement]]:
+def select_statements(
+    found: Sequence[tuple[int, Statement]], cap: int
+) -> list[tuple[int, Statement]]:
     """At most ``cap`` of the ``(seq, statement)`` pairs, in seq order: first those that
     together name the most of what the session keeps naming, then, while there is room, the
     newest without names.
