@@ -520,3 +520,26 @@ def test_real_sessions_in_one_memory_answer_plain_questions(tmp_path: Path) -> N
         assert "build command: npm run build" in mem.map(400).text
         hits = mem.find("Which file holds the flask app?")
         assert any("app.py" in f"{h.node.name} {h.node.text}" for h in hits[:5])
+
+
+def test_what_the_assistant_found_is_an_experience() -> None:
+    """The assistant's own statements that name something specific (a path, a version, a
+    quantity) are kept as what the session found; a plain sentence, a plan and a statement a
+    fact already holds are not."""
+    b = LogBuilder(session_id="found", runtime_context=None)
+    b.turn("Where does the CLI keep its config?").assistant(
+        text=(
+            "EnvManager stores the config at ~/.codemie/codemie-cli.config.json. "
+            "Let me check the loader next. The code looks clean overall."
+        )
+    ).end_turn()
+    b.turn("Which Node version does it need?").assistant(
+        text="We decided to require Node.js 24.0.0 or newer for the CLI."
+    ).end_turn()
+    ex = extract(cx.Session.from_events(b.header, b.events), now=MONDAY)
+    found = [c for c in _of(ex, "experience") if c.extra.get("kind") == "finding"]
+    assert [c.text for c in found] == [
+        "EnvManager stores the config at ~/.codemie/codemie-cli.config.json."
+    ]
+    assert found[0].name.startswith("found: ") and found[0].source.seq > 0
+    assert _one(ex, "decision", r"Node\.js 24\.0\.0")  # a decision, not found twice

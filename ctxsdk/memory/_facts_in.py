@@ -21,6 +21,8 @@ project, setting       ``entity`` named by what it is about: the key ("test comm
 error                  ``experience`` (``fail`` the error line, ``fix`` the change that made
                        the failing command pass; "not fixed" when it never passed)
 outcome                ``experience`` named "outcome: …": what a session did is what it learned
+(the assistant's       ``experience`` named "found: …": its statements that name something
+findings)              specific (``ctxsdk.session.statements``), after errors and outcome
 open_work              ``decision`` named "open work: …": what was left to do is a commitment
                        about later work, shown with the decisions
 =====================  =======================================================================
@@ -44,7 +46,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import NotFound
-from ..session import Fact, Session, redact
+from ..session import (
+    Fact,
+    Session,
+    Statement,
+    message_of,
+    redact,
+    select_statements,
+    statements,
+)
 from ._door import screen, session_key
 from ._model import Candidate, NodeType, Source
 
@@ -430,9 +440,50 @@ def fact_candidates(
                     extra={"kind": "outcome"},
                 )
             )
-    return dedupe_and_cap(
-        [c for c, _ in entities] + rest, dropped, caps_for(len(session.raw_events))
-    )
+    caps = caps_for(len(session.raw_events))
+    held = [_norm(c.text) for c, _ in entities] + [_norm(c.text) for c in rest]
+    held += [_norm(f.source.quote) for f in kept if f.source.quote]
+    rest += [
+        c
+        for c in _findings(session, sid, caps.experience, links)
+        if not any(_norm(c.text) in h for h in held)  # a fact already holds its words
+    ]
+    return dedupe_and_cap([c for c, _ in entities] + rest, dropped, caps)
+
+
+def _findings(
+    session: Session,
+    sid: str,
+    cap: int,
+    links: Callable[[str, str], tuple[tuple[str, str], ...]],
+) -> list[Candidate]:
+    """What the assistant reported it found, in its own words (``ctxsdk.session.statements``:
+    a statement naming a path, a version, a code name, a quantity; never its reasoning, a
+    plan or tool output), the ones that together name the most of what the session keeps
+    naming: an ``experience`` the session reported, after its errors and outcome."""
+    found: dict[str, tuple[int, Statement]] = {}
+    for seq, ev in enumerate(session.raw_events):
+        if ev.get("type") != "assistant/message" or message_of(ev) is None:
+            continue
+        text = redact(session.message_at(seq).text).text
+        for st in statements(text):
+            found.pop(_norm(st.text), None)  # said again: the newer word
+            found[_norm(st.text)] = (seq, st)
+    out: list[Candidate] = []
+    for seq, st in select_statements(list(found.values()), cap):
+        if not st.names or screen(st.text).held_secret:
+            continue  # a plain statement names nothing a teammate would look for
+        out.append(
+            Candidate(
+                "experience",
+                _label("found: ", st.text),
+                _clip(st.text),
+                Source(sid, seq, _clip(st.text), "rule"),
+                links=links("about", st.text),
+                extra={"kind": "finding"},
+            )
+        )
+    return out
 
 
 def _norm(text: str) -> str:
