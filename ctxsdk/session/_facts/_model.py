@@ -19,7 +19,7 @@ from ..._display._protocol import Rendered
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["FACT_KINDS", "Fact", "FactKind", "FactSource", "Facts"]
+__all__ = ["FACT_KINDS", "RUN_SCOPE", "Fact", "FactKind", "FactSource", "Facts"]
 
 FactKind = Literal[
     "instruction",  # the user's imperatives, prohibitions and corrections ("don't ...")
@@ -43,6 +43,9 @@ FACT_KINDS: tuple[FactKind, ...] = (
 )
 
 QUOTE_MAX = 240
+# The scope of what holds for one run of a harness (its model, its template's rules), not
+# for the project: another session's run may differ without contradicting it.
+RUN_SCOPE = "this run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,7 @@ class Fact:
     value: str | None = None  # the value as said, original case ("60", "pnpm", "pytest -q")
     unit: str | None = None  # "seconds", "MB", "%" ... (normalized unit name)
     negated: bool = False  # polarity: "the API is not public" -> key "api", value "public"
-    scope: str | None = None  # where an instruction applies ("tests", "this repo", "always")
+    scope: str | None = None  # where it applies ("tests", "this repo", "always", RUN_SCOPE)
     reason: str | None = None  # why (decisions, errors' fixes)
     rejected: tuple[str, ...] = ()  # alternatives a decision turned down
     fix: str | None = None  # errors: the step that made the failing command pass

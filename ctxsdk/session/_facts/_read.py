@@ -6,6 +6,10 @@ errors never fixed). ``read_facts`` does the whole walk. The reader reads the lo
 surface: a compacted session's early instructions are still in its events. Replacement events
 (fold and assembly markers) are narrative over events already read and are skipped, as are
 messages a plugin injected (their ``source`` is not the user) and harness prompt templates.
+What the harness itself says is read apart from the user's words: the run's settings
+(``_harness``: the model of each ``request/header``, a banner kept in an import's provenance,
+Codex's environment context), the rules of a task template (``_rules``) and the errors it
+relayed (``_relayed``).
 Every text and tool argument is redacted before any rule reads it, so no fact, quote or key
 holds a credential.
 """
@@ -13,13 +17,17 @@ holds a credential.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._redact import redact, redact_json
 from .._session import message_of
 from .._text import message_text as _raw_text
+from ._harness import RunSettings
 from ._model import Fact, Facts
+from ._relayed import RelayedErrors
+from ._rules import template_rules
 from ._templates import is_template
 from ._text import closing_facts, text_facts
 from ._tools import ToolFacts
@@ -50,6 +58,8 @@ def _arguments(raw: Any) -> dict[str, Any]:
 
 
 _CLOSING = 3  # how many of the last assistant texts may hold the outcome
+_IMPORT = "ctxsdk/import"  # an importer's provenance record (``importers.IMPORT_EVENT``)
+_BANNER = re.compile(r"^Aider v\d", re.M)  # a relayed startup banner, not a command's output
 
 
 def _feeds(ev: Mapping[str, Any]) -> bool:
@@ -61,9 +71,15 @@ def _feeds(ev: Mapping[str, Any]) -> bool:
 class FactReader:
     """The facts of a log, event by event (see the module docstring)."""
 
-    def __init__(self, session: str = "") -> None:
+    def __init__(self, session: str = "", *, harness: bool = False) -> None:
         self.session = session
+        # the run's settings and a template's rules (scope RUN_SCOPE): read only when asked,
+        # until the engines tell a run's facts from the project's
+        self.harness = harness
         self.tools = ToolFacts(session)
+        self.run = RunSettings(session)
+        self.relayed = RelayedErrors(session)
+        self._rules: set[str] = set()  # template rules already read (a template repeats)
         # The last few assistant texts: a log often ends on "ready to submit" after the summary.
         self._closing: list[tuple[int, str]] = []
         self._last = ""  # the assistant's last text: what a user's reply answers
@@ -86,6 +102,20 @@ class FactReader:
             return []
         if etype == "tool/result":
             return self._result(ev, seq)
+        said = self._harness(etype, ev.get("data"), seq)  # kept for relayed errors' fixes
+        return said if self.harness else []
+
+    def _harness(self, etype: str, data: Any, seq: int) -> list[Fact]:
+        """The run's settings an event states (a request header, a kept banner)."""
+        if etype == "request/header" and isinstance(data, Mapping):
+            header = data.get("header")
+            return self.run.header(
+                header.get("config") if isinstance(header, Mapping) else None, seq
+            )
+        if etype == _IMPORT and isinstance(data, Mapping):
+            banner = data.get("banner")  # the banner lines an importer kept as provenance
+            if isinstance(banner, list):
+                return self.run.many((redact(b).text for b in banner if isinstance(b, str)), seq)
         return []  # system prompts, compaction summaries, markers: not the user's or the work's
 
     def _user(self, ev: Mapping[str, Any], seq: int) -> list[Fact]:
@@ -94,10 +124,7 @@ class FactReader:
             return []
         source = msg.get("source")
         if source is not None and not (isinstance(source, dict) and source.get("kind") == "user"):
-            if isinstance(source, dict) and source.get("form") == "relay":
-                # a harness relayed a command's output (SWE-agent, Aider /run): a tool result
-                return self.tools.relay(message_text(msg), seq)
-            return []  # plugin-injected context is not the user's voice
+            return self._injected(msg, source, seq)
         out: list[Fact] = []
         for block in msg.get("content") or ():
             # An importer may carry a tool result in a user message (Claude Code does).
@@ -107,13 +134,36 @@ class FactReader:
         self.tools.user_text(text, seq)  # a typed /run command waits for its relayed output
         if text.strip() and not is_template(text):
             out += text_facts(text, role="user", seq=seq, session=self.session, previous=self._last)
+        if not self.harness:
+            return out
+        out += self.run.environment(text, seq)
+        for rule in template_rules(text, seq=seq, session=self.session):
+            if rule.text.casefold() not in self._rules:
+                self._rules.add(rule.text.casefold())
+                out.append(rule)
         return out
+
+    def _injected(self, msg: Mapping[str, Any], source: Any, seq: int) -> list[Fact]:
+        """A message the harness or a plugin put in the user's turn: never the user's voice,
+        but it may state the run's settings, relay a command's output or an error."""
+        text = message_text(msg)
+        out = self.run.environment(text, seq) if self.harness else []
+        if not isinstance(source, dict) or source.get("form") != "relay":
+            return out
+        if _BANNER.search(text):
+            banner = self.run.banner(text, seq)  # the model in force, for relayed errors
+            out += banner if self.harness else []
+        if source.get("error") is True:
+            self.relayed.error(text, seq, self.run.model)
+            return out
+        # a harness relayed a command's output (SWE-agent, Aider /run): a tool result
+        return out + self.tools.relay(text, seq)
 
     def _assistant(self, ev: Mapping[str, Any], seq: int) -> list[Fact]:
         msg = message_of(ev)
         if msg is None:
             return []
-        out: list[Fact] = []
+        out = self.relayed.model_call(seq, self.run.model)  # a reply: the model call worked
         text = message_text(msg)
         if text.strip():
             out += text_facts(text, role="assistant", seq=seq, session=self.session)
@@ -157,17 +207,22 @@ class FactReader:
                 out += found
                 break
         out += self.tools.finish()
+        out += self.relayed.finish()
         return out
 
 
-def read_facts(events: Iterable[Mapping[str, Any]], *, session: str = "") -> Facts:
+def read_facts(
+    events: Iterable[Mapping[str, Any]], *, session: str = "", harness: bool = False
+) -> Facts:
     """The facts of a whole log (raw DSH events, e.g. ``Session.raw_events``), in seq order.
-    Pure and deterministic; never raises on odd events (they give nothing)."""
+    ``harness``: also what the harness states for the run (its model and settings, a task
+    template's rules; scope ``RUN_SCOPE``). Pure and deterministic; never raises on odd
+    events (they give nothing)."""
     ordered = sorted(
         (ev for ev in events if isinstance(ev, Mapping) and type(ev.get("seq")) is int),
         key=lambda ev: ev["seq"],
     )
-    reader = FactReader(session)
+    reader = FactReader(session, harness=harness)
     out: list[Fact] = []
     for ev in ordered:
         out += reader.feed(ev)

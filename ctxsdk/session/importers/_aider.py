@@ -18,7 +18,8 @@ The mapping (one DSH session for the whole file, a turn per user message):
 - aider's output after a ``/run`` or ``/test`` command, and aider's error reports (a failed
   model call), are user messages with source ``{kind: plugin, plugin: aider, form: relay}``
   that never open a turn; the rest of its output (startup banner, token counts, commits,
-  prompts it asked) never reached the model and is kept as provenance only;
+  prompts it asked) never reached the model and is kept as provenance only (a banner's
+  model lines, "Main model: X with diff edit format", "Weak model: Y", as ``banner``);
 - each ``# aider chat started at`` header gives the time of what follows (zone-less, read as
   UTC) and is kept as provenance with the aider run's number; the session ends with the file.
 """
@@ -59,6 +60,7 @@ _RELAY = {"kind": "plugin", "plugin": "aider", "form": "relay"}
 _HEADER = re.compile(r"^# aider chat started at (?P<at>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)\s*$")
 _DIV_OPEN = re.compile(r'^\s*<div class="chat-transcript"')
 _MODEL = re.compile(r"^(?:Main )?[Mm]odel: (?P<model>\S+)")
+_BANNER_LINE = re.compile(r"^(?:Main |Weak |Editor )?[Mm]odel: \S")
 _THINK_OPEN = re.compile(r"^<thinking-content-[0-9a-f]+>\s*$")
 _THINK_CLOSE = re.compile(r"^</thinking-content-[0-9a-f]+>\s*$")
 _EDIT_OPEN = re.compile(r"^<{7} (SEARCH|ORIGINAL)\s*$")
@@ -362,6 +364,10 @@ class _Reader:
                 UserItem(f"{self.prefix}:{b.line}", text_blocks(body), source, origin, prompt=False)
             )
         else:
+            # the banner's model lines stay readable: the run's settings are read from them
+            banner = [ln for ln in b.lines if _BANNER_LINE.match(ln)]
+            if banner:
+                origin = Origin(b.line, where, {**origin.extra, "banner": banner})
             self.items.append(SkipItem(origin, "aider output not sent to the model"))
 
     def _settle_calls(self, b: _Block | None, where: str) -> None:
