@@ -170,6 +170,23 @@ def test_a_file_changed_by_a_command_keeps_the_command() -> None:
     assert values["file/notes.txt"] == "notes.txt"  # a here-document is contents, not a change
 
 
+def test_a_long_command_is_cut_in_each_files_line() -> None:
+    # one long script changing four files: each line says the change, not the whole script
+    script = "sed -i " + " ".join(
+        f"-e 's/^from core import X{i}$/from mod{i} import X{i}/'" for i in range(6)
+    )
+    files = " ".join(f"tests/test_{n}.py" for n in ("a", "b", "c", "d"))
+    b = LogBuilder(session_id="long", system=PLAIN_SYSTEM)
+    b.turn("Point the tests at the new modules.")
+    b.assistant(tool_calls=[("bash", {"command": f"{script} {files}"})])
+    b.tool_results([""]).next_step().assistant(text="Done.").end_turn()
+    lines = [str(a.value) for a in reduce(b).artifacts if a.state_key.startswith("file/tests/")]
+    assert len(lines) == 4
+    for line in lines:
+        assert "(by sed -i -e 's/^from core import X0" in line and line.endswith("…)")
+        assert len(line) < len("tests/test_a.py (by )") + 61
+
+
 # --- real sessions --------------------------------------------------------------------------
 
 ROOT = corpus_dir()

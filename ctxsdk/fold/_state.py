@@ -555,11 +555,12 @@ def anchor_event(
 _INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected output
 _ASK_WORDS = 2  # words an ask needs to be an obligation ("Please." alone is not)
 
-_MAX_STATEMENTS = 4000
+_MAX_STATEMENTS = 4000  # the assistant's statements a reduce keeps to choose findings from
 # Programs whose command line holds a file's new contents, not the change made to it.
-_CONTENT_WRITERS = frozenset(
-    {"cat", "echo", "printf", "tee", "touch", "dd", "head", "tail"}
-)  # the assistant's statements a reduce keeps to choose findings from
+_CONTENT_WRITERS = frozenset({"cat", "echo", "printf", "tee", "touch", "dd", "head", "tail"})
+# How much of the command that changed a file its line shows: enough to say the change
+# (``sed -i '171s…``), not a long script repeated for every file it touched.
+_COMMAND_SHOWN = 60
 
 
 def _fold(text: str) -> str:
@@ -672,7 +673,7 @@ def _written(path: str, command: str | None) -> str:
         return path
     for p in command_parts(command):
         if path in p.writes and p.program not in _CONTENT_WRITERS and "\n" not in p.text:
-            return f"{path} (by {_fold(p.text)})"
+            return f"{path} (by {_cut(_fold(p.text), _COMMAND_SHOWN)})"
     return path
 
 
