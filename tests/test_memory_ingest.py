@@ -543,3 +543,23 @@ def test_what_the_assistant_found_is_an_experience() -> None:
     ]
     assert found[0].name.startswith("found: ") and found[0].source.seq > 0
     assert _one(ex, "decision", r"Node\.js 24\.0\.0")  # a decision, not found twice
+
+
+def test_a_memory_links_to_the_record_it_was_read_from(tmp_path: Path) -> None:
+    # each memory ingest read from a message is observed_in that message's observation
+    # (the MemoryGraph draws where a memory came from); without the record, no such edge
+    with cx.Memory(tmp_path / "m.db", embedder=None) as mem:
+        mem.ingest(_work())
+        typed = [n for n in mem.nodes() if n.type in ("preference", "decision", "experience")]
+        assert typed
+        for n in typed:
+            out = [(e, o) for e, o in mem.read(n.id).outgoing if e.label == "observed_in"]
+            assert len(out) == 1, n.text
+            obs = out[0][1]
+            assert obs.type == "observation"
+            assert obs.sources[0].seq == n.sources[0].seq
+    with cx.Memory(tmp_path / "bare.db", embedder=None) as mem:
+        mem.ingest(_work(), verbatim=False)
+        assert not any(
+            e.label == "observed_in" for n in mem.nodes() for e in mem.store.edges(src=n.id)
+        )

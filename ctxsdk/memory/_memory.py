@@ -969,7 +969,9 @@ class Memory:
 
     def _write_candidates(self, cands: Sequence[Candidate]) -> tuple[list[str], list[str], int]:
         """Apply ``cands`` (entities first, so links find them), then link each to the
-        entities it names; returns the new ids, the merged-into ids and the edges added.
+        entities it names, and a memory ``observed_in`` the observation it was read from (the
+        same session and seq, when the record is kept); returns the new ids, the merged-into
+        ids and the edges added.
         The caller holds the batch."""
         added: list[str] = []
         touched: list[str] = []
@@ -982,11 +984,18 @@ class Memory:
             applied.append((cand, node))
             if node.type == "entity":
                 mine.setdefault(cand.name.casefold(), node)
+        # the record a memory was read from: the observation of its (session, seq)
+        said_at = {
+            (c.source.session, c.source.seq): n.id for c, n in applied if c.type == "observation"
+        }
         for cand, node in applied:
             for label, name in cand.links:
                 other = mine.get(name.casefold()) or self._entity(name)
                 if other is not None and self._link(node.id, other.id, label):
                     edges += 1
+            said = said_at.get((cand.source.session, cand.source.seq))
+            if cand.type != "observation" and said and self._link(node.id, said, "observed_in"):
+                edges += 1
         return added, touched, edges
 
     def import_memory_md(self, text: str) -> IngestReport:

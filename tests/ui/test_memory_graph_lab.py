@@ -149,9 +149,11 @@ def test_clicking_a_node_opens_its_sources(nb: Notebook) -> None:
     assert "记住：鉴权走 header X，由 AuthGateway 校验 X-Request-Id。" in src.inner_text()
     assert "session-" in src.inner_text() and "rule" in src.inner_text()
     out = panel.locator(".cx-medgeitem")
+    # its entities, and the record it was read from (observed_in the user's message at 18)
     assert sorted(out.nth(i).inner_text().split()[-1] for i in range(out.count())) == [
         "AuthGateway",
         "X-Request-Id",
+        "user@18",
     ]
     assert "cx-mnode--selected" in str(_node(page, pref).get_attribute("class"))
     # an edge jumps to the node at its other end
