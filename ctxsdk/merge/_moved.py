@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from ._anchors import moves
 from ._beliefs import Branch
 from ._claims import Claim
-from ._shared import EVIDENCE_OF_USE, ORIGIN_OF_USE, Table
+from ._shared import EVIDENCE_OF_USE, Table, mention_claim
 from ._slots import Evidence
 
 __all__ = ["LOCATION", "moved_claims"]
@@ -75,18 +75,5 @@ def moved_claims(branches: Sequence[Branch], table: Table) -> tuple[list[Claim],
                 form = max((a.form for a in ms), key=lambda f: (f.count("/"), len(f), f))
                 best = max(ms, key=lambda a: (a.form == form, EVIDENCE_OF_USE[a.use], -a.seq))
                 strongest = max(EVIDENCE_OF_USE[a.use] for a in ms)
-                out.append(
-                    Claim(
-                        key=key,
-                        value=form.lower(),
-                        evidence=strongest,
-                        text=best.line,
-                        source=src,
-                        seq=best.seq,
-                        kind="fact",
-                        origin=ORIGIN_OF_USE[best.use],
-                        trust=trust[src],
-                        shown=form,
-                    )
-                )
+                out.append(mention_claim(key, form, best, strongest, src, trust[src]))
     return out, covered

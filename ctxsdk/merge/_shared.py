@@ -43,6 +43,7 @@ __all__ = [
     "SHARED_LIMIT",
     "SharedName",
     "Table",
+    "mention_claim",
     "name_table",
     "shared_claims",
     "shared_names",
@@ -205,19 +206,25 @@ def shared_claims(
         key = f"{name.kind} {shown.lower()}"
         for src, ms in name.mentions.items():
             best = min(ms, key=lambda a: (_QUOTE_ORDER[a.use], a.seq))
-            strongest = max(ms, key=lambda a: EVIDENCE_OF_USE[a.use])
-            out.append(
-                Claim(
-                    key=key,
-                    value=shown.lower(),
-                    evidence=EVIDENCE_OF_USE[strongest.use],
-                    text=best.line,
-                    source=src,
-                    seq=best.seq,
-                    kind="fact",
-                    origin=ORIGIN_OF_USE[best.use],
-                    trust=trust[src],
-                    shown=shown,
-                )
-            )
+            strongest = max(EVIDENCE_OF_USE[a.use] for a in ms)
+            out.append(mention_claim(key, shown, best, strongest, src, trust[src]))
     return out
+
+
+def mention_claim(
+    key: str, shown: str, best: Anchor, evidence: int, src: str, trust: int | None
+) -> Claim:
+    """One session's claim of a name it uses: the value as shown, quoted from ``best`` (its
+    line and seq), weighed by ``evidence`` (the strongest use)."""
+    return Claim(
+        key=key,
+        value=shown.lower(),
+        evidence=evidence,
+        text=best.line,
+        source=src,
+        seq=best.seq,
+        kind="fact",
+        origin=ORIGIN_OF_USE[best.use],
+        trust=trust,
+        shown=shown,
+    )
