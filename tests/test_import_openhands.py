@@ -210,12 +210,21 @@ def test_error_without_a_call_is_a_notice(tmp_path: Path) -> None:
     events = [
         _PROMPT,
         {"id": 1, "source": "agent", "action": "message", "args": {"content": "Ok"}},
-        {"id": 2, "source": "user", "observation": "error", "content": "agent stuck"},
+        {
+            "id": 2,
+            "source": "user",
+            "observation": "error",
+            "content": "AgentStuckInLoopError: Agent got stuck in a loop",
+        },
     ]
     s = from_openhands(_write(tmp_path, events))
     last = s.messages()[-1].to_json_dict()
     assert last["role"] == "user" and last["source"]["plugin"] == "openhands"
+    assert last["source"]["error"] is True  # a relayed error, as Aider's are
     assert len(s.turns()) == 1  # a notice never opens a turn
+    # the fact kernel reads it as an error met, with the harness as its origin
+    errors = [f for f in s.facts() if f.kind == "error"]
+    assert [f.text for f in errors] and "stuck in a loop" in errors[0].text
 
 
 def test_call_without_result_at_the_end_is_left_to_crash_repair(tmp_path: Path) -> None:

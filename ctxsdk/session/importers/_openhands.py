@@ -229,7 +229,8 @@ class _Reader:
             self.items.append(ResultItem(mid, call_id, blocks, origin, t, is_error=error))
         elif kind == "error" and content:
             # An error the agent loop showed the model with no call to answer.
-            self.items.append(UserItem(mid, text_blocks(content), dict(_NOTICE), origin, t, False))
+            notice = {**_NOTICE, "error": True}  # a relayed error: the kernel reads it as one
+            self.items.append(UserItem(mid, text_blocks(content), notice, origin, t, False))
         else:
             self.items.append(SkipItem(origin, f"{kind} observation without an action", t))
         self.last_response = None
