@@ -266,14 +266,20 @@ def _leaks(blob: str, secrets: Sequence[str]) -> bool:
     return False
 
 
-def project_scope(session: Session) -> str:
-    """Which project a session's entities belong to: the directory it ran in (the header's
-    ``cwd``, redacted), else the session itself. "test command" or "language" in two
-    projects are two facts; without a directory nothing says two sessions share a project."""
+def _cwd(session: Session) -> str | None:
+    """The directory the session ran in (its header's ``cwd``), redacted; None when unknown."""
     cwd = getattr(session.header, "cwd", None)
     if isinstance(cwd, str) and cwd.strip():
-        return "cwd:" + redact(cwd.strip().rstrip("/")).text
-    return "session:" + session_key(session)
+        return redact(cwd.strip().rstrip("/")).text
+    return None
+
+
+def project_scope(session: Session) -> str:
+    """Which project a session's entities belong to: the directory it ran in, else the
+    session itself. "test command" or "language" in two projects are two facts; without a
+    directory nothing says two sessions share a project."""
+    cwd = _cwd(session)
+    return f"cwd:{cwd}" if cwd is not None else "session:" + session_key(session)
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -292,9 +298,9 @@ def session_words(session: Session) -> str:
             if isinstance(fmt, str):
                 got.append(fmt)
                 break
-    cwd = getattr(session.header, "cwd", None)
-    if isinstance(cwd, str):
-        got.append(cwd.rstrip("/").rsplit("/", 1)[-1])
+    cwd = _cwd(session)
+    if cwd is not None:
+        got.append(cwd.rsplit("/", 1)[-1])
     got.append(session_key(session))
     words = [w.casefold() for part in got for w in _WORD.findall(redact(part).text)]
     return " ".join(dict.fromkeys(w for w in words if not w.isdigit() or len(w) < 6))

@@ -416,17 +416,23 @@ def observations(
             seen.add((who, text))
             src = Source(sid, seq, text, "rule")
             out.append(Candidate("observation", f"{who}@{seq}", text, src, extra=extra))
-    if is_agent_log(session):
-        return tuple(replace(c, extra={**c.extra, "agent_log": True}) for c in out)
     return tuple(out)
 
 
 def is_agent_log(session: Session) -> bool:
     """Whether ``session`` is an agent at work rather than a conversation: its log holds
-    tool output. Its memories are found by their words, with no neighbours (``Memory``)."""
-    return any(ev.get("type") == "tool/result" for ev in session.raw_events) or any(
-        m.tool_results for m in session.messages()
-    )
+    tool output (a result event, or a result an importer carried in a user message). Its
+    memories are found by their words, with no neighbours (``Memory.ingest`` marks them)."""
+    for ev in session.raw_events:
+        if ev.get("type") == "tool/result":
+            return True
+        msg = message_of(ev) if ev.get("type") == "user/message" else None
+        content = msg.get("content") if msg is not None else None
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool-result" for b in content
+        ):
+            return True
+    return False
 
 
 # -- the merge rule --------------------------------------------------------------------------

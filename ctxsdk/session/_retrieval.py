@@ -189,6 +189,8 @@ class Retriever:
         self._post: dict[str, dict[int, int]] = {}
         self._dead: set[int] = set()
         self._wordy: set[int] = set()  # slots kept out of the dense channel
+        self._wordy_arr: NDArray[np.bool_] | None = None  # _wordy for numpy, until a change
+        self._embedded = 0  # live slots in the dense channel
         self._text: list[str] = []
         self._group: list[Hashable | None] = []
         self._groups: dict[Hashable, _Group] = {}
@@ -247,9 +249,12 @@ class Retriever:
         self._seq += 1
         if group is not None:
             self._link(slot, group, float(self._seq) if order is None else float(order))
+        self._wordy_arr = None
         if not dense:
             self._wordy.add(slot)
-        elif self.embedder is not None:
+        else:
+            self._embedded += 1
+        if dense and self.embedder is not None:
             if vector is not None and len(vector) == self.embedder.dim:
                 self._place(slot, vector)
             else:
@@ -303,6 +308,8 @@ class Retriever:
         self._tf[slot] = Counter()
         self._len[slot] = 0
         self._dead.add(slot)
+        if slot not in self._wordy:
+            self._embedded -= 1
         if self._section[slot] >= 0:
             self._members[self._section[slot]].remove(slot)
             self._section[slot] = -1
@@ -493,7 +500,7 @@ class Retriever:
             raise InvalidArgument(f"mode {mode!r} needs an embedder")
         if k <= 0 or not len(self) or not query.strip():
             return []
-        if mode == "hybrid" and not len(self._wordy - self._dead) < len(self):
+        if mode == "hybrid" and not self._embedded:
             mode = "lexical"  # nothing is embedded: no query to embed either
         if mode == "lexical":
             lex = self._lexical(query, k)
@@ -609,12 +616,15 @@ class Retriever:
         return fused, lex_arr, cos, alive
 
     def _wordy_mask(self, rows: int) -> NDArray[np.bool_]:
-        """Per slot: whether it was kept out of the dense channel (``add(dense=False)``)."""
+        """Per slot: whether it was kept out of the dense channel (``add(dense=False)``),
+        built once per change of the index, not per query."""
         xp = _numpy()
-        mask: NDArray[np.bool_] = xp.zeros(rows, dtype=bool)
-        if self._wordy:
-            mask[xp.fromiter(self._wordy, dtype=xp.int64)] = True
-        return mask
+        if self._wordy_arr is None or self._wordy_arr.shape[0] != rows:
+            mask: NDArray[np.bool_] = xp.zeros(rows, dtype=bool)
+            if self._wordy:
+                mask[xp.fromiter(self._wordy, dtype=xp.int64)] = True
+            self._wordy_arr = mask
+        return self._wordy_arr
 
     def _lift(self, fused: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each slot of a section raised by ``section_boost`` of the section's best score."""
