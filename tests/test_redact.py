@@ -530,3 +530,26 @@ def test_labelled_values_with_spaces_and_symbols_are_withheld(text: str) -> None
 )
 def test_ordinary_words_placeholders_and_identifiers_are_kept(text: str) -> None:
     assert redact(text).text == text
+
+
+# --- a random key that happens to spell a stand-in word --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "gh" + "p_S0cX4JDTzyouRU8kAZ61Ur9xwFlnCyrPptnt",  # "you" + "R..." inside the body
+        "gh" + "p_UR8CThE97gcYOUROKjIxkOHQeTeOJumDHHwq",
+        "gh" + "p_T5namyoUrfrNHeMfoc5DrNW5nWF1mQ5tLR0s",
+    ],
+)
+def test_a_random_key_holding_the_letters_of_your_is_withheld(token: str) -> None:
+    r = redact(f"deploy with {token} to staging")
+    assert r.text == "deploy with [REDACTED:github] to staging"
+
+
+@pytest.mark.parametrize(
+    "text", ["gh" + "p_yourPersonalAccessTokenGoesHere0000", "xo" + "xb-your-slack-bot-token-1234"]
+)
+def test_a_key_shape_whose_body_starts_with_your_is_a_stand_in(text: str) -> None:
+    assert redact(text).text == text

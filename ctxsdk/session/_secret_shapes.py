@@ -234,11 +234,14 @@ def _which(text: str, start: int, end: int) -> _Shape | None:
     return None
 
 
-_EXAMPLE = re.compile(r"(?i)example|your|(.)\1{5}")
+# "your" only as a word of its own (after the prefix or a separator): a real random key
+# holds "yOuR" inside it about once in 30,000 keys, and that key must still be withheld.
+_EXAMPLE = re.compile(r"(?i)example|(?:^|[-_./])your|(.)\1{5}")
 
 
 def _example(token: str) -> bool:
-    """Documentation stand-ins: ``AKIA…EXAMPLE``, ``xoxb-your-token``, ``ghp_xxxxxx…``."""
+    """Documentation stand-ins: ``AKIA…EXAMPLE``, ``xoxb-your-token``, ``ghp_yourtoken…``,
+    ``ghp_xxxxxx…``."""
     return _EXAMPLE.search(token) is not None
 
 
