@@ -114,7 +114,7 @@ def test_expanding_a_row_shows_its_provenance(nb: Notebook) -> None:
     widget = page.locator(".cx-slots").first
     widget.locator('.cx-srow[data-key="database"]').click()
     prov = widget.locator('.cx-prov[data-key="database"]')
-    prov.locator(".cx-claim").first.wait_for(timeout=15_000)
+    prov.locator(".cx-claim").first.wait_for(timeout=60_000)
     assert prov.locator(".cx-claim").count() == 5
     quotes = [prov.locator(".cx-quote").nth(i).inner_text() for i in range(5)]
     assert sorted(quotes) == sorted(
@@ -127,7 +127,7 @@ def test_expanding_a_row_shows_its_provenance(nb: Notebook) -> None:
     # Superseded claims are visible in provenance.
     widget.locator('.cx-srow[data-key="test framework"]').click()
     tf = widget.locator('.cx-prov[data-key="test framework"]')
-    tf.locator(".cx-claim").first.wait_for(timeout=15_000)
+    tf.locator(".cx-claim").first.wait_for(timeout=60_000)
     old = tf.locator(".cx-claim--superseded")
     assert old.count() == 1 and "jest" in old.inner_text() and "superseded" in old.inner_text()
     widget.locator('.cx-srow[data-key="test framework"]').click()  # collapse again
@@ -140,7 +140,7 @@ def test_clicking_a_seq_reaches_the_kernel(nb: Notebook) -> None:
     claim = widget.locator('.cx-prov[data-key="database"] .cx-claim[data-source="c3d4e5f6-cccc"]')
     seq = int(str(claim.get_attribute("data-seq")))
     claim.locator("[data-action=event]").click()
-    page.wait_for_selector(".cx-slots .cx-seq--selected", timeout=15_000)
+    page.wait_for_selector(".cx-slots .cx-seq--selected", timeout=60_000)
     out = _py(nb, "w.selected_event", "selected")
     assert out == f"{{'session': 'c3d4e5f6-cccc', 'seq': {seq}}}"
     expect = _py(
@@ -234,7 +234,7 @@ def test_screenshots_light_and_dark(nb: Notebook, artifacts: Path) -> None:
     widget.scroll_into_view_if_needed()
     if widget.locator('.cx-prov[data-key="database"]').count() == 0:
         widget.locator('.cx-srow[data-key="database"]').click()
-    widget.locator('.cx-prov[data-key="database"] .cx-claim').first.wait_for(timeout=15_000)
+    widget.locator('.cx-prov[data-key="database"] .cx-claim').first.wait_for(timeout=60_000)
     page.evaluate("() => document.activeElement?.blur()")  # no focus ring in the picture
     colours = {}
     for theme in ("JupyterLab Light", "JupyterLab Dark"):
@@ -284,7 +284,7 @@ def test_a_250_slot_merge_keeps_the_dom_bounded(nb: Notebook, artifacts: Path) -
     # A kept slot in the block panel brings its row into view, expanded.
     last_kept = _kept(page, 1)[-1]
     big.locator(f'.cx-block__item--kept[data-key="{last_kept}"] button').click()
-    big.locator(f'.cx-prov[data-key="{last_kept}"] .cx-claim').first.wait_for(timeout=15_000)
+    big.locator(f'.cx-prov[data-key="{last_kept}"] .cx-claim').first.wait_for(timeout=60_000)
     assert rows.count() <= 40
     big.locator("[data-control=filter]").fill("key24")
     page.wait_for_function(

@@ -143,7 +143,7 @@ def test_clicking_a_checkpoint_shows_its_state(nb: Notebook) -> None:
     )
     page.locator(f'.cx-graph .cx-node[data-id="cp:{cid}"]').click()
     state = page.locator(".cx-graph [data-part=state]")
-    state.wait_for(timeout=15_000)
+    state.wait_for(timeout=60_000)
     text = nb.run("print(f.checkpoints[0].text.splitlines()[0])", "")
     assert text.strip() and text.strip() in state.inner_text()
     assert page.locator(".cx-graph [data-verify=verified]").count() == 1
@@ -158,9 +158,9 @@ def test_recall_shows_the_exact_messages_page_by_page(nb: Notebook) -> None:
     page = nb.page
     leaf = next(r for r in _records(nb) if r[1] == "leaf")
     page.locator(f'.cx-graph .cx-node[data-id="cp:{leaf[0]}"]').click()
-    page.locator(".cx-graph [data-action=recall]").wait_for(timeout=15_000)
+    page.locator(".cx-graph [data-action=recall]").wait_for(timeout=60_000)
     page.locator(".cx-graph [data-action=recall]").click()
-    page.locator(".cx-graph [data-recall=verified]").wait_for(timeout=15_000)
+    page.locator(".cx-graph [data-recall=verified]").wait_for(timeout=60_000)
     msgs = page.locator(".cx-graph .cx-msg")
     assert msgs.count() == min(20, leaf[2])
     out = nb.run(
@@ -198,7 +198,7 @@ def test_the_keyboard_moves_between_nodes_and_opens_one(nb: Notebook) -> None:
     page.keyboard.press("ArrowRight")
     assert str(active()).startswith("cp:")
     page.keyboard.press("Enter")
-    page.locator(".cx-graph [data-part=state]").wait_for(timeout=15_000)
+    page.locator(".cx-graph [data-part=state]").wait_for(timeout=60_000)
     _, _, k = _transform(page)
     page.keyboard.press("+")
     assert _transform(page)[2] == pytest.approx(k * 1.25, rel=1e-3)
@@ -218,7 +218,7 @@ def test_screenshots_light_and_dark(nb: Notebook, artifacts: Path) -> None:
     page.locator(".cx-graph [data-action=fit]").click()
     page.locator(f'.cx-graph .cx-node[data-id="cp:{leaf[0]}"]').click()
     page.locator(".cx-graph [data-action=recall]").click()
-    page.locator(".cx-graph [data-recall=verified]").wait_for(timeout=15_000)
+    page.locator(".cx-graph [data-recall=verified]").wait_for(timeout=60_000)
     backgrounds = {}
     for theme in ("JupyterLab Light", "JupyterLab Dark"):
         nb.theme(theme)
@@ -319,7 +319,7 @@ def test_a_workspace_graph(nb: Notebook, artifacts: Path) -> None:
     assert g.locator(".cx-edge--subagent").count() == 1
     assert "1 checkpoint" in str(g.locator(".cx-node--frozen").first.text_content())
     g.locator(".cx-node--frozen").first.click()
-    g.locator(".cx-kv").wait_for(timeout=15_000)
+    g.locator(".cx-kv").wait_for(timeout=60_000)
     assert "on the surface" in g.locator(".cx-panel").inner_text()
     g.scroll_into_view_if_needed()
     g.screenshot(path=str(artifacts / "checkpoint-graph-workspace-light.png"))
