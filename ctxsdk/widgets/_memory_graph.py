@@ -81,6 +81,34 @@ def _shown(text: str | None) -> str | None:
     return None if text is None else neutralize(text)
 
 
+def _reading_order(pool: dict[str, Node], ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """Each node's place in the sessions' reading order: typed-in memories first, then by
+    session (the order sessions were first written to the memory) and event seq; a memory
+    before the observation of its own message; ids break ties."""
+
+    def first(n: Node) -> tuple[str, int] | None:
+        for src in n.sources:
+            if src.session is not None and src.seq is not None:
+                return src.session, src.seq
+        return None
+
+    placed = {nid: first(pool[nid]) for nid in ids}
+    began: dict[str, str] = {}
+    for nid, at in placed.items():
+        if at is not None:
+            stamp = pool[nid].created_at or ""
+            began[at[0]] = min(began.get(at[0], stamp), stamp)
+    session_rank = {s: i for i, s in enumerate(sorted(began, key=lambda s: (began[s], s)))}
+    out: dict[str, tuple[Any, ...]] = {}
+    for nid, at in placed.items():
+        kind = _TYPE_RANK.get(pool[nid].type, 9)
+        if at is None:
+            out[nid] = (0, 0, 0, kind, nid)
+        else:
+            out[nid] = (1, session_rank[at[0]], at[1], kind, nid)
+    return out
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
@@ -487,8 +515,9 @@ class MemoryGraph(BaseWidget):
                         break
             (clusters[hub] if hub is not None else loose).members.append(nid)
         out = [clusters[h] for h in entities]
+        reading = _reading_order(pool, drawn_ids)
         for c in out:
-            c.members.sort(key=lambda n: (_TYPE_RANK.get(pool[n].type, 9), n))
+            c.members.sort(key=lambda n: (_TYPE_RANK.get(pool[n].type, 9), reading[n]))
             rings = _rings(len(c.members))
             c.radius = (RING0 + (len(rings) - 1) * RING_STEP if rings else 24.0) + LABEL_ROOM
         # pack the hubs in rows, about ASPECT times as wide as high
@@ -509,7 +538,9 @@ class MemoryGraph(BaseWidget):
             x += d
             row_h = max(row_h, d)
         if loose.members:
-            loose.members.sort(key=lambda n: (_TYPE_RANK.get(pool[n].type, 9), n))
+            # in reading order: a memory sits just before the observation it was read from,
+            # so its observed_in edge is short and the grid reads as the sessions went
+            loose.members.sort(key=lambda n: reading[n])
             # the grid about ASPECT times as wide as high, at least as wide as the hubs' rows
             square = math.ceil(math.sqrt(len(loose.members) * ASPECT * GRID_H / GRID_W))
             per_row = max(1, int(row_w // GRID_W), square)
