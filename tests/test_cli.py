@@ -1150,3 +1150,12 @@ def test_max_bytes_sets_the_cap_where_a_session_is_opened(home_copy: Path, tmp_p
     for bad in ("0", "-5"):
         line = _error(run("show", log, "--max-bytes", bad, cwd=tmp_path))
         assert line.startswith("ctxsdk: error: --max-bytes must be a positive number"), line
+
+
+def test_sessions_without_a_home_points_at_the_bundled_samples(tmp_path: Path) -> None:
+    line = _error(run("sessions", cwd=tmp_path))
+    assert "no-such-home does not exist" in line
+    hint = f"--home {SAMPLES_HOME}"
+    assert hint in line
+    listed = run("--home", SAMPLES_HOME, "sessions", cwd=tmp_path)  # the hint, followed
+    assert listed.returncode == 0 and "(4 sessions" in listed.stdout

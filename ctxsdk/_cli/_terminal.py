@@ -8,6 +8,7 @@ import re
 import unicodedata
 from typing import TextIO
 
+from ..samples import SAMPLES_HOME
 from ..session import neutralize
 from ..session._model_text import CONTROL_CHARS
 
@@ -83,6 +84,7 @@ _CLI_TERMS: list[tuple[str, str]] = [
     ("Workspace.sessions() lists them", "`ctxsdk{home} sessions` lists them"),
     ("pass dsh_home= or set $DSH_HOME", "pass --home DIR or set $DSH_HOME"),
     ("pass dsh_home= for another DSH home", "pass --home DIR for another DSH home"),
+    ("dsh_home=ctxsdk.samples.SAMPLES_HOME", f"--home {SAMPLES_HOME}"),
     ("open one by path with Session.open(path)", "name one by its path"),
     ("conversation= applies to locomo only", "--conversation applies to locomo only"),
     ("sessions(refresh=True)", "`ctxsdk sessions --refresh`"),

@@ -195,7 +195,8 @@ class Workspace(Rendered):
             raise NotFound(
                 f"the DSH home {self.home} does not exist (or is not a directory); pass "
                 "dsh_home= or set $DSH_HOME "
-                "to the directory that holds sessions/"
+                "to the directory that holds sessions/ (the bundled sample sessions are one: "
+                "dsh_home=ctxsdk.samples.SAMPLES_HOME)"
             )
         index = Index(self.cache_path, self.root, self.max_bytes, self.agent or "dsh")
         if not refresh:
