@@ -17,6 +17,7 @@ from enum import IntEnum
 from typing import Any, Literal
 
 from ._claims import Claim, FactLike, value_of, voting
+from ._order import later_values
 from ._slots import Decision, Score, SlotState, merge_streaming
 
 __all__ = [
@@ -82,6 +83,10 @@ class Branch:
     current: tuple[FactLike, ...] | None = None
     # ``(seq, redacted message text)`` of the events whose message held a credential
     tainted: tuple[tuple[int, str], ...] = ()
+    # The seq of the session's opening request (its first message in the user's own words:
+    # the task it was started with), and its first and last event times (epoch ms)
+    opening: int | None = None
+    span: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +138,10 @@ class Slot:
     type: SlotType = "fact"
     resolution: Resolution | None = None
     derivation: Derivation | None = None
+    # Values the score outweighed but that only sessions later than every session backing
+    # the winner state: an earlier word cannot overrule a later one, so the slot is disputed
+    # (``_order``)
+    later: tuple[str, ...] = ()
 
     @property
     def asserted(self) -> bool:
@@ -232,6 +241,7 @@ def build_slots(
     score: Score | str = "egalitarian",
     *,
     types: Mapping[str, SlotType] | None = None,
+    spans: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[Slot]:
     """One slot per key, keys sorted. The state joins each source's live positive claims
     (one ``SlotState`` per source at the highest evidence it gave each value, streamed in
@@ -239,7 +249,10 @@ def build_slots(
     asserts a value of the key (``voting``), so "the API is not public" against "the API is
     public" is a dispute; a key whose voting claims are all negated is a ``refuted`` slot.
     ``types`` declares a key's type (the model path names
-    them); otherwise it is the most common kind of its live claims."""
+    them); otherwise it is the most common kind of its live claims. ``spans`` (source ->
+    first and last event time) orders the sessions: a value the score outweighed that only
+    sessions later than every backer of the winner state keeps the slot disputed
+    (``_order``; ``Slot.later``)."""
     by_key: dict[str, list[Claim]] = {}
     for c in claims:
         by_key.setdefault(c.key, []).append(c)
@@ -260,5 +273,10 @@ def build_slots(
         kind: SlotType = _slot_type(positive, declared) if positive else "refuted"
         if key in declared:
             kind = declared[key]
-        slots.append(Slot(key, merged.state, merged.decision, tuple(all_claims), kind))
+        decision, later = merged.decision, tuple[str, ...]()
+        if spans and decision.outcome == "resolved" and decision.winner is not None:
+            later = later_values(decision.winner, votes, spans)
+            if later:
+                decision = Decision("disputed", None, tuple(sorted({decision.winner, *later})))
+        slots.append(Slot(key, merged.state, decision, tuple(all_claims), kind, later=tuple(later)))
     return slots

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import CtxError, InvalidArgument, NotFound
-from ..session import Session, redact, redact_message
+from ..session import Session, redact, redact_message, user_text
 from ._beliefs import Branch, BranchMessage, Trust
 
 if TYPE_CHECKING:
@@ -99,7 +99,37 @@ def read_branch(session: Session, trust: Trust = Trust.EXTERNAL) -> Branch:
         facts=tuple(facts),
         current=facts.current(),
         tainted=tainted,
+        opening=opening_request(session),
+        span=time_span(session),
     )
+
+
+def opening_request(session: Session) -> int | None:
+    """The seq of the session's first message in the user's own words (a harness's wrapper
+    unwrapped, a command echo or injected context skipped): the task it was started with."""
+    for ev in session.raw_events:
+        if ev.get("type") != "user/message":
+            continue
+        data = ev.get("data")
+        src = data.get("source") if isinstance(data, Mapping) else None
+        if not isinstance(src, Mapping) or src.get("kind") != "user":
+            continue
+        content = data.get("content") if isinstance(data, Mapping) else None
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts = [
+            b.get("text") for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+        ]
+        text = "\n".join(t for t in texts if isinstance(t, str))
+        if user_text(text) is not None:
+            seq = ev.get("seq")
+            return seq if isinstance(seq, int) else None
+    return None
+
+
+def time_span(session: Session) -> tuple[int, int] | None:
+    """The first and last event times of the log (epoch ms), None when it has none."""
+    times = [t for ev in session.raw_events if isinstance(t := ev.get("time"), int)]
+    return (min(times), max(times)) if times else None
 
 
 def tainted_texts(session: Session, seqs: set[int]) -> tuple[tuple[int, str], ...]:

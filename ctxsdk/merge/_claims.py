@@ -5,10 +5,11 @@ whole log once, deterministically, in English and Chinese: settings and key/valu
 (``key``, ``value``, ``unit``, polarity ``negated``), decisions with a key, project facts
 from the tool calls (language, package manager, test command, key files ...), and the
 user's instructions and preferences. This module is a thin adapter: each fact that carries
-a ``key`` becomes one ``Claim``. An instruction, preference or decision the user stated
-without a key becomes a *statement* claim, keyed by its own words (``statement_key``), so
-two sessions whose users said the same thing meet in one slot; the assistant's unkeyed
-statements, outcomes and errors give none (narrative, not beliefs to merge).
+a ``key`` becomes one ``Claim``. An instruction, preference, decision or project fact the
+user stated without a key becomes a *statement* claim, keyed by its own words
+(``statement_key``), so two sessions whose users said the same thing meet in one slot; the
+assistant's unkeyed statements, outcomes and errors give none (narrative, not beliefs to
+merge).
 
 A claim keeps two forms of its value: ``value``, the comparison form (lowercase, spaces
 collapsed, the unit appended: ``60 seconds``), on which sessions agree or differ, and
@@ -117,7 +118,9 @@ _KIND_OF_FACT: Mapping[str, ClaimKind] = MappingProxyType(
 
 STATEMENT = "stated"
 """The value of a statement slot: the key holds what was said, the value only that it was."""
-_STATEMENT_KINDS = frozenset({"instruction", "preference", "decision"})
+# what a user says without a key that holds beyond the turn: a rule, a wish, a choice, and
+# how the project is ("we don't control that process - it's a 3rd party tool")
+_STATEMENT_KINDS = frozenset({"instruction", "preference", "decision", "project"})
 
 
 def statement_key(kind: str, text: str) -> str:
@@ -225,8 +228,9 @@ def _overlap(a: str, b: str) -> bool:
 def _statement(
     f: FactLike, kind: ClaimKind, source: str, live: set[int] | None, trust: int | None
 ) -> Claim | None:
-    """An unkeyed instruction, preference or decision the user stated, as a statement claim
-    (the assistant's unkeyed statements are its narrative, not a belief to merge)."""
+    """An unkeyed instruction, preference, decision or project fact the user stated, as a
+    statement claim (the assistant's unkeyed statements are its narrative, not a belief to
+    merge)."""
     if f.kind not in _STATEMENT_KINDS or f.source.role != "user" or not f.text.strip():
         return None
     if f.kind == "instruction" and f.scope is None:

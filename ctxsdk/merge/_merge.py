@@ -35,7 +35,8 @@ from ._beliefs import Branch, Slot, Trust
 from ._branches import SourceLike, TrustLike, read_branches
 from ._derive import DerivationReport, derive
 from ._pack import Single, blockable
-from ._render import Block, build_block
+from ._prune import left_out
+from ._render import Block, build_block, render_slot
 from ._slots import Score
 from ._slots import _score as resolve_score
 from ._sources import MergeSources
@@ -425,7 +426,8 @@ class Merge:
         from ._beliefs import build_slots
 
         a = self.alignment
-        return build_slots(a.claims, self._score, types=a.types)
+        spans = {b.id: b.span for b in self.branches if b.span is not None}
+        return build_slots(a.claims, self._score, types=a.types, spans=spans)
 
     def _adjudicated(self, slots: list[Slot]) -> Adjudication:
         llm = self._llm if self._adjudicate else None
@@ -455,8 +457,11 @@ class Merge:
             )
             block = dataclasses.replace(block, reason=reason, withheld=withheld)
         else:
+            cands = [s for s in slots if blockable(s, self._single)]
+            # a session's task and a slot another already shows stay out (``_prune``)
+            out = left_out(cands, branches, lambda s: render_slot(s, trusts[s.key]))
             block = build_block(
-                [s for s in slots if blockable(s, self._single)],
+                [s for s in cands if s.key not in out],
                 self._budget,
                 trusts=trusts,
                 tokenizer=self._tokenizer,
@@ -464,6 +469,9 @@ class Merge:
                 withheld=withheld,
                 algorithm=self._algorithm,
             )
+            if out:
+                why = tuple(sorted({**dict(block.dropped), **out}.items()))
+                block = dataclasses.replace(block, dropped=why)
         return MergeResult(
             branches=tuple(branches),
             skipped=tuple(self._shared.skipped),

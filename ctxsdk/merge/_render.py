@@ -20,7 +20,9 @@ The block is what the next turn sees, so three rules hold whatever the input:
 Line shapes are the seed's (MergeBench parses them): a resolved slot is
 ``- `key` = **value** — "quote" (evidence E; from src)`` (the quote left out when it holds no
 word beyond the key and the value, as a tool fact's ``language: TypeScript`` does); a true tie is
-``- **DISPUTED** `key` — tied under the score, not guessed:`` with one sub-bullet per value.
+``- **DISPUTED** `key` — tied under the score, not guessed:`` with one sub-bullet per value;
+a value only later sessions state (``Slot.later``) makes it ``— a later session says
+otherwise, not guessed:``, that value's evidence marked ``later``.
 A statement slot (a user's unkeyed instruction, preference or decision) is
 ``- `instruction` — "what was said" (evidence 4; from src | N sources)``. Values are shown
 as said (``Slot.display``: original case), not in their comparison form.
@@ -133,6 +135,13 @@ def render_slot(slot: Slot, trust: int) -> str:
         guard = _short(r.guard or "", 80)
         lines = [f"- {key} — depends on {guard} (adjudicated):"]
         lines += [f"  - **{slot.display(v)}**{_support(slot, v)}" for v in slot.presented]
+    elif slot.later:
+        # the score outweighed a later session's value: both sides, the later one marked
+        lines = [f"- **DISPUTED** {key} — a later session says otherwise, not guessed:"]
+        lines += [
+            f"  - **{slot.display(v)}**{_support(slot, v, 'later' if v in slot.later else '')}"
+            for v in slot.presented
+        ]
     else:
         lines = [f"- **DISPUTED** {key} — tied under the score, not guessed:"]
         lines += [f"  - **{slot.display(v)}**{_support(slot, v)}" for v in slot.presented]

@@ -1,0 +1,51 @@
+"""Time between sessions: an earlier session's word does not overrule a later session's.
+
+The score weighs a value by its evidence (the user's words above a tool's above the
+assistant's), and within one session a later fact supersedes an earlier one. Across
+sessions evidence alone can hide a real disagreement: a user said PostgreSQL on Monday, and
+on Tuesday another session's assistant found the database is MySQL. A demanding reader
+wants both sides then, each with its evidence, not Monday's word as if nothing followed.
+
+So a value the score outweighed stays in dispute when every session that states it ran
+after every session that backs the winner (the sessions' spans of event times do not
+overlap): the later sessions were not answered by the earlier one, whatever its authority.
+A winner stated later than (or at the same time as) the value it outweighs supersedes it
+by evidence as before: later in time with more authority, or a later explicit correction.
+Sessions whose times overlap or are unknown (logs written in code share one clock, an
+import without times) are not ordered, and the score decides alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ._claims import Claim, value_of
+
+__all__ = ["Span", "later_values"]
+
+Span = tuple[int, int]
+"""A session's first and last event times (epoch ms)."""
+
+
+def _after(later: Iterable[str], earlier: Iterable[str], spans: Mapping[str, Span]) -> bool:
+    """Whether every session of ``later`` began after every session of ``earlier`` ended."""
+    late, early = list(later), list(earlier)
+    if not late or not early or any(s not in spans for s in (*late, *early)):
+        return False
+    return min(spans[s][0] for s in late) > max(spans[s][1] for s in early)
+
+
+def later_values(winner: str, votes: Iterable[Claim], spans: Mapping[str, Span]) -> tuple[str, ...]:
+    """The values of ``votes`` (a slot's voting claims) other than ``winner`` that only
+    sessions later than every session backing ``winner`` state, sorted."""
+    by_value: dict[str, set[str]] = {}
+    for c in votes:
+        by_value.setdefault(value_of(c), set()).add(c.source)
+    backers = by_value.get(winner, set())
+    return tuple(
+        sorted(
+            v
+            for v, sources in by_value.items()
+            if v != winner and not sources & backers and _after(sources, backers, spans)
+        )
+    )

@@ -1,0 +1,110 @@
+"""What the block leaves out though the merge keeps the slot: a session's task, and repeats.
+
+The block is what the sessions decided and established, one line per thing. Two kinds of
+merged slot say nothing of that:
+
+- **a session's task.** What a user asked in the message that opened a session (an issue
+  title, "there is a need to make sure that sync works", "the ctf challenge is named katy")
+  is the work that session was given, not a belief another session can build on. A
+  statement slot (a user's unkeyed instruction, preference, decision or project fact) whose
+  every live claim is from its session's opening request stays out, unless two or more
+  sessions said it (then it is what they share). The same words said later in the session
+  are kept.
+- **a repeat.** A one-session slot whose content the block already shows under another key:
+  its value (one that names something: two words or more, a path, a command) is in another
+  slot's line (``test count`` = 16 passed beside ``test command: npm test (last run: 16
+  passed)``), or it names the same file as another file slot (``file
+  src/agents/core/metrics/types.ts`` beside the shared ``file metrics/types.ts``). Of two
+  slots that repeat each other the one kept is the one several sessions back, then the
+  shorter line (the same said in fewer tokens), then the smaller key.
+
+Both stay in ``result.slots`` (and the widget) with the reason in ``to_df``'s ``why_not``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from ._beliefs import Branch, Slot
+from ._pack import agreement
+
+__all__ = ["TASK", "left_out", "repeats", "task_slots"]
+
+TASK = "the opening request of its session: the task it was given, not a belief to carry"
+_FILE = "file "
+
+
+def task_slots(slots: Sequence[Slot], branches: Sequence[Branch]) -> set[str]:
+    """The keys of statement slots one session stated only in its opening request."""
+    opening = {b.id: b.opening for b in branches}
+    out: set[str] = set()
+    for s in slots:
+        live = s.live
+        if not s.statement or not live or agreement(s) > 0 or len(s.sources) > 1:
+            continue
+        if all(opening.get(c.source) == c.seq for c in live):
+            out.add(s.key)
+    return out
+
+
+def _specific(value: str) -> bool:
+    """A value that names something (two words or more, a path, a command, a version)
+    rather than one plain word, which any line may hold by chance."""
+    return len(value.split()) >= 2 or any(not (ch.isalnum() or ch in "_-") for ch in value)
+
+
+def _inside(value: str, line: str) -> bool:
+    pattern = r"(?<![A-Za-z0-9_])" + re.escape(value.lower()) + r"(?![A-Za-z0-9_])"
+    return re.search(pattern, line.lower()) is not None
+
+
+def _file(slot: Slot) -> str | None:
+    if not slot.key.startswith(_FILE) or not slot.presented:
+        return None
+    return slot.presented[0].strip("/").lower()
+
+
+def _same_file(a: str, b: str) -> bool:
+    short, long = sorted((a, b), key=len)
+    return long == short or long.endswith("/" + short)
+
+
+def repeats(slots: Sequence[Slot], line: Callable[[Slot], str]) -> dict[str, str]:
+    """``{key: the key it repeats}`` for each one-session slot whose content another kept
+    slot's ``line`` already shows (see the module docs)."""
+    order = sorted(slots, key=lambda s: (-agreement(s), len(line(s)), s.key))
+    kept: list[Slot] = []
+    out: dict[str, str] = {}
+    for s in order:
+        other = None if agreement(s) > 0 or s.statement else _repeated(s, kept, line)
+        if other is None:
+            kept.append(s)
+        else:
+            out[s.key] = other
+    return out
+
+
+def _repeated(slot: Slot, kept: Sequence[Slot], line: Callable[[Slot], str]) -> str | None:
+    values = [slot.display(v) for v in slot.presented]
+    path = _file(slot)
+    for k in kept:
+        if path is not None and (other := _file(k)) is not None and _same_file(path, other):
+            return k.key
+        shown = line(k)
+        if values and all(_specific(v) and _inside(v, shown) for v in values):
+            return k.key
+    return None
+
+
+def left_out(
+    slots: Sequence[Slot], branches: Sequence[Branch], line: Callable[[Slot], str]
+) -> Mapping[str, str]:
+    """``{key: why}`` for every slot the block leaves out as a task or a repeat; ``slots``
+    are the block's candidates, ``line`` renders one as the block would."""
+    tasks = task_slots(slots, branches)
+    out = {k: TASK for k in tasks}
+    rest = [s for s in slots if s.key not in tasks]
+    for key, other in repeats(rest, line).items():
+        out[key] = f"repeats `{other}`, which the block shows"
+    return out
