@@ -4,9 +4,10 @@ session's task (its opening request) and a slot whose content another slot shows
 from __future__ import annotations
 
 import ctxsdk as cx
-from ctxsdk.merge._beliefs import build_slots
+from ctxsdk.merge._beliefs import Slot, Trust, build_slots
 from ctxsdk.merge._claims import Claim
 from ctxsdk.merge._prune import TASK, repeats
+from ctxsdk.merge._render import render_slot
 from ctxsdk.testing import LogBuilder
 
 
@@ -72,6 +73,10 @@ def test_a_test_count_the_test_command_line_shows_is_a_repeat() -> None:
     assert _why(r, "test count").startswith("repeats `test command`")
 
 
+def _line(s: Slot) -> str:
+    return f"{s.key} {' '.join(s.presented)} {s.claims[0].text}"
+
+
 def _claim(key: str, value: str, source: str, text: str, evidence: int = 3) -> Claim:
     return Claim(key, value.lower(), evidence, text, source, 1, kind="fact", shown=value)
 
@@ -89,7 +94,7 @@ def test_one_file_under_two_keys_keeps_the_slot_two_sessions_back() -> None:
         _claim("file src/types.ts", "src/types.ts", "b", "read src/types.ts"),
     ]
     slots = build_slots(claims)
-    out = repeats(slots, lambda s: f"{s.key} {' '.join(s.presented)} {s.claims[0].text}")
+    out = repeats(slots, _line)
     # the same file by a longer path is a repeat; another types.ts (other directory) is not
     assert out == {"file src/agents/core/metrics/types.ts": "file metrics/types.ts"}
 
@@ -102,4 +107,17 @@ def test_a_plain_word_value_is_never_taken_for_a_repeat() -> None:
         _claim("build command", "npm run build", "a", "build command: npm run build"),
     ]
     slots = build_slots(claims)
-    assert repeats(slots, lambda s: f"{s.key} {' '.join(s.presented)} {s.claims[0].text}") == {}
+    assert repeats(slots, _line) == {}
+
+
+def test_a_shared_name_the_kernels_shared_command_holds_is_a_repeat() -> None:
+    claims = [
+        _claim("command pip install", "pip install", "a", "pip install -e .[dev]"),
+        _claim("command pip install", "pip install", "b", "pip install -e .[dev]"),
+        _claim("install command", "pip install -e .[dev]", "a", "install command"),
+        _claim("install command", "pip install -e .[dev]", "b", "install command"),
+        # one session's value may not drop what two sessions share
+        _claim("setup", "pip install -e .[dev] --user", "a", "setup: pip install -e .[dev] --user"),
+    ]
+    lines = lambda s: render_slot(s, Trust.EXTERNAL)  # noqa: E731 - as the block renders them
+    assert repeats(build_slots(claims), lines) == {"command pip install": "install command"}

@@ -10,13 +10,16 @@ merged slot say nothing of that:
   every live claim is from its session's opening request stays out, unless two or more
   sessions said it (then it is what they share). The same words said later in the session
   are kept.
-- **a repeat.** A one-session slot whose content the block already shows under another key:
-  its value (one that names something: two words or more, a path, a command) is in another
-  slot's line (``test count`` = 16 passed beside ``test command: npm test (last run: 16
-  passed)``), or it names the same file as another file slot (``file
-  src/agents/core/metrics/types.ts`` beside the shared ``file metrics/types.ts``). Of two
-  slots that repeat each other the one kept is the one several sessions back, then the
-  shorter line (the same said in fewer tokens), then the smaller key.
+- **a repeat.** A slot whose content the block already shows under another key: its value
+  (one that names something: two words or more, a path, a command) is in another slot's
+  line (``test count`` = 16 passed beside ``test command: npm test (last run: 16 passed)``;
+  the shared name ``command pip install`` beside ``install command`` = pip install -e
+  .[dev]), or it names the same file as another file slot (``file
+  src/agents/core/metrics/types.ts`` beside the shared ``file metrics/types.ts``). A slot
+  is only a repeat of one that reaches as many sessions (what two sessions agree on is never
+  dropped for what one said); of two that repeat each other the one kept is the one more
+  sessions back, then the shorter line (the same said in fewer tokens), then the smaller
+  key. A statement slot (keyed by its words) is never a repeat.
 
 Both stay in ``result.slots`` (and the widget) with the reason in ``to_df``'s ``why_not``.
 """
@@ -71,18 +74,23 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def repeats(slots: Sequence[Slot], line: Callable[[Slot], str]) -> dict[str, str]:
-    """``{key: the key it repeats}`` for each one-session slot whose content another kept
-    slot's ``line`` already shows (see the module docs)."""
-    order = sorted(slots, key=lambda s: (-agreement(s), len(line(s)), s.key))
+    """``{key: the key it repeats}`` for each slot whose content another kept slot's
+    ``line`` already shows, that slot reaching as many sessions (see the module docs)."""
+    order = sorted(slots, key=lambda s: (-agreement(s), -len(s.sources), len(line(s)), s.key))
     kept: list[Slot] = []
     out: dict[str, str] = {}
     for s in order:
-        other = None if agreement(s) > 0 or s.statement else _repeated(s, kept, line)
+        peers = [k for k in kept if _reach(k) >= _reach(s)]
+        other = None if s.statement else _repeated(s, peers, line)
         if other is None:
             kept.append(s)
         else:
             out[s.key] = other
     return out
+
+
+def _reach(slot: Slot) -> tuple[int, int]:
+    return agreement(slot), len(slot.sources)
 
 
 def _repeated(slot: Slot, kept: Sequence[Slot], line: Callable[[Slot], str]) -> str | None:
