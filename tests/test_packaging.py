@@ -13,8 +13,9 @@ SAMPLES = REPO / "ctxsdk" / "samples"
 
 def test_samples_package_holds_no_generator() -> None:
     entries = {p.name for p in SAMPLES.iterdir() if p.name != "__pycache__"}
-    assert entries == {"__init__.py", "home"}
+    assert entries == {"__init__.py", "_real.py", "home", "real"}
     assert not [p for p in (SAMPLES / "home").rglob("*.py")]
+    assert not [p for p in (SAMPLES / "real").rglob("*.py")]  # data, licences, provenance only
     assert sorted(p.name for p in (SAMPLES / "home").rglob("*.jsonl.zstd")) == [
         "session.v3.jsonl.zstd"
     ] * len(ctxsdk.samples.sample_paths())
