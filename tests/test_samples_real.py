@@ -133,3 +133,11 @@ def test_the_readme_usage_runs_in_a_fresh_clone(
     exec(compile(source, "README.md (usage)", "exec"), namespace)
     assert isinstance(namespace["cc"], cx.Session)
     assert (work / "work" / "session.v3.jsonl.zstd").is_file()
+
+
+def test_an_import_cannot_be_saved_into_the_bundled_samples(tmp_path: Path) -> None:
+    s = cx.Session.open_any(real_sample("gemini-cli"))
+    with pytest.raises(cx.errors.WriteError, match="sample shipped with ctxsdk"):
+        s.save(REAL_DIR / "copy")
+    assert not (REAL_DIR / "copy").exists()
+    assert cx.Session.open(s.save(tmp_path / "copy")).id == s.id  # a copy elsewhere is fine

@@ -315,4 +315,5 @@ def _restore(fd: int, size: int, recovery: Recovery | None) -> bool:
     return True
 
 
-_SHIPPED_SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "home"
+# the whole samples package: the DSH home and the bundled real sessions (real/)
+_SHIPPED_SAMPLES = Path(__file__).resolve().parents[1] / "samples"
