@@ -237,3 +237,25 @@ def test_only_a_conversation_lifts_its_neighbours() -> None:
             assert linked == (not n.extra.get("agent_log")), n.name
         assert any(n.extra.get("agent_log") for n in mem.nodes("observation"))
         assert any(not n.extra.get("agent_log") for n in mem.nodes("observation"))
+
+
+def test_a_memory_above_its_record_carries_the_record_as_evidence() -> None:
+    """A memory read from one message (here the request's second sentence) ranked above that
+    message's own observation: the observation is folded into it and shows as its evidence,
+    so the hit still holds the rest of what was said (which game), as it does when the
+    observation ranks first."""
+    b = LogBuilder(session_id="s-game", cwd="/home/dev/arcade", runtime_context=None)
+    b.turn("Please create a simple 2048 game. No need to run it, I will try it myself.")
+    b.assistant(tool_calls=[("bash", {"cmd": "cat > game.py"})])
+    b.tool_results(["written 120 lines"]).next_step()
+    b.assistant(text="I created game.py with the board, the moves and the score.").end_turn()
+    s = Session.from_events(b.header, b.events)
+    with Memory(None, embedder=None) as mem:
+        mem.ingest(s)
+        record = next(n for n in mem.nodes("observation") if "2048" in n.text)
+        hits = mem.find("What game did the user ask for?", top_k=5)
+        top = hits[0]
+        assert top.node.type != "observation" and "2048" not in top.node.text
+        assert record.id in top.folded and "2048 game" in top.evidence
+        assert "2048 game" in json.dumps(top.to_json())
+        assert record.id not in [h.node.id for h in hits]
