@@ -73,3 +73,35 @@ def test_build_slots_without_spans_is_the_score_alone() -> None:
     assert slot.decision.outcome == "resolved" and slot.later == ()
     (slot,) = build_slots(claims, spans={"a": (0, 10), "b": (20, 30)})
     assert slot.decision.tied == ("my", "pg") and slot.later == ("my",)
+
+
+def test_a_later_users_explicit_correction_settles_a_tie_of_users() -> None:
+    said = [("Set up the client.", "OK."), ("Set the request timeout to 30 seconds.", "OK.")]
+    fix = [
+        ("Check the client.", "OK."),
+        ("The request timeout is not 30 seconds, it is 60 seconds.", "Noted."),
+    ]
+    slot = (
+        cx.Merge([_session("mon", said, T0), _session("tue", fix, T0 + DAY)])
+        .run()
+        .slot("request timeout")
+    )
+    assert slot.status == "resolved" and slot.presented == ("60 seconds",)
+    # the correction is the earlier one: the later plain value is not answered by it
+    slot = (
+        cx.Merge([_session("mon", fix, T0), _session("tue", said, T0 + DAY)])
+        .run()
+        .slot("request timeout")
+    )
+    assert slot.status == "disputed"
+
+
+def test_a_later_value_without_a_correction_stays_a_tie() -> None:
+    said = [("Set up the client.", "OK."), ("Set the request timeout to 30 seconds.", "OK.")]
+    other = [("Check the client.", "OK."), ("Set the request timeout to 60 seconds.", "OK.")]
+    slot = (
+        cx.Merge([_session("mon", said, T0), _session("tue", other, T0 + DAY)])
+        .run()
+        .slot("request timeout")
+    )
+    assert slot.status == "disputed" and set(slot.presented) == {"30 seconds", "60 seconds"}

@@ -17,7 +17,7 @@ from enum import IntEnum
 from typing import Any, Literal
 
 from ._claims import Claim, FactLike, value_of, voting
-from ._order import later_values
+from ._order import correcting_value, later_values
 from ._slots import Decision, Score, SlotState, merge_streaming
 
 __all__ = [
@@ -252,7 +252,8 @@ def build_slots(
     them); otherwise it is the most common kind of its live claims. ``spans`` (source ->
     first and last event time) orders the sessions: a value the score outweighed that only
     sessions later than every backer of the winner state keeps the slot disputed
-    (``_order``; ``Slot.later``)."""
+    (``_order``; ``Slot.later``), and a tie is resolved by a later explicit correction of
+    the other value at no lower evidence (``correcting_value``)."""
     by_key: dict[str, list[Claim]] = {}
     for c in claims:
         by_key.setdefault(c.key, []).append(c)
@@ -278,5 +279,9 @@ def build_slots(
             later = later_values(decision.winner, votes, spans)
             if later:
                 decision = Decision("disputed", None, tuple(sorted({decision.winner, *later})))
+        elif spans and decision.outcome == "disputed":
+            corrected = correcting_value(decision.tied, all_claims, spans)
+            if corrected is not None:
+                decision = Decision("resolved", corrected)
         slots.append(Slot(key, merged.state, decision, tuple(all_claims), kind, later=tuple(later)))
     return slots

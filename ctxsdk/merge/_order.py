@@ -10,7 +10,10 @@ So a value the score outweighed stays in dispute when every session that states 
 after every session that backs the winner (the sessions' spans of event times do not
 overlap): the later sessions were not answered by the earlier one, whatever its authority.
 A winner stated later than (or at the same time as) the value it outweighs supersedes it
-by evidence as before: later in time with more authority, or a later explicit correction.
+by evidence as before: later in time with more authority. A tie of equal authority is
+settled the same way only by a later explicit correction of that very value: the later
+sessions say "not 30 seconds, 60" where the earlier said 30 (``correcting_value``); a later
+value said without refuting the earlier one stays a tie, disputed.
 Sessions whose times overlap or are unknown (logs written in code share one clock, an
 import without times) are not ordered, and the score decides alone.
 """
@@ -21,7 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from ._claims import Claim, value_of
 
-__all__ = ["Span", "later_values"]
+__all__ = ["Span", "correcting_value", "later_values"]
 
 Span = tuple[int, int]
 """A session's first and last event times (epoch ms)."""
@@ -49,3 +52,31 @@ def later_values(winner: str, votes: Iterable[Claim], spans: Mapping[str, Span])
             if v != winner and not sources & backers and _after(sources, backers, spans)
         )
     )
+
+
+def correcting_value(
+    tied: Iterable[str], claims: Iterable[Claim], spans: Mapping[str, Span]
+) -> str | None:
+    """The tied value whose sessions all ran after the sessions of every other tied value,
+    refute each of those values in so many words (a negated claim of it: the kernel keeps
+    only the latest fact of a key current, so "not 30, 60" leaves the "not 30" superseded),
+    and hold it at no lower evidence; None when no value does."""
+    claims = list(claims)
+    sources: dict[str, set[str]] = {}
+    evidence: dict[str, int] = {}
+    for c in claims:
+        if not c.negated and not c.superseded:
+            sources.setdefault(c.value, set()).add(c.source)
+            evidence[c.value] = max(evidence.get(c.value, 0), c.evidence)
+    values = list(tied)
+    for v in values:
+        mine = sources.get(v, set())
+        if mine and all(
+            _after(mine, sources.get(u, ()), spans)
+            and evidence.get(v, 0) >= evidence.get(u, 0)
+            and any(c.negated and c.value == u and c.source in mine for c in claims)
+            for u in values
+            if u != v
+        ):
+            return v
+    return None
