@@ -221,13 +221,13 @@ def test_tool_work_gives_keyed_entities_an_experience_and_typed_links() -> None:
     ex = extract(_work(), now=MONDAY)
     names = {c.name for c in _of(ex, "entity")}
     assert {"src/app.py", "test command", "request timeout"} <= names
-    (x,) = _of(ex, "experience")
+    (x,) = [c for c in _of(ex, "experience") if c.extra.get("kind") == "error"]
     assert x.fail is not None and "404 != 200" in x.fail
     assert x.fix is not None and 'route("/home")' in x.fix
     assert ("fixed", "src/app.py") in x.links
     d = _one(ex, "decision", r"single entry point")
     assert ("decided", "src/app.py") in d.links
-    fix_it = _one(ex, "preference", r"Fix the failing test")
+    fix_it = _one(ex, "preference", r"Fix the failing test")  # scoped to a file: kept
     assert ("about", "src/app.py") in fix_it.links
 
 
@@ -505,7 +505,11 @@ def test_real_aider_token_boilerplate_is_no_experience() -> None:
     ex = extract(s)
     assert not any("Tokens:" in c.text or "Cost:" in c.text for c in ex.candidates)
     assert "app.py" in {c.name for c in _of(ex, "entity")}
-    assert any("/hello" in c.text for c in _of(ex, "preference"))
+    # the user's four asks are one line of what was asked, in the order they were said
+    (asks,) = [c for c in _of(ex, "experience") if c.extra.get("kind") == "asks"]
+    assert asks.text.index("/hello endpoint") < asks.text.index("/fibonacci/X")
+    assert asks.text.endswith("remove the hello endpoint")
+    assert not any("/hello" in c.text for c in _of(ex, "preference"))
 
 
 def test_real_sessions_in_one_memory_answer_plain_questions(tmp_path: Path) -> None:

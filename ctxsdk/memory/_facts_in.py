@@ -10,19 +10,24 @@ its source (session, seq, the exact quote):
 =====================  =======================================================================
 fact                   memory
 =====================  =======================================================================
-instruction,           ``preference`` (how the user wants things done)
-preference
+instruction,           ``preference`` (how the user wants things done: a rule, a scoped
+preference             instruction); a one-off ask ("revise proposal.", "create hello.md
+                       file") is one line of the session's asks (``_gather``)
 decision               ``decision`` (its reason and rejected alternatives in the text; a
-                       deadline it names as ``until``)
+                       deadline it names as ``until``); the agent's todo steps are one
+                       ``plan: …`` decision per session (``_gather``)
 project, setting       ``entity`` named by what it is about: the key ("test command",
-                       "language", "request timeout") or, for a file, its path; its text
-                       states the fact in the words a question uses ("how the tests are run:
-                       ``npm test`` (last run: 16 passed)")
+                       "language", "request timeout"), for a file its path, for a project
+                       fact with no key its own words; its text states the fact in the words
+                       a question uses ("how the tests are run: ``npm test`` (last run: 16
+                       passed)"). A file nothing else of the session names (not the user, no
+                       other memory) is one line of the session's files (``_gather``)
 error                  ``experience`` (``fail`` the error line, ``fix`` the change that made
                        the failing command pass; "not fixed" when it never passed)
 outcome                ``experience`` named "outcome: …": what a session did is what it learned
 (the assistant's       ``experience`` named "found: …": its statements that name something
-findings)              specific (``ctxsdk.session.statements``), after errors and outcome
+findings)              specific (``ctxsdk.session.statements``), after errors and outcome;
+                       at most three of one message, none that proposes a step
 open_work              ``decision`` named "open work: …": what was left to do is a commitment
                        about later work, shown with the decisions
 =====================  =======================================================================
@@ -35,8 +40,9 @@ files its fix changed) or ``about`` (the entities its error names), to the entit
 fact's words name (a file by its path or its file name, a key by its words).
 
 Caps grow with the session (``caps_for``): a short session proposes what it says, a long
-one does not flood the memory. No sentence splitter and no cue table live here: the kernel
-owns them.
+one does not flood the memory. The gathered lines (asks, plan, files) are outside the caps:
+each stands for items that were never capped one by one. No sentence splitter and no cue
+table live here: the kernel owns them.
 """
 
 from __future__ import annotations
@@ -50,12 +56,14 @@ from ..session import (
     Fact,
     Session,
     Statement,
+    instruction_kind,
     message_of,
     redact,
     select_statements,
     statements,
 )
 from ._door import screen, session_key
+from ._gather import asks_line, files_line, is_ask, is_plan_step, named_in, plan_line, user_words
 from ._model import Candidate, NodeType, Source
 
 __all__ = [
@@ -172,10 +180,13 @@ def _value_text(f: FactLike) -> str:
 
 
 def _entity_of(f: FactLike) -> tuple[str, str] | None:
-    """(name, text) of the entity a project or setting fact is about."""
+    """(name, text) of the entity a project or setting fact is about: its key, its file,
+    or for a project fact with no key ("we don't control the claude code process - it's a
+    3rd party tool", "install: pip install flask") its own words."""
     key = (f.key or "").strip()
     if not key:
-        return None
+        said = " ".join(f.text.split())
+        return (_clip(said, _NAME_MAX), said) if f.kind == "project" and said else None
     if key.startswith(_FILE_KEY) or key == "file":
         path = (f.value or key[len(_FILE_KEY) :]).strip()
         if not path:
@@ -209,7 +220,7 @@ def _name_pattern(name: str) -> re.Pattern[str] | None:
     if not forms:
         return None
     alts = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-    return re.compile(rf"(?<![\w/.-])(?:{alts})(?![\w-])", re.IGNORECASE)
+    return re.compile(rf"(?<![\w/\\.-])(?:{alts})(?![\w-])", re.IGNORECASE)
 
 
 def _unique(links: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
@@ -347,8 +358,9 @@ def fact_candidates(
     def src(f: FactLike) -> Source:
         return Source(sid, f.source.seq, _clip(f.source.quote or f.text), "rule")
 
-    # 1. the entities: keyed project facts and settings
+    # 1. the entities: project facts and settings
     entities: list[tuple[Candidate, int]] = []
+    files: set[int] = set()  # ids of the file entities: a key file stays, the rest are gathered
     for i, f in enumerate(kept):
         if f.kind not in ("project", "setting"):
             continue
@@ -356,7 +368,9 @@ def fact_candidates(
         if got is None:
             continue
         name, text = got
-        extra: dict[str, object] = {"key": f.key or name, "kind": f.kind, "scope": scope}
+        extra: dict[str, object] = {"kind": f.kind, "scope": scope}
+        if f.key:
+            extra["key"] = f.key
         if f.value is not None:
             extra["value"] = _value_text(f)
         if earlier.get(i):
@@ -368,19 +382,33 @@ def fact_candidates(
             if not (f.key or "").startswith(_FILE_KEY)
             else (2 if f.text.startswith("read ") else 1)
         )
-        entities.append(
-            (Candidate("entity", _clip(name, 120), _clip(text), src(f), extra=extra), rank)
-        )
+        cand = Candidate("entity", _clip(name, 120), _clip(text), src(f), extra=extra)
+        if rank:
+            files.add(id(cand))
+        entities.append((cand, rank))
     entities.sort(key=lambda cr: cr[1])
-    names = [(c.name, p) for c, _ in entities if (p := _name_pattern(c.name)) is not None]
+    # a key or a file is named by other facts' words; a project fact's own sentence is not
+    names = [
+        (c.name, p)
+        for c, _ in entities
+        if "key" in c.extra and (p := _name_pattern(c.name)) is not None
+    ]
 
     def links(label: str, text: str, limit: int = 3) -> tuple[tuple[str, str], ...]:
         return tuple((label, n) for n in _names_in(text, names)[:limit])
 
-    # 2. the rest
+    # 2. the rest; the user's asks and the agent's todo steps are gathered (``_gather``)
     rest: list[Candidate] = []
+    asks: list[FactLike] = []
+    steps: list[FactLike] = []
     for f in kept:
         if f.kind in ("project", "setting"):
+            continue
+        if is_ask(f):
+            asks.append(f)
+            continue
+        if is_plan_step(f):
+            steps.append(f)
             continue
         text = _clip(f.text)
         if f.kind in ("instruction", "preference"):
@@ -454,7 +482,41 @@ def fact_candidates(
         for c in _findings(session, sid, caps.experience, links)
         if not any(_norm(c.text) in h for h in held)  # a fact already holds its words
     ]
-    return dedupe_and_cap([c for c, _ in entities] + rest, dropped, caps)
+    gathered = [
+        asks_line(asks, src(asks[0]), links("about", " ".join(f.text for f in asks)))
+        if asks
+        else None,
+        plan_line(steps, src(steps[0]), links("decided", " ".join(f.text for f in steps)))
+        if steps
+        else None,
+    ]
+    # a file the user named, or another memory of the session names, is one the session
+    # turns on: it stays an entity; the others are one line
+    said = [user_words(session), *(f.text for f in asks), *(f.text for f in steps)]
+    said += [c.text for c in rest] + [c.fix or "" for c in rest]
+    said += [c.text for c, _ in entities if id(c) not in files]  # a setting's value
+    key_files: list[Candidate] = []
+    folded: list[Candidate] = []
+    for c, _ in entities:
+        if id(c) not in files or named_in(_name_pattern(c.name), said):
+            key_files.append(c)
+        else:
+            folded.append(c)
+    gathered.append(files_line(folded))
+    # one line each, outside the caps: it stands for items that were never capped one by one
+    lines = [c for c in gathered if c is not None]
+    out, dropped = dedupe_and_cap(key_files + rest, dropped, caps)
+    return sorted(lines + out, key=lambda c: _ORDER.get(c.type, 4)), dropped
+
+
+_PER_MESSAGE = 3  # findings one assistant message gives at most
+
+
+def _proposed_step(sentence: str) -> bool:
+    """Whether an assistant's sentence is a step it proposes (the kernel reads it as a
+    one-off ask: "Add RecordType, BaseRecord"), not something it found."""
+    got = instruction_kind(sentence)
+    return got is not None and got[0] == "instruction" and not got[1]
 
 
 def _findings(
@@ -466,7 +528,12 @@ def _findings(
     """What the assistant reported it found, in its own words (``ctxsdk.session.statements``:
     a statement naming a path, a version, a code name, a quantity; never its reasoning, a
     plan or tool output), the ones that together name the most of what the session keeps
-    naming: an ``experience`` the session reported, after its errors and outcome."""
+    naming: an ``experience`` the session reported, after its errors and outcome.
+
+    A step the assistant proposes ("Add a private field: …", "Install the keyboard
+    package") reads as an ask (``instruction_kind``): it is a plan, not a finding. One
+    message gives at most ``_PER_MESSAGE`` findings, those naming the most: a plan document
+    or a list of suggestions is one answer, not a dozen things the session found."""
     found: dict[str, tuple[int, Statement]] = {}
     for seq, ev in enumerate(session.raw_events):
         if ev.get("type") != "assistant/message" or message_of(ev) is None:
@@ -474,9 +541,18 @@ def _findings(
         text = redact(session.message_at(seq).text).text
         for st in statements(text):
             found.pop(_norm(st.text), None)  # said again: the newer word
-            found[_norm(st.text)] = (seq, st)
+            if not _proposed_step(st.text):
+                found[_norm(st.text)] = (seq, st)
+    picked = select_statements(list(found.values()), cap)
+    per: dict[int, list[int]] = {}
+    for i, (seq, _) in enumerate(picked):
+        per.setdefault(seq, []).append(i)
+    keep: set[int] = set()
+    for idx in per.values():
+        best = sorted(idx, key=lambda i: -len(picked[i][1].names))[:_PER_MESSAGE]
+        keep.update(best)
     out: list[Candidate] = []
-    for seq, st in select_statements(list(found.values()), cap):
+    for seq, st in (p for i, p in enumerate(picked) if i in keep):
         if not st.names or screen(st.text).held_secret:
             continue  # a plain statement names nothing a teammate would look for
         out.append(
@@ -496,27 +572,52 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+_ORDER: dict[NodeType, int] = {"entity": 0, "preference": 1, "decision": 2, "experience": 3}
+
+
+_NEAR = 0.8  # shared words over all words of two texts: the same thing said twice
+_NEAR_MIN = 8  # words a text needs before a near match is trusted (short texts differ a lot)
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _TOKEN.findall(text))
+
+
+def _near(mine: frozenset[str], others: Sequence[frozenset[str]]) -> bool:
+    """Whether a text's words are near those of one of ``others`` (``_NEAR`` or more of
+    their union shared): "429: Quota exceeded for …input_tokens_per_minute…" and the same
+    error for output tokens, one lesson said twice. An entity never is: its key and value
+    are the fact, however alike two texts read."""
+    if len(mine) < _NEAR_MIN:
+        return False
+    return any(len(o) >= _NEAR_MIN and len(mine & o) >= _NEAR * len(mine | o) for o in others)
+
+
 def dedupe_and_cap(
     cands: Sequence[Candidate], dropped: list[tuple[str, str]], caps: Caps
 ) -> tuple[list[Candidate], list[tuple[str, str]]]:
-    """Dedupe on type|name|text (case and spacing ignored), cap per type, entities first."""
+    """Dedupe on type|name|text (case and spacing ignored), and a near duplicate of a kept
+    memory of its type (``_near``), cap per type, entities first."""
     seen: set[str] = set()
     counts: dict[str, int] = {}
     kept: list[Candidate] = []
+    words: dict[str, list[frozenset[str]]] = {}
     for c in cands:
         k = f"{c.type}|{_norm(c.name)}|{_norm(c.text)}"
-        if k in seen:
+        mine = _words(c.text)
+        if k in seen or (c.type != "entity" and _near(mine, words.get(c.type, []))):
             dropped.append((c.text, "duplicate"))
             continue
         seen.add(k)
+        words.setdefault(c.type, []).append(mine)
         cap = caps.of(c.type)
         if cap is not None and counts.get(c.type, 0) >= cap:
             dropped.append((c.text, "over the cap"))
             continue
         counts[c.type] = counts.get(c.type, 0) + 1
         kept.append(c)
-    order: dict[NodeType, int] = {"entity": 0, "preference": 1, "decision": 2, "experience": 3}
-    kept.sort(key=lambda c: order.get(c.type, 4))
+    kept.sort(key=lambda c: _ORDER.get(c.type, 4))
     return kept, dropped
 
 

@@ -1,0 +1,130 @@
+"""One line per session for what a session holds as a list: the user's asks, the agent's
+plan, the files it touched.
+
+A teammate's notes on a session read "asked: make a flask app with /hello; add /fibonacci/X;
+remove the hello endpoint", "plan: write a failing test; set the threshold; verify", "files:
+created app.py; edited src/a.ts (4 changes)": one line each, not one memory per ask, per
+todo step or per file. So ``_facts_in`` gathers them here:
+
+- **asks**: a user instruction the kernel reads as one piece of work, not a rule that holds
+  beyond it (``instruction_kind``: "revise proposal.", "create hello.md file"; a rule such as
+  "don't produce code, design solution first" stays a preference). One ``experience``
+  (kind ``asks``) in the order they were said.
+- **plan**: the steps of the agent's todo list (the kernel's ``plan: …`` decisions of
+  Codex's update_plan, Claude Code's TodoWrite, Gemini CLI's write_todos). One ``decision``
+  (kind ``plan``).
+- **files**: the files the session created, edited or read, unless a file is one the session
+  turns on: the user named it, or another memory of the session names it (its error's fix, a
+  decision, a finding). Those stay entities of their own (linked, merged across sessions);
+  the rest are one ``experience`` (kind ``files``).
+
+Each line keeps every item's words (clipped per item), so what one item said is still
+found; its source is the first item's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from ..session import Fact, Session, instruction_kind, message_of, redact, user_text
+from ._model import Candidate, Source
+
+__all__ = [
+    "GATHERED_MAX",
+    "asks_line",
+    "files_line",
+    "is_ask",
+    "is_plan_step",
+    "named_in",
+    "plan_line",
+    "user_words",
+]
+
+GATHERED_MAX = 1200  # a gathered line holds several items: longer than one memory's 240
+_ITEM_MAX = 240  # one item of it, as long as a memory of its own
+_PLAN = "plan: "
+
+
+def _one_line(text: str, limit: int) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def is_ask(f: Fact) -> bool:
+    """Whether a user instruction is one piece of work (not a rule that holds beyond it)."""
+    if f.kind != "instruction" or f.scope is not None or f.source.role != "user":
+        return False
+    got = instruction_kind(f.text)
+    return got is not None and not got[1]
+
+
+def is_plan_step(f: Fact) -> bool:
+    """Whether a decision is one step of the agent's todo list (the kernel's ``plan: …``)."""
+    return f.kind == "decision" and f.source.role == "assistant" and f.text.startswith(_PLAN)
+
+
+def _joined(head: str, items: Iterable[str]) -> str:
+    """``head`` and the items, each once (case and spacing ignored), within GATHERED_MAX."""
+    seen: set[str] = set()
+    parts: list[str] = []
+    for item in items:
+        one = _one_line(item, _ITEM_MAX).rstrip(" .;")
+        key = one.casefold()
+        if one and key not in seen:
+            seen.add(key)
+            parts.append(one)
+    return _one_line(head + "; ".join(parts), GATHERED_MAX)
+
+
+def asks_line(
+    asks: Sequence[Fact], src: Source, links: tuple[tuple[str, str], ...]
+) -> Candidate | None:
+    """The user's asks of one session as one experience (kind ``asks``), or None."""
+    if not asks:
+        return None
+    text = _joined("the user asked: ", (f.text for f in asks))
+    name = _one_line(f"asked: {asks[0].text}", 40)
+    return Candidate("experience", name, text, src, links=links, extra={"kind": "asks"})
+
+
+def plan_line(
+    steps: Sequence[Fact], src: Source, links: tuple[tuple[str, str], ...]
+) -> Candidate | None:
+    """The agent's todo steps of one session as one decision (kind ``plan``), or None."""
+    if not steps:
+        return None
+    text = _joined(_PLAN, (f.text[len(_PLAN) :] for f in steps))
+    name = _one_line(steps[0].text, 40)
+    return Candidate("decision", name, text, src, links=links, extra={"kind": "plan"})
+
+
+def files_line(files: Sequence[Candidate]) -> Candidate | None:
+    """File entities folded into one experience (kind ``files``): each file's own line
+    ("created app.py (4 changes)"), changed files before files only read."""
+    if not files:
+        return None
+    text = _joined("the session's files: ", (c.text for c in files))
+    name = _one_line(f"files: {files[0].name}", 40)
+    return Candidate("experience", name, text, files[0].source, extra={"kind": "files"})
+
+
+def user_words(session: Session) -> str:
+    """What the person wrote in the session (their own words: a harness template's wrapper
+    removed), redacted, one message a line: which files the user named."""
+    out: list[str] = []
+    for seq, ev in enumerate(session.raw_events):
+        if ev.get("type") != "user/message" or message_of(ev) is None:
+            continue
+        msg = session.message_at(seq)
+        if msg.tool_results or msg.source.kind not in (None, "user"):
+            continue
+        own = user_text(msg.text)
+        if own:
+            out.append(redact(own).text)
+    return "\n".join(out)
+
+
+def named_in(pattern: re.Pattern[str] | None, texts: Iterable[str]) -> bool:
+    """Whether ``pattern`` (a name's, ``_facts_in._name_pattern``) matches one of ``texts``."""
+    return pattern is not None and any(pattern.search(t) for t in texts)

@@ -1,0 +1,133 @@
+"""What a session holds as a list is one memory: the user's one-off asks, the agent's todo
+steps, the files it touched but nothing else names; a rule stays a preference, a key file
+an entity. A project fact with no key is kept; one assistant message gives at most three
+findings, and a step it proposes is none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ctxsdk as cx
+from ctxsdk.memory._facts_in import _PER_MESSAGE
+from ctxsdk.memory._ingest import extract
+from ctxsdk.memory._model import Candidate
+from ctxsdk.testing import LogBuilder, ToolOutput
+
+APP = "/home/dev/app"
+
+
+def _session(session_id: str = "g") -> cx.Session:
+    b = LogBuilder(session_id=session_id, runtime_context=None, cwd=APP)
+    b.turn(
+        "we don't control claude code process - it's 3rd party tool that codemie cli is calling"
+    ).assistant(text="Understood.").end_turn()
+    todos = [
+        {"content": "Review current session tracking implementation", "status": "pending"},
+        {"content": "Design approach for session lifecycle tracking", "status": "pending"},
+    ]
+    b.turn("don't produce code, design solution first").assistant(
+        tool_calls=[("TodoWrite", {"todos": todos})]
+    )
+    b.tool_results(["ok"]).next_step().assistant(text="Plan ready.").end_turn()
+    b.turn("revise proposal.").assistant(text="Revised.").end_turn()
+    b.turn("create hello.md file").assistant(
+        tool_calls=[("Write", {"file_path": f"{APP}/hello.md", "content": "# Hello"})]
+    )
+    b.tool_results(["ok"]).next_step()
+    for p in ("src/a.ts", "src/b.ts"):
+        edit = {"file_path": f"{APP}/{p}", "old_string": "x = 1", "new_string": "x = 2"}
+        b.assistant(tool_calls=[("Edit", edit)])
+        b.tool_results(["ok"]).next_step()
+    b.assistant(text="Done.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+def _kind(cands: tuple[Candidate, ...], kind: str) -> list[Candidate]:
+    return [c for c in cands if c.extra.get("kind") == kind]
+
+
+def test_one_off_asks_are_one_line_and_rules_stay_preferences() -> None:
+    ex = extract(_session())
+    prefs = [c.text for c in ex.candidates if c.type == "preference"]
+    assert prefs == ["don't produce code, design solution first"]
+    (asks,) = _kind(ex.candidates, "asks")
+    assert asks.type == "experience"
+    assert asks.text == "the user asked: revise proposal; create hello.md file"
+    assert ("about", "hello.md") in asks.links
+
+
+def test_todo_steps_are_one_plan_decision() -> None:
+    ex = extract(_session())
+    (plan,) = [c for c in ex.candidates if c.type == "decision"]
+    assert plan.extra["kind"] == "plan"
+    assert plan.text == (
+        "plan: Review current session tracking implementation; "
+        "Design approach for session lifecycle tracking"
+    )
+
+
+def test_a_file_nothing_else_names_is_a_line_a_named_one_an_entity() -> None:
+    ex = extract(_session())
+    names = {c.name for c in ex.candidates if c.type == "entity"}
+    assert "hello.md" in names  # the user named it
+    assert not {"src/a.ts", "src/b.ts"} & names
+    (files,) = _kind(ex.candidates, "files")
+    assert "edited src/a.ts" in files.text and "edited src/b.ts" in files.text
+
+
+def test_a_project_fact_with_no_key_is_an_entity_in_its_own_words() -> None:
+    ex = extract(_session())
+    said = [c for c in ex.candidates if c.type == "entity" and "3rd party" in c.text]
+    assert len(said) == 1 and "key" not in said[0].extra
+
+
+def test_gathered_lines_are_found_in_a_memory(tmp_path: Path) -> None:
+    with cx.Memory(tmp_path / "m.db", embedder=None) as mem:
+        mem.ingest(_session())
+        hits = mem.find("what did the user ask to create?")
+        assert any("create hello.md file" in h.node.text for h in hits[:5])
+        # the same session again adds nothing; another session's asks are their own line
+        mem.ingest(_session())
+        mem.ingest(_session("g2"))
+        asks = [n for n in mem.nodes("experience") if n.extra.get("kind") == "asks"]
+        assert len(asks) == 1 and len(asks[0].sources) == 2
+
+
+def test_one_message_gives_at_most_three_findings_and_no_proposed_step() -> None:
+    b = LogBuilder(session_id="f", runtime_context=None)
+    b.turn("How is the session tracked?").assistant(
+        text=(
+            "SessionStore keeps its state in ~/.codemie/sessions/{sessionId}.json. "
+            "The correlation in SessionOrchestrator.afterAgentSpawn() runs once. "
+            "HistoryParser reads ~/.claude/history.jsonl for the /clear command. "
+            "Each tab writes its own file under ~/.claude/projects/ with a new UUID. "
+            "The sync plugin posts 50 records per batch to the metrics API."
+        )
+    ).end_turn()
+    b.turn("And the adapter?").assistant(
+        text="Add SessionLifecycleAdapter interface with detectSessionEnd() method"
+    ).end_turn()
+    ex = extract(cx.Session.from_events(b.header, b.events))
+    found = _kind(ex.candidates, "finding")
+    assert len(found) == _PER_MESSAGE == 3
+    assert not any(c.text.startswith("Add SessionLifecycleAdapter") for c in found)
+
+
+def test_the_same_error_said_twice_is_one_experience() -> None:
+    b = LogBuilder(session_id="e", runtime_context=None)
+    quota = (
+        "litellm.RateLimitError: VertexAIException - 429: Quota exceeded for "
+        "aiplatform.googleapis.com/online_prediction_{}_tokens_per_minute_per_base_model "
+        "with base model: anthropic-claude-sonnet-4."
+    )
+    b.turn("Run the suite with pytest -q please.").assistant(
+        tool_calls=[("bash", {"cmd": "pytest -q"})]
+    )
+    b.tool_results([ToolOutput.failed(quota.format("input"), "ExitCode", "1")]).next_step()
+    b.assistant(tool_calls=[("bash", {"cmd": "pytest -q tests"})])
+    b.tool_results([ToolOutput.failed(quota.format("output"), "ExitCode", "1")]).next_step()
+    b.assistant(text="The quota is exhausted.").end_turn()
+    ex = extract(cx.Session.from_events(b.header, b.events))
+    errors = _kind(ex.candidates, "error")
+    assert len(errors) == 1 and "input_tokens" in errors[0].text
+    assert any(why == "duplicate" and "output_tokens" in t for t, why in ex.dropped)
