@@ -13,6 +13,7 @@ import re
 
 __all__ = [
     "ALTERNATIVE",
+    "ASK",
     "ASSISTANT_CHOICE",
     "ASSISTANT_NARRATION",
     "CHOICE_VERB",
@@ -97,6 +98,19 @@ HYPOTHETICAL = re.compile(
     _I,
 )
 
+# A question put as an imperative: "tell me what you know about this", "show me the json
+# structure", "explain why it fails" ask for an answer, as "can you tell me …?" does; they
+# are no instruction (an ask joined to an action, "… and save it to a file", is read whole).
+ASK = re.compile(
+    r"^(?:please\s+)?(?:(?:tell|show)\s+(?:me|us)\b|let\s+me\s+know\b"
+    r"|(?:explain|describe)\s+(?:to\s+(?:me|us)\s+)?(?:what|how|why|where|which|who|when|whether"
+    r"|if)\b|i\s+(?:want|would\s+like|'d\s+like)\s+to\s+(?:know|understand)\b)"
+    r"(?!.*\b(?:and|then)\s+(?:then\s+)?(?:save|store|write|put|create|add|update|fix|change"
+    r"|make|commit|apply|remove|delete|implement|run)\b)"
+    r"|^(?:告诉我|给我看|解释一下|说说)",
+    _I,
+)
+
 # A sentence cut before its object (the rest was a code block or a list): "… allows me to".
 DANGLING = re.compile(
     r"\b(?:to|be|as|is|are|the|a|an|of|with|for|and|or|like|follows|at|in|into|from|by|that"
@@ -176,7 +190,10 @@ STANDING_RULE = re.compile(
 )
 PREFERENCE = re.compile(
     r"\bi(?: would|'d)? (?:prefer|rather|like|love|want (?!to\b)|hate|dislike)\b"
-    r"|\bi(?:'m| am) looking for\b|\bprefer(?:ably|red)?\b|\bmy preference\b"
+    # "I'm looking for a lightweight library" is a taste; "… for suggestions" asks this turn
+    r"|\bi(?:'m| am) looking for\b(?!\s+(?:some\s+|any\s+|your\s+)?(?:suggestions?|feedbacks?"
+    r"|ideas?|help|advice|input|comments?|thoughts|opinions?|reviews?|answers?)\b)"
+    r"|\bprefer(?:ably|red)?\b|\bmy preference\b"
     r"|^(?:please\s+)?be (?:more |very )?(?:concise|brief|terse|short|succinct|explicit"
     r"|specific|careful|consistent|direct|thorough)\b"
     r"|\bkeep (?:it|them|things|the \w+|answers|responses|replies|code|changes)"
@@ -190,12 +207,13 @@ IMPERATIVE = re.compile(
     rf"^(?:please\s+|kindly\s+|pls\s+|let'?s\s+|now\s+)?(?:(?:only|just|also|always|first"
     rf"|then|carefully|quickly|simply|instead)\s+)?(?:{_VERBS})\b"
     r"(?!\s*(?:is|are|was|were|has|have|had|of|'s|=|:|-|—)\b)(?!\s*$)(?![:=])"
+    r"(?![/.\\]\S)"  # "test/support/", "build.gradle": a path or a file, not a verb
     r"(?!\s+(?:looks?|seems?|sounds?|works?|worked|feels?|reads?|makes sense|went|goes"
     r"|needs|did|does|failed|passed|passes|fails|stays|says|said)\b)"
     r"|^(?:please|let'?s)\b"
     r"|^i (?:want|need|would like|'d like) (?:you )?to\b|^(?:i want|we need) (?!to\b)"
     r"|^help me\b"
-    r"|^(?:请|帮我|帮忙|麻烦|给我|你去|去)"
+    r"|^(?:请(?!求)|帮我|帮忙|麻烦|给我|你去|去)"  # 请求 is "request", a noun
     r"|^(?:用|使用|改|把|加|添加|删|删除|去掉|运行|跑|创建|新建|写|修|修复|更新|换|换成|改成|保留"
     r"|保持|检查|确保|实现|重构|移动|重命名|安装|提交|推送|生成|补充|统一|先|再|分析|看看|查看)",
     _I,

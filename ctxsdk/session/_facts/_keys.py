@@ -9,7 +9,8 @@ safe, and Chinese keys of known terms given in English (``请求超时`` -> ``re
 so that two languages meet in one key. A phrase is refused as a key when it is not a short
 noun phrase: a pronoun, a verb, a function word, a number, code (brackets, operators, paths,
 dotted names), a label ("note", "thought") or a head noun that names no setting ("issue",
-"fix", "function", "file" alone).
+"fix", "function", "file" alone); nor when it starts with a count ("fourteen payment tests")
+or an action verb ("create a new folder"), or holds an article (a clause, not a name).
 """
 
 from __future__ import annotations
@@ -202,7 +203,17 @@ _NOT_FIRST = frozenset(
     "another other same following above below previous original expected actual final "
     "each every all both some any no one none such whole entire most many more less few "
     "overall exactly basically simply clearly old new before after current".split()
+    # a count starts a report ("fourteen payment tests pass"), not a setting's name
+    + "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty hundred thousand dozen "
+    "several multiple".split()
+    # an action verb starts an ask ("create a new folder: dist/dags/"), not a setting's name
+    + "create add remove delete put copy rename fix implement ensure try show tell give "
+    "please".split()
 )
+# An article inside a phrase makes it a clause or a verb phrase ("run the build"): a key is
+# a bare noun phrase (its leading determiners are dropped first).
+_ARTICLE = frozenset("a an the".split())
 _NOT_IN = frozenset(
     "i me my mine we us our ours you your yours he him his she her hers it its they them "
     "their theirs this that these those who whom whose which what where when why how "
@@ -358,6 +369,8 @@ def key_phrase(phrase: str, *, allow_code: bool = False, loose: bool = False) ->
         if "'" in w:
             return None
     if words[0] in _NOT_FIRST or (words[0] in _LABELS and len(words) == 1):
+        return None
+    if any(w in _ARTICLE for w in words[1:]):
         return None
     if len(words) == 1 and len(words[0]) < 4 and words[0] not in _SHORT_KEYS:
         return None  # "u", "len": a variable in code, not a setting

@@ -82,6 +82,8 @@ _ERROR_LINE = (
     re.compile(r"^.*\b[1-9]\d* (?:tests? )?(?:failed|failing)\b.*$", re.M | re.I),
     re.compile(r"^FAILED \((?:failures|errors)=\d+.*$", re.M),
     re.compile(r"^.*(?:错误|失败|异常)[:：].*$", re.M),
+    # a harness killed the command: that, not the warnings it printed, is what went wrong
+    re.compile(r"^.*\b(?:timed out|time(?:d)?-?out after)\b.*$", re.M | re.I),
 )
 _PY_EXC = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt|Warning)(?::.*)?)$", re.M)
 _COUNTS = re.compile(
@@ -239,9 +241,9 @@ def error_line(text: str) -> str | None:
             break
     if best is not None:
         return best[1][:200]
-    m2 = _PY_EXC.search(body)
-    if m2:
-        return _fold(m2.group(1))[:200]
+    for m2 in _PY_EXC.finditer(body):
+        if "Warning" not in m2.group(1).split(":", 1)[0]:
+            return _fold(m2.group(1))[:200]  # a warning printed on the way is no failure
     return None
 
 

@@ -28,6 +28,7 @@ from ._harness import RunSettings
 from ._model import Fact, Facts
 from ._relayed import RelayedErrors
 from ._rules import template_rules
+from ._sieve import once, sound
 from ._templates import is_template
 from ._text import closing_facts, text_facts
 from ._tools import ToolFacts
@@ -85,6 +86,10 @@ class FactReader:
         self._last = ""  # the assistant's last text: what a user's reply answers
 
     def feed(self, ev: Mapping[str, Any]) -> list[Fact]:
+        """The facts one event gives (a keyed one only with a value: ``_sieve.sound``)."""
+        return [f for f in self._feed(ev) if sound(f)]
+
+    def _feed(self, ev: Mapping[str, Any]) -> list[Fact]:
         seq = ev.get("seq")
         etype = ev.get("type")
         if type(seq) is not int or not isinstance(etype, str) or not _feeds(ev):
@@ -208,7 +213,7 @@ class FactReader:
                 break
         out += self.tools.finish()
         out += self.relayed.finish()
-        return out
+        return [f for f in out if sound(f)]
 
 
 def read_facts(
@@ -216,8 +221,9 @@ def read_facts(
 ) -> Facts:
     """The facts of a whole log (raw DSH events, e.g. ``Session.raw_events``), in seq order.
     ``harness``: also what the harness states for the run (its model and settings, a task
-    template's rules; scope ``RUN_SCOPE``). Pure and deterministic; never raises on odd
-    events (they give nothing)."""
+    template's rules; scope ``RUN_SCOPE``). A thing the log says twice is one fact, the
+    repeat's seq in its ``evidence`` (``_sieve.once``). Pure and deterministic; never raises
+    on odd events (they give nothing)."""
     ordered = sorted(
         (ev for ev in events if isinstance(ev, Mapping) and type(ev.get("seq")) is int),
         key=lambda ev: ev["seq"],
@@ -227,4 +233,4 @@ def read_facts(
     for ev in ordered:
         out += reader.feed(ev)
     out += reader.finish()
-    return Facts(session, tuple(out))
+    return Facts(session, tuple(once(out)))  # a thing said twice is one fact

@@ -409,6 +409,8 @@ _RELATION = (
     r"store|stores|hold|holds)"
 )
 _I = re.I
+# What passes or fails when run: "X tests pass on Y" reports a run, it sets nothing.
+_RESULT_HEADS = frozenset("test spec check build case suite".split())
 
 _LABELLED = re.compile(
     rf"^(?:please\s+)?(?:(?:let's|we|we'll|i'll)\s+)?(?:{_SET[3:-1]}|{_SWITCH[3:-1]}|use|go with|"
@@ -711,6 +713,8 @@ def _en(s: str, role: str) -> list[Setting]:
                     return [_make("setting", verb, y)]
                 return []
             subj = key_phrase(subject, loose=True)
+            if subj is not None and verb == "pass" and subj.head in _RESULT_HEADS:
+                return []  # "the payment tests pass with pytest": a run's result, no setting
             if subj is not None and verb == "use":
                 return [_make("setting", subj, y)]  # "persistence uses JSONL": persistence
             if subj is not None:

@@ -4,7 +4,8 @@ Coding-agent harnesses put their own text in user-role messages: SWE-agent's and
 mini-swe-agent's instance and step templates (the task wrapped in ``<pr_description>`` or
 "We're currently solving the following issue …", observations, format-error reminders),
 Claude Code's slash-command records, local-command output, ``<system-reminder>`` blocks,
-the "Caveat: The messages below were generated …" notice and "[Request interrupted by user]",
+the "Caveat: The messages below were generated …" notice, "[Request interrupted by user]" and
+the request of its compaction ("Your task is to create a detailed summary …"),
 Codex's ``<environment_context>`` / ``<user_instructions>`` / AGENTS.md injections, OpenHands'
 runtime and repository blocks, Gemini CLI's context setup, Aider's confirmation prompts and
 file-added echoes.
@@ -54,6 +55,7 @@ _BOILERPLATE = re.compile(
     r"|Apply edit to "
     r"|Commit [0-9a-f]{7}"
     r"|The following information has been included based on a keyword match"
+    r"|Your task is to create a detailed summary of the conversation so far"
     r"|A file or directory was"
     r"|\(Open file: "
     r")",

@@ -156,7 +156,7 @@ def _gate(s: str) -> str | None:
         ask = req.group(0)
         lead = ask[: ask.lower().rfind(",") + 1] if "," in ask else ""
         return (head + lead + " " + s[req.end() :]).strip().rstrip(" ?？") or None
-    if C.QUESTION.search(s) or C.HYPOTHETICAL.match(s):
+    if C.QUESTION.search(s) or C.HYPOTHETICAL.match(s) or C.ASK.match(s):
         return None
     return s
 
@@ -293,8 +293,8 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
                 add("project", s, span, reason=_reason(s))  # what the user says holds
             continue
         kind, rule = got
-        if rule and C.DANGLING.search(s):
-            continue
+        if C.DANGLING.search(s):
+            continue  # "I want an app that allows me to": its object was a list or code
         if any(f.kind == kind for f in keyed):
             continue  # the keyed fact says it already
         if not rule:
@@ -353,6 +353,7 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
     open_work: list[Fact] = []
     seen: set[str] = set()
     under_label = 0  # sentences left under a "Next steps:" / "Remaining:" label
+    wanted = False  # under a label of what is wanted ("Acceptance criteria:"): a goal
 
     def add(into: list[Fact], kind: FactKind, s: str, span: Span) -> None:
         line = fact_line(s)
@@ -368,7 +369,7 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
             continue
         raw = text[text.rfind("\n", 0, span.start) + 1 : span.end]  # with its line's marks
         heading = raw.lstrip().startswith("#")
-        label = len(s.split()) <= 5 and (heading or raw.rstrip().endswith(":"))
+        label = len(s.split()) <= 5 and (heading or raw.rstrip(" *_").endswith(":"))
         if C.OPEN_WORK.search(s):
             if label:
                 under_label = 3
@@ -381,16 +382,34 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
             continue
         if label or heading:
             under_label = 0
+            wanted = bool(_GOALS.match(s))
             continue
+        if wanted or _TODO_BOX.match(raw):
+            continue  # "Acceptance criteria: all tests pass", "- [ ] add tests": not done yet
         if under_label:
             under_label -= 1
             add(open_work, "open_work", s, span)
             continue
         if C.QUESTION.search(s) or (C.ASSISTANT_NARRATION.match(s) and not C.OUTCOME.search(s)):
             continue
-        if C.OUTCOME.search(s) and not C.DANGLING.search(s):
+        done = C.OUTCOME.search(s)
+        if done and not C.DANGLING.search(s) and not _NOT_YET.search(s[: done.start()]):
             add(outcome, "outcome", s, span)
     return outcome + open_work
+
+
+# Labels of what a plan wants, not of what was done: what follows them is a goal.
+_GOALS = re.compile(
+    r"(?:(?:acceptance|success|exit|done|completion)\s+)?criteria\b|requirements?\b|goals?\b"
+    r"|expected\b|definition of done|(?:test|verification|testing)\s+(?:plan|steps?|strategy)"
+    r"|check ?list\b|deliverables?\b|action items?\b|actions?\s*$|tasks?\s*$|to ?do\b"
+    r"|(?:implementation|rollback|migration)\s+plan",
+    re.I,
+)
+# A modal before the outcome's verb: "it will check that both files have been created"
+# says what the code will do, not what was done.
+_NOT_YET = re.compile(r"\b(?:will|would|should|shall|could|can|going to|needs? to|must)\b", re.I)
+_TODO_BOX = re.compile(r"\s*(?:[-*+]|\d+[.)])?\s*\[ \]")  # an unchecked box: still to do
 
 
 def instruction_kind(sentence: str) -> tuple[FactKind, bool] | None:
