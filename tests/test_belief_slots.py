@@ -344,3 +344,19 @@ def test_adjudicated_and_retracted_rows_say_their_outcome(two: MergeResult) -> N
     p = _ask(w, "provenance", key="database")
     assert p["resolution"]["outcome"] == "choose" and p["resolution"]["rationale"] == "newer"
     assert _ask(w, "provenance", key="linter")["derivation"]["unmet"] == ["ci"]
+
+
+def test_a_dispute_kept_open_by_a_later_session_says_so() -> None:
+    def session(sid: str, user: str, assistant: str, at: int) -> cx.Session:
+        b = LogBuilder(session_id=sid, runtime_context=None, created_at=at)
+        b.turn(user).assistant(text=assistant).end_turn()
+        return cx.Session.from_events(b.header, b.events)
+
+    day = 86_400_000
+    monday = session("mon-user", "The database is PostgreSQL.", "Noted.", 1_790_000_000_000)
+    tuesday = session(
+        "tue-bot", "Check the config.", "The database is MySQL.", 1_790_000_000_000 + day
+    )
+    db = _rows(BeliefSlots(cx.Merge([monday, tuesday]).run()))["database"]
+    assert db["status"] == "disputed"
+    assert db["detail"] == "a later session says otherwise (MySQL), not guessed"

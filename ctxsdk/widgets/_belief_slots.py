@@ -73,6 +73,9 @@ def _detail(slot: Slot) -> str:
         if r is not None:
             why = "order-sensitive" if r.order_sensitive else "unresolvable"
             return f"tie kept open ({why})"
+        if slot.later:  # outweighed by the score, but said by later sessions
+            later = ", ".join(slot.display(v) for v in slot.later)
+            return f"a later session says otherwise ({later}), not guessed"
         return "tied under the score, not guessed"
     if slot.decision.outcome == "empty":
         return "no opinion"
