@@ -7,6 +7,7 @@ no outcome; a harness's compaction request is not the user; a thing said twice i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import ctxsdk as cx
@@ -171,3 +172,20 @@ def test_a_chinese_request_noun_is_not_please() -> None:
     # 请求 ("request") starts many keys; 请 alone ("please") starts an ask
     assert [k for k, *_ in _said("请求超时：30秒")] == ["setting"]
     assert "instruction" in [k for k, *_ in _said("请把超时设为30秒")]
+
+
+def test_a_repeated_error_keeps_its_passing_run_last_in_its_evidence() -> None:
+    src = FactSource("s", 1, "tool", "q")
+    first = Fact(kind="error", text="E: boom — fixed by a.py", source=src, evidence=(5,))
+    again = Fact(kind="error", text="E: boom — fixed by a.py", source=src, evidence=(6,))
+    again = dataclasses.replace(again, source=FactSource("s", 3, "tool", "q"))
+    (got,) = once([first, again])
+    assert got.evidence == (3, 5)
+
+
+def test_an_aside_in_parentheses_is_no_open_work() -> None:
+    text = "Fixed the parser (although I couldn't run the GUI test)."
+    assert [f.kind for f in closing_facts(text, seq=9, session="s")] == ["outcome"]
+    assert [f.kind for f in closing_facts("I could not run the GUI test.", seq=9, session="s")] == [
+        "open_work"
+    ]

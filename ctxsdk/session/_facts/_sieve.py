@@ -51,6 +51,7 @@ def once(facts: Iterable[Fact]) -> list[Fact]:
     out: list[Fact] = []
     said: dict[tuple[str, str], int] = {}  # (kind, text) -> index in out
     held: dict[str, tuple[tuple[str, str | None, bool], int]] = {}  # slot -> value in force
+    own_evidence: dict[int, tuple[int, ...]] = {}  # index -> the evidence its rule gave
     for f in facts:
         at: int | None
         slot = f.slot
@@ -69,7 +70,11 @@ def once(facts: Iterable[Fact]) -> list[Fact]:
             out.append(f)
             continue
         first = out[at]
-        seqs = (*first.evidence, f.source.seq, *f.evidence)
+        own = own_evidence.setdefault(at, first.evidence)
+        repeats = tuple(s for s in first.evidence if s not in own)
+        # the repeats go before the fact's own evidence, whose last seq (an error's passing
+        # run) keeps its place
+        seqs = (*repeats, f.source.seq, *own)
         extra = tuple(dict.fromkeys(s for s in seqs if s != first.source.seq))
         out[at] = dataclasses.replace(first, evidence=extra)
     return out

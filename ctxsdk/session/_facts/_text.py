@@ -370,7 +370,7 @@ def _closing(text: str, *, seq: int, session: str) -> list[Fact]:
         raw = text[text.rfind("\n", 0, span.start) + 1 : span.end]  # with its line's marks
         heading = raw.lstrip().startswith("#")
         label = len(s.split()) <= 5 and (heading or raw.rstrip(" *_").endswith(":"))
-        if C.OPEN_WORK.search(s):
+        if C.OPEN_WORK.search(_ASIDE.sub(" ", s)):  # "done (although I couldn't …)": done
             if label:
                 under_label = 3
                 continue
@@ -406,6 +406,7 @@ _GOALS = re.compile(
     r"|(?:implementation|rollback|migration)\s+plan",
     re.I,
 )
+_ASIDE = re.compile(r"\([^()]*\)")  # a parenthesised aside qualifies the sentence it is in
 # A modal before the outcome's verb: "it will check that both files have been created"
 # says what the code will do, not what was done.
 _NOT_YET = re.compile(r"\b(?:will|would|should|shall|could|can|going to|needs? to|must)\b", re.I)
