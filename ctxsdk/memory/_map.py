@@ -2,16 +2,18 @@
 memory holds and how to search it, within a budget in exact tokens (the seed's map is about
 130 tokens and never over 400).
 
-Line 1 says how to search; line 2 counts memories by type; line 3 names up to sixteen of
-them, the most useful first: the four newest preferences (the user's instructions), at most
-two unexpired decisions with a deadline (``decision:<first 40 chars> until <label>``), the
-three newest other decisions, how to build, test and run (the test, build, run and install
-commands, language, framework, package manager: ``test command: npm test``), open work,
-errors met (newest first), then entities and the remaining preferences, decisions and
-experiences, each label clipped to 60 characters. The text is neutralized
-(``ctxsdk.session.neutralize``: control, bidi and zero-width characters shown as escapes,
-since it goes to a model) and then cut to the budget by a binary search on its characters,
-counted by the tokenizer.
+Line 1 says how to search; line 2 counts memories by type; line 3 names as many of them as
+the budget holds (at most 48), the most useful first: the four newest preferences (the
+user's instructions), at most two unexpired decisions with a deadline (``decision:<first 40
+chars> until <label>``), the three newest other decisions, how to build, test and run (the
+test, build, run and install commands, language, framework, package manager: ``test
+command: npm test``), open work, errors met (newest first), then entities and the remaining
+preferences, decisions and experiences, each label clipped to 90 characters and shown once
+("language: TypeScript" of four projects is one label). Labels are added while the map
+fits the budget, so a long list ends at a whole label instead of losing the line. The text
+is neutralized (``ctxsdk.session.neutralize``: control, bidi and zero-width characters
+shown as escapes, since it goes to a model) and then cut to the budget by a binary search
+on its characters, counted by the tokenizer (a guard: the head alone may not fit).
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ _HOW = (
     "package manager",
     "test framework",
 )
-_MAX_NAMED = 16
-_LABEL = 60
+_MAX_NAMED = 48  # a ceiling; the budget usually ends the line first
+_LABEL = 90
 
 
 @dataclass(frozen=True)
@@ -115,11 +117,22 @@ def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) 
     how.sort(key=lambda n: _HOW.index(str(n.extra.get("key"))))
     picked: list[str] = []
     seen: set[str] = set()
+    said: set[str] = set()  # a label shown once: "language: TypeScript" of four projects
+    head = f"{MAP_INSTRUCTION}\n{line2}"
+    room = [True]
 
     def take(n: Node, label: str, clip: bool = True) -> None:
-        if n.id not in seen and len(picked) < _MAX_NAMED:
-            seen.add(n.id)
-            picked.append(_clip(label, _LABEL) if clip else label)
+        shown = _clip(label, _LABEL) if clip else label
+        key = " ".join(shown.casefold().split())
+        if n.id in seen or key in said or len(picked) >= _MAX_NAMED or not room[0]:
+            return
+        # the line grows while it fits the budget: a label that would not fit ends it
+        if tk.count(neutralize(f"{head}\nnamed: {'; '.join([*picked, shown])}")) > budget:
+            room[0] = False
+            return
+        seen.add(n.id)
+        said.add(key)
+        picked.append(shown)
 
     # newest first within a kind: what the latest sessions said is what holds
     for n in prefs[::-1][:4]:
@@ -132,16 +145,16 @@ def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) 
         take(n, f"{n.name}: {n.extra.get('value') or n.text}")
     for n in open_work[::-1][:2]:
         take(n, n.text or n.name)
-    for n in order[::-1]:
-        if n.type == "experience" and n.extra.get("kind") != "outcome":
-            take(n, f"experience:{n.fail or n.name}")
+    for n in order[::-1]:  # errors met: the lessons (findings and the rest come last)
+        if n.type == "experience" and n.fail:
+            take(n, f"experience:{n.fail}")
     for n in order:
         if n.type == "entity":
             take(n, n.name)
     for n in (*prefs[::-1], *chosen[::-1], *order[::-1]):
         if n.type in ("preference", "decision", "experience"):
             take(n, f"{n.type}:{n.text or n.name}")
-    lines = [MAP_INSTRUCTION, line2]
+    lines = [head]
     if picked:
         lines.append("named: " + "; ".join(picked))
     text = _fit(neutralize("\n".join(lines)), budget, tk)
