@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..session import checkpoint_content, fold_line
+from ._state import RUN_KEY_PREFIX
 
 __all__ = [
     "BASIC_SECTIONS",
@@ -80,6 +81,12 @@ def _head_line(key: str, anchor: Any, superseded: Iterable[Any]) -> str:
     return f"- {name} = {_value(anchor)} {_refs(anchor.sources)}{tail}"
 
 
+def _shown_value(key: str, anchor: Any) -> bool:
+    """A value head the checkpoint shows: not the run's settings (``run/<key>``: its model,
+    sandbox, shell), which the harness states to itself and the model needs no copy of."""
+    return bool(anchor.kind == "value" and not key.startswith(RUN_KEY_PREFIX))
+
+
 def shown_key(anchor: Any) -> tuple[str, str]:
     """What makes an item already shown: its id and its value."""
     return str(anchor.id), " ".join(str(anchor.value).split())
@@ -129,7 +136,7 @@ def state_lines(state: Any, closed: Sequence[Any] = ()) -> list[str]:
     heads = [
         _head_line(k, a, state.superseded)
         for k, a in sorted(state.heads.items())
-        if a.kind == "value"
+        if _shown_value(k, a)
     ]
     section("Current values", heads)
     section("Open failures", [_item(a) for a in state.open_failures])
@@ -193,7 +200,7 @@ def basic_summary(state: Any, current_work: str) -> str:
     heads = [
         f"{k.split('/', 1)[-1]} = {_value(a)}"
         for k, a in sorted(state.heads.items())
-        if a.kind == "value"
+        if _shown_value(k, a)
     ]
     sections = {
         "Primary Request and Intent": bullets(objective),

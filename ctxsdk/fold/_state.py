@@ -101,7 +101,19 @@ open work). Every anchor cites the fact's source seq.
   ``written_paths``: a redirection, ``tee``, ``sed -i``, ``touch``, the target of ``mv`` /
   ``cp``; never a here-doc's body) ⇒ stateKey ``file/<path>``, authority procedural. A file
   a shell command changed keeps that command in its value (``x.py (by sed -i 's/a/b/'
-  x.py)``); a redirect, ``tee`` or ``echo`` carries contents and keeps only the path.
+  x.py)``); a redirect, ``tee`` or ``echo`` carries contents and keeps only the path. A file
+  an edit tool changed (old and new text: ``old_string``/``new_string``, ``old_str``/
+  ``new_str``, ``search``/``replace``) shows the first line its latest edit added, comments
+  and imports passed over (``app.py (added `def add(a, b):`)``); an edit that only removed
+  lines keeps the line shown before.
+- the run (the kernel's harness facts, scope "this run"): a task template's numbered rules
+  (SWE-agent's tips, mini-swe-agent's "DO NOT MODIFY: Tests") are constraints, authority
+  normative, cited at the template's message, which folds away like any other; the same
+  rules in the system prompt give none (the model reads it verbatim). The run's settings (the
+  model of each ``request/header``, Aider's banner, Codex's environment context: sandbox,
+  approval policy, shell) are heads ``run/<key>`` (authority procedural; a model switch
+  supersedes the earlier model), shown as ``FoldState.run``, apart from the work's
+  ``values``, and never copied into a checkpoint.
 - findings (``ctxsdk.session.statements``): the assistant's text statements (never
   reasoning) that name something specific (a path, version, code name, code span, quoted
   literal, quantity), not plans, questions or acknowledgements, nor the words of an item
@@ -176,6 +188,7 @@ __all__ = [
 ]
 
 ANCHOR_EVENT = "ctxsdk/fold-anchor"
+RUN_KEY_PREFIX = "run/"  # the heads of the run's settings (the harness's, not the work's)
 ANCHOR_KINDS = (
     "objective",
     "constraint",
@@ -301,6 +314,7 @@ _GROUPS = (
     ("requests", "Earlier requests"),
     ("constraints", "Constraints"),
     ("values", "State"),
+    ("run", "Run (the harness's settings)"),
     ("open_failures", "Open failures"),
     ("open_obligations", "Open obligations"),
     ("decisions", "Decisions"),
@@ -340,8 +354,19 @@ class FoldState(Rendered):
 
     @property
     def values(self) -> tuple[Anchor, ...]:
-        """The value heads (kind ``value``), in key order."""
-        return tuple(a for a in self.heads.values() if a.kind == "value")
+        """The value heads (kind ``value``) of the work, in key order: settings, project facts
+        (the run's own settings are ``run``)."""
+        return tuple(
+            a
+            for k, a in self.heads.items()
+            if a.kind == "value" and not k.startswith(RUN_KEY_PREFIX)
+        )
+
+    @property
+    def run(self) -> tuple[Anchor, ...]:
+        """The run's settings as its harness stated them (heads ``run/<key>``: the model,
+        a sandbox or approval mode, the shell), in key order."""
+        return tuple(a for k, a in self.heads.items() if k.startswith(RUN_KEY_PREFIX))
 
     def active(self) -> list[Anchor]:
         """Every active anchor once: the slots, the faces, then heads not in a face."""
@@ -400,7 +425,7 @@ class FoldState(Rendered):
     def _line(self, a: Anchor, face: str, width: int = 240) -> str:
         """One shown item, cut to ``width``, then its source seqs."""
         seqs = f" ({_seqs_text(a.sources)})"
-        if face == "values":
+        if face in ("values", "run"):
             body = f"{a.state_key} = {a.value}"
         elif face == "open_failures":
             body = f"[{a.failure_state or 'open'}] {a.value}"
@@ -426,6 +451,7 @@ class FoldState(Rendered):
             "requests": tuple(a for a in self.requests if a.sources not in slots),
             "constraints": self.constraints,
             "values": self.values,
+            "run": self.run,
             "open_failures": self.open_failures,
             "open_obligations": self.open_obligations,
             "decisions": self.decisions,
@@ -555,6 +581,9 @@ def anchor_event(
 _INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected output
 _ASK_WORDS = 2  # words an ask needs to be an obligation ("Please." alone is not)
 
+# The kernel's scope of what holds for one run of a harness (``Fact.scope``; the base does
+# not export its RUN_SCOPE constant).
+_RUN_SCOPE = "this run"
 _MAX_STATEMENTS = 4000  # the assistant's statements a reduce keeps to choose findings from
 # Programs whose command line holds a file's new contents, not the change made to it.
 _CONTENT_WRITERS = frozenset({"cat", "echo", "printf", "tee", "touch", "dd", "head", "tail"})
@@ -665,12 +694,40 @@ def _reruns(done: tuple[str, str | None], failed: tuple[str, str | None]) -> boo
     return command_covers(_unlaunched(command), _unlaunched(fcommand))
 
 
-def _written(path: str, command: str | None) -> str:
+# An edit call's (old text, new text) arguments: Claude Code's Edit, OpenHands' and Anthropic's
+# str_replace editors, Aider's search/replace blocks.
+_EDIT_PAIRS = (("old_string", "new_string"), ("old_str", "new_str"), ("search", "replace"))
+_ADDED_SHOWN = 80  # characters of the added line an artifact shows
+# A line that says nothing of the change: a comment, a shebang, an import or include.
+_PREAMBLE = re.compile(
+    r"(?:#|//|/\*|\*|<!--|--|;|export \* |(?:import|from|require|use|using|include|package)\b)"
+)
+
+
+def _added(args: Mapping[str, Any]) -> str | None:
+    """The first line an edit call added: the first line of its new text that its old text
+    lacks, passing over blank lines, comments and imports (``@app.route("/add/<int:a>")``,
+    ``MAX_ITEMS = 50``); None when the edit only removed or moved lines."""
+    for old_key, new_key in _EDIT_PAIRS:
+        old, new = args.get(old_key), args.get(new_key)
+        if isinstance(old, str) and isinstance(new, str):
+            had = {line.strip() for line in old.splitlines()}
+            for line in new.splitlines():
+                got = line.strip()
+                if got in had or sum(ch.isalnum() for ch in got) < 3 or _PREAMBLE.match(got):
+                    continue
+                return _cut(got, _ADDED_SHOWN)
+    return None
+
+
+def _written(path: str, command: str | None, args: Mapping[str, Any]) -> str:
     """A written file's line: the path, and the command that changed it when the command
     says the change (``sed -i 's/a/b/' x.py``, ``mv a.py b.py``); a redirect, ``tee`` or
-    ``echo`` carries only contents, and an editor tool's arguments are code."""
+    ``echo`` carries only contents. An editor tool's call shows the first line it added
+    (``app.py (added `def add(a, b):`)``), not its whole text."""
     if command is None:
-        return path
+        added = _added(args)
+        return f"{path} (added `{added}`)" if added else path
     for p in command_parts(command):
         if path in p.writes and p.program not in _CONTENT_WRITERS and "\n" not in p.text:
             return f"{path} (by {_cut(_fold(p.text), _COMMAND_SHOWN)})"
@@ -735,7 +792,9 @@ class _Reducer:
         self.upto = -1
         self.calls: dict[str, tuple[str, JsonDict]] = {}  # callId -> (tool name, arguments)
         self.identity_of: dict[str, _Call] = {}  # failure id -> (call key, (tool, command))
-        self.reader = FactReader()  # the fact kernel, fed the same events
+        # the fact kernel, fed the same events; with what the harness states for the run (its
+        # model and settings, a task template's rules), which a resumed run must still honour
+        self.reader = FactReader(harness=True)
         self.failed_edits: set[str] = set()  # paths of edit calls that failed
         self.verified: set[str] = set()  # failure ids already verified (a repeat is a no-op)
         self.asks: set[str] = set()  # obligation ids of the current request's asks
@@ -959,8 +1018,10 @@ class _Reducer:
         )
         return aid
 
-    def _value(self, key: str, value: Value, seq: int, authority: str) -> None:
-        state_key = f"value/{key}"
+    def _value(
+        self, key: str, value: Value, seq: int, authority: str, *, face: str = "value"
+    ) -> None:
+        state_key = f"{face}/{key}"
         head_id = self.heads.get(state_key)
         head = self.active.get(head_id) if head_id is not None else None
         if head is not None and head.value == value and type(head.value) is type(value):
@@ -972,7 +1033,7 @@ class _Reducer:
             value = _cut(value, self.limits.text)
         self.declare(
             Anchor(
-                id=f"value:{key}@{seq}",
+                id=f"{face}:{key}@{seq}",
                 kind="value",
                 state_key=state_key,
                 value=value,
@@ -1046,7 +1107,9 @@ class _Reducer:
             if seq not in self.seen or not _feeds(self.seen[seq]):
                 continue  # never cite what is not a root of this log
             user = role == "user"
-            if f.kind in ("instruction", "preference") and user:
+            if f.scope == _RUN_SCOPE:
+                self._run_fact(f, seq, i)
+            elif f.kind in ("instruction", "preference") and user:
                 face = _instruction_face(f)
                 if face is not None:
                     aid = self._text_anchor(face, f.text, seq, i, "normative")
@@ -1066,6 +1129,17 @@ class _Reducer:
             elif f.kind == "open_work":
                 self._text_anchor("obligation", f.text, seq, i, "hypothesis")
             # outcome: the assistant's account of its work, narrative, never state
+
+    def _run_fact(self, f: Fact, seq: int, i: int) -> None:
+        """What the harness stated for this run: a task template's rule is a constraint (the
+        template's message folds away like any other, its rules still bind the run), unless
+        the system prompt said it (the model reads that verbatim); a run setting (model,
+        sandbox, shell) is the head of ``run/<key>``, so a model switch supersedes it."""
+        if f.kind in ("instruction", "preference"):
+            if self.seen[seq].get("type") != "system/message":
+                self._text_anchor("constraint", f.text, seq, i, "normative")
+        elif f.kind == "setting" and f.key and f.value:
+            self._value(_slot(f.key), _setting_value(f), seq, "procedural", face="run")
 
     def user_message(self, ev: Mapping[str, Any], seq: int) -> None:
         msg = message_of(ev)
@@ -1233,13 +1307,18 @@ class _Reducer:
                 auto=True,
             )
         for path in written_paths(name, args):
-            # A re-edit declares the same id: its head is refreshed, never superseded.
+            # A re-edit declares the same id: its head is refreshed, never superseded; an
+            # edit that only removed lines keeps the line an earlier edit added.
+            value = _written(path, command, args)
+            old = self.active.get(f"artifact:{path}")
+            if value == path and old is not None:
+                value = str(old.value)
             self.declare(
                 Anchor(
                     id=f"artifact:{path}",
                     kind="artifact",
                     state_key=f"file/{path}",
-                    value=_cut(_written(path, command), width),
+                    value=_cut(value, width),
                     authority="procedural",
                     sources=(seq,),
                 ),
