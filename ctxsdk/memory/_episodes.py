@@ -14,6 +14,11 @@ A session is drawn as a chain of boxes, oldest first:
 - one **tail** box: what is still open after the last checkpoint, summarised by the latest
   user message (at most 240 characters).
 
+A user message is read as the person's own words (``ctxsdk.session.user_text``): a harness
+template's wrapper (a ``<pr_description>``, a CTF preamble) is removed, and a message that is
+boilerplate only (a background task's notification, "[Request interrupted by user]") is
+skipped for the one before it.
+
 Every summary is redacted whole before it is clipped (the memory's door, ``_door``): a
 box stores ``[REDACTED:<kind>]`` where a message held a credential, and a notice of the
 kinds withheld when nothing else was left. Session ids are redacted too (``session_key``).
@@ -34,7 +39,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..errors import CorruptStore
-from ..session import Session, message_text, read_marker, short_id
+from ..session import Session, message_text, read_marker, short_id, user_text
 from ._door import session_key, summary_text
 from ._model import Edge, Node, Source
 from ._store import MemoryStore
@@ -122,7 +127,10 @@ def _checkpoints(session: Session, start: int) -> dict[int, str]:
 
 
 def _user_before(session: Session, end: int, start: int) -> tuple[int, str] | None:
-    """The latest message a person wrote in seqs ``start`` .. ``end`` (seq, its text)."""
+    """The latest message a person wrote in seqs ``start`` .. ``end`` (seq, its own words:
+    a harness template's wrapper removed, ``user_text``). A message that is boilerplate
+    only (a background task's notification, "[Request interrupted by user]") is skipped:
+    it says nothing of what is open."""
     for seq in range(end, start - 1, -1):
         event = session.raw_events[seq]
         if event.get("type") != "user/message":
@@ -130,7 +138,7 @@ def _user_before(session: Session, end: int, start: int) -> tuple[int, str] | No
         source = (event.get("data") or {}).get("source") or {}
         if isinstance(source, dict) and source.get("kind") not in (None, "user"):
             continue
-        text = message_text(session.message_at(seq)).strip()
+        text = (user_text(message_text(session.message_at(seq))) or "").strip()
         if text:
             return seq, text
     return None
