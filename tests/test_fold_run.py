@@ -1,7 +1,8 @@
 """What the harness stated for the run, in the fold's state: a task template's rules are
 constraints (the template's message folds away, its rules still bind the run), the run's
-settings (its model) are ``run/<key>`` heads, shown apart from the work's values and never
-copied into a checkpoint (the harness states them to itself)."""
+settings (its model) are ``run/<key>`` heads, shown apart from the work's values, retired
+(never superseded) by a switch, and never copied into a checkpoint (the harness states them
+to itself)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import ctxsdk as cx
 from ctxsdk.fold._checkpoint import state_lines
-from ctxsdk.fold._state import FoldState, reduce_events
+from ctxsdk.fold._state import FoldState, StateLimits, reduce_events
 from ctxsdk.testing import LogBuilder
 
 PLAIN_SYSTEM = "You are a coding agent."
@@ -72,7 +73,7 @@ def test_the_same_rules_in_the_system_prompt_add_no_constraint() -> None:
     assert not [c for c in reduce(b).constraints if "`-c` flag" in str(c.value)]
 
 
-def test_the_runs_model_is_a_run_head_a_switch_supersedes_it() -> None:
+def test_the_runs_model_is_a_run_head_a_switch_retires_it() -> None:
     events = [
         _header(1, "gpt-4o"),
         _user(2, "Add a --verbose flag to the CLI."),
@@ -83,10 +84,21 @@ def test_the_runs_model_is_a_run_head_a_switch_supersedes_it() -> None:
     head = s.heads["run/model"]
     assert head.value == "gpt-4.1" and head.sources == (3,)
     assert [a.value for a in s.run] == ["gpt-4.1"]
-    assert [a.value for a in s.superseded if a.state_key == "run/model"] == ["gpt-4o"]
+    assert s.superseded == () and s.retired_count == 1  # retired, not superseded
     assert not [a for a in s.values if a.state_key == "run/model"]  # not a value of the work
     assert dict(s.lines())["Run (the harness's settings)"] == ("run/model = gpt-4.1 (seq 3)",)
     assert "gpt-4.1" in str(s.to_json()["heads"]["run/model"])
+
+
+def test_model_switches_never_push_the_works_superseded_values_out() -> None:
+    events = [
+        _user(1, "Set the timeout to 30 seconds."),
+        _user(2, "Set the timeout to 60 seconds."),
+    ]
+    events += [_header(3 + i, f"model-{i}") for i in range(40)]  # more switches than the cap
+    s = reduce_events(events, limits=StateLimits(superseded=4))
+    assert [(a.state_key, a.value) for a in s.superseded] == [("value/timeout", "30 seconds")]
+    assert s.heads["run/model"].value == "model-39" and "superseded" not in s.dropped
 
 
 def test_a_checkpoint_never_copies_the_runs_settings() -> None:

@@ -112,8 +112,9 @@ open work). Every anchor cites the fact's source seq.
   rules in the system prompt give none (the model reads it verbatim). The run's settings (the
   model of each ``request/header``, Aider's banner, Codex's environment context: sandbox,
   approval policy, shell) are heads ``run/<key>`` (authority procedural; a model switch
-  supersedes the earlier model), shown as ``FoldState.run``, apart from the work's
-  ``values``, and never copied into a checkpoint.
+  retires the earlier model, which is not kept in ``superseded``: a long run's switches
+  must not push the work's earlier values out of that bounded list), shown as
+  ``FoldState.run``, apart from the work's ``values``, and never copied into a checkpoint.
 - findings (``ctxsdk.session.statements``): the assistant's text statements (never
   reasoning) that name something specific (a path, version, code name, code span, quoted
   literal, quantity), not plans, questions or acknowledgements, nor the words of an item
@@ -1031,6 +1032,11 @@ class _Reducer:
             return  # the assistant restating a setting never overrides what the user set
         if isinstance(value, str):
             value = _cut(value, self.limits.text)
+        if head is not None and face == "run":
+            # a run setting replaced (a model switch) is retired, never kept as superseded: a
+            # long run's switches must not push the work's earlier values out of that list
+            self._remove(head.id)
+            self.retired += 1
         self.declare(
             Anchor(
                 id=f"{face}:{key}@{seq}",
