@@ -189,3 +189,18 @@ def test_an_aside_in_parentheses_is_no_open_work() -> None:
     assert [f.kind for f in closing_facts("I could not run the GUI test.", seq=9, session="s")] == [
         "open_work"
     ]
+
+
+def test_the_assistants_account_of_code_it_marked_as_code_sets_nothing() -> None:
+    for said in (
+        "And `curl` uses quotes.",
+        "The `capfd` fixture uses `FDCapture`.",
+        "`encoding` defaults to 'ascii'.",
+    ):
+        assert not [k for k, *_ in _said(said, "assistant") if k == "setting"], said
+    # a constant's name is a setting's name; the user's words are read as said
+    assert _said("`REQUEST_TIMEOUT` is now 30 seconds.", "assistant")[0][1:3] == (
+        "request timeout",
+        "30",
+    )
+    assert _said("Constructor: set historyPath to `~/.claude/history.jsonl`", "assistant")

@@ -1085,7 +1085,25 @@ def setting_facts(sentence: str, *, role: str, seq: int, session: str, quote: st
     """The setting facts of one sentence (key, value, unit, polarity): kind ``setting``, or
     ``decision`` / ``preference`` when the sentence makes a choice ("use pnpm, not npm")."""
     src = FactSource(session, seq, role, quote[:QUOTE_MAX])
-    return [f for st in parse_setting(sentence, role) for f in facts_of_setting(st, src)]
+    said = parse_setting(sentence, role)
+    if role == "assistant":
+        said = [st for st in said if not _code_key(st, quote)]
+    return [f for st in said for f in facts_of_setting(st, src)]
+
+
+_TICKED = re.compile(r"`([^`\n]{1,60})`")
+
+
+def _code_key(st: Setting, quote: str) -> bool:
+    """Whether the assistant's key names code it marked as code: "`curl` uses quotes", "the
+    `capfd` fixture uses FDCapture", "`encoding` defaults to 'ascii'" describe a program, not
+    a setting of the project (a constant's name, ``REQUEST_TIMEOUT``, still is one)."""
+    shown = f" {st.shown.lower()} "
+    for m in _TICKED.finditer(quote):
+        name = m.group(1).strip()
+        if name and not _envish(name) and f" {name.lower()} " in shown:
+            return True
+    return False
 
 
 def facts_of_setting(st: Setting, src: FactSource, *, denied_first: bool = False) -> list[Fact]:
