@@ -1,7 +1,7 @@
 """What a session holds as a list is one memory: the user's one-off asks, the agent's todo
 steps, the files it touched but nothing else names; a rule stays a preference, a key file
 an entity. A project fact with no key is kept; one assistant message gives at most three
-findings, and a step it proposes is none."""
+findings, and a step it proposes or a supposition ("If I look at …") is none."""
 
 from __future__ import annotations
 
@@ -107,10 +107,14 @@ def test_one_message_gives_at_most_three_findings_and_no_proposed_step() -> None
     b.turn("And the adapter?").assistant(
         text="Add SessionLifecycleAdapter interface with detectSessionEnd() method"
     ).end_turn()
+    b.turn("And prepare_method?").assistant(
+        text="If I look at requests/models.py, PreparedRequest.prepare_method might match."
+    ).end_turn()
     ex = extract(cx.Session.from_events(b.header, b.events))
     found = _kind(ex.candidates, "finding")
     assert len(found) == _PER_MESSAGE == 3
     assert not any(c.text.startswith("Add SessionLifecycleAdapter") for c in found)
+    assert not any(c.text.startswith("If I look") for c in found)  # thinking aloud
 
 
 def test_the_same_error_said_twice_is_one_experience() -> None:

@@ -512,9 +512,16 @@ def fact_candidates(
 _PER_MESSAGE = 3  # findings one assistant message gives at most
 
 
+# "If I look at requests/models.py, …", "If we change line 1713 …": the agent thinking aloud
+_MUSING = re.compile(r"(?:if|when|suppose)\s+(?:i|we)\b", re.IGNORECASE)
+
+
 def _proposed_step(sentence: str) -> bool:
     """Whether an assistant's sentence is a step it proposes (the kernel reads it as a
-    one-off ask: "Add RecordType, BaseRecord"), not something it found."""
+    one-off ask: "Add RecordType, BaseRecord"), or a supposition about what it might do
+    ("If I look at …"), not something it found."""
+    if _MUSING.match(sentence):
+        return True
     got = instruction_kind(sentence)
     return got is not None and got[0] == "instruction" and not got[1]
 

@@ -31,7 +31,11 @@ and the tail, not to head and tail alone.
 
 A MEMORY.md import (``_io``) uses ``IMPORT_CAPS``: 24/24/12/8, and at most 24 items and
 3,000 characters of text in the whole batch. Texts and quotes are clipped to 240 chars;
-candidates are deduplicated on type|name|text (case and spacing ignored).
+candidates are deduplicated on type|name|text (case and spacing ignored), and a memory other
+than an entity whose words are 80% those of one kept before it (8+ words) is a near
+duplicate ("429: Quota exceeded for …input_tokens…" and the same for output tokens). What a
+session holds as a list (the user's one-off asks, the agent's todo steps, files nothing else
+names) is one line each (``_gather``).
 """
 
 from __future__ import annotations
