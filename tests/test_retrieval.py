@@ -87,6 +87,39 @@ def test_fits_additions_rank_a_fuller_match_and_a_fitting_answer_first() -> None
     assert ids(none) == ["q"]
 
 
+@pytest.mark.parametrize(
+    "question",
+    ["Where is to_native_string defined?", "Which file did the user ask to create?"],
+)
+def test_where_and_which_file_are_answered_by_a_path(question: str) -> None:
+    """In an agent's log "where" is a file or a folder: of two records that match alike,
+    the one naming a path ranks first (a name still answers "where" in a conversation)."""
+    docs = [
+        ("talk", "to_native_string is defined there; created the file the user asked for"),
+        (
+            "path",
+            "to_native_string is defined in requests/utils.py; created hello.md, the file the user asked for",
+        ),
+    ]
+    r = Retriever(docs, neighbour=0.0, feedback=0)
+    assert ids(r.search(question, 2))[0] == "path"
+    assert (
+        ids(Retriever(docs, neighbour=0.0, feedback=0, answer_boost=0.0).search(question, 2))[0]
+        == "talk"
+    )
+    place = [("a", "we talked about the trip"), ("b", "the trip went to Lisbon")]
+    assert ids(Retriever(place, neighbour=0.0).search("Where did the trip go?", 2))[0] == "b"
+
+
+def test_two_words_with_a_slash_are_no_path() -> None:
+    from ctxsdk.session._retrieval import _PATH
+
+    for text in ("src/agents/plugins", "requests/utils.py", "/hello", "./run.sh", "app.py"):
+        assert _PATH.search(text), text
+    for text in ("and/or", "team/player", "diet/exercise", "see it at 12/05"):
+        assert not _PATH.search(text), text
+
+
 def test_order_within_a_group_not_insertion_order_sets_neighbours() -> None:
     r = Retriever()
     r.add("late", "x", group="g", order=3)

@@ -58,18 +58,34 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
+# a path (/abs, ./rel, a/b/c, dir/name.ext) or a file name with a common extension; not two
+# words with a slash between ("team/player": a conversation's, not a path)
+_PATH_TEXT = (
+    r"(?<![\w.~-])(?:\.{1,2}|~)?/[\w.-]*[A-Za-z][\w.-]*|[\w.-]+/[\w.-]+/[\w./-]*"
+    r"|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|json|md|toml|ya?ml|sh|rs|go|java|c|h|cpp|rb|txt|"
+    r"cfg|ini|html|css|sql|lock)\b"
+)
+_PATH = re.compile(_PATH_TEXT)
+_PLACE = re.compile(rf"{_NAME.pattern}|{_PATH_TEXT}")  # where: a named place, or a path
+_ASKS_FILE = re.compile(r"(?:which|what) (?:files?|paths?|director(?:y|ies)|folders?|modules?)\b")
 
 
 def _answer_type(query: str) -> re.Pattern[str] | None:
     """What kind of text answers the question, from its question word (when -> a time,
-    how many -> a number, where / who -> a name), as ``fit``'s ranker reads it."""
+    how many -> a number, who -> a name, where -> a name or a path, which file -> a path),
+    as ``fit``'s ranker reads it. In a conversation "where" is a place; in an agent's log
+    it is a file or a folder (bench realworld: "Where is to_native_string defined?")."""
     q = query.strip().lower()
     if q.startswith(("when", "what time", "what year", "what month", "what date", "how long ago")):
         return _TIME
     if q.startswith(("how many", "how much", "how old", "how often", "how long")):
         return _NUMBER
-    if q.startswith(("where", "who")):
+    if q.startswith("who"):
         return _NAME
+    if q.startswith("where"):
+        return _PLACE
+    if _ASKS_FILE.match(q):
+        return _PATH
     return None
 
 
