@@ -135,3 +135,22 @@ def test_the_same_error_said_twice_is_one_experience() -> None:
     errors = _kind(ex.candidates, "error")
     assert len(errors) == 1 and "input_tokens" in errors[0].text
     assert any(why == "duplicate" and "output_tokens" in t for t, why in ex.dropped)
+
+
+def test_two_project_facts_that_open_alike_are_two_entities() -> None:
+    from ctxsdk.session import Fact, FactSource
+
+    s = _session()
+    opening = "we don't control the claude code process - it is "
+    facts = [
+        Fact(
+            kind="project", text=opening + "a 3rd party tool", source=FactSource("g", 1, "user", "")
+        ),
+        Fact(
+            kind="project",
+            text=opening + "started by the IDE",
+            source=FactSource("g", 3, "user", ""),
+        ),
+    ]
+    ents = [c for c in extract(s, facts=facts).candidates if c.type == "entity"]
+    assert len({c.name for c in ents}) == 2 and all(c.name == c.text for c in ents)

@@ -79,6 +79,7 @@ __all__ = [
 
 LINE_MAX = 240
 _NAME_MAX = 40
+_ENTITY_NAME_MAX = 120
 
 
 # A kernel fact (``Session.facts()`` items): the engine reads the base's ``Fact``.
@@ -185,8 +186,10 @@ def _entity_of(f: FactLike) -> tuple[str, str] | None:
     3rd party tool", "install: pip install flask") its own words."""
     key = (f.key or "").strip()
     if not key:
+        # named by its whole sentence (up to an entity name's 120 characters): entities
+        # merge by name, and two facts that open alike are two facts
         said = " ".join(f.text.split())
-        return (_clip(said, _NAME_MAX), said) if f.kind == "project" and said else None
+        return (_clip(said, _ENTITY_NAME_MAX), said) if f.kind == "project" and said else None
     if key.startswith(_FILE_KEY) or key == "file":
         path = (f.value or key[len(_FILE_KEY) :]).strip()
         if not path:
@@ -382,7 +385,7 @@ def fact_candidates(
             if not (f.key or "").startswith(_FILE_KEY)
             else (2 if f.text.startswith("read ") else 1)
         )
-        cand = Candidate("entity", _clip(name, 120), _clip(text), src(f), extra=extra)
+        cand = Candidate("entity", _clip(name, _ENTITY_NAME_MAX), _clip(text), src(f), extra=extra)
         if rank:
             files.add(id(cand))
         entities.append((cand, rank))
