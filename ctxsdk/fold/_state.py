@@ -151,6 +151,7 @@ from typing import Any
 from .._display import Rendered, badge, esc, kv, plural, section, table
 from ..errors import InvalidArgument
 from ..session import (
+    RUN_SCOPE,
     CommandPart,
     Fact,
     FactReader,
@@ -582,9 +583,6 @@ def anchor_event(
 _INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected output
 _ASK_WORDS = 2  # words an ask needs to be an obligation ("Please." alone is not)
 
-# The kernel's scope of what holds for one run of a harness (``Fact.scope``; the base does
-# not export its RUN_SCOPE constant).
-_RUN_SCOPE = "this run"
 _MAX_STATEMENTS = 4000  # the assistant's statements a reduce keeps to choose findings from
 # Programs whose command line holds a file's new contents, not the change made to it.
 _CONTENT_WRITERS = frozenset({"cat", "echo", "printf", "tee", "touch", "dd", "head", "tail"})
@@ -1113,7 +1111,7 @@ class _Reducer:
             if seq not in self.seen or not _feeds(self.seen[seq]):
                 continue  # never cite what is not a root of this log
             user = role == "user"
-            if f.scope == _RUN_SCOPE:
+            if f.scope == RUN_SCOPE:
                 self._run_fact(f, seq, i)
             elif f.kind in ("instruction", "preference") and user:
                 face = _instruction_face(f)

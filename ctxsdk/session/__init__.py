@@ -23,6 +23,7 @@ from ._embedders import EMBEDDERS, available_embedders, get_embedder
 from ._event_writer import EventWriter, now_ms
 from ._facts import (
     FACT_KINDS,
+    RUN_SCOPE,
     CommandPart,
     Fact,
     FactKind,
@@ -35,6 +36,7 @@ from ._facts import (
     harness_note,
     instruction_kind,
     is_filler,
+    is_scratch,
     is_template,
     pass_line,
     read_facts,
@@ -161,6 +163,7 @@ __all__ = [
     "REDACTION_FAMILIES",
     "REDACTION_KINDS",
     "REDACTION_RULES_VERSION",
+    "RUN_SCOPE",
     "SESSION_COLUMNS",
     "SYSTEM_PROMPT_PLUGIN",
     "TOKENIZER_NAMES",
@@ -240,6 +243,7 @@ __all__ = [
     "harness_note",
     "instruction_kind",
     "is_filler",
+    "is_scratch",
     "is_template",
     "message_of",
     "message_text",

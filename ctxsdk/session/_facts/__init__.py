@@ -9,8 +9,8 @@ template, and what a tool call runs and how it went.
 
 from __future__ import annotations
 
-from ._commands import CommandPart, covers, parts
-from ._model import FACT_KINDS, Fact, FactKind, Facts, FactSource
+from ._commands import CommandPart, covers, is_scratch, parts
+from ._model import FACT_KINDS, RUN_SCOPE, Fact, FactKind, Facts, FactSource
 from ._outcomes import RunOutcome, harness_note, outcome, pass_line
 from ._read import FactReader, read_facts
 from ._sentences import sentences
@@ -20,6 +20,7 @@ from ._tools import call_command, call_target, written_paths
 
 __all__ = [
     "FACT_KINDS",
+    "RUN_SCOPE",
     "CommandPart",
     "Fact",
     "FactKind",
@@ -33,6 +34,7 @@ __all__ = [
     "harness_note",
     "instruction_kind",
     "is_filler",
+    "is_scratch",
     "is_template",
     "outcome",
     "parts",
