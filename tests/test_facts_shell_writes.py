@@ -305,3 +305,9 @@ def test_a_patch_in_a_here_document_is_a_patch_only_for_apply_patch() -> None:
     assert written_paths("bash", {"command": f"cat <<'EOF' > notes.md\n{patch}\nEOF"}) == [
         "notes.md"
     ]
+
+
+def test_an_importers_note_in_a_path_argument_is_no_file() -> None:
+    note = "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in app.py"
+    assert written_paths("edit", {"path": note}) == []
+    assert written_paths("edit", {"path": "src/app.py"}) == ["src/app.py"]

@@ -1301,7 +1301,8 @@ def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
     """The files a call writes: an editing call's path argument, a patch's file headers; a
     shell call's command line (redirections, ``tee``, ``sed -i``, ``perl -i``, ``touch``,
     ``mv``/``cp`` destinations; here-document bodies are contents, never commands). A file
-    under /tmp is a file written and kept; a device (``/dev/null``) never is."""
+    under /tmp is a file written and kept; a device (``/dev/null``) never is, nor an
+    importer's note in a path argument (Aider's failed-edit header)."""
     command = _command_of(args)
     if _is_shell(name, command):
         if not command:
@@ -1315,4 +1316,7 @@ def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
     for value in args.values():  # a patch names its files in its headers
         if isinstance(value, str) and ("*** " in value or "+++ " in value):
             out += _patch_paths(value)
-    return [p for i, p in enumerate(out) if p and p != "/dev/null" and p not in out[:i]]
+    # an importer's note where a path goes (Aider's "## SearchReplaceNoExactMatch: …") is no file
+    return [
+        p for i, p in enumerate(out) if _valid_path(p) and p != "/dev/null" and p not in out[:i]
+    ]
