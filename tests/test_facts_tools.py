@@ -671,3 +671,32 @@ def test_plan_steps_are_the_agents_decisions_each_told_once() -> None:
     assert tf.call("2", "update_plan", plan, 9) == []  # the same steps again add nothing
     todos = {"todos": [{"content": "Write the migration", "status": "pending", "activeForm": "x"}]}
     assert [f.text for f in tf.call("3", "TodoWrite", todos, 12)] == ["plan: Write the migration"]
+
+
+def test_a_check_script_that_ran_tests_is_the_count_when_the_suite_never_reported() -> None:
+    # mini-swe-agent shape: the project's suite times out, the agent writes test_fix.py (a
+    # unittest file) and runs it; its "Ran 3 tests ... OK" is what verified the fix
+    log = _Log()
+    log.run(
+        "python3 test_requests.py",
+        "The last command <command>python3 test_requests.py</command> timed out and has been"
+        " killed.",
+        is_error=True,
+    )
+    log.edit("requests/sessions.py", "builtin_str(method)", "to_native_string(method)")
+    log.run(
+        "python3 test_fix.py",
+        "<returncode>0</returncode>\n<output>\n...\n" + "-" * 70 + "\nRan 3 tests in 0.003s\n\n"
+        "OK\n</output>",
+    )
+    count = _key(log.done(), "test count")
+    assert count.value == "3" and "ran 3 tests, 3 passed" in count.text
+    assert "test_fix.py" in count.text and "script" in count.text
+
+
+def test_the_suite_count_wins_over_a_check_script() -> None:
+    log = _Log()
+    log.run("python3 test_fix.py", "Ran 2 tests in 0.001s\n\nOK")
+    log.run("pytest -q", "12 passed in 0.40s")
+    count = _key(log.done(), "test count")
+    assert count.value == "12" and "test_fix" not in count.text

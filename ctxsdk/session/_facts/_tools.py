@@ -307,6 +307,8 @@ class ToolFacts:
         self._roots: list[str] = []
         self._passes: dict[tuple[str, str], list[_Run]] = {}  # (purpose, short) -> runs
         self._tried: dict[tuple[str, str], list[_Run]] = {}
+        # runs of a check script the session wrote that printed test counts (test_fix.py)
+        self._scratch_counted: list[_Run] = []
         self._pm: dict[str, list[int]] = {}
         self._lang: dict[str, list[int]] = {}
         self._framework: dict[str, list[int]] = {}
@@ -720,6 +722,8 @@ class ToolFacts:
 
     def _project(self, run: _Run, out: RunOutcome) -> None:
         for p in run.parts:
+            if p.purpose == "test" and _scratch_part(p) and out.counts.get("passed") is not None:
+                self._scratch_counted.append(run)
             if p.purpose not in _PROJECT_PURPOSES or _inline(p) or _scratch_part(p):
                 continue
             short = _install_value(p) if p.purpose == "install" else p.short
@@ -927,23 +931,25 @@ class ToolFacts:
                     r for r in runs if r.outcome and r.outcome.counts.get("passed") is not None
                 ]
                 if counted:
-                    r = counted[-1]
-                    assert r.outcome is not None
-                    c = r.outcome.counts
-                    out.append(
-                        Fact(
-                            kind="project",
-                            text=f"tests: {_counts_text(c)} ({_clip(_display(r), 80)})",
-                            source=self._source(
-                                r.result_seq or r.seq, "tool", _clip(_display(r), QUOTE_MAX)
-                            ),
-                            key="test count",
-                            value=str(c["passed"]),
-                            unit="passed",
-                            evidence=(r.seq,),
-                        )
-                    )
+                    out.append(self._count_fact(counted[-1], ""))
+        if self._scratch_counted and not any(f.key == "test count" for f in out):
+            # the suite never reported (or never ran): what verified the work was a test
+            # script the session wrote, and that is worth knowing too
+            out.append(self._count_fact(self._scratch_counted[-1], ", a script written to check"))
         return out
+
+    def _count_fact(self, r: _Run, note: str) -> Fact:
+        assert r.outcome is not None
+        c = r.outcome.counts
+        return Fact(
+            kind="project",
+            text=f"tests: {_counts_text(c)} ({_clip(_display(r), 80)}{note})",
+            source=self._source(r.result_seq or r.seq, "tool", _clip(_display(r), QUOTE_MAX)),
+            key="test count",
+            value=str(c["passed"]),
+            unit="passed",
+            evidence=(r.seq,),
+        )
 
     def _install_fact(
         self, cands: list[tuple[tuple[str, str], list[_Run]]], passed: bool
@@ -1275,8 +1281,12 @@ def _fix_paths(edits: list[_Edit], installs: list[_Run]) -> list[str]:
 
 
 def _counts_text(c: Mapping[str, int]) -> str:
-    order = ("passed", "failed", "errors", "skipped", "total")
-    return ", ".join(f"{c[k]} {k}" for k in order if k in c and (c[k] or k in ("passed", "failed")))
+    order = ("passed", "failed", "errors", "skipped")
+    parts = [f"{c[k]} {k}" for k in order if k in c and (c[k] or k in ("passed", "failed"))]
+    # a runner that prints a total (unittest's "Ran 3 tests", Jest's "5 total") says it first
+    total = c.get("total")
+    ran = f"ran {total} test{'s' if total != 1 else ''}, " if total else ""
+    return ran + ", ".join(parts)
 
 
 def call_command(args: Mapping[str, Any]) -> str | None:
