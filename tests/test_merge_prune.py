@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctxsdk as cx
 from ctxsdk.merge._beliefs import Slot, Trust, build_slots
 from ctxsdk.merge._claims import Claim
+from ctxsdk.merge._measures import MEASURED
 from ctxsdk.merge._prune import TASK, repeats
 from ctxsdk.merge._render import render_slot
 from ctxsdk.testing import LogBuilder
@@ -55,22 +56,32 @@ def test_a_users_unkeyed_project_fact_is_a_statement_slot() -> None:
     assert "- `project` — \"We don't control the claude code process" in r.text
 
 
-def _tool_session() -> cx.Session:
-    b = LogBuilder(session_id="runs-a", runtime_context=None)
+def _tool_session(sid: str = "runs-a", passed: int = 12, cwd: str | None = None) -> cx.Session:
+    b = LogBuilder(session_id=sid, runtime_context=None, cwd=cwd)
     b.turn("Run the suite.").assistant(
         text="Running.", tool_calls=[("bash", {"command": "pytest -q tests/test_api.py"})]
     )
-    b.tool_results(["....\n12 passed in 0.31s"]).next_step().assistant(text="All pass.")
+    b.tool_results([f"....\n{passed} passed in 0.31s"]).next_step().assistant(text="All pass.")
     b.end_turn()
     return cx.Session.from_events(b.header, b.events)
 
 
-def test_a_test_count_the_test_command_line_shows_is_a_repeat() -> None:
+def test_a_test_count_is_a_measurement_the_test_command_line_shows() -> None:
     r = cx.Merge([_tool_session()]).run()
     kept = [s.key for s in r.block.slots]
-    assert "test command" in kept and "test count" not in kept
+    assert "test command" in kept and not any(k.startswith("test count") for k in kept)
     assert "12 passed" in r.text  # still said, once: on the test command's line
-    assert _why(r, "test count").startswith("repeats `test command`")
+    assert _why(r, "test count (runs-a)") == MEASURED
+
+
+def test_two_runs_counting_differently_are_no_dispute() -> None:
+    a = _tool_session("runs-a", 12, cwd="/home/dev/app")
+    b = _tool_session("runs-b", 212, cwd="/home/dev/app")
+    r = cx.Merge([a, b]).run()
+    counts = [s for s in r.slots if s.key.startswith("test count")]
+    assert sorted(s.key for s in counts) == ["test count (runs-a)", "test count (runs-b)"]
+    assert all(s.status == "resolved" for s in counts) and not r.disputed
+    assert r.slot("test command").sources == ("runs-a", "runs-b")  # the command is shared
 
 
 def _line(s: Slot) -> str:
@@ -121,3 +132,23 @@ def test_a_shared_name_the_kernels_shared_command_holds_is_a_repeat() -> None:
     ]
     lines = lambda s: render_slot(s, Trust.EXTERNAL)  # noqa: E731 - as the block renders them
     assert repeats(build_slots(claims), lines) == {"command pip install": "install command"}
+
+
+def test_a_constraint_in_the_opening_request_is_kept_and_the_task_left_out() -> None:
+    opening = (
+        "Please write a simple TODO list web app. "
+        "This should be a client-only app with no backend. "
+        "There is a need to make sure the list renders fast."
+    )
+    a = _session("todo-a", [(opening, "I'll write index.html.")])
+    b = _session("todo-b", [("Review the styles.", "Reading them.")])
+    r = cx.Merge([a, b]).run()
+    assert "client-only app with no backend" in r.text
+    assert "renders fast" not in r.text
+
+
+def test_an_issues_expected_behaviour_in_the_opening_request_is_the_task() -> None:
+    opening = "model_to_dict() should return an empty dict for an empty list of fields."
+    a = _session("issue-a", [(opening, "Looking at django/forms/models.py.")])
+    r = cx.Merge([a]).run()
+    assert "model_to_dict" not in r.text

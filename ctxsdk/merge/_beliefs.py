@@ -87,6 +87,8 @@ class Branch:
     # the task it was started with), and its first and last event times (epoch ms)
     opening: int | None = None
     span: tuple[int, int] | None = None
+    # The directory the session ran in (its header's cwd, redacted): its project
+    cwd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,9 @@ class Claim:
     # A statement without a key (a user's instruction, preference or decision): its slot is
     # keyed by the statement itself (``STATEMENT``), so sessions that say it meet there.
     statement: bool = False
+    # A fact of the project the session ran in (language, test command, a file): it holds
+    # for that project, so sessions of different projects do not dispute it (``_projects``)
+    project: bool = False
 
     @property
     def display(self) -> str:
@@ -204,6 +207,7 @@ def claims_of_facts(
                 origin=origin,
                 trust=trust,
                 shown=said,
+                project=f.kind == "project",
             )
         )
         sentence_ids.append((f.source.seq, f.source.quote))

@@ -424,10 +424,14 @@ class Merge:
     def slots(self) -> list[Slot]:
         """The merged slots under this merge's score, before adjudication."""
         from ._beliefs import build_slots
+        from ._measures import scope_measures
+        from ._projects import scope_projects
 
         a = self.alignment
         spans = {b.id: b.span for b in self.branches if b.span is not None}
-        return build_slots(a.claims, self._score, types=a.types, spans=spans)
+        # a project fact holds for its project: different projects' values are no dispute
+        claims = scope_projects(scope_measures(a.claims), self.branches)
+        return build_slots(claims, self._score, types=a.types, spans=spans)
 
     def _adjudicated(self, slots: list[Slot]) -> Adjudication:
         llm = self._llm if self._adjudicate else None

@@ -1,19 +1,22 @@
-"""What the block leaves out though the merge keeps the slot: a session's task, and repeats.
+"""What the block leaves out though the merge keeps the slot: a session's task, a run's
+measurement (``_measures``) and repeats.
 
-The block is what the sessions decided and established, one line per thing. Two kinds of
-merged slot say nothing of that:
+The block is what the sessions decided and established, one line per thing. These merged
+slots say nothing of that:
 
 - **a session's task.** What a user asked in the message that opened a session (an issue
   title, "there is a need to make sure that sync works", "the ctf challenge is named katy")
   is the work that session was given, not a belief another session can build on. A
   statement slot (a user's unkeyed instruction, preference, decision or project fact) whose
   every live claim is from its session's opening request stays out, unless two or more
-  sessions said it (then it is what they share). The same words said later in the session
-  are kept.
+  sessions said it (then it is what they share) or it is a constraint (``_constraint``:
+  "this should be a client-only app with no backend", a preference or decision of how).
+  The same words said later in the session are kept.
+- **a run's measurement** (``test count``, keyed per session by ``_measures``): the test
+  command's line already says what the last run counted.
 - **a repeat.** A slot whose content the block already shows under another key: its value
   (one that names something: two words or more, a path, a command) is in another slot's
-  line (``test count`` = 16 passed beside ``test command: npm test (last run: 16 passed)``;
-  the shared name ``command pip install`` beside ``install command`` = pip install -e
+  line (the shared name ``command pip install`` beside ``install command`` = pip install -e
   .[dev]), or it names the same file as another file slot (``file
   src/agents/core/metrics/types.ts`` beside the shared ``file metrics/types.ts``). A slot
   is only a repeat of one that reaches as many sessions (what two sessions agree on is never
@@ -21,7 +24,7 @@ merged slot say nothing of that:
   sessions back, then the shorter line (the same said in fewer tokens), then the smaller
   key. A statement slot (keyed by its words) is never a repeat.
 
-Both stay in ``result.slots`` (and the widget) with the reason in ``to_df``'s ``why_not``.
+All stay in ``result.slots`` (and the widget) with the reason in ``to_df``'s ``why_not``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from ._beliefs import Branch, Slot
+from ._constraint import is_constraint
+from ._measures import MEASURED, measure_key
 from ._pack import agreement
 
 __all__ = ["TASK", "left_out", "repeats", "task_slots"]
@@ -39,14 +44,18 @@ _FILE = "file "
 
 
 def task_slots(slots: Sequence[Slot], branches: Sequence[Branch]) -> set[str]:
-    """The keys of statement slots one session stated only in its opening request."""
+    """The keys of statement slots one session stated only in its opening request, but for
+    the constraints it states there (``_constraint``: "this should be a client-only app")."""
     opening = {b.id: b.opening for b in branches}
     out: set[str] = set()
     for s in slots:
         live = s.live
         if not s.statement or not live or agreement(s) > 0 or len(s.sources) > 1:
             continue
-        if all(opening.get(c.source) == c.seq for c in live):
+        kind = s.key.partition(":")[0]
+        if all(opening.get(c.source) == c.seq for c in live) and not any(
+            is_constraint(kind, c.text) for c in live
+        ):
             out.add(s.key)
     return out
 
@@ -112,7 +121,9 @@ def left_out(
     are the block's candidates, ``line`` renders one as the block would."""
     tasks = task_slots(slots, branches)
     out = {k: TASK for k in tasks}
-    rest = [s for s in slots if s.key not in tasks]
+    # a run's count is the run's, shown on its command's line (``_measures``)
+    out.update({s.key: MEASURED for s in slots if not s.statement and measure_key(s.key)})
+    rest = [s for s in slots if s.key not in out]
     for key, other in repeats(rest, line).items():
         out[key] = f"repeats `{other}`, which the block shows"
     return out

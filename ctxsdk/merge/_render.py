@@ -38,6 +38,7 @@ from ..errors import InvalidArgument
 from ..session import Tokenizer, get_tokenizer, neutralize, redact, short_id, withheld_notice
 from ._beliefs import Slot, Trust
 from ._pack import Packing, _trust_of, pack, personal, query_terms
+from ._written import written_key
 
 __all__ = ["HEADER", "QUOTE_CHARS", "SOURCE_CHARS", "Block", "banner", "build_block", "render_slot"]
 
@@ -111,7 +112,8 @@ def render_slot(slot: Slot, trust: int) -> str:
     """One slot as its line(s) (no trailing newline); ``""`` for an empty slot."""
     if slot.decision.outcome == "empty":
         return ""
-    key = f"`{slot.key}`"
+    # the key as the sessions wrote it (``conversationId``); the slot keeps the normal form
+    key = f"`{written_key(slot.key, (c.text for c in slot.claims))}`"
     r = slot.resolution
     lines: list[str]
     if slot.statement and slot.decision.winner is not None:
