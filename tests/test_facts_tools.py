@@ -700,3 +700,30 @@ def test_the_suite_count_wins_over_a_check_script() -> None:
     log.run("pytest -q", "12 passed in 0.40s")
     count = _key(log.done(), "test count")
     assert count.value == "12" and "test_fix" not in count.text
+
+
+def test_a_file_edited_several_times_says_its_last_change() -> None:
+    # Aider / Claude Code shape: one file edited three times; the count alone told nothing
+    log = _Log()
+    log.edit("aider/getinput.py", "from prompt_toolkit import prompt", "import prompt_toolkit")
+    log.edit("aider/getinput.py", "line = prompt(", "session = PromptSession(")
+    log.edit("aider/getinput.py", "", "")  # a change that says nothing is not the one told
+    fact = _key(log.done(), "file aider/getinput.py")
+    assert fact.text == (
+        "edited aider/getinput.py (3 changes; last: `line = prompt(` → `session = PromptSession(`)"
+    )
+
+
+def test_a_swe_agent_edit_with_an_empty_body_deletes_lines() -> None:
+    # SWE-agent ctf_pwn shape: ``edit 6:7`` then ``end_of_edit`` removes two stray lines; the
+    # closing marker is no line of code the edit added
+    tf = ToolFacts("s")
+    tf.text_action("Open it.\n```\nopen src/exploit.py\n```", 1)
+    tf.relay("[File: /repo/src/exploit.py (7 lines total)]", 2)
+    tf.text_action("Write it.\n```\nedit 1:1\nfrom pwn import *\nend_of_edit\n```", 3)
+    tf.relay("File updated.", 4)
+    tf.text_action("Drop the stray lines.\n```\nedit 6:7\nend_of_edit\n```", 5)
+    tf.relay("File updated.", 6)
+    fact = _key(tf.finish(), "file src/exploit.py")
+    assert "end_of_edit" not in fact.text
+    assert fact.text == "edited src/exploit.py (2 changes; last: added `from pwn import *`)"

@@ -1087,10 +1087,13 @@ class ToolFacts:
             created = any(e.created for e in edits)
             verb = "created" if created else "edited"
             text = f"{verb} {path}"
+            told = [e.what for e in edits if e.what not in _BARE_CHANGES]
             if len(edits) > 1:
-                text += f" ({len(edits)} changes)"
-            elif edits[0].what and edits[0].what not in ("created", "edited", "wrote the file"):
-                text += f": {edits[0].what}"
+                # the count alone says nothing of the work: the last change told is the nearest
+                # to how the file ended
+                text += f" ({len(edits)} changes" + (f"; last: {told[-1]})" if told else ")")
+            elif told:
+                text += f": {told[0]}"
             out.append(
                 Fact(
                     kind="project",
@@ -1119,6 +1122,8 @@ class ToolFacts:
         return out
 
 
+# What an edit says when it says nothing of the change.
+_BARE_CHANGES = frozenset(("", "created", "edited", "wrote the file"))
 _FENCED_LAST = re.compile(r"```(?:bash|sh|shell|console|zsh)?[ \t]*\n(.*?)\n?```\s*$", re.S)
 # A harness's complaint about the reply's format: no command ran.
 _FORMAT_COMPLAINT = re.compile(
@@ -1128,7 +1133,8 @@ _FORMAT_COMPLAINT = re.compile(
     re.I,
 )
 _SLASH_RUN = re.compile(r"^\s*/(?:run|test)\s+(.+?)\s*$", re.S)
-_SWE_EDIT = re.compile(r"^edit\s+\d+(?::\d+)?\s*\n(.*?)(?:\nend_of_edit\s*)?$", re.S)
+# the body may be empty (``edit 6:7`` then ``end_of_edit`` deletes lines 6-7)
+_SWE_EDIT = re.compile(r"^edit\s+\d+(?::\d+)?[ \t]*\n(.*?)(?:^end_of_edit\s*)?\Z", re.S | re.M)
 _SWE_READS = frozenset(
     """find_file search_dir search_file scroll_down scroll_up goto submit exit_forfeit
     filemap""".split()
