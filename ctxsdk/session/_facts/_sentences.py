@@ -6,7 +6,8 @@ XML-ish blocks (``<system-reminder>…</system-reminder>``) are dropped; bullets
 quote marks and checkboxes are stripped. Prose lines are joined when a line was hard-wrapped
 (a long line that ends mid-sentence followed by a lowercase continuation), otherwise a line
 break ends a sentence (chat users write one instruction per line, without full stops).
-Within a paragraph a sentence ends after 。！？；… and after ``.!?;`` followed by a space,
+Within a paragraph a sentence ends after 。！？；… and after ``.!?;`` followed by a space (or
+glued to a word that opens sentences: "0xffffffff.We will", from text blocks joined bare),
 except after an abbreviation ("e.g.", "vs.", "etc."): decimals, versions, paths, file names
 and URLs carry no space after their dots and are never split. Each sentence comes with its
 exact span in the text (``Span.start``/``Span.end``), so a caller can quote the source.
@@ -66,6 +67,11 @@ _END = re.compile(
     r"[。！？；…]+[\"'”’」』）)\]]*\s*"
     r"|(?:[.!?]+|;)[\"'”’)\]*_`]*(?=\s|$)\s*"
     r"|\s+[-–—]{1,2}\s+(?=[A-Z])"
+    # a stop with no space after it, before a word that opens sentences: text blocks joined
+    # without a separator ("with the input 0xffffffff.We will continue", "executed.Now let
+    # me"); a dotted name ("os.path", "React.Component") goes on with no such word and a space
+    r"|(?<=[a-z0-9)`])[.!?](?=(?:We|I|The|This|That|So|Now|Let's|Let|It|Then|Next|Finally"
+    r"|However|But|Also|Since|Here|There|Our|My)[\s,])"
 )
 _ABBREV = frozenset(
     "e.g i.e etc vs cf al approx fig no nos mr mrs ms dr st jr sr inc ltd co esp incl "
