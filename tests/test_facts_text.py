@@ -566,3 +566,44 @@ def test_a_stop_inside_inline_code_ends_no_sentence() -> None:
 def test_a_fence_opened_and_closed_on_one_line_hides_nothing_after_it() -> None:
     text = "Here is how:\n\n```python```\n\nMake sure to install Flask using `pip install flask`."
     assert sentences(text)[-1] == "Make sure to install Flask using pip install flask."
+
+
+def test_a_stop_glued_to_the_next_sentence_splits_but_a_dotted_name_does_not() -> None:
+    # SWE-agent and Claude Code text blocks joined with no separator
+    assert sentences(
+        "It produces numbers with next_cypher and the input 0xffffffff.We will continue by"
+        " examining _hash."
+    ) == [
+        "It produces numbers with next_cypher and the input 0xffffffff.",
+        "We will continue by examining _hash.",
+    ]
+    assert sentences("I checked when `/clear` was executed.Now let me look at the main file.") == [
+        "I checked when /clear was executed.",
+        "Now let me look at the main file.",
+    ]
+    assert sentences("the location in the string.So, the seed can be reverted.") == [
+        "the location in the string.",
+        "So, the seed can be reverted.",
+    ]
+    # names and versions with dots stay whole
+    assert sentences("Subclass React.Component and call os.path.join in v1.2.3 here.") == [
+        "Subclass React.Component and call os.path.join in v1.2.3 here."
+    ]
+
+
+def test_a_step_the_assistant_orders_itself_is_no_finding() -> None:
+    from ctxsdk.session import statements
+
+    text = (
+        "Now update session_live.ex to pass session_cwd and add the subagent click handler. "
+        "Now run the tests again. Then add Approach 4 (Config) for power users.\n\n"
+        "Now the transcript renderer marks subagent lines with subagent_ref. "
+        "Now that the issue is fixed, the output of reproduce.py is 345. "
+        "Then replace(' ', r'\\ ') escapes the spaces in the label."
+    )
+    found = [s.text for s in statements(text)]
+    assert found == [
+        "Now the transcript renderer marks subagent lines with subagent_ref.",
+        "Now that the issue is fixed, the output of reproduce.py is 345.",
+        "Then replace(' ', r'\\ ') escapes the spaces in the label.",
+    ]

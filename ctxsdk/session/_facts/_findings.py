@@ -5,7 +5,8 @@ the errors and their fixes: mostly what the assistant said it found ("EnvManager
 the config at ``~/.codemie/codemie-cli.config.json``", "the seed is multiplied by
 0x5deece66d"). The fact kernel reads rules, decisions and settings; a finding is another
 statement of the assistant's text (never its reasoning, never tool output). Plans ("Let
-me…", "I'll…"), questions, list intros, acknowledgements and harness labels are none.
+me…", "I'll…", "Now update X…"), questions, list intros, acknowledgements and harness labels
+are none.
 
 A statement's names are what it refers to specifically: a path, a version, a code name
 (``names_in``), a marked code span, a quoted literal, a number with a unit, a hex or long
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ._anchors import names_in
+from ._cues import IMPERATIVE
 from ._sentences import sentences
 from ._text import is_filler
 
@@ -49,6 +51,9 @@ _PLAN = re.compile(
     r"|please\b|could\s+you|can\s+you|would\s+you|shall\s+i)",
     re.I,
 )
+# "Now update session_live.ex …", "Then add Approach 4": the step it takes next, told as an
+# order to itself (a call right after the verb is code: "Then replace(' ', r'\\ ')")
+_STEP = re.compile(r"^(?:(?:ok(?:ay)?|great|good|perfect)[,!.]?\s+)?(?:now|then)\s+(?!\S+\()", re.I)
 _LABEL = re.compile(r"^[A-Z][A-Z ]{2,20}:\s*")  # a harness label: "THOUGHT:", "DISCUSSION:"
 _PAIR = re.compile(r"[^:]{1,40}:\s+\S")  # "Storage: ~/.app/data.jsonl": a label and its value
 _MIN_WORDS = 4  # fewer is a heading or a fragment, unless it is a label and its value
@@ -89,6 +94,9 @@ def statements(text: str) -> Iterator[Statement]:
     for raw in sentences(text):
         sentence = _LABEL.sub("", raw).strip()
         if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or is_filler(sentence):
+            continue
+        step = _STEP.match(sentence)
+        if step and IMPERATIVE.match(sentence[step.end() :]):
             continue
         names = _names(sentence, spans)
         if len(sentence.split()) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
