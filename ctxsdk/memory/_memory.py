@@ -121,8 +121,9 @@ def _text_hash(text: str) -> str:
 # What ingest derives from a session, versioned: a session ingested by older rules is read
 # again once, though unchanged (2: observations carry their turn, the section retrieval uses;
 # 3: observations of the whole log, kept by default; 4: entities scoped to their project,
-# each node with where it came from, an agent's log marked).
-_INGEST_RULES = 4
+# each node with where it came from, an agent's log marked; 5: a session's asks, plan and
+# files as one line each, unkeyed project facts kept, findings limited per message).
+_INGEST_RULES = 5
 
 
 def _embedded(node: Node) -> bool:
