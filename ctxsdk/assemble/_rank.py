@@ -9,7 +9,8 @@ first six letters) with three additions that are not BM25's:
 - one round of pseudo-relevance feedback adds the words the best first-round matches share,
   which reaches evidence that answers in other words than the question used;
 - a question word says what kind of text answers it (when: a time, how many: a number,
-  where / who: a name), and matches holding such text are raised.
+  who: a name, where: a name or a file path, which file / path: a path), and matches
+  holding such text are raised.
 
 Each score is then raised by a share of its better neighbour's (a conversation answers on the
 next line). With an :class:`~ctxsdk.session.Embedder` the lexical score is fused with the
