@@ -13,32 +13,10 @@ from ctxsdk.fold._checkpoint import state_lines
 from ctxsdk.fold._state import FoldState, StateLimits, reduce_events
 from ctxsdk.testing import LogBuilder
 
-PLAIN_SYSTEM = "You are a coding agent."
-
 # The shape of SWE-agent's instance template: the task, then the harness's numbered tips.
-SWE_TEMPLATE = """We're currently solving the following issue within our repository. Here's the issue text:
-ISSUE:
-Parsing a date with a timezone drops the offset.
+from .test_facts_harness import SWE_TEMPLATE
 
-INSTRUCTIONS:
-Now, you're going to solve this issue on your own.
-
-IMPORTANT TIPS:
-1. When you edit an existing file, try to minimize the changes you make to the file.
-
-2. Please make sure that for any blocking command like netcat (nc), you limit its run time, for example `nc -w5 127.0.0.1 80`.
-
-3. Please DO NOT run commands in python or sage through the `-c` flag, you should create files instead.
-
-Format your responses like this:
-<format_example>
-THOUGHT: I must look at the code first.
-
-```bash
-ls -la
-```
-</format_example>
-"""
+PLAIN_SYSTEM = "You are a coding agent."
 
 
 def reduce(b: LogBuilder) -> FoldState:
