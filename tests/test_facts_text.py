@@ -607,3 +607,57 @@ def test_a_step_the_assistant_orders_itself_is_no_finding() -> None:
         "Now that the issue is fixed, the output of reproduce.py is 345.",
         "Then replace(' ', r'\\ ') escapes the spaces in the label.",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "сам запроси доступ к файлам",  # ask for the file access yourself
+        "создай файл в корневой папке проекта",  # create the file in the project's root
+        "Пожалуйста, проверь логи перед коммитом",  # please check the logs before committing
+        "Ты зациклился.",  # you are going in circles: a correction
+        "Нет, не так: используй существующий индекс",
+    ],
+)
+def test_russian_asks_and_corrections(text: str) -> None:
+    assert _kinds(_user(text)) == {"instruction"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "изучи",  # a verb alone, as in English ("review"), is no instruction
+        "Про что проект и на каком этапе сейчас RAG?",  # a question
+        "Мы работали над задачей",  # we worked on the task: no ask
+    ],
+)
+def test_russian_that_asks_nothing(text: str) -> None:
+    assert not _kinds(_user(text)) & {"instruction", "preference"}
+
+
+def test_a_plan_heading_is_no_decision_but_its_body_can_be() -> None:
+    # Claude Code design write-up: the headings name sections, the sentence under one decides
+    text = (
+        "---\n\n### ✅ **Proposed Solution: Multi-Session Correlation**\n\n"
+        "**Approach:** Instead of correlating to ONE file, track ALL session files created"
+        " during the process lifecycle.\n\n## Recommended Design: Approach 5 (Hybrid)\n\n"
+        "### Architecture\n"
+    )
+    decisions = [f.text for f in _asst(text) if f.kind == "decision"]
+    assert not any(d.startswith(("Proposed Solution", "Recommended Design")) for d in decisions)
+    assert any(d.startswith("Approach: Instead of correlating to ONE file") for d in decisions)
+
+
+def test_a_plain_convention_in_a_users_rule_list_is_a_rule() -> None:
+    # Aider: the user lists markdown conventions, one a plain statement among imperatives
+    facts = _user(
+        "add markdown file conventions to CONVENTIONS.md\n"
+        "Ensure each sentence or long phrase is on its own line.\n"
+        "Bullet lists use the - marker and there's one space after the marker.\n"
+    )
+    assert "Bullet lists use the - marker and there's one space after the marker." in {
+        f.text for f in facts if f.kind == "instruction"
+    }
+    # alone, or after no rule, the same shape is only a statement
+    assert not _kinds(_user("Bullet lists use the - marker.")) & {"instruction"}
+    assert not _kinds(_user("I looked at it.\nThe tests use pytest fixtures.")) & {"instruction"}

@@ -267,8 +267,8 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
         # an ask about this turn (read below), not a choice that holds on its own
         reply = role == "user" and refers_back(s, picks=False) and not durable(s)
         if _decision(s, role) and not (role == "user" and C.PREFERENCE.search(s)) and not reply:
-            if C.DANGLING.search(s):
-                continue
+            if C.DANGLING.search(s) or (role == "assistant" and _heading(text, span)):
+                continue  # a heading names a plan's section ("## Recommended Design: …")
             if any(f.kind == "decision" for f in keyed) or (
                 len(s.split()) < 4 and not C.CJK.search(s)
             ):
@@ -288,6 +288,8 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
             add("instruction", s, span, scope=_scope(s))  # "there is existing logic for X"
             continue
         got = _instruction(s)
+        if got is None and out and out[-1].kind == "instruction" and _CONVENTION.match(s):
+            got = ("instruction", True)  # a rule list's plain statement of how things are done
         if got is None:
             if C.PROJECT_STATEMENT.search(s) and not C.DANGLING.search(s) and not keyed:
                 add("project", s, span, reason=_reason(s))  # what the user says holds
@@ -305,6 +307,13 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
     return out
 
 
+# "Bullet lists use the - marker", "Tests go in tests/", "Commit messages start with a verb":
+# things of a kind and how they are, said plainly among the user's rules
+_CONVENTION = re.compile(
+    r"^(?:(?:the|all|each|every|our|my)\s+)?(?:[\w-]+\s+){0,2}[a-z][\w-]*s\s+"
+    r"(?:use|go|live|start|end|follow|stay|need|get)\s+\S",
+    re.I,
+)
 _INSTALL = re.compile(
     r"`((?:sudo\s+)?(?:pip3?|python3? -m pip|uv pip|uv|poetry|pipx|conda|npm|pnpm|yarn|bun|cargo"
     r"|go|gem|bundle|brew|apt|apt-get|composer|dotnet)\s+(?:install|add|get)\s+[^`\n]{1,80})`"
@@ -318,6 +327,12 @@ def _with_reason(f: Fact, s: str) -> Fact:
         if why is not None:
             return dataclasses.replace(f, reason=why)
     return f
+
+
+def _heading(text: str, span: Span) -> bool:
+    """Whether the sentence is a markdown heading (``## Proposed Solution: …``)."""
+    start = text.rfind("\n", 0, span.start) + 1
+    return text[start : span.start].lstrip().startswith("#")
 
 
 def _decision(s: str, role: str) -> bool:
