@@ -259,3 +259,25 @@ def test_a_memory_above_its_record_carries_the_record_as_evidence() -> None:
         assert record.id in top.folded and "2048 game" in top.evidence
         assert "2048 game" in json.dumps(top.to_json())
         assert record.id not in [h.node.id for h in hits]
+
+
+def test_an_agent_whose_output_comes_back_in_the_users_turn_is_an_agent_log(
+    tmp_path: Path,
+) -> None:
+    """SWE-agent's text actions: the command is in the assistant's text, the environment's
+    output comes back as a user message the harness relayed. That is an agent at work (no
+    neighbours, no dense channel), not a conversation."""
+    from ctxsdk.memory._ingest import is_agent_log
+
+    history = [
+        {"role": "system", "content": "SETTING: you are an autonomous programmer"},
+        {"role": "user", "content": "We're currently solving the following issue: tabs."},
+        {"role": "assistant", "content": "Let me look.\n```\nopen parser.py\n```"},
+        {"role": "user", "content": "[File: parser.py (120 lines total)]\n1:import re"},
+        {"role": "assistant", "content": "The tokenizer splits on spaces only."},
+    ]
+    path = tmp_path / "run__acme__parser-7.traj"
+    path.write_text(json.dumps({"history": history}))
+    assert is_agent_log(Session.from_swe_agent(path))
+    chat = Session.from_messages(history[1:3], format="openai")
+    assert not is_agent_log(chat)

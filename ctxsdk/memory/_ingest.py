@@ -425,8 +425,10 @@ def observations(
 
 def is_agent_log(session: Session) -> bool:
     """Whether ``session`` is an agent at work rather than a conversation: its log holds
-    tool output (a result event, or a result an importer carried in a user message). Its
-    memories are found by their words, with no neighbours (``Memory.ingest`` marks them)."""
+    tool output (a result event, a result an importer carried in a user message, or the
+    environment's output a harness relayed in the user's turn, as SWE-agent's text actions
+    get it). Its memories are found by their words, with no neighbours (``Memory.ingest``
+    marks them)."""
     for ev in session.raw_events:
         if ev.get("type") == "tool/result":
             return True
@@ -436,6 +438,9 @@ def is_agent_log(session: Session) -> bool:
             isinstance(b, dict) and b.get("type") == "tool-result" for b in content
         ):
             return True
+        source = msg.get("source") if msg is not None else None
+        if isinstance(source, dict) and source.get("form") == "relay":
+            return True  # the environment's output relayed in the user's turn (SWE-agent)
     return False
 
 
