@@ -41,7 +41,7 @@ from typing import Any, Literal
 from ..errors import CorruptStore
 from ..session import Session, message_text, read_marker, short_id, user_text
 from ._door import session_key, summary_text
-from ._model import Edge, Node, Source
+from ._model import Edge, Node, Source, clip
 from ._store import MemoryStore
 
 __all__ = [
@@ -88,8 +88,7 @@ def episode_uri(session: str, at: str | int) -> str:
 
 def _clip(text: str, limit: int) -> str:
     # Redacted before it is cut: a clipped secret would no longer be recognised.
-    one = " ".join(summary_text(text).split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
+    return clip(summary_text(text), limit)
 
 
 def _summary_text(data: Any) -> str:

@@ -64,7 +64,7 @@ from ..session import (
 )
 from ._door import screen, session_key
 from ._gather import asks_line, files_line, is_ask, is_plan_step, named_in, plan_line, user_words
-from ._model import Candidate, NodeType, Source
+from ._model import Candidate, NodeType, Source, clip
 
 __all__ = [
     "Caps",
@@ -77,18 +77,12 @@ __all__ = [
     "session_words",
 ]
 
-LINE_MAX = 240
 _NAME_MAX = 40
 _ENTITY_NAME_MAX = 120
 
 
 # A kernel fact (``Session.facts()`` items): the engine reads the base's ``Fact``.
 FactLike = Fact
-
-
-def _clip(text: str, limit: int = LINE_MAX) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 # How a project key reads in a sentence a question would match ("how are the tests run?").
@@ -189,7 +183,7 @@ def _entity_of(f: FactLike) -> tuple[str, str] | None:
         # named by its whole sentence (up to an entity name's 120 characters): entities
         # merge by name, and two facts that open alike are two facts
         said = " ".join(f.text.split())
-        return (_clip(said, _ENTITY_NAME_MAX), said) if f.kind == "project" and said else None
+        return (clip(said, _ENTITY_NAME_MAX), said) if f.kind == "project" and said else None
     if key.startswith(_FILE_KEY) or key == "file":
         path = (f.value or key[len(_FILE_KEY) :]).strip()
         if not path:
@@ -321,7 +315,7 @@ def session_words(session: Session) -> str:
 
 
 def _label(prefix: str, text: str) -> str:
-    return _clip(f"{prefix}{text}", _NAME_MAX)
+    return clip(f"{prefix}{text}", _NAME_MAX)
 
 
 def fact_candidates(
@@ -359,7 +353,7 @@ def fact_candidates(
     kept, earlier = _current(clean)
 
     def src(f: FactLike) -> Source:
-        return Source(sid, f.source.seq, _clip(f.source.quote or f.text), "rule")
+        return Source(sid, f.source.seq, clip(f.source.quote or f.text), "rule")
 
     # 1. the entities: project facts and settings
     entities: list[tuple[Candidate, int]] = []
@@ -385,7 +379,7 @@ def fact_candidates(
             if not (f.key or "").startswith(_FILE_KEY)
             else (2 if f.text.startswith("read ") else 1)
         )
-        cand = Candidate("entity", _clip(name, _ENTITY_NAME_MAX), _clip(text), src(f), extra=extra)
+        cand = Candidate("entity", clip(name, _ENTITY_NAME_MAX), clip(text), src(f), extra=extra)
         if rank:
             files.add(id(cand))
         entities.append((cand, rank))
@@ -413,7 +407,7 @@ def fact_candidates(
         if is_plan_step(f):
             steps.append(f)
             continue
-        text = _clip(f.text)
+        text = clip(f.text)
         if f.kind in ("instruction", "preference"):
             how: dict[str, object] = {"kind": f.kind}
             if f.scope:
@@ -440,7 +434,7 @@ def fact_candidates(
                 Candidate(
                     "decision",
                     _label(prefix, f.text),
-                    _clip(prefix + body),
+                    clip(prefix + body),
                     src(f),
                     until=until[0] if until else None,
                     until_at=until[1] if until else None,
@@ -449,8 +443,8 @@ def fact_candidates(
                 )
             )
         elif f.kind == "error":
-            fail = _clip(f.text, 300)
-            fix = _clip(f.fix, 400) if f.fix else None
+            fail = clip(f.text, 300)
+            fix = clip(f.fix, 400) if f.fix else None
             body = f.text if fix else f"{f.text} (not fixed in the session)"
             if fix and fix.casefold() not in body.casefold():
                 body += f"; the fix: {fix}"
@@ -458,7 +452,7 @@ def fact_candidates(
                 Candidate(
                     "experience",
                     _label("error: ", f.value or f.text),
-                    _clip(body, 400),
+                    clip(body, 400),
                     src(f),
                     fail=fail,
                     fix=fix,
@@ -471,7 +465,7 @@ def fact_candidates(
                 Candidate(
                     "experience",
                     _label("outcome: ", f.text),
-                    _clip(f"outcome: {f.text}"),
+                    clip(f"outcome: {f.text}"),
                     src(f),
                     links=links("about", f.text),
                     extra={"kind": "outcome"},
@@ -569,8 +563,8 @@ def _findings(
             Candidate(
                 "experience",
                 _label("found: ", st.text),
-                _clip(st.text),
-                Source(sid, seq, _clip(st.text), "rule"),
+                clip(st.text),
+                Source(sid, seq, clip(st.text), "rule"),
                 links=links("about", st.text),
                 extra={"kind": "finding"},
             )
@@ -587,11 +581,10 @@ _ORDER: dict[NodeType, int] = {"entity": 0, "preference": 1, "decision": 2, "exp
 
 _NEAR = 0.8  # shared words over all words of two texts: the same thing said twice
 _NEAR_MIN = 8  # words a text needs before a near match is trusted (short texts differ a lot)
-_TOKEN = re.compile(r"[^\W_]+")
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(w.casefold() for w in _TOKEN.findall(text))
+    return frozenset(w.casefold() for w in _WORD.findall(text))
 
 
 def _near(mine: frozenset[str], others: Sequence[frozenset[str]]) -> bool:

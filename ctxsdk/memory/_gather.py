@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..session import Fact, Session, instruction_kind, message_of, redact, user_text
-from ._model import Candidate, Source
+from ._model import Candidate, Source, clip
 
 __all__ = [
     "GATHERED_MAX",
@@ -44,11 +44,6 @@ __all__ = [
 GATHERED_MAX = 1200  # a gathered line holds several items: longer than one memory's 240
 _ITEM_MAX = 240  # one item of it, as long as a memory of its own
 _PLAN = "plan: "
-
-
-def _one_line(text: str, limit: int) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 def is_ask(f: Fact) -> bool:
@@ -69,12 +64,12 @@ def _joined(head: str, items: Iterable[str]) -> str:
     seen: set[str] = set()
     parts: list[str] = []
     for item in items:
-        one = _one_line(item, _ITEM_MAX).rstrip(" .;")
+        one = clip(item, _ITEM_MAX).rstrip(" .;")
         key = one.casefold()
         if one and key not in seen:
             seen.add(key)
             parts.append(one)
-    return _one_line(head + "; ".join(parts), GATHERED_MAX)
+    return clip(head + "; ".join(parts), GATHERED_MAX)
 
 
 def asks_line(
@@ -84,7 +79,7 @@ def asks_line(
     if not asks:
         return None
     text = _joined("the user asked: ", (f.text for f in asks))
-    name = _one_line(f"asked: {asks[0].text}", 40)
+    name = clip(f"asked: {asks[0].text}", 40)
     return Candidate("experience", name, text, src, links=links, extra={"kind": "asks"})
 
 
@@ -95,7 +90,7 @@ def plan_line(
     if not steps:
         return None
     text = _joined(_PLAN, (f.text[len(_PLAN) :] for f in steps))
-    name = _one_line(steps[0].text, 40)
+    name = clip(steps[0].text, 40)
     return Candidate("decision", name, text, src, links=links, extra={"kind": "plan"})
 
 
@@ -105,7 +100,7 @@ def files_line(files: Sequence[Candidate]) -> Candidate | None:
     if not files:
         return None
     text = _joined("the session's files: ", (c.text for c in files))
-    name = _one_line(f"files: {files[0].name}", 40)
+    name = clip(f"files: {files[0].name}", 40)
     return Candidate("experience", name, text, files[0].source, extra={"kind": "files"})
 
 

@@ -65,7 +65,6 @@ __all__ = [
     "Caps",
     "Extraction",
     "caps_for",
-    "clip",
     "extract",
     "held_secret",
     "merge_target",
@@ -75,9 +74,6 @@ __all__ = [
     "refuse_secret",
     "told_by",
 ]
-
-LINE_MAX = 240
-
 
 DEFAULT_CAPS = Caps()
 # A MEMORY.md import: the seed's 24/24/12/8, and its batch guard of 3,000 characters of
@@ -93,12 +89,6 @@ class Extraction:
 
     candidates: tuple[Candidate, ...] = ()
     dropped: tuple[tuple[str, str], ...] = field(default=())
-
-
-def clip(text: str, limit: int = LINE_MAX) -> str:
-    """``text`` on one line of at most ``limit`` chars (an ellipsis marks a cut)."""
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 # -- secrets ---------------------------------------------------------------------------------

@@ -28,14 +28,22 @@ from ..session import MAX_JSON_DEPTH, clean_text, redact
 from ._facts_in import said_kinds
 from ._ingest import (
     IMPORT_CAPS,
-    LINE_MAX,
     Extraction,
     _finish,
-    clip,
     held_secret,
     parse_until,
 )
-from ._model import EDGE_LABELS, NODE_TYPES, Candidate, Edge, Node, NodeType, Source
+from ._model import (
+    EDGE_LABELS,
+    LINE_MAX,
+    NODE_TYPES,
+    Candidate,
+    Edge,
+    Node,
+    NodeType,
+    Source,
+    clip,
+)
 
 __all__ = [
     "GRAPH_FORMAT",

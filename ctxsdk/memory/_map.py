@@ -26,7 +26,7 @@ from typing import Any
 from .._display import Rendered, esc
 from ..session import Tokenizer, neutralize
 from ._find import is_stale
-from ._model import Node
+from ._model import Node, clip
 
 __all__ = ["MAP_INSTRUCTION", "MemoryMap", "build_map", "pinned_block"]
 
@@ -79,11 +79,6 @@ class MemoryMap(Rendered):
         return {"text": self.text, "tokens": self.tokens, "budget": self.budget}
 
 
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _fit(text: str, budget: int, tk: Tokenizer) -> str:
     """The longest prefix of ``text`` (on a line, else a character) within ``budget``."""
     if tk.count(text) <= budget:
@@ -121,8 +116,8 @@ def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) 
     head = f"{MAP_INSTRUCTION}\n{line2}"
     room = [True]
 
-    def take(n: Node, label: str, clip: bool = True) -> None:
-        shown = _clip(label, _LABEL) if clip else label
+    def take(n: Node, label: str, cut: bool = True) -> None:
+        shown = clip(label, _LABEL) if cut else label
         key = " ".join(shown.casefold().split())
         if n.id in seen or key in said or len(picked) >= _MAX_NAMED or not room[0]:
             return
@@ -138,7 +133,7 @@ def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) 
     for n in prefs[::-1][:4]:
         take(n, f"preference:{n.text or n.name}")
     for n in upcoming[:2]:
-        take(n, f"decision:{_clip(n.text or n.name, 40)} until {_clip(n.until or '', 16)}", False)
+        take(n, f"decision:{clip(n.text or n.name, 40)} until {clip(n.until or '', 16)}", False)
     for n in chosen[::-1][:3]:
         take(n, f"decision:{n.text or n.name}")
     for n in how:
@@ -164,5 +159,5 @@ def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) 
 def pinned_block(nodes: Sequence[Node], budget: int, tk: Tokenizer) -> str:
     """The pinned memories of a session, one line each, within ``budget`` tokens (neutralized,
     as the map)."""
-    lines = ["Pinned memories:"] + [f"- {n.type}: {_clip(n.text or n.name, 200)}" for n in nodes]
+    lines = ["Pinned memories:"] + [f"- {n.type}: {clip(n.text or n.name, 200)}" for n in nodes]
     return _fit(neutralize("\n".join(lines)), budget, tk)

@@ -59,10 +59,10 @@ from ._door import (
 from ._episodes import boxes, write_episodes
 from ._facts_in import session_words
 from ._find import FindResult, MemoryHit, edge_path, find_nodes, index_text, is_stale, said_text
-from ._ingest import clip, extract, is_agent_log, merge_target, merged, observations, told_by
+from ._ingest import extract, is_agent_log, merge_target, merged, observations, told_by
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
-from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, edge_label, node_type
+from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, clip, edge_label, node_type
 from ._propose import Proposal, propose
 from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
 from ._sqlite import SQLiteStore

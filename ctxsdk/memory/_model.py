@@ -32,6 +32,7 @@ __all__ = [
     "BUSINESS_EDGES",
     "EDGE_LABELS",
     "EDGE_WEIGHTS",
+    "LINE_MAX",
     "NODE_TYPES",
     "Candidate",
     "Edge",
@@ -40,8 +41,18 @@ __all__ = [
     "NodeStatus",
     "NodeType",
     "Source",
+    "clip",
     "node_uri",
 ]
+
+LINE_MAX = 240  # one memory's text, one map or MEMORY.md line
+
+
+def clip(text: str, limit: int = LINE_MAX) -> str:
+    """``text`` on one line of at most ``limit`` chars (an ellipsis marks a cut)."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
 
 NodeType = Literal[
     "workspace", "entity", "preference", "decision", "experience", "observation", "episode"

@@ -34,11 +34,10 @@ from ._ingest import (
     Extraction,
     _finish,
     _read,
-    clip,
     held_secret,
     parse_until,
 )
-from ._model import Candidate, Source
+from ._model import Candidate, Source, clip
 
 __all__ = ["PROPOSE_INSTRUCTION", "Proposal", "propose"]
 
