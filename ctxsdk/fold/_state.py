@@ -160,6 +160,7 @@ from ..session import (
     call_target,
     command_covers,
     command_parts,
+    edit_texts,
     first_line,
     harness_note,
     instruction_kind,
@@ -693,9 +694,6 @@ def _reruns(done: tuple[str, str | None], failed: tuple[str, str | None]) -> boo
     return command_covers(_unlaunched(command), _unlaunched(fcommand))
 
 
-# An edit call's (old text, new text) arguments: Claude Code's Edit, OpenHands' and Anthropic's
-# str_replace editors, Aider's search/replace blocks.
-_EDIT_PAIRS = (("old_string", "new_string"), ("old_str", "new_str"), ("search", "replace"))
 _ADDED_SHOWN = 80  # characters of the added line an artifact shows
 # A line that says nothing of the change: a comment, a shebang, an import or include.
 _PREAMBLE = re.compile(
@@ -707,15 +705,15 @@ def _added(args: Mapping[str, Any]) -> str | None:
     """The first line an edit call added: the first line of its new text that its old text
     lacks, passing over blank lines, comments and imports (``@app.route("/add/<int:a>")``,
     ``MAX_ITEMS = 50``); None when the edit only removed or moved lines."""
-    for old_key, new_key in _EDIT_PAIRS:
-        old, new = args.get(old_key), args.get(new_key)
-        if isinstance(old, str) and isinstance(new, str):
-            had = {line.strip() for line in old.splitlines()}
-            for line in new.splitlines():
-                got = line.strip()
-                if got in had or sum(ch.isalnum() for ch in got) < 3 or _PREAMBLE.match(got):
-                    continue
-                return _cut(got, _ADDED_SHOWN)
+    old, new = edit_texts(args)  # the base's one reader of an edit call's arguments
+    if not (isinstance(old, str) and isinstance(new, str)):
+        return None
+    had = {line.strip() for line in old.splitlines()}
+    for line in new.splitlines():
+        got = line.strip()
+        if got in had or sum(ch.isalnum() for ch in got) < 3 or _PREAMBLE.match(got):
+            continue
+        return _cut(got, _ADDED_SHOWN)
     return None
 
 

@@ -16,7 +16,7 @@ from ._read import FactReader, read_facts
 from ._sentences import sentences
 from ._templates import is_template, user_text
 from ._text import instruction_kind, is_filler
-from ._tools import call_command, call_target, written_paths
+from ._tools import call_command, call_target, edit_texts, written_paths
 
 __all__ = [
     "FACT_KINDS",
@@ -31,6 +31,7 @@ __all__ = [
     "call_command",
     "call_target",
     "covers",
+    "edit_texts",
     "harness_note",
     "instruction_kind",
     "is_filler",

@@ -504,8 +504,7 @@ class ToolFacts:
         if low == "create":
             self._opened = path
         content = args.get("content", args.get("file_text"))
-        old = args.get("old_string", args.get("old_str", args.get("search")))
-        new = args.get("new_string", args.get("new_str", args.get("replace", args.get("text"))))
+        old, new = edit_texts(args)
         edits = args.get("edits")
         if isinstance(content, str) and old is None:
             self._edit(
@@ -1293,6 +1292,16 @@ def _counts_text(c: Mapping[str, int]) -> str:
     total = c.get("total")
     ran = f"ran {total} test{'s' if total != 1 else ''}, " if total else ""
     return ran + ", ".join(parts)
+
+
+def edit_texts(args: Mapping[str, Any]) -> tuple[Any, Any]:
+    """An edit call's (old text, new text) arguments as given (None when absent): Claude
+    Code's Edit (``old_string``/``new_string``), the str_replace editors (``old_str``/
+    ``new_str``), Aider's search/replace blocks (``search``/``replace``), an insert's
+    ``text``."""
+    old = args.get("old_string", args.get("old_str", args.get("search")))
+    new = args.get("new_string", args.get("new_str", args.get("replace", args.get("text"))))
+    return old, new
 
 
 def call_command(args: Mapping[str, Any]) -> str | None:
