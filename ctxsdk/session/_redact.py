@@ -40,6 +40,7 @@ changes nothing and counts nothing), and any ``str`` is accepted, lone surrogate
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ from ._secret_shapes import (
 
 __all__ = [
     "FAMILIES",
+    "MARKER",
     "REDACTION_KINDS",
     "REDACTION_RULES_VERSION",
     "Redaction",
@@ -93,6 +95,10 @@ _RANK = {"private-key": 0, "labelled": 3, "connection-string": 2}
 
 def _marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
+
+
+MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
+"""What ``_marker`` writes in place of a secret; group 1 is the kind."""
 
 
 def withheld_notice(count: int) -> str:

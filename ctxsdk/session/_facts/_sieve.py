@@ -21,11 +21,11 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
+from .._redact import MARKER
 from ._model import Fact
 
 __all__ = ["once", "sound"]
 
-_MARKER = re.compile(r"\[REDACTED(?::[^\]]*)?\]")  # the redaction engine's marker
 _FOLD = re.compile(r"[\s\"'`*_.,;:!?。！？，；：…]+")
 
 
@@ -37,11 +37,11 @@ def _norm(text: str) -> str:
 def sound(fact: Fact) -> bool:
     """Whether a fact says something: its text has words besides a redaction marker, and a
     keyed fact's value is a value (not the marker alone, not its own key)."""
-    if not re.search(r"\w", _MARKER.sub("", fact.text)):
+    if not re.search(r"\w", MARKER.sub("", fact.text)):
         return False
     if fact.key is None or fact.value is None:
         return True
-    if not re.search(r"\w", _MARKER.sub("", fact.value)):
+    if not re.search(r"\w", MARKER.sub("", fact.value)):
         return False  # "token = [REDACTED:github]": the value was withheld
     return fact.kind != "setting" or _norm(fact.value) != _norm(fact.key)
 
