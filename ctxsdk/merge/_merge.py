@@ -31,10 +31,12 @@ from ..errors import InvalidArgument, SurfaceError
 from ..session import EventWriter, Session, get_tokenizer, widget
 from ._adjudicate import Adjudication, adjudicate
 from ._align import Alignment, align
-from ._beliefs import Branch, Slot, Trust
+from ._beliefs import Branch, Slot, Trust, build_slots
 from ._branches import SourceLike, TrustLike, read_branches
 from ._derive import DerivationReport, derive
+from ._measures import scope_measures
 from ._pack import Single, blockable
+from ._projects import scope_projects
 from ._prune import left_out
 from ._render import Block, build_block, render_slot
 from ._slots import Score
@@ -423,10 +425,6 @@ class Merge:
 
     def slots(self) -> list[Slot]:
         """The merged slots under this merge's score, before adjudication."""
-        from ._beliefs import build_slots
-        from ._measures import scope_measures
-        from ._projects import scope_projects
-
         a = self.alignment
         spans = {b.id: b.span for b in self.branches if b.span is not None}
         # a project fact holds for its project: different projects' values are no dispute
