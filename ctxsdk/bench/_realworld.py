@@ -24,7 +24,8 @@ real, four synthetic chats built with ``Session.from_messages``, one of them a n
 - ``merge_cross_session``: ``Merge(sessions).run()`` per cross-session group at its default
   budget; the fraction of groups whose terms are all in ``result.block.text``.
 - ``merge_noise``: the fraction of block slots whose key and values hold the terms of no
-  labelled fact of those sessions.
+  labelled fact of those sessions (nor of a cross-session fact of some of them, nor of a
+  labelled disagreement's side one of them states).
 - ``merge_disputed``: the fraction of disagreements for which the merge of the two sessions
   has a ``disputed`` slot with a claim holding one side's terms and a claim holding the
   other's; ``merge_negation_disputed`` the same for the negation case alone.
@@ -196,6 +197,20 @@ def _disputed(result: Any, terms_a: Sequence[str], terms_b: Sequence[str]) -> bo
     return False
 
 
+def _disagreement_sides(
+    disagreements: Iterable[Mapping[str, Any]], sessions: Sequence[str]
+) -> list[list[str]]:
+    """The terms of each labelled disagreement's side stated by one of ``sessions``: a slot
+    that shows what one of them said on a labelled disagreement is about a labelled fact."""
+    out: list[list[str]] = []
+    for d in disagreements:
+        pair = d.get("sessions") or ()
+        for rel, side in zip(pair, ("terms_a", "terms_b"), strict=False):
+            if rel in sessions:
+                out.append(list(d[side]))
+    return out
+
+
 def _merge(
     root: Path,
     data: Mapping[str, Any],
@@ -221,7 +236,12 @@ def _merge(
         cross_ok["all"].append(ok)
         if g["split"] in cross_ok:
             cross_ok[g["split"]].append(ok)
-        known = [f["terms"] for f in facts if f["session"] in g["sessions"]] + [g["terms"]]
+        known = [f["terms"] for f in facts if f["session"] in g["sessions"]]
+        # a cross-session fact holds in every merge of a superset of its sessions
+        known += [
+            o["terms"] for o in data["cross_session"] if set(o["sessions"]) <= set(g["sessions"])
+        ]
+        known += _disagreement_sides(data["disagreements"], g["sessions"])
         for slot in result.block.slots:
             line = f"{slot.key} {' '.join(slot.presented)}"
             slots_total += 1
