@@ -5,6 +5,9 @@ who read real sessions of ``shared/data/agent-sessions`` (Claude Code, Codex, Ge
 OpenHands, Aider, mini-swe-agent, SWE-agent) before any engine ran on them. Each fact has a
 kind (instruction, preference, decision, project, error_fix, setting, outcome), a natural
 question and 1–4 ``terms`` that any correct answer contains (all of them, case-insensitive).
+Two passes: the first (210 facts) was sparse, so a true memory it left out counted as noise;
+a second, blind one (273 facts, ``"pass": 2``) added the other facts a teammate would want,
+its annotators reading only the raw files, never an engine's output.
 The ``check`` split is whole sessions kept aside: nobody tunes on them; ``tune`` is the rest.
 ``cross_session`` facts hold in two or more sessions of one project (for Merge);
 ``disagreements`` are pairs of sessions that state different values for one thing (three
@@ -26,6 +29,9 @@ real, four synthetic chats built with ``Session.from_messages``, one of them a n
 - ``merge_noise``: the fraction of block slots whose key and values hold the terms of no
   labelled fact of those sessions (nor of a cross-session fact of some of them, nor of a
   labelled disagreement's side one of them states).
+- ``memory_noise_pass1`` and ``merge_noise_pass1`` (notes): the same against the first
+  labelling pass alone (``"pass"`` 1: 210 facts), for comparison with earlier reports; the
+  second pass (``"pass": 2``) added 273 facts the first left out.
 - ``merge_disputed``: the fraction of disagreements for which the merge of the two sessions
   has a ``disputed`` slot with a claim holding one side's terms and a claim holding the
   other's; ``merge_negation_disputed`` the same for the negation case alone.
@@ -179,7 +185,10 @@ def _memory(
     in_map = [answered(map_text, f["terms"]) for f in facts]
     noisy = [t for t in texts if not any(answered(t, f["terms"]) for f in facts)]
     noise = len(noisy) / len(texts) if texts else 0.0
+    first = [f["terms"] for f in facts if f.get("pass", 1) == 1]
+    noisy_first = [t for t in texts if not any(answered(t, terms) for terms in first)]
     notes = {
+        "memory_noise_pass1": len(noisy_first) / len(texts) if texts else 0.0,
         "memory_nodes": dict(Counter(n.type for n in m.nodes())),
         "memory_noise_examples": [" ".join(t.split())[:120] for t in noisy[:8]],
     }
@@ -225,7 +234,7 @@ def _merge(
 
     metrics: dict[str, float] = {}
     cross_ok: dict[str, list[bool]] = {"tune": [], "check": [], "all": []}
-    slots_total = slots_noise = 0
+    slots_total = slots_noise = slots_noise_first = 0
     noise_examples: list[str] = []
     groups = list(data["cross_session"])
     if quick:
@@ -242,9 +251,12 @@ def _merge(
             o["terms"] for o in data["cross_session"] if set(o["sessions"]) <= set(g["sessions"])
         ]
         known += _disagreement_sides(data["disagreements"], g["sessions"])
+        second = [f["terms"] for f in facts if f["session"] in g["sessions"] and f.get("pass") == 2]
         for slot in result.block.slots:
             line = f"{slot.key} {' '.join(slot.presented)}"
             slots_total += 1
+            if not any(answered(line, t) for t in known if t not in second):
+                slots_noise_first += 1
             if not any(answered(line, t) for t in known):
                 slots_noise += 1
                 if len(noise_examples) < 8:
@@ -275,7 +287,12 @@ def _merge(
     if real:
         metrics["merge_disputed_real"] = _frac(real)
     metrics["merge_negation_disputed"] = _frac(negation)
-    return metrics, {"merge_noise_examples": noise_examples, "merge_slots": slots_total}
+    notes = {
+        "merge_noise_examples": noise_examples,
+        "merge_slots": slots_total,
+        "merge_noise_pass1": slots_noise_first / slots_total if slots_total else 0.0,
+    }
+    return metrics, notes
 
 
 def _fold(sessions: Mapping[str, Session], tmp: Path) -> tuple[dict[str, str], dict[str, str]]:
