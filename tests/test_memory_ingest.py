@@ -321,8 +321,11 @@ def test_observations_are_verbatim_redacted_and_clipped(session_a: cx.Session) -
     assert any(o.name.startswith("assistant@") and "pip install" in o.text for o in obs)
     # a short reply ("好的。", "Done.") is no observation
     assert not any(o.name.startswith("assistant@") and o.text in ("好的。", "Done.") for o in obs)
-    long = observations(_session(["x" * 5000 + "END"]))[0].text
-    assert long.startswith("x" * 3000) and long.endswith("END") and len(long) == 4003
+    # what the person said is kept whole; only a pasted log past 64,000 characters is cut
+    said = observations(_session(["y" * 20000 + "END"]))[0].text
+    assert said == "y" * 20000 + "END"
+    long = observations(_session(["x" * 70000 + "END"]))[0].text
+    assert long.startswith("x" * 48000) and long.endswith("END") and len(long) == 64003
 
 
 def test_a_long_tool_output_is_clipped_around_the_line_its_fact_came_from() -> None:
@@ -338,8 +341,9 @@ def test_a_long_tool_output_is_clipped_around_the_line_its_fact_came_from() -> N
     s = cx.Session.from_events(b.header, b.events)
     assert any("ModuleNotFoundError" in f.text for f in s.facts())
     (first, *_) = [o for o in observations(s) if o.name.startswith("bash@")]
+    assert len(out) > 16000  # longer than a tool output is kept whole
     assert (
-        len(first.text) <= 4100 and "ModuleNotFoundError: No module named trivium_db" in first.text
+        len(first.text) <= 16100 and "ModuleNotFoundError: No module named trivium_db" in first.text
     )
     assert first.text.startswith("collecting module_0") and first.text.endswith("1 error in 0.5s")
 

@@ -289,10 +289,16 @@ def extract(
 
 
 # -- observations ----------------------------------------------------------------------------
-_OBS_MAX = 4000  # a tool output longer than this is clipped
-_OBS_HEAD, _OBS_TAIL = 1200, 800  # what is kept of its ends around the lines that matter
+# A tool output longer than this is clipped (a file read whole, a full test log). What the
+# user and the assistant said is the record a question is asked about: it is clipped only
+# past four times as much (a pasted log). Clipping every message at 4,000 characters lost
+# a tenth of the answers (bench realworld lexical: find top-5 0.701 / 0.685 tune / check,
+# against 0.765 / 0.749 now).
+_OBS_MAX = 16000
+_SAID_MAX = 4 * _OBS_MAX
+_OBS_HEAD, _OBS_TAIL = 0.3, 0.2  # the share of the limit kept of its ends around what matters
 _OBS_AROUND = 2  # lines of context kept on each side of a line a fact came from
-_OBS_FALLBACK_HEAD, _OBS_FALLBACK_TAIL = 3000, 1000
+_OBS_FALLBACK_HEAD = 0.75  # with nothing that matters: this share from the head, the rest tail
 _OBS_MIN_REPLY = 40  # a shorter assistant reply ("Done.", an acknowledgement) says nothing
 
 
@@ -316,23 +322,25 @@ def _fact_lines(text: str, facts: Sequence[FactLike]) -> list[int]:
     return out
 
 
-def _obs_clip(text: str, facts: Sequence[FactLike] = ()) -> str:
-    """An observation's text, whitespace kept. One longer than 4,000 characters keeps its
-    head, the lines the facts of its step came from (with two lines on each side) and its
-    tail; with no such line, its first 3,000 and last 1,000 characters. Whatever is cut is
-    not searchable."""
+def _obs_clip(text: str, facts: Sequence[FactLike] = (), limit: int = _OBS_MAX) -> str:
+    """An observation's text, whitespace kept. One longer than ``limit`` characters keeps
+    its head, the lines the facts of its step came from (with two lines on each side) and
+    its tail; with no such line, its first three quarters of ``limit`` and the last quarter.
+    Whatever is cut is not searchable."""
     text = text.strip()
-    if len(text) <= _OBS_MAX:
+    if len(text) <= limit:
         return text
     hits = _fact_lines(text, facts) if facts else []
     if not hits:
-        return f"{text[:_OBS_FALLBACK_HEAD]} … {text[-_OBS_FALLBACK_TAIL:]}"
+        head = int(limit * _OBS_FALLBACK_HEAD)
+        return f"{text[:head]} … {text[-(limit - head) :]}"
     lines = text.splitlines()
     keep: set[int] = set()
     for i in hits:
         keep.update(range(max(0, i - _OBS_AROUND), min(len(lines), i + _OBS_AROUND + 1)))
-    parts: list[str] = [text[:_OBS_HEAD]]
-    room = _OBS_MAX - _OBS_HEAD - _OBS_TAIL
+    head, tail = int(limit * _OBS_HEAD), int(limit * _OBS_TAIL)
+    parts: list[str] = [text[:head]]
+    room = limit - head - tail
     last = -2
     for i in sorted(keep):
         line = lines[i]
@@ -341,11 +349,12 @@ def _obs_clip(text: str, facts: Sequence[FactLike] = ()) -> str:
         parts.append(line if i == last + 1 else f"… {line}")
         room -= len(line) + 1
         last = i
-    parts.append(f"… {text[-_OBS_TAIL:]}")
+    parts.append(f"… {text[-tail:]}")
     return "\n".join(parts)
 
 
 _OBS_TYPES = ("user/message", "assistant/message", "tool/result")
+_SAID = frozenset({"user", "assistant"})  # whose words an observation keeps whole
 
 
 def _call_text(name: str, arguments: str) -> str:
@@ -404,7 +413,7 @@ def observations(
             near = by_seq.get(seq, []) + by_seq.get(call_seq, [])
             items.append((name, message_text(r), near))
         for who, raw, near in items:
-            text = _obs_clip(redact(raw).text, near)
+            text = _obs_clip(redact(raw).text, near, _SAID_MAX if who in _SAID else _OBS_MAX)
             if not text or (who, text) in seen:
                 continue
             seen.add((who, text))
