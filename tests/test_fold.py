@@ -223,6 +223,18 @@ def test_economic_admission_refuses_a_tiny_reclaim(long_log: Path, tmp_path: Pat
     assert not d.folds and d.reason.startswith("not worth it")
 
 
+def test_a_plan_prints_as_a_report_not_a_dataclass(long_log: Path, tmp_path: Path) -> None:
+    d = _fold(long_log, tmp_path, window=6000).plan()
+    assert d.folds and d.span is not None
+    text = str(d)
+    assert text.startswith("Fold plan") and "Decision(" not in text
+    assert d.reason in text and f"{d.reclaim:,} tokens" in text
+    html = d._repr_mimebundle_()["text/html"]
+    assert "Fold plan" in html and "<dt>why</dt>" in html
+    idle = _fold(long_log, tmp_path / "idle", window=1_000_000).plan()
+    assert "no fold" in str(idle) and "span" not in str(idle)
+
+
 def test_no_fold_can_reach_the_threshold_is_said_not_looped(tmp_path: Path) -> None:
     b = LogBuilder(3)
     b.turn("short question").assistant(text="short answer").end_turn()

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
+from .._display import Rendered, kv, section
 from ..errors import InvalidArgument, UnknownName
 from ._economics import EconomicsProfile, profile
 from ._frontier import Frontier
@@ -228,11 +229,21 @@ def leaf_span(
     return start, cut
 
 
+_ACTIONS = {
+    "none": "no fold",
+    "leaf": "leaf fold",
+    "root": "root rebase",
+    "emergency": "emergency fold",
+    "mask": "mask tool output",
+}
+
+
 @dataclass(frozen=True)
-class Decision:
+class Decision(Rendered):
     """What a policy decided, and why (``reason`` holds the arithmetic). ``span`` is the
     positions ``[start, end)`` to fold; ``checkpoint_tokens`` the exact size of the
-    checkpoint text when it was rendered to decide."""
+    checkpoint text when it was rendered to decide. Prints and renders as a short report
+    (``print(f.plan())``)."""
 
     action: Action
     reason: str
@@ -251,6 +262,24 @@ class Decision:
         if self.checkpoint_tokens is None:
             return 0
         return max(0, self.span_tokens - self.checkpoint_tokens)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [("decision", _ACTIONS.get(self.action, self.action)), ("why", self.reason)]
+        if self.span is not None:
+            start, end = self.span
+            rows.append(("span", f"positions {start}–{end - 1} ({self.span_tokens:,} tokens)"))
+        if self.checkpoint_tokens is not None:
+            rows.append(("checkpoint", f"{self.checkpoint_tokens:,} tokens"))
+            rows.append(("reclaims", f"{self.reclaim:,} tokens"))
+        if self.unreachable:
+            rows.append(("note", "even a fold of every open node leaves it over the threshold"))
+        return rows
+
+    def _text_(self) -> str:
+        return "Fold plan\n" + "\n".join(f"  {k:<10} {v}" for k, v in self._rows())
+
+    def _html_(self) -> str:
+        return section("Fold plan", kv(self._rows()))
 
 
 def decide(
