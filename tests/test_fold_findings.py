@@ -127,11 +127,26 @@ def test_findings_are_bounded_and_a_restatement_adds_a_source() -> None:
     b.assistant(text="\n".join(lines)).end_turn()
     b.turn("And the first one again?")
     b.assistant(text=lines[0]).end_turn()
-    state = reduce(b, limits=StateLimits(findings=3))
+    state = reduce(b, limits=StateLimits(findings=3, growth=1))
     assert len(state.findings) == 3
     first = next(a for a in state.findings if "mod_0.py" in str(a.value))
     assert first.sources == tuple(assistant_seqs(b))  # said twice: both seqs
-    assert len(reduce(b, limits=StateLimits(findings=1)).findings) == 1
+    assert len(reduce(b, limits=StateLimits(findings=1, growth=1)).findings) == 1
+
+
+def test_a_long_session_keeps_more_findings_but_never_unbounded() -> None:
+    def said(n: int) -> LogBuilder:
+        b = LogBuilder(session_id=f"long-{n}", system=PLAIN_SYSTEM)
+        b.turn("Explain the layout.")
+        lines = [f"Module number {i} lives in `pkg/mod_{i}.py` and is small." for i in range(n)]
+        b.assistant(text="\n".join(lines)).end_turn()
+        return b
+
+    limits = StateLimits(findings=4, growth=3)
+    assert len(reduce(said(4), limits=limits).findings) == 4  # short: the cap
+    assert len(reduce(said(16), limits=limits).findings) == 8  # sqrt(4 x 16)
+    assert len(reduce(said(400), limits=limits).findings) == 12  # at most 3 x 4
+    assert limits.findings_cap(10**6) == 12 and limits.findings_cap(0) == 4
 
 
 def test_a_finding_never_verifies_a_failure() -> None:
@@ -213,5 +228,5 @@ def test_a_real_fold_keeps_what_the_assistant_found(rel: str, said: str, tmp_pat
     f.run()
     state = f.state
     assert any(said in str(a.value) for a in state.findings)
-    assert len(state.findings) <= StateLimits().findings
+    assert len(state.findings) <= StateLimits().findings * StateLimits().growth
     assert all(a.authority == "hypothesis" and a.sources for a in state.findings)

@@ -118,7 +118,8 @@ open work). Every anchor cites the fact's source seq.
 - findings (``ctxsdk.session.statements``): the assistant's text statements (never
   reasoning) that name something specific (a path, version, code name, code span, quoted
   literal, quantity), not plans, questions or acknowledgements, nor the words of an item
-  already kept ⇒ kind ``finding``, authority hypothesis, at most ``limits.findings``, chosen
+  already kept ⇒ kind ``finding``, authority hypothesis, at most ``limits.findings`` (a long
+  session's cap grows as sqrt(findings × statements), up to ``limits.growth`` times), chosen
   at the end for what the session keeps naming (``select_statements``), in seq order.
   Derived only: never declared, never a head, never evidence.
 - open work the assistant's last text names ⇒ an open obligation (authority hypothesis).
@@ -142,6 +143,7 @@ verbatim (cut only when rendered).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -295,6 +297,7 @@ class StateLimits:
     superseded: int = 32
     rejected: int = 32
     findings: int = 24  # the assistant's statements that name something specific
+    growth: int = 4  # a long session's findings cap grows up to this many times (1: fixed)
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
     sources: int = 8  # source seqs kept per anchor: its first and its newest
     scan_chars: int = 8000  # unused: the fact kernel bounds its own reading (kept for callers)
@@ -309,6 +312,13 @@ class StateLimits:
 
     def cap(self, face: str) -> int:
         return int(getattr(self, "obligations" if face == "open_obligations" else face))
+
+    def findings_cap(self, said: int) -> int:
+        """The findings kept of ``said`` statements: ``findings``, or in a long session
+        sqrt(findings × said), at most ``growth × findings``: a 600-statement session found
+        more than a 20-statement one, and a fixed cap lost a third of what it found."""
+        grown = math.isqrt(self.findings * max(said, 0))
+        return max(self.findings, min(self.growth * self.findings, grown))
 
 
 _GROUPS = (
@@ -1236,7 +1246,7 @@ class _Reducer:
                 authority="hypothesis",
                 sources=sources_of[st.text],
             )
-            for seq, st in select_statements(found, self.limits.findings)
+            for seq, st in select_statements(found, self.limits.findings_cap(len(found)))
         )
 
     def tool_call(self, ev: Mapping[str, Any]) -> None:
