@@ -15,7 +15,9 @@ say so: both are known, neither is inside the other (``spotter-fum/assets`` is p
 ``/Users/a/repos/codemie-code`` and ``/Users/b/work/codemie-code``, is one project). A
 session whose directory is unknown may be of the other's project, and a real dispute must
 not be hidden: two such sessions that touched no file in common still dispute (two sessions
-of one repository often edit different files).
+of one repository often edit different files), but for a language or a framework, which
+the kernel reads from the files touched: values read from disjoint files describe different
+code, not one thing two ways (``_inferred``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import replace
 from ..session import short_id
 from ._beliefs import Branch
 from ._claims import Claim, value_of, voting
+from ._inferred import FROM_FILES, common_file
 
 __all__ = ["different_projects", "scope_projects"]
 
@@ -65,7 +68,12 @@ def scope_projects(claims: Sequence[Claim], branches: Sequence[Branch]) -> list[
         for c in voting(cs):
             values.setdefault(c.source, set()).add(value_of(c))
         pairs = [(a, b) for a in values for b in values if a < b and values[a] != values[b]]
-        if pairs and all(different_projects(cwd.get(a), cwd.get(b)) for a, b in pairs):
+        read_from_files = key in FROM_FILES
+        if pairs and all(
+            different_projects(cwd.get(a), cwd.get(b))
+            or (read_from_files and not common_file(claims, a, b))
+            for a, b in pairs
+        ):
             split.add(key)
     if not split:
         return list(claims)

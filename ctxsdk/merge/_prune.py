@@ -12,6 +12,8 @@ slots say nothing of that:
   sessions said it (then it is what they share) or it is a constraint (``_constraint``:
   "this should be a client-only app with no backend", a preference or decision of how).
   The same words said later in the session are kept.
+- **one session's inferred project fact** (``language``, ``framework``, ``package
+  manager`` read from its files and commands; ``_inferred``): the block shows its files.
 - **a run's measurement** (``test count``, keyed per session by ``_measures``): the test
   command's line already says what the last run counted.
 - **a repeat.** A slot whose content the block already shows under another key: its value
@@ -34,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ._beliefs import Branch, Slot
 from ._constraint import is_constraint
+from ._inferred import ONE_SESSION, one_session_inferred
 from ._measures import MEASURED, measure_key
 from ._pack import agreement
 
@@ -123,6 +126,8 @@ def left_out(
     out = {k: TASK for k in tasks}
     # a run's count is the run's, shown on its command's line (``_measures``)
     out.update({s.key: MEASURED for s in slots if not s.statement and measure_key(s.key)})
+    # one session's language, framework or package manager: its trivia (``_inferred``)
+    out.update({k: ONE_SESSION for k in one_session_inferred(slots) if k not in out})
     rest = [s for s in slots if s.key not in out]
     for key, other in repeats(rest, line).items():
         out[key] = f"repeats `{other}`, which the block shows"

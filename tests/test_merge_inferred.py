@@ -1,0 +1,96 @@
+"""An inferred project fact (``ctxsdk.merge._inferred``): one session's language, framework
+or package manager stays out of a merged block; what sessions share stays in; values read
+from disjoint files are no dispute."""
+
+from __future__ import annotations
+
+import ctxsdk as cx
+from ctxsdk.merge._beliefs import Branch, build_slots
+from ctxsdk.merge._claims import Claim
+from ctxsdk.merge._inferred import ONE_SESSION, common_file, one_session_inferred
+from ctxsdk.merge._projects import scope_projects
+from ctxsdk.testing import LogBuilder
+
+
+def _runs(sid: str, edited: str, command: str, output: str) -> cx.Session:
+    b = LogBuilder(session_id=sid, runtime_context=None, cwd=None)
+    edit = {"file_path": edited, "old_string": "a = 1", "new_string": "a = 2"}
+    b.turn("Fix the failing check.").assistant(text="Editing.", tool_calls=[("Edit", edit)])
+    b.tool_results(["ok"]).next_step()
+    b.assistant(text="Running.", tool_calls=[("bash", {"command": command})])
+    b.tool_results([output]).next_step().assistant(text="Done.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
+def _py(sid: str, edited: str) -> cx.Session:
+    return _runs(sid, edited, "pytest -q tests/", "....\n4 passed in 0.2s")
+
+
+def _js(sid: str, edited: str) -> cx.Session:
+    return _runs(sid, edited, "npm test", "Tests: 9 passed, 9 total")
+
+
+def test_one_sessions_language_stays_out_of_the_block_with_the_reason() -> None:
+    a = _py("svc-a", "api/models.py")
+    b = _runs("notes-b", "notes/todo.md", "git status", "nothing to commit")
+    r = cx.Merge([a, b]).run()
+    assert [s.key for s in r.slots if s.key.startswith("language")] == ["language"]
+    assert "`language`" not in r.text
+    row = r.to_df().filter(key="language").row(0, named=True)
+    assert not row["in_block"] and row["why_not"] == ONE_SESSION
+    # the file it was read from is still shown
+    assert "api/models.py" in r.text
+
+
+def test_a_language_two_sessions_share_stays_in_the_block() -> None:
+    r = cx.Merge([_py("svc-a", "api/models.py"), _py("svc-b", "api/models.py")]).run()
+    assert "language" in {s.key for s in r.block.slots}
+
+
+def test_languages_read_from_disjoint_files_are_no_dispute() -> None:
+    # directories unknown: a Python service and a JavaScript front end touched no file in
+    # common, so their languages describe different code; their test commands still differ
+    r = cx.Merge([_py("svc-a", "api/models.py"), _js("web-b", "web/main.js")]).run()
+    disputed = [s.key for s in r.disputed]
+    assert "language" not in disputed and "test command" in disputed
+    assert not any(s.key.startswith("language") for s in r.block.slots)
+
+
+def _c(key: str, value: str, source: str, origin: str = "tool") -> Claim:
+    return Claim(
+        key,
+        value.lower(),
+        3,
+        f"{key}: {value}",
+        source,
+        1,
+        kind="fact",
+        origin=origin,  # type: ignore[arg-type]
+        project=True,
+    )
+
+
+def test_languages_of_sessions_that_touched_a_common_file_still_dispute() -> None:
+    claims = [
+        _c("language", "Python", "a"),
+        _c("file src/app.py", "src/app.py", "a"),
+        _c("language", "JavaScript", "b"),
+        _c("file lib/app.py", "lib/app.py", "b"),
+    ]
+    branches = [Branch("a", ()), Branch("b", ())]
+    assert common_file(claims, "a", "b")
+    assert {c.key for c in scope_projects(claims, branches) if c.key.startswith("lang")} == {
+        "language"
+    }
+
+
+def test_a_session_that_names_no_file_may_have_touched_any() -> None:
+    claims = [_c("language", "Python", "a"), _c("file app.py", "app.py", "a")]
+    assert common_file(claims, "a", "b")
+
+
+def test_a_user_stated_package_manager_is_no_inferred_fact() -> None:
+    read = build_slots([_c("package manager", "npm", "a")])
+    said = build_slots([_c("package manager", "pnpm", "a", origin="user")])
+    assert one_session_inferred(read) == {"package manager"}
+    assert not one_session_inferred(said)
