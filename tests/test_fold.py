@@ -235,6 +235,21 @@ def test_a_plan_prints_as_a_report_not_a_dataclass(long_log: Path, tmp_path: Pat
     assert "no fold" in str(idle) and "span" not in str(idle)
 
 
+def test_a_reopened_log_is_measured_at_the_window_its_last_fold_used(
+    long_log: Path, tmp_path: Path
+) -> None:
+    f = _fold(long_log, tmp_path, window=6000)
+    r = f.run()
+    assert r.folded and r.record is not None and r.record.window == 6000
+    again = cx.Fold(cx.Session.open(long_log), store=tmp_path / "bundles")
+    assert again.records[-1].window == 6000
+    assert again.pressure().window == 6000
+    assert "the one the last fold used" in str(again.status())
+    # a window given now wins over the recorded one
+    wider = cx.Fold(cx.Session.open(long_log), store=tmp_path / "bundles", window=9000)
+    assert wider.pressure().window == 9000 and "(as set)" in str(wider.status())
+
+
 def test_no_fold_can_reach_the_threshold_is_said_not_looped(tmp_path: Path) -> None:
     b = LogBuilder(3)
     b.turn("short question").assistant(text="short answer").end_turn()

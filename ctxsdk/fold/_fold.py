@@ -177,6 +177,7 @@ class FoldStatus(Rendered):
     bundles: tuple[BundleStatus, ...]
     orphans: tuple[BundleRef, ...]
     figures: Mapping[str, Figure]
+    window_source: str = ""  # "set", "the last fold's", or "" (the log's route or the policy)
 
     @property
     def healthy(self) -> bool:
@@ -194,7 +195,10 @@ class FoldStatus(Rendered):
         health = f"{len(self.bundles) - len(bad)} verified" + "".join(
             f", {b.checkpoint_id} {b.state}" + (f" ({b.reason})" if b.reason else "") for b in bad
         )
-        win = "measured from the log's route" if p.window_measured else "assumed from the policy"
+        win = {"set": "as set", "the last fold's": "the one the last fold used"}.get(
+            self.window_source,
+            "measured from the log's route" if p.window_measured else "assumed from the policy",
+        )
         return [
             ("policy", self.policy),
             ("regime", p.regime),
@@ -268,6 +272,14 @@ class Fold(Rendered):
         self._states: dict[int, FoldState] = {}
         self._session = session
         self._derived: dict[str, Any] = {}
+        # A fold made at a window the log does not state (``--window 6000``) is measured
+        # against it again when the log is reopened without one: its record says which.
+        self.window_source = "set" if self.policy.window is not None else ""
+        if self.policy.window is None:
+            last = next((r.window for r in reversed(self.records) if r.window), None)
+            if last is not None and last != session.context_window:
+                self.policy = replace(self.policy, window=last)
+                self.window_source = "the last fold's"
 
     @property
     def session(self) -> Session:
@@ -315,6 +327,10 @@ class Fold(Rendered):
 
     def frontier(self) -> Frontier:
         return locate_frontier(self.session)
+
+    def _window(self) -> int:
+        """The context window this fold measures against (recorded with each fold)."""
+        return self.policy.window_for(self.session.context_window)
 
     def _tokens(self) -> list[int]:
         if "tokens" not in self._derived:
@@ -576,6 +592,7 @@ class Fold(Rendered):
                 summarizer=summarizer,
                 write=self.write,
                 tracer=self.tracer,
+                window=self._window(),
             )
         self.session = new
         after = sum(self._tokens())
@@ -620,6 +637,7 @@ class Fold(Rendered):
             masks=masks,
             write=self.write,
             tracer=self.tracer,
+            window=self._window(),
         )
 
     def clean(self, *, min_age: float = 3600.0, dry_run: bool = True) -> list[Path]:
@@ -675,6 +693,7 @@ class Fold(Rendered):
             bundles,
             orphans,
             self._figures(records),
+            self.window_source,
         )
 
     def _health(self, reader: BundleReader, record: FoldRecord) -> BundleStatus:

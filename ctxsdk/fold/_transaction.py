@@ -78,6 +78,7 @@ class FoldRecord:
     # them (v0-v2): the bundle is then checked against the log's own copies of the messages.
     inherited: bool = False
     text: str = field(default="", repr=False)
+    window: int | None = None  # the context window the fold measured against (None: unknown)
 
     def data(self) -> dict[str, Any]:
         """The record event's data (camelCase, as the log format spells keys)."""
@@ -90,6 +91,7 @@ class FoldRecord:
             "checkpointTokenCount": self.checkpoint_tokens,
             "tokenizer": self.tokenizer,
             "children": list(self.children),
+            **({"window": self.window} if self.window is not None else {}),
             "bundle": {
                 "session": self.bundle_session,
                 "fileSha256": self.file_sha256,
@@ -130,6 +132,9 @@ def _explicit(ev: Mapping[str, Any]) -> dict[str, Any]:
         n = _count(src.get(key))
         if n is not None:
             out[name] = n
+    window = _count(d.get("window"))
+    if window:
+        out["window"] = window
     if isinstance(d.get("children"), list):
         out["children"] = tuple(c for c in d["children"] if isinstance(c, str))
     return out
@@ -219,6 +224,7 @@ def read_records(session: Session) -> list[FoldRecord]:
                 checkpoint_seq=seq,
                 inherited=seq < cut,
                 text=_text_of(ev),
+                window=extra.get("window"),
             )
         )
     for cid, found in masks.items():
@@ -241,6 +247,7 @@ def read_records(session: Session) -> list[FoldRecord]:
                 bytes=extra.get("bytes", 0),
                 checkpoint_seq=None,
                 inherited=found["first"] < cut,
+                window=extra.get("window"),
             )
         )
     out.sort(key=lambda r: r.record_seq)
@@ -309,6 +316,7 @@ def commit(
     summarizer: tuple[str, str] = ("ctxsdk", "fold-state"),
     write: bool = True,
     tracer: Tracer | None = None,
+    window: int | None = None,
 ) -> tuple[Session, FoldRecord]:
     """Archive ``shadowed`` and replace it on the surface: one checkpoint message with
     ``content`` (leaf / root / emergency), or, for ``mode="mask"``, each tool result in
@@ -347,6 +355,7 @@ def commit(
         messages=stored.message_count,
         bytes=stored.bytes,
         children=tuple(children),
+        window=window,
     )
     try:
         new = session.append(
