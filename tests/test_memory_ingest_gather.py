@@ -1,14 +1,13 @@
 """What a session holds as a list is one memory: the user's one-off asks, the agent's todo
 steps, the files it touched but nothing else names; a rule stays a preference, a key file
-an entity. A project fact with no key is kept; one assistant message gives at most three
-findings, and a step it proposes or a supposition ("If I look at …") is none."""
+an entity. A project fact with no key is kept; one assistant message's findings are one
+memory, and a step it proposes or a supposition ("If I look at …") is none."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import ctxsdk as cx
-from ctxsdk.memory._facts_in import _PER_MESSAGE
 from ctxsdk.memory._ingest import extract
 from ctxsdk.memory._model import Candidate
 from ctxsdk.testing import LogBuilder, ToolOutput
@@ -93,7 +92,7 @@ def test_gathered_lines_are_found_in_a_memory(tmp_path: Path) -> None:
         assert len(asks) == 1 and len(asks[0].sources) == 2
 
 
-def test_one_message_gives_at_most_three_findings_and_no_proposed_step() -> None:
+def test_one_messages_findings_are_one_memory_and_no_proposed_step() -> None:
     b = LogBuilder(session_id="f", runtime_context=None)
     b.turn("How is the session tracked?").assistant(
         text=(
@@ -112,9 +111,12 @@ def test_one_message_gives_at_most_three_findings_and_no_proposed_step() -> None
     ).end_turn()
     ex = extract(cx.Session.from_events(b.header, b.events))
     found = _kind(ex.candidates, "finding")
-    assert len(found) == _PER_MESSAGE == 3
-    assert not any(c.text.startswith("Add SessionLifecycleAdapter") for c in found)
-    assert not any(c.text.startswith("If I look") for c in found)  # thinking aloud
+    assert len(found) == 1  # the first reply's list, one answer
+    said = [found[0].text.index(w) for w in ("{sessionId}", "afterAgentSpawn()", "history.jsonl")]
+    assert said == sorted(said)  # in the order said
+    assert found[0].name.startswith("found: SessionStore keeps")
+    assert "SessionLifecycleAdapter" not in found[0].text  # a step it proposes
+    assert "If I look" not in found[0].text  # thinking aloud
 
 
 def test_the_same_error_said_twice_is_one_experience() -> None:

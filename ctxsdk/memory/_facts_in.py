@@ -27,7 +27,7 @@ error                  ``experience`` (``fail`` the error line, ``fix`` the chan
 outcome                ``experience`` named "outcome: …": what a session did is what it learned
 (the assistant's       ``experience`` named "found: …": its statements that name something
 findings)              specific (``ctxsdk.session.statements``), after errors and outcome;
-                       at most three of one message, none that proposes a step
+                       one per message (its statements joined), none that proposes a step
 open_work              ``decision`` named "open work: …": what was left to do is a commitment
                        about later work, shown with the decisions
 =====================  =======================================================================
@@ -63,7 +63,16 @@ from ..session import (
     statements,
 )
 from ._door import screen, session_key
-from ._gather import asks_line, files_line, is_ask, is_plan_step, named_in, plan_line, user_words
+from ._gather import (
+    GATHERED_MAX,
+    asks_line,
+    files_line,
+    is_ask,
+    is_plan_step,
+    named_in,
+    plan_line,
+    user_words,
+)
 from ._model import Candidate, NodeType, Source, clip
 
 __all__ = [
@@ -474,11 +483,7 @@ def fact_candidates(
     caps = caps_for(len(session.raw_events))
     held = [_norm(c.text) for c, _ in entities] + [_norm(c.text) for c in rest]
     held += [_norm(f.source.quote) for f in kept if f.source.quote]
-    rest += [
-        c
-        for c in _findings(session, sid, caps.experience, links)
-        if not any(_norm(c.text) in h for h in held)  # a fact already holds its words
-    ]
+    rest += _findings(session, sid, caps.experience, links, held)
     gathered = [
         asks_line(asks, src(asks[0]), links("about", " ".join(f.text for f in asks)))
         if asks
@@ -506,7 +511,10 @@ def fact_candidates(
     return sorted(lines + out, key=lambda c: _ORDER.get(c.type, 4)), dropped
 
 
-_PER_MESSAGE = 3  # findings one assistant message gives at most
+# Statements picked per finding the session may keep (``Caps.experience``): a message's
+# statements are one memory, so more of them fit in as many memories (bench realworld
+# lexical, tune: 1 gives stored 0.496, 3 gives 0.591, more adds nothing).
+_PICK = 3
 
 
 # "If I look at requests/models.py, …", "If we change line 1713 …": the agent thinking aloud
@@ -528,16 +536,19 @@ def _findings(
     sid: str,
     cap: int,
     links: Callable[[str, str], tuple[tuple[str, str], ...]],
+    held: Sequence[str] = (),
 ) -> list[Candidate]:
     """What the assistant reported it found, in its own words (``ctxsdk.session.statements``:
     a statement naming a path, a version, a code name, a quantity; never its reasoning, a
     plan or tool output), the ones that together name the most of what the session keeps
-    naming: an ``experience`` the session reported, after its errors and outcome.
+    naming: an ``experience`` the session reported, after its errors and outcome. A
+    statement whose words another memory of the session already holds (``held``) is left.
 
     A step the assistant proposes ("Add a private field: …", "Install the keyboard
     package") reads as an ask (``instruction_kind``): it is a plan, not a finding. One
-    message gives at most ``_PER_MESSAGE`` findings, those naming the most: a plan document
-    or a list of suggestions is one answer, not a dozen things the session found."""
+    message's statements are one memory, in the order said: a reply's list ("compose: …",
+    "Object/Record utilities: …") is one answer, as a teammate notes it, not a dozen
+    things the session found."""
     found: dict[str, tuple[int, Statement]] = {}
     for seq, ev in enumerate(session.raw_events):
         if ev.get("type") != "assistant/message" or message_of(ev) is None:
@@ -547,25 +558,26 @@ def _findings(
             found.pop(_norm(st.text), None)  # said again: the newer word
             if not _proposed_step(st.text):
                 found[_norm(st.text)] = (seq, st)
-    picked = select_statements(list(found.values()), cap)
-    per: dict[int, list[int]] = {}
-    for i, (seq, _) in enumerate(picked):
-        per.setdefault(seq, []).append(i)
-    keep: set[int] = set()
-    for idx in per.values():
-        best = sorted(idx, key=lambda i: -len(picked[i][1].names))[:_PER_MESSAGE]
-        keep.update(best)
-    out: list[Candidate] = []
-    for seq, st in (p for i, p in enumerate(picked) if i in keep):
+    said = {id(st): i for i, (_, st) in enumerate(found.values())}
+    groups: dict[int, list[Statement]] = {}
+    for seq, st in select_statements(list(found.values()), cap * _PICK):
         if not st.names or screen(st.text).held_secret:
             continue  # a plain statement names nothing a teammate would look for
+        if any(_norm(st.text) in h for h in held):
+            continue  # a fact already holds its words
+        groups.setdefault(seq, []).append(st)
+    out: list[Candidate] = []
+    for seq, sts in groups.items():
+        texts = [st.text for st in sorted(sts, key=lambda st: said[id(st)])]  # as said
+        text = texts[0] if len(texts) == 1 else "; ".join(t.rstrip(" .;") for t in texts)
+        text = clip(text, GATHERED_MAX)
         out.append(
             Candidate(
                 "experience",
-                _label("found: ", st.text),
-                clip(st.text),
-                Source(sid, seq, clip(st.text), "rule"),
-                links=links("about", st.text),
+                _label("found: ", texts[0]),
+                text,
+                Source(sid, seq, clip(texts[0]), "rule"),
+                links=links("about", text),
                 extra={"kind": "finding"},
             )
         )
