@@ -200,6 +200,22 @@ def test_sessions_table_fits_the_terminal(crowded_home: Path, columns: int) -> N
     assert "4 sessions, 1 unreadable" in lines[-1]
 
 
+def test_sessions_piped_without_columns_cuts_no_title(crowded_home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env.update(PYTHONIOENCODING="utf-8", DSH_HOME=str(crowded_home))
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxsdk", "sessions"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    long = "Refactor the invoice ledger so that every posting is idempotent and audited"
+    assert any(line.endswith(long) for line in proc.stdout.splitlines()), proc.stdout
+
+
 def test_sessions_table_shows_lineage_by_short_ids(tmp_path: Path) -> None:
     proc = run("--home", SAMPLES_HOME, "sessions", columns=120, cwd=tmp_path)
     assert "subagent of b93e27d4" in proc.stdout and "fork of 5f0c9a7e" in proc.stdout

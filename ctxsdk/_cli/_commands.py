@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -180,6 +181,9 @@ def _reason(error: str, path: str | None) -> str:
     return error
 
 
+_UNCUT = 10_000  # the width ``sessions`` fits to when its output is not a terminal
+
+
 def sessions_table(rows: list[dict[str, Any]], all_ids: Sequence[str], width: int) -> list[str]:
     """The lines of ``ctxsdk sessions``: id (shortest unique prefix), events, updated, kind,
     title (or ``! error``), fitted to ``width`` columns; titles are cut with ``…``."""
@@ -207,7 +211,7 @@ def sessions_table(rows: list[dict[str, Any]], all_ids: Sequence[str], width: in
     heads = {"id": "id", "events": "events", "updated": "updated", "kind": "lineage"}
     widths = {k: max([len(h)] + [cells(t[k]) for t in table]) for k, h in heads.items()}
     keep = ["id", "events", "updated", "kind"]
-    min_title = 16
+    min_title = 30  # what a person picks a session by: narrow terminals drop lineage first
     # Drop the least needed columns until the title has room (the id always stays).
     while len(keep) > 1 and sum(widths[k] + 2 for k in keep) + min_title > width:
         keep.remove(next(k for k in ("kind", "updated", "events") if k in keep))
@@ -231,7 +235,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         print(json_safe(df.write_json()))
         return 0
     rows = df.head(args.limit).to_dicts() if args.limit >= 0 else df.to_dicts()
-    width = shutil.get_terminal_size().columns
+    # a terminal's width (or $COLUMNS); piped into a file or a pager, titles are not cut
+    piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    width = _UNCUT if piped else shutil.get_terminal_size().columns
     for text in sessions_table(rows, df["id"].to_list(), width):
         print(text)
     unreadable = int((~df["readable"]).sum()) if len(df) else 0
