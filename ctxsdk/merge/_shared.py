@@ -17,7 +17,9 @@ alone), and a name a slot already holds as its value (``language`` = TypeScript)
 nothing. The rest are ranked by how many sessions use it, then how many name it at all,
 then by kind (a command before a file or version, a bare code name last) and mentions; only
 the best ``limit`` become claims, so a block is not flooded by two sessions that read the
-same code.
+same code. A bare code name that sessions of unrelated code (``_related``) use is shared
+only through a call line both ran (``echo SUBMIT`` of one harness): ``ValueError`` in two
+repositories' fixes is one word, not one thing.
 
 A file is compared by its name and shown by the longest path form two sessions share
 (``docs/AGENTS.md`` rather than ``AGENTS.md``). Evidence per session: the user 4, a call or
@@ -26,15 +28,17 @@ a result 3 (what a tool ran or showed), the assistant 2.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ._anchors import Anchor, AnchorKind, Use, anchors
 from ._beliefs import Branch
 from ._claims import Claim, Origin
+from ._related import unrelated_pairs
 from ._slots import Evidence
 
 __all__ = [
@@ -93,13 +97,25 @@ class SharedName:
         text; a bare code name in the assistant's prose is its narrative."""
         return sum(self.used_by(src) for src in self.mentions)
 
-    def shared(self) -> bool:
+    def shared(self, unrelated: Collection[frozenset[str]] = ()) -> bool:
         """Whether the name is a shared belief: two sessions use it; a version (a value, not
         a thing two sessions merely read alike) also when one session uses it and another's
-        tool output shows it (a tool-verified corroboration)."""
+        tool output shows it (a tool-verified corroboration). A bare code name two sessions
+        of ``unrelated`` code use (``_related``) is shared only through one call line both
+        ran (a harness's submit command): else it is one word in two codebases."""
         if self.kind == "version":
             return self.users >= 1 and self.sources >= 2
-        return self.users >= 2
+        if self.kind != "name" or not unrelated:
+            return self.users >= 2
+        users = [src for src in self.mentions if self.used_by(src)]
+        calls = {src: self._calls(src) for src in users}
+        return any(
+            frozenset((a, b)) not in unrelated or calls[a] & calls[b]
+            for a, b in itertools.combinations(users, 2)
+        )
+
+    def _calls(self, source: str) -> set[str]:
+        return {" ".join(a.line.split()) for a in self.mentions[source] if a.use == "call"}
 
     def specific(self) -> bool:
         """Whether the shared form names one thing: a file whose name is one plain word
@@ -173,6 +189,7 @@ def shared_names(
     limit: int = SHARED_LIMIT,
     known: Iterable[str] = (),
     skip: Iterable[str] = (),
+    unrelated: Collection[frozenset[str]] = (),
 ) -> list[SharedName]:
     """The names two or more of ``branches`` (or a ``name_table`` of them) use, best first
     (at most ``limit``; see the module docs). A name whose ident is in ``known`` (a value a
@@ -182,7 +199,11 @@ def shared_names(
     if limit <= 0:
         return []
     left_out = {k.lower() for k in known} | {k.lower() for k in skip}
-    shared = [n for n in table.values() if n.shared() and n.ident not in left_out and n.specific()]
+    shared = [
+        n
+        for n in table.values()
+        if n.shared(unrelated) and n.ident not in left_out and n.specific()
+    ]
     shared.sort(key=lambda n: n.rank(), reverse=True)
     return shared[:limit]
 
@@ -201,7 +222,8 @@ def shared_claims(
     trust = {b.id: b.trust for b in branches}
     names = table if table is not None else name_table(branches)
     out: list[Claim] = []
-    for name in shared_names(names, limit=limit, known=known, skip=skip):
+    pairs = unrelated_pairs(branches)
+    for name in shared_names(names, limit=limit, known=known, skip=skip, unrelated=pairs):
         shown = name.shown()
         key = f"{name.kind} {shown.lower()}"
         for src, ms in name.mentions.items():

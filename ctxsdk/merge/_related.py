@@ -1,0 +1,49 @@
+"""Whether two sessions may work on one codebase, for what only a codebase gives a meaning.
+
+A bare code name (``ValueError``, ``main``, ``Config``) names a thing of one codebase: two
+sessions of one project that both use it share a belief about it, but two sessions of
+unrelated code that both use it share a word (two issues in two repositories whose fixes
+both raise ``ValueError``). Two sessions are *unrelated* only when something says so:
+their directories are of different projects (``_projects.different_projects``), or, a
+directory unknown, each touched files (the kernel's ``file`` project facts) and none of one
+name in common. A session that touched no file may be of the other's project.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from ._beliefs import Branch
+from ._projects import different_projects
+
+__all__ = ["touched", "unrelated_pairs"]
+
+_FILE = "file "
+
+
+def touched(branch: Branch) -> frozenset[str]:
+    """The names (last path part, lowercased) of the files the branch's kernel facts say it
+    touched (``file src/app.py`` -> ``app.py``)."""
+    names: set[str] = set()
+    for f in branch.facts or ():
+        if f.kind == "project" and f.key and f.key.startswith(_FILE):
+            names.add(f.key[len(_FILE) :].rstrip("/").rsplit("/", 1)[-1].lower())
+    return frozenset(names)
+
+
+def _unrelated(a: Branch, b: Branch, files: dict[str, frozenset[str]]) -> bool:
+    if a.cwd and b.cwd:
+        return different_projects(a.cwd, b.cwd)
+    fa, fb = files[a.id], files[b.id]
+    return bool(fa) and bool(fb) and not fa & fb
+
+
+def unrelated_pairs(branches: Sequence[Branch]) -> frozenset[frozenset[str]]:
+    """Every pair of branch ids known to be of unrelated code (see the module docs)."""
+    files = {b.id: touched(b) for b in branches}
+    return frozenset(
+        frozenset((a.id, b.id))
+        for a, b in itertools.combinations(branches, 2)
+        if _unrelated(a, b, files)
+    )
