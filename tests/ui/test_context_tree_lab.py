@@ -233,6 +233,19 @@ def test_a_tool_row_shows_its_call_and_result_side_by_side(nb: Notebook) -> None
     assert pair.locator(".cx-pair__result").inner_text().strip()
 
 
+def test_message_text_breaks_between_words_inside_jupyterlab(nb: Notebook) -> None:
+    """JupyterLab styles every output <pre> with word-break: break-all ("directl y"): the
+    widget's text blocks break between words."""
+    page = nb.page
+    _row(page, "tool bash").click()
+    page.wait_for_selector(".cx-tree .cx-pair pre")
+    breaks = page.evaluate(
+        "() => [...document.querySelectorAll('.cx-tree pre')]"
+        ".map(e => getComputedStyle(e).wordBreak)"
+    )
+    assert breaks and set(breaks) == {"normal"}, breaks
+
+
 def test_preview_shows_the_diff(nb: Notebook) -> None:
     page = nb.page
     _reset(nb)
