@@ -156,3 +156,23 @@ def test_two_project_facts_that_open_alike_are_two_entities() -> None:
     ]
     ents = [c for c in extract(s, facts=facts).candidates if c.type == "entity"]
     assert len({c.name for c in ents}) == 2 and all(c.name == c.text for c in ents)
+
+
+def test_the_rules_of_a_pasted_prompt_are_one_preference() -> None:
+    prompt = (
+        "You are the Analyzer Agent. YOU DO NOT write final code (that is developer's job). "
+        "YOU DO NOT run builds or tests. YOU DO NOT mutate state. "
+        "Do not waste tokens reading the root CLAUDE.md unless explicitly requested. "
+        "If the answer is found — stop. "
+        "If you hit the budget before reaching a conclusion — report what remains UNVERIFIED."
+    )
+    b = LogBuilder(session_id="r", runtime_context=None)
+    b.turn(prompt).assistant(text="Understood.").end_turn()
+    b.turn("never push to main").assistant(text="Noted.").end_turn()
+    ex = extract(cx.Session.from_events(b.header, b.events))
+    (rules,) = _kind(ex.candidates, "rules")
+    assert rules.type == "preference" and rules.name.startswith("rules: YOU DO NOT write")
+    for said in ("YOU DO NOT run builds or tests", "CLAUDE.md", "UNVERIFIED"):
+        assert said in rules.text
+    prefs = [c.text for c in ex.candidates if c.type == "preference" and c is not rules]
+    assert prefs == ["never push to main"]  # a rule said on its own stays one memory

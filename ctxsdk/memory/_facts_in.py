@@ -12,7 +12,8 @@ fact                   memory
 =====================  =======================================================================
 instruction,           ``preference`` (how the user wants things done: a rule, a scoped
 preference             instruction); a one-off ask ("revise proposal.", "create hello.md
-                       file") is one line of the session's asks (``_gather``)
+                       file") is one line of the session's asks, and the rules one message
+                       sets at once (five or more: a pasted prompt) are one line (``_gather``)
 decision               ``decision`` (its reason and rejected alternatives in the text; a
                        deadline it names as ``until``); the agent's todo steps are one
                        ``plan: …`` decision per session (``_gather``)
@@ -65,12 +66,14 @@ from ..session import (
 from ._door import screen, session_key
 from ._gather import (
     GATHERED_MAX,
+    RULES_AT_ONCE,
     asks_line,
     files_line,
     is_ask,
     is_plan_step,
     named_in,
     plan_line,
+    rules_line,
     user_words,
 )
 from ._model import Candidate, NodeType, Source, clip
@@ -407,8 +410,13 @@ def fact_candidates(
     rest: list[Candidate] = []
     asks: list[FactLike] = []
     steps: list[FactLike] = []
+    at_once = _rules_at_once(kept)
+    rules: list[FactLike] = []
     for f in kept:
         if f.kind in ("project", "setting"):
+            continue
+        if f.source.seq in at_once and f.kind in ("instruction", "preference") and not is_ask(f):
+            rules.append(f)
             continue
         if is_ask(f):
             asks.append(f)
@@ -491,6 +499,9 @@ def fact_candidates(
         plan_line(steps, src(steps[0]), links("decided", " ".join(f.text for f in steps)))
         if steps
         else None,
+        rules_line(rules, src(rules[0]), links("about", " ".join(f.text for f in rules)))
+        if rules
+        else None,
     ]
     # a file the user named, or another memory of the session names, is one the session
     # turns on: it stays an entity; the others are one line
@@ -529,6 +540,16 @@ def _proposed_step(sentence: str) -> bool:
         return True
     got = instruction_kind(sentence)
     return got is not None and got[0] == "instruction" and not got[1]
+
+
+def _rules_at_once(facts: Sequence[FactLike]) -> set[int]:
+    """The seqs of the user messages that set ``RULES_AT_ONCE`` or more rules (a pasted
+    prompt): their rules are one line (``_gather.rules_line``)."""
+    count: dict[int, int] = {}
+    for f in facts:
+        if f.kind in ("instruction", "preference") and f.source.role == "user" and not is_ask(f):
+            count[f.source.seq] = count.get(f.source.seq, 0) + 1
+    return {seq for seq, n in count.items() if n >= RULES_AT_ONCE}
 
 
 def _findings(

@@ -10,6 +10,10 @@ todo step or per file. So ``_facts_in`` gathers them here:
   beyond it (``instruction_kind``: "revise proposal.", "create hello.md file"; a rule such as
   "don't produce code, design solution first" stays a preference). One ``experience``
   (kind ``asks``) in the order they were said.
+- **rules**: the rules one user message sets at once, when it sets ``RULES_AT_ONCE`` or more
+  (a pasted agent prompt: "YOU DO NOT run builds or tests. … If the answer is found — stop.
+  …"): one ``preference`` (kind ``rules``). A teammate notes "the user's analyzer prompt",
+  not a dozen rules, each one of which is read only with the others.
 - **plan**: the steps of the agent's todo list (the kernel's ``plan: …`` decisions of
   Codex's update_plan, Claude Code's TodoWrite, Gemini CLI's write_todos). One ``decision``
   (kind ``plan``).
@@ -32,15 +36,20 @@ from ._model import Candidate, Source, clip
 
 __all__ = [
     "GATHERED_MAX",
+    "RULES_AT_ONCE",
     "asks_line",
     "files_line",
     "is_ask",
     "is_plan_step",
     "named_in",
     "plan_line",
+    "rules_line",
     "user_words",
 ]
 
+# A user message setting this many rules is a pasted prompt or guide: one line (the corpus's
+# users set one to four rules a message; a pasted analyzer prompt set twelve).
+RULES_AT_ONCE = 5
 GATHERED_MAX = 1200  # a gathered line holds several items: longer than one memory's 240
 _ITEM_MAX = 240  # one item of it, as long as a memory of its own
 _PLAN = "plan: "
@@ -81,6 +90,18 @@ def asks_line(
     text = _joined("the user asked: ", (f.text for f in asks))
     name = clip(f"asked: {asks[0].text}", 40)
     return Candidate("experience", name, text, src, links=links, extra={"kind": "asks"})
+
+
+def rules_line(
+    rules: Sequence[Fact], src: Source, links: tuple[tuple[str, str], ...]
+) -> Candidate | None:
+    """The rules one user message set at once (a pasted agent prompt, a style guide) as one
+    preference (kind ``rules``), or None."""
+    if not rules:
+        return None
+    text = _joined("the user's rules, given at once: ", (f.text for f in rules))
+    name = clip(f"rules: {rules[0].text}", 40)
+    return Candidate("preference", name, text, src, links=links, extra={"kind": "rules"})
 
 
 def plan_line(
