@@ -24,7 +24,9 @@ slots say nothing of that:
   is only a repeat of one that reaches as many sessions (what two sessions agree on is never
   dropped for what one said); of two that repeat each other the one kept is the one more
   sessions back, then the shorter line (the same said in fewer tokens), then the smaller
-  key. A statement slot (keyed by its words) is never a repeat.
+  key. A statement slot (keyed by its words) is never a repeat. A language is a repeat of
+  the file lines it was read from when each session backing it has one shown
+  (``_implied``).
 
 All stay in ``result.slots`` (and the widget) with the reason in ``to_df``'s ``why_not``.
 """
@@ -36,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ._beliefs import Branch, Slot
 from ._constraint import is_constraint
+from ._implied import IMPLIED, same_file, shown_languages
 from ._inferred import ONE_SESSION, one_session_inferred
 from ._measures import MEASURED, measure_key
 from ._pack import agreement
@@ -80,11 +83,6 @@ def _file(slot: Slot) -> str | None:
     return slot.presented[0].strip("/").lower()
 
 
-def _same_file(a: str, b: str) -> bool:
-    short, long = sorted((a, b), key=len)
-    return long == short or long.endswith("/" + short)
-
-
 def repeats(slots: Sequence[Slot], line: Callable[[Slot], str]) -> dict[str, str]:
     """``{key: the key it repeats}`` for each slot whose content another kept slot's
     ``line`` already shows, that slot reaching as many sessions (see the module docs)."""
@@ -109,7 +107,7 @@ def _repeated(slot: Slot, kept: Sequence[Slot], line: Callable[[Slot], str]) -> 
     values = [slot.display(v) for v in slot.presented]
     path = _file(slot)
     for k in kept:
-        if path is not None and (other := _file(k)) is not None and _same_file(path, other):
+        if path is not None and (other := _file(k)) is not None and same_file(path, other):
             return k.key
         shown = line(k)
         if values and all(_specific(v) and _inside(v, shown) for v in values):
@@ -131,4 +129,7 @@ def left_out(
     rest = [s for s in slots if s.key not in out]
     for key, other in repeats(rest, line).items():
         out[key] = f"repeats `{other}`, which the block shows"
+    # a language its backers' shown files say (``_implied``)
+    rest = [s for s in slots if s.key not in out]
+    out.update({k: IMPLIED for k in shown_languages(rest, branches)})
     return out
