@@ -533,6 +533,21 @@ def test_model_view_is_the_preview_messages_page_by_page() -> None:
     assert _error(w, "model_view", offset=-1)["type"] == "InvalidArgument"
 
 
+def test_preview_says_a_shipped_sample_cannot_take_an_apply(tmp_path: Path) -> None:
+    shipped = ContextTree(cx.Session.open(sample("long-refactor")))
+    _ask(shipped, "set_mode", row="t6", mode="key")
+    why = _ask(shipped, "preview")["read_only"]
+    assert why and "read-only" in why and "s.save(path)" in why
+    copy = tmp_path / "copy.v3.jsonl.zstd"
+    shutil.copy(sample("long-refactor"), copy)
+    mine = ContextTree(cx.Session.open(copy))
+    _ask(mine, "set_mode", row="t6", mode="key")
+    assert _ask(mine, "preview")["read_only"] is None
+    assert cx.Session.from_messages([{"role": "user", "content": "hi"}]).path is None
+    memory = ContextTree(cx.Session.from_messages([{"role": "user", "content": "hi"}]))
+    assert _ask(memory, "preview")["read_only"] is None  # applies in memory
+
+
 def test_preview_is_a_before_after_diff() -> None:
     w = ContextTree(cx.Session.open(sample("long-refactor")))
     empty = _ask(w, "preview")

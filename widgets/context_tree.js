@@ -803,8 +803,10 @@ function render({ model, el }) {
     parts.push(h("h4", { class: "cx-h" }, "Composition"), compositionCompare(p.composition_before, p.composition_after));
     parts.push(h("h4", { class: "cx-h" }, "Messages"), diffView(p.diff));
     const box = h("div", { class: "cx-apply" });
-    const applyBtn = h("button", { type: "button", class: "cx-btn cx-btn--primary", "data-action": "apply", disabled: !p.ops.length || stale, onclick: () => confirmApply(p, box) }, "Apply…");
+    const applyBtn = h("button", { type: "button", class: "cx-btn cx-btn--primary", "data-action": "apply", disabled: !p.ops.length || stale || !!p.read_only, title: p.read_only || null, onclick: () => confirmApply(p, box) }, "Apply…");
     box.append(applyBtn);
+    // a log that cannot take the apply (a shipped sample): said here, not after the confirm
+    if (p.read_only) box.append(h("div", { class: "cx-note", "data-part": "read-only" }, p.read_only));
     parts.push(box);
     panelBody.replaceChildren(h("div", { class: "cx-preview" }, ...parts));
   }

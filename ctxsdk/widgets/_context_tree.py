@@ -10,6 +10,7 @@ model view, the preview, apply) over the channel of ``BaseWidget``.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..assemble import Assembly, DraftStore, Preview, Row, apply_ops
-from ..errors import InvalidArgument, NotFound
-from ..session import Message, Session, TokenCounter, message_of
+from ..errors import InvalidArgument, NotFound, WriteError
+from ..session import Message, Session, TokenCounter, message_of, refuse_shipped_sample
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 from ._composition import composition, fold_stats
@@ -362,7 +363,25 @@ class ContextTree(BaseWidget):
             ),
             "diff": self._diff(before, p.messages),
             "path": str(self.session.path) if self.session.path is not None else None,
+            "read_only": self._read_only(),
         }
+
+    def _read_only(self) -> str | None:
+        """Why the log cannot take an apply (a sample shipped in the package, a file this
+        user may not write), or None: the widget says so before the confirm, not after."""
+        path = self.session.path
+        if path is None:
+            return None
+        try:
+            refuse_shipped_sample(path, instead="")
+        except WriteError:
+            return (
+                "This is a sample shipped with ctxsdk, read-only: save a copy "
+                "(s.save(path)), open that, and apply there."
+            )
+        if not os.access(path, os.W_OK):
+            return f"{path.name} is not writable here: apply to a copy (s.save(path))."
+        return None
 
     @handler("apply")
     def _apply(self, revision: int) -> dict[str, Any]:
