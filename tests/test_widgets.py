@@ -548,6 +548,21 @@ def test_preview_says_a_shipped_sample_cannot_take_an_apply(tmp_path: Path) -> N
     assert _ask(memory, "preview")["read_only"] is None  # applies in memory
 
 
+def test_a_key_node_takes_a_typed_digest() -> None:
+    w = ContextTree(cx.Session.open(sample("long-refactor")))
+    row = next(r for r in w.assembly.tree().leaves() if r.kind == "assistant" and r.seq)
+    _ask(w, "set_mode", row=row.id, mode="key")
+    assert _ask(w, "body", row=row.id)["digest"] is None  # automatic
+    auto = w.assembly.preview().tokens_after
+    _ask(w, "set_mode", row=row.id, mode="key", digest="  Split core.py; tests pass.  ")
+    assert _ask(w, "body", row=row.id)["digest"] == "Split core.py; tests pass."
+    assert w.assembly.draft[row.seq].digest == "Split core.py; tests pass."
+    assert w.assembly.preview().tokens_after < auto  # a short digest is smaller
+    assert _error(w, "set_mode", row=row.id, mode="off", digest="x")["type"] == "InvalidArgument"
+    _ask(w, "set_mode", row=row.id, mode="key", digest="")
+    assert w.assembly.draft[row.seq].digest is None  # empty: back to automatic
+
+
 def test_preview_is_a_before_after_diff() -> None:
     w = ContextTree(cx.Session.open(sample("long-refactor")))
     empty = _ask(w, "preview")

@@ -397,8 +397,10 @@ function render({ model, el }) {
   // Keys typed in the widget must not reach the notebook, where "a", "k" or "o" are
   // commands; Tab, Escape and modified keys (Shift+Enter runs the cell) still do.
   root.addEventListener("keydown", (e) => {
-    if (e.key === "Tab" || e.key === "Escape" || e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
-    e.stopPropagation();
+    const typing = e.target instanceof HTMLTextAreaElement || e.target instanceof HTMLInputElement;
+    if (e.key === "Tab" || e.key === "Escape") return;
+    if (!typing && (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey)) return;
+    e.stopPropagation(); // in a text field every key is text ("M" is not merge-cells)
   });
 
   // ---- kernel requests ---------------------------------------------------------------------
@@ -607,6 +609,23 @@ function render({ model, el }) {
     return out;
   }
 
+  /** A key node's digest: what the model gets instead of it (empty: the automatic one). */
+  function digestEditor(id, b) {
+    const area = h("textarea", { class: "cx-digest__input", rows: "3", "data-part": "digest", "aria-label": "digest", placeholder: "What the model gets instead of this node. Empty: an automatic digest (its head and tail), which for a short node can be as long as the node." });
+    area.value = b.digest || "";
+    const save = h("button", { type: "button", class: "cx-btn", "data-action": "set-digest", onclick: async () => {
+      try {
+        const digest = area.value.trim() || null;
+        await channel.request("set_mode", { row: id, mode: "key", digest });
+        bodies.delete(id);
+        status(digest ? `digest set (${digest.length} characters): preview to see its tokens` : "automatic digest", "ok");
+      } catch (err) {
+        status(errorText(err), "error");
+      }
+    } }, "Set digest");
+    return h("div", { class: "cx-digest" }, h("div", { class: "cx-muted" }, "Digest (key mode)"), area, h("div", null, save));
+  }
+
   async function showMessage() {
     const i = indexOfId(selectedId);
     if (i < 0) {
@@ -642,6 +661,7 @@ function render({ model, el }) {
         h("span", { class: "cx-muted" }, metaBits.join(" · ")),
       ),
     ];
+    if (b.mode === "key" && b.seq != null && b.state !== "shadowed") content.push(digestEditor(id, b));
     if (b.covers) content.push(h("div", { class: "cx-note" }, `Stands for ${b.covers} event${b.covers === 1 ? "" : "s"} (${formatTokens(b.covers_tokens)} tokens) that stay in the log: expand the row to see them.`));
     if (b.message) content.push(...messageView(b.message));
     if (b.summary) content.push(h("div", { class: "cx-note" }, b.summary));

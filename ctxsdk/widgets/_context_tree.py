@@ -214,14 +214,20 @@ class ContextTree(BaseWidget):
     # --- requests from the front end -----------------------------------------------------------
 
     @handler("set_mode")
-    def _set_mode(self, row: str, mode: str) -> dict[str, Any]:
-        """Set a row's mode in the draft (a container: its subtree) and push the new modes."""
+    def _set_mode(self, row: str, mode: str, digest: str | None = None) -> dict[str, Any]:
+        """Set a row's mode in the draft (a container: its subtree) and push the new modes.
+        ``digest``: for ``key``, the text the model gets instead (None or empty: automatic)."""
+        if digest is not None and not isinstance(digest, str):
+            raise InvalidArgument(f"digest must be text, not {type(digest).__name__}")
+        text = digest.strip() if digest else None
+        if text and mode != "key":
+            raise InvalidArgument(f"a digest is for key mode, not {mode!r}")
         target = self._row(row)
         if target.seq is not None:  # a surface node (a region too: its own seq)
-            self.assembly.set(target.seq, mode)  # type: ignore[arg-type]
+            self.assembly.set(target.seq, mode, text)  # type: ignore[arg-type]
             nodes = 1
         else:  # a container (its subtree) or a shadowed row (the replacement over it)
-            self.assembly.set(target, mode)  # type: ignore[arg-type]
+            self.assembly.set(target, mode, text)  # type: ignore[arg-type]
             nodes = sum(1 for r in target.leaves() if r.state == "live") or 1
         self._save_draft()
         self._rebuild(structure=False)
@@ -287,6 +293,8 @@ class ContextTree(BaseWidget):
                 "the surface: it is sent with every request and cannot be collapsed."
             )
             return out
+        drafted = self.assembly.draft.get(at)
+        out["digest"] = drafted.digest if drafted is not None else None
         message = self.session.message_at(at)
         out["role"] = message.role
         out["source"] = _source(message)

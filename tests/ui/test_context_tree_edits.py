@@ -1,6 +1,6 @@
-"""ContextTree on a sample shipped in the package, in chromium (the widget's real bundle in
-the bench harness page): the preview says the log is read-only and offers no Apply, rather
-than failing after the confirm."""
+"""ContextTree editing in chromium (the widget's real bundle in the bench harness page), on a
+sample shipped in the package: the preview says the log is read-only and offers no Apply
+(rather than failing after the confirm), and a key node takes a typed digest."""
 
 from __future__ import annotations
 
@@ -41,3 +41,18 @@ def test_a_shipped_sample_offers_no_apply(page: Any, artifacts: Path) -> None:
     page.locator(".cx-tree .cx-apply").screenshot(
         path=str(artifacts / "context-tree-read-only.png")
     )
+
+
+def test_a_key_node_takes_a_typed_digest(page: Any, artifacts: Path) -> None:
+    page.locator(".cx-tree [data-tab=message]").click()
+    row = page.locator(".cx-tree .cx-row", has_text="assistant").first
+    row.locator(".cx-mode__btn--key").click()
+    row.click()
+    area = page.locator(".cx-tree [data-part=digest]")
+    area.wait_for()
+    area.fill("Split ledger/core.py into modules; every test passes.")
+    page.locator(".cx-tree [data-action=set-digest]").click()
+    page.wait_for_function(
+        "() => document.querySelector('.cx-tree .cx-status')?.textContent.startsWith('digest set')"
+    )
+    page.locator(".cx-tree .cx-digest").screenshot(path=str(artifacts / "context-tree-digest.png"))
