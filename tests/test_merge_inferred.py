@@ -5,10 +5,10 @@ from disjoint files are no dispute."""
 from __future__ import annotations
 
 import ctxsdk as cx
-from ctxsdk.merge._beliefs import Branch, build_slots
+from ctxsdk.merge._beliefs import build_slots
 from ctxsdk.merge._claims import Claim
-from ctxsdk.merge._inferred import ONE_SESSION, common_file, one_session_inferred
-from ctxsdk.merge._projects import scope_projects
+from ctxsdk.merge._inferred import ONE_SESSION, one_session_inferred
+from ctxsdk.merge._projects import disjoint
 from ctxsdk.testing import LogBuilder
 
 
@@ -72,23 +72,29 @@ def _c(key: str, value: str, source: str, origin: str = "tool") -> Claim:
     )
 
 
+def _edits(sid: str, *paths: str) -> cx.Session:
+    b = LogBuilder(session_id=sid, runtime_context=None, cwd=None)
+    b.turn("Wire the new setting through.")
+    for path in paths:
+        edit = {"file_path": path, "old_string": "a = 1", "new_string": "a = 2"}
+        b.assistant(text="Editing.", tool_calls=[("Edit", edit)])
+        b.tool_results(["ok"]).next_step()
+    b.assistant(text="Done.").end_turn()
+    return cx.Session.from_events(b.header, b.events)
+
+
 def test_languages_of_sessions_that_touched_a_common_file_still_dispute() -> None:
-    claims = [
-        _c("language", "Python", "a"),
-        _c("file src/app.py", "src/app.py", "a"),
-        _c("language", "JavaScript", "b"),
-        _c("file lib/app.py", "lib/app.py", "b"),
-    ]
-    branches = [Branch("a", ()), Branch("b", ())]
-    assert common_file(claims, "a", "b")
-    assert {c.key for c in scope_projects(claims, branches) if c.key.startswith("lang")} == {
-        "language"
-    }
+    a = _edits("svc-a", "shared/settings.json", "web/app.js", "web/view.js")
+    b = _edits("svc-b", "shared/settings.json", "api/app.py", "api/models.py")
+    r = cx.Merge([a, b]).run()
+    assert "language" in [s.key for s in r.disputed]
 
 
-def test_a_session_that_names_no_file_may_have_touched_any() -> None:
-    claims = [_c("language", "Python", "a"), _c("file app.py", "app.py", "a")]
-    assert common_file(claims, "a", "b")
+def test_which_touched_files_are_disjoint() -> None:
+    assert disjoint(frozenset({"app.py"}), frozenset({"main.js"}))
+    assert not disjoint(frozenset({"app.py", "x.md"}), frozenset({"app.py"}))
+    # a session that touched no file may have touched any
+    assert not disjoint(frozenset({"app.py"}), frozenset())
 
 
 def test_a_user_stated_package_manager_is_no_inferred_fact() -> None:

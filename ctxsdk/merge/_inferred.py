@@ -23,12 +23,12 @@ kernel gives no mark of its own that a fact was inferred rather than read from a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from ._beliefs import Slot
 from ._claims import Claim
 
-__all__ = ["FROM_FILES", "INFERRED", "ONE_SESSION", "common_file", "one_session_inferred"]
+__all__ = ["FROM_FILES", "INFERRED", "ONE_SESSION", "one_session_inferred"]
 
 INFERRED = frozenset({"language", "framework", "package manager"})
 """Kernel project-fact keys inferred from what the tools touched, not read from a sentence."""
@@ -37,8 +37,6 @@ FROM_FILES = frozenset({"language", "framework"})
 """Of those, the keys read mostly from the files a session touched."""
 
 ONE_SESSION = "one session's inferred project fact (the block shows what it was read from)"
-
-_FILE = "file "
 
 
 def _base(key: str) -> str:
@@ -58,21 +56,3 @@ def one_session_inferred(slots: Iterable[Slot]) -> set[str]:
         if live and len({c.source for c in live}) == 1 and all(_inferred(c) for c in live):
             out.add(s.key)
     return out
-
-
-def _files(claims: Sequence[Claim]) -> dict[str, set[str]]:
-    """Per source, the names of the files its project facts name (``file src/app.py``)."""
-    out: dict[str, set[str]] = {}
-    for c in claims:
-        if c.project and c.key.startswith(_FILE):
-            out.setdefault(c.source, set()).add(c.value.rstrip("/").rsplit("/", 1)[-1])
-    return out
-
-
-def common_file(claims: Sequence[Claim], a: str, b: str) -> bool:
-    """Whether sources ``a`` and ``b`` touched a file of the same name (by its project
-    facts in ``claims``); a source that names no file may have touched any."""
-    files = _files(claims)
-    if a not in files or b not in files:
-        return True
-    return bool(files[a] & files[b])

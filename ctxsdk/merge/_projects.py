@@ -28,9 +28,9 @@ from dataclasses import replace
 from ..session import short_id
 from ._beliefs import Branch
 from ._claims import Claim, value_of, voting
-from ._inferred import FROM_FILES, common_file
+from ._inferred import FROM_FILES
 
-__all__ = ["different_projects", "scope_projects"]
+__all__ = ["different_projects", "disjoint", "scope_projects", "touched"]
 
 _FILE = "file "
 
@@ -43,6 +43,22 @@ def different_projects(a: str | None, b: str | None) -> bool:
     if pa == pb or pa.startswith(pb + "/") or pb.startswith(pa + "/"):
         return False
     return pa.rsplit("/", 1)[-1] != pb.rsplit("/", 1)[-1]
+
+
+def touched(branch: Branch) -> frozenset[str]:
+    """The names (last path part, lowercased) of the files the branch's kernel facts say it
+    touched (``file src/app.py`` -> ``app.py``)."""
+    names: set[str] = set()
+    for f in branch.facts or ():
+        if f.kind == "project" and f.key and f.key.startswith(_FILE):
+            names.add(f.key[len(_FILE) :].rstrip("/").rsplit("/", 1)[-1].lower())
+    return frozenset(names)
+
+
+def disjoint(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two sessions' ``touched`` files are known to share no name: both touched
+    files, none in common (a session that touched none may have touched any)."""
+    return bool(a) and bool(b) and not a & b
 
 
 def _label(branch: Branch) -> str:
@@ -58,6 +74,8 @@ def scope_projects(claims: Sequence[Claim], branches: Sequence[Branch]) -> list[
     """``claims`` with the project facts that only sessions of different projects differ on
     keyed per project (see the module docs); every other claim as it was."""
     cwd = {b.id: b.cwd for b in branches}
+    files = {b.id: touched(b) for b in branches}
+    none: frozenset[str] = frozenset()
     by_key: dict[str, list[Claim]] = {}
     for c in claims:
         if c.project and not c.key.startswith(_FILE):
@@ -71,7 +89,7 @@ def scope_projects(claims: Sequence[Claim], branches: Sequence[Branch]) -> list[
         read_from_files = key in FROM_FILES
         if pairs and all(
             different_projects(cwd.get(a), cwd.get(b))
-            or (read_from_files and not common_file(claims, a, b))
+            or (read_from_files and disjoint(files.get(a, none), files.get(b, none)))
             for a, b in pairs
         ):
             split.add(key)

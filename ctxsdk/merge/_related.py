@@ -15,28 +15,15 @@ import itertools
 from collections.abc import Sequence
 
 from ._beliefs import Branch
-from ._projects import different_projects
+from ._projects import different_projects, disjoint, touched
 
-__all__ = ["touched", "unrelated_pairs"]
-
-_FILE = "file "
-
-
-def touched(branch: Branch) -> frozenset[str]:
-    """The names (last path part, lowercased) of the files the branch's kernel facts say it
-    touched (``file src/app.py`` -> ``app.py``)."""
-    names: set[str] = set()
-    for f in branch.facts or ():
-        if f.kind == "project" and f.key and f.key.startswith(_FILE):
-            names.add(f.key[len(_FILE) :].rstrip("/").rsplit("/", 1)[-1].lower())
-    return frozenset(names)
+__all__ = ["unrelated_pairs"]
 
 
 def _unrelated(a: Branch, b: Branch, files: dict[str, frozenset[str]]) -> bool:
     if a.cwd and b.cwd:
         return different_projects(a.cwd, b.cwd)
-    fa, fb = files[a.id], files[b.id]
-    return bool(fa) and bool(fb) and not fa & fb
+    return disjoint(files[a.id], files[b.id])
 
 
 def unrelated_pairs(branches: Sequence[Branch]) -> frozenset[frozenset[str]]:
