@@ -1,7 +1,7 @@
 """What a session holds as a list is one memory: the user's one-off asks, the agent's todo
 steps, the files it touched but nothing else names; a rule stays a preference, a key file
 an entity. A project fact with no key is kept; one assistant message's findings are one
-memory, and a step it proposes or a supposition ("If I look at …") is none."""
+memory (a turn's: what the assistant said between two user messages), and a step it proposes or a supposition ("If I look at …") is none."""
 
 from __future__ import annotations
 
@@ -176,3 +176,22 @@ def test_the_rules_of_a_pasted_prompt_are_one_preference() -> None:
         assert said in rules.text
     prefs = [c.text for c in ex.candidates if c.type == "preference" and c is not rules]
     assert prefs == ["never push to main"]  # a rule said on its own stays one memory
+
+
+def test_the_findings_of_one_turn_are_one_memory() -> None:
+    b = LogBuilder(session_id="t", runtime_context=None)
+    b.turn("Why does the request send b'GET'?").assistant(
+        text="Session.request calls builtin_str(method) in requests/sessions.py.",
+        tool_calls=[("bash", {"cmd": "grep -n builtin_str requests/compat.py"})],
+    )
+    b.tool_results(["14: builtin_str = str"]).next_step()
+    b.assistant(text="On Python 3 builtin_str is an alias for str in requests/compat.py.")
+    b.end_turn()
+    b.turn("And the fix?").assistant(
+        text="The fix uses to_native_string(method) from requests/utils.py."
+    ).end_turn()
+    found = _kind(extract(cx.Session.from_events(b.header, b.events)).candidates, "finding")
+    assert len(found) == 2  # one per turn
+    first, second = sorted(found, key=lambda c: c.source.seq)
+    assert "builtin_str(method)" in first.text and "alias for str" in first.text
+    assert "to_native_string(method)" in second.text and "builtin_str" not in second.text

@@ -28,7 +28,7 @@ error                  ``experience`` (``fail`` the error line, ``fix`` the chan
 outcome                ``experience`` named "outcome: …": what a session did is what it learned
 (the assistant's       ``experience`` named "found: …": its statements that name something
 findings)              specific (``ctxsdk.session.statements``), after errors and outcome;
-                       one per message (its statements joined), none that proposes a step
+                       one per turn (its statements joined), none that proposes a step
 open_work              ``decision`` named "open work: …": what was left to do is a commitment
                        about later work, shown with the decisions
 =====================  =======================================================================
@@ -522,10 +522,10 @@ def fact_candidates(
     return sorted(lines + out, key=lambda c: _ORDER.get(c.type, 4)), dropped
 
 
-# Statements picked per finding the session may keep (``Caps.experience``): a message's
+# Statements picked per finding the session may keep (``Caps.experience``): a turn's
 # statements are one memory, so more of them fit in as many memories (bench realworld
-# lexical, tune: 1 gives stored 0.496, 3 gives 0.591, more adds nothing).
-_PICK = 3
+# lexical, tune stored: 1 gives 0.496, 3 gives 0.602, 4 gives 0.606, more adds nothing).
+_PICK = 4
 
 
 # "If I look at requests/models.py, …", "If we change line 1713 …": the agent thinking aloud
@@ -566,14 +566,22 @@ def _findings(
     statement whose words another memory of the session already holds (``held``) is left.
 
     A step the assistant proposes ("Add a private field: …", "Install the keyboard
-    package") reads as an ask (``instruction_kind``): it is a plan, not a finding. One
-    message's statements are one memory, in the order said: a reply's list ("compose: …",
-    "Object/Record utilities: …") is one answer, as a teammate notes it, not a dozen
-    things the session found."""
+    package") reads as an ask (``instruction_kind``): it is a plan, not a finding. The
+    statements of one turn (the assistant's messages between two things the user said) are
+    one memory, in the order said: a reply's list ("compose: …", "Object/Record utilities:
+    …") or what a run of tool steps found is one answer, as a teammate notes it, not a
+    dozen things the session found."""
     found: dict[str, tuple[int, Statement]] = {}
+    turn: dict[int, int] = {}  # seq -> the seq of the first assistant message of its turn
+    start = -1
     for seq, ev in enumerate(session.raw_events):
+        user = ev.get("type") == "user/message" and message_of(ev) is not None
+        if user and not session.message_at(seq).tool_results:
+            start = -1  # the user spoke: a new turn
         if ev.get("type") != "assistant/message" or message_of(ev) is None:
             continue
+        start = seq if start < 0 else start
+        turn[seq] = start
         text = redact(session.message_at(seq).text).text
         for st in statements(text):
             found.pop(_norm(st.text), None)  # said again: the newer word
@@ -586,7 +594,7 @@ def _findings(
             continue  # a plain statement names nothing a teammate would look for
         if any(_norm(st.text) in h for h in held):
             continue  # a fact already holds its words
-        groups.setdefault(seq, []).append(st)
+        groups.setdefault(turn[seq], []).append(st)
     out: list[Candidate] = []
     for seq, sts in groups.items():
         texts = [st.text for st in sorted(sts, key=lambda st: said[id(st)])]  # as said
