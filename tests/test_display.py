@@ -106,6 +106,20 @@ def test_composition_against_the_window_names_the_compaction_point() -> None:
     assert composition(s).window == s.context_window
 
 
+def test_composition_in_a_large_window_also_shows_what_is_used_by_part() -> None:
+    s = cx.Session.open(sample("long-refactor"))
+    wide = composition(s, "estimate", window=1_000_000)  # the parts: under 1% of the window
+    html = wide._repr_mimebundle_()["text/html"]
+    assert html.count("<svg") == 2 and "used, by part" in html
+    by_part = html.split("used, by part", 1)[1]
+    assert all(f"{label} {wide.parts[key]:,}" in by_part for key, label in COMPOSITION_PARTS)
+    chat = cx.Session.from_messages([{"role": "user", "content": "hi"}])
+    bare = composition(chat, "estimate")  # no window known: one bar of what is used
+    assert bare.window is None
+    html = bare._repr_mimebundle_()["text/html"]
+    assert html.count("<svg") == 1 and "used, by part" not in html
+
+
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5, "9"])
 def test_composition_refuses_a_window_that_is_not_a_positive_int(bad: object) -> None:
     s = cx.Session.open(sample("fix-flaky-test"))

@@ -27,9 +27,11 @@ def stacked_bar(
     width: int = 560,
     marks: Sequence[tuple[int, str]] = (),
     title: str = "",
+    legend: bool = True,
 ) -> str:
-    """One horizontal bar of ``parts`` (label, value, kind) out of ``total``, a legend, and
-    vertical ``marks`` (value, label), e.g. a budget or the compaction threshold."""
+    """One horizontal bar of ``parts`` (label, value, kind) out of ``total``, a legend
+    (unless ``legend`` is false), and vertical ``marks`` (value, label), e.g. a budget or the
+    compaction threshold."""
     total = max(total, 1, sum(v for _, v, _ in parts))
     h_bar, top = 18, 4
     x = 0.0
@@ -52,22 +54,22 @@ def stacked_bar(
             f"<text x='{min(mx + 3, width - 4):.1f}' y='{top + h_bar + 14}' "
             f"text-anchor='{'end' if mx > width * 0.7 else 'start'}'>{esc(label)}</text>"
         )
-    legend, lx, ly = [], 0, top + h_bar + (30 if marks else 16)
-    for label, value, kind in parts:
+    keys, lx, ly = [], 0, top + h_bar + (30 if marks else 16)
+    for label, value, kind in parts if legend else ():
         item = f"{label} {value:,}"
-        legend.append(
+        keys.append(
             f"<rect x='{lx}' y='{ly - 9}' width='10' height='10' fill='{_colour(kind)}' "
             f"stroke='var(--cx-border)'/><text x='{lx + 14}' y='{ly}'>{esc(item)}</text>"
         )
         lx += 24 + 6 * len(item)
         if lx > width - 80:
             lx, ly = 0, ly + 16
-    height = ly + 8
+    height = ly + 8 if legend else top + h_bar + (22 if marks else 6)
     head = f"<title>{esc(title)}</title>" if title else ""
     return (
         f"<svg class='cx-plot' role='img' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' xmlns='http://www.w3.org/2000/svg'>{head}"
-        f"{''.join(rects)}{''.join(lines)}{''.join(legend)}</svg>"
+        f"{''.join(rects)}{''.join(lines)}{''.join(keys)}</svg>"
     )
 
 

@@ -111,6 +111,15 @@ class Composition(Rendered):
         if self.window is not None:
             head += f" of {fmt_tokens(self.window)} ({_pct(self.used, self.window)})"
         plot = stacked_bar(parts, total, marks=marks, title="context composition")
+        if total > self.used:
+            # in a large window the parts are a sliver: the window, then what is used by part
+            used = [p for p in parts if p[2] != "free"]
+            plot = (
+                "<div class='cx-muted'>the window</div>"
+                + stacked_bar(parts, total, marks=marks, title="the window", legend=False)
+                + "<div class='cx-muted'>used, by part</div>"
+                + stacked_bar(used, self.used, title="used, by part")
+            )
         rows = table(
             ("part", "tokens", "share"),
             [(label, f"{n:,}", pct) for label, n, pct in self._rows()],

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .._display import badge, bar, esc, kv, plural, section, table
 from ._composition import composition
-from ._text import gist
+from ._text import _cut, gist
 
 if TYPE_CHECKING:
     from ._session import Session, Surface, TokenTable, Turn
@@ -126,7 +126,7 @@ def _turn_cells(turns: Sequence[Turn]) -> list[tuple[int, str, str, str, str]]:
                 plural(len(t.steps), "step"),
                 t.reason or "open",
                 usage,
-                (t.prompt or "").replace("\n", " ")[:_GIST],
+                _cut(" ".join((t.prompt or "").split()), _GIST),  # "…" says it goes on
             )
         )
     return rows
