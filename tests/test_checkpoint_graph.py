@@ -382,3 +382,16 @@ def test_the_front_end_files_exist_and_bundle() -> None:
         "http://www.w3.org/2000/svg", ""
     )
     assert ".cx-graph" in CheckpointGraph._css and "--jp-" in CheckpointGraph._css
+
+
+def test_checkpoints_from_a_counter_get_labels_that_tell_them_apart(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    s = cx.Session.open(home / sample("long-refactor").relative_to(SAMPLES_HOME))
+    ids = (f"cp-{n:016d}" for n in itertools.count(1))
+    f = cx.Fold(s, store=tmp_path / "store", window=8192, id_factory=lambda: next(ids))
+    assert f.run(force=True).folded
+    f.run(force=True)
+    f.rebase()
+    labels = [n["label"] for n in _nodes(CheckpointGraph(f)) if "cp:" in n["label"]]
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+    assert all("cp:00000000" not in x for x in labels)

@@ -240,6 +240,7 @@ class CheckpointGraph(BaseWidget):
         s = f.session
         records = f.records
         self._records = {r.checkpoint_id: r for r in records}
+        shown_id = _short_checkpoint_ids([r.checkpoint_id for r in records])
         frontier = f.frontier()
         surface = s.surface()
         # The engine's own split of the surface (its tokenizer); per-node counts for the boxes.
@@ -257,7 +258,7 @@ class CheckpointGraph(BaseWidget):
             node = _Node(
                 id=f"cp:{rec.checkpoint_id}",
                 kind=kind,
-                label=f"{rec.mode} · cp:{rec.checkpoint_id[3:11]}",
+                label=f"{rec.mode} · cp:{shown_id[rec.checkpoint_id]}",
                 sub=f"{_plural(len(rec.shadowed), 'node')} · {rec.shadowed_tokens:,} → "
                 f"{shown:,} tok",
                 mode=rec.mode,
@@ -676,6 +677,18 @@ class CheckpointGraph(BaseWidget):
         parent = row.get("parent")
         out["fork_seq"] = self._fork_seq(ref) if parent else None
         return out
+
+
+def _short_checkpoint_ids(ids: list[str], width: int = 8) -> dict[str, str]:
+    """Each checkpoint id as a graph labels it: ``width`` characters of its body (after
+    ``cp-``) that tell it from the others: its head for random ids, else its tail (ids from a
+    counter, ``cp-0000000000000002``, differ only there), else all of it."""
+    bodies = {i: i[3:] if i.startswith("cp-") else i for i in ids}
+    for cut in (lambda b: b[:width], lambda b: "…" + b[-width:]):
+        shown = {i: cut(b) if len(b) > width else b for i, b in bodies.items()}
+        if len(set(shown.values())) == len(shown):
+            return shown
+    return bodies
 
 
 def _short(text: str, n: int) -> str:
