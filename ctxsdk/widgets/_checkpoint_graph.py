@@ -684,8 +684,11 @@ def _short_checkpoint_ids(ids: list[str], width: int = 8) -> dict[str, str]:
     ``cp-``) that tell it from the others: its head for random ids, else its tail (ids from a
     counter, ``cp-0000000000000002``, differ only there), else all of it."""
     bodies = {i: i[3:] if i.startswith("cp-") else i for i in ids}
-    for cut in (lambda b: b[:width], lambda b: "…" + b[-width:]):
-        shown = {i: cut(b) if len(b) > width else b for i, b in bodies.items()}
+    for tail in (False, True):
+        shown = {
+            i: b if len(b) <= width else "…" + b[-width:] if tail else b[:width]
+            for i, b in bodies.items()
+        }
         if len(set(shown.values())) == len(shown):
             return shown
     return bodies
