@@ -117,7 +117,7 @@ function render({ model, el }) {
         role: "application",
         tabindex: "0",
         "aria-roledescription": "graph",
-        "aria-label": "checkpoint graph: arrows move between nodes, Enter opens one, + and - zoom, 0 fits, Shift+arrows pan",
+        "aria-label": "checkpoint graph: arrows move between nodes, Enter opens one, + and - zoom, 0 fits the graph to the view, Shift+arrows pan",
       })
     )
   );
@@ -156,7 +156,7 @@ function render({ model, el }) {
   const panel = h("div", { class: "cx-panel", role: "region", "aria-label": "details" }, panelBody);
   const body = h("div", { class: "cx-body" }, graphBox, panel);
   const statusLine = h("div", { class: "cx-status", role: "status", "aria-live": "polite" });
-  const help = h("div", { class: "cx-help" }, "drag to pan · wheel or + − to zoom · 0 fits · ← → ↑ ↓ move between nodes · Enter opens · Shift+arrows pan");
+  const help = h("div", { class: "cx-help" }, "drag to pan · wheel or + − to zoom · 0 to fit · ← → ↑ ↓ move between nodes · Enter opens · Shift+arrows pan");
   root.append(head, figures, body, statusLine, help);
   el.append(root);
 
