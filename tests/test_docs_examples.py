@@ -82,6 +82,20 @@ def test_every_example_of_the_page_runs(
             exec(code, namespace)
 
 
+def test_the_readme_usage_runs_twice_in_one_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook cell is run again: the README's usage (which saves a copy) does not fail on
+    the second run because the copy exists."""
+    blocks = [b for b in _blocks("README.md") if "s.save(" in b]
+    assert blocks
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "dsh"))
+    for _ in range(2):
+        for block in blocks:
+            exec(compile(textwrap.dedent(block), "README.md", "exec"), {"__name__": "__docs__"})
+
+
 def test_only_marked_blocks_are_skipped_and_each_says_why() -> None:
     for page in PAGES:
         for block in _blocks(page):
