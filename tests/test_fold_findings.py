@@ -70,6 +70,23 @@ def test_plans_questions_acknowledgements_and_code_are_not_statements() -> None:
     assert got == ["The handler lives in server/routes.py."]  # the harness label left out
 
 
+def test_a_sentence_cut_off_before_its_block_is_not_a_statement() -> None:
+    # mini-swe-agent's THOUGHT: an intro whose code block the splitter leaves out
+    text = (
+        "The PR description says\n```\nmethod = builtin_str(method)\n```\n"
+        "If I change the condition in `astropy/units/decorators.py` to\n"
+        "```python\nif ann is not None:\n```\n"
+        "The fix should look something like this\n"
+        "Wait, `requests/auth.py` imports it\n"
+        "The default timeout in `src/settings.py` is 30 seconds.\n"
+    )
+    got = [st.text for st in statements(text)]
+    assert got == [
+        "Wait, requests/auth.py imports it",  # ends on an object: a whole sentence
+        "The default timeout in src/settings.py is 30 seconds.",
+    ]
+
+
 def test_select_prefers_what_the_session_keeps_naming_and_skips_restatements() -> None:
     found = [
         (1, Statement("The cache is in src/cache.py.", ("cache.py", "src/cache.py"))),
@@ -84,6 +101,9 @@ def test_select_prefers_what_the_session_keeps_naming_and_skips_restatements() -
     # a restatement adds nothing named; room left goes to the newest plain statement
     assert [seq for seq, _ in select_statements(found, 4)] == [2, 3, 5]
     assert select_statements(found, 0) == []
+    # a grown cap is for named statements: plain ones fill only up to the room
+    assert [seq for seq, _ in select_statements(found, 4, room=2)] == [2, 3]
+    assert [seq for seq, _ in select_statements(found, 4, room=3)] == [2, 3, 5]
 
 
 # --- the state ------------------------------------------------------------------------------
@@ -147,6 +167,13 @@ def test_a_long_session_keeps_more_findings_but_never_unbounded() -> None:
     assert len(reduce(said(16), limits=limits).findings) == 8  # sqrt(4 x 16)
     assert len(reduce(said(400), limits=limits).findings) == 12  # at most 3 x 4
     assert limits.findings_cap(10**6) == 12 and limits.findings_cap(0) == 4
+    # a long session's plain sentences fill no more than the base cap's room
+    b = said(4)
+    b.turn("Is it done?")
+    plain = "\n".join(f"The diff looks fine, round {w}." for w in "abcdefghijkl")
+    b.assistant(text=plain).end_turn()
+    got = reduce(b, limits=limits).findings  # 16 statements: a cap of 8, 4 of them named
+    assert len(got) == 4 and not any("diff looks fine" in str(a.value) for a in got)
 
 
 def test_a_finding_never_verifies_a_failure() -> None:

@@ -119,7 +119,8 @@ open work). Every anchor cites the fact's source seq.
   reasoning) that name something specific (a path, version, code name, code span, quoted
   literal, quantity), not plans, questions or acknowledgements, nor the words of an item
   already kept ⇒ kind ``finding``, authority hypothesis, at most ``limits.findings`` (a long
-  session's cap grows as sqrt(findings × statements), up to ``limits.growth`` times), chosen
+  session's cap grows as sqrt(findings × statements), up to ``limits.growth`` times, for
+  statements that name something: plain ones fill no more than ``limits.findings``), chosen
   at the end for what the session keeps naming (``select_statements``), in seq order.
   Derived only: never declared, never a head, never evidence.
 - open work the assistant's last text names ⇒ an open obligation (authority hypothesis).
@@ -1246,7 +1247,9 @@ class _Reducer:
                 authority="hypothesis",
                 sources=sources_of[st.text],
             )
-            for seq, st in select_statements(found, self.limits.findings_cap(len(found)))
+            for seq, st in select_statements(
+                found, self.limits.findings_cap(len(found)), room=self.limits.findings
+            )
         )
 
     def tool_call(self, ev: Mapping[str, Any]) -> None:

@@ -5,8 +5,9 @@ the errors and their fixes: mostly what the assistant said it found ("EnvManager
 the config at ``~/.codemie/codemie-cli.config.json``", "the seed is multiplied by
 0x5deece66d"). The fact kernel reads rules, decisions and settings; a finding is another
 statement of the assistant's text (never its reasoning, never tool output). Plans ("Let
-me…", "I'll…", "Now update X…"), questions, list intros, acknowledgements and harness labels
-are none.
+me…", "I'll…", "Now update X…"), questions, list intros, a sentence cut off before the
+block it introduces ("The PR description says"), acknowledgements and harness labels are
+none.
 
 A statement's names are what it refers to specifically: a path, a version, a code name
 (``names_in``), a marked code span, a quoted literal, a number with a unit, a hex or long
@@ -54,6 +55,14 @@ _PLAN = re.compile(
 # "Now update session_live.ex …", "Then add Approach 4": the step it takes next, told as an
 # order to itself (a call right after the verb is code: "Then replace(' ', r'\\ ')")
 _STEP = re.compile(r"^(?:(?:ok(?:ay)?|great|good|perfect)[,!.]?\s+)?(?:now|then)\s+(?!\S+\()", re.I)
+# A sentence that stops on a word needing what follows, no end mark ("The PR description
+# says", "If I change it to", "The plan is to change line 99 from"): it introduced a code
+# block or a quote the splitter left out, and says nothing itself.
+_INTRO = re.compile(
+    r"(?<![.!?)\]}\"'`])\s(?:shows?|says?|said|was|were|is|are|be|to|from|like(?:\s+this)?"
+    r"|following|follows|as|with|of|the|a|an|into|by|for|in|on|becomes?|and|or|but)[\s,]*$",
+    re.I,
+)
 _LABEL = re.compile(r"^[A-Z][A-Z ]{2,20}:\s*")  # a harness label: "THOUGHT:", "DISCUSSION:"
 _PAIR = re.compile(r"[^:]{1,40}:\s+\S")  # "Storage: ~/.app/data.jsonl": a label and its value
 _MIN_WORDS = 4  # fewer is a heading or a fragment, unless it is a label and its value
@@ -95,6 +104,8 @@ def statements(text: str) -> Iterator[Statement]:
         sentence = _LABEL.sub("", raw).strip()
         if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or is_filler(sentence):
             continue
+        if _INTRO.search(sentence):
+            continue
         step = _STEP.match(sentence)
         if step and IMPERATIVE.match(sentence[step.end() :]):
             continue
@@ -104,11 +115,13 @@ def statements(text: str) -> Iterator[Statement]:
 
 
 def select_statements(
-    found: Sequence[tuple[int, Statement]], cap: int
+    found: Sequence[tuple[int, Statement]], cap: int, *, room: int | None = None
 ) -> list[tuple[int, Statement]]:
     """At most ``cap`` of the ``(seq, statement)`` pairs, in seq order: first those that
-    together name the most of what the session keeps naming, then, while there is room, the
-    newest without names.
+    together name the most of what the session keeps naming, then, while fewer than ``room``
+    (default ``cap``) are chosen, the newest without names. A caller whose cap grows with a
+    long session keeps ``room`` at its base cap: a grown cap is for what the session named;
+    its plain sentences ("The diff looks correct.", "I'm ready to submit.") are filler.
 
     A name weighs as many statements as name it (the config file the work turns on
     outweighs a number said once); each pick gains only the names no earlier pick holds,
@@ -135,5 +148,6 @@ def select_statements(
     plain = sorted(
         (i for i, (_, st) in enumerate(found) if not st.names), key=lambda i: found[i][0]
     )
-    chosen += plain[::-1][: max(cap - len(chosen), 0)]
+    fill = cap if room is None else min(cap, room)
+    chosen += plain[::-1][: max(fill - len(chosen), 0)]
     return sorted((found[i] for i in chosen), key=lambda f: f[0])
