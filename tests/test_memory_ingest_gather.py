@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import ctxsdk as cx
+from ctxsdk.memory._gather import GATHERED_MAX
 from ctxsdk.memory._ingest import extract
 from ctxsdk.memory._model import Candidate
 from ctxsdk.testing import LogBuilder, ToolOutput
@@ -195,3 +196,16 @@ def test_the_findings_of_one_turn_are_one_memory() -> None:
     first, second = sorted(found, key=lambda c: c.source.seq)
     assert "builtin_str(method)" in first.text and "alias for str" in first.text
     assert "to_native_string(method)" in second.text and "builtin_str" not in second.text
+
+
+def test_a_long_turns_findings_are_kept_past_a_gathered_lines_length() -> None:
+    said = " ".join(
+        f"The handler for the /api/v{i}/items route lives in src/routes/items_v{i}.py and "
+        f"reads its page size from ITEMS_V{i}_PAGE_SIZE, set to {i * 10} in config/v{i}.toml."
+        for i in range(1, 11)
+    )
+    b = LogBuilder(session_id="l", runtime_context=None)
+    b.turn("Where are the item routes handled?").assistant(text=said).end_turn()
+    (found,) = _kind(extract(cx.Session.from_events(b.header, b.events)).candidates, "finding")
+    assert len(found.text) > GATHERED_MAX
+    assert "src/routes/items_v1.py" in found.text and "config/v10.toml" in found.text
