@@ -548,6 +548,15 @@ def test_preview_says_a_shipped_sample_cannot_take_an_apply(tmp_path: Path) -> N
     assert _ask(memory, "preview")["read_only"] is None  # applies in memory
 
 
+def test_a_terminal_escape_in_a_message_is_shown_not_a_box(tmp_path: Path) -> None:
+    b = LogBuilder(3, session_id="escapes")
+    b.turn("run it").assistant(text="\x1b[2mCompacted\x1b[22m (ctrl+o to see)").end_turn()
+    w = ContextTree(cx.Session.open(b.write(tmp_path / "e.jsonl.zstd")))
+    row = next(r for r in w.assembly.tree().leaves() if r.kind == "assistant")
+    text = _ask(w, "body", row=row.id)["message"]["text"]
+    assert "\x1b" not in text and "\\x1b[2mCompacted" in text
+
+
 def test_a_key_node_takes_a_typed_digest() -> None:
     w = ContextTree(cx.Session.open(sample("long-refactor")))
     row = next(r for r in w.assembly.tree().leaves() if r.kind == "assistant" and r.seq)

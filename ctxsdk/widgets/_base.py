@@ -26,9 +26,21 @@ import traitlets
 
 from ..session import neutralize
 
-__all__ = ["BaseWidget", "handler"]
+__all__ = ["MAX_TEXT", "BaseWidget", "handler", "panel_text"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+MAX_TEXT = 200_000  # characters of one text a widget's panel receives
+
+
+def panel_text(text: str, limit: int = MAX_TEXT) -> str:
+    """A message's text as a panel shows it: its controls made visible (a terminal's ``\x1b``
+    escape, a bidi override: never a box, never acting on the page), cut past ``limit``
+    characters with a note of how many more."""
+    text = neutralize(text)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 
 def handler(name: str) -> Callable[[_F], _F]:

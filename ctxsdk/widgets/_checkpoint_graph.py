@@ -32,7 +32,7 @@ from ..session import (
     gist,
     node_tokens,
 )
-from ._base import BaseWidget, handler
+from ._base import BaseWidget, handler, panel_text
 from ._bundle import bundle, bundle_css
 
 __all__ = ["CheckpointGraph"]
@@ -44,14 +44,7 @@ FROZEN, SUPERSEDED, RECALLABLE, INHERITED, FOCUS, UNREADABLE, LIVE = 1, 2, 4, 8,
 SLOT_W, NODE_W, NODE_H, LEVEL_H, FRONTIER_GAP = 210, 186, 66, 104, 56
 WRAP = 10  # slots in a row of the frozen prefix
 WS_GAP = 120  # between a session and its children: room for the edge's label
-_MAX_TEXT = 200_000
 _MAX_OPEN_LISTED = 200
-
-
-def _cut(text: str, limit: int = _MAX_TEXT) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 
 @dataclass
@@ -547,7 +540,9 @@ class CheckpointGraph(BaseWidget):
                 ],
                 "count": len(nodes),
                 "tokens": sum(part),
-                "text": _cut(s.system_prompt or "") if ref == "head" and s.version < 3 else "",
+                "text": panel_text(s.system_prompt or "")
+                if ref == "head" and s.version < 3
+                else "",
             }
         if ref.startswith("seq:"):
             seq = int(ref[4:])
@@ -555,7 +550,7 @@ class CheckpointGraph(BaseWidget):
                 "ref": ref,
                 "kind": "compaction",
                 "seq": seq,
-                "text": _cut(s.message_at(seq).text),
+                "text": panel_text(s.message_at(seq).text),
                 "recallable": False,
                 "why": "a harness compaction checkpoint: its messages were not archived in a "
                 "fold bundle, so there is nothing to recall",
@@ -574,7 +569,7 @@ class CheckpointGraph(BaseWidget):
             "id": rec.checkpoint_id,
             "mode": rec.mode,
             "policy": rec.policy,
-            "text": _cut(text),
+            "text": panel_text(text),
             "shadowed": len(rec.shadowed),
             "first_seq": rec.shadowed[0] if rec.shadowed else None,
             "last_seq": rec.shadowed[-1] if rec.shadowed else None,
@@ -708,17 +703,20 @@ def _message_view(raw: Mapping[str, Any]) -> dict[str, Any]:
     try:
         m = Message.model_validate(raw)
     except ValueError:
-        return {"role": str(raw.get("role", "")), "kind": "unknown", "text": _cut(str(raw))}
+        return {"role": str(raw.get("role", "")), "kind": "unknown", "text": panel_text(str(raw))}
     return {
         "role": m.role,
         "kind": _role(m),
-        "text": _cut(m.text),
+        "text": panel_text(m.text),
         "reasoning": [
-            _cut(str(getattr(b, "text", ""))) for b in m.content if b.type == "reasoning"
+            panel_text(str(getattr(b, "text", ""))) for b in m.content if b.type == "reasoning"
         ],
-        "calls": [{"name": c.name, "arguments": _cut(c.arguments, 20_000)} for c in m.tool_calls],
+        "calls": [
+            {"name": c.name, "arguments": panel_text(c.arguments, 20_000)} for c in m.tool_calls
+        ],
         "results": [
-            {"text": _cut(r.text, 20_000), "is_error": bool(r.is_error)} for r in m.tool_results
+            {"text": panel_text(r.text, 20_000), "is_error": bool(r.is_error)}
+            for r in m.tool_results
         ],
     }
 

@@ -20,7 +20,7 @@ import traitlets
 from ..assemble import Assembly, DraftStore, Preview, Row, apply_ops
 from ..errors import InvalidArgument, NotFound, WriteError
 from ..session import Message, Session, TokenCounter, message_of, refuse_shipped_sample
-from ._base import BaseWidget, handler
+from ._base import BaseWidget, handler, panel_text
 from ._bundle import bundle, bundle_css
 from ._composition import composition, fold_stats
 
@@ -34,15 +34,8 @@ FAILED, SHADOWED, REGION, SUBAGENT, FIXED = 1, 2, 4, 8, 16
 _CONTAINERS = frozenset({"session", "turn", "step"})
 _MODE_BITS = {"full": 1, "key": 2, "off": 4}
 _MODE_CHARS = {1: "f", 2: "k", 4: "o"}
-_MAX_TEXT = 200_000  # characters of one text the panel receives
 _MAX_DIFF = 400  # changed messages listed in a preview diff
 _MAX_CHILDREN = 200  # children listed for a container row
-
-
-def _cut(text: str, limit: int = _MAX_TEXT) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 
 class ContextTree(BaseWidget):
@@ -286,7 +279,7 @@ class ContextTree(BaseWidget):
             out["message"] = {
                 "role": "system",
                 "kind": "system",
-                "text": _cut(self.session.system_prompt or ""),
+                "text": panel_text(self.session.system_prompt or ""),
             }
             out["summary"] = (
                 "The system prompt travels in the request header of this log version, not on "
@@ -450,7 +443,7 @@ class ContextTree(BaseWidget):
         block = next((b for b in message.tool_results if b.tool_call_id == call_id), None)
         return {
             "seq": seq,
-            "text": _cut(block.text if block is not None else ""),
+            "text": panel_text(block.text if block is not None else ""),
             "is_error": bool(block.is_error) if block is not None else False,
             "shadowed": not on_surface,
         }
@@ -469,14 +462,20 @@ class ContextTree(BaseWidget):
             "role": message.role,
             "kind": kind,
             "source": _source(message),
-            "text": _cut(message.text),
+            "text": panel_text(message.text),
             "reasoning": [
-                _cut(str(getattr(b, "text", ""))) for b in message.content if b.type == "reasoning"
+                panel_text(str(getattr(b, "text", "")))
+                for b in message.content
+                if b.type == "reasoning"
             ],
             "calls": [],
         }
         for c in message.tool_calls:
-            call: dict[str, Any] = {"id": c.id, "name": c.name, "arguments": _cut(c.arguments)}
+            call: dict[str, Any] = {
+                "id": c.id,
+                "name": c.name,
+                "arguments": panel_text(c.arguments),
+            }
             if pairs:
                 call["result"] = self._result_of(c.id)
             out["calls"].append(call)
@@ -488,16 +487,20 @@ class ContextTree(BaseWidget):
                     {
                         "id": r.tool_call_id,
                         "name": str(block.get("name")),
-                        "arguments": _cut(str(block.get("arguments", ""))),
+                        "arguments": panel_text(str(block.get("arguments", ""))),
                     }
                     if block is not None
                     else None
                 )
             else:
-                call_view = {"id": found.id, "name": found.name, "arguments": _cut(found.arguments)}
+                call_view = {
+                    "id": found.id,
+                    "name": found.name,
+                    "arguments": panel_text(found.arguments),
+                }
             out["result"] = {
                 "call": call_view,
-                "text": _cut(r.text),
+                "text": panel_text(r.text),
                 "is_error": bool(r.is_error),
             }
         return out
@@ -510,7 +513,7 @@ class ContextTree(BaseWidget):
         child = ws.open(row.id)
         messages = child.messages()
         prompt = next((m.text for m in messages if m.role == "user" and m.text), "")
-        info.update(messages=len(messages), prompt=_cut(prompt, 4000), path=str(child.path))
+        info.update(messages=len(messages), prompt=panel_text(prompt, 4000), path=str(child.path))
         return info
 
     def _diff(self, before: Sequence[Message], after: Sequence[Message]) -> list[dict[str, Any]]:
