@@ -26,6 +26,7 @@ from ctxsdk.fold._state import (
     reduce_events,
     state_metrics,
 )
+from ctxsdk.session.importers._aider import from_aider
 from ctxsdk.testing import LogBuilder, ToolOutput
 
 CORPUS = (
@@ -1158,3 +1159,18 @@ def test_an_ask_is_open_until_the_next_request_and_rules_stay() -> None:
     asks = [str(a.value) for a in st.open_obligations]
     assert any("module_2.py" in a for a in asks) and not any("module_1.py" in a for a in asks)
     assert any("vendored" in str(c.value) for c in st.constraints)
+
+
+def test_the_run_keeps_aiders_edit_format_with_the_model(tmp_path: Path) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "\n# aider chat started at 2025-06-02 12:00:00\n\n"
+        "> Aider v0.84.0\n"
+        "> Main model: gemini/gemini-2.5-pro with diff-fenced edit format\n"
+        "> Weak model: gemini/gemini-2.5-flash\n\n"
+        "#### what does this repo do?\n\nIt is a small library.\n",
+        encoding="utf-8",
+    )
+    run = {a.state_key: a.value for a in reduce_events(from_aider(path).raw_events).run}
+    assert run["run/model"] == "gemini/gemini-2.5-pro (diff-fenced edit format)"
+    assert run["run/weak_model"] == "gemini/gemini-2.5-flash"

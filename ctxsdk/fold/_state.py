@@ -110,10 +110,10 @@ open work). Every anchor cites the fact's source seq.
   (SWE-agent's tips, mini-swe-agent's "DO NOT MODIFY: Tests") are constraints, authority
   normative, cited at the template's message, which folds away like any other; the same
   rules in the system prompt give none (the model reads it verbatim). The run's settings (the
-  model of each ``request/header``, Aider's banner, Codex's environment context: sandbox,
-  approval policy, shell) are heads ``run/<key>`` (authority procedural; a model switch
-  retires the earlier model, which is not kept in ``superseded``: a long run's switches
-  must not push the work's earlier values out of that bounded list), shown as
+  model of each ``request/header``, Aider's banner with its edit format, Codex's environment
+  context: sandbox, approval policy, shell) are heads ``run/<key>`` (authority procedural;
+  a model switch retires the earlier model, which is not kept in ``superseded``: a long
+  run's switches must not push the work's earlier values out of that bounded list), shown as
   ``FoldState.run``, apart from the work's ``values``, and never copied into a checkpoint.
 - findings (``ctxsdk.session.statements``): the assistant's text statements (never
   reasoning) that name something specific (a path, version, code name, code span, quoted
@@ -1152,7 +1152,11 @@ class _Reducer:
             if self.seen[seq].get("type") != "system/message":
                 self._text_anchor("constraint", f.text, seq, i, "normative")
         elif f.kind == "setting" and f.key and f.value:
-            self._value(_slot(f.key), _setting_value(f), seq, "procedural", face="run")
+            # Aider's banner says the edit format with the model ("model = X (diff-fenced
+            # edit format)"): how the run edits files, kept with the model it goes with
+            said = f.text.partition(" = ")[2]
+            value = said if said.startswith(f.value) else _setting_value(f)
+            self._value(_slot(f.key), value, seq, "procedural", face="run")
 
     def user_message(self, ev: Mapping[str, Any], seq: int) -> None:
         msg = message_of(ev)
