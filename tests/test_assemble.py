@@ -698,3 +698,12 @@ def test_a_fit_budget_is_a_positive_whole_number(long: cx.Session, budget: objec
     with pytest.raises(cx.errors.InvalidArgument, match="positive whole number"):
         long.assemble().fit(budget)  # type: ignore[arg-type]
     assert long.assemble().fit(1).budget == 1
+
+
+def test_an_empty_system_prompt_row_says_the_log_holds_none() -> None:
+    from ctxsdk.samples import real_samples
+
+    s = cx.Session.open_any(real_samples()["claude-code"].path)  # Claude Code records no prompt
+    system = [r for r in cx.Assembly(s).tree().walk() if r.kind == "system"]
+    assert system and system[0].tokens == 0
+    assert system[0].gist == "(empty: the log does not hold the system prompt)"

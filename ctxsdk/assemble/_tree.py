@@ -158,6 +158,9 @@ def _leaf_gist(message: Message, kind: RowKind, tool_names: dict[str, str]) -> s
     text = first_line(message.text)
     if not text and message.tool_calls:
         return "calls " + ", ".join(c.name for c in message.tool_calls)
+    if not text and kind == "system":
+        # an import of a log that never recorded its prompt (Claude Code): say so, not a blank
+        return "(empty: the log does not hold the system prompt)"
     return text
 
 
