@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import ctxsdk as cx
-from ctxsdk._display import Rendered, bar, bar_chart, message_html, stacked_bar, table, wrap
+from ctxsdk._display import Rendered, bar, bar_chart, esc, message_html, stacked_bar, table, wrap
 from ctxsdk.errors import InvalidArgument
 from ctxsdk.samples import sample
 from ctxsdk.session import COMPOSITION_PARTS, composition
@@ -112,7 +112,7 @@ def test_composition_in_a_large_window_also_shows_what_is_used_by_part() -> None
     html = wide._repr_mimebundle_()["text/html"]
     assert html.count("<svg") == 2 and "used, by part" in html
     by_part = html.split("used, by part", 1)[1]
-    assert all(f"{label} {wide.parts[key]:,}" in by_part for key, label in COMPOSITION_PARTS)
+    assert all(esc(f"{label} {wide.parts[key]:,}") in by_part for key, label in COMPOSITION_PARTS)
     chat = cx.Session.from_messages([{"role": "user", "content": "hi"}])
     bare = composition(chat, "estimate")  # no window known: one bar of what is used
     assert bare.window is None

@@ -41,7 +41,7 @@ COMPOSITION_PARTS: tuple[tuple[str, str], ...] = (
     ("assistant", "assistant"),
     ("reasoning", "reasoning"),
     ("tool_results", "tool results"),
-    ("markers", "fold markers"),
+    ("markers", "summaries & markers"),  # checkpoints, compaction summaries, collapse marks
 )
 COMPACTION_RATIO = 0.8  # the harness's default compaction thresholdRatio (spec §10)
 _KINDS = {"tool_results": "tool", "markers": "marker"}

@@ -1143,7 +1143,7 @@ class Session(Rendered):
         self, tokenizer: str = "cl100k_base", *, window: int | None = None
     ) -> Composition:
         """What the model receives by part (system prompt, tool schemas, user, assistant,
-        reasoning, tool results, fold markers) against the context window
+        reasoning, tool results, summaries & markers) against the context window
         (``ctxsdk.session.composition``)."""
         from ._composition import composition
 
