@@ -469,8 +469,8 @@ function render({ model, el }) {
   function renderStats() {
     const s = model.get("stats") || {};
     const items = [
-      stat("visible", formatTokens(s.visible), { "data-stat": "visible", title: "tokens the model receives now" }),
-      stat("nodes", formatTokens(s.nodes), { "data-stat": "nodes" }),
+      stat("visible", formatTokens(s.visible), { "data-stat": "visible", title: "tokens of the messages the model receives now (the context window's 'used' adds the tool schemas)" }),
+      stat("nodes", formatTokens(s.nodes), { "data-stat": "nodes", title: "messages on the surface" }),
       stat("regions", formatTokens(s.regions), { "data-stat": "regions", title: "replacements on the surface (collapses, compactions, prunes)" }),
       stat("folded", formatTokens(s.folded), { "data-stat": "folded", title: "tokens the replacements cost now" }),
       stat("original", formatTokens(s.original), { "data-stat": "original", title: "tokens of the events the replacements cover" }),
