@@ -286,19 +286,11 @@ def _leaks(blob: str, secrets: Sequence[str]) -> bool:
     return False
 
 
-def _cwd(session: Session) -> str | None:
-    """The directory the session ran in (its header's ``cwd``), redacted; None when unknown."""
-    cwd = getattr(session.header, "cwd", None)
-    if isinstance(cwd, str) and cwd.strip():
-        return redact(cwd.strip().rstrip("/")).text
-    return None
-
-
 def project_scope(session: Session) -> str:
     """Which project a session's entities belong to: the directory it ran in, else the
     session itself. "test command" or "language" in two projects are two facts; without a
     directory nothing says two sessions share a project."""
-    cwd = _cwd(session)
+    cwd = session.working_dir
     return f"cwd:{cwd}" if cwd is not None else "session:" + session_key(session)
 
 
@@ -318,7 +310,7 @@ def session_words(session: Session) -> str:
             if isinstance(fmt, str):
                 got.append(fmt)
                 break
-    cwd = _cwd(session)
+    cwd = session.working_dir
     if cwd is not None:
         got.append(cwd.rsplit("/", 1)[-1])
     got.append(session_key(session))

@@ -101,16 +101,8 @@ def read_branch(session: Session, trust: Trust = Trust.EXTERNAL) -> Branch:
         tainted=tainted,
         opening=opening_request(session),
         span=time_span(session),
-        cwd=project_dir(session),
+        cwd=session.working_dir,
     )
-
-
-def project_dir(session: Session) -> str | None:
-    """The directory the session ran in (its header's ``cwd``), redacted; None when unknown."""
-    cwd = session.header.cwd
-    if isinstance(cwd, str) and cwd.strip():
-        return redact(cwd.strip().rstrip("/")).text
-    return None
 
 
 def opening_request(session: Session) -> int | None:

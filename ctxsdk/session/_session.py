@@ -497,6 +497,18 @@ class Session(Rendered):
         return None if seq is None else str(self._raw[seq]["data"]["title"])
 
     @property
+    def working_dir(self) -> str | None:
+        """The directory the session ran in (its header's ``cwd``, without a trailing slash),
+        redacted; None when the log does not say. Memory scopes a project's entities by it and
+        Merge tells two projects apart by it."""
+        from ._redact import redact
+
+        cwd = getattr(self.header, "cwd", None)
+        if isinstance(cwd, str) and cwd.strip():
+            return redact(cwd.strip().rstrip("/")).text
+        return None
+
+    @property
     def parent_id(self) -> str | None:
         return self._header_raw.get("parentSession")
 
