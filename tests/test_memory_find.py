@@ -281,3 +281,43 @@ def test_an_agent_whose_output_comes_back_in_the_users_turn_is_an_agent_log(
     assert is_agent_log(Session.from_swe_agent(path))
     chat = Session.from_messages(history[1:3], format="openai")
     assert not is_agent_log(chat)
+
+
+def _locomo(sessions: list[tuple[str, list[tuple[str, str]]]]) -> list[dict[str, object]]:
+    conv: dict[str, object] = {"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    for i, (date, turns) in enumerate(sessions, start=1):
+        conv[f"session_{i}_date_time"] = date
+        conv[f"session_{i}"] = [
+            {"speaker": who, "dia_id": f"D{i}:{k}", "text": text}
+            for k, (who, text) in enumerate(turns, start=1)
+        ]
+    return [{"sample_id": "conv-test", "conversation": conv, "qa": []}]
+
+
+def test_copies_of_one_template_are_not_shown_as_hits() -> None:
+    """Each session of an imported conversation opens with the importer's note ("Session 2
+    of the conversation between … Date and time: …"): the same words but for a number and
+    a date. A question naming the month matches those notes best; they are not shown, so
+    the turns that say something hold the places, and the note's date still lifts the
+    turns of its own session."""
+    data = _locomo(
+        [
+            ("1:56 pm on 8 May, 2023", [("Caroline", "I went to a support group yesterday.")]),
+            ("1:14 pm on 25 June, 2023", [("Melanie", "We went to the beach with the kids.")]),
+            (
+                "2:31 pm on 17 July, 2023",
+                [("Melanie", "We went camping in the mountains, it was lovely.")],
+            ),
+            ("8:56 pm on 20 July, 2023", [("Caroline", "The painting I did is a sunset.")]),
+        ]
+    )
+    with Memory(None, embedder=None) as mem:
+        mem.ingest(Session.from_locomo(data, 0), verbatim=True)
+        notes = [n for n in mem.nodes("observation") if "Date and time" in n.text]
+        assert len(notes) == 4
+        hits = mem.find("When did Melanie go camping in July 2023?")
+        shown = [h.node.id for h in hits]
+        assert not set(shown) & {n.id for n in notes}
+        assert "camping" in hits[0].node.text
+        # a record said once, numbers aside, is shown as ever
+        assert mem.find("support group")[0].node.text.startswith("Caroline: I went")

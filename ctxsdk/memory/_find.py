@@ -21,7 +21,7 @@ graph rules to rank them and to show how they connect.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +31,7 @@ from ..session import Hit, Retriever, redact
 from ._model import BUSINESS_EDGES, Edge, Node
 from ._store import MemoryStore
 
-__all__ = ["FindResult", "MemoryHit", "find_nodes", "index_text", "is_stale"]
+__all__ = ["FindResult", "MemoryHit", "boilerplate", "find_nodes", "index_text", "is_stale"]
 
 _TYPE_RANK = {"entity": 0, "decision": 1, "preference": 2, "experience": 3, "observation": 4}
 _NEVER = frozenset({"workspace", "episode"})
@@ -342,6 +342,36 @@ def _search(retriever: Retriever, query: str, k: int) -> tuple[list[Hit], str | 
         return retriever.search(query, k, mode="lexical"), redact(reason).text
 
 
+# What varies between copies of one template: numbers (a session's number, a time, a
+# count, a hex id's digits) and the words of a date.
+_VARYING = re.compile(
+    r"\b[0-9a-f]*\d[0-9a-f]*\b|\d+|\b(?:(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)|"
+    r"am|pm|on|at)\b",
+    re.I,
+)
+_BOILERPLATE_COPIES = 3
+
+
+def _shape(text: str) -> str:
+    return " ".join(_VARYING.sub(" ", text).casefold().split())
+
+
+def boilerplate(nodes: Iterable[Node]) -> frozenset[str]:
+    """The ids of the observations that are copies of one template: records whose words,
+    numbers and dates aside, at least ``_BOILERPLATE_COPIES`` observations repeat (an
+    importer's "Session 9 … Date and time: …" header, a polling call, an empty tool
+    output's frame). The same words say nothing of their own: they stay indexed (a
+    header's date still lifts its section's turns) but are not shown as hits, which would
+    hold the places of the records that say something (LoCoMo with e5: about one hit in
+    thirteen was a session header)."""
+    shapes: dict[str, list[str]] = {}
+    for n in nodes:
+        if n.type == "observation":
+            shapes.setdefault(_shape(n.text), []).append(n.id)
+    return frozenset(i for ids in shapes.values() if len(ids) >= _BOILERPLATE_COPIES for i in ids)
+
+
 def _source_keys(node: Node) -> frozenset[tuple[str, int]]:
     """The (session, seq) records ``node`` was read from (empty: none known)."""
     return frozenset(
@@ -401,10 +431,12 @@ def find_nodes(
     now: datetime | None = None,
     types: Sequence[str] | None = None,
     anchors: Sequence[Node] | None = None,
+    hidden_ids: Collection[str] | None = None,
 ) -> FindResult:
     """Rank the memory for ``query`` (module docs). ``nodes`` are the active nodes by id
     (the index's documents); ``anchors`` the entities and deadline decisions among them
-    (computed from ``nodes`` when not given); ``types`` keeps only hits of those types."""
+    (computed from ``nodes`` when not given); ``hidden_ids`` the observations not shown
+    (default: the ``boilerplate`` of ``nodes``); ``types`` keeps only hits of those types."""
     now = now or datetime.now(UTC)
     q = " ".join(query.lower().split())
     if not q or top_k <= 0:
@@ -491,6 +523,8 @@ def find_nodes(
     # (tier, score, tie-breaks..., hit): direct hits first by their own score; structure
     # (a deadline, a business edge, the node's type) only breaks ties; then neighbours in
     # the order of the direct hits that reached them
+    if hidden_ids is None:
+        hidden_ids = boilerplate(nodes.values())
     ranked: list[tuple[int, float, float, int, int, str, MemoryHit]] = []
     floor = 0.5 * min((s for s, _ in direct.values()), default=1.0)
     for tier, found in ((0, direct), (1, near)):
@@ -498,7 +532,7 @@ def find_nodes(
             if tier == 1 and nid in direct:
                 continue
             node = nodes.get(nid)
-            if node is None or node.type in _NEVER or not node.active:
+            if node is None or node.type in _NEVER or not node.active or nid in hidden_ids:
                 continue
             if types is not None and node.type not in types:
                 continue

@@ -58,7 +58,16 @@ from ._door import (
 )
 from ._episodes import boxes, write_episodes
 from ._facts_in import session_words
-from ._find import FindResult, MemoryHit, edge_path, find_nodes, index_text, is_stale, said_text
+from ._find import (
+    FindResult,
+    MemoryHit,
+    boilerplate,
+    edge_path,
+    find_nodes,
+    index_text,
+    is_stale,
+    said_text,
+)
 from ._ingest import extract, is_agent_log, merge_target, merged, observations, told_by
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
@@ -351,6 +360,7 @@ class Memory:
         self._revision = -1
         self._nodes: dict[str, Node] = {}
         self._anchors: list[Node] = []
+        self._boilerplate: frozenset[str] = frozenset()
         # No feedback words: a first round's best matches in a memory are often long tool
         # outputs or another topic's turns, and the words they add pulled answers out of the
         # top k on both LoCoMo (R@5 63.8 -> 65.2 without) and real sessions (bench realworld).
@@ -429,6 +439,7 @@ class Memory:
             )
         self._nodes = fresh
         self._anchors = [n for n in fresh.values() if n.type == "entity" or n.until]
+        self._boilerplate = boilerplate(fresh.values())
         self._revision = rev
 
     # -- stored embeddings -------------------------------------------------------------------
@@ -560,6 +571,7 @@ class Memory:
             now=self.now(),
             types=types,
             anchors=self._anchors,
+            hidden_ids=self._boilerplate,
         )
         if result.degraded_reason is not None and not self._warned_degraded:
             self._warned_degraded = True
