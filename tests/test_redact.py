@@ -16,7 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxsdk.errors import InvalidArgument
-from ctxsdk.session import REDACTION_KINDS, Redaction, redact, redact_message, withheld_notice
+from ctxsdk.session import (
+    REDACTION_KINDS,
+    REDACTION_MARKER,
+    Redaction,
+    redact,
+    redact_message,
+    withheld,
+    withheld_notice,
+)
 from ctxsdk.testing import LogBuilder
 
 ALNUM = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z"
@@ -553,3 +561,12 @@ def test_a_random_key_holding_the_letters_of_your_is_withheld(token: str) -> Non
 )
 def test_a_key_shape_whose_body_starts_with_your_is_a_stand_in(text: str) -> None:
     assert redact(text).text == text
+
+
+def test_withheld_reads_back_what_each_marker_stands_for() -> None:
+    key = "sk-" + "proj-" + "Zq8" * 16  # assembled at runtime
+    text = f"use {key} for staging, and ghp_{'a1B2' * 9} for the repo"
+    got = withheld(text)
+    assert key in got and len(got) == 2 and all(v in text for v in got)
+    assert REDACTION_MARKER.findall(redact(text).text)  # the markers it aligned on
+    assert withheld("nothing secret here") == []

@@ -21,13 +21,12 @@ withheld value. Everything else is redacted and kept.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MemoryRefused
-from ..session import REDACTION_KINDS, redact
+from ..session import REDACTION_KINDS, REDACTION_MARKER, redact
 from ._model import Candidate, Node, Source
 
 __all__ = [
@@ -45,7 +44,6 @@ __all__ = [
     "summary_text",
 ]
 
-_MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 _NEVER_KEPT = "a memory never keeps credentials"
 
 
@@ -67,7 +65,7 @@ class Screened:
 
 def _kinds(withheld: Mapping[str, int], text: str) -> tuple[str, ...]:
     # A marker already in the text counts too: it stands where a secret was.
-    found = set(withheld) | set(_MARKER.findall(text))
+    found = set(withheld) | set(REDACTION_MARKER.findall(text))
     known = [k for k in REDACTION_KINDS if k in found]
     return (*known, *sorted(found - set(known)))
 
@@ -90,7 +88,7 @@ def screen(text: str, what: str = "the text") -> Screened:
 def hollow(text: str) -> bool:
     """Whether no letter or digit is left in ``text`` once its ``[REDACTED:…]`` markers are
     removed (the door refuses such a text when it held a secret)."""
-    return not any(ch.isalnum() for ch in _MARKER.sub(" ", text))
+    return not any(ch.isalnum() for ch in REDACTION_MARKER.sub(" ", text))
 
 
 def refusal(text: str, what: str = "the text") -> str | None:

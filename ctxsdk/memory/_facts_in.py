@@ -62,6 +62,7 @@ from ..session import (
     redact,
     select_statements,
     statements,
+    withheld,
 )
 from ._door import screen, session_key
 from ._gather import (
@@ -241,23 +242,6 @@ def _unique(links: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
             seen.add(name)
             out.append((label, name))
     return tuple(out)
-
-
-_MARK = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
-
-
-def withheld(text: str) -> list[str]:
-    """The values the redaction engine withholds in ``text`` (what stood where its markers
-    are), read back by aligning the redacted text with the original."""
-    red = redact(text).text
-    if red == text or len(text) > 200_000:
-        return [] if red == text else [text]
-    parts = _MARK.split(red)
-    pattern = "(.+?)".join(re.escape(p) for p in parts)
-    m = re.fullmatch(pattern, text, re.DOTALL)
-    if m is None:
-        return [text]  # could not align: the whole text counts as secret
-    return [v for v in m.groups() if v.strip()]
 
 
 def _said_at(session: Session, seq: int) -> str:

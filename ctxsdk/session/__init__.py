@@ -95,6 +95,7 @@ from ._model_text import (
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._nodes import node_tokens, tool_groups
 from ._redact import FAMILIES as REDACTION_FAMILIES
+from ._redact import MARKER as REDACTION_MARKER
 from ._redact import (
     REDACTION_KINDS,
     REDACTION_RULES_VERSION,
@@ -102,6 +103,7 @@ from ._redact import (
     redact,
     redact_json,
     redact_message,
+    withheld,
     withheld_notice,
 )
 from ._retrieval import Doc, Embedder, Fusion, Hit, Retriever
@@ -163,6 +165,7 @@ __all__ = [
     "PRUNE_MARKER",
     "REDACTION_FAMILIES",
     "REDACTION_KINDS",
+    "REDACTION_MARKER",
     "REDACTION_RULES_VERSION",
     "RUN_SCOPE",
     "SESSION_COLUMNS",
@@ -291,6 +294,7 @@ __all__ = [
     "upgrade_to_latest",
     "user_text",
     "widget",
+    "withheld",
     "withheld_notice",
     "written_paths",
 ]

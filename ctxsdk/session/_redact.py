@@ -67,6 +67,7 @@ __all__ = [
     "redact",
     "redact_json",
     "redact_message",
+    "withheld",
     "withheld_notice",
 ]
 
@@ -287,3 +288,18 @@ def redact_message(message: Mapping[str, Any]) -> tuple[dict[str, Any], Counter[
     if "content" in message:
         out["content"] = _redact_content(message["content"], counts)
     return out, Counter({k: counts[k] for k in REDACTION_KINDS if counts[k] > 0})
+
+
+def withheld(text: str) -> list[str]:
+    """The values ``redact`` withholds in ``text`` (what stood where its markers are), read
+    back by aligning the redacted text with the original; the whole text when the two do
+    not align (or it is too long to align), none when nothing is withheld."""
+    red = redact(text).text
+    if red == text or len(text) > 200_000:
+        return [] if red == text else [text]
+    parts = MARKER.sub("\x00", red).split("\x00")
+    pattern = "(.+?)".join(re.escape(p) for p in parts)
+    m = re.fullmatch(pattern, text, re.DOTALL)
+    if m is None:
+        return [text]  # could not align: the whole text counts as secret
+    return [v for v in m.groups() if v.strip()]
