@@ -571,3 +571,24 @@ def test_a_memory_links_to_the_record_it_was_read_from(tmp_path: Path) -> None:
         assert not any(
             e.label == "observed_in" for n in mem.nodes() for e in mem.store.edges(src=n.id)
         )
+
+
+def test_a_finding_quotes_the_message_it_was_said_in() -> None:
+    """A turn's findings are one memory; its source is the message its first statement was
+    said in (a turn opens with a call, the finding comes later), so the quote is that
+    message's words, at that seq."""
+    b = LogBuilder(session_id="found", runtime_context=None)
+    b.turn("Fix the failing writer test in ledger-sync.")
+    b.assistant(tool_calls=[("bash", {"command": "pytest -q"})])
+    b.tool_results([ToolOutput.failed("FAILED tests/test_writer.py::test_lock", "ExitCode", "1")])
+    b.next_step().assistant(tool_calls=[("bash", {"command": "pytest -q"})])
+    b.tool_results(["12 passed in 0.38s"]).next_step()
+    b.assistant(text="The writer in ledger_sync/writer.py now waits up to 30 s for the lock.")
+    b.end_turn()
+    s = cx.Session.from_events(b.header, b.events)
+    m = cx.Memory(None, embedder=None)
+    m.ingest(s)
+    found = [n for n in m.nodes() if n.type == "experience" and n.extra.get("kind") == "finding"]
+    assert found, [n.text for n in m.nodes()]
+    src = found[0].sources[0]
+    assert src.seq is not None and src.quote in s.message_at(src.seq).text

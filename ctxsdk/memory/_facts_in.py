@@ -567,16 +567,17 @@ def _findings(
             if not _proposed_step(st.text):
                 found[_norm(st.text)] = (seq, st)
     said = {id(st): i for i, (_, st) in enumerate(found.values())}
-    groups: dict[int, list[Statement]] = {}
+    groups: dict[int, list[tuple[int, Statement]]] = {}
     for seq, st in select_statements(list(found.values()), cap * _PICK):
         if not st.names or screen(st.text).held_secret:
             continue  # a plain statement names nothing a teammate would look for
         if any(_norm(st.text) in h for h in held):
             continue  # a fact already holds its words
-        groups.setdefault(turn[seq], []).append(st)
+        groups.setdefault(turn[seq], []).append((seq, st))
     out: list[Candidate] = []
-    for seq, sts in groups.items():
-        texts = [st.text for st in sorted(sts, key=lambda st: said[id(st)])]  # as said
+    for pairs in groups.values():
+        pairs.sort(key=lambda p: said[id(p[1])])  # as said
+        texts = [st.text for _, st in pairs]
         text = texts[0] if len(texts) == 1 else "; ".join(t.rstrip(" .;") for t in texts)
         text = clip(text, _FOUND_MAX)
         out.append(
@@ -584,7 +585,8 @@ def _findings(
                 "experience",
                 _label("found: ", texts[0]),
                 text,
-                Source(sid, seq, clip(texts[0]), "rule"),
+                # the message the first statement was said in: its quote's own seq
+                Source(sid, pairs[0][0], clip(texts[0]), "rule"),
                 links=links("about", text),
                 extra={"kind": "finding"},
             )
