@@ -1125,7 +1125,8 @@ def test_memory_ingests_finds_reads_and_maps(tmp_path: Path) -> None:
     assert "already ingested" in again.stdout
     found = run("memory", db, "find", "xdist", "workers", "--json", cwd=tmp_path)
     hits = json.loads(found.stdout)["hits"]
-    assert hits and hits[0]["type"] == "observation"
+    # the record, or the finding read from it (it holds the record's place, with it as evidence)
+    assert hits and hits[0]["type"] in ("observation", "experience")
     read = run("memory", db, "read", hits[0]["id"], "--json", cwd=tmp_path)
     assert read.returncode == 0 and "xdist workers" in json.loads(read.stdout)["node"]["text"]
     m = run("memory", db, "map", "--budget", "100", cwd=tmp_path)
