@@ -245,17 +245,18 @@ def _merge(
         cross_ok["all"].append(ok)
         if g["split"] in cross_ok:
             cross_ok[g["split"]].append(ok)
-        known = [f["terms"] for f in facts if f["session"] in g["sessions"]]
         # a cross-session fact holds in every merge of a superset of its sessions
-        known += [
+        shared = [
             o["terms"] for o in data["cross_session"] if set(o["sessions"]) <= set(g["sessions"])
         ]
-        known += _disagreement_sides(data["disagreements"], g["sessions"])
-        second = [f["terms"] for f in facts if f["session"] in g["sessions"] and f.get("pass") == 2]
+        shared += _disagreement_sides(data["disagreements"], g["sessions"])
+        mine = [f for f in facts if f["session"] in g["sessions"]]
+        known = [f["terms"] for f in mine] + shared
+        first = [f["terms"] for f in mine if f.get("pass", 1) == 1] + shared
         for slot in result.block.slots:
             line = f"{slot.key} {' '.join(slot.presented)}"
             slots_total += 1
-            if not any(answered(line, t) for t in known if t not in second):
+            if not any(answered(line, t) for t in first):
                 slots_noise_first += 1
             if not any(answered(line, t) for t in known):
                 slots_noise += 1
