@@ -50,7 +50,7 @@ from ._facts import outcome as run_outcome
 from ._facts import parts as command_parts
 from ._facts._anchors import names_in, path_name
 from ._facts._findings import Statement, select_statements, statements
-from ._file_writer import refuse_shipped_sample
+from ._file_writer import is_shipped_sample, refuse_shipped_sample
 from ._files import check_byte_limit, open_regular_file, read_regular_file
 from ._fork import fork_log, fork_points
 from ._harness import (
@@ -249,6 +249,7 @@ __all__ = [
     "instruction_kind",
     "is_filler",
     "is_scratch",
+    "is_shipped_sample",
     "is_template",
     "message_of",
     "message_text",

@@ -27,6 +27,7 @@ from ._codec import Compression, Recovery, dumps_line, zstd_frame
 __all__ = [
     "append_batch",
     "encode_batch",
+    "is_shipped_sample",
     "refuse_shipped_sample",
     "session_lock",
     "write_new",
@@ -55,6 +56,15 @@ def _failed(exc: OSError, path: Path, what: str, *, left: str) -> WriteError:
     return WriteError(exc.errno or errno.EIO, f"{path}: {what} failed ({reason}); {left}")
 
 
+def is_shipped_sample(path: str | Path) -> bool:
+    """Whether ``path`` is inside the samples shipped with the package (``ctxsdk.samples``),
+    which stay as shipped (a path that cannot be resolved is not)."""
+    try:
+        return Path(path).expanduser().resolve().is_relative_to(_SHIPPED_SAMPLES)
+    except OSError:
+        return False
+
+
 def refuse_shipped_sample(path: str | Path, *, instead: str) -> None:
     """Refuse to write into the samples shipped inside the package (``ctxsdk.samples``).
 
@@ -62,11 +72,7 @@ def refuse_shipped_sample(path: str | Path, *, instead: str) -> None:
     caller how to work on a copy.
     """
     target = Path(path).expanduser()
-    try:
-        resolved = target.resolve()
-    except OSError:
-        return
-    if resolved.is_relative_to(_SHIPPED_SAMPLES):
+    if is_shipped_sample(target):
         raise WriteError(
             errno.EROFS,
             f"{target} is a sample shipped with ctxsdk (inside the installed package) and is "

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..assemble import Assembly, DraftStore, Preview, Row, apply_ops
-from ..errors import InvalidArgument, NotFound, WriteError
-from ..session import Message, Session, TokenCounter, message_of, refuse_shipped_sample
+from ..errors import InvalidArgument, NotFound
+from ..session import Message, Session, TokenCounter, is_shipped_sample, message_of
 from ._base import BaseWidget, handler, panel_text
 from ._bundle import bundle, bundle_css
 from ._composition import composition, fold_stats
@@ -373,9 +373,7 @@ class ContextTree(BaseWidget):
         path = self.session.path
         if path is None:
             return None
-        try:
-            refuse_shipped_sample(path, instead="")
-        except WriteError:
+        if is_shipped_sample(path):
             return (
                 "This is a sample shipped with ctxsdk, read-only: save a copy "
                 "(s.save(path)), open that, and apply there."
