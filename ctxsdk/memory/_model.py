@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import InvalidArgument
+from ..session import one_line
 
 __all__ = [
     "BUSINESS_EDGES",
@@ -49,9 +50,9 @@ LINE_MAX = 240  # one memory's text, one map or MEMORY.md line
 
 
 def clip(text: str, limit: int = LINE_MAX) -> str:
-    """``text`` on one line of at most ``limit`` chars (an ellipsis marks a cut)."""
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
+    """``text`` on one line of at most ``limit`` chars (an ellipsis marks a cut): the base's
+    ``one_line``, a memory's line long by default."""
+    return one_line(text, limit)
 
 
 NodeType = Literal[

@@ -124,6 +124,7 @@ from ._text import (
     first_line,
     gist,
     message_text,
+    one_line,
     search_text,
     short_id,
 )
@@ -261,6 +262,7 @@ __all__ = [
     "node_parts",
     "node_tokens",
     "now_ms",
+    "one_line",
     "open_regular_file",
     "pass_line",
     "path_name",

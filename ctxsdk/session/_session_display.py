@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .._display import badge, bar, esc, kv, plural, section, table
 from ._composition import composition
-from ._text import _cut, gist
+from ._text import gist, one_line
 
 if TYPE_CHECKING:
     from ._session import Session, Surface, TokenTable, Turn
@@ -126,7 +126,7 @@ def _turn_cells(turns: Sequence[Turn]) -> list[tuple[int, str, str, str, str]]:
                 plural(len(t.steps), "step"),
                 t.reason or "open",
                 usage,
-                _cut(" ".join((t.prompt or "").split()), _GIST),  # "…" says it goes on
+                one_line(t.prompt or "", _GIST),  # "…" says it goes on
             )
         )
     return rows

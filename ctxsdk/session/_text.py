@@ -35,6 +35,7 @@ __all__ = [
     "first_line",
     "gist",
     "message_text",
+    "one_line",
     "search_text",
     "short_id",
 ]
@@ -120,6 +121,12 @@ def digest_text(message: Any) -> str:
 
 def _cut(line: str, width: int) -> str:
     return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
+
+
+def one_line(text: str, width: int) -> str:
+    """``text`` on one line (whitespace folded), at most ``width`` characters; an ellipsis
+    marks a cut."""
+    return _cut(" ".join(text.split()), width)
 
 
 def gist(message: Any, width: int = 96) -> str:

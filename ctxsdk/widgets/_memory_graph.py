@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..errors import InvalidArgument, NotFound
-from ..session import neutralize, short_id
+from ..session import neutralize, one_line, short_id
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
@@ -73,8 +73,7 @@ _PATH = re.compile(r"^<-(?P<in>[a-z_]+)-(?P<src>[^(\s]+)|^(?P<out>[a-z_]+)->(?P<
 
 def _cut(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters, its controls made visible."""
-    text = " ".join(text.split())
-    return neutralize(text if len(text) <= limit else text[: limit - 1] + "…")
+    return neutralize(one_line(text, limit))
 
 
 def _shown(text: str | None) -> str | None:
