@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import ctxsdk as cx
-from ctxsdk.session import Facts, read_facts
+from ctxsdk.session import Facts, read_facts, run_value
 from ctxsdk.session._facts._model import RUN_SCOPE
 from ctxsdk.session._facts._relayed import error_line
 from ctxsdk.session._facts._rules import template_rules
@@ -124,6 +124,8 @@ def test_aider_banner_kept_as_provenance_gives_the_models(tmp_path: Path) -> Non
     got = {f.key: f for f in _harness_facts(s) if f.kind == "setting"}
     assert got["model"].value == "gemini/gemini-2.5-pro"
     assert "diff-fenced edit format" in got["model"].text
+    assert run_value(got["model"]) == "gemini/gemini-2.5-pro (diff-fenced edit format)"
+    assert run_value(got["weak model"]) == "gemini/gemini-2.5-flash"  # no format of its own
     assert got["weak model"].value == "gemini/gemini-2.5-flash"
     assert got["weak model"].source.quote == "Weak model: gemini/gemini-2.5-flash"
     assert got["weak model"].source.role == "tool"

@@ -173,6 +173,7 @@ from ..session import (
     pass_line,
     redact,
     run_outcome,
+    run_value,
     select_statements,
     statements,
     user_text,
@@ -1152,10 +1153,8 @@ class _Reducer:
             if self.seen[seq].get("type") != "system/message":
                 self._text_anchor("constraint", f.text, seq, i, "normative")
         elif f.kind == "setting" and f.key and f.value:
-            # Aider's banner says the edit format with the model ("model = X (diff-fenced
-            # edit format)"): how the run edits files, kept with the model it goes with
-            said = f.text.partition(" = ")[2]
-            value = said if said.startswith(f.value) else _setting_value(f)
+            # as the harness said it: Aider's edit format goes with its model
+            value = run_value(f) or _setting_value(f)
             self._value(_slot(f.key), value, seq, "procedural", face="run")
 
     def user_message(self, ev: Mapping[str, Any], seq: int) -> None:

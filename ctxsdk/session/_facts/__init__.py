@@ -10,6 +10,7 @@ template, and what a tool call runs and how it went.
 from __future__ import annotations
 
 from ._commands import CommandPart, covers, is_scratch, parts
+from ._harness import run_value
 from ._model import FACT_KINDS, RUN_SCOPE, Fact, FactKind, Facts, FactSource
 from ._outcomes import RunOutcome, harness_note, outcome, pass_line
 from ._read import FactReader, read_facts
@@ -41,6 +42,7 @@ __all__ = [
     "parts",
     "pass_line",
     "read_facts",
+    "run_value",
     "sentences",
     "user_text",
     "written_paths",

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from ._model import QUOTE_MAX, RUN_SCOPE, Fact, FactSource
 
-__all__ = ["RunSettings", "banner_lines"]
+__all__ = ["RunSettings", "banner_lines", "run_value"]
 
 _BANNER = re.compile(
     r"^(?P<who>Main |Weak |Editor )?[Mm]odel: (?P<model>\S+)"
@@ -90,3 +90,13 @@ class RunSettings:
         src = FactSource(self.session, seq, "tool", quote[:QUOTE_MAX])
         text = f"{key} = {value}{how}"
         return [Fact(kind="setting", text=text, source=src, key=key, value=value, scope=RUN_SCOPE)]
+
+
+def run_value(fact: Fact) -> str | None:
+    """A run setting's value as the harness said it, with what qualifies it (Aider's edit
+    format with its model: ``X (diff edit format)``, written into the fact's text by
+    ``RunSettings``); None for any other fact."""
+    if fact.kind != "setting" or fact.scope != RUN_SCOPE or not fact.value:
+        return None
+    said = fact.text.partition(" = ")[2]
+    return said if said.startswith(fact.value) else None
