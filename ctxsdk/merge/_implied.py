@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ._beliefs import Branch, Slot
+from ._inferred import base_key
 
-__all__ = ["IMPLIED", "same_file", "shown_languages"]
+__all__ = ["IMPLIED", "file_of", "same_file", "shown_languages"]
 
 IMPLIED = "the language of files the block shows (each backer's own)"
 
@@ -33,6 +34,13 @@ def same_file(a: str, b: str) -> bool:
 
 def _path(key_or_value: str) -> str:
     return key_or_value.strip().strip("/").lower()
+
+
+def file_of(slot: Slot) -> str | None:
+    """The path a ``file`` slot shows (lowercase, no surrounding slashes), or None."""
+    if not slot.key.startswith(_FILE) or not slot.presented:
+        return None
+    return _path(slot.presented[0])
 
 
 def _seqs(branch: Branch, key: str, value: str | None = None) -> list[tuple[str, set[int]]]:
@@ -61,12 +69,12 @@ def shown_languages(slots: Iterable[Slot], branches: Sequence[Branch]) -> set[st
     by_id = {b.id: b for b in branches}
     shown: dict[str, list[str]] = {}  # source -> the paths of file lines backed by it
     for s in slots:
-        if s.key.startswith(_FILE) and s.presented:
+        if (path := file_of(s)) is not None:
             for src in _backers(s):
-                shown.setdefault(src, []).append(_path(s.presented[0]))
+                shown.setdefault(src, []).append(path)
     out: set[str] = set()
     for s in slots:
-        if s.key.partition(" (")[0] != _LANGUAGE or s.statement or len(s.presented) != 1:
+        if base_key(s.key) != _LANGUAGE or s.statement or len(s.presented) != 1:
             continue
         backers = _backers(s)
         if backers and all(

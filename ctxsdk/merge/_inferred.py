@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from ._beliefs import Slot
 from ._claims import Claim
 
-__all__ = ["FROM_FILES", "INFERRED", "ONE_SESSION", "one_session_inferred"]
+__all__ = ["FROM_FILES", "INFERRED", "ONE_SESSION", "base_key", "one_session_inferred"]
 
 INFERRED = frozenset({"language", "framework", "package manager"})
 """Kernel project-fact keys inferred from what the tools touched, not read from a sentence."""
@@ -39,13 +39,13 @@ FROM_FILES = frozenset({"language", "framework"})
 ONE_SESSION = "one session's inferred project fact (the block shows what it was read from)"
 
 
-def _base(key: str) -> str:
+def base_key(key: str) -> str:
     """A key without the per-project or per-session scope ``_projects`` appends."""
     return key.partition(" (")[0]
 
 
 def _inferred(claim: Claim) -> bool:
-    return claim.project and claim.origin == "tool" and _base(claim.key) in INFERRED
+    return claim.project and claim.origin == "tool" and base_key(claim.key) in INFERRED
 
 
 def one_session_inferred(slots: Iterable[Slot]) -> set[str]:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ._beliefs import Branch, Slot
 from ._constraint import is_constraint
-from ._implied import IMPLIED, same_file, shown_languages
+from ._implied import IMPLIED, file_of, same_file, shown_languages
 from ._inferred import ONE_SESSION, one_session_inferred
 from ._measures import MEASURED, measure_key
 from ._pack import agreement
@@ -46,7 +46,6 @@ from ._pack import agreement
 __all__ = ["TASK", "left_out", "repeats", "task_slots"]
 
 TASK = "the opening request of its session: the task it was given, not a belief to carry"
-_FILE = "file "
 
 
 def task_slots(slots: Sequence[Slot], branches: Sequence[Branch]) -> set[str]:
@@ -77,12 +76,6 @@ def _inside(value: str, line: str) -> bool:
     return re.search(pattern, line.lower()) is not None
 
 
-def _file(slot: Slot) -> str | None:
-    if not slot.key.startswith(_FILE) or not slot.presented:
-        return None
-    return slot.presented[0].strip("/").lower()
-
-
 def repeats(slots: Sequence[Slot], line: Callable[[Slot], str]) -> dict[str, str]:
     """``{key: the key it repeats}`` for each slot whose content another kept slot's
     ``line`` already shows, that slot reaching as many sessions (see the module docs)."""
@@ -105,9 +98,9 @@ def _reach(slot: Slot) -> tuple[int, int]:
 
 def _repeated(slot: Slot, kept: Sequence[Slot], line: Callable[[Slot], str]) -> str | None:
     values = [slot.display(v) for v in slot.presented]
-    path = _file(slot)
+    path = file_of(slot)
     for k in kept:
-        if path is not None and (other := _file(k)) is not None and same_file(path, other):
+        if path is not None and (other := file_of(k)) is not None and same_file(path, other):
             return k.key
         shown = line(k)
         if values and all(_specific(v) and _inside(v, shown) for v in values):
