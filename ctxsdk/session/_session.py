@@ -50,6 +50,7 @@ from ._models import (
     parse_event,
     strict_violation,
 )
+from ._redact import redact
 from ._repair import repair_events, resume_marker
 from ._replay import LogIndex, check_replace, replay_into, replay_log
 from ._text import message_text
@@ -501,8 +502,6 @@ class Session(Rendered):
         """The directory the session ran in (its header's ``cwd``, without a trailing slash),
         redacted; None when the log does not say. Memory scopes a project's entities by it and
         Merge tells two projects apart by it."""
-        from ._redact import redact
-
         cwd = getattr(self.header, "cwd", None)
         if isinstance(cwd, str) and cwd.strip():
             return redact(cwd.strip().rstrip("/")).text
