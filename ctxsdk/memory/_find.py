@@ -431,12 +431,13 @@ def find_nodes(
     now: datetime | None = None,
     types: Sequence[str] | None = None,
     anchors: Sequence[Node] | None = None,
-    hidden_ids: Collection[str] | None = None,
+    hidden_ids: Collection[str] = frozenset(),
 ) -> FindResult:
     """Rank the memory for ``query`` (module docs). ``nodes`` are the active nodes by id
     (the index's documents); ``anchors`` the entities and deadline decisions among them
     (computed from ``nodes`` when not given); ``hidden_ids`` the observations not shown
-    (default: the ``boilerplate`` of ``nodes``); ``types`` keeps only hits of those types."""
+    (``Memory`` passes the ``boilerplate`` of its nodes, computed once per change);
+    ``types`` keeps only hits of those types."""
     now = now or datetime.now(UTC)
     q = " ".join(query.lower().split())
     if not q or top_k <= 0:
@@ -523,8 +524,6 @@ def find_nodes(
     # (tier, score, tie-breaks..., hit): direct hits first by their own score; structure
     # (a deadline, a business edge, the node's type) only breaks ties; then neighbours in
     # the order of the direct hits that reached them
-    if hidden_ids is None:
-        hidden_ids = boilerplate(nodes.values())
     ranked: list[tuple[int, float, float, int, int, str, MemoryHit]] = []
     floor = 0.5 * min((s for s, _ in direct.values()), default=1.0)
     for tier, found in ((0, direct), (1, near)):
