@@ -179,6 +179,15 @@ from ..session import (
     user_text,
     written_paths,
 )
+from ._holds import (
+    FileOutlines,
+    branch_made,
+    heredoc_writes,
+    manifest_facts,
+    read_path,
+    written_text,
+)
+from ._told import ToldActions
 
 __all__ = [
     "ANCHOR_EVENT",
@@ -299,6 +308,7 @@ class StateLimits:
     superseded: int = 32
     rejected: int = 32
     findings: int = 24  # the assistant's statements that name something specific
+    files: int = 12  # outlines of the key files (what each holds)
     growth: int = 4  # a long session's findings cap grows up to this many times (1: fixed)
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
     sources: int = 8  # source seqs kept per anchor: its first and its newest
@@ -335,6 +345,7 @@ _GROUPS = (
     ("decisions", "Decisions"),
     ("evidence", "Evidence"),
     ("artifacts", "Artifacts"),
+    ("files", "Files (what they hold)"),
     ("findings", "Findings (the assistant's, unverified)"),
     ("superseded", "Superseded (recallable)"),
 )
@@ -357,6 +368,7 @@ class FoldState(Rendered):
     evidence: tuple[Anchor, ...] = ()
     artifacts: tuple[Anchor, ...] = ()
     findings: tuple[Anchor, ...] = ()  # the assistant's statements (hypothesis), seq order
+    files: tuple[Anchor, ...] = ()  # what the key files hold (derived, procedural)
     superseded: tuple[Anchor, ...] = ()
     retired_count: int = 0
     rejected: tuple[tuple[str, str], ...] = ()
@@ -398,6 +410,7 @@ class FoldState(Rendered):
             self.artifacts,
             tuple(self.heads.values()),
             self.findings,
+            self.files,
         ):
             for a in face:
                 out.setdefault(a.id, a)
@@ -428,6 +441,7 @@ class FoldState(Rendered):
             "evidence": many(self.evidence),
             "artifacts": many(self.artifacts),
             "findings": many(self.findings),
+            "files": many(self.files),
             "superseded": many(self.superseded),
             "retiredCount": self.retired_count,
             "rejected": [list(r) for r in self.rejected],
@@ -473,6 +487,7 @@ class FoldState(Rendered):
             "evidence": self.evidence,
             "artifacts": self.artifacts,
             "findings": self.findings,
+            "files": self.files,
             "superseded": self.superseded,
         }
         return [(key, title, faces[key]) for key, title in _GROUPS if faces[key]]
@@ -596,6 +611,7 @@ def anchor_event(
 _INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected output
 _ASK_WORDS = 2  # words an ask needs to be an obligation ("Please." alone is not)
 
+_RUNNING = re.compile(r"Process running with session ID (\d+)")  # Codex: polled later
 _MAX_STATEMENTS = 4000  # the assistant's statements a reduce keeps to choose findings from
 # Programs whose command line holds a file's new contents, not the change made to it.
 _CONTENT_WRITERS = frozenset({"cat", "echo", "printf", "tee", "touch", "dd", "head", "tail"})
@@ -809,6 +825,9 @@ class _Reducer:
         self.asks: set[str] = set()  # obligation ids of the current request's asks
         # the assistant's specific statements: normalized text -> (sources, statement)
         self.statements: dict[str, tuple[tuple[int, ...], Statement]] = {}
+        self.outlines = FileOutlines()  # what the files the session wrote and read hold
+        self.told = ToldActions()  # an action told in text (SWE-agent), awaiting its output
+        self.running: dict[Any, tuple[str, JsonDict]] = {}  # process id -> the call it runs
 
     # --- the state operations --------------------------------------------------------------
 
@@ -1079,15 +1098,19 @@ class _Reducer:
                     move=False,
                 )
             return
-        value = _cut(f.text if not f.value else f.value, self.limits.text)
-        state_key = f"project/{_slot(key or 'fact')}"
+        self._project_value(key or "fact", f.text if not f.value else f.value, seq)
+
+    def _project_value(self, key: str, text: str, seq: int) -> None:
+        """The head of ``project/<key>``; the same value again changes nothing."""
+        value = _cut(text, self.limits.text)
+        state_key = f"project/{_slot(key)}"
         head_id = self.heads.get(state_key)
         head = self.active.get(head_id) if head_id is not None else None
         if head is not None and head.value == value:
             return
         self.declare(
             Anchor(
-                id=f"project:{_slot(key or 'fact')}@{seq}",
+                id=f"project:{_slot(key)}@{seq}",
                 kind="value",
                 state_key=state_key,
                 value=value,
@@ -1164,6 +1187,8 @@ class _Reducer:
             return
         source = msg.get("source")
         if source is not None and not (isinstance(source, dict) and source.get("kind") == "user"):
+            if isinstance(source, dict) and source.get("form") == "relay":
+                self._relayed(message_text(msg), seq)
             return  # plugin-injected context is not the user's voice
         text = message_text(msg).strip()
         inner = user_text(text) if text and not _INJECTED.fullmatch(text) else None
@@ -1186,6 +1211,15 @@ class _Reducer:
         )
         if not is_filler(inner):  # "go ahead", "thanks": no request to keep
             self._request(replace(self.request, id=f"request:{seq}"))
+
+    def _relayed(self, text: str, seq: int) -> None:
+        """A harness relayed the output of an action the assistant told in its text: the
+        result of the call that action stands for."""
+        call = self.told.relayed()
+        if call is not None:
+            cid = f"told-{seq}"
+            self.calls[cid] = (call[0], dict(call[1]))
+            self._result(cid, text, False, seq)
 
     def _request(self, a: Anchor) -> None:
         """Keep every request the user made, as a compaction summary lists all user messages:
@@ -1215,12 +1249,18 @@ class _Reducer:
             self.skipped += 1
             return
         content = msg.get("content")
+        called = False
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "tool-call":
+                called = True
                 cid, name = block.get("id"), block.get("name")
                 if isinstance(cid, str) and isinstance(name, str):
                     self.calls.setdefault(cid, (name, _arguments(block.get("arguments"))))
-        self._statements(redact(message_text(msg)).text, seq)
+                    self.outlines.said(json.dumps(block.get("arguments"), default=str))
+        text = redact(message_text(msg)).text
+        self.told.told("" if called else text)
+        self.outlines.said(text)
+        self._statements(text, seq)
 
     def _statements(self, text: str, seq: int) -> None:
         """Keep the text's specific statements (``ctxsdk.session.statements``); the same
@@ -1253,6 +1293,19 @@ class _Reducer:
             for seq, st in select_statements(
                 found, self.limits.findings_cap(len(found)), room=self.limits.findings
             )
+        )
+
+    def files(self) -> tuple[Anchor, ...]:
+        """The key files' outlines (``_holds``): derived at the end, never heads."""
+        return tuple(
+            Anchor(
+                id=f"file:{path}",
+                kind="artifact",
+                value=line,
+                authority="procedural",
+                sources=seqs,
+            )
+            for path, line, seqs in self.outlines.lines(self.limits.files, self.limits.text)
         )
 
     def tool_call(self, ev: Mapping[str, Any]) -> None:
@@ -1324,6 +1377,7 @@ class _Reducer:
                 ),
                 auto=True,
             )
+        self._holds(name, args, command, text, seq)
         for path in written_paths(name, args):
             # A re-edit declares the same id: its head is refreshed, never superseded; an
             # edit that only removed lines keeps the line an earlier edit added.
@@ -1342,6 +1396,37 @@ class _Reducer:
                 ),
                 auto=True,
             )
+
+    def _holds(
+        self, name: str, args: Mapping[str, Any], command: str | None, text: str, seq: int
+    ) -> None:
+        """What a successful call shows of a file: the text an edit tool wrote into it, or
+        what a read printed of it; a manifest's (or npm's banner's) package and scripts are
+        project facts. A poll of a still-running process (Codex's ``write_stdin``) stands
+        for the command it polls."""
+        running = _RUNNING.search(text[:400])
+        if running is not None:
+            self.running[int(running.group(1))] = (name, dict(args))
+            return
+        polled = self.running.get(args.get("session_id"))
+        if polled is not None:
+            name, args = polled
+            text = text.split("\nOutput:\n", 1)[-1]
+        code = written_text(args)  # empty for a shell: its here-documents are read below
+        if code:
+            for path in written_paths(name, args):
+                self.outlines.add(path, code, seq, written=True)
+        if command is not None:
+            for path, body in heredoc_writes(command):
+                self.outlines.add(path, body, seq, written=True)
+            branch = branch_made(command)
+            if branch is not None:
+                self._project_value("branch", branch, seq)
+        read = read_path(name, args)
+        if read is not None:
+            self.outlines.add(read, redact(text).text, seq, written=False)
+        for key, value in manifest_facts(read or "", text):
+            self._project_value(key, value, seq)
 
     def _failure(self, fid: str, key: str, value: str, call: _Call, seq: int) -> None:
         self.declare(
@@ -1444,6 +1529,7 @@ class _Reducer:
             evidence=tuple(faces["evidence"]),
             artifacts=tuple(faces["artifacts"]),
             findings=self.findings(),
+            files=self.files(),
             superseded=tuple(self.superseded),
             retired_count=self.retired,
             rejected=tuple(self.rejected),

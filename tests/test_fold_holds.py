@@ -1,0 +1,194 @@
+"""What the key files hold: the state keeps an outline of each file the session wrote or read
+(its classes, functions with short signatures, routes, constants, the environment variables
+it reads with their defaults), a manifest's package and scripts as project facts, the branch
+a command made, and the files an action told in text (SWE-agent) created."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import ctxsdk as cx
+from ctxsdk.fold._holds import branch_made, heredoc_writes, manifest_facts, outline, read_path
+from ctxsdk.fold._state import FoldState, reduce_events
+from ctxsdk.testing import LogBuilder
+
+GAME = """import random
+
+class Game2048:
+    def __init__(self):
+        self.board = [[0] * 4 for _ in range(4)]
+
+    def spawn_number(self):
+        value = 2 if random.random() < 0.9 else 4
+
+    def merge_line(self, line, reverse=False):
+        return line
+"""
+
+PLUGIN = """   164→    // Get sync interval from env or default to 5 minutes
+   165→    this.syncInterval = Number.parseInt(
+   166→      process.env.APP_SYNC_INTERVAL || '300000',
+   167→      10
+   168→    );
+   169→    const dry = process.env.APP_DRY_RUN;
+   170→export class SyncPlugin implements Plugin {
+"""
+
+PACKAGE = """Chunk ID: 2d2199
+Wall time: 0.2201 seconds
+Process exited with code 0
+Output:
+{
+  "name": "@acme/cli",
+  "version": "0.0.51",
+  "scripts": {
+    "build": "tsc && tsc-alias && npm run copy-plugin",
+    "copy-plugin": "node scripts/copy-plugins.js",
+    "test": "vitest",
+    "ci": "npm run lint && npm run build && npm run test:integration",
+    "test:watch": "vitest --watch"
+  },
+"""
+
+
+def run(calls: Sequence[tuple[str, Mapping[str, Any], str]], said: str = "Done.") -> FoldState:
+    b = LogBuilder(session_id="holds", system="You are a coding agent.")
+    for name, args, result in calls:
+        b.turn("Go on.").assistant(text="Working.", tool_calls=[(name, dict(args))])
+        b.tool_results([result]).next_step().assistant(text=said).end_turn()
+    return reduce_events(cx.Session.from_events(b.header, b.events).raw_events)
+
+
+def files(state: FoldState) -> list[str]:
+    return [str(a.value) for a in state.files]
+
+
+def test_an_outline_names_definitions_with_short_signatures() -> None:
+    got = dict(outline(GAME, "game.py"))
+    assert got["Game2048"] == "class Game2048"
+    assert got["merge_line"] == "merge_line(self, line, reverse=False)"
+    assert "__init__" not in got  # every class has one: it says nothing of this one
+    assert "value" not in got  # a local variable is no name the file defines
+
+
+def test_an_outline_reads_environment_variables_with_their_defaults() -> None:
+    got = dict(outline(PLUGIN, "src/sync.plugin.ts"))  # a Read tool's numbered lines
+    assert got["APP_SYNC_INTERVAL"] == "$APP_SYNC_INTERVAL (default 300000)"
+    assert got["APP_DRY_RUN"] == "$APP_DRY_RUN"
+    assert got["SyncPlugin"] == "class SyncPlugin"
+
+
+def test_a_document_gives_only_the_variables_it_sets_not_its_code_samples() -> None:
+    doc = "## Config\n\n```bash\nAPP_DISCOVERY_INTERVAL=30000\n```\n\n```ts\nclass Example {}\n```"
+    assert outline(doc, "specs/design.md") == [
+        ("APP_DISCOVERY_INTERVAL", "$APP_DISCOVERY_INTERVAL=30000")
+    ]
+
+
+def test_a_manifest_gives_its_package_and_key_scripts() -> None:
+    got = manifest_facts("package.json", PACKAGE)  # a partial read, wrapped by the harness
+    assert ("package", "@acme/cli 0.0.51") in got
+    assert ("script build", "tsc && tsc-alias && npm run copy-plugin") in got
+    assert ("script ci", "npm run lint && npm run build && npm run test:integration") in got
+    assert not any(k == "script test:watch" for k, _ in got)  # not a key script
+    banner = "\n> @acme/cli@0.0.51 build\n> tsc && tsc-alias\n"
+    assert manifest_facts("", banner) == [("package", "@acme/cli 0.0.51")]
+
+
+def test_what_a_shell_command_reads_writes_and_branches() -> None:
+    assert read_path("Read", {"file_path": "/repo/src/a.ts"}) == "/repo/src/a.ts"
+    assert read_path("bash", {"command": "sed -n '1,120p' package.json"}) == "package.json"
+    assert read_path("bash", {"command": "grep -n x a.py b.py"}) is None  # a search, not a read
+    command = "cat <<'EOF' > test_fix.py\nclass MockAdapter(HTTPAdapter):\n    pass\nEOF\n"
+    assert heredoc_writes(command + "python test_fix.py") == [
+        ("test_fix.py", "class MockAdapter(HTTPAdapter):\n    pass")
+    ]
+    assert branch_made("cd repo && git checkout -b feat/lifecycle") == "feat/lifecycle"
+    assert branch_made("git checkout main") is None
+
+
+def test_the_state_keeps_what_a_created_file_holds() -> None:
+    s = run(
+        [("str_replace_editor", {"command": "create", "path": "game.py", "file_text": GAME}, "ok")]
+    )
+    assert files(s) == [
+        "game.py: class Game2048; spawn_number(self); merge_line(self, line, reverse=False)"
+    ]
+
+
+def test_a_file_read_once_and_never_named_is_left_out() -> None:
+    s = run([("Read", {"file_path": "src/sync.plugin.ts"}, PLUGIN)])
+    assert files(s) == []
+    named = run(
+        [("Read", {"file_path": "src/sync.plugin.ts"}, PLUGIN)], said="SyncPlugin reads it."
+    )
+    assert files(named) == [
+        "src/sync.plugin.ts: class SyncPlugin; $APP_SYNC_INTERVAL (default 300000); $APP_DRY_RUN"
+    ]
+
+
+def test_a_manifest_read_through_a_polled_process_gives_the_scripts() -> None:
+    s = run(
+        [
+            ("exec_command", {"cmd": "cat package.json"}, "Process running with session ID 7\n"),
+            ("write_stdin", {"session_id": 7, "chars": ""}, PACKAGE),
+        ]
+    )
+    values = {a.state_key: a.value for a in s.values}
+    assert values["project/package"] == "@acme/cli 0.0.51"
+    assert values["project/script_build"] == "tsc && tsc-alias && npm run copy-plugin"
+
+
+def test_a_branch_made_is_a_project_fact() -> None:
+    s = run([("Bash", {"command": "git checkout -b feat/lifecycle"}, "Switched to a new branch")])
+    assert {a.state_key: a.value for a in s.values}["project/branch"] == "feat/lifecycle"
+
+
+def _event(seq: int, etype: str, message: dict[str, Any]) -> dict[str, Any]:
+    # a user message's data is the message; an assistant's holds it under "message"
+    data = message if etype == "user/message" else {"message": message}
+    return {"type": etype, "seq": seq, "time": seq, "data": data, "surfaceOp": "append"}
+
+
+def _said(seq: int, text: str) -> dict[str, Any]:
+    return _event(
+        seq, "assistant/message", {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    )
+
+
+def _relay(seq: int, text: str) -> dict[str, Any]:
+    source = {"kind": "plugin", "plugin": "swe-agent", "form": "relay"}
+    return _event(
+        seq,
+        "user/message",
+        {"role": "user", "source": source, "content": [{"type": "text", "text": text}]},
+    )
+
+
+def test_a_file_an_action_told_in_text_created_is_an_artifact() -> None:
+    events = [
+        _event(
+            0,
+            "user/message",
+            {
+                "role": "user",
+                "source": {"kind": "user"},
+                "content": [{"type": "text", "text": "Solve the challenge."}],
+            },
+        ),
+        _said(1, "I will write a solver.\n```\ncreate get_seed.py\n```"),
+        _relay(
+            2, "[File: /ctf/get_seed.py (1 lines total)]\n1:\n(Open file: /ctf/get_seed.py)\nbash-$"
+        ),
+        _said(
+            3,
+            "Now its code.\n```\nedit 1:1\nfrom z3 import *\ndef solve(target):\n    return BitVec('seed', 64)\nend_of_edit\n```",
+        ),
+        _relay(4, "File updated.\nbash-$"),
+        _said(5, "It is done."),
+        _relay(6, "an unrelated note"),  # no action was told: nothing is read from it
+    ]
+    s = reduce_events(events)
+    assert [str(a.value) for a in s.artifacts] == ["get_seed.py"]
+    assert files(s) == ["get_seed.py: solve(target)"]
