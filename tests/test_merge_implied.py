@@ -3,9 +3,13 @@ each session backing it has a shown file the kernel read it from, kept otherwise
 
 from __future__ import annotations
 
+import pytest
+
 import ctxsdk as cx
 from ctxsdk.merge._implied import IMPLIED, same_file
 from ctxsdk.testing import LogBuilder
+
+from .conftest import SHARED
 
 
 def _session(sid: str, edited: str, command: str) -> cx.Session:
@@ -44,3 +48,23 @@ def test_a_language_one_backer_shows_no_file_of_stays_in() -> None:
 def test_same_file_by_a_trailing_path() -> None:
     assert same_file("metrics/types.ts", "src/agents/core/metrics/types.ts")
     assert not same_file("types.ts", "src/mytypes.ts")
+
+
+AGENTS = SHARED / "data" / "agent-sessions"
+
+
+@pytest.mark.skipif(not AGENTS.is_dir(), reason="the agent-sessions corpus is absent")
+def test_a_language_read_at_the_event_a_shared_file_line_quotes_stays_out() -> None:
+    from ctxsdk.bench._realworld import load_session
+
+    # 196820da's TypeScript is read where it opened conversation-processor.ts, which the
+    # kernel lists as no file of its own but the shared file line quotes (its seq)
+    rels = [
+        "claude-code/codemie__session-196820da.jsonl",
+        "claude-code/codemie__session-624a4a58.jsonl",
+    ]
+    r = cx.Merge([load_session(AGENTS, rel) for rel in rels]).run()
+    assert r.slot("language").decision.winner == "typescript"
+    assert len(r.slot("language").sources) == 2
+    assert _why(r, "language") == IMPLIED
+    assert "conversation-processor.ts" in r.text

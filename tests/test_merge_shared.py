@@ -204,3 +204,37 @@ def test_real_rename_disputes_where_the_game_is() -> None:
 def test_an_address_is_no_version_but_a_sentence_end_is_fine() -> None:
     assert not [k for k, *_ in names_in("the host is 10.0.0.1 today") if k == "version"]
     assert ("version", "24.0.0") in {(k, i) for k, i, _, _ in names_in("Needs 24.0.0.")}
+
+
+def test_another_file_of_the_same_name_is_no_use_of_the_shown_one() -> None:
+    # one session works on metrics/types.ts; the other names session/types.ts (and a bare
+    # types.ts) and only a listing of it shows metrics/types.ts: two files of one name
+    a = _run("name-a", "Check the types.", "cat src/core/metrics/types.ts", "Read it.")
+    b = _run(
+        "name-b",
+        "Design the lifecycle.",
+        "ls -R src/core",
+        "Add it to `src/core/session/types.ts`; `types.ts` holds the interfaces.",
+        output="metrics/types.ts\nsession/types.ts\n",
+    )
+    assert shared_names([read_branch(a), read_branch(b)]) == []
+    # a bare name in a session that names no other file of that name is a use of it
+    c = _run("name-c", "Fix sync.", "ls", "Updated `conversation-processor.ts`.")
+    d = _run("name-d", "Review.", "cat src/sso/conversation-processor.ts", "Read.")
+    (name,) = shared_names([read_branch(c), read_branch(d)])
+    assert (name.shown(), name.users) == ("conversation-processor.ts", 2)
+
+
+@pytest.mark.skipif(not AGENTS.is_dir(), reason="the agent-sessions corpus is absent")
+def test_real_sessions_sharing_a_file_name_but_not_the_file_share_no_slot() -> None:
+    r = cx.Merge(
+        [
+            _real("claude-code/codemie__session-196820da.jsonl"),
+            _real("claude-code/codemie__session-624a4a58.jsonl"),
+        ]
+    ).run()
+    # 196820da designs in src/agents/core/session/types.ts, 624a4a58 reads the metrics one
+    assert not [s for s in r.slots if s.key.endswith("types.ts") and len(s.sources) > 1]
+    slot = r.slot("file session/processors/conversations/conversation-processor.ts")
+    assert len(slot.sources) == 2
+    assert all("conversation-processor.ts" in c.text for c in slot.claims)

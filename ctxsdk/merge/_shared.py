@@ -22,8 +22,11 @@ only through a call line both ran (``echo SUBMIT`` of one harness): ``ValueError
 repositories' fixes is one word, not one thing.
 
 A file is compared by its name and shown by the longest path form two sessions share
-(``docs/AGENTS.md`` rather than ``AGENTS.md``). Evidence per session: the user 4, a call or
-a result 3 (what a tool ran or showed), the assistant 2.
+(``docs/AGENTS.md`` rather than ``AGENTS.md``); a session uses it only by a form that names
+that path (the path or a trailing part of it): ``src/agents/core/session/types.ts`` in one
+session and ``src/agents/core/metrics/types.ts`` in another are two files of one name.
+Evidence per session: the user 4, a call or a result 3 (what a tool ran or showed), the
+assistant 2.
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 
 from ._anchors import Anchor, AnchorKind, Use, anchors
 from ._beliefs import Branch
 from ._claims import Claim, Origin
+from ._implied import same_file
 from ._related import unrelated_pairs
 from ._slots import Evidence
 
@@ -128,9 +133,34 @@ class SharedName:
         return "/" in shown or len(_WORD.findall(stem)) >= 2
 
     def used_by(self, source: str) -> bool:
-        """Whether ``source`` uses the name (``users`` counts these sessions)."""
+        """Whether ``source`` uses the name (``users`` counts these sessions); a file only
+        by a form that names the shown file (``of_shown``)."""
         used = _USED if self.kind != "name" else _USED - {"assistant"}
-        return any(a.use in used for a in self.mentions.get(source, ()))
+        return any(a.use in used for a in self.of_shown(source))
+
+    def of_shown(self, source: str) -> list[Anchor]:
+        """``source``'s mentions of the thing shown: for a file, those whose path is the
+        shown one or a trailing part of it (a name is compared by its file name, so
+        ``src/agents/core/session/types.ts`` is a mention of ``types.ts`` but not of the
+        shown ``metrics/types.ts``: another file of that name, and its bare ``types.ts``
+        says not which); else all of them."""
+        ms = self.mentions.get(source, [])
+        if self.kind != "file":
+            return ms
+        shown = self._shown_path
+        paths = [_path(a.form) for a in ms]
+        # a bare file name is ambiguous in a session that names another file of that name
+        other = any("/" in p and not same_file(p, shown) for p in paths)
+        return [
+            a
+            for a, p in zip(ms, paths, strict=True)
+            if same_file(p, shown) and ("/" in p or not other)
+        ]
+
+    @cached_property
+    def _shown_path(self) -> str:
+        # read once the table is complete (``name_table`` fills the mentions first)
+        return _path(self.shown())
 
     @property
     def count(self) -> int:
@@ -161,6 +191,10 @@ class SharedName:
         both = [t for t, srcs in tails.items() if len(srcs) >= 2] or [self.ident]
         best = max(both, key=lambda t: (t.count("/"), len(t), t))
         return cased.get(best, best)
+
+
+def _path(form: str) -> str:
+    return "/".join(p for p in form.lower().split("/") if p not in ("", "."))
 
 
 def _most_common(forms: Iterable[str]) -> str:
@@ -227,8 +261,10 @@ def shared_claims(
         shown = name.shown()
         key = f"{name.kind} {shown.lower()}"
         for src, ms in name.mentions.items():
-            best = min(ms, key=lambda a: (_QUOTE_ORDER[a.use], a.seq))
-            strongest = max(EVIDENCE_OF_USE[a.use] for a in ms)
+            # the quote and the evidence are of the shown file, not another of that name
+            mine = name.of_shown(src) or ms
+            best = min(mine, key=lambda a: (_QUOTE_ORDER[a.use], a.seq))
+            strongest = max(EVIDENCE_OF_USE[a.use] for a in mine)
             out.append(mention_claim(key, shown, best, strongest, src, trust[src]))
     return out
 
