@@ -337,7 +337,7 @@ def test_adjudicated_and_retracted_rows_say_their_outcome(two: MergeResult) -> N
     assert (db["status"], db["value"], db["detail"]) == (
         "adjudicated",
         "PostgreSQL",
-        "adjudicated: chose postgresql",
+        "adjudicated: chose PostgreSQL",
     )
     assert linter["status"] == "retracted" and linter["detail"] == "unmet premises: ci"
     assert w.summary["counts"]["adjudicated"] == 1 and w.summary["counts"]["retracted"] == 1
@@ -360,3 +360,57 @@ def test_a_dispute_kept_open_by_a_later_session_says_so() -> None:
     db = _rows(BeliefSlots(cx.Merge([monday, tuesday]).run()))["database"]
     assert db["status"] == "disputed"
     assert db["detail"] == "a later session says otherwise (MySQL), not guessed"
+
+
+def _prefer_postgres(options: tuple[Any, ...]) -> Any:
+    return next((o for o in options if o.value == "postgresql"), None)
+
+
+def test_a_users_strategy_sits_beside_the_builtins(two: MergeResult) -> None:
+    from ctxsdk.merge import Strategy
+
+    mine = Strategy("postgres_shop", resolve=_prefer_postgres, description="Postgres wins a tie")
+    w = BeliefSlots(two, strategies=[mine])
+    assert w._strategy_names == ["egalitarian", "elitist", "postgres_shop"]
+    # comparing is on with a strategy of one's own: every offered strategy's decision per row
+    cmp = w._compare
+    assert cmp["names"] == ["egalitarian", "elitist", "postgres_shop"]
+    keys = w._rows["key"]
+    db = keys.index("database")
+    assert cmp["decisions"]["egalitarian"][db] == "disputed{mysql,postgresql}"
+    assert cmp["decisions"]["postgres_shop"][db] == "postgresql"
+    assert cmp["differs"][db] is True and cmp["differs"][keys.index("linter")] is False
+    # each row says what decided it
+    rows = _rows(w)
+    assert rows["linter"]["by"] == "egalitarian" and rows["database"]["by"] == ""
+    _ask(w, "rerun", score="postgres_shop")
+    rows = _rows(w)
+    assert rows["database"]["status"] == "ruled"
+    assert rows["database"]["by"] == "postgres_shop (resolve)"
+    assert rows["database"]["detail"] == "ruled by postgres_shop: chose PostgreSQL"
+    assert w.summary["strategy"] == {
+        "name": "postgres_shop",
+        "hooks": ["resolve"],
+        "description": "Postgres wins a tie",
+    }
+    assert w.summary["counts"]["ruled"] == 1 and w.summary["counts"]["adjudicated"] == 0
+    p = _ask(w, "provenance", key="database")
+    assert p["status"] == "ruled" and p["by"] == "postgres_shop (resolve)"
+    assert "tie broken by strategy postgres_shop" in w._block["text"]
+
+
+def test_a_result_made_by_a_users_strategy_offers_it_and_compare_can_be_off(
+    two: MergeResult,
+) -> None:
+    from ctxsdk.merge import Strategy
+
+    mine = Strategy("postgres_shop", resolve=_prefer_postgres)
+    r = two.rerun(score=mine)
+    w = BeliefSlots(r, compare=False)
+    assert w._strategy_names == ["egalitarian", "elitist", "postgres_shop"]
+    assert w._compare == {} and w.summary["score"] == "postgres_shop"
+    _ask(w, "rerun", score="elitist")
+    _ask(w, "rerun", score="postgres_shop")
+    assert w.result.decider("database") == "postgres_shop (resolve)"
+    with pytest.raises(cx.errors.InvalidArgument):
+        BeliefSlots(two, strategies=[Strategy("elitist", resolve=_prefer_postgres)])

@@ -241,3 +241,55 @@ def test_live_adjudication_over_the_loopback_server() -> None:
     assert out.slots[0].resolution is not None and out.slots[0].resolution.value == "mysql"
     assert all(b["temperature"] == 0 for b in server.requests)
     assert "c1.o2" in _user_prompt(server.requests[0])
+
+
+class _Scripted:
+    """A model that answers the adjudication prompt with ``answer`` and anything else (the
+    alignment call) with nothing, so claims come from the extractor."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def chat(self, messages: Any, **options: Any) -> Any:
+        from dataclasses import dataclass
+
+        @dataclass
+        class Reply:
+            text: str
+            truncated: bool = False
+
+        if "Several agent sessions disagree" not in messages[0]["content"]:
+            return Reply("{}")
+        self.asked.append(messages[-1]["content"])
+        return Reply(self.answer)
+
+
+def test_the_model_adjudicates_only_the_ties_a_strategys_hook_left_open() -> None:
+    import ctxsdk as cx
+    from ctxsdk.merge import Strategy
+    from ctxsdk.testing import LogBuilder
+
+    def said(sid: str, lines: list[str]) -> cx.Session:
+        b = LogBuilder(session_id=sid, runtime_context=None)
+        for line in lines:
+            b.turn(line).assistant(text="OK.").end_turn()
+        return cx.Session.from_events(b.header, b.events)
+
+    a = said("api-team", ["The queue broker is Kafka.", "The region is eu-west."])
+    b = said("ops-team", ["The queue broker is RabbitMQ.", "The region is us-east."])
+    llm = _Scripted(_reply(_res("region", "choose", value="us-east")))
+    kafka = Strategy(
+        "kafka_shop",
+        resolve=lambda opts: next((o for o in opts if o.value == "kafka"), None),
+    )
+    r = cx.Merge([a, b], llm=llm).strategy(kafka).run()
+    # the model saw only the tie the hook left open, asked in both orders
+    assert len(llm.asked) == 2 and all("queue broker" not in p for p in llm.asked)
+    assert r.decider("queue broker") == "kafka_shop (resolve)"
+    assert r.decider("region") == "adjudication"
+    assert r.slot("region").presented == ("us-east",)
+    lines = r.text.splitlines()
+    assert "tie broken by strategy kafka_shop" in next(x for x in lines if "queue broker" in x)
+    assert "tie broken by adjudication" in next(x for x in lines if "`region`" in x)
+    assert "_Notes: 1 adjudicated; 1 decided by strategy kafka_shop" in r.text

@@ -10,10 +10,12 @@
  *
  * Synced traits (small, set by the kernel):
  *   _rows     slots by column (key, type, value, status, detail, evidence, trust, sources,
- *             claims, flags, why, pos)
+ *             claims, flags, why, pos, by: what decided the slot)
+ *   _compare  when comparing: names, decisions ({name: [text per row]}), differs ([bool])
  *   _block    text, tokens, budget, kept (keys in layout order), dropped ([key, why]), reason,
  *             withheld, trust, tokenizer
- *   summary   score, budget, query, slots, counts (by status), sources, skipped, violations
+ *   summary   score, budget, query, slots, counts (by status), sources, skipped, violations,
+ *             strategy ({name, hooks, description}), refused ([key, why])
  *   _strategy_names, selected_event, error, height, page_size, revision
  * A slot's provenance, re-running (`rerun`) and selecting an event (`select_event`) go over
  * the request/response channel (base/channel.js).
@@ -22,8 +24,8 @@ import { createChannel } from "./base/channel.js";
 import { h, badge, formatTokens, tokenBar, setTokenBar } from "./base/components.js";
 
 const FLAG = { kept: 1, dropped: 2, superseded: 4, negated: 8 };
-const COLUMNS = ["key", "type", "value", "status", "detail", "evidence", "trust", "sources", "claims", "flags", "why", "pos"];
-const STATUSES = ["resolved", "disputed", "adjudicated", "retracted", "empty"];
+const COLUMNS = ["key", "type", "value", "status", "detail", "evidence", "trust", "sources", "claims", "flags", "why", "pos", "by"];
+const STATUSES = ["resolved", "disputed", "adjudicated", "ruled", "retracted", "empty"];
 const TRUST = ["untrusted", "external", "trusted"];
 const LISTED = 100; // kept / dropped keys the block panel lists (the table filters show all)
 const EVIDENCE = { 1: "speculative", 2: "inferred", 3: "tool-verified", 4: "user-stated" };
@@ -45,6 +47,13 @@ function readRows(model) {
   return { cols: r, n: r.key.length };
 }
 
+/** Every offered strategy's decision per row, or null when not comparing. @param {any} model */
+function readCompare(model) {
+  const c = model.get("_compare") || {};
+  if (!Array.isArray(c.names) || !c.names.length) return null;
+  return { names: /** @type {string[]} */ (c.names), decisions: c.decisions || {}, differs: Array.isArray(c.differs) ? c.differs : [] };
+}
+
 /** @param {number} n @param {string} word */
 function plural(n, word) {
   return `${formatTokens(n)} ${word}${n === 1 ? "" : "s"}`;
@@ -58,6 +67,7 @@ function render({ model, el }) {
 
   // ---- state ---------------------------------------------------------------------------
   let rows = readRows(model);
+  let compared = readCompare(model);
   /** @type {number[]} */
   let shown = []; // row indices passing the filters
   let page = 0;
@@ -87,12 +97,14 @@ function render({ model, el }) {
       ...STATUSES.map((s) => h("option", { value: s }, s)),
       h("option", { value: "kept" }, "in the block"),
       h("option", { value: "dropped" }, "left out"),
+      h("option", { value: "differs", "data-needs": "compare" }, "strategies differ"),
     )
   );
+  const strategyNote = h("span", { class: "cx-control__unit", "data-part": "strategy-hooks" });
   const controls = h(
     "div",
     { class: "cx-controls" },
-    h("label", { class: "cx-control" }, h("span", { class: "cx-control__label" }, "strategy"), strategy),
+    h("label", { class: "cx-control" }, h("span", { class: "cx-control__label" }, "strategy"), strategy, strategyNote),
     h("label", { class: "cx-control" }, h("span", { class: "cx-control__label" }, "budget"), budget, budgetRange, h("span", { class: "cx-control__unit" }, "tok")),
     h("span", { class: "cx-controls__gap" }),
     h("span", { class: "cx-control" }, h("label", { class: "cx-control" }, h("span", { class: "cx-control__label" }, "filter"), filter), statusSel),
@@ -178,6 +190,12 @@ function render({ model, el }) {
       put(strategy, ...names.map((/** @type {string} */ n) => h("option", { value: n }, n)));
     }
     strategy.value = sm.score || "";
+    const st = sm.strategy || {};
+    const hooks = Array.isArray(st.hooks) ? st.hooks : [];
+    strategyNote.textContent = hooks.length ? `hooks: ${hooks.join(", ")}` : "";
+    strategyNote.title = st.description || "";
+    const diffOpt = /** @type {HTMLOptionElement | null} */ (statusSel.querySelector('option[value="differs"]'));
+    if (diffOpt) diffOpt.hidden = !compared;
     const current = Number(sm.budget || 0);
     if (document.activeElement !== budget) budget.value = String(current);
     budgetRange.max = String(Math.max(200, Math.ceil((current * 2) / 100) * 100, Number(budgetRange.max) || 0));
@@ -194,7 +212,9 @@ function render({ model, el }) {
     const q = filterText.trim().toLowerCase();
     shown = [];
     for (let i = 0; i < rows.n; i++) {
-      if (filterStatus === "kept" ? !(c.flags[i] & FLAG.kept) : filterStatus === "dropped" ? !(c.flags[i] & FLAG.dropped) : filterStatus !== "all" && c.status[i] !== filterStatus) continue;
+      if (filterStatus === "differs") {
+        if (!compared || !compared.differs[i]) continue;
+      } else if (filterStatus === "kept" ? !(c.flags[i] & FLAG.kept) : filterStatus === "dropped" ? !(c.flags[i] & FLAG.dropped) : filterStatus !== "all" && c.status[i] !== filterStatus) continue;
       if (q && !String(c.key[i]).toLowerCase().includes(q) && !String(c.value[i]).toLowerCase().includes(q)) continue;
       shown.push(i);
     }
@@ -240,6 +260,8 @@ function render({ model, el }) {
     const kept = (flags & FLAG.kept) !== 0;
     const ev = Number(c.evidence[i]);
     const trust = TRUST[Number(c.trust[i])] || "untrusted";
+    const by = String(c.by[i] || "");
+    const differs = !!(compared && compared.differs[i]);
     const toggle = () => {
       if (expanded.has(key)) expanded.delete(key);
       else expanded.add(key);
@@ -256,7 +278,9 @@ function render({ model, el }) {
         "aria-expanded": open ? "true" : "false",
         "data-key": key,
         "data-status": st,
-        title: kept ? `in the block (#${Number(c.pos[i]) + 1})` : `left out: ${c.why[i]}`,
+        "data-by": by,
+        "data-differs": differs ? "true" : null,
+        title: `${kept ? `in the block (#${Number(c.pos[i]) + 1})` : `left out: ${c.why[i]}`}${by ? `\ndecided by ${by}` : ""}`,
         onclick: toggle,
         onkeydown: (/** @type {KeyboardEvent} */ e) => {
           if (e.key === "Enter" || e.key === " ") {
@@ -267,8 +291,14 @@ function render({ model, el }) {
       },
       h("span", { class: "cx-srow__toggle", "aria-hidden": "true" }, open ? "▾" : "▸"),
       h("code", { class: "cx-srow__key" }, key),
-      h("span", { class: "cx-srow__value" }, String(c.value[i]) || "—", c.detail[i] ? h("span", { class: "cx-srow__detail" }, String(c.detail[i])) : null),
-      h("span", { class: "cx-srow__status" }, badge(`status-${st}`, st)),
+      h(
+        "span",
+        { class: "cx-srow__value" },
+        String(c.value[i]) || "—",
+        c.detail[i] ? h("span", { class: "cx-srow__detail" }, String(c.detail[i])) : null,
+        by && !c.detail[i] ? h("span", { class: "cx-srow__detail cx-srow__by", "data-part": "decided-by" }, `decided by ${by}`) : null,
+      ),
+      h("span", { class: "cx-srow__status" }, badge(`status-${st}`, st), differs ? h("span", { class: "cx-srow__differs", title: "the strategies decide this slot differently (expand the row)", "data-part": "differs" }, "≠") : null),
       h("span", { class: "cx-srow__ev", title: `evidence ${ev}: ${EVIDENCE[/** @type {1|2|3|4} */ (ev)] || "none"}; ${plural(Number(c.sources[i]), "source")}, ${plural(Number(c.claims[i]), "claim")}` }, badge(`ev${ev}`, `E${ev}`), h("span", { class: "cx-srow__n" }, `×${c.sources[i]}`)),
       h("span", { class: "cx-srow__trust" }, badge(`trust-${trust}`, trust)),
       h("span", { class: "cx-srow__block" }, kept ? badge("kept", `kept #${Number(c.pos[i]) + 1}`) : badge("dropped", "out")),
@@ -339,10 +369,13 @@ function render({ model, el }) {
     );
     const res = p.resolution;
     const der = p.derivation;
+    const ruled = p.status === "ruled";
     put(
       box,
+      p.by ? h("div", { class: "cx-note", "data-part": "decided-by" }, `decided by ${p.by}`) : null,
       opinionsOf(p),
-      res && res.rationale ? h("div", { class: "cx-note" }, `adjudication (${res.outcome}): ${res.rationale}`) : null,
+      strategiesOf(p.key),
+      res && res.rationale ? h("div", { class: "cx-note" }, `${ruled ? "ruling" : "adjudication"} (${res.outcome}): ${res.rationale}`) : null,
       der && der.status === "retracted" ? h("div", { class: "cx-note cx-note--error" }, `retracted — unmet: ${(der.unmet || []).join(", ") || "none named"}${der.reason ? ` (${der.reason})` : ""}`) : null,
       h("ol", { class: "cx-claims" }, ...claims),
     );
@@ -367,6 +400,27 @@ function render({ model, el }) {
             { class: "cx-opinion__holders" },
             ...o.holders.map((/** @type {any} */ x) => h("span", { class: "cx-opinion__holder", title: `${x.source}${x.title ? ` · ${x.title}` : ""}` }, h("code", null, x.short), " ", badge(`ev${x.evidence}`, `E${x.evidence} ${x.evidence_label}`))),
           ),
+        ),
+      ),
+    );
+  }
+
+  /** Each offered strategy's decision of this slot, the current one marked. @param {string} key */
+  function strategiesOf(key) {
+    if (!compared) return null;
+    const i = rows.cols.key.indexOf(key);
+    if (i < 0) return null;
+    const current = (model.get("summary") || {}).score;
+    return h(
+      "div",
+      { class: "cx-strategies", "data-part": "strategies" },
+      h("div", { class: "cx-opinions__title" }, "under each strategy"),
+      ...compared.names.map((n) =>
+        h(
+          "div",
+          { class: `cx-strategy${n === current ? " cx-strategy--current" : ""}`, "data-strategy": n },
+          h("span", { class: "cx-strategy__name" }, n),
+          h("span", { class: "cx-strategy__decision" }, String((compared.decisions[n] || [])[i] || "—")),
         ),
       ),
     );
@@ -401,6 +455,8 @@ function render({ model, el }) {
     const notes = [];
     if (b.reason) notes.push(`nothing injected: ${b.reason}`);
     if (b.withheld) notes.push(`${plural(b.withheld, "credential")} withheld by redaction`);
+    const refused = (model.get("summary") || {}).refused || [];
+    if (refused.length) notes.push(`${plural(refused.length, "ruling")} refused: ${refused.map((/** @type {[string, string]} */ [k, why]) => `${k} (${why})`).join("; ")}`);
     blockNote.textContent = notes.join(" · ");
     blockNote.hidden = !notes.length;
     keptTitle.textContent = `kept (${kept.length})`;
@@ -502,6 +558,7 @@ function render({ model, el }) {
   // ---- sync ----------------------------------------------------------------------------
   function onRows() {
     rows = readRows(model);
+    compared = readCompare(model);
     provenance = new Map();
     const keys = new Set(rows.cols.key);
     for (const k of [...expanded]) if (!keys.has(k)) expanded.delete(k);

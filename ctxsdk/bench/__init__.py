@@ -9,9 +9,10 @@ from __future__ import annotations
 from .._progress import Progress
 from .._public import publish
 from ..errors import UnknownName
+from ._mergebench import mergebench
 from ._result import BenchResult, Target, best_of
 
-__all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "run_benchmark"]
+__all__ = ["BENCHMARKS", "BenchResult", "Target", "best_of", "mergebench", "run_benchmark"]
 
 # name -> module with ``run(quick: bool, progress) -> BenchResult``
 BENCHMARKS: dict[str, str] = {

@@ -35,10 +35,16 @@ import math
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import polars as pl
 
 from ..session import Session
 from ..testing import LogBuilder
+
+if TYPE_CHECKING:
+    from ..merge import Merge, StrategyLike
+    from ..merge._branches import SourceLike
 
 __all__ = [
     "ARMS",
@@ -64,6 +70,7 @@ __all__ = [
     "estimate_tokens",
     "generate",
     "mentions",
+    "mergebench",
     "mulberry32",
     "normalize",
     "pick",
@@ -637,3 +644,82 @@ def run_mergebench(
         row["local_questions"] = local_total
         rows[name] = row
     return rows
+
+
+# --- strategies -----------------------------------------------------------------------------
+
+_MB_COLUMNS = ("bridge", "local", "unambig", "invent", "tokens")
+_SESSION_COLUMNS = ("slots", "resolved", "disputed", "hook_decided", "kept", "block_tokens")
+
+
+def mergebench(
+    strategies: Sequence[StrategyLike] | Mapping[str, StrategyLike] = (),
+    *,
+    sessions: Sequence[SourceLike] | Merge | None = None,
+    builtins: bool = True,
+    seeds: int = 5,
+    topics: int = 10,
+    branches: int = 2,
+    conflicts: int = 2,
+    budget: int = 400,
+    paraphrase: bool = False,
+    session_budget: int = 1200,
+) -> pl.DataFrame:
+    """Merge strategies scored side by side, one row per strategy (a polars DataFrame).
+
+    ``strategies``: ``Strategy`` values, built-in names or score functions (a mapping names
+    them); the built-ins (``egalitarian``, ``elitist``) come first unless ``builtins=False``.
+    MergeBench columns (the mean over seeds ``1..seeds`` of the seed's generated scenarios,
+    each strategy running the whole Merge pipeline with no model at ``budget`` estimated
+    tokens, as ``ctxsdk bench merge`` runs its ``ctxsdk`` arm): ``bridge`` and ``local``
+    coverage, ``unambig`` (conflicting keys shown with only the right value), ``invent``
+    and ``tokens``. With ``sessions`` (your sessions, paths or a ``Merge``), how each
+    strategy decides them: ``slots``, ``resolved``, ``disputed`` (left open), ``hook_decided``
+    (ties its resolve hook settled), and the block's ``kept`` slots and ``block_tokens`` at
+    ``session_budget``; ``differs`` counts the slots it decides otherwise than the first row.
+    """
+    from ..merge import STRATEGIES, Merge
+    from ..merge._merge import decision_text, named_strategies
+
+    chosen = named_strategies(strategies) if strategies else []
+    if builtins:
+        mine = {s.name for s in chosen}
+        chosen = [s for n, s in STRATEGIES.items() if n not in mine] + chosen
+    if not chosen:
+        raise ValueError("mergebench needs a strategy (or builtins=True)")
+    scores: dict[str, list[Score]] = {s.name: [] for s in chosen}
+    for seed in range(1, seeds + 1):
+        sc = generate(seed, topics, branches, conflicts, paraphrase=paraphrase)
+        base = Merge(as_sessions(sc), tokenizer="estimate", budget=budget)
+        for s in chosen:
+            scores[s.name].append(score_text(sc, base.strategy(s).run().text))
+    user: Merge | None = None
+    if sessions is not None:
+        user = sessions if isinstance(sessions, Merge) else Merge(list(sessions))
+        user = user.budget(session_budget)
+    rows: list[dict[str, Any]] = []
+    first: dict[str, str] | None = None
+    for s in chosen:
+        got = scores[s.name]
+        n = len(got) or 1
+        row: dict[str, Any] = {"strategy": s.name, "hooks": ", ".join(s.hooks)}
+        row.update({f: sum(float(getattr(x, f)) for x in got) / n for f in _MB_COLUMNS})
+        if user is not None:
+            r = user.strategy(s).run()
+            decided = {slot.key: decision_text(slot) for slot in r.slots}
+            first = decided if first is None else first
+            row.update(
+                slots=len(r.slots),
+                resolved=sum(slot.status == "resolved" for slot in r.slots),
+                disputed=len(r.disputed),
+                hook_decided=sum(by.endswith("(resolve)") for by in r.decided_by.values()),
+                kept=len(r.block.slots),
+                block_tokens=r.block.tokens,
+                differs=sum(decided.get(k) != v for k, v in first.items()),
+            )
+        rows.append(row)
+    schema: dict[str, Any] = {"strategy": pl.String, "hooks": pl.String}
+    schema.update({f: pl.Float64 for f in _MB_COLUMNS})
+    if user is not None:
+        schema.update({f: pl.Int64 for f in (*_SESSION_COLUMNS, "differs")})
+    return pl.DataFrame(rows, schema=schema)

@@ -3,14 +3,17 @@
     r = cx.Merge([s1, s2]).budget(400).score("egalitarian").run(query=None)
     r.block.text, r.to_df(), r.inject(session)
     cx.Merge.compare(["egalitarian", "elitist"], [s1, s2])   # a polars table per slot
+    mine = cx.merge.Strategy("mine", resolve=lambda options: ...)  # hooks: score, resolve, extract
 
 The pipeline (``Merge``): each source's surface is read and redacted (``read_branches``), its
 claims extracted (``align``: one joint model call when ``llm=`` is given, else or on any failure
 the keyed facts of the base's fact kernel, ``extract_claims``), merged per key
 (``build_slots``: a ``SlotState`` keeps every ``(value, source, evidence)``, so merging is a join
 and the result does not depend on the order branches arrive in; ``select`` never guesses, a
-true tie is ``disputed``), true ties adjudicated (``adjudicate``, model only, asked twice with
-the options reversed), derivations propagated (``derive``, a JTMS), trust invariants checked
+true tie is ``disputed``), true ties resolved by the strategy's hook when it has one (``Strategy``:
+hooks for extracting claims, scoring values and resolving ties), the rest adjudicated
+(``adjudicate``, model only, asked twice with the options reversed), derivations propagated
+(``derive``, a JTMS), trust invariants checked
 (``check_trust``; any violation means nothing is injected), and the slots packed into the
 budget and rendered (``build_block``: a submodular utility, a knapsack solver, exact tokens,
 the banner charged). ``t1_experiment`` rebuilds the seed's exhaustive confluence experiment.
@@ -55,7 +58,7 @@ from ._claims import (
 )
 from ._confluence import T1_REPRESENTATIONS, T1_SPACES, T1Space, compare_t1, t1_experiment
 from ._derive import DerivationReport, derive, routes_of
-from ._merge import MERGE_PLUGIN, Merge, MergeResult, injected_this_turn
+from ._merge import ADJUDICATION, MERGE_PLUGIN, Merge, MergeResult, injected_this_turn
 from ._pack import (
     TYPE_STABILITY,
     TYPE_VALUE,
@@ -69,6 +72,7 @@ from ._pack import (
     utility,
 )
 from ._render import HEADER, Block, banner, build_block, render_slot
+from ._ruling import Ruling
 from ._slots import (
     MERGED_SOURCE,
     REPRESENTATIONS,
@@ -96,13 +100,30 @@ from ._slots import (
     select,
 )
 from ._sources import MergeSources, SourceSelection, resolve_refs
+from ._strategy import (
+    EGALITARIAN,
+    ELITIST,
+    STRATEGIES,
+    Candidate,
+    Extract,
+    Resolve,
+    Strategy,
+    StrategyLike,
+    ValueScore,
+    as_strategy,
+    by_supports,
+    candidates,
+)
 from ._tool import MERGE_SESSIONS_DESCRIPTION, MergeSessionsArgs, merge_sessions
 from ._trust import Violation, ViolationKind, check_trust, join, meet, presented_trust, trust_of
 
 __all__ = [
     "ADJUDICATE_INSTRUCTION",
+    "ADJUDICATION",
     "ALIGN_INSTRUCTION",
     "CLAIM_KINDS",
+    "EGALITARIAN",
+    "ELITIST",
     "HEADER",
     "MERGED_SOURCE",
     "MERGE_PLUGIN",
@@ -111,6 +132,7 @@ __all__ = [
     "SCORES",
     "SLOT_TYPES",
     "STATEMENT",
+    "STRATEGIES",
     "T1_REPRESENTATIONS",
     "T1_SPACES",
     "TYPE_STABILITY",
@@ -121,12 +143,14 @@ __all__ = [
     "Block",
     "Branch",
     "BranchMessage",
+    "Candidate",
     "Claim",
     "Conflict",
     "Decision",
     "Derivation",
     "DerivationReport",
     "Evidence",
+    "Extract",
     "FactLike",
     "Item",
     "Merge",
@@ -138,22 +162,30 @@ __all__ = [
     "Packing",
     "Representation",
     "Resolution",
+    "Resolve",
+    "Ruling",
     "Score",
     "Slot",
     "SlotState",
     "SlotType",
     "SourceSelection",
+    "Strategy",
+    "StrategyLike",
     "Support",
     "T1Space",
     "Trust",
+    "ValueScore",
     "Violation",
     "ViolationKind",
     "adjudicate",
     "align",
+    "as_strategy",
     "banner",
     "branch_text",
     "build_block",
     "build_slots",
+    "by_supports",
+    "candidates",
     "check_trust",
     "claims_of_facts",
     "claims_to_states",

@@ -11,9 +11,14 @@ it (``_branches``) → extract claims (one joint model call when ``llm=`` is giv
 any failure the deterministic extractor) → merge per slot with provenance → adjudicate true
 ties (model only) → propagate derivations last, so an adjudicated tie counts as a premise →
 check trust invariants (any violation: nothing is injected) → pack into the budget and
-render. ``budget()`` and ``score()`` return new ``Merge`` objects that share the read
-branches and the alignment, so trying strategies in a notebook costs no re-reading and no
-second model call.
+render. ``budget()``, ``score()`` and ``strategy()`` return new ``Merge`` objects that share
+the read branches and the alignment, so trying strategies in a notebook costs no re-reading
+and no second model call.
+
+A ``Strategy`` (``_strategy``) may replace three stages with its hooks: extracting a source's
+claims, scoring a slot's values and resolving a tie (before the model adjudicates what is left).
+Every other stage, redaction, derivation and the trust check among them, runs for every
+strategy, and the result says which strategy or stage decided each slot (``decided_by``).
 """
 
 from __future__ import annotations
@@ -39,26 +44,31 @@ from ._pack import Single, blockable
 from ._projects import scope_projects
 from ._prune import left_out
 from ._render import Block, build_block, render_slot
+from ._ruling import Ruling, label_block, rule
 from ._slots import Score
-from ._slots import _score as resolve_score
 from ._sources import MergeSources
+from ._strategy import Strategy, StrategyLike, as_strategy, decide_slots, extract_with
 from ._tool import home_of
 from ._trust import Violation, check_trust, presented_trust
 
 if TYPE_CHECKING:
     from ..session import Workspace
 
-__all__ = ["MERGE_PLUGIN", "Merge", "MergeResult"]
+__all__ = [
+    "ADJUDICATION",
+    "MERGE_PLUGIN",
+    "Merge",
+    "MergeResult",
+    "decision_text",
+    "named_strategies",
+]
 
 MERGE_PLUGIN = "ctxsdk-merge"  # the source plugin name of an injected block
 
 ScoreLike = str | Score
 
-
-def _score_name(score: ScoreLike) -> str:
-    """The name a score is shown by; ``resolve_score`` refuses an unknown one."""
-    fn = resolve_score(score)
-    return score if isinstance(score, str) else str(getattr(fn, "__name__", None) or repr(fn))
+ADJUDICATION = "adjudication"
+"""What ``MergeResult.decided_by`` says of a tie the model adjudicator settled."""
 
 
 @dataclass
@@ -69,6 +79,16 @@ class _Shared:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     alignment: Alignment | None = None
     adjudications: dict[tuple[str, int], Adjudication] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """The slots one strategy decided, before the model adjudicates: the ruling of its
+    resolve hook, what decided each key, and how many hook claims held a credential."""
+
+    ruling: Ruling
+    decided_by: dict[str, str]
+    withheld: int
 
 
 @dataclass(frozen=True)
@@ -89,10 +109,16 @@ class MergeResult(Rendered):
     query: str | None
     # The merge that produced this result (a widget re-runs it with another score or budget)
     merge: Merge | None = field(default=None, repr=False, compare=False)
+    # The strategy that decided, per key what decided it (the strategy's name for its score
+    # or resolve hook, "adjudication" for the model, "later correction" for a tie a later
+    # session corrected; no entry when nothing did), and the resolve hook's refused rulings
+    strategy: Strategy | None = field(default=None, repr=False, compare=False)
+    decided_by: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    refused: tuple[tuple[str, str], ...] = ()
 
-    def rerun(self, *, score: ScoreLike | None = None, budget: int | None = None) -> MergeResult:
-        """The same merge and query under another ``score`` and/or ``budget`` (the branches
-        and the alignment are reused)."""
+    def rerun(self, *, score: StrategyLike | None = None, budget: int | None = None) -> MergeResult:
+        """The same merge and query under another ``score`` (a strategy, a built-in's name or
+        a score function) and/or ``budget`` (the branches and the alignment are reused)."""
         if self.merge is None:
             raise InvalidArgument("this result was not made by a Merge, so it cannot re-run")
         m = self.merge
@@ -113,6 +139,12 @@ class MergeResult(Rendered):
     def tokens(self) -> int:
         """The block's exact token count, banner and footer included (``block.tokens``)."""
         return self.block.tokens
+
+    def decider(self, key: str) -> str:
+        """What decided slot ``key``: ``"<strategy> (resolve)"`` for a tie the strategy's
+        resolve hook settled, ``"adjudication"`` (the model), ``"later correction"``, the
+        strategy's name for its score; ``""`` when nothing did (disputed or empty)."""
+        return self.decided_by.get(key, "")
 
     @property
     def disputed(self) -> tuple[Slot, ...]:
@@ -163,6 +195,7 @@ class MergeResult(Rendered):
                     "in_block": s.key in kept,
                     "why_not": "" if s.key in kept else why.get(s.key, self._why_out(s)),
                     "opinions": str(s.state),
+                    "decided_by": self.decider(s.key),
                 }
             )
         schema = {
@@ -176,6 +209,7 @@ class MergeResult(Rendered):
             "in_block": pl.Boolean,
             "why_not": pl.String,
             "opinions": pl.String,
+            "decided_by": pl.String,
         }
         return pl.DataFrame(rows, schema=schema)
 
@@ -251,6 +285,7 @@ class MergeResult(Rendered):
         notes += [f"trust violation ({v.kind}) on {v.key}: {v.detail}" for v in self.violations]
         if self.adjudication.reason:
             notes.append(f"adjudication {self.adjudication.mode}: {self.adjudication.reason}")
+        notes += [f"{self.score} resolve refused on {k}: {why}" for k, why in self.refused]
         if self.block.withheld:
             notes.append(f"{plural(self.block.withheld, 'credential')} withheld by redaction")
         return notes
@@ -279,6 +314,7 @@ class MergeResult(Rendered):
                 s.max_evidence,
                 len(s.sources),
                 esc(self.trusts[s.key].name.lower()),
+                esc(self.decider(s.key)),
                 "kept" if s.key in kept else "",
             )
             for s in self.slots
@@ -292,7 +328,7 @@ class MergeResult(Rendered):
         return (
             f"<div class='cx-title'>{esc(self._summary())}</div>{notes}"
             + table(
-                ["key", "value", "status", "evidence", "sources", "trust", "block"],
+                ["key", "value", "status", "evidence", "sources", "trust", "decided by", "block"],
                 rows,
                 numeric=(3, 4),
                 raw=(0, 1, 2),
@@ -327,6 +363,9 @@ class Merge:
     ones (facts two or more sessions agree on, disputes): ``"all"`` (default) every one,
     ranked after the cross-session ones and a user's above a tool's above the assistant's;
     ``"user"`` only those a user stated (the others stay in ``result.slots``).
+    ``score``: the ``Strategy`` that decides (``cx.merge.Strategy``: hooks for extracting
+    claims, scoring values and resolving ties), a built-in's name (``"egalitarian"``,
+    ``"elitist"``) or a score function over a value's ``(source, evidence)`` pairs.
     """
 
     def __init__(
@@ -341,7 +380,7 @@ class Merge:
         include_injected: bool = False,
         tokenizer: str = "cl100k_base",
         budget: int = 1200,
-        score: ScoreLike = "egalitarian",
+        score: StrategyLike = "egalitarian",
         adjudicate: bool = True,
         symmetry: bool = True,
         algorithm: Literal["density", "partial"] = "partial",
@@ -360,8 +399,7 @@ class Merge:
         self._include_injected = include_injected
         self._tokenizer = get_tokenizer(tokenizer)
         self._budget = _check_budget(budget)
-        _score_name(score)
-        self._score: ScoreLike = score
+        self._strategy: Strategy = as_strategy(score)
         self._adjudicate = adjudicate
         self._symmetry = symmetry
         if algorithm not in ("density", "partial"):
@@ -385,16 +423,25 @@ class Merge:
         """The same merge with a token budget of ``tokens`` for the whole block."""
         return self._copy(_budget=_check_budget(tokens))
 
-    def score(self, score: ScoreLike) -> Merge:
-        """The same merge deciding slots by ``score``: ``"egalitarian"``, ``"elitist"``, or
-        a function from a value's ``(source, evidence)`` supports to anything comparable."""
-        _score_name(score)
-        return self._copy(_score=score)
+    def score(self, score: StrategyLike) -> Merge:
+        """The same merge deciding slots by ``score``: a ``Strategy``, ``"egalitarian"``,
+        ``"elitist"``, or a function from a value's ``(source, evidence)`` supports to
+        anything comparable."""
+        return self._copy(_strategy=as_strategy(score))
+
+    def strategy(self, strategy: StrategyLike) -> Merge:
+        """The same merge under ``strategy`` (``score`` under its strategy name)."""
+        return self.score(strategy)
+
+    @property
+    def current_strategy(self) -> Strategy:
+        """The strategy this merge decides by."""
+        return self._strategy
 
     def __repr__(self) -> str:
         return (
             f"Merge({len(self._sources)} sources, budget {self._budget}, "
-            f"score {_score_name(self._score)})"
+            f"strategy {self._strategy.name})"
         )
 
     # -- stages ------------------------------------------------------------------------------
@@ -423,35 +470,63 @@ class Merge:
             )
         return sh.alignment
 
-    def slots(self) -> list[Slot]:
-        """The merged slots under this merge's score, before adjudication."""
-        a = self.alignment
-        spans = {b.id: b.span for b in self.branches if b.span is not None}
-        # a project fact holds for its project: different projects' values are no dispute
-        claims = scope_projects(scope_measures(a.claims), self.branches)
-        return build_slots(claims, self._score, types=a.types, spans=spans)
+    def _spans(self) -> dict[str, tuple[int, int]]:
+        return {b.id: b.span for b in self.branches if b.span is not None}
 
-    def _adjudicated(self, slots: list[Slot]) -> Adjudication:
+    def _claimed(self) -> tuple[list[Slot], int]:
+        """The slots of this strategy's claims (its extract hook's, or the alignment's), with
+        the state every score reads, and how many hook claims held a credential."""
+        a = self.alignment
+        claims, withheld = extract_with(self._strategy, self.branches, a.claims)
+        # a project fact holds for its project: different projects' values are no dispute
+        scoped = scope_projects(scope_measures(claims), self.branches)
+        return build_slots(scoped, "egalitarian", types=a.types, spans=self._spans()), withheld
+
+    def slots(self) -> list[Slot]:
+        """The merged slots under this merge's strategy's score, before any tie is
+        resolved (by its resolve hook or the model)."""
+        built, _ = self._claimed()
+        decided, _ = decide_slots(built, self._strategy, self._spans())
+        return decided
+
+    def _decided(self) -> _Decided:
+        """The slots after this strategy's score and resolve hook (no model call)."""
+        built, withheld = self._claimed()
+        spans = self._spans()
+        decided, labels = decide_slots(built, self._strategy, spans)
+        ruling = rule(decided, self._strategy, spans)
+        labels.update({k: f"{self._strategy.name} (resolve)" for k in ruling.ruled})
+        return _Decided(ruling, labels, withheld)
+
+    def _adjudicated(self, slots: Sequence[Slot]) -> Adjudication:
+        """The model's adjudication of the ties no hook settled (the others pass through)."""
         llm = self._llm if self._adjudicate else None
-        cache_key = (_score_name(self._score), id(self._score))
+        open_ = [s for s in slots if s.resolution is None]
+        cache_key = (self._strategy.name, id(self._strategy))
         sh = self._shared
         cached = sh.adjudications.get(cache_key)
-        if cached is not None and [s.key for s in cached.slots] == [s.key for s in slots]:
-            return cached
-        out = adjudicate(slots, llm, symmetry=self._symmetry)
-        sh.adjudications[cache_key] = out
-        return out
+        if cached is None or [s.key for s in cached.slots] != [s.key for s in open_]:
+            cached = adjudicate(open_, llm, symmetry=self._symmetry)
+            sh.adjudications[cache_key] = cached
+        settled = {s.key: s for s in cached.slots}
+        merged = tuple(settled.get(s.key, s) if s.resolution is None else s for s in slots)
+        return dataclasses.replace(cached, slots=merged)
 
     def run(self, query: str | None = None) -> MergeResult:
         """Run the pipeline; ``query`` makes packing prefer the slots it mentions."""
         branches = self.branches
         alignment = self.alignment
-        adjudication = self._adjudicated(self.slots())
+        decided = self._decided()
+        adjudication = self._adjudicated(decided.ruling.slots)
+        decided_by = dict(decided.decided_by)
+        settled = (k for k, r in adjudication.resolved.items() if r.asserts)
+        decided_by.update({k: ADJUDICATION for k in settled if k not in decided_by})
         derivation = derive(adjudication.slots)
         slots = derivation.slots
         trusts = {s.key: presented_trust(s) for s in slots}
         violations = check_trust(slots, trusts)
-        withheld = sum(b.redactions for b in branches)
+        withheld = sum(b.redactions for b in branches) + decided.withheld
+        ruled = {k: self._strategy.name for k in decided.ruling.ruled}
         if violations:
             block = build_block((), self._budget, trusts=trusts, tokenizer=self._tokenizer)
             reason = (
@@ -462,18 +537,25 @@ class Merge:
             cands = [s for s in slots if blockable(s, self._single)]
             # a session's task and a slot another already shows stay out (``_prune``)
             out = left_out(cands, branches, lambda s: render_slot(s, trusts[s.key]))
-            block = build_block(
-                [s for s in cands if s.key not in out],
-                self._budget,
-                trusts=trusts,
-                tokenizer=self._tokenizer,
-                query=query,
-                withheld=withheld,
-                algorithm=self._algorithm,
-            )
-            if out:
-                why = tuple(sorted({**dict(block.dropped), **out}.items()))
-                block = dataclasses.replace(block, dropped=why)
+
+            def pack(budget: int) -> Block:
+                block = build_block(
+                    [s for s in cands if s.key not in out],
+                    budget,
+                    trusts=trusts,
+                    tokenizer=self._tokenizer,
+                    query=query,
+                    withheld=withheld,
+                    algorithm=self._algorithm,
+                )
+                if out:
+                    why = tuple(sorted({**dict(block.dropped), **out}.items()))
+                    block = dataclasses.replace(block, dropped=why)
+                return block
+
+            block = pack(self._budget)
+            if ruled:  # a tie a strategy's hook settled is labelled by the strategy
+                block = label_block(block, ruled, trusts, self._tokenizer, pack)
         return MergeResult(
             branches=tuple(branches),
             skipped=tuple(self._shared.skipped),
@@ -484,10 +566,13 @@ class Merge:
             slots=tuple(slots),
             trusts=trusts,
             block=block,
-            score=_score_name(self._score),
+            score=self._strategy.name,
             budget=self._budget,
             query=query,
             merge=self,
+            strategy=self._strategy,
+            decided_by=decided_by,
+            refused=decided.ruling.refused,
         )
 
     @classmethod
@@ -528,47 +613,72 @@ class Merge:
     # -- comparing strategies ---------------------------------------------------------------
     @staticmethod
     def compare(
-        strategies: Sequence[ScoreLike] | Mapping[str, ScoreLike],
+        strategies: Sequence[StrategyLike] | Mapping[str, StrategyLike],
         sources: Sequence[SourceLike] | Merge,
         **options: Any,
     ) -> pl.DataFrame:
         """How each strategy decides each slot: one row per key, one column per strategy
-        (the winner, or ``disputed{a,b}``), ``differs`` when they disagree, and the
-        ``opinions`` they all decided from. ``sources`` may be a ``Merge`` (its branches and
-        alignment are reused)."""
-        named: list[tuple[str, ScoreLike]]
-        if isinstance(strategies, Mapping):
-            named = list(strategies.items())
-        else:
-            named = [(_score_name(s), s) for s in strategies]
-        if not named:
-            raise InvalidArgument("compare needs at least one strategy")
-        names = [n for n, _ in named]
-        if len(set(names)) != len(names):
-            raise InvalidArgument(f"strategy names repeat: {names}; pass a mapping to name them")
+        (the winner, the value its resolve hook chose, ``disputed{a,b}``, or ``""`` when its
+        claims have no such key), ``differs`` when they disagree, and the ``opinions`` they
+        decided from. Strategies are ``Strategy`` values, built-in names or score functions
+        (a mapping names them). ``sources`` may be a ``Merge`` (its branches and alignment
+        are reused). No model is asked: a tie no hook settles stays disputed here."""
+        named = named_strategies(strategies)
+        names = [s.name for s in named]
         base = sources if isinstance(sources, Merge) else Merge(sources, **options)
         per: dict[str, dict[str, str]] = {}
-        keys: list[Slot] = []
-        for name, fn in named:
-            slots = base.score(fn).slots()
-            keys = keys or slots
-            per[name] = {s.key: str(s.decision) for s in slots}
+        first: dict[str, Slot] = {}
+        for s in named:
+            slots = base.strategy(s)._decided().ruling.slots
+            for slot in slots:
+                first.setdefault(slot.key, slot)
+            per[s.name] = {slot.key: decision_text(slot) for slot in slots}
         rows = []
-        for s in keys:
-            decided = {name: per[name].get(s.key, "") for name in names}
+        for key in sorted(first):
+            slot = first[key]
+            decided = {name: per[name].get(key, "") for name in names}
             rows.append(
                 {
-                    "key": s.key,
-                    "type": s.type,
+                    "key": key,
+                    "type": slot.type,
                     **decided,
                     "differs": len(set(decided.values())) > 1,
-                    "opinions": str(s.state),
+                    "opinions": str(slot.state),
                 }
             )
         schema: dict[str, Any] = {"key": pl.String, "type": pl.String}
         schema.update({n: pl.String for n in names})
         schema.update({"differs": pl.Boolean, "opinions": pl.String})
         return pl.DataFrame(rows, schema=schema)
+
+
+def named_strategies(
+    strategies: Sequence[StrategyLike] | Mapping[str, StrategyLike],
+) -> list[Strategy]:
+    """Strategies by name (a mapping renames them); at least one, no name twice."""
+    if isinstance(strategies, Mapping):
+        named = [as_strategy(s, str(n)) for n, s in strategies.items()]
+    elif isinstance(strategies, (str, Strategy)) or callable(strategies):
+        named = [as_strategy(strategies)]
+    else:
+        named = [as_strategy(s) for s in strategies]
+    if not named:
+        raise InvalidArgument("compare needs at least one strategy")
+    names = [s.name for s in named]
+    if len(set(names)) != len(names):
+        raise InvalidArgument(f"strategy names repeat: {names}; pass a mapping to name them")
+    return named
+
+
+def decision_text(slot: Slot) -> str:
+    """A slot's decision as a comparison table shows it: the winner, the value a ruling
+    chose, ``both{a,b}`` / ``conditional{a,b}``, else ``disputed{a,b}`` or ``<empty>``."""
+    r = slot.resolution
+    if slot.decision.outcome == "disputed" and r is not None and r.asserts:
+        if r.outcome == "choose" and r.value is not None:
+            return r.value
+        return f"{r.outcome}{{{','.join(slot.decision.tied)}}}"
+    return str(slot.decision)
 
 
 def _check_budget(tokens: object) -> int:

@@ -7,8 +7,15 @@ sessions' ids and titles) and ``block`` (what the budget kept, in layout order, 
 and the block; a slot's provenance (every claim with its source, event seq, evidence,
 origin and verbatim quote, superseded ones included) comes over the request channel of
 ``BaseWidget`` when a row is expanded. The front end's controls ask the kernel to re-run the
-merge under another scoring strategy or budget (``result.rerun``); the latest result is
+merge under another strategy or budget (``result.rerun``); the latest result is
 ``widget.result``. Clicking a claim's seq sets ``selected_event`` to ``{session, seq}``.
+
+Each row says what decided its slot (``MergeResult.decider``: the strategy's score, its
+resolve hook, the model's adjudication, a later correction); a tie a strategy's resolve hook
+settled shows as ``ruled``, not ``adjudicated``. With ``compare`` (on when a strategy of
+your own is offered) every offered strategy's decision of each slot is sent too
+(``Merge.compare``): a row where they differ is marked, the filter can show only those, and
+the expanded row lists each strategy's decision beside the built-ins'.
 
 Keys, values, quotes, titles and reasons come from other sessions, so every text is sent
 neutralized (``ctxsdk.session.neutralize``): control, bidi and zero-width characters arrive
@@ -18,7 +25,7 @@ session ids stay as they are (they are what a click reports).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,13 +39,15 @@ from ._bundle import bundle, bundle_css
 if TYPE_CHECKING:
     from ..merge._beliefs import Slot
     from ..merge._merge import MergeResult
+    from ..merge._strategy import Strategy
 
 __all__ = ["BeliefSlots"]
 
 BUILTIN_STRATEGIES = ("egalitarian", "elitist")
 EVIDENCE_LABELS = {1: "speculative", 2: "inferred", 3: "tool-verified", 4: "user-stated"}
 TRUST_LABELS = {0: "untrusted", 1: "external", 2: "trusted"}
-STATUSES = ("resolved", "disputed", "adjudicated", "retracted", "empty")
+STATUSES = ("resolved", "disputed", "adjudicated", "ruled", "retracted", "empty")
+RULED = " (resolve)"  # the suffix of ``MergeResult.decider`` for a strategy's resolve hook
 MAX_BUDGET = 1_000_000
 _QUOTE_CHARS = 2_000
 _BLOCK_CHARS = 200_000
@@ -55,9 +64,9 @@ def _shown(text: str | None) -> str | None:
     return None if text is None else neutralize(text)
 
 
-def _detail(slot: Slot) -> str:
-    """What the status means for this slot: the adjudication's outcome, the unmet premises
-    of a retraction, the tied values of a dispute."""
+def _detail(slot: Slot, by: str = "") -> str:
+    """What the status means for this slot: the adjudication's (or the strategy's ruling's)
+    outcome, the unmet premises of a retraction, the tied values of a dispute."""
     d = slot.derivation
     if d is not None and d.status == "retracted":
         unmet = ", ".join(d.unmet) or "none named"
@@ -65,11 +74,12 @@ def _detail(slot: Slot) -> str:
     r = slot.resolution
     if slot.decision.outcome == "disputed":
         if r is not None and r.outcome != "unresolvable":
+            who = f"ruled by {by.removesuffix(RULED)}" if by.endswith(RULED) else "adjudicated"
             if r.outcome == "choose":
-                return f"adjudicated: chose {r.value}"
+                return f"{who}: chose {slot.display(r.value or '')}"
             if r.outcome == "conditional":
-                return f"adjudicated: conditional on {r.guard or '?'}"
-            return "adjudicated: both hold"
+                return f"{who}: conditional on {r.guard or '?'}"
+            return f"{who}: both hold"
         if r is not None:
             why = "order-sensitive" if r.order_sensitive else "unresolvable"
             return f"tie kept open ({why})"
@@ -119,9 +129,12 @@ class BeliefSlots(BaseWidget):
     the verbatim quote and the event seq (click it: ``selected_event`` becomes
     ``{"session": id, "seq": n}``). Beside the table, the block: what the budget kept and
     what it dropped, and why. The strategy and budget controls re-run the merge
-    (``result.rerun``); ``strategies`` adds named scores ``{name: callable}`` to the built-in
-    ``egalitarian`` and ``elitist``. ``widget.result`` is the latest result. ``height`` is
-    the table's height in pixels; ``page_size`` the rows a page shows.
+    (``result.rerun``); ``strategies`` adds your strategies (``Strategy`` values, or
+    ``{name: Strategy or score function}``) to the built-in ``egalitarian`` and ``elitist``
+    (the result's own strategy is offered too). Each row says what decided it; ``compare``
+    (default: on when a strategy of your own is offered) shows every offered strategy's
+    decision per slot and marks where they differ. ``widget.result`` is the latest result.
+    ``height`` is the table's height in pixels; ``page_size`` the rows a page shows.
     """
 
     _esm = bundle("belief_slots.js")
@@ -130,12 +143,16 @@ class BeliefSlots(BaseWidget):
     _rows = traitlets.Dict().tag(sync=True)
     """Slots by column: key, type, value, status, detail, evidence, trust, sources, claims,
     flags, why (the block's reason a dropped slot is out), pos (layout position in the
-    block, -1 when out)."""
+    block, -1 when out), by (what decided the slot, "" when nothing did)."""
+    _compare = traitlets.Dict().tag(sync=True)
+    """Every offered strategy's decision per row, when comparing: names (in the selector's
+    order), decisions ({name: [text per row]}), differs ([bool per row]); {} when off."""
     _block = traitlets.Dict().tag(sync=True)
     """text, tokens, budget, kept (keys in layout order), dropped ([key, why] pairs),
     reason, withheld, trust."""
     summary = traitlets.Dict().tag(sync=True)
-    """score, budget, sources ([{id, short, title}]), counts by status, slot count, query."""
+    """score, budget, sources ([{id, short, title}]), counts by status, slot count, query,
+    strategy ({name, hooks, description})."""
     _strategy_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """The strategy names the front end offers."""
     selected_event = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
@@ -151,7 +168,8 @@ class BeliefSlots(BaseWidget):
         self,
         result: MergeResult,
         *,
-        strategies: Mapping[str, Callable[..., Any]] | None = None,
+        strategies: Mapping[str, Callable[..., Any] | Strategy] | Sequence[Strategy] | None = None,
+        compare: bool | None = None,
         height: int = 440,
         page_size: int = 50,
         **kwargs: Any,
@@ -164,17 +182,11 @@ class BeliefSlots(BaseWidget):
                 f"BeliefSlots() shows a MergeResult (cx.Merge([...]).run()), not "
                 f"{type(result).__name__}"
             )
-        extra = dict(strategies or {})
-        for name, fn in extra.items():
-            if not isinstance(name, str) or not name:
-                raise InvalidArgument(f"a strategy's name is a non-empty string, not {name!r}")
-            if name in BUILTIN_STRATEGIES:
-                raise InvalidArgument(f"{name!r} is a built-in strategy; give yours another name")
-            if not callable(fn):
-                raise InvalidArgument(f"strategy {name!r} must be callable, got {fn!r}")
+        extra = _offered(strategies, result)
         if page_size < 1:
             raise InvalidArgument(f"page_size is at least 1, not {page_size!r}")
-        self.strategies: dict[str, Callable[..., Any]] = extra
+        self.strategies: dict[str, Strategy] = extra
+        self.compare = bool(extra) if compare is None else bool(compare)
         self.result: MergeResult = result
         self._slots: dict[str, Slot] = {}
         super().__init__(height=height, page_size=page_size, **kwargs)
@@ -184,15 +196,33 @@ class BeliefSlots(BaseWidget):
     # --- the payload -------------------------------------------------------------------------
 
     def _score_name(self) -> str:
-        """The name the front end shows for the result's score (a custom strategy's name
-        when the result was made with it)."""
-        r = self.result
-        m = r.merge
-        fn = getattr(m, "_score", None) if m is not None else None
-        for name, f in self.strategies.items():
-            if f is fn:
-                return name
-        return r.score
+        """The name the front end shows for the result's strategy."""
+        return self.result.score
+
+    def _all_strategies(self) -> list[Strategy]:
+        from ..merge import STRATEGIES
+
+        return [*(STRATEGIES[n] for n in BUILTIN_STRATEGIES), *self.strategies.values()]
+
+    def _comparison(self, keys: Sequence[str]) -> dict[str, Any]:
+        """Every offered strategy's decision of each row's slot (``Merge.compare``, no
+        model), with the strategies in the selector's order; {} when not comparing."""
+        m = self.result.merge
+        if not self.compare or m is None:
+            return {}
+        from ..merge import Merge
+
+        names = list(self._strategy_names)
+        decisions: dict[str, list[str]] = {}
+        for strategy in self._all_strategies():
+            try:  # one strategy's failure is its column's, not the widget's
+                df = Merge.compare([strategy], m)
+                got = dict(zip(df["key"].to_list(), df[strategy.name].to_list(), strict=True))
+                decisions[strategy.name] = [neutralize(str(got.get(k) or "")) for k in keys]
+            except Exception as err:
+                decisions[strategy.name] = [f"error: {type(err).__name__}"] * len(keys)
+        differs = [len({decisions[n][i] for n in names}) > 1 for i in range(len(keys))]
+        return {"names": names, "decisions": decisions, "differs": differs}
 
     def _rebuild(self) -> None:
         r = self.result
@@ -215,11 +245,13 @@ class BeliefSlots(BaseWidget):
                 "flags",
                 "why",
                 "pos",
+                "by",
             )
         }
         counts = dict.fromkeys(STATUSES, 0)
         for s in r.slots:
-            status = s.status
+            by = r.decider(s.key)
+            status = "ruled" if s.status == "adjudicated" and by.endswith(RULED) else s.status
             counts[status] = counts.get(status, 0) + 1
             flags = 0
             pos = kept.get(s.key, -1)
@@ -242,7 +274,7 @@ class BeliefSlots(BaseWidget):
             cols["type"].append(s.type)
             cols["value"].append(neutralize(" | ".join(s.shown)))
             cols["status"].append(status)
-            cols["detail"].append(neutralize(_detail(s)))
+            cols["detail"].append(neutralize(_detail(s, by)))
             cols["evidence"].append(int(s.max_evidence))
             cols["trust"].append(int(trust) if trust is not None else 0)
             cols["sources"].append(len(s.sources))
@@ -250,6 +282,7 @@ class BeliefSlots(BaseWidget):
             cols["flags"].append(flags)
             cols["why"].append(neutralize(reason))
             cols["pos"].append(pos)
+            cols["by"].append(neutralize(by))
         b = r.block
         block = {
             "text": _cut(b.text, _BLOCK_CHARS),
@@ -276,9 +309,17 @@ class BeliefSlots(BaseWidget):
             "violations": len(r.violations),
             "alignment": r.alignment.mode,
             "can_rerun": r.merge is not None,
+            "strategy": {
+                "name": neutralize(r.score),
+                "hooks": list(r.strategy.hooks) if r.strategy is not None else [],
+                "description": neutralize(r.strategy.description if r.strategy else ""),
+            },
+            "refused": [[neutralize(k), neutralize(w)] for k, w in r.refused],
         }
+        compared = self._comparison([s.key for s in r.slots])
         with self.hold_sync():
             self.revision += 1
+            self._compare = compared
             self._rows = cols
             self._block = block
             self.summary = summary
@@ -314,6 +355,8 @@ class BeliefSlots(BaseWidget):
                 fn = self.strategies[score]
             elif score in BUILTIN_STRATEGIES:
                 fn = score
+            elif score == self.result.score and self.result.strategy is not None:
+                fn = self.result.strategy
             else:
                 known = ", ".join(self._strategy_names)
                 raise InvalidArgument(f"no strategy {score!r}; known: {known}")
@@ -375,10 +418,12 @@ class BeliefSlots(BaseWidget):
             )
         d = s.derivation
         r = s.resolution
+        by = self.result.decider(s.key)
         return {
             "key": key,
-            "status": s.status,
-            "detail": neutralize(_detail(s)),
+            "status": "ruled" if s.status == "adjudicated" and by.endswith(RULED) else s.status,
+            "by": neutralize(by),
+            "detail": neutralize(_detail(s, by)),
             "opinions": _opinions(s, titles),
             "claims": claims,
             "resolution": (
@@ -416,6 +461,37 @@ class BeliefSlots(BaseWidget):
             raise NotFound(f"no source session {session!r} in this merge")
         self.selected_event = {"session": session, "seq": seq}
         return dict(self.selected_event)
+
+
+def _offered(
+    strategies: Mapping[str, Callable[..., Any] | Strategy] | Sequence[Strategy] | None,
+    result: MergeResult,
+) -> dict[str, Strategy]:
+    """The user's strategies by name (a mapping names them; a strategy of the result that
+    is not a built-in is offered too), none named like a built-in."""
+    from ..merge import Strategy, as_strategy
+
+    out: dict[str, Strategy] = {}
+    items: list[tuple[str | None, Any]]
+    if strategies is None:
+        items = []
+    elif isinstance(strategies, Mapping):
+        items = list(strategies.items())
+    else:
+        items = [(None, s) for s in strategies]
+    for name, fn in items:
+        if name is not None and (not isinstance(name, str) or not name):
+            raise InvalidArgument(f"a strategy's name is a non-empty string, not {name!r}")
+        if not isinstance(fn, Strategy) and not callable(fn):
+            raise InvalidArgument(f"strategy {name!r} must be a Strategy or callable, got {fn!r}")
+        s = as_strategy(fn, name)
+        if s.name in BUILTIN_STRATEGIES:
+            raise InvalidArgument(f"{s.name!r} is a built-in strategy; give yours another name")
+        out[s.name] = s
+    own = result.strategy
+    if own is not None and own.name not in BUILTIN_STRATEGIES and own.name not in out:
+        out = {own.name: own, **out}
+    return out
 
 
 def _static_files() -> list[Path]:

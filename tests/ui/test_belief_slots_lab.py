@@ -300,5 +300,83 @@ def test_a_250_slot_merge_keeps_the_dom_bounded(nb: Notebook, artifacts: Path) -
     big.screenshot(path=str(artifacts / "belief-slots-many.png"))
 
 
+STRATEGY = """\
+from ctxsdk.merge import Strategy
+
+def prefer_user(options):
+    users = [o for o in options if any(c.origin == "user" for c in o.claims)]
+    return users[0] if len(users) == 1 else None
+
+mine = Strategy("user_first", resolve=prefer_user, description="a user's word breaks a tie")
+ws = BeliefSlots(r.rerun(score=mine), strategies=[mine], height=380)
+print("strategy ready")
+ws
+"""
+
+
+def test_a_users_strategy_beside_the_builtins(nb: Notebook, artifacts: Path) -> None:
+    page = nb.page
+    nb.run(STRATEGY, "strategy ready", timeout=120_000)
+    ws = page.locator(".cx-slots").nth(2)
+    ws.locator(".cx-srow[data-key]").first.wait_for(timeout=30_000)
+    ws.scroll_into_view_if_needed()
+    select = ws.locator("[data-control=strategy]")
+    assert select.input_value() == "user_first"
+    options = select.locator("option")
+    assert [options.nth(i).inner_text() for i in range(options.count())] == [
+        "egalitarian",
+        "elitist",
+        "user_first",
+    ]
+    assert "resolve" in ws.locator("[data-part=strategy-hooks]").inner_text()
+    db = ws.locator('.cx-srow[data-key="database"]')
+    assert db.get_attribute("data-status") == "ruled"
+    assert db.get_attribute("data-by") == "user_first (resolve)"
+    assert db.get_attribute("data-differs") == "true"
+    text = db.inner_text()
+    assert "ruled by user_first: chose PostgreSQL" in text and "≠" in text
+    # a slot every strategy decides alike is not marked, and says what decided it
+    tf = ws.locator('.cx-srow[data-key="test framework"]')
+    assert tf.get_attribute("data-differs") is None
+    assert "decided by user_first" in tf.inner_text()
+    # the filter shows only the slots the strategies decide differently
+    ws.locator("[data-control=status]").select_option("differs")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.cx-slots')[2].querySelectorAll('.cx-srow[data-key]')"
+        ".length === 1"
+    )
+    db.click()
+    panel = ws.locator('.cx-prov[data-key="database"]')
+    panel.locator(".cx-claim").first.wait_for(timeout=60_000)
+    per = panel.locator("[data-part=strategies] .cx-strategy")
+    got = {
+        str(per.nth(i).get_attribute("data-strategy")): per.nth(i)
+        .locator(".cx-strategy__decision")
+        .inner_text()
+        for i in range(per.count())
+    }
+    assert got == {
+        "egalitarian": "disputed{mysql,postgresql}",
+        "elitist": "postgresql",
+        "user_first": "postgresql",
+    }
+    assert "decided by user_first (resolve)" in panel.inner_text()
+    block = ws.locator("[data-part=block-text]").text_content() or ""
+    assert "tie broken by strategy user_first" in block
+    page.evaluate("() => document.activeElement?.blur()")
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        nb.theme(theme)
+        name = "light" if "Light" in theme else "dark"
+        ws.screenshot(path=str(artifacts / f"belief-slots-strategy-{name}.png"))
+    nb.theme("JupyterLab Light")
+    # back to a built-in: the tie is open again
+    ws.locator("[data-control=status]").select_option("all")
+    select.select_option("egalitarian")
+    page.wait_for_selector(
+        '.cx-slots >> nth=2 >> .cx-srow[data-key="database"][data-status="disputed"]',
+        timeout=30_000,
+    )
+
+
 def test_no_console_errors() -> None:
     assert not _ERRORS, _ERRORS
