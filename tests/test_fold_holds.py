@@ -9,7 +9,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ctxsdk as cx
-from ctxsdk.fold._holds import branch_made, heredoc_writes, manifest_facts, outline, read_path
+from ctxsdk.fold._holds import (
+    branch_made,
+    heredoc_writes,
+    manifest_facts,
+    outline,
+    read_path,
+    runtime_versions,
+)
 from ctxsdk.fold._state import FoldState, reduce_events
 from ctxsdk.testing import LogBuilder
 
@@ -192,3 +199,31 @@ def test_a_file_an_action_told_in_text_created_is_an_artifact() -> None:
     s = reduce_events(events)
     assert [str(a.value) for a in s.artifacts] == ["get_seed.py"]
     assert files(s) == ["get_seed.py: solve(target)"]
+
+
+def test_the_python_a_command_ran_on_is_a_project_fact() -> None:
+    header = "============ test session starts ============\nplatform linux -- Python 3.9.20, pytest-7.4.0\ncollected 3 items\n\n3 passed in 0.1s"
+    s = run([("bash", {"command": "python -m pytest test_requests.py"}, header)])
+    assert {a.state_key: a.value for a in s.values}["project/python_version"] == "3.9.20"
+    listing = run([("bash", {"command": "ls"}, "Python 3.9.20 notes.txt")])
+    assert "project/python_version" not in {a.state_key for a in listing.values}  # a read
+
+
+def test_runtime_versions_need_a_full_version() -> None:
+    assert runtime_versions("Python version: 3.9.20 (main, Oct  3 2024)") == [
+        ("python_version", "3.9.20")
+    ]
+    assert runtime_versions("Requires-Python >=3.8") == []
+
+
+def test_a_sub_agents_report_gives_findings_without_its_harness_lines() -> None:
+    report = (
+        "## Findings\n\nThe registry stores sessions in an ETS table named "
+        "`Spotter.Services.SessionRegistry`.\n"
+        "agentId: a7be2f0 (for resuming to continue this agent's work if needed)\n"
+        "<usage>total_tokens: 30610\ntool_uses: 19\nduration_ms: 42973</usage>"
+    )
+    s = run([("Task", {"subagent_type": "Explore", "prompt": "Find the registry."}, report)])
+    found = [str(a.value) for a in s.findings]
+    assert any("Spotter.Services.SessionRegistry" in f for f in found)
+    assert not any("total_tokens" in f or "agentId" in f for f in found)

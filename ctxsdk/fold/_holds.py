@@ -29,6 +29,7 @@ __all__ = [
     "manifest_facts",
     "outline",
     "read_path",
+    "runtime_versions",
     "written_text",
 ]
 
@@ -215,6 +216,18 @@ def branch_made(command: str) -> str | None:
             if flag in args and args.index(flag) + 1 < len(args):
                 return args[args.index(flag) + 1]
     return None
+
+
+# The interpreter a command ran on, as it printed it: pytest's header (``platform linux --
+# Python 3.9.20, pytest-7.4.0``), ``python --version``, a script printing ``sys.version``.
+_PYTHON = re.compile(r"\bPython(?: version)?:? (\d+\.\d+\.\d+)\b")
+
+
+def runtime_versions(text: str) -> list[tuple[str, str]]:
+    """The runtime a command's output shows it ran on (``python_version``), as
+    ``(key, value)``: where the work's tests really run, which the repo may not say."""
+    m = _PYTHON.search(text[:20_000])
+    return [("python_version", m.group(1))] if m else []
 
 
 def read_path(name: str, args: Mapping[str, Any]) -> str | None:

@@ -115,8 +115,20 @@ open work). Every anchor cites the fact's source seq.
   a model switch retires the earlier model, which is not kept in ``superseded``: a long
   run's switches must not push the work's earlier values out of that bounded list), shown as
   ``FoldState.run``, apart from the work's ``values``, and never copied into a checkpoint.
-- findings (``ctxsdk.session.statements``): the assistant's text statements (never
-  reasoning) that name something specific (a path, version, code name, code span, quoted
+- an action the assistant told in its text (SWE-agent's last fenced block) whose output the
+  harness relays next (a ``user/message`` whose source has ``form: relay``) is read as the
+  call it stands for (``_told``): ``create``/``edit`` write the open file, else a shell.
+- files (``_holds``): the outline of each file the session wrote (an edit's new text, a
+  here-document) or read (a read tool, ``cat``/``sed -n`` of one file, a Codex poll of it):
+  the names it defines (short signatures), routes, constants and the environment variables
+  it reads with defaults; a document only the variables it sets. Written files first, then
+  files read twice or whose names the session names; at most ``limits.files``, each cut to
+  ``limits.text``; derived at the end, never heads. A manifest's package and key scripts
+  (and npm's banner's package) are ``project/package`` and ``project/script_<name>``; a
+  ``git checkout -b`` the head ``project/branch``.
+- findings (``ctxsdk.session.statements``): the assistant's text statements (and those of
+  a sub-agent's report, the result of a ``Task``/``delegate_to_agent`` call, without the
+  harness's id and usage lines; never reasoning) that name something specific (a path, version, code name, code span, quoted
   literal, quantity), not plans, questions or acknowledgements, nor the words of an item
   already kept ⇒ kind ``finding``, authority hypothesis, at most ``limits.findings`` (a long
   session's cap grows as sqrt(findings × statements), up to ``limits.growth`` times, for
@@ -185,6 +197,7 @@ from ._holds import (
     heredoc_writes,
     manifest_facts,
     read_path,
+    runtime_versions,
     written_text,
 )
 from ._told import ToldActions
@@ -612,6 +625,13 @@ _INJECTED = re.compile(r"<([\w-]+)[^>]*>.*</\1>", re.S)  # one element: injected
 _ASK_WORDS = 2  # words an ask needs to be an obligation ("Please." alone is not)
 
 _RUNNING = re.compile(r"Process running with session ID (\d+)")  # Codex: polled later
+# Tools that hand work to a sub-agent: their result is that agent's report, in its words.
+_DELEGATES = frozenset({"task", "agent", "delegate_to_agent", "spawn_agent", "dispatch_agent"})
+# What the harness adds to a sub-agent's report: its id, usage, how it ended.
+_REPORT_NOISE = re.compile(
+    r"<usage>.*?</usage>|^(?:agentId|Termination Reason):.*$|^Subagent '[^'\n]*' finished\.$",
+    re.S | re.M,
+)
 _MAX_STATEMENTS = 4000  # the assistant's statements a reduce keeps to choose findings from
 # Programs whose command line holds a file's new contents, not the change made to it.
 _CONTENT_WRITERS = frozenset({"cat", "echo", "printf", "tee", "touch", "dd", "head", "tail"})
@@ -757,6 +777,12 @@ def _written(path: str, command: str | None, args: Mapping[str, Any]) -> str:
         if path in p.writes and p.program not in _CONTENT_WRITERS and "\n" not in p.text:
             return f"{path} (by {_cut(_fold(p.text), _COMMAND_SHOWN)})"
     return path
+
+
+def _report(text: str) -> str:
+    """A sub-agent's report without what its harness added (its id, token usage, how it
+    ended): only the agent's own words are findings."""
+    return _REPORT_NOISE.sub("", text)
 
 
 def _explores(command: str) -> bool:
@@ -1339,6 +1365,8 @@ class _Reducer:
         identity = _call_key(name, args)
         command = call_command(args)
         width = self.limits.text
+        if not is_error and name.lower() in _DELEGATES:
+            self._statements(_report(redact(text).text), seq)  # a sub-agent's findings
         if is_error:
             self.failed_edits.update(written_paths(name, args))
             fid = f"failure:{cid}"
@@ -1349,6 +1377,8 @@ class _Reducer:
         verdict = None
         if command is not None and not _explores(command):
             verdict = run_outcome(text)
+            for key, value in runtime_versions(text):  # a failed run's header says it too
+                self._project_value(key, value, seq)
         if verdict is not None and verdict.failed:
             fid = f"failure:{identity}"
             line = verdict.error or first_line(text, width) or "failed"
