@@ -285,3 +285,29 @@ def test_a_ruling_that_leaves_the_tie_open_decides_nothing() -> None:
     b = cx.Merge(_tied()).strategy(both).run()
     assert b.decider("queue broker") == "both (resolve)"
     assert "both hold (strategy both):" in b.text and "adjudicated" not in b.text
+
+
+def test_mergebench_adds_the_seeds_arms_and_its_published_rows_when_present() -> None:
+    from ctxsdk.bench import mergebench
+    from ctxsdk.bench._merge import _shared_data
+
+    df = mergebench(builtins=True, baselines=True, published=True)
+    names = df["strategy"].to_list()
+    assert names[:5] == [
+        "egalitarian",
+        "elitist",
+        "baseline:none",
+        "baseline:single:branch-a",
+        "baseline:concat",
+    ]
+    by = {r["strategy"]: r for r in df.iter_rows(named=True)}
+    assert by["baseline:none"]["bridge"] == 0.0
+    assert by["egalitarian"]["bridge"] > by["baseline:concat"]["bridge"]
+    if _shared_data() is None:
+        assert len(names) == 5  # the published rows need the seed's data file
+    else:
+        published = by["published:concat"]
+        assert published["bridge"] == pytest.approx(by["baseline:concat"]["bridge"], abs=0.03)
+    # a run the seed did not publish gets no published rows
+    other = mergebench(seeds=2, published=True)
+    assert not any(n.startswith("published:") for n in other["strategy"].to_list())

@@ -97,7 +97,6 @@ function render({ model, el }) {
       ...STATUSES.map((s) => h("option", { value: s }, s)),
       h("option", { value: "kept" }, "in the block"),
       h("option", { value: "dropped" }, "left out"),
-      h("option", { value: "differs", "data-needs": "compare" }, "strategies differ"),
     )
   );
   const strategyNote = h("span", { class: "cx-control__unit", "data-part": "strategy-hooks" });
@@ -194,8 +193,18 @@ function render({ model, el }) {
     const hooks = Array.isArray(st.hooks) ? st.hooks : [];
     strategyNote.textContent = hooks.length ? `hooks: ${hooks.join(", ")}` : "";
     strategyNote.title = st.description || "";
-    const diffOpt = /** @type {HTMLOptionElement | null} */ (statusSel.querySelector('option[value="differs"]'));
-    if (diffOpt) diffOpt.hidden = !compared;
+    // "strategies differ" is offered only while comparing (a hidden option still widens the box)
+    const diffOpt = statusSel.querySelector('option[value="differs"]');
+    if (compared && !diffOpt) statusSel.append(h("option", { value: "differs" }, "strategies differ"));
+    if (!compared && diffOpt) {
+      diffOpt.remove();
+      if (filterStatus === "differs") {
+        filterStatus = "all";
+        statusSel.value = "all";
+        applyFilter();
+        renderList();
+      }
+    }
     const current = Number(sm.budget || 0);
     if (document.activeElement !== budget) budget.value = String(current);
     budgetRange.max = String(Math.max(200, Math.ceil((current * 2) / 100) * 100, Number(budgetRange.max) || 0));
@@ -572,6 +581,7 @@ function render({ model, el }) {
     ["change:_rows", onRows],
     ["change:_block", () => { renderBlock(); renderHeader(); }],
     ["change:summary", renderHeader],
+    ["change:_compare", () => { compared = readCompare(model); renderHeader(); applyFilter(); renderList(); }],
     ["change:_strategy_names", renderHeader],
     ["change:error", renderHeader],
     ["change:height", setHeight],

@@ -664,6 +664,8 @@ def mergebench(
     budget: int = 400,
     paraphrase: bool = False,
     session_budget: int = 1200,
+    baselines: bool = False,
+    published: bool = False,
 ) -> pl.DataFrame:
     """Merge strategies scored side by side, one row per strategy (a polars DataFrame).
 
@@ -677,6 +679,11 @@ def mergebench(
     strategy decides them: ``slots``, ``resolved``, ``disputed`` (left open), ``hook_decided``
     (ties its resolve hook settled), and the block's ``kept`` slots and ``block_tokens`` at
     ``session_budget``; ``differs`` counts the slots it decides otherwise than the first row.
+    ``baselines`` adds the seed's arms run on the same scenarios (``baseline:none``,
+    ``baseline:single:branch-a``, ``baseline:concat``); ``published`` adds the seed's published
+    rows (``published:<arm>``) when its data file is present (``CTXSDK_SHARED_DATA`` or
+    ``../shared/data``, as ``ctxsdk bench merge`` loads it) and the run is one it published
+    (5 seeds, 10 topics, 2 branches, 2 conflicts, budget 400 or 1200, no paraphrase).
     """
     from ..merge import STRATEGIES, Merge
     from ..merge._merge import decision_text, named_strategies
@@ -688,11 +695,15 @@ def mergebench(
     if not chosen:
         raise ValueError("mergebench needs a strategy (or builtins=True)")
     scores: dict[str, list[Score]] = {s.name: [] for s in chosen}
+    arms = {f"baseline:{n}": arm for n, arm in ARMS.items()} if baselines else {}
+    scores.update({a: [] for a in arms})
     for seed in range(1, seeds + 1):
         sc = generate(seed, topics, branches, conflicts, paraphrase=paraphrase)
         base = Merge(as_sessions(sc), tokenizer="estimate", budget=budget)
         for s in chosen:
             scores[s.name].append(score_text(sc, base.strategy(s).run().text))
+        for a, arm in arms.items():
+            scores[a].append(score_text(sc, arm(sc, budget)))
     user: Merge | None = None
     if sessions is not None:
         user = sessions if isinstance(sessions, Merge) else Merge(list(sessions))
@@ -718,8 +729,35 @@ def mergebench(
                 differs=sum(decided.get(k) != v for k, v in first.items()),
             )
         rows.append(row)
+    for a in arms:
+        row = {"strategy": a, "hooks": ""}
+        row.update(
+            {f: sum(float(getattr(x, f)) for x in scores[a]) / max(seeds, 1) for f in _MB_COLUMNS}
+        )
+        rows.append(row)
+    published_run = (seeds, topics, branches, conflicts, paraphrase) == (5, 10, 2, 2, False)
+    if published and published_run and budget in (400, 1200):
+        rows += _published_rows(0 if budget == 400 else 1)
     schema: dict[str, Any] = {"strategy": pl.String, "hooks": pl.String}
     schema.update({f: pl.Float64 for f in _MB_COLUMNS})
     if user is not None:
         schema.update({f: pl.Int64 for f in (*_SESSION_COLUMNS, "differs")})
     return pl.DataFrame(rows, schema=schema)
+
+
+def _published_rows(run: int) -> list[dict[str, Any]]:
+    """The seed's published rows of run ``run`` (0: budget 400, 1: budget 1200), or none
+    when its data file is not present."""
+    import json
+
+    from ._merge import MERGEBENCH_FILE, _shared_data
+
+    root = _shared_data()
+    if root is None:
+        return []
+    vocab = json.loads((root / MERGEBENCH_FILE).read_text(encoding="utf-8"))
+    rows = vocab["publishedRuns"][run]["rows"]
+    return [
+        {"strategy": f"published:{arm}", "hooks": "", **{f: float(r[f]) for f in _MB_COLUMNS}}
+        for arm, r in rows.items()
+    ]

@@ -45,7 +45,6 @@ from ._projects import scope_projects
 from ._prune import left_out
 from ._render import Block, build_block, render_slot
 from ._ruling import Ruling, label_block, rule
-from ._slots import Score
 from ._sources import MergeSources
 from ._strategy import Strategy, StrategyLike, as_strategy, decide_slots, extract_with
 from ._tool import home_of
@@ -64,8 +63,6 @@ __all__ = [
 ]
 
 MERGE_PLUGIN = "ctxsdk-merge"  # the source plugin name of an injected block
-
-ScoreLike = str | Score
 
 ADJUDICATION = "adjudication"
 """What ``MergeResult.decided_by`` says of a tie the model adjudicator settled."""
