@@ -311,3 +311,33 @@ def test_mergebench_adds_the_seeds_arms_and_its_published_rows_when_present() ->
     # a run the seed did not publish gets no published rows
     other = mergebench(seeds=2, published=True)
     assert not any(n.startswith("published:") for n in other["strategy"].to_list())
+
+
+def test_a_ruled_tie_a_derivation_retracts_keeps_its_strategys_label() -> None:
+    def extract(branch: Branch) -> Iterable[Claim]:
+        mine = {"api-team": ("kafka", "eu-west"), "web-team": ("rabbitmq", "us-east")}
+        broker, region = mine[branch.id]
+        routes = (("region",),) if branch.id == "api-team" else ()
+        return [
+            Claim(
+                "queue broker",
+                broker,
+                4,
+                f"The queue broker is {broker}.",
+                "x",
+                1,
+                derived_from=routes,
+            ),
+            Claim("region", region, 4, f"The region is {region}.", "x", 2),
+        ]
+
+    def kafka(options: tuple[Candidate, ...]) -> Candidate | None:
+        return next((o for o in options if o.value == "kafka"), None)  # region stays open
+
+    r = cx.Merge(_tied()).strategy(Strategy("k", resolve=kafka, extract=extract)).run()
+    broker = r.slot("queue broker")
+    assert broker.status == "retracted" and r.decider("queue broker") == "k (resolve)"
+    lines = r.text.splitlines()
+    at = next(i for i, x in enumerate(lines) if "`queue broker`" in x)
+    assert "tie broken by strategy k" in lines[at] and "RETRACTED" in lines[at + 1]
+    assert "adjudicat" not in r.text and r.block.tokens <= r.budget

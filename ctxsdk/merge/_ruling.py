@@ -166,21 +166,33 @@ def _relabel(block: Block, ruled: Mapping[str, str], trusts: Mapping[str, int]) 
     if not block.text:
         return block
     text = block.text
-    mine = [s for s in block.slots if s.key in ruled and s.status == "adjudicated"]
+    # a ruled slot a derivation retracted is still shown with its ruling: relabel it too
+    mine = [s for s in block.slots if s.key in ruled and s.resolution and s.resolution.asserts]
     for s in mine:
         line = neutralize(redact(render_slot(s, _trust_of(s, trusts))).text)
-        label = f"strategy {_label(ruled[s.key])}"
-        new = line.replace(_CHOSE, f"tie broken by {label}", 1).replace(_HELD, f" ({label}):", 1)
-        text = text.replace(line, new, 1)
+        text = text.replace(line, _labelled(line, f"strategy {_label(ruled[s.key])}"), 1)
     adjudicated = sum(s.status == "adjudicated" for s in block.slots)
-    if mine:
+    counted = [s for s in mine if s.status == "adjudicated"]  # what the footer counts
+    if counted:
         by: dict[str, int] = {}
-        for s in mine:
+        for s in counted:
             by[ruled[s.key]] = by.get(ruled[s.key], 0) + 1
-        parts = [f"{adjudicated - len(mine)} adjudicated"] if adjudicated > len(mine) else []
+        parts = [f"{adjudicated - len(counted)} adjudicated"] if adjudicated > len(counted) else []
         parts += [f"{n} decided by strategy {_label(name)}" for name, n in sorted(by.items())]
         head, sep, footer = text.rpartition("\n")
         if footer.startswith("_Notes:"):
             footer = footer.replace(f"{adjudicated} adjudicated", "; ".join(parts), 1)
             text = head + sep + footer
     return dataclasses.replace(block, text=text)
+
+
+def _labelled(line: str, label: str) -> str:
+    """A slot's lines with the renderer's adjudication label, on its first line (the guard of
+    a conditional comes before it), replaced by ``label``."""
+    first, nl, rest = line.partition("\n")
+    if _CHOSE in first:
+        before, _, after = first.rpartition(_CHOSE)
+        first = f"{before}tie broken by {label}{after}"
+    elif first.endswith(_HELD):
+        first = first.removesuffix(_HELD) + f" ({label}):"
+    return first + nl + rest
