@@ -227,3 +227,17 @@ def test_a_sub_agents_report_gives_findings_without_its_harness_lines() -> None:
     found = [str(a.value) for a in s.findings]
     assert any("Spotter.Services.SessionRegistry" in f for f in found)
     assert not any("total_tokens" in f or "agentId" in f for f in found)
+
+
+def test_a_report_written_as_json_is_read_as_its_text() -> None:
+    report = (
+        "Subagent 'codebase_investigator' finished.\nTermination Reason: GOAL\nResult:\n"
+        '{"SummaryOfFindings": "The plugins are hardcoded in `AgentRegistry`, so a new one '
+        'needs a code change.", "RelevantLocations": [{"FilePath": "src/utils/security.ts", '
+        '"KeySymbols": ["sanitizeValue", "SENSITIVE_VALUE_PATTERNS"]}]}'
+    )
+    s = run([("delegate_to_agent", {"agent_name": "codebase_investigator"}, report)])
+    found = " | ".join(str(a.value) for a in s.findings)
+    assert "hardcoded in AgentRegistry" in found  # the words after the harness's lines
+    assert "KeySymbols: sanitizeValue, SENSITIVE_VALUE_PATTERNS" in found
+    assert "Termination Reason" not in found

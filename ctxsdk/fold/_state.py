@@ -128,10 +128,11 @@ open work). Every anchor cites the fact's source seq.
   ``git checkout -b`` the head ``project/branch``.
 - findings (``ctxsdk.session.statements``): the assistant's text statements (and those of
   a sub-agent's report, the result of a ``Task``/``delegate_to_agent`` call, without the
-  harness's id and usage lines; never reasoning) that name something specific (a path, version, code name, code span, quoted
-  literal, quantity), not plans, questions or acknowledgements, nor the words of an item
-  already kept ⇒ kind ``finding``, authority hypothesis, at most ``limits.findings`` (a long
-  session's cap grows as sqrt(findings × statements), up to ``limits.growth`` times, for
+  harness's id and usage lines; a JSON report read as its text; never reasoning) that name
+  something specific (a path, version, code name, code span, quoted literal, quantity),
+  not plans, questions or acknowledgements, nor the words of an item already kept ⇒ kind
+  ``finding``, authority hypothesis, at most ``limits.findings`` (a long session's cap
+  grows as sqrt(findings × statements), up to ``limits.growth`` times, for
   statements that name something: plain ones fill no more than ``limits.findings``), chosen
   at the end for what the session keeps naming (``select_statements``), in seq order.
   Derived only: never declared, never a head, never evidence.
@@ -629,7 +630,7 @@ _RUNNING = re.compile(r"Process running with session ID (\d+)")  # Codex: polled
 _DELEGATES = frozenset({"task", "agent", "delegate_to_agent", "spawn_agent", "dispatch_agent"})
 # What the harness adds to a sub-agent's report: its id, usage, how it ended.
 _REPORT_NOISE = re.compile(
-    r"<usage>.*?</usage>|^(?:agentId|Termination Reason):.*$|^Subagent '[^'\n]*' finished\.$",
+    r"<usage>.*?</usage>|^(?:agentId|Termination Reason):[^\n]*$|^Subagent '[^'\n]*' finished\.$",
     re.S | re.M,
 )
 _MAX_STATEMENTS = 4000  # the assistant's statements a reduce keeps to choose findings from
@@ -781,8 +782,33 @@ def _written(path: str, command: str | None, args: Mapping[str, Any]) -> str:
 
 def _report(text: str) -> str:
     """A sub-agent's report without what its harness added (its id, token usage, how it
-    ended): only the agent's own words are findings."""
-    return _REPORT_NOISE.sub("", text)
+    ended): only the agent's own words are findings. A report written as JSON (Gemini CLI's
+    investigator) is read as its text: each string, and each list of names after its key."""
+    text = _REPORT_NOISE.sub("", text)
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return text
+    try:
+        data = json.loads(text[start : end + 1])
+    except ValueError:
+        return text
+    lines: list[str] = []
+    _json_text(data, "", lines)
+    return text[:start] + "\n".join(lines) + text[end + 1 :]
+
+
+def _json_text(value: Any, key: str, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _json_text(v, str(k), out)
+    elif isinstance(value, list):
+        if value and all(isinstance(v, str) and len(v) <= 80 for v in value):
+            out.append(f"{key}: {', '.join(value)}.")
+        else:
+            for v in value:
+                _json_text(v, key, out)
 
 
 def _explores(command: str) -> bool:
