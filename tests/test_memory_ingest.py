@@ -124,7 +124,7 @@ def test_entity_names_come_from_facts_not_from_capitalized_words(
 ) -> None:
     names = {c.name for c in _of(extraction_a, "entity")}
     # what the tool work established, named by what it is about
-    assert {"test command", "install command", "language"} <= names
+    assert {"test command", "install command", "stack"} <= names
     for word in ("AuthGateway", "TriviumDB", "README", "DeepSeek_Harness", "X-Request-Id"):
         assert word not in names
     assert not any("鉴权" in n for n in names)
@@ -490,16 +490,19 @@ def _real(rel: str) -> cx.Session:
     return load_session(root, rel)
 
 
-def test_real_mini_swe_agent_keeps_no_harness_words_or_prompt_rules() -> None:
+def test_real_mini_swe_agent_keeps_no_harness_words_or_prompt_rules_as_the_users() -> None:
     s = _real("mini-swe-agent/django__django-11163.traj.json")
     ex = extract(s)
     names = {c.name for c in _of(ex, "entity")}
     for word in ("THOUGHT", "MUST", "ONE", "MODIFY"):
         assert word not in names
-    prefs = " ".join(c.text for c in _of(ex, "preference"))
+    # the task template's rules are one line, said by the harness: none is the user's
+    harness = [c for c in _of(ex, "preference") if c.text.startswith("the harness's rules")]
+    assert len(harness) == 1 and "EXACTLY ONE" in harness[0].text
+    prefs = " ".join(c.text for c in _of(ex, "preference") if c not in harness)
     assert "THOUGHT" not in prefs and "EXACTLY ONE" not in prefs
-    # what the session established: the file it fixed and the project's language
-    assert "django/forms/models.py" in names and "language" in names
+    # what the session established: the file it fixed and the project's stack
+    assert "django/forms/models.py" in names and "stack" in names
     file = next(c for c in _of(ex, "entity") if c.name == "django/forms/models.py")
     assert "fields is not None" in file.text
 

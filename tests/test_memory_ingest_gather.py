@@ -209,3 +209,68 @@ def test_a_long_turns_findings_are_kept_past_a_gathered_lines_length() -> None:
     (found,) = _kind(extract(cx.Session.from_events(b.header, b.events)).candidates, "finding")
     assert len(found.text) > GATHERED_MAX
     assert "src/routes/items_v1.py" in found.text and "config/v10.toml" in found.text
+
+
+def test_the_steps_the_assistant_proposed_are_one_decision() -> None:
+    """A report's recommendations are what was decided to do next: one ``proposed`` line
+    per session; an aside ("Wait, …") and a label with its value ("Test counts: …") that
+    the kernel reads as orders are none."""
+    b = LogBuilder(session_id="p", runtime_context=None)
+    b.turn("Review the plugin system for adaptability.").assistant(
+        text=(
+            "Refactor Registries: Convert `AgentRegistry` to scan a directory for dynamic "
+            "plugin loading.\n"
+            "Wait, `loadPlugins()` returns None when the folder is missing.\n"
+            "Test counts: 141 tests (127 unit + 14 doctests), all passing."
+        )
+    ).end_turn()
+    b.turn("Anything else?").assistant(
+        text="Install the keyboard package (`pip install keyboard`) before you run it."
+    ).end_turn()
+    ex = extract(cx.Session.from_events(b.header, b.events))
+    (line,) = [c for c in ex.candidates if c.extra.get("kind") == "proposed"]
+    assert line.type == "decision" and line.text.startswith("the assistant proposed: ")
+    assert "AgentRegistry" in line.text and "pip install keyboard" in line.text
+    assert "Wait" not in line.text and "Test counts" not in line.text
+    assert line.text.index("AgentRegistry") < line.text.index("keyboard")  # as said
+
+
+def test_the_projects_language_and_framework_are_one_stack_entity() -> None:
+    s = _real_or_skip("aider/aider-website__hello-world-flask.md")
+    ex = extract(s)
+    names = {c.name for c in ex.candidates if c.type == "entity"}
+    assert "language" not in names and "framework" not in names
+    (stack,) = [c for c in ex.candidates if c.name == "stack"]
+    assert stack.extra["value"] == "Python, Flask"
+    assert "programming language Python" in stack.text and "framework Flask" in stack.text
+
+
+def test_a_task_templates_rules_are_one_line_of_the_harness() -> None:
+    """The rules a harness's task template sets (SWE-agent's tips) are one preference line,
+    said by the harness, not one memory each; the model the harness states at every start
+    is none unless the session switched it."""
+    s = _real_or_skip("swe-agent/ctf_crypto__katy.traj")
+    ex = extract(s)
+    (rules,) = [c for c in ex.candidates if c.extra.get("kind") == "rules"]
+    assert rules.type == "preference" and rules.text.startswith("the harness's rules")
+    assert "`-c` flag" in rules.text and "nc -w5" in rules.text
+    assert not any("-c` flag" in c.text for c in ex.candidates if c is not rules)
+    mini = extract(_real_or_skip("mini-swe-agent/django__django-11163.traj.json"))
+    assert not any(c.name == "model" for c in mini.candidates)
+    aider = extract(_real_or_skip("aider/Monochromatic__.aider.chat.history.md"))
+    by_name = {c.name: c for c in aider.candidates if c.type == "entity"}
+    # switched in the session: which model worked is part of what it learned
+    assert "gemini-2.5-pro-preview-05-06" in by_name["model"].text
+    assert "earlier" in by_name["model"].extra
+    assert "gemini-2.5-flash-preview-04-17" in by_name["weak model"].text
+
+
+def _real_or_skip(rel: str) -> cx.Session:
+    import pytest
+
+    from ctxsdk.bench._realworld import corpus_dir, load_session
+
+    root = corpus_dir()
+    if root is None or not (root / rel).exists():
+        pytest.skip("the agent-sessions corpus is not here")
+    return load_session(root, rel)

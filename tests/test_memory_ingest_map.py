@@ -37,7 +37,7 @@ def test_the_map_shows_a_label_once_and_fills_its_budget(tmp_path: Path) -> None
         assert m.tokens <= 400 and tk.count(m.text) == m.tokens
         named = m.text.splitlines()[2]
         labels = named.removeprefix("named: ").split("; ")
-        assert labels.count("language: Python") == 1  # six projects, one label
+        assert labels.count("stack: Python, pip") == 1  # six projects, one label
         assert len(labels) == len({lb.casefold() for lb in labels})
         # more than the sixteen labels of a fixed count: the budget ends the line
         assert len(labels) > 16

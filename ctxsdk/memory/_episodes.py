@@ -12,7 +12,10 @@ A session is drawn as a chain of boxes, oldest first:
   is a checkpoint too, marked ``generated``, whose summary is the last user message before
   the cut;
 - one **tail** box: what is still open after the last checkpoint, summarised by the latest
-  user message (at most 240 characters).
+  user message (at most 240 characters) and, after an arrow, the assistant's last reply
+  (at most 1,200): the ask and where the work stood when the log ends ("… → I've created a
+  complete Vue.js todo application …"; bench realworld lexical, tune stored 0.644 to 0.655
+  and noise down, the last reply holding the session's outcome).
 
 A user message is read as the person's own words (``ctxsdk.session.user_text``): a harness
 template's wrapper (a ``<pr_description>``, a CTF preamble) is removed, and a message that is
@@ -60,6 +63,8 @@ EpisodeKind = Literal["checkpoint", "tail", "fork"]
 EPISODE_NAMES: dict[str, str] = {"tail": "current", "checkpoint": "compacted", "fork": "fork"}
 _SUMMARY_MAX = 4000  # a checkpoint's text, kept whole up to this many characters
 _PREVIEW_MAX = 240  # the tail's summary: the latest user message
+_REPLY_MAX = 1200  # and the assistant's last reply after it
+_REPLY_MIN = 40
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,18 @@ def _user_before(session: Session, end: int, start: int) -> tuple[int, str] | No
     return None
 
 
+def _reply_after(session: Session, start: int, end: int) -> str | None:
+    """The assistant's last reply in seqs ``start`` .. ``end`` (its text, 40+ characters):
+    where the work stood when the log ends."""
+    for seq in range(end, start - 1, -1):
+        if session.raw_events[seq].get("type") != "assistant/message":
+            continue
+        text = session.message_at(seq).text.strip()
+        if len(text) >= _REPLY_MIN:
+            return text
+    return None
+
+
 def session_episodes(session: Session, cuts: Sequence[int] = ()) -> list[Episode]:
     """The boxes of ``session`` in seq order: its fork, its checkpoints (with the hand
     ``cuts``, seqs cut by ``Memory.cut``), and its tail."""
@@ -175,6 +192,9 @@ def session_episodes(session: Session, cuts: Sequence[int] = ()) -> list[Episode
     since = max(marks, default=inherited - 1) + 1
     said = _user_before(session, last, since) if last >= since else None
     tail = _clip(said[1], _PREVIEW_MAX) if said else "(nothing since the last checkpoint)"
+    reply = _reply_after(session, said[0] if said else since, last)
+    if reply:
+        tail = f"{tail} → {_clip(reply, _REPLY_MAX)}"
     out.append(Episode("tail", sid, last, tail))
     return out
 

@@ -29,6 +29,9 @@ outcome                ``experience`` named "outcome: …": what a session did i
 (the assistant's       ``experience`` named "found: …": its statements that name something
 findings)              specific (``ctxsdk.session.statements``), after errors and outcome;
                        one per turn (its statements joined), none that proposes a step
+(the assistant's       ``decision`` named "proposed: …": the steps it proposed that name
+proposals)             something (a report's recommendations, a plan told in prose), one
+                       line per session
 open_work              ``decision`` named "open work: …": what was left to do is a commitment
                        about later work, shown with the decisions
 =====================  =======================================================================
@@ -54,6 +57,7 @@ from dataclasses import dataclass
 
 from ..errors import NotFound
 from ..session import (
+    RUN_SCOPE,
     Fact,
     Session,
     Statement,
@@ -114,6 +118,15 @@ _LEADS = {
     "package manager": "the package manager",
 }
 _FILE_KEY = "file "
+# A run setting naming a model ("model", "weak model"): kept when the session switched it
+_MODEL = re.compile(r"\bmodel\b")
+# The project facts that say what the project is made with: one ``stack`` entity
+_STACK_KEY = "stack"
+_STACK = {
+    "language": "programming language",
+    "framework": "framework",
+    "package manager": "package manager",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +226,19 @@ def _entity_of(f: FactLike) -> tuple[str, str] | None:
     if key.casefold() not in text.casefold():
         text = f"{key}: {_value_text(f)} ({text})"
     return key, text
+
+
+def _stack_entity(facts: Sequence[FactLike], scope: str, src: Source) -> Candidate:
+    """The project's language, framework and package manager as one entity (key
+    ``stack``): a teammate notes "Python, Flask, pip" as one line of the project, not three
+    memories, each of which says little alone."""
+    by_key = {f.key: f.value for f in facts if f.key and f.value}
+    parts = [f"{_STACK[k]} {v}" for k, v in by_key.items()]
+    value = ", ".join(v for v in by_key.values() if v)
+    text = f"the project's stack: {'; '.join(parts)}"
+    extra: dict[str, object] = {"kind": "project", "scope": scope, "key": _STACK_KEY}
+    extra["value"] = value
+    return Candidate("entity", _STACK_KEY, clip(text), src, extra=extra)
 
 
 def _names_in(text: str, names: Sequence[tuple[str, re.Pattern[str]]]) -> list[str]:
@@ -346,9 +372,15 @@ def fact_candidates(
     # 1. the entities: project facts and settings
     entities: list[tuple[Candidate, int]] = []
     files: set[int] = set()  # ids of the file entities: a key file stays, the rest are gathered
+    stack: list[FactLike] = []
     for i, f in enumerate(kept):
         if f.kind not in ("project", "setting"):
             continue
+        if f.kind == "project" and f.key in _STACK and f.value:
+            stack.append(f)
+            continue
+        if f.scope == RUN_SCOPE and _MODEL.search(f.key or "") and not earlier.get(i):
+            continue  # the harness states it at every start: the run's, not what it learned
         got = _entity_of(f)
         if got is None:
             continue
@@ -371,12 +403,14 @@ def fact_candidates(
         if rank:
             files.add(id(cand))
         entities.append((cand, rank))
+    if stack:
+        entities.append((_stack_entity(stack, scope, src(stack[0])), 0))
     entities.sort(key=lambda cr: cr[1])
     # a key or a file is named by other facts' words; a project fact's own sentence is not
     names = [
         (c.name, p)
         for c, _ in entities
-        if "key" in c.extra and (p := _name_pattern(c.name)) is not None
+        if "key" in c.extra and c.name != _STACK_KEY and (p := _name_pattern(c.name)) is not None
     ]
 
     def links(label: str, text: str, limit: int = 3) -> tuple[tuple[str, str], ...]:
@@ -388,11 +422,15 @@ def fact_candidates(
     steps: list[FactLike] = []
     at_once = _rules_at_once(kept)
     rules: list[FactLike] = []
+    told: list[FactLike] = []
     for f in kept:
         if f.kind in ("project", "setting"):
             continue
         if f.source.seq in at_once and f.kind in ("instruction", "preference") and not is_ask(f):
             rules.append(f)
+            continue
+        if f.kind in ("instruction", "preference") and f.scope == RUN_SCOPE:
+            told.append(f)  # a task template's rules: the harness's, one line
             continue
         if is_ask(f):
             asks.append(f)
@@ -478,6 +516,7 @@ def fact_candidates(
         rules_line(rules, src(rules[0]), links("about", " ".join(f.text for f in rules)))
         if rules
         else None,
+        rules_line(told, src(told[0]), (), by="the harness") if told else None,
     ]
     # a file the user named, or another memory of the session names, is one the session
     # turns on: it stays an entity; the others are one line
@@ -505,10 +544,16 @@ _PICK = 4
 # A turn's findings: a long autonomous turn says more than one reply's list, and what is
 # cut of the statements picked for it is lost (tune stored 0.606 at 1,200, 0.617 at 2,400).
 _FOUND_MAX = 2 * GATHERED_MAX
+_PROPOSED = "the assistant proposed: "
 
 
 # "If I look at requests/models.py, …", "If we change line 1713 …": the agent thinking aloud
 _MUSING = re.compile(r"(?:if|when|suppose)\s+(?:i|we)\b", re.IGNORECASE)
+# "Wait, if return_annotation is None …", "No, it uses UnitBase.__eq__": an aside, its first
+# word no order even where the kernel reads a verb in it
+_ASIDE = re.compile(r"(?:wait|no|hmm+|oh|ah|actually|well|but)\b\s*[,.!]", re.IGNORECASE)
+# "Refactor Registries: Convert AgentRegistry …": a short label, then what it says
+_LABELLED = re.compile(r"^[^:]{1,40}:\s+")
 
 
 def _proposed_step(sentence: str) -> bool:
@@ -519,6 +564,18 @@ def _proposed_step(sentence: str) -> bool:
         return True
     got = instruction_kind(sentence)
     return got is not None and got[0] == "instruction" and not got[1]
+
+
+def _proposal(sentence: str) -> bool:
+    """Whether a sentence read as a step (``_proposed_step``) is one the assistant proposes:
+    an order, after its label if it has one ("Refactor Registries: Convert X to …"), not a
+    label and its value ("Test counts: 141 …") nor thinking aloud ("Wait, …")."""
+    if _MUSING.match(sentence) or _ASIDE.match(sentence):
+        return False
+    label = _LABELLED.match(sentence)
+    body = sentence[label.end() :] if label else sentence
+    got = instruction_kind(body)
+    return got is not None and got[0] == "instruction"
 
 
 def _rules_at_once(facts: Sequence[FactLike]) -> set[int]:
@@ -551,6 +608,7 @@ def _findings(
     …") or what a run of tool steps found is one answer, as a teammate notes it, not a
     dozen things the session found."""
     found: dict[str, tuple[int, Statement]] = {}
+    proposed: dict[str, tuple[int, Statement]] = {}
     turn: dict[int, int] = {}  # seq -> the seq of the first assistant message of its turn
     start = -1
     for seq, ev in enumerate(session.raw_events):
@@ -564,8 +622,11 @@ def _findings(
         text = redact(session.message_at(seq).text).text
         for st in statements(text):
             found.pop(_norm(st.text), None)  # said again: the newer word
+            proposed.pop(_norm(st.text), None)
             if not _proposed_step(st.text):
                 found[_norm(st.text)] = (seq, st)
+            elif st.names and _proposal(st.text):
+                proposed[_norm(st.text)] = (seq, st)
     said = {id(st): i for i, (_, st) in enumerate(found.values())}
     groups: dict[int, list[tuple[int, Statement]]] = {}
     for seq, st in select_statements(list(found.values()), cap * _PICK):
@@ -591,7 +652,39 @@ def _findings(
                 extra={"kind": "finding"},
             )
         )
-    return out
+    line = _proposed_line(sid, list(proposed.values()), cap * _PICK, links, held)
+    return [*out, line] if line is not None else out
+
+
+def _proposed_line(
+    sid: str,
+    proposed: Sequence[tuple[int, Statement]],
+    cap: int,
+    links: Callable[[str, str], tuple[tuple[str, str], ...]],
+    held: Sequence[str],
+) -> Candidate | None:
+    """The steps the assistant proposed that name something ("Refactor Registries: Convert
+    AgentRegistry … for dynamic plugin loading", "Install the keyboard package (pip install
+    keyboard)") as one ``decision`` (kind ``proposed``), the ones naming the most of what
+    the session keeps naming, in the order said; None when there are none. A report's
+    recommendations and a plan told in prose are what was decided to do next: one line, as
+    the agent's todo steps are (``_gather.plan_line``)."""
+    picked = [
+        (seq, st.text)
+        for seq, st in select_statements(proposed, cap)
+        if not screen(st.text).held_secret and not any(_norm(st.text) in h for h in held)
+    ]
+    if not picked:
+        return None
+    text = clip(_PROPOSED + "; ".join(t.rstrip(" .;") for _, t in picked), _FOUND_MAX)
+    return Candidate(
+        "decision",
+        _label("proposed: ", picked[0][1]),
+        text,
+        Source(sid, picked[0][0], clip(picked[0][1]), "rule"),
+        links=links("decided", text),
+        extra={"kind": "proposed"},
+    )
 
 
 def _norm(text: str) -> str:

@@ -93,13 +93,18 @@ def asks_line(
 
 
 def rules_line(
-    rules: Sequence[Fact], src: Source, links: tuple[tuple[str, str], ...]
+    rules: Sequence[Fact],
+    src: Source,
+    links: tuple[tuple[str, str], ...],
+    *,
+    by: str = "the user",
 ) -> Candidate | None:
-    """The rules one user message set at once (a pasted agent prompt, a style guide) as one
-    preference (kind ``rules``), or None."""
+    """The rules one user message set at once (a pasted agent prompt, a style guide), or
+    the rules a harness's task template sets (``by="the harness"``), as one preference
+    (kind ``rules``), or None."""
     if not rules:
         return None
-    text = _joined("the user's rules, given at once: ", (f.text for f in rules))
+    text = _joined(f"{by}'s rules, given at once: ", (f.text for f in rules))
     name = clip(f"rules: {rules[0].text}", 40)
     return Candidate("preference", name, text, src, links=links, extra={"kind": "rules"})
 

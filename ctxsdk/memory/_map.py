@@ -42,6 +42,7 @@ _HOW = (
     "run command",
     "install command",
     "lint command",
+    "stack",
     "language",
     "framework",
     "package manager",
