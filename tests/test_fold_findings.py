@@ -257,3 +257,16 @@ def test_a_real_fold_keeps_what_the_assistant_found(rel: str, said: str, tmp_pat
     assert any(said in str(a.value) for a in state.findings)
     assert len(state.findings) <= StateLimits().findings * StateLimits().growth
     assert all(a.authority == "hypothesis" and a.sources for a in state.findings)
+
+
+def test_a_latin_word_in_a_sentence_of_another_script_is_a_name() -> None:
+    # Aider answering in Russian: the product and protocol names are what the line names
+    (ru,) = statements("- Синхронизация между устройствами через Syncthing (SSE-парсер событий).")
+    assert ru.names == ("syncthing", "sse")
+    (en,) = statements("The plain English sentence about Whisper models here.")
+    assert en.names == ()  # in English, a capitalised word is no name by itself
+
+
+def test_a_cjk_sentence_counts_its_characters_as_words() -> None:
+    (zh,) = statements("我们使用 Redis 作为缓存层来存储会话数据。")
+    assert zh.names == ("redis",)

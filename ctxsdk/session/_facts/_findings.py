@@ -66,6 +66,9 @@ _INTRO = re.compile(
 _LABEL = re.compile(r"^[A-Z][A-Z ]{2,20}:\s*")  # a harness label: "THOUGHT:", "DISCUSSION:"
 _PAIR = re.compile(r"[^:]{1,40}:\s+\S")  # "Storage: ~/.app/data.jsonl": a label and its value
 _MIN_WORDS = 4  # fewer is a heading or a fragment, unless it is a label and its value
+# A word in Latin letters: in a sentence written in another script (Cyrillic, CJK, Greek …)
+# it is a name, a product, library or protocol kept as written ("через Syncthing", "用 Redis").
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_+#-]*[A-Za-z0-9+#](?![A-Za-z0-9_])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,25 @@ def _names(sentence: str, spans: Iterable[str]) -> tuple[str, ...]:
     for m in _QUOTED.finditer(sentence):
         if len(m.group(2).split()) <= _QUOTED_WORDS:
             found.setdefault(m.group(0).lower(), None)
+    if _other_script(sentence):
+        for m in _LATIN_WORD.finditer(sentence):
+            found.setdefault(m.group(0).lower(), None)
     return tuple(found)
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _words(sentence: str) -> int:
+    """How many words a sentence has; CJK writes none apart, so two characters count one."""
+    return len(sentence.split()) + len(_CJK.findall(sentence)) // 2
+
+
+def _other_script(sentence: str) -> bool:
+    """Whether a sentence is written mostly in letters that are not Latin."""
+    latin = sum(1 for ch in sentence if ch.isascii() and ch.isalpha())
+    other = sum(1 for ch in sentence if ch.isalpha() and not ch.isascii())
+    return other > latin
 
 
 def statements(text: str) -> Iterator[Statement]:
@@ -110,7 +131,7 @@ def statements(text: str) -> Iterator[Statement]:
         if step and IMPERATIVE.match(sentence[step.end() :]):
             continue
         names = _names(sentence, spans)
-        if len(sentence.split()) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
+        if _words(sentence) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
             yield Statement(sentence, names)
 
 
