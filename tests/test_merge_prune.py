@@ -152,3 +152,27 @@ def test_an_issues_expected_behaviour_in_the_opening_request_is_the_task() -> No
     a = _session("issue-a", [(opening, "Looking at django/forms/models.py.")])
     r = cx.Merge([a]).run()
     assert "model_to_dict" not in r.text
+
+
+def test_a_file_a_command_line_of_equal_reach_shows_is_a_repeat() -> None:
+    # the file's line is the shorter, so it is kept first; the command's line names it
+    claims = [
+        _claim("file tests/runtests.py", "tests/runtests.py", "a", "python tests/runtests.py x"),
+        _claim("file tests/runtests.py", "tests/runtests.py", "b", "python tests/runtests.py y"),
+        _claim(
+            "command python3 tests/runtests.py",
+            "python3 tests/runtests.py",
+            "a",
+            "ran the django suite with it",
+        ),
+        _claim(
+            "command python3 tests/runtests.py",
+            "python3 tests/runtests.py",
+            "b",
+            "ran the django suite with it",
+        ),
+    ]
+    lines = lambda s: render_slot(s, Trust.EXTERNAL)  # noqa: E731 - as the block renders them
+    slots = build_slots(claims)
+    assert len(lines(slots[1])) < len(lines(slots[0]))  # slots are by key: command, file
+    assert repeats(slots, lines) == {"file tests/runtests.py": "command python3 tests/runtests.py"}

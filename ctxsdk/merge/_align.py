@@ -39,6 +39,7 @@ from ._claims import (
     claims_of_facts,
 )
 from ._derive import routes_of
+from ._message import one_per_message
 from ._moved import moved_claims
 from ._shared import name_table, shared_claims
 from ._slots import Evidence
@@ -195,6 +196,8 @@ def heuristic_claims(
             out += claims_of_facts(
                 b.id, b.facts, current=b.current, trust=b.trust, tainted=dict(b.tainted)
             )
+    # what a user said in one message is one statement
+    out = one_per_message(out, {(b.id, b.opening) for b in branches})
     read = [b for b in branches if b.facts is not None]
     table = name_table(read)
     moved, covered = moved_claims(read, table)

@@ -24,9 +24,11 @@ slots say nothing of that:
   is only a repeat of one that reaches as many sessions (what two sessions agree on is never
   dropped for what one said); of two that repeat each other the one kept is the one more
   sessions back, then the shorter line (the same said in fewer tokens), then the smaller
-  key. A statement slot (keyed by its words) is never a repeat. A language is a repeat of
-  the file lines it was read from when each session backing it has one shown
-  (``_implied``).
+  key; a slot whose value the line of another of equal reach shows is a repeat though its
+  own line is the shorter (``file tests/runtests.py`` beside ``command python3
+  tests/runtests.py``). A statement slot (keyed by its words) is never a repeat. A
+  language is a repeat of the file lines it was read from when each session backing it has
+  one shown (``_implied``).
 
 All stay in ``result.slots`` (and the widget) with the reason in ``to_df``'s ``why_not``.
 """
@@ -88,6 +90,13 @@ def repeats(slots: Sequence[Slot], line: Callable[[Slot], str]) -> dict[str, str
         if other is None:
             kept.append(s)
         else:
+            out[s.key] = other
+    # a kept slot a later one of equal reach shows (``tests/runtests.py`` in the line of the
+    # command ``python3 tests/runtests.py``) though its own shorter line shows not that one
+    for i, s in enumerate(kept):
+        later = [k for k in kept[i + 1 :] if k.key not in out and _reach(k) == _reach(s)]
+        other = None if s.statement else _repeated(s, later, line)
+        if other is not None:
             out[s.key] = other
     return out
 

@@ -37,6 +37,7 @@ from typing import Literal
 from ..errors import InvalidArgument
 from ..session import Tokenizer, get_tokenizer, neutralize, redact, short_id, withheld_notice
 from ._beliefs import Slot, Trust
+from ._message import SAID_JOIN
 from ._pack import Packing, _trust_of, pack, personal, query_terms
 from ._written import written_key
 
@@ -119,7 +120,8 @@ def render_slot(slot: Slot, trust: int) -> str:
     if slot.statement and slot.decision.winner is not None:
         # a statement slot: its key is what was said; the line shows it as said, once
         v = slot.decision.winner
-        said = _short(slot.display(v), QUOTE_CHARS)
+        # one message's sentences are one statement (``_message``): each part cut alone
+        said = SAID_JOIN.join(_short(p, QUOTE_CHARS) for p in slot.display(v).split(SAID_JOIN))
         kind = slot.key.partition(":")[0]
         lines = [f'- `{kind}` — "{said}"{_support(slot, v, quote=False)}']
     elif slot.decision.outcome == "resolved" and slot.decision.winner is not None:
