@@ -1,10 +1,11 @@
 """Re-run the notebooks and store their outputs (``python scripts/refresh_notebooks.py [NB...]``).
 
 Each notebook runs top to bottom in ``notebooks/`` with the project's kernel, and every output
-is stored, so a notebook opened without a kernel (on GitHub, in the docs) shows what a run
-shows: the text, the HTML of each result, the widgets' text form. nbval then compares the
-cells marked ``# NBVAL_CHECK_OUTPUT`` against these outputs (``make test``). Review the diff
-before committing it: a changed checked output is a changed behaviour.
+is stored, so a notebook opened without a kernel (on GitHub, in the docs, in JupyterLab before
+a run) shows what a run shows: the text, the HTML of each result (readable even where the host
+sanitizes it, see ``ctxsdk/_display/_cold.py``), each widget's static picture. nbval then
+compares the cells marked ``# NBVAL_CHECK_OUTPUT`` against these outputs (``make test``).
+Review the diff before committing it: a changed checked output is a changed behaviour.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def refresh(path: Path) -> None:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.metadata.pop("execution", None)  # run times would churn every refresh
-    nb.metadata.pop("widgets", None)  # widget state needs a kernel; its text form is stored
+    nb.metadata.pop("widgets", None)  # widget state needs a kernel; its picture is stored
     nbformat.write(nb, path)
     print(f"refreshed {path.relative_to(NOTEBOOKS.parent)}")
 

@@ -64,12 +64,99 @@ def test_a_tool_call_sits_beside_its_result_and_reasoning_is_folded() -> None:
 
 def test_bars_and_plots_are_well_formed_svg_and_clamp() -> None:
     assert "width:100.0%" in bar(50, 10) and "width:0.0%" in bar(-5, 10)
-    svg = stacked_bar([("user", 30, "user"), ("free", 70, "free")], 100, marks=[(80, "80")])
+    plot = stacked_bar([("user", 30, "user"), ("free", 70, "free")], 100, marks=[(80, "80")])
+    svg = _svg(plot)
     ET.fromstring(svg)  # parses: the plot is valid XML
     assert svg.count("<rect") == 2 + 2  # two parts and two legend swatches
     chart = bar_chart(["1", "2"], {"user": [3, 0], "tool": [1, 5]}, kinds={"tool": "tool"})
-    root = ET.fromstring(chart)
+    root = ET.fromstring(_svg(chart))
     assert root.tag.endswith("svg") and "var(--cx-tool" in chart
+
+
+def _svg(html: str) -> str:
+    return html[html.index("<svg") : html.index("</svg>") + 6]
+
+
+def _stand_in(html: str) -> str:
+    """A plot's stand-in: what a host that strips the SVG and the stylesheet shows."""
+    return html.split("<div class='cx-cold'>", 1)[1]
+
+
+def test_a_plot_hides_its_svg_from_a_sanitizer_and_stands_in_with_plain_elements() -> None:
+    # JupyterLab keeps hidden='hidden' (it drops an empty hidden) and strips <svg>: the SVG's
+    # labels would read as one run-on text; the stand-in draws the bars with inline styles
+    # of plain colours and says the legend and the marks in words.
+    plot = stacked_bar(
+        [("user", 30, "user"), ("tool results", 20, "tool"), ("free", 50, "free")],
+        100,
+        marks=[(80, "compaction at 80")],
+    )
+    assert plot.startswith("<div class='cx-plotbox' hidden='hidden'><svg")
+    cold_ = _stand_in(plot)
+    assert "<svg" not in cold_ and "var(" not in cold_
+    assert "width:30.00%;background-color:#2f81f7" in cold_
+    assert "left:80.00%" in cold_ and "┆ compaction at 80" in cold_
+    legend = re.sub(r"<[^>]+>", "", cold_.rsplit("<div style='margin:2px 0'>", 1)[1])
+    assert legend == " user 30 ·  tool results 20 ·  free 50"
+    chart = bar_chart(["a", "b"], {"warm": [3, 0], "cold": [1, 5]}, kinds={"warm": "system"})
+    bars = _stand_in(chart)
+    assert "title='a: warm 3, cold 1'" in bars and "title='b: warm 0, cold 5'" in bars
+    assert "highest 5" in bars and ">a 4</span>" in bars and ">b 5</span>" in bars
+    many = _stand_in(bar_chart([str(i) for i in range(30)], {"n": list(range(30))}))
+    assert "0 … 29 (30 bars)" in many
+
+
+def test_the_layout_is_inline_too_with_a_plain_colour_before_each_theme_variable() -> None:
+    # A sanitizer keeps a style attribute's declarations but drops any var(): each var() has
+    # a plain value of the same property before it (a trusting host takes the later one).
+    html = cx.Session.open(sample("fix-flaky-test"))._repr_mimebundle_()["text/html"]
+    body = html.split("</style>", 1)[1]
+    styles = re.findall(r"style='([^']*)'", body)
+    assert len(styles) > 50
+    for style in styles:
+        seen: set[str] = set()
+        for decl in style.split(";"):
+            prop, _, value = decl.partition(":")
+            if "var(" in value:
+                assert prop.split("-")[0] in seen, style
+            else:
+                seen.add(prop.split("-")[0])
+    assert "class='cx-title' style='font-weight:600" in body
+    assert "<dt style='color:#7d8590;color:var(--cx-muted);white-space:nowrap'>id</dt>" in body
+
+
+def test_cold_inlines_each_class_merges_an_own_style_and_parts_touching_pieces() -> None:
+    from ctxsdk._display._cold import STYLES, cold
+
+    out = cold(
+        "<span class='cx-badge cx-k-user'>user</span><span class='cx-muted'>seq 3</span>"
+        "<span class='cx-row' style='font-weight:600'><b>x</b><code>y</code></span>"
+    )
+    assert f"style='{STYLES['cx-badge']};{STYLES['cx-k-user']}'>user</span> <span" in out
+    assert "<span class='cx-row' style='font-weight:600'><b>x</b> <code>y</code>" in out
+    nested = cold(
+        "<details open><summary>a</summary><details><summary>b</summary>"
+        "<div class='cx-leaf'>c</div></details></details><div class='cx-leaf'>d</div>"
+    )
+    assert "<details style='margin-left:16px'><summary>b" in nested
+    assert "<div class='cx-leaf' style='margin-left:16px'>c</div>" in nested
+    assert nested.endswith("<div class='cx-leaf'>d</div>")
+    assert cold("<pre class='cx-pre'>a &lt;b&gt;</pre>").endswith(">a &lt;b&gt;</pre>")
+
+
+def test_a_widget_output_carries_a_static_picture_of_what_it_shows() -> None:
+    pytest.importorskip("anywidget")
+    from ctxsdk.widgets import ContextTree
+
+    s = cx.Session.open(sample("fix-flaky-test"))
+    w = ContextTree(s)
+    data, _ = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data and data["text/plain"] == repr(w)
+    html = data["text/html"]
+    assert html.startswith("<div class='cx-html'><style>")
+    assert "ContextTree <span class='cx-muted'" in html and "run the notebook" in html
+    assert "CI has been red on" in html and "turn 1" in html  # the assembly's own tree
+    assert ADDRESS.search(html) is None and html == w._repr_mimebundle_()[0]["text/html"]
 
 
 def test_the_theme_follows_the_host_and_the_os() -> None:
@@ -247,7 +334,7 @@ def test_surface_tokens_and_turns_print_as_tables() -> None:
     assert isinstance(turns, list) and str(turns).splitlines()[0] == f"{len(turns)} turns"
     for shown in (surface, tokens, turns):
         html = shown._repr_mimebundle_()["text/html"]
-        assert "<table class='cx-table'>" in html and ADDRESS.search(str(shown)) is None
+        assert "<table class='cx-table'" in html and ADDRESS.search(str(shown)) is None
 
 
 def test_a_turn_with_one_step_says_step(tmp_path: Path) -> None:
@@ -305,3 +392,39 @@ def test_a_fit_prints_its_verdict_and_ops_and_plots_against_the_budget() -> None
     assert "budget 1,500" in html and "left the context" in html
     svg = html[html.index("<svg") : html.index("</svg>") + 6]
     ET.fromstring(svg)
+
+
+def test_a_memory_graph_and_a_merge_view_draw_their_pictures(tmp_path: Path) -> None:
+    # A Memory has no HTML of its own: the graph's picture lists its drawn nodes by type and
+    # its edges. BeliefSlots gets the merge's own HTML from the shared base.
+    pytest.importorskip("anywidget")
+    from ctxsdk.samples import sample_paths
+
+    paths = sample_paths()
+    mem = cx.Memory(tmp_path / "m.db")
+    mem.ingest(cx.Session.open(paths["fix-flaky-test"]))
+    graph = mem.widget()
+    html = graph._repr_mimebundle_()[0]["text/html"]
+    assert "MemoryGraph <span class='cx-muted'" in html
+    types = set(graph._graph["nodes"]["type"])
+    assert types and all(f">{t}</td>" in html for t in types)
+    assert ">from</th>" in html and graph._graph["edges"]["label"][0] in html
+    merged = cx.Merge(
+        [cx.Session.open(paths[n]) for n in ("long-refactor", "long-refactor-docs-audit")]
+    ).run()
+    slots = merged.widget()._repr_mimebundle_()[0]["text/html"]
+    body = merged._repr_mimebundle_()["text/html"].split("</style>", 1)[1][: -len("</div>")]
+    assert "BeliefSlots <span class='cx-muted'" in slots and body in slots
+
+
+def test_a_large_tree_pictures_its_turns_not_every_row(tmp_path: Path) -> None:
+    # a saved notebook stays small: 10,000 rows are pictured as their turns and a count
+    pytest.importorskip("anywidget")
+    from ctxsdk.bench._widgets import synthetic_session
+    from ctxsdk.widgets import ContextTree
+
+    w = ContextTree(synthetic_session(tmp_path, 10_000))
+    html = w._repr_mimebundle_()[0]["text/html"]
+    assert len(html) < 300_000 and "<details" not in html
+    assert f"{len(w._flat):,} rows: run the notebook to browse them" in html
+    assert ">turn 1</td>" in html and ">turn 101</td>" not in html

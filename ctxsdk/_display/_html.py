@@ -14,6 +14,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ._cold import STYLES, cold, colour
+
 __all__ = [
     "badge",
     "bar",
@@ -57,8 +59,9 @@ def _css() -> str:
 
 
 def wrap(fragment: str) -> str:
-    """The fragment inside the themed root, with the stylesheet (each output stands alone)."""
-    return f"<div class='cx-html'><style>{_css()}</style>{fragment}</div>"
+    """The fragment inside the themed root, with the stylesheet (each output stands alone),
+    its layout also inline for a host that strips the stylesheet (``_cold``)."""
+    return f"<div class='cx-html'><style>{_css()}</style>{cold(fragment)}</div>"
 
 
 def badge(text: str, kind: str | None = None) -> str:
@@ -69,10 +72,16 @@ def badge(text: str, kind: str | None = None) -> str:
 def bar(value: int, total: int, *, title: str | None = None, kind: str | None = None) -> str:
     """A token bar: ``value`` as a share of ``total``."""
     share = 0.0 if total <= 0 else max(0.0, min(1.0, value / total))
-    colour = f" style='width:{share * 100:.1f}%;background:var(--cx-{esc(kind)})'" if kind else ""
-    width = colour or f" style='width:{share * 100:.1f}%'"
+    name = esc(kind or "accent")
+    # the plain colour for a host that drops the theme's variable (see _cold)
+    fill = f"background-color:{colour(kind or 'accent')};background:var(--cx-{name})"
+    style = f"display:block;height:100%;width:{share * 100:.1f}%;{fill}"
     tip = f" title='{esc(title)}'" if title else ""
-    return f"<span class='cx-bar'{tip}><span{width}></span></span>"
+    return f"<span class='cx-bar'{tip}><span style='{style}'></span></span>"
+
+
+# the theme's .cx-table cell, inline (see _cold); a cx-num cell gets it from STYLES
+_CELL = STYLES["cx-cell"]
 
 
 def table(
@@ -86,7 +95,7 @@ def table(
     num, keep = set(numeric), set(raw)
 
     def cell(i: int, v: object, tag: str) -> str:
-        cls = " class='cx-num'" if i in num else ""
+        cls = " class='cx-num'" if i in num else f" style='{_CELL}'"
         body = str(v) if (i in keep and tag == "td") else esc(v)
         return f"<{tag}{cls}>{body}</{tag}>"
 
@@ -97,9 +106,12 @@ def table(
     return f"<table class='cx-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+_DT = f" style='{STYLES['cx-muted']};white-space:nowrap'"  # the theme's .cx-kv dt, inline
+
+
 def kv(pairs: Iterable[tuple[str, object]]) -> str:
     """A definition list of labelled values (values escaped)."""
-    items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in pairs)
+    items = "".join(f"<dt{_DT}>{esc(k)}</dt><dd style='margin:0'>{esc(v)}</dd>" for k, v in pairs)
     return f"<dl class='cx-kv'>{items}</dl>"
 
 
@@ -124,6 +136,13 @@ def _result_text(block: Any) -> str:
     return "\n".join(json.dumps(b.model_dump(mode="json")) for b in block.content)
 
 
+# the theme's .cx-pair > div, inline (see _cold)
+_SIDE = (
+    f" style='border-left:3px solid {colour('border')};border-left-color:var(--cx-border);"
+    "padding-left:6px;min-width:0'"
+)
+
+
 def message_html(message: Any, *, seq: int | None = None, results: Sequence[Any] = ()) -> str:
     """One message: role and source, its text, reasoning folded, each tool call beside its
     result (``results``: the tool-result messages that answer this message's calls)."""
@@ -141,14 +160,14 @@ def message_html(message: Any, *, seq: int | None = None, results: Sequence[Any]
         elif kind == "reasoning":
             body.append(details(badge("reasoning", "reasoning"), _pre(block.text)))
         elif kind == "tool-call":
-            call = f"<div>{badge('call ' + block.name, 'tool')}{_pre(block.arguments)}</div>"
+            call = f"<div{_SIDE}>{badge('call ' + block.name, 'tool')}{_pre(block.arguments)}</div>"
             answer = answers.get(block.id)
             if answer is None:
-                reply = "<div class='cx-muted'>no result in view</div>"
+                reply = f"<div{_SIDE}><span class='cx-muted'>no result in view</span></div>"
             else:
                 label = "error" if answer.is_error else "result"
                 kind_ = "error" if answer.is_error else "tool"
-                reply = f"<div>{badge(label, kind_)}{_pre(_result_text(answer))}</div>"
+                reply = f"<div{_SIDE}>{badge(label, kind_)}{_pre(_result_text(answer))}</div>"
             body.append(f"<div class='cx-pair'>{call}{reply}</div>")
         elif kind == "tool-result":
             label = "error" if block.is_error else "result"
@@ -157,4 +176,4 @@ def message_html(message: Any, *, seq: int | None = None, results: Sequence[Any]
         elif kind not in ("text",):
             body.append(_pre(json.dumps(block.model_dump(mode="json"), indent=1)))
     inner = "".join(body) or "<span class='cx-muted'>(empty)</span>"
-    return f"<div class='cx-msg'><div class='cx-msg-head'>{''.join(head)}</div>{inner}</div>"
+    return f"<div class='cx-msg'><div class='cx-msg-head'>{' '.join(head)}</div>{inner}</div>"

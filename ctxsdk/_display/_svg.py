@@ -2,15 +2,22 @@
 
 SVG text needs no plotting library, no script and no network: it renders the same in
 JupyterLab, VS Code, a static notebook, GitHub and the docs, light or dark (colours are the
-theme's CSS variables). The plots are the few a person would rather look at than read: a
-stacked bar (the context composition, fit's kept vs dropped against a budget) and a bar chart
-with stacked series (tokens per turn by kind).
+theme's CSS variables). Where a host distrusts the HTML and strips the SVG (JupyterLab before a
+run, see ``_cold``), each plot has a stand-in made of plain elements with inline styles: the
+same bars, and the legend and marks as text. The theme shows the SVG and hides the stand-in;
+a sanitized page hides the SVG (``hidden='hidden'``: a sanitizer drops an empty ``hidden``)
+and shows the stand-in.
+
+The plots are the few a person would rather look at than read: a stacked bar (the context
+composition, fit's kept vs dropped against a budget) and a bar chart with stacked series
+(tokens per turn by kind).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ._cold import colour
 from ._html import esc
 
 __all__ = ["bar_chart", "stacked_bar"]
@@ -18,6 +25,59 @@ __all__ = ["bar_chart", "stacked_bar"]
 
 def _colour(kind: str) -> str:
     return "none" if kind == "free" else f"var(--cx-{esc(kind)}, #888)"
+
+
+def _plot(svg: str, stand_in: str) -> str:
+    """The SVG for a host that keeps the stylesheet, the stand-in for one that strips it."""
+    box = f"<div class='cx-plotbox' hidden='hidden'>{svg}</div>"
+    return f"{box}<div class='cx-cold'>{stand_in}</div>"
+
+
+def _swatch(kind: str) -> str:
+    fill = "" if kind == "free" else f"background-color:{colour(kind)};"
+    return (
+        f"<span style='display:inline-block;width:10px;height:10px;{fill}"
+        f"border:1px solid {colour('border')};vertical-align:middle'></span>"
+    )
+
+
+def _legend(items: Sequence[tuple[str, str]]) -> str:
+    """One line of ``(text, kind)`` keys, each its swatch and its text, a dot between."""
+    keys = [
+        f"<span style='white-space:nowrap'>{_swatch(kind)} {esc(text)}</span>"
+        for text, kind in items
+    ]
+    return f"<div style='margin:2px 0'>{' · '.join(keys)}</div>"
+
+
+def _cold_stacked(
+    parts: Sequence[tuple[str, int, str]],
+    total: int,
+    width: int,
+    marks: Sequence[tuple[int, str]],
+    legend: bool,
+) -> str:
+    segs = []
+    for label, value, kind in parts:
+        share = 100 * value / total
+        if share > 0:
+            fill = "" if kind == "free" else f"background-color:{colour(kind)};"
+            segs.append(
+                f"<span title='{esc(label)}: {value:,}' "
+                f"style='display:block;flex:none;width:{share:.2f}%;{fill}height:100%'></span>"
+            )
+    lines = "".join(
+        f"<span title='{esc(label)}' style='position:absolute;top:0;bottom:0;"
+        f"left:{100 * min(value, total) / total:.2f}%;border-left:2px dashed'></span>"
+        for value, label in marks
+    )
+    bar = (
+        f"<div style='position:relative;display:flex;width:{width}px;max-width:100%;"
+        f"height:14px;border:1px solid {colour('border')}'>{''.join(segs)}{lines}</div>"
+    )
+    notes = "".join(f"<div>┆ {esc(label)}</div>" for _, label in marks)
+    keys = _legend([(f"{label} {value:,}", kind) for label, value, kind in parts]) if legend else ""
+    return bar + notes + keys
 
 
 def stacked_bar(
@@ -66,11 +126,55 @@ def stacked_bar(
             lx, ly = 0, ly + 16
     height = ly + 8 if legend else top + h_bar + (22 if marks else 6)
     head = f"<title>{esc(title)}</title>" if title else ""
-    return (
+    svg = (
         f"<svg class='cx-plot' role='img' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' xmlns='http://www.w3.org/2000/svg'>{head}"
         f"{''.join(rects)}{''.join(lines)}{''.join(keys)}</svg>"
     )
+    return _plot(svg, _cold_stacked(parts, total, width, marks, legend))
+
+
+def _cold_bars(
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[int]],
+    kinds: Mapping[str, str],
+    width: int,
+    height: int,
+    peak: int,
+) -> str:
+    """Bars of plain elements: each label a column (its series stacked from the bottom,
+    its values in its title), the labels under them when they fit, the peak, a legend."""
+    cols = []
+    for i, label in enumerate(labels):
+        segs = "".join(
+            f"<span style='display:block;flex:none;height:{height * vals[i] / peak:.1f}px;"
+            f"background-color:{colour(kinds.get(name, name))}'></span>"
+            for name, vals in series.items()
+            if vals[i] > 0
+        )
+        tip = ", ".join(f"{name} {vals[i]:,}" for name, vals in series.items())
+        cols.append(
+            f"<span title='{esc(label)}: {esc(tip)}' style='display:flex;"
+            f"flex-direction:column-reverse;flex:1 1 0;min-width:1px'>{segs}</span>"
+        )
+    plot = (
+        f"<div style='display:flex;align-items:flex-end;gap:1px;height:{height}px;"
+        f"width:{width}px;max-width:100%;border-bottom:1px solid {colour('border')}'>"
+        f"{''.join(cols)}</div>"
+    )
+    if len(labels) <= 12:
+        names = "".join(
+            f"<span style='flex:1 1 0;min-width:0;text-align:center'>{esc(label)} "
+            f"{sum(vals[i] for vals in series.values()):,}</span>"
+            for i, label in enumerate(labels)
+        )
+        under = f"<div style='display:flex;gap:1px;width:{width}px;max-width:100%'>{names}</div>"
+    else:
+        span = f"{labels[0]} … {labels[-1]}" if labels else ""
+        under = f"<div>{esc(span)} ({len(labels):,} bars)</div>"
+    top = f"<div>highest {peak:,}</div>"
+    keys = _legend([(name, kinds.get(name, name)) for name in series])
+    return top + plot + under + keys
 
 
 def bar_chart(
@@ -122,8 +226,9 @@ def bar_chart(
         )
         lx += 24 + 6 * len(name)
     head = f"<title>{esc(title)}</title>" if title else ""
-    return (
+    svg = (
         f"<svg class='cx-plot' role='img' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' xmlns='http://www.w3.org/2000/svg'>{head}"
         f"{''.join(out)}</svg>"
     )
+    return _plot(svg, _cold_bars(labels, series, kinds, width, plot_h, peak))

@@ -8,6 +8,10 @@ widget three things:
   ignored by traitlets).
 - **A deterministic ``__repr__``.** ``text/plain`` is what nbval compares, so it never holds a
   memory address; subclasses say what they show through ``_repr_fields``.
+- **A static picture.** Beside the widget view, the output holds an HTML picture of what the
+  widget shows (the viewed result's own HTML under a heading). A host that cannot draw the
+  widget shows it: JupyterLab before a run (it does not trust the saved widget view, and the
+  kernel that held the widget's state is gone), GitHub, a static export.
 - **Requests from the front end.** ``{id, type, ...}`` arrives as a custom message; the
   method registered for ``type`` with ``@handler`` runs, and ``{id, ok: true, result}``
   goes back, or ``{id, ok: false, error: {type, message}}`` when it raised. A handler's
@@ -24,6 +28,7 @@ from typing import Any, ClassVar, TypeVar
 import anywidget
 import traitlets
 
+from .._display import Rendered, esc, wrap
 from ..session import neutralize
 
 __all__ = ["MAX_TEXT", "BaseWidget", "handler", "panel_text"]
@@ -114,6 +119,46 @@ class BaseWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(self._repr_fields())})"
+
+    # --- the static picture ------------------------------------------------------------------
+
+    def _subject(self) -> Rendered | None:
+        """The result the widget views, whose HTML is its picture: by default the first
+        result the constructor stored (a fold, a workspace, a merge)."""
+        for value in vars(self).values():
+            if isinstance(value, Rendered):
+                return value
+        return None
+
+    def _picture_html(self) -> str:
+        """A static picture of the widget: its name and text form, then the viewed
+        result's HTML (a fragment; ``_repr_mimebundle_`` wraps it)."""
+        shown = ", ".join(self._repr_fields())
+        head = (
+            f"<div class='cx-title'>{esc(type(self).__name__)} "
+            f"<span class='cx-muted'>{esc(shown)}</span></div>"
+            "<div class='cx-muted'>A static picture: run the notebook to use the widget.</div>"
+        )
+        try:
+            body = self._picture_body()
+        except Exception as err:  # a picture never stops the widget from showing
+            body = f"<div class='cx-muted'>no picture: {esc(type(err).__name__)}</div>"
+        return head + (f"<div class='cx-section'>{body}</div>" if body else "")
+
+    def _picture_body(self) -> str:
+        """The picture under the heading: the viewed result's own HTML."""
+        subject = self._subject()
+        return subject._html_() if subject is not None else ""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, and its static picture as ``text/html`` for a host that cannot
+        draw the view (a trusted, running notebook prefers the view)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle if isinstance(bundle, tuple) else (bundle, None)
+        data = {**data, "text/html": wrap(self._picture_html())}
+        return data if meta is None else (data, meta)
 
     # --- requests ----------------------------------------------------------------------------
 

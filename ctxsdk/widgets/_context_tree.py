@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from .._display import esc, table
 from ..assemble import Assembly, DraftStore, Preview, Row, apply_ops
 from ..errors import InvalidArgument, NotFound
 from ..session import Message, Session, TokenCounter, is_shipped_sample, message_of
@@ -36,6 +37,8 @@ _MODE_BITS = {"full": 1, "key": 2, "off": 4}
 _MODE_CHARS = {1: "f", 2: "k", 4: "o"}
 _MAX_DIFF = 400  # changed messages listed in a preview diff
 _MAX_CHILDREN = 200  # children listed for a container row
+_PICTURE_ROWS = 400  # rows of the tree a static picture draws whole (else its turns)
+_PICTURE_TURNS = 100  # turns a static picture lists
 
 
 class ContextTree(BaseWidget):
@@ -194,6 +197,24 @@ class ContextTree(BaseWidget):
         self._persist = self.assembly.drafts is not None
         if self._persist:
             self.assembly.save_draft()
+
+    def _picture_body(self) -> str:
+        """The tree as its HTML (root open, turns folded) when it is small; else its turns as
+        a table, so a saved notebook stays small."""
+        root = self._root
+        if root is None:
+            return ""
+        rows = len(self._flat)
+        if rows <= _PICTURE_ROWS:
+            return root._html_()
+        turns = [(c.label, f"{c.tokens:,}", c.gist) for c in root.children[:_PICTURE_TURNS]]
+        return (
+            f"<div class='cx-title'>{esc(root.label)} <span class='cx-muted'>"
+            f"{root.tokens:,} tokens</span></div>"
+            + table(("row", "tokens", "gist"), turns, numeric=(1,))
+            + f"<div class='cx-muted'>{len(root.children):,} turns, {rows:,} rows: run the "
+            "notebook to browse them</div>"
+        )
 
     def _repr_fields(self) -> list[str]:
         stats = self.stats

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from .._display import table
 from ..errors import InvalidArgument, NotFound
 from ..session import neutralize, one_line, short_id
 from ._base import BaseWidget, handler
@@ -220,6 +221,9 @@ def _rings(count: int) -> list[int]:
         left -= rings[-1]
         j += 1
     return rings
+
+
+_PICTURE_EDGES = 40  # edges listed in the static picture
 
 
 class MemoryGraph(BaseWidget):
@@ -582,6 +586,22 @@ class MemoryGraph(BaseWidget):
             _plural(int(s.get("edges", 0)), "edge"),
             f"{s.get('hidden', 0)} hidden",
         ]
+
+    def _picture_body(self) -> str:
+        """The drawn nodes by type and the edges between them, as tables (a Memory has no
+        HTML form of its own)."""
+        nodes, edges = self._graph.get("nodes", {}), self._graph.get("edges", {})
+        labels: list[str] = list(nodes.get("label", []))
+        by_type: dict[str, list[str]] = {}
+        for kind, label in zip(nodes.get("type", []), labels, strict=False):
+            by_type.setdefault(kind, []).append(label)
+        kinds = table(("type", "nodes"), [(k, "; ".join(v)) for k, v in by_type.items()])
+        ends = zip(edges.get("s", []), edges.get("t", []), edges.get("label", []), strict=True)
+        links = [(labels[a], label, labels[b]) for a, b, label in ends]
+        more = len(links) - _PICTURE_EDGES
+        tail = f"<div class='cx-muted'>… {more:,} more edges</div>" if more > 0 else ""
+        pairs = table(("from", "edge", "to"), links[:_PICTURE_EDGES]) if links else ""
+        return kinds + pairs + tail
 
     # --- helpers for the handlers --------------------------------------------------------------
 
