@@ -727,3 +727,11 @@ def test_a_swe_agent_edit_with_an_empty_body_deletes_lines() -> None:
     fact = _key(tf.finish(), "file src/exploit.py")
     assert "end_of_edit" not in fact.text
     assert fact.text == "edited src/exploit.py (2 changes; last: added `from pwn import *`)"
+
+
+def test_a_line_the_program_labels_a_warning_is_no_failure() -> None:
+    # pwntools on a terminal without terminfo: the script then ran fine
+    out = "Warning: _curses.error: setupterm: could not find terminfo database\n\n[+] Done\n"
+    assert not outcome(out).failed
+    assert outcome("warning: unused variable `x`\nerror: aborting due to previous error").failed
+    assert outcome("src/a.ts(3,5): error TS2322: Type 'string' is not assignable").failed

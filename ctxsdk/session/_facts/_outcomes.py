@@ -46,7 +46,8 @@ _FAIL = (
     re.compile(r"\b[1-9]\d* (?:tests? )?(?:failed|failing)\b", re.I),
     re.compile(r"^FAILED \((?:failures|errors)=\d+", re.M),
     re.compile(r"^(?:npm|pnpm|yarn) (?:ERR!|error)", re.M),
-    re.compile(r"\berror(?:\[E\d+\])?(?: TS\d+)?:", re.I),
+    # not on a line the program labels a warning ("Warning: _curses.error: setupterm: …")
+    re.compile(r"^(?!\s*warn(?:ing)?\b).*\berror(?:\[E\d+\])?(?: TS\d+)?:", re.I | re.M),
     re.compile(r"^(?:error|fatal|ERROR|FATAL)\b[:\[]", re.M),
     re.compile(r"^\w+(?:\.\w+)*(?:Error|Exception):", re.M),
     re.compile(r"^(?:SyntaxError|ModuleNotFoundError|ImportError|NameError)\b", re.M),
@@ -73,7 +74,8 @@ _ERROR_LINE = (
     re.compile(r"^(?:\w+\.)*\w+(?:Error|Exception): \S.*$", re.M),  # an exception line
     re.compile(r"^\*\* \(\w+(?:\.\w+)*\) .*$", re.M),  # Elixir: ** (CompileError) ...
     re.compile(r"^\s+\d+\) test .*$", re.M),  # ExUnit / numbered runner failures
-    re.compile(r"^.*\berror(?:\[E\d+\])? ?(?:TS\d+)?:.*$", re.M | re.I),
+    # a line the program labels a warning ("Warning: _curses.error: …") is not its failure
+    re.compile(r"^(?!\s*warn(?:ing)?\b).*\berror(?:\[E\d+\])? ?(?:TS\d+)?:.*$", re.M | re.I),
     re.compile(r"^(?:npm|pnpm|yarn) (?:ERR!|error) .*\S.*$", re.M),
     re.compile(r"^.*(?:command not found|No such file or directory|Permission denied).*$", re.M),
     re.compile(r"^FAIL\b.*$", re.M),
