@@ -71,7 +71,7 @@ _READ = """() => {
         }
       }
       const touching = [];
-      for (const el of node.querySelectorAll('*')) {
+      for (const el of [node, ...node.querySelectorAll('*')]) {
         if (!shown(el) || el.closest('pre')) continue;
         let prev = '';
         for (const n of el.childNodes) {
@@ -181,6 +181,38 @@ def test_a_notebook_opened_cold_reads_as_its_text(
     problems = _problems(outputs)
     assert not problems, f"{name} opened cold:\n" + "\n".join(problems[:40])
     assert not errors, errors
+
+
+def test_the_checks_find_what_a_sanitizer_collapses(
+    cold_page: tuple[Any, list[str]], lab: Lab
+) -> None:
+    # the checks above are not vacuous: outputs as ctxsdk wrote them before (an inline SVG,
+    # badges side by side, a widget with only its text form) are each caught
+    import nbformat
+
+    bad = {
+        "svg": "<div><svg><title>the window</title><rect><title>user: 252</title></rect>"
+        "<text>free 9</text></svg></div>",
+        "touch": "<div><span class='cx-badge'>user</span><span>seq 3</span></div>",
+    }
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    for html in bad.values():
+        cell = nbformat.v4.new_code_cell("x")
+        data = {"text/html": html, "text/plain": "x"}
+        cell.outputs = [nbformat.v4.new_output("execute_result", data=data, execution_count=1)]
+        nb.cells.append(cell)
+    widget = nbformat.v4.new_code_cell("w")
+    view = {"model_id": "0" * 32, "version_major": 2, "version_minor": 0}
+    data = {WIDGET: view, "text/plain": "ContextTree(5f0c9a7e, 31 nodes)"}
+    widget.outputs = [nbformat.v4.new_output("execute_result", data=data, execution_count=2)]
+    nb.cells.append(widget)
+    nbformat.write(nb, lab.root / "collapsed.ipynb")
+    page, _ = cold_page
+    found = "\n".join(_problems(_open(page, lab, "collapsed.ipynb")))
+    assert "run-on text 'the windowuser: 252free 9'" in found, found
+    assert "pieces touch 'user|seq 3'" in found, found
+    assert "a ContextTree shows no static picture" in found, found
 
 
 def test_cold_screenshots_light_and_dark(
