@@ -274,3 +274,17 @@ def _real_or_skip(rel: str) -> cx.Session:
     if root is None or not (root / rel).exists():
         pytest.skip("the agent-sessions corpus is not here")
     return load_session(root, rel)
+
+
+def test_the_users_questions_are_asks_in_the_order_said() -> None:
+    """A question the person asked is an ask as much as an order: one line, in the order
+    said; a question the kernel already read as an ask ("can you add a test?") is not
+    listed twice."""
+    b = LogBuilder(session_id="q", runtime_context=None)
+    b.turn("what's 1+1?").assistant(text="1 + 1 equals 2.").end_turn()
+    b.turn("create hello.md file").assistant(text="Created hello.md.").end_turn()
+    b.turn("can you add a test for it?").assistant(text="Added test_hello.py.").end_turn()
+    ex = extract(cx.Session.from_events(b.header, b.events))
+    (asks,) = [c for c in ex.candidates if c.extra.get("kind") == "asks"]
+    assert asks.text.startswith("the user asked: what's 1+1?; create hello.md file")
+    assert asks.text.count("add a test") == 1

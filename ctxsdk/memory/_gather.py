@@ -31,7 +31,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ..session import Fact, Session, instruction_kind, message_of, redact, user_text
+from ..session import (
+    Fact,
+    Session,
+    instruction_kind,
+    message_of,
+    redact,
+    sentences,
+    user_text,
+)
 from ._model import Candidate, Source, clip
 
 __all__ = [
@@ -44,6 +52,7 @@ __all__ = [
     "named_in",
     "plan_line",
     "rules_line",
+    "user_questions",
     "user_words",
 ]
 
@@ -82,14 +91,25 @@ def _joined(head: str, items: Iterable[str]) -> str:
 
 
 def asks_line(
-    asks: Sequence[Fact], src: Source, links: tuple[tuple[str, str], ...]
+    asks: Sequence[str], src: Source, links: tuple[tuple[str, str], ...]
 ) -> Candidate | None:
-    """The user's asks of one session as one experience (kind ``asks``), or None."""
+    """The user's asks of one session (their one-off instructions and questions, in the
+    order said) as one experience (kind ``asks``), or None."""
     if not asks:
         return None
-    text = _joined("the user asked: ", (f.text for f in asks))
-    name = clip(f"asked: {asks[0].text}", 40)
+    text = _joined("the user asked: ", asks)
+    name = clip(f"asked: {asks[0]}", 40)
     return Candidate("experience", name, text, src, links=links, extra={"kind": "asks"})
+
+
+def user_questions(session: Session) -> list[tuple[int, str]]:
+    """(seq, sentence) of each question the person asked in their own words ("what's
+    1+1?", "which file holds the routes?"): what they asked is an ask as much as an order
+    is, and the kernel reads no instruction in a question."""
+    out: list[tuple[int, str]] = []
+    for seq, text in _own_messages(session):
+        out += [(seq, q) for q in sentences(text) if q.rstrip().endswith(("?", "？"))]
+    return out
 
 
 def rules_line(
@@ -130,10 +150,10 @@ def files_line(files: Sequence[Candidate]) -> Candidate | None:
     return Candidate("experience", name, text, files[0].source, extra={"kind": "files"})
 
 
-def user_words(session: Session) -> str:
-    """What the person wrote in the session (their own words: a harness template's wrapper
-    removed), redacted, one message a line: which files the user named."""
-    out: list[str] = []
+def _own_messages(session: Session) -> list[tuple[int, str]]:
+    """(seq, text) of each message the person wrote (their own words: a harness template's
+    wrapper removed), redacted."""
+    out: list[tuple[int, str]] = []
     for seq, ev in enumerate(session.raw_events):
         if ev.get("type") != "user/message" or message_of(ev) is None:
             continue
@@ -142,8 +162,14 @@ def user_words(session: Session) -> str:
             continue
         own = user_text(msg.text)
         if own:
-            out.append(redact(own).text)
-    return "\n".join(out)
+            out.append((seq, redact(own).text))
+    return out
+
+
+def user_words(session: Session) -> str:
+    """What the person wrote in the session, one message a line: which files the user
+    named."""
+    return "\n".join(text for _, text in _own_messages(session))
 
 
 def named_in(pattern: re.Pattern[str] | None, texts: Iterable[str]) -> bool:
