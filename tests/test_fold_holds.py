@@ -16,6 +16,7 @@ from ctxsdk.fold._holds import (
     outline,
     read_path,
     runtime_versions,
+    search_hits,
 )
 from ctxsdk.fold._state import FoldState, reduce_events
 from ctxsdk.testing import LogBuilder
@@ -241,3 +242,39 @@ def test_a_report_written_as_json_is_read_as_its_text() -> None:
     assert "hardcoded in AgentRegistry" in found  # the words after the harness's lines
     assert "KeySymbols: sanitizeValue, SENSITIVE_VALUE_PATTERNS" in found
     assert "Termination Reason" not in found
+
+
+def test_a_search_hit_on_a_definition_tells_what_its_file_holds() -> None:
+    out = (
+        "src/plugins/code.plugin.ts:82:function buildConfig(params: {\n"
+        "src/plugins/code.plugin.ts:289:      const config = buildConfig({\n"
+    )
+    assert search_hits("rg -n buildConfig src", out) == {
+        "src/plugins/code.plugin.ts": "function buildConfig(params: {\n      const config = buildConfig({"
+    }
+    assert search_hits("cat notes.txt", out) == {}  # only a search's lines are hits
+    polled = run(
+        [
+            (
+                "exec_command",
+                {"cmd": "rg -n buildConfig src"},
+                "Process running with session ID 9\n",
+            ),
+            (
+                "write_stdin",
+                {"session_id": 9, "chars": ""},
+                "Process exited with code 0\nOutput:\n" + out,
+            ),
+        ],
+        said="buildConfig makes the config.",
+    )
+    assert files(polled) == ["src/plugins/code.plugin.ts: buildConfig"]
+
+
+def test_an_outline_keeps_module_level_aliases_and_the_hosts_code_talks_to() -> None:
+    compat = "if is_py2:\n    builtin_str = str\n\ndef f(x):\n    y = x\n    return y\n"
+    got = dict(outline(compat, "requests/compat.py"))
+    assert got["builtin_str"] == "builtin_str = str"
+    assert "y" not in got  # a local inside a function is no name the module holds
+    script = 'r = remote("crypto.chal.csaw.io", 4242)\nm = "django.db.models"\n'
+    assert [shown for _, shown in outline(script, "solve.py")] == ["crypto.chal.csaw.io"]

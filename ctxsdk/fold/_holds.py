@@ -30,6 +30,7 @@ __all__ = [
     "outline",
     "read_path",
     "runtime_versions",
+    "search_hits",
     "written_text",
 ]
 
@@ -52,7 +53,15 @@ _CONST = re.compile(
     re.M,
 )
 # A module-level alias in Python (``builtin_str = str``): a name bound to another name.
-_ALIAS = re.compile(r"^([a-z_][a-z0-9_]*)\s*=\s*([A-Za-z_][\w.]{0,30})\s*$", re.M)
+# (Indented once under a module-level ``if``/``else``/``try``: ``if is_py2:`` …)
+_ALIAS = re.compile(r"^( {4}|\t)?([a-z_][a-z0-9_]*)\s*=\s*([A-Za-z_][\w.]{0,30})\s*$", re.M)
+_MODULE_BRANCH = re.compile(r"^(?:if|elif|else|try|except)\b")
+# A host the code talks to: a quoted URL or dotted host name (``remote("ctf.example.io", 42)``).
+# (A dotted name ends on a top-level domain: ``"django.db.models"`` is a module, no host.)
+_ENDPOINT = re.compile(
+    r"""['"]((?:https?|wss?)://[^'"\s]{3,80}|(?:[a-z0-9-]+\.)+"""
+    r"""(?:com|org|net|io|dev|ai|app|co|edu|gov|cloud|local|internal|xyz|me|us|uk|de|ru|cn))['"]"""
+)
 # An environment variable read in code, with the default that follows it when one does.
 _ENV_READ = re.compile(
     r"(?:process\.env\.|process\.env\[['\"]|os\.environ\.get\(\s*['\"]|os\.environ\[['\"]|"
@@ -134,8 +143,11 @@ def outline(text: str, path: str = "") -> list[tuple[str, str]]:
     for m in _CONST.finditer(body):
         found.append((m.start(), m.group(1), f"{m.group(1)} = {m.group(2).strip()}"))
     for m in _ALIAS.finditer(body):
-        if m.group(1) != m.group(2):
-            found.append((m.start(), m.group(1), f"{m.group(1)} = {m.group(2)}"))
+        name, value = m.group(2), m.group(3)
+        if name != value and (not m.group(1) or _under_module_branch(body, m.start())):
+            found.append((m.start(), name, f"{name} = {value}"))
+    for m in _ENDPOINT.finditer(body):
+        found.append((m.start(), m.group(1), m.group(1)))
     for m in _ROUTE.finditer(body):
         found.append((m.start(), m.group(1), f"route {m.group(1)}"))
     for m in _ENV_READ.finditer(body):
@@ -149,6 +161,15 @@ def outline(text: str, path: str = "") -> list[tuple[str, str]]:
         if name not in out or len(shown) > len(out[name]):
             out[name] = shown  # a name seen again with more said keeps the fuller form
     return list(out.items())
+
+
+def _under_module_branch(body: str, at: int) -> bool:
+    """Whether the line at ``at`` sits in a module-level ``if``/``else``/``try`` block: the
+    nearest line above it at column 0 opens one (not a ``def`` or ``class``)."""
+    for line in reversed(body[:at].splitlines()):
+        if line and not line[0].isspace():
+            return bool(_MODULE_BRANCH.match(line))
+    return False
 
 
 def manifest_facts(path: str, text: str) -> list[tuple[str, str]]:
@@ -228,6 +249,23 @@ def runtime_versions(text: str) -> list[tuple[str, str]]:
     ``(key, value)``: where the work's tests really run, which the repo may not say."""
     m = _PYTHON.search(text[:20_000])
     return [("python_version", m.group(1))] if m else []
+
+
+_SEARCHERS = frozenset({"grep", "rg", "ag", "ack", "egrep", "fgrep"})
+# A search's hit: ``path:line:text`` (grep -n, rg), a reader's path then its line number.
+_HIT = re.compile(r"^(?:\./)?([\w./@+-]+\.\w+):(\d+)[:-](.*)$", re.M)
+
+
+def search_hits(command: str, text: str) -> dict[str, str]:
+    """The lines a code search printed, by the file they are in (``grep -n``, ``rg``, ``git
+    grep``): where a name the session looked for is defined is what the file holds."""
+    ps = command_parts(command)
+    if not any(p.program in _SEARCHERS or (p.program == "git" and p.sub == "grep") for p in ps):
+        return {}
+    out: dict[str, list[str]] = {}
+    for m in _HIT.finditer(text[:200_000]):
+        out.setdefault(m.group(1), []).append(m.group(3))
+    return {path: "\n".join(lines) for path, lines in out.items()}
 
 
 def read_path(name: str, args: Mapping[str, Any]) -> str | None:

@@ -119,11 +119,12 @@ open work). Every anchor cites the fact's source seq.
   harness relays next (a ``user/message`` whose source has ``form: relay``) is read as the
   call it stands for (``_told``): ``create``/``edit`` write the open file, else a shell.
 - files (``_holds``): the outline of each file the session wrote (an edit's new text, a
-  here-document) or read (a read tool, ``cat``/``sed -n`` of one file, a Codex poll of it):
-  the names it defines (short signatures), routes, constants and the environment variables
-  it reads with defaults; a document only the variables it sets. Written files first, then
-  files read twice or whose names the session names; at most ``limits.files``, each cut to
-  ``limits.text``; derived at the end, never heads. A manifest's package and key scripts
+  here-document) or read (a read tool, ``cat``/``sed -n`` of one file, a Codex poll of it,
+  the ``path:line:text`` hits of a search): the names it defines (short signatures),
+  routes, constants, module-level aliases, the hosts its code talks to and the environment
+  variables it reads with defaults; a document only the variables it sets. Written files
+  first, then files read twice or whose names the session names; at most ``limits.files``,
+  each cut to ``limits.text``; derived at the end, never heads. A manifest's package and key scripts
   (and npm's banner's package) are ``project/package`` and ``project/script_<name>``; a
   ``git checkout -b`` the head ``project/branch``.
 - findings (``ctxsdk.session.statements``): the assistant's text statements (and those of
@@ -199,6 +200,7 @@ from ._holds import (
     manifest_facts,
     read_path,
     runtime_versions,
+    search_hits,
     written_text,
 )
 from ._told import ToldActions
@@ -1467,6 +1469,7 @@ class _Reducer:
         polled = self.running.get(args.get("session_id"))
         if polled is not None:
             name, args = polled
+            command = call_command(args)
             text = text.split("\nOutput:\n", 1)[-1]
         code = written_text(args)  # empty for a shell: its here-documents are read below
         if code:
@@ -1478,6 +1481,8 @@ class _Reducer:
             branch = branch_made(command)
             if branch is not None:
                 self._project_value("branch", branch, seq)
+            for path, lines in search_hits(command, redact(text).text).items():
+                self.outlines.add(path, lines, seq, written=False)
         read = read_path(name, args)
         if read is not None:
             self.outlines.add(read, redact(text).text, seq, written=False)
