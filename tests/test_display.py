@@ -428,3 +428,14 @@ def test_a_large_tree_pictures_its_turns_not_every_row(tmp_path: Path) -> None:
     assert len(html) < 300_000 and "<details" not in html
     assert f"{len(w._flat):,} rows: run the notebook to browse them" in html
     assert ">turn 1</td>" in html and ">turn 101</td>" not in html
+
+
+def test_with_no_css_at_all_the_texts_still_read_apart() -> None:
+    # the worst host (GitHub's viewer drops <style>, style attributes and SVG tags; it may
+    # drop hidden too): what is left still reads as words, never one run of labels
+    html = cx.Session.open(sample("fix-flaky-test"))._repr_mimebundle_()["text/html"]
+    bare = re.sub(r"<style>.*?</style>|\sstyle='[^']*'|\shidden='hidden'", "", html, flags=re.S)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", bare))
+    assert "the window system prompt: 192 tool schemas: 359" in text
+    assert "system prompt 192 · tool schemas 359" in text  # the stand-in's legend
+    assert "192tool" not in text and "windowsystem" not in text

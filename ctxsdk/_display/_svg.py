@@ -27,6 +27,12 @@ def _colour(kind: str) -> str:
     return "none" if kind == "free" else f"var(--cx-{esc(kind)}, #888)"
 
 
+def _apart(elements: Sequence[str]) -> str:
+    """SVG elements a line apart: the SVG draws the same, and a host that strips the tags
+    but shows their texts (and ignores ``hidden``) reads them as words, not one run."""
+    return "\n".join(e for e in elements if e)
+
+
 def _plot(svg: str, stand_in: str) -> str:
     """The SVG for a host that keeps the stylesheet, the stand-in for one that strips it."""
     box = f"<div class='cx-plotbox' hidden='hidden'>{svg}</div>"
@@ -128,8 +134,8 @@ def stacked_bar(
     head = f"<title>{esc(title)}</title>" if title else ""
     svg = (
         f"<svg class='cx-plot' role='img' width='{width}' height='{height}' "
-        f"viewBox='0 0 {width} {height}' xmlns='http://www.w3.org/2000/svg'>{head}"
-        f"{''.join(rects)}{''.join(lines)}{''.join(keys)}</svg>"
+        f"viewBox='0 0 {width} {height}' xmlns='http://www.w3.org/2000/svg'>"
+        f"{_apart([head, *rects, *lines, *keys])}</svg>"
     )
     return _plot(svg, _cold_stacked(parts, total, width, marks, legend))
 
@@ -228,7 +234,7 @@ def bar_chart(
     head = f"<title>{esc(title)}</title>" if title else ""
     svg = (
         f"<svg class='cx-plot' role='img' width='{width}' height='{height}' "
-        f"viewBox='0 0 {width} {height}' xmlns='http://www.w3.org/2000/svg'>{head}"
-        f"{''.join(out)}</svg>"
+        f"viewBox='0 0 {width} {height}' xmlns='http://www.w3.org/2000/svg'>"
+        f"{_apart([head, *out])}</svg>"
     )
     return _plot(svg, _cold_bars(labels, series, kinds, width, plot_h, peak))
