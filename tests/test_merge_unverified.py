@@ -56,3 +56,12 @@ def test_real_design_remarks_stay_out_and_a_path_the_design_keeps_naming_stays()
     assert _why(r, "concurrency") == PASSING
     assert "~/.claude/history.jsonl" in r.text  # named in five of its messages
     assert "HistoryParser" in r.text  # a tool's output shows the class
+
+
+def test_a_finding_in_prose_said_once_stays_in() -> None:
+    # what the model found ("The port is 8080.") is no item of a plan it laid out
+    b = LogBuilder(session_id="find-a", runtime_context=None)
+    b.turn("Check the service.").assistant(text="The port is 8080.").end_turn()
+    r = cx.Merge([cx.Session.from_events(b.header, b.events)]).run()
+    assert r.slot("port").max_evidence == 2
+    assert _why(r, "port") == ""

@@ -14,9 +14,10 @@ slots say nothing of that:
   The same words said later in the session are kept.
 - **one session's inferred project fact** (``language``, ``framework``, ``package
   manager`` read from its files and commands; ``_inferred``): the block shows its files.
-- **a passing conclusion** (``_unverified``): a slot only one session holds, said by its
-  assistant alone (evidence INFERRED or below), whose value no other message of the merged
-  sessions names (no tool output, no later message, no other session).
+- **a passing plan item** (``_unverified``): a slot only one session holds, read from a
+  labelled line of a plan its assistant wrote (``**Storage**: ...``, evidence INFERRED or
+  below), whose value no other message of the merged sessions names (no tool output, no
+  later message, no other session).
 - **a run's measurement** (``test count``, keyed per session by ``_measures``): the test
   command's line already says what the last run counted.
 - **a repeat.** A slot whose content the block already shows under another key: its value
@@ -132,7 +133,7 @@ def left_out(
     out.update({s.key: MEASURED for s in slots if not s.statement and measure_key(s.key)})
     # one session's language, framework or package manager: its trivia (``_inferred``)
     out.update({k: ONE_SESSION for k in one_session_inferred(slots) if k not in out})
-    # what one session's model said once and nothing else names (``_unverified``)
+    # an item of one session's plan that nothing else names (``_unverified``)
     out.update({k: PASSING for k in passing_conclusions(slots, branches) if k not in out})
     rest = [s for s in slots if s.key not in out]
     for key, other in repeats(rest, line).items():

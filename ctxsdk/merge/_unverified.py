@@ -1,13 +1,15 @@
-"""A passing conclusion: what one session's model said once and nothing else names.
+"""A passing plan item: what one session's model laid out once and nothing else names.
 
-A claim at ``INFERRED`` evidence or below is the model's own word: a design it proposed
-(``**Concurrency**: File-based locking``), a location in a plan (``**Storage**:
-`~/.codemie/conversations/claude-messages.jsonl` ``), a guess in passing (``The indentation
-is 4 spaces``). Its user did not say it and no tool showed it. When no other message of
-the merged sessions names its value either (no tool output, no later message of its own
-session, nothing another session wrote), it was a remark the work never came back to: a
-reader of the merged block would act on a line nothing established. The block leaves such
-a slot out; it stays in ``result.slots`` (and the widget) with the reason.
+A claim at ``INFERRED`` evidence or below is the model's own word. Read from a labelled
+line of a plan or summary it wrote (``**Concurrency**: File-based locking``, ``**Storage**:
+`~/.codemie/conversations/claude-messages.jsonl` ``), it is an item of a proposal: its user
+did not say it, no tool showed it, and the design may have gone another way. When no other
+message of the merged sessions names its value either (no tool output, no later message of
+its own session, nothing another session wrote), the work never came back to it: a reader
+of the merged block would act on a line nothing established. The block leaves such a slot
+out; it stays in ``result.slots`` (and the widget) with the reason. What the model found
+and said in prose (``The port is 8080.``) is not a plan's item and stays, as the block's
+default keeps one session's inference (``single="all"``).
 
 A conclusion the work returns to is kept: the path an assistant's design keeps naming
 (``~/.claude/history.jsonl`` in five of its messages), a class a tool's output shows
@@ -28,7 +30,11 @@ from ._slots import Evidence
 
 __all__ = ["PASSING", "passing_conclusions"]
 
-PASSING = "one session's model conclusion that no other message of the sessions names"
+PASSING = "an item of one session's plan that no other message of the sessions names"
+
+
+# a labelled line of a plan or summary: ``**Storage**: ...``, ``- **Concurrency**: ...``
+_PLAN_ITEM = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\*\*[^*\n]{1,60}\*\*\s*:")
 
 
 def _conclusion(slot: Slot) -> bool:
@@ -37,7 +43,7 @@ def _conclusion(slot: Slot) -> bool:
         not slot.statement
         and bool(live)
         and len(slot.sources) == 1
-        and all(c.evidence <= int(Evidence.INFERRED) for c in live)
+        and all(c.evidence <= int(Evidence.INFERRED) and _PLAN_ITEM.match(c.text) for c in live)
     )
 
 
@@ -48,8 +54,8 @@ def _names(value: str) -> re.Pattern[str]:
 
 def passing_conclusions(slots: Iterable[Slot], branches: Sequence[Branch]) -> set[str]:
     """The keys of the slots one session holds, all of whose live claims are at evidence
-    ``INFERRED`` or below, whose values no message of ``branches`` but the claims' own
-    names (see the module docs)."""
+    ``INFERRED`` or below and read from a labelled line of a plan, whose values no message
+    of ``branches`` but the claims' own names (see the module docs)."""
     found = [s for s in slots if _conclusion(s)]
     if not found:
         return set()
