@@ -19,7 +19,7 @@ from ctxsdk.fold._holds import (
     search_hits,
 )
 from ctxsdk.fold._state import FoldState, reduce_events
-from ctxsdk.testing import LogBuilder
+from ctxsdk.testing import LogBuilder, ToolOutput
 
 GAME = """import random
 
@@ -60,7 +60,9 @@ Output:
 """
 
 
-def run(calls: Sequence[tuple[str, Mapping[str, Any], str]], said: str = "Done.") -> FoldState:
+def run(
+    calls: Sequence[tuple[str, Mapping[str, Any], str | ToolOutput]], said: str = "Done."
+) -> FoldState:
     b = LogBuilder(session_id="holds", system="You are a coding agent.")
     for name, args, result in calls:
         b.turn("Go on.").assistant(text="Working.", tool_calls=[(name, dict(args))])
@@ -278,3 +280,36 @@ def test_an_outline_keeps_module_level_aliases_and_the_hosts_code_talks_to() -> 
     assert "y" not in got  # a local inside a function is no name the module holds
     script = 'r = remote("crypto.chal.csaw.io", 4242)\nm = "django.db.models"\n'
     assert [shown for _, shown in outline(script, "solve.py")] == ["crypto.chal.csaw.io"]
+
+
+def test_a_polled_run_fails_and_is_verified_as_the_command_it_polls() -> None:
+    # Codex: exec_command hands back a process id, write_stdin polls bring its exit code
+    failed = "Process exited with code 1\nOutput:\nFAIL src/a.test.ts\nAssertionError: expected 1"
+    passed = "Process exited with code 0\nOutput:\nTest Files  1 passed (1)"
+    s = run(
+        [
+            ("exec_command", {"cmd": "npm test"}, "Process running with session ID 3\n"),
+            ("write_stdin", {"session_id": 3, "chars": ""}, ToolOutput(failed, is_error=True)),
+        ]
+    )
+    assert [str(a.value) for a in s.open_failures] == ["exec_command: AssertionError: expected 1"]
+    s = run(
+        [
+            ("exec_command", {"cmd": "npm test"}, "Process running with session ID 3\n"),
+            ("write_stdin", {"session_id": 3, "chars": ""}, ToolOutput(failed, is_error=True)),
+            ("exec_command", {"cmd": "npm test"}, "Process running with session ID 4\n"),
+            ("write_stdin", {"session_id": 4, "chars": ""}, passed),
+        ]
+    )
+    assert s.open_failures == ()  # the same command passed later: verified
+    assert [str(a.value) for a in s.evidence] == ["exec_command:npm test: Test Files 1 passed (1)"]
+
+
+def test_a_read_only_command_flagged_as_an_error_is_no_failure() -> None:
+    # grep found nothing, ls of a path that is not there: what the session learned, not a failure
+    s = run(
+        [("Bash", {"command": "ls src/missing/"}, ToolOutput("ls: cannot access", is_error=True))]
+    )
+    assert s.open_failures == ()
+    s = run([("Bash", {"command": "make"}, ToolOutput("make: *** No rule", is_error=True))])
+    assert len(s.open_failures) == 1

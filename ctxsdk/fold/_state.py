@@ -81,8 +81,10 @@ open work). Every anchor cites the fact's source seq.
   as failed (its exit code, test counts, a traceback, ``error:`` …) ⇒ ``failure:<call
   key>`` (stateKey ``failure/cmd/<call key>``, value ``<call key>: <the kernel's error
   line>``), where the call key is the tool name and its command, e.g. ``bash:pytest
-  tests/test_x.py``. A command that only reads (ls, grep, cat, echo) gives no failure, nor
-  does a harness note (cancelled, denied). A later result with no failure verifies every open
+  tests/test_x.py``. A command that only reads (ls, grep, cat, echo) gives no failure, even
+  flagged ``isError``, nor does a harness note (cancelled, denied). A poll of a still-running
+  process (Codex's ``write_stdin`` of a ``Process running with session ID N``) stands for
+  the command it polls. A later result with no failure verifies every open
   failure it re-ran (isError ones included): the same call key, or the same tool with a
   command line that covers the failed one (the kernel's ``covers``: each part that mattered
   matched by a part running the same program and subcommand on the failed part's operands or
@@ -1390,11 +1392,20 @@ class _Reducer:
         name, args = self.calls.get(cid, ("tool", {}))
         if harness_note(text):
             return  # cancelled, denied, a sibling's error: no verdict on the call itself
+        running = _RUNNING.search(text[:400])
+        if running is not None:
+            self.running[int(running.group(1))] = (name, dict(args))
+            return  # still running (Codex): its output and verdict come with a later poll
+        polled = self.running.get(args.get("session_id"))
+        if polled is not None:  # a poll (``write_stdin``) stands for the command it polls
+            name, args = polled
         identity = _call_key(name, args)
         command = call_command(args)
         width = self.limits.text
         if not is_error and name.lower() in _DELEGATES:
             self._statements(_report(redact(text).text), seq)  # a sub-agent's findings
+        if is_error and command is not None and _explores(command):
+            return  # a search that found nothing, a listing of a missing path: no failure
         if is_error:
             self.failed_edits.update(written_paths(name, args))
             fid = f"failure:{cid}"
@@ -1460,17 +1471,9 @@ class _Reducer:
     ) -> None:
         """What a successful call shows of a file: the text an edit tool wrote into it, or
         what a read printed of it; a manifest's (or npm's banner's) package and scripts are
-        project facts. A poll of a still-running process (Codex's ``write_stdin``) stands
-        for the command it polls."""
-        running = _RUNNING.search(text[:400])
-        if running is not None:
-            self.running[int(running.group(1))] = (name, dict(args))
-            return
-        polled = self.running.get(args.get("session_id"))
-        if polled is not None:
-            name, args = polled
-            command = call_command(args)
-            text = text.split("\nOutput:\n", 1)[-1]
+        project facts."""
+        if "\nOutput:\n" in text[:400]:
+            text = text.split("\nOutput:\n", 1)[-1]  # a harness's header (Codex) is no content
         code = written_text(args)  # empty for a shell: its here-documents are read below
         if code:
             for path in written_paths(name, args):
