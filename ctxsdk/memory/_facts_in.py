@@ -582,7 +582,13 @@ _PROPOSED = "the assistant proposed: "
 _MUSING = re.compile(r"(?:if|when|suppose)\s+(?:i|we)\b", re.IGNORECASE)
 # "Wait, if return_annotation is None …", "No, it uses UnitBase.__eq__": an aside, its first
 # word no order even where the kernel reads a verb in it
-_ASIDE = re.compile(r"(?:wait|no|hmm+|oh|ah|actually|well|but)\b\s*[,.!]", re.IGNORECASE)
+_ASIDE = re.compile(
+    r"(?:wait|no|hmm+|oh|ah|actually|well|but)\b\s*[,.!]|(?:note|notice)\s+that\b", re.IGNORECASE
+)
+# An order opens on a plain word, after "then", "so": "print('a', end='')" and
+# "_binary_clf_curve raises …" open on code, "So replacing ' ' with …" on a gerund
+_CONNECTIVE = re.compile(r"(?:(?:then|so|now|next|first|also|and)\b,?\s*)*", re.IGNORECASE)
+_ORDER_WORD = re.compile(r"[A-Za-z][a-z]+(?<!ing)\b(?![(.\w])")
 # "Refactor Registries: Convert AgentRegistry …": a short label, then what it says
 _LABELLED = re.compile(r"^[^:]{1,40}:\s+")
 
@@ -600,11 +606,16 @@ def _proposed_step(sentence: str) -> bool:
 def _proposal(sentence: str) -> bool:
     """Whether a sentence read as a step (``_proposed_step``) is one the assistant proposes:
     an order, after its label if it has one ("Refactor Registries: Convert X to …"), not a
-    label and its value ("Test counts: 141 …") nor thinking aloud ("Wait, …")."""
+    label and its value ("Test counts: 141 …"), thinking aloud ("Wait, …", "Note that …")
+    nor a line of code ("print('a', end='')")."""
     if _MUSING.match(sentence) or _ASIDE.match(sentence):
         return False
     label = _LABELLED.match(sentence)
     body = sentence[label.end() :] if label else sentence
+    lead = _CONNECTIVE.match(body)
+    body = body[lead.end() :] if lead else body
+    if not _ORDER_WORD.match(body):
+        return False
     got = instruction_kind(body)
     return got is not None and got[0] == "instruction"
 
