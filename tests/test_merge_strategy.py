@@ -341,3 +341,14 @@ def test_a_ruled_tie_a_derivation_retracts_keeps_its_strategys_label() -> None:
     at = next(i for i, x in enumerate(lines) if "`queue broker`" in x)
     assert "tie broken by strategy k" in lines[at] and "RETRACTED" in lines[at + 1]
     assert "adjudicat" not in r.text and r.block.tokens <= r.budget
+
+
+def test_a_candidate_score_passed_as_a_pair_score_says_where_it_belongs() -> None:
+    def by_claims(c: Candidate) -> int:
+        return len(c.claims)
+
+    with pytest.raises(InvalidArgument, match=r"by_claims.*Strategy\(name, score=fn\)"):
+        cx.Merge(_tied()).score(by_claims).run()
+    # given as a strategy's score hook, the same function decides
+    r = cx.Merge(_tied()).strategy(Strategy("by_claims", score=by_claims)).run()
+    assert r.decider("database") == "by_claims"

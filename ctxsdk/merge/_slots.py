@@ -212,7 +212,16 @@ def select(state: SlotState, score: Score | str = "egalitarian") -> Decision:
     per_value = state.per_value()
     if not per_value:
         return Decision("empty")
-    scored = [(value, fn(supports)) for value, supports in per_value.items()]
+    try:
+        scored = [(value, fn(supports)) for value, supports in per_value.items()]
+    except (AttributeError, TypeError) as err:
+        # a function of one candidate (``c.claims``) passed where pairs go: say where it belongs
+        name = getattr(fn, "__name__", repr(fn))
+        raise InvalidArgument(
+            f"the score function {name} failed on a value's (source, evidence) pairs "
+            f"({type(err).__name__}: {err}); a score of one candidate (candidate.claims, "
+            "candidate.slot, ...) is given as Strategy(name, score=fn)"
+        ) from err
     best = max(s for _, s in scored)
     winners = sorted(v for v, s in scored if s == best)
     if len(winners) == 1:
