@@ -31,7 +31,6 @@ from .conftest import Lab
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
-LEAD_REFRESHES = "05-merge.ipynb"  # another helper edits it; the lead refreshes its outputs
 SHOTS = ("01-sessions.ipynb", "04-fold.ipynb")
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -155,21 +154,7 @@ def _problems(outputs: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                reason="the lead refreshes 05-merge.ipynb's outputs after its helper's edits",
-                strict=False,
-            ),
-        )
-        if n == LEAD_REFRESHES
-        else n
-        for n in NOTEBOOKS
-    ],
-)
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_a_notebook_opened_cold_reads_as_its_text(
     cold_page: tuple[Any, list[str]], lab: Lab, name: str
 ) -> None:
