@@ -34,7 +34,7 @@ from tests.test_memory_ingest import SESSION_A, MONDAY, _session
 
 mem = cx.Memory({db!r}, clock=MONDAY + timedelta(days=10))
 mem.ingest(_session(SESSION_A), now=MONDAY)
-# The ingest keeps the project's facts as entities (test command, package manager, ...), not
+# The ingest keeps the project's facts as entities (test command, the stack, ...), not
 # names said in the chat: the named entities the tests click, and the edges to them, are set
 # here with the public API.
 for name in ("AuthGateway", "X-Request-Id", "TriviumDB", "DeepSeek_Harness"):
@@ -89,18 +89,18 @@ def _node(page: Any, node_id: str) -> Any:
 def test_the_graph_renders_nodes_of_each_type(nb: Notebook) -> None:
     page = nb.page
     widget = page.locator(".cx-mgraph").first
-    for kind, n in (("entity", 10), ("preference", 6), ("decision", 4), ("experience", 1)):
+    for kind, n in (("entity", 9), ("preference", 6), ("decision", 4), ("experience", 1)):
         assert widget.locator(f".cx-mnode--{kind}").count() == n, kind
     assert widget.locator(".cx-mnode--observation").count() == 0
     assert widget.locator(".cx-medge").count() == 6
     assert widget.locator(".cx-mgraph__edges .cx-medge--decided").count() == 4
-    assert widget.locator(".cx-mnode--hub").count() == 10
+    assert widget.locator(".cx-mnode--hub").count() == 9
     stale = widget.locator(".cx-mnode--stale")
     assert stale.count() == 2 and "stale" in str(stale.first.get_attribute("aria-label"))
     auth = _node(page, _id(nb, AUTH))
     assert auth.locator("[data-part=label]").text_content() == AUTH
     assert "stale2" in str(widget.locator('[data-stat="stale"]').text_content())
-    assert nb.run("print(repr(w))", "MemoryGraph(").strip().startswith("MemoryGraph(10/10 entity")
+    assert nb.run("print(repr(w))", "MemoryGraph(").strip().startswith("MemoryGraph(9/9 entity")
 
 
 def test_a_search_highlights_the_hits_and_their_paths(nb: Notebook) -> None:
@@ -256,7 +256,7 @@ def test_refresh_shows_a_change_made_in_python(nb: Notebook) -> None:
     assert _node(page, new).count() == 0
     widget.locator("[data-action=refresh]").click()
     _node(page, new).wait_for(timeout=20_000)
-    assert widget.locator(".cx-mnode--entity").count() == 11
+    assert widget.locator(".cx-mnode--entity").count() == 10
 
 
 def test_screenshots_light_and_dark(nb: Notebook, artifacts: Path) -> None:
