@@ -321,3 +321,13 @@ def test_copies_of_one_template_are_not_shown_as_hits() -> None:
         assert "camping" in hits[0].node.text
         # a record said once, numbers aside, is shown as ever
         assert mem.find("support group")[0].node.text.startswith("Caroline: I went")
+
+
+def test_a_hits_edge_path_is_escaped_once_in_html() -> None:
+    with Memory() as mem:
+        node = mem.remember("Use ruff for linting.", link_to="ruff")
+        hit = next(h for h in mem.find("ruff linting") if h.node.id == node.id)
+        assert hit.path and any("<" in step or ">" in step for step in hit.path)
+        html = mem.find("ruff linting")._repr_mimebundle_()["text/html"]
+        assert "&amp;lt;" not in html and "&amp;gt;" not in html
+        assert "&lt;" in html or "&gt;" in html  # the arrows show as arrows

@@ -208,7 +208,7 @@ class FindResult(Rendered):
                     if h.evidence
                     else ""
                 ),
-                esc(" ".join(h.path)),
+                " ".join(h.path),  # a plain column: the table escapes it
             )
             for h in self.hits
         ]
