@@ -160,7 +160,8 @@ def test_polarity_words(sentence: str, expected: list[Triple]) -> None:
 
 # -- choices: decisions and preferences with what they turn down ----------------------------
 def test_use_x_not_y_is_a_decision_with_the_rejected_alternative() -> None:
-    f, no = setting_facts("Use pnpm, not npm.", role="user", seq=4, session="s", quote="q")
+    # the denial comes first: the value the statement asserts is the slot's latest
+    no, f = setting_facts("Use pnpm, not npm.", role="user", seq=4, session="s", quote="q")
     assert (f.kind, f.key, f.value, f.rejected, f.negated) == (
         "decision",
         "package manager",
@@ -173,6 +174,12 @@ def test_use_x_not_y_is_a_decision_with_the_rejected_alternative() -> None:
     # the rejected side is a negated fact of the same key (a reader of polarity sees "not npm")
     assert (no.kind, no.key, no.value, no.negated) == ("decision", "package manager", "npm", True)
     assert no.text == "package manager is not npm" and no.source == f.source
+
+
+def test_use_x_not_y_leaves_x_in_force() -> None:
+    s = Session.from_messages([{"role": "user", "content": "Use pnpm, not npm."}], format="openai")
+    now = [f for f in s.facts().current() if f.slot == "decision/package manager"]
+    assert [(f.value, f.negated) for f in now] == [("pnpm", False)]
 
 
 @pytest.mark.parametrize(

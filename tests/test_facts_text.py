@@ -239,7 +239,7 @@ def test_decisions_with_reason_and_rejected() -> None:
     (f,) = _asst("I decided to use a lock file instead of PID tracking because PIDs are reused.")
     assert f.kind == "decision" and f.reason == "PIDs are reused"
     assert f.rejected == ("PID tracking",)
-    g, no = _asst("我决定用 SQLite 而不是 Postgres，因为不需要服务器。")  # keyed
+    no, g = _asst("我决定用 SQLite 而不是 Postgres，因为不需要服务器。")  # keyed, denial first
     assert g.kind == "decision" and g.rejected == ("Postgres",) and g.reason == "不需要服务器"
     assert (no.key, no.value, no.negated) == (g.key, "Postgres", True)  # the rejected side
     (h,) = _user("We'll use Postgres because it has JSONB.")

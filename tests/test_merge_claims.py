@@ -58,15 +58,15 @@ POSITIVE = [
     ("We switched the database to MySQL.", [("database", "mysql", False)]),
     (  # the alternative left behind is a negated claim of the same key
         "Move the database from SQLite to PostgreSQL.",
-        [("database", "postgresql", False), ("database", "sqlite", True)],
+        [("database", "sqlite", True), ("database", "postgresql", False)],
     ),
     ("The timeout was changed to 45s.", [("timeout", "45 seconds", False)]),
     ("Set the timeout to 60 seconds.", [("timeout", "60 seconds", False)]),
     ("The timeout should be 60s.", [("timeout", "60 seconds", False)]),
-    ("Use pnpm, not npm.", [("package manager", "pnpm", False), ("package manager", "npm", True)]),
+    ("Use pnpm, not npm.", [("package manager", "npm", True), ("package manager", "pnpm", False)]),
     (
         "Use yarn instead of npm for the package manager.",
-        [("package manager", "yarn", False), ("package manager", "npm", True)],
+        [("package manager", "npm", True), ("package manager", "yarn", False)],
     ),
     ("The database is not MySQL.", [("database", "mysql", True)]),
     ("Don't use npm.", [("package manager", "npm", True)]),

@@ -1106,10 +1106,12 @@ def _code_key(st: Setting, quote: str) -> bool:
     return False
 
 
-def facts_of_setting(st: Setting, src: FactSource, *, denied_first: bool = False) -> list[Fact]:
-    """The facts of one reading: its value, and each rejected alternative as a negated fact
-    of the same key ("use pnpm, not npm": npm is rejected). ``denied_first``: the rejected
-    ones come first, so the asserted value is the slot's latest ("it's not X, it's Y")."""
+def facts_of_setting(st: Setting, src: FactSource) -> list[Fact]:
+    """The facts of one reading: each rejected alternative as a negated fact of the same key
+    ("use pnpm, not npm": npm is rejected), then its value. The rejected ones come first
+    whatever the word order ("use pnpm, not npm", "it's not X, it's Y"), so the value the
+    statement asserts is the slot's latest: the denial is what lets another session's "use
+    npm" dispute it, never what the statement leaves in force."""
     main = Fact(
         kind=st.kind,
         text=st.text(),
@@ -1134,4 +1136,4 @@ def facts_of_setting(st: Setting, src: FactSource, *, denied_first: bool = False
         for alt in st.rejected
         if alt.casefold() != st.value.casefold()
     ]
-    return [*denied, main] if denied_first else [main, *denied]
+    return [*denied, main]

@@ -220,7 +220,7 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
         """The keyed facts of a user's correction ("it's not X, it's Y"), if it is one."""
         got = correction(said, previous=previous) if correcting else None
         src = FactSource(session, seq, role, _quote(text, span))
-        return facts_of_setting(got, src, denied_first=True) if got is not None else []
+        return facts_of_setting(got, src) if got is not None else []
 
     for i, span in enumerate(spans):
         raw = span.text[:_MAX_READ]
