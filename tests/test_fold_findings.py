@@ -270,3 +270,8 @@ def test_a_latin_word_in_a_sentence_of_another_script_is_a_name() -> None:
 def test_a_cjk_sentence_counts_its_characters_as_words() -> None:
     (zh,) = statements("我们使用 Redis 作为缓存层来存储会话数据。")
     assert zh.names == ("redis",)
+
+
+def test_a_percentage_is_a_quantity_the_statement_names() -> None:
+    (s,) = statements("The branch coverage is 70% after the change.")
+    assert "70%" in s.names

@@ -37,7 +37,7 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _QUANTITY = re.compile(
     r"(?<![\w.])(?:0x[0-9a-f]{3,}|\d[\d,]*(?:\.\d+)?\s?(?:%|ms|s|sec|seconds?|minutes?|hours?"
     r"|days?|[kmgt]i?b|bytes?|px|lines?|tokens?|files?|tests?|rows?|chars?|characters?"
-    r"|words?|items?|steps?|epochs?|points?)\b|\d{4,})",
+    r"|words?|items?|steps?|epochs?|points?)(?!\w)|\d{4,})",  # (?!\w): "70%" ends a word too
     re.I,
 )
 # A quoted literal: a key, a value, a message ('q', "flag{"), at most three words.
