@@ -1174,3 +1174,140 @@ def test_the_run_keeps_aiders_edit_format_with_the_model(tmp_path: Path) -> None
     run = {a.state_key: a.value for a in reduce_events(from_aider(path).raw_events).run}
     assert run["run/model"] == "gemini/gemini-2.5-pro (diff-fenced edit format)"
     assert run["run/weak_model"] == "gemini/gemini-2.5-flash"
+
+
+# --- the project's rules (its agent files: AGENTS.md, CLAUDE.md, CONVENTIONS.md …) ----------
+
+_AGENTS_MD = """# AGENTS.md instructions for /repo
+
+<INSTRUCTIONS>
+This project uses pnpm workspaces.
+
+## Rules
+- Run `pnpm test` before every commit.
+- Never push to main directly.
+- Do not edit generated files under `dist/`.
+- Keep every module under 400 lines.
+</INSTRUCTIONS>"""
+
+
+def _rules_log() -> list[dict[str, Any]]:
+    codex = {"kind": "plugin", "plugin": "codex", "form": "instructions"}
+    added = "- Prefer `const` over `let`.\n- Write JSDoc for every exported function.\n"
+    edit = {
+        "path": "CONVENTIONS.md",
+        "search": "# Conventions\n",
+        "replace": "# Conventions\n" + added,
+    }
+    return [
+        {
+            "type": "user/message",
+            "seq": 1,
+            "data": {
+                "role": "user",
+                "content": [{"type": "text", "text": _AGENTS_MD}],
+                "source": codex,
+            },
+        },
+        {
+            "type": "user/message",
+            "seq": 2,
+            "data": {
+                "role": "user",
+                "content": [{"type": "text", "text": "Add our TS rules to CONVENTIONS.md"}],
+            },
+        },
+        {
+            "type": "tool/call",
+            "seq": 3,
+            "data": {"callId": "e1", "name": "edit", "arguments": json.dumps(edit)},
+        },
+    ]
+
+
+def test_the_project_rules_of_its_agent_files_are_a_bounded_group_of_the_state() -> None:
+    state = reduce_events(_rules_log())
+    groups = dict(state.lines())
+    rules = groups["Project rules (its agent files)"]
+    assert rules == (
+        "AGENTS.md: Run pnpm test before every commit. (seq 1)",
+        "AGENTS.md: Never push to main directly. (seq 1)",
+        "AGENTS.md: Do not edit generated files under dist/. (seq 1)",
+        "AGENTS.md: Keep every module under 400 lines. (seq 1)",
+        "CONVENTIONS.md: Prefer const over let. (seq 3)",
+        "CONVENTIONS.md: Write JSDoc for every exported function. (seq 3)",
+    )
+    # what the harness loaded binds (normative); what the session wrote is its decision
+    assert {a.authority for a in state.rules} == {"normative", "decision"}
+    assert not [c for c in state.constraints if "push to main" in str(c.value)]
+    assert "rules" in state.to_json()
+    # bounded: each file its share of the cap, in the order written
+    small = reduce_events(_rules_log(), limits=StateLimits(rules=2))
+    assert [str(a.value) for a in small.rules] == [
+        "AGENTS.md: Run pnpm test before every commit.",
+        "CONVENTIONS.md: Prefer const over let.",
+    ]
+
+
+def test_a_file_the_session_wrote_shows_its_additions_before_what_it_read() -> None:
+    read = "## Rules\n- Never push to main.\n- Keep the changelog current.\n"
+    events: list[dict[str, Any]] = [
+        {
+            "type": "tool/call",
+            "seq": 1,
+            "data": {
+                "callId": "r1",
+                "name": "Read",
+                "arguments": json.dumps({"file_path": "/repo/CLAUDE.md"}),
+            },
+        },
+        {
+            "type": "tool/result",
+            "seq": 2,
+            "data": {
+                "message": {
+                    "source": {"kind": "tool", "callId": "r1"},
+                    "content": [
+                        {
+                            "type": "tool-result",
+                            "toolCallId": "r1",
+                            "content": [{"type": "text", "text": read}],
+                        }
+                    ],
+                }
+            },
+        },
+        {
+            "type": "tool/call",
+            "seq": 3,
+            "data": {
+                "callId": "e1",
+                "name": "Edit",
+                "arguments": json.dumps(
+                    {
+                        "file_path": "/repo/CLAUDE.md",
+                        "old_string": "## Rules\n",
+                        "new_string": "## Rules\n- Always run the linter first.\n",
+                    }
+                ),
+            },
+        },
+    ]
+    state = reduce_events(events)
+    assert [str(a.value) for a in state.rules] == [
+        "CLAUDE.md: Always run the linter first.",
+        "CLAUDE.md: Never push to main.",
+        "CLAUDE.md: Keep the changelog current.",
+    ]
+
+
+def test_a_checkpoint_keeps_the_project_rules_once() -> None:
+    from ctxsdk.fold._checkpoint import shown_key, state_lines, unshown
+
+    state = reduce_events(_rules_log())
+    lines = state_lines(state)
+    at = lines.index("Project rules:")
+    assert lines[at + 1].startswith("- AGENTS.md: Run pnpm test before every commit.")
+    # a later checkpoint does not repeat what an earlier one showed
+    again = unshown(state, {shown_key(a) for a in state.active()})
+    assert "Project rules:" not in state_lines(again)

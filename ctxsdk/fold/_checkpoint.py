@@ -108,6 +108,7 @@ def unshown(state: Any, shown: AbstractSet[tuple[str, str]]) -> Any:
         objective=one(state.objective),
         current_request=one(state.current_request),
         constraints=keep(state.constraints),
+        rules=keep(state.rules),
         heads={k: a for k, a in state.heads.items() if shown_key(a) not in shown},
         open_failures=keep(state.open_failures),
         open_obligations=keep(state.open_obligations),
@@ -133,6 +134,8 @@ def state_lines(state: Any, closed: Sequence[Any] = ()) -> list[str]:
             out.extend(lines)
 
     section("Constraints", [_item(a) for a in state.constraints])
+    # the project's agent files (AGENTS.md …): the message that held them may fold away
+    section("Project rules", [_item(a) for a in state.rules])
     heads = [
         _head_line(k, a, state.superseded)
         for k, a in sorted(state.heads.items())

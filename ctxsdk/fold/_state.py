@@ -205,6 +205,7 @@ from ._holds import (
     search_hits,
     written_text,
 )
+from ._project_rules import ProjectRules
 from ._told import ToldActions
 
 __all__ = [
@@ -327,6 +328,7 @@ class StateLimits:
     rejected: int = 32
     findings: int = 24  # the assistant's statements that name something specific
     files: int = 12  # outlines of the key files (what each holds)
+    rules: int = 12  # the project's rules read from its agent files (AGENTS.md …), in all
     growth: int = 4  # a long session's findings cap grows up to this many times (1: fixed)
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
     sources: int = 8  # source seqs kept per anchor: its first and its newest
@@ -356,6 +358,7 @@ _GROUPS = (
     ("request", "Current request"),
     ("requests", "Earlier requests"),
     ("constraints", "Constraints"),
+    ("rules", "Project rules (its agent files)"),
     ("values", "State"),
     ("run", "Run (the harness's settings)"),
     ("open_failures", "Open failures"),
@@ -387,6 +390,7 @@ class FoldState(Rendered):
     artifacts: tuple[Anchor, ...] = ()
     findings: tuple[Anchor, ...] = ()  # the assistant's statements (hypothesis), seq order
     files: tuple[Anchor, ...] = ()  # what the key files hold (derived, procedural)
+    rules: tuple[Anchor, ...] = ()  # the project's rules from its agent files (derived)
     superseded: tuple[Anchor, ...] = ()
     retired_count: int = 0
     rejected: tuple[tuple[str, str], ...] = ()
@@ -429,6 +433,7 @@ class FoldState(Rendered):
             tuple(self.heads.values()),
             self.findings,
             self.files,
+            self.rules,
         ):
             for a in face:
                 out.setdefault(a.id, a)
@@ -460,6 +465,7 @@ class FoldState(Rendered):
             "artifacts": many(self.artifacts),
             "findings": many(self.findings),
             "files": many(self.files),
+            "rules": many(self.rules),
             "superseded": many(self.superseded),
             "retiredCount": self.retired_count,
             "rejected": [list(r) for r in self.rejected],
@@ -497,6 +503,7 @@ class FoldState(Rendered):
             "request": (request,) if request else (),
             "requests": tuple(a for a in self.requests if a.sources not in slots),
             "constraints": self.constraints,
+            "rules": self.rules,
             "values": self.values,
             "run": self.run,
             "open_failures": self.open_failures,
@@ -875,13 +882,14 @@ class _Reducer:
         self.identity_of: dict[str, _Call] = {}  # failure id -> (call key, (tool, command))
         # the fact kernel, fed the same events; with what the harness states for the run (its
         # model and settings, a task template's rules), which a resumed run must still honour
-        self.reader = FactReader(harness=True)
+        self.reader = FactReader(harness=True, rule_files=True)
         self.failed_edits: set[str] = set()  # paths of edit calls that failed
         self.verified: set[str] = set()  # failure ids already verified (a repeat is a no-op)
         self.asks: set[str] = set()  # obligation ids of the current request's asks
         # the assistant's specific statements: normalized text -> (sources, statement)
         self.statements: dict[str, tuple[tuple[int, ...], Statement]] = {}
         self.outlines = FileOutlines()  # what the files the session wrote and read hold
+        self.project_rules = ProjectRules()  # the rules of the project's agent files
         self.told = ToldActions()  # an action told in text (SWE-agent), awaiting its output
         self.running: dict[Any, tuple[str, JsonDict]] = {}  # process id -> the call it runs
 
@@ -1199,6 +1207,8 @@ class _Reducer:
             role, seq = f.source.role, f.source.seq
             if seq not in self.seen or not _feeds(self.seen[seq]):
                 continue  # never cite what is not a root of this log
+            if self.project_rules.add(f):
+                continue  # a rule of AGENTS.md, CLAUDE.md …: its own group (``rules``)
             user = role == "user"
             if f.scope == RUN_SCOPE:
                 self._run_fact(f, seq, i)
@@ -1362,6 +1372,19 @@ class _Reducer:
                 sources=seqs,
             )
             for path, line, seqs in self.outlines.lines(self.limits.files, self.limits.text)
+        )
+
+    def rules(self) -> tuple[Anchor, ...]:
+        """The project's rules (``_project_rules``): derived at the end, never heads."""
+        return tuple(
+            Anchor(
+                id=f"rule:{r.path}:{_cut(_norm(r.text), 80)}",
+                kind="constraint",
+                value=f"{r.path}: {r.text}",
+                authority=r.authority,
+                sources=r.seqs,
+            )
+            for r in self.project_rules.lines(self.limits.rules, self.limits.text)
         )
 
     def tool_call(self, ev: Mapping[str, Any]) -> None:
@@ -1594,6 +1617,7 @@ class _Reducer:
             artifacts=tuple(faces["artifacts"]),
             findings=self.findings(),
             files=self.files(),
+            rules=self.rules(),
             superseded=tuple(self.superseded),
             retired_count=self.retired,
             rejected=tuple(self.rejected),

@@ -4,13 +4,15 @@ Fold's state reducer, Memory's ingest and Merge's claims all read these facts; n
 keeps a sentence splitter or cue table of its own. Deterministic, English and Chinese.
 The names below are the kernel's whole surface (re-exported by ``ctxsdk.session``): the
 facts and their reader, the one sentence splitter, the user's own words inside a harness
-template, and what a tool call runs and how it went.
+template, what a tool call runs and how it went, and the project's rules read from its
+instruction files (AGENTS.md, CLAUDE.md, CONVENTIONS.md …: ``rule_file``).
 """
 
 from __future__ import annotations
 
 from ._commands import CommandPart, covers, is_scratch, parts
 from ._harness import run_value
+from ._instruction_files import PROJECT_SCOPE, file_rules, is_instruction_file, rule_file
 from ._model import FACT_KINDS, RUN_SCOPE, Fact, FactKind, Facts, FactSource
 from ._outcomes import RunOutcome, harness_note, outcome, pass_line
 from ._read import FactReader, read_facts
@@ -21,6 +23,7 @@ from ._tools import call_command, call_target, edit_texts, written_paths
 
 __all__ = [
     "FACT_KINDS",
+    "PROJECT_SCOPE",
     "RUN_SCOPE",
     "CommandPart",
     "Fact",
@@ -33,15 +36,18 @@ __all__ = [
     "call_target",
     "covers",
     "edit_texts",
+    "file_rules",
     "harness_note",
     "instruction_kind",
     "is_filler",
+    "is_instruction_file",
     "is_scratch",
     "is_template",
     "outcome",
     "parts",
     "pass_line",
     "read_facts",
+    "rule_file",
     "run_value",
     "sentences",
     "user_text",

@@ -25,6 +25,7 @@ from .._redact import redact, redact_json
 from .._session import message_of
 from .._text import message_text as _raw_text
 from ._harness import RunSettings
+from ._instruction_files import InstructionFiles, rule_file
 from ._model import Fact, Facts
 from ._relayed import RelayedErrors
 from ._rules import template_rules
@@ -72,7 +73,9 @@ def _feeds(ev: Mapping[str, Any]) -> bool:
 class FactReader:
     """The facts of a log, event by event (see the module docstring)."""
 
-    def __init__(self, session: str = "", *, harness: bool = False) -> None:
+    def __init__(
+        self, session: str = "", *, harness: bool = False, rule_files: bool = False
+    ) -> None:
         self.session = session
         # the run's settings and a template's rules (scope RUN_SCOPE): read only when asked,
         # until the engines tell a run's facts from the project's
@@ -80,6 +83,10 @@ class FactReader:
         self.tools = ToolFacts(session)
         self.run = RunSettings(session)
         self.relayed = RelayedErrors(session)
+        # the rules of the project's agent files (AGENTS.md, CLAUDE.md …): read only when
+        # asked, until every engine shows a file's rules as one item, not one per rule
+        self.rule_files = rule_files
+        self.files = InstructionFiles(session)
         self._rules: set[str] = set()  # template rules already read (a template repeats)
         # The last few assistant texts: a log often ends on "ready to submit" after the summary.
         self._closing: list[tuple[int, str]] = []
@@ -87,7 +94,7 @@ class FactReader:
 
     def feed(self, ev: Mapping[str, Any]) -> list[Fact]:
         """The facts one event gives (a keyed one only with a value: ``_sieve.sound``)."""
-        return [f for f in self._feed(ev) if sound(f)]
+        return [f for f in self._feed(ev) if sound(f) and (self.rule_files or not rule_file(f))]
 
     def _feed(self, ev: Mapping[str, Any]) -> list[Fact]:
         seq = ev.get("seq")
@@ -103,7 +110,10 @@ class FactReader:
             if isinstance(data, Mapping):
                 cid, name = data.get("callId"), data.get("name")
                 if isinstance(cid, str) and isinstance(name, str):
-                    return self.tools.call(cid, name, _arguments(data.get("arguments")), seq)
+                    args = _arguments(data.get("arguments"))
+                    return self.tools.call(cid, name, args, seq) + self.files.call(
+                        cid, name, args, seq
+                    )
             return []
         if etype == "tool/result":
             return self._result(ev, seq)
@@ -138,7 +148,11 @@ class FactReader:
         text = message_text(msg)
         self.tools.user_text(text, seq)  # a typed /run command waits for its relayed output
         if text.strip() and not is_template(text):
-            out += text_facts(text, role="user", seq=seq, session=self.session, previous=self._last)
+            said = text_facts(text, role="user", seq=seq, session=self.session, previous=self._last)
+            for f in said:
+                if f.kind in ("instruction", "preference"):
+                    self.files.user_rule(f.text)  # a file's same rule is not given again
+            out += said
         if not self.harness:
             return out
         out += self.run.environment(text, seq)
@@ -153,6 +167,8 @@ class FactReader:
         but it may state the run's settings, relay a command's output or an error."""
         text = message_text(msg)
         out = self.run.environment(text, seq) if self.harness else []
+        if isinstance(source, dict) and source.get("form") == "instructions":
+            out += self.files.injected(text, seq)  # Codex's AGENTS.md: the project's rules
         if not isinstance(source, dict) or source.get("form") != "relay":
             return out
         if _BANNER.search(text):
@@ -180,7 +196,9 @@ class FactReader:
                 calls = True
                 cid, name = block.get("id"), block.get("name")
                 if isinstance(cid, str) and isinstance(name, str):
-                    out += self.tools.call(cid, name, _arguments(block.get("arguments")), seq)
+                    args = _arguments(block.get("arguments"))
+                    out += self.tools.call(cid, name, args, seq)
+                    out += self.files.call(cid, name, args, seq)
         # a command told in the text (SWE-agent's fenced action) waits for a relayed output
         self.tools.text_action("" if calls else text, seq)
         return out
@@ -202,7 +220,10 @@ class FactReader:
         cid = block.get("toolCallId")
         cid = cid if isinstance(cid, str) and cid else fallback
         is_error = block.get("isError") is True or block.get("is_error") is True
-        return self.tools.result(str(cid or f"seq-{seq}"), message_text(block), is_error, seq)
+        cid, text = str(cid or f"seq-{seq}"), message_text(block)
+        return self.tools.result(cid, text, is_error, seq) + self.files.result(
+            cid, text, is_error, seq
+        )
 
     def finish(self) -> list[Fact]:
         out: list[Fact] = []
@@ -217,18 +238,24 @@ class FactReader:
 
 
 def read_facts(
-    events: Iterable[Mapping[str, Any]], *, session: str = "", harness: bool = False
+    events: Iterable[Mapping[str, Any]],
+    *,
+    session: str = "",
+    harness: bool = False,
+    rule_files: bool = False,
 ) -> Facts:
     """The facts of a whole log (raw DSH events, e.g. ``Session.raw_events``), in seq order.
     ``harness``: also what the harness states for the run (its model and settings, a task
-    template's rules; scope ``RUN_SCOPE``). A thing the log says twice is one fact, the
-    repeat's seq in its ``evidence`` (``_sieve.once``). Pure and deterministic; never raises
-    on odd events (they give nothing)."""
+    template's rules; scope ``RUN_SCOPE``). ``rule_files``: also the rules of the project's
+    agent files the log loads or writes (AGENTS.md, CLAUDE.md, CONVENTIONS.md …; scope
+    ``PROJECT_SCOPE``, the file in ``rule_file``), at most ``MAX_RULES`` per file. A thing
+    the log says twice is one fact, the repeat's seq in its ``evidence`` (``_sieve.once``).
+    Pure and deterministic; never raises on odd events (they give nothing)."""
     ordered = sorted(
         (ev for ev in events if isinstance(ev, Mapping) and type(ev.get("seq")) is int),
         key=lambda ev: ev["seq"],
     )
-    reader = FactReader(session, harness=harness)
+    reader = FactReader(session, harness=harness, rule_files=rule_files)
     out: list[Fact] = []
     for ev in ordered:
         out += reader.feed(ev)
