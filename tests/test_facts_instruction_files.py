@@ -213,3 +213,38 @@ def test_real_logs_of_three_agents_give_bounded_rules_of_their_agent_files() -> 
         AGENTS, "codex/rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl"
     )
     assert not [f for f in read_facts(s.raw_events, rule_files=True) if rule_file(f)]
+
+
+def test_a_here_document_written_to_an_agent_file_gives_its_rules() -> None:
+    command = (
+        "cat > AGENTS.md <<'EOF'\n# Rules\n- Never push to main.\n- Run make check first.\nEOF"
+    )
+    got = _rules([_call(1, "c1", "bash", {"command": command})])
+    assert got == [
+        ("AGENTS.md", "Never push to main.", "assistant"),
+        ("AGENTS.md", "Run make check first.", "assistant"),
+    ]
+
+
+def test_a_failed_edit_of_an_agent_file_wrote_no_rule() -> None:
+    args = {
+        "file_path": "/repo/CLAUDE.md",
+        "old_string": "## Rules\n",
+        "new_string": "## Rules\n- Never push to main.\n",
+    }
+    failed = [
+        _call(1, "e1", "Edit", args),
+        _result(
+            2,
+            "e1",
+            "<tool_use_error>String to replace not found in file.</tool_use_error>",
+            error=True,
+        ),
+    ]
+    assert _rules(failed) == []
+    done = [
+        _call(1, "e1", "Edit", args),
+        _result(2, "e1", "The file /repo/CLAUDE.md has been updated."),
+    ]
+    facts = read_facts(done, harness=True, rule_files=True)
+    assert [(f.text, f.source.seq) for f in facts if rule_file(f)] == [("Never push to main.", 1)]

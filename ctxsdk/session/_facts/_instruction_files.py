@@ -25,11 +25,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._commands import parts
+from ._commands import heredoc_bodies, parts
 from ._model import Fact, FactSource
 from ._outcomes import body
 from ._text import instruction_kind
-from ._tools import call_command, edit_texts, written_paths
+from ._tools import _EDIT_FAILED, call_command, edit_texts, written_paths
 
 __all__ = [
     "MAX_RULES",
@@ -218,11 +218,15 @@ def _patch_added(patch: str, path: str) -> str:
 
 class InstructionFiles:
     """The rules of the instruction files a log loads or writes (see the module docstring).
-    Fed the events' calls, results and injected messages in order; gives facts at once."""
+    Fed the events' calls, results and injected messages in order: an injected file or a
+    read gives its rules at once, a write once its result shows it did not fail (an edit
+    whose text was not found wrote nothing)."""
 
     def __init__(self, session: str) -> None:
         self.session = session
         self._reads: dict[str, str] = {}  # call id -> the instruction file it reads
+        # call id -> what it writes to instruction files, given once the write did not fail
+        self._writes: dict[str, list[tuple[str, str, int]]] = {}
         self._given: dict[str, set[str]] = {}  # file -> the rules already given
         self._said: set[str] = set()  # the user's own rules, normalized
 
@@ -250,19 +254,39 @@ class InstructionFiles:
         if target is not None:
             self._reads[call_id] = target
             return []
-        out: list[Fact] = []
-        for path in written_paths(name, args):
-            if not is_instruction_file(path):
-                continue
-            out += self._facts(path, _written(args, path), seq, "assistant")
-        return out
+        writes = [
+            (path, _written(args, path), seq)
+            for path in written_paths(name, args)
+            if is_instruction_file(path)
+        ]
+        if writes:
+            self._writes[call_id] = writes
+        return []
 
     def result(self, call_id: str, text: str, is_error: bool, seq: int) -> list[Fact]:
-        """A read's output: the file's rules (none from a failed read)."""
+        """A read's output: the file's rules; a write's result: the rules it wrote, cited
+        at the call (none from a failed read or write)."""
+        writes = self._writes.pop(call_id, [])
+        if writes:
+            if is_error or _EDIT_FAILED.search(text[:600]):
+                return []
+            return [
+                f for path, added, at in writes for f in self._facts(path, added, at, "assistant")
+            ]
         path = self._reads.pop(call_id, None)
         if path is None or is_error or not text:
             return []
         return self._facts(path, _NUMBERED_LINE.sub("", body(text)), seq, "tool")
+
+    def finish(self) -> list[Fact]:
+        """The writes whose result the log never held (a log cut short): what they wrote."""
+        writes, self._writes = self._writes, {}
+        return [
+            f
+            for done in writes.values()
+            for path, added, at in done
+            for f in self._facts(path, added, at, "assistant")
+        ]
 
     def _facts(self, path: str, text: str, seq: int, role: str) -> list[Fact]:
         where = _shown(path)
@@ -329,7 +353,7 @@ def _read_target(name: str, args: Mapping[str, Any]) -> str | None:
 
 def _written(args: Mapping[str, Any], path: str) -> str:
     """What a write puts in ``path``: a created file's content, an edit's added lines, a
-    patch's added lines."""
+    patch's added lines, a shell's one here-document."""
     content = args.get("content", args.get("file_text"))
     old, new = edit_texts(args)
     if isinstance(content, str) and old is None:
@@ -342,5 +366,8 @@ def _written(args: Mapping[str, Any], path: str) -> str:
     command = call_command(args)
     if not patch and command and "*** Begin Patch" in command:
         patch = command
+    if not patch and command:
+        bodies = heredoc_bodies(command)  # cat > AGENTS.md <<'EOF' … EOF: its content
+        return bodies[0] if len(bodies) == 1 else ""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     return _patch_added(patch, name) if patch else ""

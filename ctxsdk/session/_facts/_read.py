@@ -234,6 +234,7 @@ class FactReader:
                 break
         out += self.tools.finish()
         out += self.relayed.finish()
+        out += self.files.finish() if self.rule_files else []
         return [f for f in out if sound(f)]
 
 
