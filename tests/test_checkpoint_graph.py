@@ -395,3 +395,26 @@ def test_checkpoints_from_a_counter_get_labels_that_tell_them_apart(tmp_path: Pa
     labels = [n["label"] for n in _nodes(CheckpointGraph(f)) if "cp:" in n["label"]]
     assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
     assert all("cp:00000000" not in x for x in labels)
+
+
+def test_a_rebase_of_two_leaves_is_labelled_once_and_the_header_counts_the_lane(
+    tmp_path: Path,
+) -> None:
+    """Notebook 04's fold: a leaf, a second leaf with a short tail, then a rebase merging
+    both. One label for the merged group (two side by side ran together and overlapped); the
+    summary's checkpoint and frozen counts are the checkpoints on the lane, not the leaves."""
+    home = _home(tmp_path)
+    s = cx.Session.open(home / sample("long-refactor").relative_to(SAMPLES_HOME))
+    f = cx.Fold(s, store=tmp_path / "store", window=8192)
+    assert f.run(force=True).folded
+    f = cx.Fold(f.session, store=tmp_path / "store", window=8192, retain_tokens=600)
+    assert f.fold().folded
+    root = f.rebase().record
+    assert root is not None and len(root.children) >= 2
+    w = CheckpointGraph(f)
+    merged = [e for e in _edges(w) if e[0] == f"cp:{root.checkpoint_id}" and e[2] == "merged"]
+    assert len(merged) == len(root.children)
+    assert [label for *_, label in merged if label] == ["merged by rebase"]
+    lane = [n for n in _nodes(w) if n["y"] == 0 and n["kind"] in ("checkpoint", "compaction")]
+    assert w.summary["checkpoints"] == len(lane) == 1
+    assert w.summary["frozen_nodes"] == len(lane)

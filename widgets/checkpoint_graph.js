@@ -76,6 +76,8 @@ function render({ model, el }) {
   /** @type {Map<string, number>} */
   let index = new Map();
   let edgeIdx = { s: new Int32Array(0), t: new Int32Array(0) };
+  /** @type {Map<number, number>} merged edges per source node (a group of two or more is labelled to the side) */
+  let mergedFrom = new Map();
   let view = { x: 0, y: 0, k: 1 }; // screen = graph * k + (x, y)
   let cursor = -1; // keyboard position (node index)
   let selected = /** @type {string | null} */ (null);
@@ -94,6 +96,8 @@ function render({ model, el }) {
       edgeIdx.s[e] = index.get(g.edges.source[e]) ?? -1;
       edgeIdx.t[e] = index.get(g.edges.target[e]) ?? -1;
     }
+    mergedFrom = new Map();
+    for (let e = 0; e < m; e++) if (g.edges.kind[e] === "merged") mergedFrom.set(edgeIdx.s[e], (mergedFrom.get(edgeIdx.s[e]) || 0) + 1);
   }
 
   // ---- DOM -----------------------------------------------------------------------------
@@ -328,8 +332,14 @@ function render({ model, el }) {
     }
     const grp = /** @type {SVGGElement} */ (/** @type {unknown} */ (s("g", { class: `cx-edge cx-edge--${kind}`, "data-e": e })));
     grp.append(s("path", { d, "marker-end": `url(#${uid}-arrow)` }));
+    // A merged group has one label: below its parent's left corner, clear of the edges fanning out.
+    const merged = kind === "merged" && (mergedFrom.get(a) || 0) > 1;
+    if (merged) {
+      lx = ax - 4;
+      ly = ay + nh + 12;
+    }
     if (g.edges.label[e]) {
-      const t = s("text", { x: lx, y: ly, class: "cx-edge__label", "text-anchor": "middle" });
+      const t = s("text", { x: lx, y: ly, class: "cx-edge__label", "text-anchor": merged ? "end" : "middle" });
       t.textContent = g.edges.label[e];
       grp.append(t);
     }

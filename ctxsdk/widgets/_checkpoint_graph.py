@@ -266,7 +266,11 @@ class CheckpointGraph(BaseWidget):
                     continue
                 kid = record_node(sub, "superseded", SUPERSEDED, None)
                 kid.edge = "merged"
-                kid.edge_label = "merged by rebase"
+                # One label for the group: side by side, a label per edge reads as one run
+                # ("merged by rebase merged by rebase") and crosses the dashed edges.
+                kid.edge_label = (
+                    "" if any(k.edge == "merged" for k in node.children) else "merged by rebase"
+                )
                 node.children.append(kid)
             return node
 

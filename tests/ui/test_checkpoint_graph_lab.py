@@ -328,5 +328,56 @@ def test_a_workspace_graph(nb: Notebook, artifacts: Path) -> None:
     nb.theme("JupyterLab Light")
 
 
+def test_labels_do_not_overlap_and_the_header_counts_the_lane(nb: Notebook) -> None:
+    """Notebook 04's graph: a fold, a second fold and a rebase that merged both leaves. The
+    group is labelled once, and no edge label touches another label or a node; the header's
+    checkpoint count is what the lane shows frozen (the merged leaves hang under the root,
+    off the surface)."""
+    page = nb.page
+    nb.run(
+        "home04 = WORK / 'home04'\n"
+        "shutil.copytree(SAMPLES_HOME, home04, dirs_exist_ok=True)\n"
+        "s04 = cx.Session.open(home04 / sample('long-refactor').relative_to(SAMPLES_HOME))\n"
+        "f4 = cx.Fold(s04, store=WORK / 'store04', window=8192)\n"
+        "f4.run(force=True)\n"
+        "f4 = cx.Fold(f4.session, store=WORK / 'store04', window=8192, retain_tokens=600)\n"
+        "f4.fold()\nf4.rebase()\n"
+        "print('merged', [len(r.children) for r in f4.records if r.mode == 'root'])\n"
+        "f4.widget(height=420)",
+        "merged",
+    )
+    graph = page.locator(".cx-graph").last
+    graph.locator(".cx-node").first.wait_for(timeout=30_000)
+    graph.scroll_into_view_if_needed()
+    graph.locator("[data-action=fit]").click()
+    assert graph.locator(".cx-edge--merged").count() >= 2  # the setup's rebase merged two
+    assert graph.locator(".cx-edge__label", has_text="merged by rebase").count() == 1
+    boxes = page.evaluate(
+        """() => {
+        const all = document.querySelectorAll('.cx-graph'); const g = all[all.length - 1];
+        const box = (el) => { const r = el.getBoundingClientRect();
+            return [el.textContent, r.left, r.top, r.right, r.bottom]; };
+        return {
+            labels: [...g.querySelectorAll('.cx-edge__label')].map(box),
+            nodes: [...g.querySelectorAll('.cx-node__box')].map(box),
+        };
+    }"""
+    )
+
+    def meet(a: list[Any], b: list[Any]) -> bool:
+        return bool(a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4])
+
+    labels, nodes = boxes["labels"], boxes["nodes"]
+    assert labels and nodes
+    for i, a in enumerate(labels):
+        assert not any(meet(a, b) for b in labels[i + 1 :]), a
+        assert not any(meet(a, b) for b in nodes), a
+    shown = graph.locator("[data-stat=checkpoints] .cx-stat__value").inner_text()
+    lane = graph.locator(".cx-node--frozen:not(.cx-node--superseded):not(.cx-node--head)").count()
+    frozen = graph.locator("[data-stat=frontier] .cx-stat__value").inner_text()
+    assert shown == f"{lane} checkpoint{'' if lane == 1 else 's'}", (shown, lane)
+    assert frozen.startswith(f"{lane} frozen"), (frozen, lane)
+
+
 def test_no_console_errors() -> None:
     assert not _ERRORS, _ERRORS
