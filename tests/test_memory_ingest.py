@@ -595,3 +595,29 @@ def test_a_finding_quotes_the_message_it_was_said_in() -> None:
     assert found, [n.text for n in m.nodes()]
     src = found[0].sources[0]
     assert src.seq is not None and src.quote in s.message_at(src.seq).text
+
+
+CONVENTIONS = """# Conventions
+- Prefer named functions over anonymous ones.
+- Always terminate statements with semicolons.
+- Never edit files under dist/.
+
+```ts
+const x = 1;
+```
+"""
+
+
+def test_an_agent_files_rules_are_one_memory_of_that_file() -> None:
+    b = LogBuilder(session_id="conv", runtime_context=None)
+    b.turn("Read the conventions, then fix the lint errors.")
+    b.assistant(tool_calls=[("read_file", {"path": "CONVENTIONS.md"})])
+    b.tool_results([CONVENTIONS]).next_step()
+    b.assistant(text="Done: the lint errors are fixed.").end_turn()
+    with cx.Memory() as mem:
+        mem.ingest(cx.Session.from_events(b.header, b.events))
+        held = [n for n in mem.nodes() if "CONVENTIONS.md" in n.text and n.type != "observation"]
+        assert len(held) == 1 and held[0].type == "preference"
+        text = held[0].text
+        assert "Prefer named functions" in text and "Never edit files under dist/" in text
+        assert "const x" not in text  # a code block is an example, not a rule

@@ -64,6 +64,7 @@ from ..session import (
     instruction_kind,
     message_of,
     redact,
+    rule_file,
     select_statements,
     statements,
     withheld,
@@ -437,8 +438,12 @@ def fact_candidates(
     at_once = _rules_at_once(kept)
     rules: list[FactLike] = []
     told: list[FactLike] = []
+    by_file: dict[str, list[FactLike]] = {}  # an agent file's rules (AGENTS.md ...), by file
     for f in kept:
         if f.kind in ("project", "setting"):
+            continue
+        if (where := rule_file(f)) is not None:
+            by_file.setdefault(where, []).append(f)
             continue
         if f.source.seq in at_once and f.kind in ("instruction", "preference") and not is_ask(f):
             rules.append(f)
@@ -545,6 +550,11 @@ def fact_candidates(
         if rules
         else None,
         rules_line(told, src(told[0]), (), by="the harness") if told else None,
+        # one line per agent file: its rules are the project's, read or written by the agent
+        *(
+            rules_line(fs, src(fs[0]), (), by=f"the project's {path}")
+            for path, fs in by_file.items()
+        ),
     ]
     # a file the user named, or another memory of the session names, is one the session
     # turns on: it stays an entity; the others are one line

@@ -249,10 +249,11 @@ def facts_of(session: Session) -> tuple[FactLike, ...]:
     n = len(session.raw_events)
     if _LAST_FACTS and _LAST_FACTS[0][0] is session and _LAST_FACTS[0][1] == n:
         return _LAST_FACTS[0][2]
-    # with what the harness states for the run (its model, a task template's rules): a
-    # teammate notes which model ran and the rules the agent worked under
+    # with what the harness states for the run (its model, a task template's rules) and the
+    # rules of the project's agent files (AGENTS.md, CONVENTIONS.md ...): a teammate notes
+    # which model ran and the rules the agent worked under
     got: tuple[FactLike, ...] = tuple(
-        read_facts(session.raw_events, session=session.id, harness=True)
+        read_facts(session.raw_events, session=session.id, harness=True, rule_files=True)
     )
     _LAST_FACTS[:] = [(session, n, got)]
     return got
