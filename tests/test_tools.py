@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 import ctxsdk as cx
+from ctxsdk.assemble import Rule
 from ctxsdk.errors import NotFound, ToolError
 from ctxsdk.samples import sample
 from ctxsdk.tools import (
@@ -398,3 +399,13 @@ def test_an_error_that_quotes_the_arguments_withholds_credentials_and_controls()
     message = out["error"]["message"]
     assert token not in message and "[REDACTED:github]" in message
     assert "\x1b" not in message and "\u202e" not in message
+
+
+def test_the_assembler_applies_the_callers_presets(flaky: cx.Session) -> None:
+    reg = default_registry()
+    args = '{"action": "preset"}'
+    bare = reg.dispatch("context_assembler", args, ToolContext(flaky))
+    assert bare["ops"] == [] and any("no rules" in n for n in bare["notes"])
+    ctx = ToolContext(flaky, extras={"assembly_rules": [Rule("off", kind="tool")]})
+    ruled = reg.dispatch("context_assembler", args, ctx)
+    assert ruled["ops"] and all(op["mode"] == "off" for op in ruled["ops"])

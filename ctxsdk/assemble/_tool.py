@@ -77,11 +77,13 @@ def context_assembler(
             "count": len(msgs),
             "messages": [{"role": m.role, "gist": gist(m)} for m in msgs[-_MAX_ROWS:]],
         }, None
+    notes: list[str] = []
     if args.action == "preset" or args.applyPresets:
         a.apply_rules()
+        if not rules:
+            notes.append("no rules are configured: presets change nothing")
     for op in args.ops:  # explicit ops win over presets
         a.set(op.surfaceSeq, op.mode, op.digest)
-    notes: list[str] = []
     if protect_current_step:
         callers = [n.seq for n in session.surface() if n.message.role == "assistant"]
         if callers:

@@ -133,7 +133,9 @@ def _register_assembler(reg: ToolRegistry) -> None:
 
     def run(args: AssemblerArgs, ctx: ToolContext) -> dict[str, Any]:
         session = ctx.require_session()
-        result, new = context_assembler(session, args, protect_current_step=True)
+        # the presets ``action: preset`` applies are the caller's (extras ``assembly_rules``)
+        rules = list(ctx.extras.get("assembly_rules") or ())
+        result, new = context_assembler(session, args, rules=rules, protect_current_step=True)
         if new is not None:
             if ctx.commit is None:
                 result["applied"] = False
