@@ -88,6 +88,17 @@ def test_single_tool_result_fold_is_a_content_rewrite() -> None:
     _pairs_whole(after)
 
 
+def test_key_without_a_digest_is_shorter_than_a_run_of_short_members(long: cx.Session) -> None:
+    # turn 6 of the long sample: 13 members, each under the head + tail lines kept whole; the
+    # automatic digest was longer than the run (900 -> 936 tokens)
+    a = long.assemble()
+    a.set("t6", "key")
+    ops, _ = a.plan()
+    (op,) = ops
+    assert op.mode == "key" and op.tokens_after < 0.8 * op.tokens_before
+    assert op.text.count("▸ ") == len(op.shadowed)  # every member still has its heading
+
+
 def test_folding_everything_off_never_covers_the_system_head(long: cx.Session) -> None:
     a = long.assemble()
     a.set(a.tree(), "off")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..session import Message, digest_text
 
@@ -53,13 +53,38 @@ def _head_tail(text: str, cfg: DigestConfig) -> str:
     )
 
 
-def auto_digest(members: list[tuple[int, Message]], cfg: DigestConfig) -> str:
-    """Per member a heading, then its text whole or head/tail with an omitted-lines marker."""
+# A digest at least this share of what it replaces is no digest: a run of short members
+# (each under head + tail lines) kept whole, plus headings, costs more than the run did.
+_NOT_SHORTER = 0.8
+_TIGHT_HEAD, _TIGHT_TAIL, _LINE = 2, 1, 160
+
+
+def _blocks(members: list[tuple[int, Message]], cfg: DigestConfig, *, line: int = 0) -> str:
     blocks = []
     for seq, message in members:
         body = _head_tail(digest_text(message), cfg)
+        if line:
+            body = "\n".join(
+                ln if len(ln) <= line else ln[: line - 1] + "…" for ln in body.split("\n")
+            )
         blocks.append(f"{_heading(seq, message)}\n{body}" if body else _heading(seq, message))
-    return truncate(cfg, "\n\n".join(blocks))
+    return "\n\n".join(blocks)
+
+
+def auto_digest(members: list[tuple[int, Message]], cfg: DigestConfig) -> str:
+    """Per member a heading, then its text whole or head/tail with an omitted-lines marker.
+    When that is not shorter than the run (short members kept whole), a tighter one: each
+    member's first lines and last line, long lines cut, so ``key`` saves tokens."""
+    text = _blocks(members, cfg)
+    whole = sum(len(digest_text(m)) for _, m in members)
+    if whole and len(text) >= _NOT_SHORTER * whole:
+        tight = replace(
+            cfg,
+            head_lines=min(cfg.head_lines, _TIGHT_HEAD),
+            tail_lines=min(cfg.tail_lines, _TIGHT_TAIL),
+        )
+        text = min(text, _blocks(members, tight, line=_LINE), key=len)
+    return truncate(cfg, text)
 
 
 def truncate(cfg: DigestConfig, text: str) -> str:

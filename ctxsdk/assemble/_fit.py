@@ -400,7 +400,8 @@ def fit_plan(
         if unit[0] - 1 in explicit_key or unit[1] + 1 in explicit_key:
             continue
         old = sum(full[unit[0] : unit[1] + 1])
-        if key_cost[unit] < 0.8 * old:
+        # the zero-token option spends no marker, and a key digest's header is one
+        if not config.absorb_off and key_cost[unit] < 0.8 * old:
             keyed[unit] = "key"
             total += key_cost[unit] - old
     plan: _Plan | None = None
@@ -485,7 +486,8 @@ def _packer(
     keyable = {
         i: ix.key_cost[u]
         for i, u in enumerate(units)
-        if u[0] - 1 not in explicit_key
+        if not config.absorb_off  # no key header in the zero-token option
+        and u[0] - 1 not in explicit_key
         and u[1] + 1 not in explicit_key
         and ix.key_cost[u] < 0.8 * sum(ix.full[u[0] : u[1] + 1])
     }
