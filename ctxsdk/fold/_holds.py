@@ -20,7 +20,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session import call_command, command_parts, edit_texts
+from ..session import (
+    PATH_KEYS,
+    READ_PROGRAMS,
+    READ_TOOLS,
+    call_command,
+    command_parts,
+    edit_texts,
+)
 
 __all__ = [
     "FileOutlines",
@@ -80,9 +87,6 @@ _ROUTE = re.compile(
 )
 _DOC = re.compile(r"\.(?:md|markdown|rst|txt|adoc|org)$", re.I)
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:→|\t|: |:|\|)", re.M)  # a reader's line numbers
-_READERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat"})
-_READ_NAMES = frozenset("read read_file view open view_file open_file readfile".split())
-_PATH_ARGS = ("file_path", "path", "filename", "filePath", "file", "target_file")
 _MANIFESTS = frozenset({"package.json"})
 # Scripts a manifest lists, the ones that say how to build, test, run or check it first.
 _KEY_SCRIPTS = (
@@ -272,16 +276,16 @@ def read_path(name: str, args: Mapping[str, Any]) -> str | None:
     """The one file a call reads whole or in part: a read tool's path argument (an editor's
     ``view``), or a shell command that only prints one file (``cat``, ``sed -n``, ``head``)."""
     low = name.lower()
-    if low in _READ_NAMES or (args.get("command") == "view" and call_command(args) is None):
+    if low in READ_TOOLS or (args.get("command") == "view" and call_command(args) is None):
         target = next(
-            (v for k in _PATH_ARGS if isinstance(v := args.get(k), str) and v.strip()), None
+            (v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()), None
         )
         return target.strip() if target else None
     command = call_command(args)
     if command is None:
         return None
     ps = command_parts(command)
-    reads = [p for p in ps if p.program in _READERS]
+    reads = [p for p in ps if p.program in READ_PROGRAMS]
     if len(reads) != 1 or any(p.purpose != "read" and p.program != "cd" for p in ps):
         return None
     files = [o for o in reads[0].operands if "." in o.rsplit("/", 1)[-1] and " " not in o]

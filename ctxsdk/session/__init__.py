@@ -23,7 +23,10 @@ from ._embedders import EMBEDDERS, available_embedders, get_embedder
 from ._event_writer import EventWriter, now_ms
 from ._facts import (
     FACT_KINDS,
+    PATH_KEYS,
     PROJECT_SCOPE,
+    READ_PROGRAMS,
+    READ_TOOLS,
     RUN_SCOPE,
     CommandPart,
     Fact,
@@ -168,8 +171,11 @@ __all__ = [
     "LATEST_VERSION",
     "MARKER_KINDS",
     "MAX_JSON_DEPTH",
+    "PATH_KEYS",
     "PROJECT_SCOPE",
     "PRUNE_MARKER",
+    "READ_PROGRAMS",
+    "READ_TOOLS",
     "REDACTION_FAMILIES",
     "REDACTION_KINDS",
     "REDACTION_MARKER",

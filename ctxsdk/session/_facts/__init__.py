@@ -19,11 +19,22 @@ from ._read import FactReader, read_facts
 from ._sentences import sentences
 from ._templates import is_template, user_text
 from ._text import instruction_kind, is_filler
-from ._tools import call_command, call_target, edit_texts, written_paths
+from ._tools import (
+    PATH_KEYS,
+    READ_PROGRAMS,
+    READ_TOOLS,
+    call_command,
+    call_target,
+    edit_texts,
+    written_paths,
+)
 
 __all__ = [
     "FACT_KINDS",
+    "PATH_KEYS",
     "PROJECT_SCOPE",
+    "READ_PROGRAMS",
+    "READ_TOOLS",
     "RUN_SCOPE",
     "CommandPart",
     "Fact",

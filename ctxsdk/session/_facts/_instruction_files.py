@@ -29,7 +29,7 @@ from ._commands import heredoc_bodies, parts
 from ._model import Fact, FactSource
 from ._outcomes import body
 from ._text import instruction_kind
-from ._tools import _EDIT_FAILED, call_command, edit_texts, written_paths
+from ._tools import _EDIT_FAILED, READ_PROGRAMS, READ_TOOLS, call_command, edit_texts, written_paths
 
 __all__ = [
     "MAX_RULES",
@@ -57,8 +57,6 @@ _INJECTED = re.compile(
     r"(?P<body>.*?)(?:</INSTRUCTIONS>|\Z)",
     re.S,
 )
-_READ_TOOLS = frozenset("read read_file view view_file open open_file readfile cat".split())
-_READ_PROGRAMS = frozenset("cat head tail sed less more nl bat".split())
 _NUMBERED_LINE = re.compile(r"^ {0,8}\d+(?:→|\t)", re.M)  # Read's "   12→", cat -n's "  12\t"
 # an HTML comment, and a harness's note appended to a read's output (Claude Code's
 # ``<system-reminder>`` about malware): neither is the file's
@@ -328,7 +326,7 @@ def _shown(path: str) -> str:
 def _read_target(name: str, args: Mapping[str, Any]) -> str | None:
     """The instruction file a call reads (a read tool's path, a shell's cat/sed/head)."""
     low = name.lower()
-    if low in _READ_TOOLS or args.get("command") == "view":
+    if low in READ_TOOLS or args.get("command") == "view":
         path = next(
             (
                 v
@@ -344,7 +342,7 @@ def _read_target(name: str, args: Mapping[str, Any]) -> str | None:
     found = [
         op
         for p in parts(command)
-        if p.program in _READ_PROGRAMS and p.purpose == "read"
+        if p.program in READ_PROGRAMS and p.purpose == "read"
         for op in p.operands
         if is_instruction_file(op)
     ]

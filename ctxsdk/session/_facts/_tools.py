@@ -43,7 +43,15 @@ from ._commands import (
 from ._model import QUOTE_MAX, Fact, FactSource
 from ._outcomes import RunOutcome, body, exit_code, harness_note, outcome, running_session
 
-__all__ = ["ToolFacts", "call_command", "call_target", "written_paths"]
+__all__ = [
+    "PATH_KEYS",
+    "READ_PROGRAMS",
+    "READ_TOOLS",
+    "ToolFacts",
+    "call_command",
+    "call_target",
+    "written_paths",
+]
 
 _NAME_PART = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 _SHELL_NAMES = frozenset(
@@ -53,10 +61,13 @@ _SHELL_NAMES = frozenset(
 )
 _SHELL_PARTS = frozenset("bash shell terminal exec command cmd".split())
 _EDIT_PARTS = frozenset("edit write create replace patch insert multiedit append".split())
-_READ_NAMES = frozenset(
+# the tools that read a file, and the programs a shell reads one with (every reader of the
+# kernel and Fold's file outlines use these, so a new agent's read tool is added once)
+READ_TOOLS = frozenset(
     "read read_file view open view_file cat open_file readfile read_many_files".split()
 )
-_PATH_KEYS = ("file_path", "path", "filename", "filePath", "notebook_path", "file", "target_file")
+READ_PROGRAMS = frozenset("cat head tail sed less more nl bat".split())
+PATH_KEYS = ("file_path", "path", "filename", "filePath", "notebook_path", "file", "target_file")
 # Codex's shell runs apply_patch with the patch as an argument or a here-document.
 _SHELL_PATCH = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?apply_patch\b.*?\*\*\* Begin Patch", re.S)
 _PATCH_FILE = re.compile(
@@ -381,7 +392,7 @@ class ToolFacts:
             self._opened = str(args["path"])
             self._read(self._opened, seq)
             return []
-        if low in _READ_NAMES:
+        if low in READ_TOOLS:
             path = self._path(args)
             if path:
                 self._read(path, seq)
@@ -458,7 +469,7 @@ class ToolFacts:
         ]
 
     def _path(self, args: Mapping[str, Any]) -> str | None:
-        for key in _PATH_KEYS:
+        for key in PATH_KEYS:
             value = args.get(key)
             if isinstance(value, str) and value.strip():
                 return value.strip()
@@ -611,7 +622,7 @@ class ToolFacts:
                     and len(self._roots) < 8
                 ):
                     self._roots.append(target.rstrip("/"))
-            if p.purpose == "read" and p.program in ("cat", "head", "tail", "sed", "less", "nl"):
+            if p.purpose == "read" and p.program in READ_PROGRAMS:
                 for op in p.operands:
                     if (
                         "." in op.rsplit("/", 1)[-1]
@@ -1314,7 +1325,7 @@ def call_target(args: Mapping[str, Any]) -> str | None:
     command = _command_of(args)
     if command is not None:
         return command
-    return next((v for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()), None)
+    return next((v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()), None)
 
 
 def _patch_paths(text: str) -> list[str]:
@@ -1337,7 +1348,7 @@ def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
         return written_by_shell(command)
     if not _name_parts(name) & _EDIT_PARTS or args.get("command") == "view":
         return []
-    out = [v.strip() for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
+    out = [v.strip() for k in PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
     for value in args.values():  # a patch names its files in its headers
         if isinstance(value, str) and ("*** " in value or "+++ " in value):
             out += _patch_paths(value)
