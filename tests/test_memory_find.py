@@ -14,7 +14,7 @@ import pytest
 from ctxsdk.errors import DegradedSearchWarning
 from ctxsdk.llm import LLM, RemoteEmbedder
 from ctxsdk.memory import Memory
-from ctxsdk.session import Session
+from ctxsdk.session import Session, query_window
 from ctxsdk.testing import LogBuilder
 
 from ._openai_server import openai_server
@@ -331,3 +331,40 @@ def test_a_hits_edge_path_is_escaped_once_in_html() -> None:
         html = mem.find("ruff linting")._repr_mimebundle_()["text/html"]
         assert "&amp;lt;" not in html and "&amp;gt;" not in html
         assert "&lt;" in html or "&gt;" in html  # the arrows show as arrows
+
+
+def test_a_long_record_as_evidence_shows_the_part_that_matched() -> None:
+    """The record a memory was read from is longer than a listing shows: its evidence is the
+    part that holds the query's words (here near the end), not the head."""
+    filler = " ".join(
+        f"Row {i} of the board slides its tiles to the left and merges equal neighbours."
+        for i in range(30)
+    )
+    b = LogBuilder(session_id="s-game", cwd="/home/dev/arcade", runtime_context=None)
+    b.turn(
+        "Please create a simple 2048 game. No need to run it, I will try it myself. "
+        + filler
+        + " My old version stored the high score in highscore.json beside the game file."
+    )
+    b.assistant(tool_calls=[("bash", {"cmd": "cat > game.py"})])
+    b.tool_results(["written 120 lines"]).next_step()
+    b.assistant(text="I created game.py with the board, the moves and the score.").end_turn()
+    s = Session.from_events(b.header, b.events)
+    with Memory(None, embedder=None) as mem:
+        mem.ingest(s)
+        hits = mem.find("What game did the user ask for? Where was the high score stored?")
+        top = hits[0]
+        assert top.node.type != "observation" and "highscore.json" not in top.node.text
+        assert len(top.evidence) <= 1000 and "highscore.json" in top.evidence
+        assert top.evidence.startswith("…")  # a part of the record, marked as cut
+        assert "highscore.json" in json.dumps(top.to_json())
+
+
+def test_query_window_holds_the_most_query_words() -> None:
+    text = "alpha " * 200 + "the retry limit is set in config.yaml by retry_attempts " + "omega " * 200
+    a, b = query_window(text, "Where is the retry limit set?", 120)
+    assert b - a <= 120 and "retry limit is set" in text[a:b]
+    assert query_window(text, "nothing here matches", 120) is None
+    # a search's own terms (stems) instead of the query's words
+    span = query_window(text, "ignored", 120, terms=["config.yam", "retr"])
+    assert span is not None and "config.yaml" in text[span[0] : span[1]]

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._display import Rendered, badge, esc, plural, table
-from ..session import Hit, Retriever, redact
+from ..session import Hit, Retriever, query_window, redact
 from ._model import BUSINESS_EDGES, Edge, Node
 from ._store import MemoryStore
 
@@ -550,4 +550,20 @@ def find_nodes(
             hit = MemoryHit(node, score, via, stale, path)
             ranked.append((tier, -score, -prior, -linked, _TYPE_RANK.get(node.type, 9), nid, hit))
     ranked.sort(key=lambda r: r[:6])
-    return FindResult(query, tuple(_fold([r[-1] for r in ranked])[:top_k]), degraded)
+    kept = [_said_part(h, query, terms) for h in _fold([r[-1] for r in ranked])[:top_k]]
+    return FindResult(query, tuple(kept), degraded)
+
+
+def _said_part(hit: MemoryHit, query: str, terms: set[str]) -> MemoryHit:
+    """A hit whose evidence is longer than a listing shows keeps the part that holds the
+    most query words, not the head: a 7,000-character reply matched for one line near its
+    end (bench realworld lexical: find top-5 0.758 -> 0.766)."""
+    text = " ".join(hit.evidence.split())
+    if len(text) <= _EVIDENCE_CAP:
+        return hit
+    span = query_window(text, query, _EVIDENCE_CAP - 2, terms=terms)
+    if span is None:
+        return hit
+    a, b = span
+    part = ("…" if a > 0 else "") + text[a:b] + ("…" if b < len(text) else "")
+    return replace(hit, evidence=part)

@@ -20,13 +20,15 @@ variant           what it includes
                   folded, cut to ``width`` with ``…``
 ``first_line``    the first line of a text that is not empty and not a bare tool-call
                   marker, cut to ``width``: the label of a tree row
+``query_window``  the span of about ``width`` characters of a text that holds the most
+                  distinct words of a query: the part of a long hit that shows why it matched
 ================  ===========================================================================
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 __all__ = [
@@ -34,8 +36,11 @@ __all__ = [
     "display_text",
     "first_line",
     "gist",
+    "match_spans",
     "message_text",
     "one_line",
+    "query_terms_in",
+    "query_window",
     "search_text",
     "short_id",
 ]
@@ -154,3 +159,64 @@ def first_line(value: str, width: int = 72) -> str:
             continue
         return _cut(line, width)
     return ""
+
+
+# A query word for marking and windows: letters and digits, joined by - . / : _ (a path, a
+# dotted name, a version stays one word).
+_QUERY_WORD = re.compile(r"[^\W_]+(?:[-./:_][^\W_]+)*")
+_WINDOW_LEAD = 50  # characters kept before the first word a window holds
+
+
+def query_terms_in(query: str) -> list[str]:
+    """The words of ``query`` that a window or a mark looks for: two characters or more,
+    casefolded, longest first (so a longer word is marked before a word inside it)."""
+    found = {w.casefold() for w in _QUERY_WORD.findall(query) if len(w) >= 2}
+    return sorted(found, key=lambda w: (-len(w), w))
+
+
+def _longest_first(terms: Iterable[str]) -> list[str]:
+    return sorted({t.casefold() for t in terms if len(t) >= 2}, key=lambda w: (-len(w), w))
+
+
+def match_spans(text: str, terms: list[str]) -> list[tuple[int, int, str]]:
+    """Where ``terms`` occur in ``text`` (case-insensitive), as ``(start, end, term)``,
+    without overlaps (an earlier, longer term wins)."""
+    spans: list[tuple[int, int, str]] = []
+    taken = bytearray(len(text))
+    for term in terms:
+        for m in re.finditer(re.escape(term), text, re.IGNORECASE):
+            a, b = m.span()
+            if not any(taken[a:b]):
+                spans.append((a, b, term))
+                taken[a:b] = b"\x01" * (b - a)
+    return sorted(spans)
+
+
+def query_window(
+    text: str, query: str, width: int, *, terms: Iterable[str] | None = None
+) -> tuple[int, int] | None:
+    """The span ``(start, end)`` of at most ``width`` characters of ``text`` that holds the
+    most distinct words of ``query`` (the earliest such span), widened to whole words; None
+    when no query word occurs. ``terms``, when given, are the words to look for instead
+    (a search's own index terms: stems, without stop words). A listing that can show only
+    part of a long record shows this part, not the head: the head rarely holds what
+    matched."""
+    words = query_terms_in(query) if terms is None else _longest_first(terms)
+    spans = match_spans(text, words)
+    if not spans:
+        return None
+    best, best_n = 0, -1
+    for a, _, _ in spans:
+        start = max(0, a - _WINDOW_LEAD)
+        n = len({t for x, y, t in spans if x >= start and y <= start + width})
+        if n > best_n:
+            best, best_n = start, n
+    start = best
+    if start > 0:  # begin at a word
+        space = text.find(" ", start, start + 20)
+        start = space + 1 if space >= 0 else start
+    end = min(len(text), start + width)
+    if end < len(text):  # end at a word
+        space = text.rfind(" ", end - 20, end)
+        end = space if space > start else end
+    return start, end

@@ -36,7 +36,7 @@ import traitlets
 
 from .._display import table
 from ..errors import InvalidArgument, NotFound
-from ..session import neutralize, one_line, short_id
+from ..session import match_spans, neutralize, one_line, query_terms_in, query_window, short_id
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
@@ -113,31 +113,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-_TERM = re.compile(r"[^\W_]+(?:[-./:_][^\W_]+)*")
 _SNIPPET_CHARS = 180
-_SNIPPET_LEAD = 50
-
-
-def _terms(query: str) -> list[str]:
-    """The words of a query a snippet marks: two characters or more, longest first (so a
-    longer term is marked before a term inside it)."""
-    words = {w.casefold() for w in _TERM.findall(query) if len(w) >= 2}
-    return sorted(words, key=lambda w: (-len(w), w))
-
-
-def _matches(text: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
-    """Where ``terms`` occur in ``text`` (case-insensitive), as ``(start, end, term)``,
-    without overlaps (a longer term wins)."""
-    spans: list[tuple[int, int, str]] = []
-    taken = [False] * len(text)
-    for term in terms:
-        for m in re.finditer(re.escape(term), text, re.IGNORECASE):
-            a, b = m.span()
-            if not any(taken[a:b]):
-                spans.append((a, b, term))
-                for i in range(a, b):
-                    taken[i] = True
-    return sorted(spans)
 
 
 def snippet(texts: Iterable[str], query: str, width: int = _SNIPPET_CHARS) -> list[list[Any]]:
@@ -146,31 +122,18 @@ def snippet(texts: Iterable[str], query: str, width: int = _SNIPPET_CHARS) -> li
     ``[text, marked]`` (marked: a query word), each neutralized on its own. With no query
     word in any text (a hit found by retrieval or through an edge), the head of the first
     text, unmarked."""
-    terms = _terms(query)
     flat = [" ".join(t.split()) for t in texts if t and t.strip()]
     if not flat:
         return []
+    terms = query_terms_in(query)
     for text in flat:
-        spans = _matches(text, terms)
-        if not spans:
+        span = query_window(text, query, width)
+        if span is None:
             continue
-        best, best_n = 0, -1
-        for a, _, _ in spans:
-            start = max(0, a - _SNIPPET_LEAD)
-            n = len({t for x, y, t in spans if x >= start and y <= start + width})
-            if n > best_n:
-                best, best_n = start, n
-        start = best
-        if start > 0:  # begin at a word
-            space = text.find(" ", start, start + 20)
-            start = space + 1 if space >= 0 else start
-        end = min(len(text), start + width)
-        if end < len(text):
-            space = text.rfind(" ", end - 20, end)
-            end = space if space > start else end
+        start, end = span
         out: list[list[Any]] = [["…", False]] if start > 0 else []
         at = start
-        for a, b, _ in spans:
+        for a, b, _ in match_spans(text, terms):
             if a < start or b > end:
                 continue
             if a > at:
