@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ctxsdk.bench import _realworld as rw
-from ctxsdk.session import Fact, call_command, written_paths
+from ctxsdk.session import Fact, call_command, heredoc_writes, written_paths
 from ctxsdk.session._facts._commands import heredoc_bodies, parts, written_by_shell
 from ctxsdk.session._facts._tools import ToolFacts
 
@@ -311,3 +311,19 @@ def test_an_importers_note_in_a_path_argument_is_no_file() -> None:
     note = "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in app.py"
     assert written_paths("edit", {"path": note}) == []
     assert written_paths("edit", {"path": "src/app.py"}) == ["src/app.py"]
+
+
+def test_heredoc_writes_pairs_each_written_file_with_its_body() -> None:
+    body = "class MockAdapter(HTTPAdapter):\n    pass"
+    assert heredoc_writes(f"cat <<'EOF' > test_fix.py\n{body}\nEOF\npython test_fix.py") == [
+        ("test_fix.py", body)
+    ]
+    # appended, written after the redirection, through tee, under a cd of the same line
+    assert heredoc_writes("cat <<'EOF' >> repro.py\nprint(1)\nEOF") == [("repro.py", "print(1)")]
+    assert heredoc_writes("cat > a.txt <<EOF\nx\nEOF") == [("a.txt", "x")]
+    assert heredoc_writes("cd src && tee b.py <<'PY'\ny = 2\nPY") == [("src/b.py", "y = 2")]
+    two = "cat <<'A' > one.py\n1\nA\ncat <<'B' > two.py\n2\nB"
+    assert heredoc_writes(two) == [("one.py", "1"), ("two.py", "2")]
+    # a body that feeds a program, and a copy beside a here-document: no file's text guessed
+    assert heredoc_writes("python - <<'EOF'\nprint(1)\nEOF") == []
+    assert heredoc_writes("cat a.py > b.py && python - <<'EOF'\nprint(1)\nEOF") == []

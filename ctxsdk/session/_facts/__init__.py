@@ -10,7 +10,7 @@ instruction files (AGENTS.md, CLAUDE.md, CONVENTIONS.md …: ``rule_file``).
 
 from __future__ import annotations
 
-from ._commands import CommandPart, covers, is_scratch, parts
+from ._commands import CommandPart, covers, heredoc_writes, is_scratch, parts
 from ._harness import run_value
 from ._instruction_files import PROJECT_SCOPE, file_rules, is_instruction_file, rule_file
 from ._model import FACT_KINDS, RUN_SCOPE, Fact, FactKind, Facts, FactSource
@@ -49,6 +49,7 @@ __all__ = [
     "edit_texts",
     "file_rules",
     "harness_note",
+    "heredoc_writes",
     "instruction_kind",
     "is_filler",
     "is_instruction_file",

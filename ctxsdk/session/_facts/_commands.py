@@ -25,6 +25,7 @@ __all__ = [
     "Purpose",
     "covers",
     "heredoc_bodies",
+    "heredoc_writes",
     "is_scratch",
     "package_managers",
     "parts",
@@ -802,6 +803,25 @@ def shell_writes(ps: list[CommandPart]) -> list[tuple[CommandPart, str, bool]]:
             if cwd and not w.startswith(("/", "~", "$")):
                 path = posixpath.normpath(posixpath.join(cwd, w))
             out.append((p, path, w in p.appends))
+    return out
+
+
+def heredoc_writes(command: str) -> list[tuple[str, str]]:
+    """The files a command line writes from here-documents, each with the text written:
+    ``cat <<'EOF' > test_fix.py`` … ``EOF`` (or ``cat > f <<EOF``, ``tee f <<EOF``, ``>>``),
+    a relative path under the directory a ``cd`` of the line moved to. A body belongs to
+    the simple command its ``<<`` stands in; one that feeds a program (``python - <<EOF``)
+    writes no file."""
+    if not isinstance(command, str) or "<<" not in command:
+        return []
+    ps = parts(command)
+    writes = shell_writes(ps)
+    out: list[tuple[str, str]] = []
+    for m in _HEREDOC.finditer(command):
+        k = len(parts(command[: m.start()])) - 1  # the simple command the body goes to
+        if not 0 <= k < len(ps) or ps[k].program not in ("cat", "tee"):
+            continue
+        out += [(path, m.group(4) or "") for p, path, _ in writes if p is ps[k]]
     return out
 
 

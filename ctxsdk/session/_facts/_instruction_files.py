@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._commands import heredoc_bodies, parts
+from ._commands import heredoc_writes, parts
 from ._model import Fact, FactSource
 from ._outcomes import body
 from ._text import instruction_kind
@@ -365,7 +365,7 @@ def _written(args: Mapping[str, Any], path: str) -> str:
     if not patch and command and "*** Begin Patch" in command:
         patch = command
     if not patch and command:
-        bodies = heredoc_bodies(command)  # cat > AGENTS.md <<'EOF' … EOF: its content
-        return bodies[0] if len(bodies) == 1 else ""
+        # cat > AGENTS.md <<'EOF' … EOF: its content
+        return next((body for at, body in heredoc_writes(command) if at == path), "")
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     return _patch_added(patch, name) if patch else ""

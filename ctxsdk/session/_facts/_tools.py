@@ -32,7 +32,7 @@ from typing import Any
 from ._commands import (
     CommandPart,
     covers,
-    heredoc_bodies,
+    heredoc_writes,
     is_scratch,
     package_managers,
     parts,
@@ -630,11 +630,10 @@ class ToolFacts:
                         and " " not in op
                     ):
                         self._read(op, seq)
-        bodies = heredoc_bodies(command)
-        body = bodies[0] if len(bodies) == 1 else ""
+        bodies = dict(heredoc_writes(command))
         for p, path, appended in shell_writes(ps):
             # as an edit tool's: > and tee write (create) the file; >>, sed -i, perl -i edit it
-            code = body if p.program in ("cat", "tee") else ""
+            code = bodies.get(path, "") if p.program in ("cat", "tee") else ""
             created = not appended and p.program not in ("sed", "perl")
             what = _shell_change(p, appended, code)
             self._edit(path, seq, what, created=created, code=code)
