@@ -60,3 +60,25 @@ def test_a_key_files_entity_holds_what_the_session_wrote() -> None:
     ex = extract(_session())
     (app,) = [c for c in ex.candidates if c.type == "entity" and c.name.endswith("app.py")]
     assert "; it holds: @app.route('/add/<int:a>/<int:b>') | def add(a, b)" in app.text
+
+
+def test_a_file_a_shell_wrote_from_a_here_document_holds_its_body() -> None:
+    b = LogBuilder(session_id="h", runtime_context=None, cwd=APP)
+    b.turn("Reproduce the bug.").assistant(
+        tool_calls=[
+            (
+                "bash",
+                {
+                    "command": "cat <<'EOF' > reproduce_issue.py\nfrom app import add\n"
+                    "print(add(2, 3))\nEOF\npython reproduce_issue.py"
+                },
+            )
+        ]
+    )
+    b.tool_results(["5"]).next_step()
+    b.assistant(tool_calls=[("bash", {"command": "python - <<'EOF'\nprint('scratch')\nEOF"})])
+    b.tool_results(["scratch"]).next_step()
+    b.assistant(text="The bug does not reproduce.").end_turn()
+    wrote = wrote_lines(cx.Session.from_events(b.header, b.events))
+    assert file_lines("reproduce_issue.py", wrote) == ["from app import add", "print(add(2, 3))"]
+    assert not any("scratch" in ln for lines in wrote.values() for ln in lines)  # fed, not written

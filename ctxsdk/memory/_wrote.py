@@ -9,7 +9,8 @@ file, newest edit first (the nearest to what the file holds now; a line a later 
 removed may still be listed), clipped.
 
 Read from the calls' arguments through the kernel's readers (``written_paths``,
-``edit_texts``): a shell here-document is the kernel's to read, not this module's.
+``edit_texts``, and ``heredoc_writes`` for what a shell command wrote from a
+here-document).
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 
-from ..session import Session, edit_texts, message_of, redact, written_paths
+from ..session import (
+    Session,
+    call_command,
+    edit_texts,
+    heredoc_writes,
+    message_of,
+    redact,
+    written_paths,
+)
 
 __all__ = ["file_lines", "wrote_lines"]
 
@@ -53,8 +62,13 @@ def wrote_lines(session: Session) -> dict[str, list[str]]:
                 continue
             if not isinstance(args, Mapping):
                 continue
+            command = call_command(args)
+            for path, body in heredoc_writes(command) if command else ():
+                lines = [redact(ln).text for ln in _added(None, body)]
+                if lines:  # cat <<'EOF' > path: the body is what the file holds
+                    per.setdefault(path, []).append(lines)
             paths = written_paths(call.name, args)
-            if not paths:
+            if not paths or command:
                 continue
             old, new = edit_texts(args)
             if new is None:
