@@ -129,6 +129,10 @@ open work). Every anchor cites the fact's source seq.
   each cut to ``limits.text``; derived at the end, never heads. A manifest's package and key scripts
   (and npm's banner's package) are ``project/package`` and ``project/script_<name>``; a
   ``git checkout -b`` the head ``project/branch``.
+- key names (``_key_names``): the code names the conversation keeps naming (the user's
+  words, the assistant's text, its calls' arguments; never tool output or a file's text),
+  most named first, none the rest of the state shows, at most ``limits.names``, packed
+  comma-separated; derived at the end, never heads.
 - findings (``ctxsdk.session.statements``): the assistant's text statements (and those of
   a sub-agent's report, the result of a ``Task``/``delegate_to_agent`` call, without the
   harness's id and usage lines; a JSON report read as its text; never reasoning) that name
@@ -205,6 +209,7 @@ from ._holds import (
     search_hits,
     written_text,
 )
+from ._key_names import KeyNames, call_words
 from ._project_rules import ProjectRules
 from ._told import ToldActions
 
@@ -328,6 +333,7 @@ class StateLimits:
     rejected: int = 32
     findings: int = 24  # the assistant's statements that name something specific
     files: int = 12  # outlines of the key files (what each holds)
+    names: int = 30  # the code names the conversation keeps naming (``_key_names``)
     rules: int = 12  # the project's rules read from its agent files (AGENTS.md …), in all
     growth: int = 4  # a long session's findings cap grows up to this many times (1: fixed)
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
@@ -367,6 +373,7 @@ _GROUPS = (
     ("evidence", "Evidence"),
     ("artifacts", "Artifacts"),
     ("files", "Files (what they hold)"),
+    ("names", "Key names (what the work keeps naming)"),
     ("findings", "Findings (the assistant's, unverified)"),
     ("superseded", "Superseded (recallable)"),
 )
@@ -390,6 +397,7 @@ class FoldState(Rendered):
     artifacts: tuple[Anchor, ...] = ()
     findings: tuple[Anchor, ...] = ()  # the assistant's statements (hypothesis), seq order
     files: tuple[Anchor, ...] = ()  # what the key files hold (derived, procedural)
+    names: tuple[Anchor, ...] = ()  # the names the conversation keeps naming (derived)
     rules: tuple[Anchor, ...] = ()  # the project's rules from its agent files (derived)
     superseded: tuple[Anchor, ...] = ()
     retired_count: int = 0
@@ -433,6 +441,7 @@ class FoldState(Rendered):
             tuple(self.heads.values()),
             self.findings,
             self.files,
+            self.names,
             self.rules,
         ):
             for a in face:
@@ -465,6 +474,7 @@ class FoldState(Rendered):
             "artifacts": many(self.artifacts),
             "findings": many(self.findings),
             "files": many(self.files),
+            "names": many(self.names),
             "rules": many(self.rules),
             "superseded": many(self.superseded),
             "retiredCount": self.retired_count,
@@ -513,6 +523,7 @@ class FoldState(Rendered):
             "artifacts": self.artifacts,
             "findings": self.findings,
             "files": self.files,
+            "names": self.names,
             "superseded": self.superseded,
         }
         return [(key, title, faces[key]) for key, title in _GROUPS if faces[key]]
@@ -889,6 +900,7 @@ class _Reducer:
         # the assistant's specific statements: normalized text -> (sources, statement)
         self.statements: dict[str, tuple[tuple[int, ...], Statement]] = {}
         self.outlines = FileOutlines()  # what the files the session wrote and read hold
+        self.key_names = KeyNames()  # the code names the conversation names
         self.project_rules = ProjectRules()  # the rules of the project's agent files
         self.told = ToldActions()  # an action told in text (SWE-agent), awaiting its output
         self.running: dict[Any, tuple[str, JsonDict]] = {}  # process id -> the call it runs
@@ -1258,8 +1270,11 @@ class _Reducer:
             return  # plugin-injected context is not the user's voice
         text = message_text(msg).strip()
         inner = user_text(text) if text and not _INJECTED.fullmatch(text) else None
+        if inner and inner != text and inner in text:  # a template around the user's words
+            self.key_names.harness(text.replace(inner, " "))
         if not inner:
             return  # injected output or a harness template: not a request
+        self.key_names.said(seq, redact(inner).text, user=True)
         # An ask is the work of its request: the user's next request takes its place (what is
         # left open of it, the assistant's open work and the todo list say).
         # (Not counted as retired: nothing declared them done; the request moved on.)
@@ -1306,8 +1321,11 @@ class _Reducer:
         # reading it verbatim, so copying its sentences into every checkpoint is only noise
         # (a tool description's "must appear exactly once" is not the user's constraint). It
         # still grounds declared anchors that cite it (the authority gate).
-        if message_of(ev) is None:
+        msg = message_of(ev)
+        if msg is None:
             self.skipped += 1
+        else:
+            self.key_names.harness(message_text(msg))  # its names are the harness's
 
     def assistant_message(self, ev: Mapping[str, Any], seq: int) -> None:
         msg = message_of(ev)
@@ -1316,6 +1334,7 @@ class _Reducer:
             return
         content = msg.get("content")
         called = False
+        code: list[str] = []
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "tool-call":
                 called = True
@@ -1323,9 +1342,11 @@ class _Reducer:
                 if isinstance(cid, str) and isinstance(name, str):
                     self.calls.setdefault(cid, (name, _arguments(block.get("arguments"))))
                     self.outlines.said(json.dumps(block.get("arguments"), default=str))
+                code += call_words(_arguments(block.get("arguments")))
         text = redact(message_text(msg)).text
         self.told.told("" if called else text)
         self.outlines.said(text)
+        self.key_names.said(seq, text, code=[redact(c).text for c in code])
         self._statements(text, seq)
 
     def _statements(self, text: str, seq: int) -> None:
@@ -1372,6 +1393,22 @@ class _Reducer:
                 sources=seqs,
             )
             for path, line, seqs in self.outlines.lines(self.limits.files, self.limits.text)
+        )
+
+    def names(self, known: str) -> tuple[Anchor, ...]:
+        """The names the conversation keeps naming (``_key_names``), none the rest of the
+        state (``known``, its lines) already shows: derived at the end, never heads."""
+        return tuple(
+            Anchor(
+                id=f"names:{n}",
+                kind="finding",
+                value=line,
+                authority="hypothesis",
+                sources=_merge_sources((), seqs, self.limits.sources),
+            )
+            for n, (line, seqs) in enumerate(
+                self.key_names.lines(self.limits.names, self.limits.text, known), 1
+            )
         )
 
     def rules(self) -> tuple[Anchor, ...]:
@@ -1604,7 +1641,7 @@ class _Reducer:
         for a in self.active.values():
             faces[_FACE[a.kind]].append(a)
         heads = {k: self.active[i] for k, i in sorted(self.heads.items())}
-        return FoldState(
+        state = FoldState(
             objective=self.objective,
             current_request=self.request,
             requests=tuple(self.requests),
@@ -1625,6 +1662,8 @@ class _Reducer:
             skipped=self.skipped,
             upto=self.upto,
         )
+        known = "\n".join(line for _, lines in state.lines() for line in lines)
+        return replace(state, names=self.names(known))
 
 
 def _ordered(events: Iterable[Any], upto: int | None) -> tuple[list[Mapping[str, Any]], int]:
