@@ -11,6 +11,8 @@ from typing import Any
 import ctxsdk as cx
 from ctxsdk.fold._holds import (
     branch_made,
+    changed_values,
+    doc_outline,
     heredoc_writes,
     manifest_facts,
     outline,
@@ -19,6 +21,7 @@ from ctxsdk.fold._holds import (
     search_hits,
 )
 from ctxsdk.fold._state import FoldState, reduce_events
+from ctxsdk.session import heredoc_writes as kernel_heredoc_writes
 from ctxsdk.testing import LogBuilder, ToolOutput
 
 GAME = """import random
@@ -114,6 +117,9 @@ def test_what_a_shell_command_reads_writes_and_branches() -> None:
     assert heredoc_writes(command + "python test_fix.py") == [
         ("test_fix.py", "class MockAdapter(HTTPAdapter):\n    pass")
     ]
+    assert heredoc_writes is kernel_heredoc_writes  # the kernel's one reader, not a copy
+    append = "cd /repo && cat >> notes.md <<'EOF'\n## Next\nEOF"
+    assert heredoc_writes(append) == [("/repo/notes.md", "## Next")]  # >> and cd followed
     assert branch_made("cd repo && git checkout -b feat/lifecycle") == "feat/lifecycle"
     assert branch_made("git checkout main") is None
 
@@ -313,3 +319,141 @@ def test_a_read_only_command_flagged_as_an_error_is_no_failure() -> None:
     assert s.open_failures == ()
     s = run([("Bash", {"command": "make"}, ToolOutput("make: *** No rule", is_error=True))])
     assert len(s.open_failures) == 1
+
+
+# Aider's search/replace block as the importer gives it (aider-website 2048 session).
+EDIT_2048 = {
+    "path": "js/game_manager.js",
+    "search": "  // Update the score\n  self.score += merged.value;",
+    "replace": "  // Update the score with a 10% chance of 10x bonus\n"
+    "  var bonus = Math.random() <= 0.1 ? 10 : 1;\n  self.score += merged.value * bonus;",
+}
+
+
+def test_an_edit_shows_the_values_it_set_not_its_comments() -> None:
+    (line,) = files(run([("edit", EDIT_2048, "Applied edit to js/game_manager.js")]))
+    assert line == (
+        "js/game_manager.js — edited `var bonus = Math.random() <= 0.1 ? 10 : 1`; "
+        "`self.score += merged.value * bonus`"
+    )
+
+
+def test_only_lines_that_set_or_test_a_value_count() -> None:
+    added = [
+        "import { SessionStore } from './store.js';",
+        "// 6. Send to API",
+        "    });",
+        "",
+        "logger.info(`[${this.name}] Synced: ${n} messages`);",  # a message's words
+        "export function send(a: number = 3) {",  # a definition: the outline names it
+        "      retryAttempts: 3,",
+        "      timeout: 30000,",
+    ]
+    assert changed_values(added) == ["retryAttempts: 3", "timeout: 30000"]
+    # a trailing comment is no part of the value
+    assert changed_values(["s.add(ret == 1364650861)  # the seed's first output"]) == [
+        "s.add(ret == 1364650861)"
+    ]
+
+
+def test_the_values_kept_are_few_surest_first_and_clipped() -> None:
+    added = [
+        "if (tile.value > best) {",  # a test on names: least sure
+        "  score += tile.value * 2;",
+        "  label = 'merged';",
+        "  const MAX_TILE = 2048;",
+        "  this.size = 4;",
+    ]
+    # the two numbers set, then the first literal set, shown in the edit's order
+    assert changed_values(added) == [
+        "score += tile.value * 2",
+        "const MAX_TILE = 2048",
+        "this.size = 4",
+    ]
+    (long,) = changed_values(["  this.message = '" + "x" * 80 + "';"])
+    assert len(long) == 64 and long.endswith("…")
+    # of a document only a name set to a number: its sentences are no settings
+    assert changed_values(["Retry up to 3 times: then fail.", "timeout: 30000,"], doc=True) == [
+        "timeout: 30000"
+    ]
+
+
+def test_a_created_file_is_no_change_but_a_rewrite_of_it_is() -> None:
+    first = "LIMIT = 10\nrate = 0.5\n"
+    created = ("str_replace_editor", {"command": "create", "path": "c.py", "file_text": first})
+    assert files(run([(*created, "ok")])) == ["c.py: LIMIT = 10"]
+    again = (
+        "str_replace_editor",
+        {"command": "create", "path": "c.py", "file_text": first + "rate = 0.8\n"},
+    )
+    assert files(run([(*created, "ok"), (*again, "ok")])) == [
+        "c.py: LIMIT = 10 — edited `rate = 0.8`"
+    ]
+
+
+GUIDE = """# Contributing
+
+Run `npm ci` first. Then build.
+
+## Tests
+
+Every change needs a test in `tests/`.
+
+```sh
+# Not a heading
+npm test
+```
+"""
+
+
+def test_a_written_markdown_file_gives_its_headings_with_their_first_sentence() -> None:
+    assert doc_outline(GUIDE) == [
+        ("Contributing", "Contributing: Run `npm ci` first."),
+        ("Tests", "Tests: Every change needs a test in `tests/`."),
+    ]
+    long = "\n".join(f"## Part {i}\n\nText {i}." for i in range(8))
+    assert [shown for _, shown in doc_outline(long)][:2] == ["Part 0", "Part 1"]  # names only
+    wrote = ("Write", {"file_path": "/repo/CONTRIBUTING.md", "content": GUIDE})
+    assert files(run([(*wrote, "ok")])) == [
+        "/repo/CONTRIBUTING.md: Contributing: Run `npm ci` first.; "
+        "Tests: Every change needs a test in `tests/`."
+    ]
+    read = ("Read", {"file_path": "/repo/GUIDE.md"})
+    assert files(run([(*read, GUIDE), (*read, GUIDE)])) == []  # a doc read is not its outline
+
+
+ESLINTRC = """{
+  "root": true,
+  "extends": ["eslint:recommended"],
+  "rules": {
+    "@typescript-eslint/consistent-type-definitions": ["error", "type"],
+    "no-magic-numbers": ["warn", { "ignore": [0, 1] }],
+    "quotes": ["error", "single"],
+    "max-len": 120
+  }
+}
+"""
+
+
+def test_a_lint_config_gives_its_rules_with_their_values() -> None:
+    got = dict(outline(ESLINTRC, "/repo/.eslintrc.json"))
+    assert got["@typescript-eslint/consistent-type-definitions"] == (
+        '@typescript-eslint/consistent-type-definitions: ["error", "type"]'
+    )
+    assert got["quotes"] == 'quotes: ["error", "single"]'
+    assert got["max-len"] == "max-len: 120"
+    assert "root" not in got and "ignore" not in got  # not a rule: a nested option's part
+    prettier = "export default {\n  singleQuote: true,\n  trailingComma: 'all',\n};\n"
+    assert dict(outline(prettier, "prettier.config.mjs")) == {
+        "singleQuote": "singleQuote: true",
+        "trailingComma": "trailingComma: 'all'",
+    }
+    pyproject = (
+        '[project]\nname = "app"\nrequires-python = ">=3.11"\n\n[tool.ruff]\nline-length = 100\n'
+    )
+    assert dict(outline(pyproject, "pyproject.toml")) == {"line-length": "line-length: 100"}
+    tsconfig = '{\n  "compilerOptions": {\n    "target": "ES2022",\n    "strict": true\n  }\n}'
+    assert [s for _, s in outline(tsconfig, "tsconfig.json")] == [
+        'target: "ES2022"',
+        "strict: true",
+    ]

@@ -6,9 +6,15 @@ An outline is the file's own names, never its prose: the classes, functions (wit
 signature), routes and constants it defines, and the environment variables it reads with
 their defaults (``CODEMIE_SESSION_SYNC_INTERVAL (default 300000)``), which are settings with
 values. A manifest (``package.json``) gives its package, version and scripts instead: the
-project's build, test and run commands. ``FileOutlines`` gathers them per path, bounded
-(names per file, files kept), and ``lines()`` ranks them: written files before read ones,
-and names the session itself keeps naming (in the assistant's text and its calls) first.
+project's build, test and run commands; a lint, format or compiler config (``.eslintrc``,
+``tsconfig.json``, ``pyproject.toml``'s ``[tool.*]``) its settings with their values; a
+Markdown file the session wrote its headings (a short one's first sentence under each).
+Of a written file also what its latest edit set: the few lines the edit added that set or
+test a value (``timeout: 30000``, ``var bonus = Math.random() <= 0.1 ? 10 : 1``), since a
+person resuming needs what a value was changed to, which the file's names never say.
+``FileOutlines`` gathers them per path, bounded (names and values per file, files kept),
+and ``lines()`` ranks them: written files before read ones, and names the session itself
+keeps naming (in the assistant's text and its calls) first.
 """
 
 from __future__ import annotations
@@ -27,11 +33,16 @@ from ..session import (
     call_command,
     command_parts,
     edit_texts,
+    heredoc_writes,  # the kernel's (follows ``>>`` and ``cd``); _state imports it from here
 )
 
 __all__ = [
     "FileOutlines",
+    "Written",
     "branch_made",
+    "changed_values",
+    "config_settings",
+    "doc_outline",
     "heredoc_writes",
     "manifest_facts",
     "outline",
@@ -44,6 +55,7 @@ __all__ = [
 _SIGNATURE = 48  # characters of a definition's parameters shown
 _NAMES_KEPT = 64  # names gathered per file (the shown ones are chosen from these)
 _FILES_KEPT = 256  # files gathered per session
+_SEEN_KEPT = 20_000  # lines of a file remembered, to tell a rewrite's changed lines
 
 # A definition: a keyword, then the name (and its parameters when on the same line).
 _DEF = re.compile(
@@ -130,6 +142,8 @@ def outline(text: str, path: str = "") -> list[tuple[str, str]]:
     constant or alias with its value (``builtin_str = str``), a route, an environment variable
     with its default (``APP_TIMEOUT (default 300000)``). Never prose. A document's code
     samples are examples, not its contents: of a doc only the variables it sets count."""
+    if _CONFIG.search(path):
+        return config_settings(text, path)
     body = _unnumbered(text)
     found: list[tuple[int, str, str]] = []
     for m in _ENV_SET.finditer(body):
@@ -176,6 +190,175 @@ def _under_module_branch(body: str, at: int) -> bool:
     return False
 
 
+# What an edit changed: the lines it added that set or test a value (``timeout: 30000``,
+# ``var bonus = Math.random() <= 0.1 ? 10 : 1``, ``score += merged.value * bonus``). A person
+# resuming needs what a value was changed to, which a file's names never say.
+_CHANGED_KEPT = 3  # lines kept per file (the latest edit that changed a value)
+_CHANGED_WIDTH = 64  # characters of each
+_NOT_CODE = re.compile(  # a comment, an import, a file's preamble: no value
+    r"^(?:#|//|/\*|\*|<!--|--|;|@|export \* |export \{[^}]*\} from|(?:import|from|require|use|"
+    r"using|include|package)\b|#include)"
+)
+_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|`[^`\n]*`")
+_LITERAL = re.compile(
+    r"(?<![\w$.])-?\d+(?:\.\d+)?(?:e-?\d+)?\b|\b(?:true|false|True|False|None|null|nil)\b|\"\""
+)
+# A name set (``=``, ``+=``, a key's ``:``) or tested (``<``, ``===``, ``?``): checked on the
+# line with its strings blanked, so a ``:`` or ``=`` inside a message says nothing.
+_SETS = re.compile(r"[\w$\])]\s*(?:[-+*/%|&^]?=(?![=>])|:(?!:))\s*\S")
+_TESTS = re.compile(r"\s(?:===?|!==?|<=|>=|<|>|\?|&&|\|\|)\s")
+_ARITH = re.compile(r"[\w$)\]]\s(?:[-+*/%]|\*\*)\s[\w$(]|[-+*/]=\s")
+# A name set to a number, alone on its line: a setting (``retryAttempts: 3,``, ``BONUS = 10``).
+_NUMBER_SET = re.compile(
+    r"^(?:(?:export\s+)?(?:const|let|var|final|static|val|local)\s+)?"
+    r"[\w$.\[\]'\"]+\s*(?:[-+*/]?=|:)\s*-?\d[\d_]*(?:\.\d+)?(?:e-?\d+)?\s*[,;]?$"
+)
+
+
+def _value_rank(line: str) -> int | None:
+    """How surely a code line sets or tests a value: 0 a name set to a number, 1 a literal
+    set or tested, 2 an operator on named values; None for no value (a comment, an import, a
+    definition, braces, a call that only logs)."""
+    if sum(ch.isalnum() for ch in line) < 3 or _NOT_CODE.match(line) or _DEF.match(line):
+        return None
+    if _NUMBER_SET.match(line):
+        return 0
+    bare = _STRING.sub('""', line)  # a message's words are no operators
+    literal = _LITERAL.search(bare) is not None
+    if literal and (_SETS.search(bare) or _TESTS.search(bare)):
+        return 1
+    if _ARITH.search(bare) or (_TESTS.search(bare) and _SETS.search(bare)):
+        return 2
+    return None
+
+
+_TRAILING_COMMENT = re.compile(r"\s(?:#|//)(?:\s|$)")
+
+
+def _uncommented(line: str) -> str:
+    """A code line without its trailing comment (``ret = 0  # the seed``): a ``#`` or ``//``
+    after code, outside a string."""
+    masked = _STRING.sub(lambda m: "_" * len(m.group(0)), line)
+    m = _TRAILING_COMMENT.search(masked)
+    return line[: m.start()].rstrip() if m and m.start() > 0 else line
+
+
+def changed_values(added: Iterable[str], *, doc: bool = False) -> list[str]:
+    """Of an edit's added lines, the few that set or test a value, surest first (a name set
+    to a number, then a literal set or tested, then arithmetic on names), shown in the
+    file's order, each clipped. Of a document only a name set to a number counts: its
+    sentences carry numbers and colons that are no settings."""
+    ranked: list[tuple[int, int, str]] = []
+    for i, raw in enumerate(added):
+        line = _uncommented(" ".join(raw.split()))
+        rank = _value_rank(line)
+        if rank is None or (doc and rank > 0):
+            continue
+        ranked.append((rank, i, line.rstrip(",;") if len(line) > 1 else line))
+    chosen = sorted(sorted(ranked)[:_CHANGED_KEPT], key=lambda t: t[1])
+    return [_clip(line, _CHANGED_WIDTH) for _, _, line in chosen]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+# A document's outline: its headings (outside code samples), and for a short document with
+# few headings the first sentence under each.
+_MARKDOWN = re.compile(r"\.(?:md|markdown|mdx)$", re.I)
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_HEADINGS_WITH_SENTENCE = 6  # at most this many headings get their first sentence
+_SHORT_DOC = 80  # lines
+_SENTENCE = 60  # characters of a first sentence shown
+
+
+def doc_outline(text: str) -> list[tuple[str, str]]:
+    """A Markdown text's headings as ``(heading, shown)``, and for a short text with few
+    headings the first sentence under each (``Install: Run npm ci first.``)."""
+    lines = _unnumbered(text).splitlines()
+    heads: list[tuple[int, str]] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and (m := _HEADING.match(line)):
+            heads.append((i, " ".join(m.group(2).replace("*", "").split())))
+    say = len(heads) <= _HEADINGS_WITH_SENTENCE and len(lines) <= _SHORT_DOC
+    out: list[tuple[str, str]] = []
+    for n, (i, head) in enumerate(heads):
+        shown = _clip(head, _SENTENCE)
+        if say:
+            end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
+            sentence = _first_sentence(lines[i + 1 : end])
+            if sentence:
+                shown += ": " + _clip(sentence, _SENTENCE)
+        out.append((head, shown))
+    return out
+
+
+def _first_sentence(lines: list[str]) -> str:
+    """The first sentence of a section's prose: code samples, tables and markup skipped."""
+    words: list[str] = []
+    fenced = False
+    for line in lines:
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        got = line.strip().lstrip("-*>+ ").strip()
+        if fenced or not got or got.startswith(("|", "<", "!", "[")):
+            if words:
+                break
+            continue
+        words.append(got)
+        joined = " ".join(words)
+        m = re.search(r"[.!?](?:\s|$)", joined)
+        if m:
+            return joined[: m.end()].strip()
+    return " ".join(words)
+
+
+# A lint, format or compiler configuration: its settings with their values are the rules the
+# code is held to (``consistent-type-definitions: ["error", "type"]``, ``singleQuote: true``).
+_CONFIG = re.compile(
+    r"(?:^|/)(?:\.eslintrc(?:\.\w+)?|eslint\.config\.\w+|\.prettierrc(?:\.\w+)?|"
+    r"prettier\.config\.\w+|\.stylelintrc(?:\.\w+)?|tsconfig[\w.-]*\.json|jsconfig\.json|"
+    r"\.editorconfig|pyproject\.toml|setup\.cfg|tox\.ini|\.flake8|\.?ruff\.toml|mypy\.ini|"
+    r"biome\.jsonc?|dprint\.jsonc?|\.oxlintrc\.json|\.rubocop\.yml|\.golangci\.ya?ml|"
+    r"\.?rustfmt\.toml|\.clang-format)$"
+)
+_SETTING = re.compile(
+    r"""^\s*(?:["']([@\w][\w@/.:-]*)["']|([@A-Za-z_][\w@/.-]*))\s*[:=]\s*"""
+    r"""("[^"\n]*"|'[^'\n]*'|\[[^\[\]\n]{0,60}\]|-?\d[\w.]*|[\w.*-]+)\s*,?\s*(?:(?://|#).*)?$"""
+)
+_SECTION = re.compile(r"^\s*\[([^\]\n]+)\]\s*$")
+_CONFIG_NOISE = frozenset({"name", "version", "description", "$schema", "root"})
+
+
+def config_settings(text: str, path: str) -> list[tuple[str, str]]:
+    """A lint/format/compiler config's settings, each as ``(name, "name: value")``: one per
+    line that sets a name to a plain value (a string, number, boolean, short list). Of a
+    ``pyproject.toml`` only its ``[tool.*]`` sections: the rest is packaging."""
+    pyproject = path.endswith("pyproject.toml")
+    section = ""
+    out: dict[str, str] = {}
+    for line in _unnumbered(text).splitlines():
+        if (head := _SECTION.match(line)) is not None:
+            section = head.group(1).strip()
+            continue
+        if pyproject and not section.startswith("tool."):
+            continue
+        m = _SETTING.match(line)
+        if m is None:
+            continue
+        name = m.group(1) or m.group(2)
+        if name in _CONFIG_NOISE or name in out:
+            continue
+        value = " ".join(m.group(3).split())
+        out[name] = f"{name}: {_clip(value, 40)}"
+    return list(out.items())
+
+
 def manifest_facts(path: str, text: str) -> list[tuple[str, str]]:
     """A package manifest's project facts as ``(key, value)``: ``package`` (name and
     version) and ``script <name>`` (what ``npm run <name>`` runs), key scripts first. Also
@@ -209,24 +392,6 @@ def manifest_facts(path: str, text: str) -> list[tuple[str, str]]:
         keys = [k for k in _KEY_SCRIPTS if isinstance(scripts.get(k), str)]
         for k in keys[:_SCRIPTS_SHOWN]:
             out.append((f"script {k}", " ".join(str(scripts[k]).split())))
-    return out
-
-
-# ``cat <<'EOF' > path`` … ``EOF``: the body a shell command writes into a file.
-_HEREDOC = re.compile(
-    r"<<-?\s*(['\"]?)(\w+)\1[^\n]*?>\s*(\S+)[^\n]*\n(.*?)\n\2\s*(?:\n|$)"
-    r"|>\s*(\S+)\s*<<-?\s*(['\"]?)(\w+)\6[^\n]*\n(.*?)\n\7\s*(?:\n|$)",
-    re.S,
-)
-
-
-def heredoc_writes(command: str) -> list[tuple[str, str]]:
-    """The files a shell command writes from a here-document, with the text written:
-    ``cat <<'EOF' > test_fix.py`` (or ``cat > f <<EOF``) and its body."""
-    out: list[tuple[str, str]] = []
-    for m in _HEREDOC.finditer(command):
-        path, text = (m.group(3), m.group(4)) if m.group(3) else (m.group(5), m.group(8))
-        out.append((path.strip("'\""), text))
     return out
 
 
@@ -295,22 +460,39 @@ def read_path(name: str, args: Mapping[str, Any]) -> str | None:
     return files[0] if len(files) == 1 else None
 
 
+class Written(str):
+    """An edit's new text that knows the text it replaced (``old``): the lines it added are
+    its lines less the old one's. (A ``str``, so a caller that only outlines it is unchanged.)"""
+
+    old: str
+
+    def __new__(cls, new: str, old: str = "") -> Written:
+        self = super().__new__(cls, new)
+        self.old = old
+        return self
+
+
 def written_text(args: Mapping[str, Any]) -> str:
-    """The text an editing call puts in a file: a created file's contents, an edit's new
-    text, a patch's added lines."""
+    """The text an editing call puts in a file: a created file's contents (a plain ``str``),
+    an edit's new text or a patch's added lines (a ``Written``, which keeps what it
+    replaced)."""
     for key in ("content", "file_text", "contents"):
         value = args.get(key)
         if isinstance(value, str):
             return value
-    _, new = edit_texts(args)
+    old, new = edit_texts(args)
     if isinstance(new, str):
-        return new
+        return Written(new, old if isinstance(old, str) else "")
     edits = args.get("edits")
     if isinstance(edits, list):
-        return "\n".join(str(e.get("new_string", "")) for e in edits if isinstance(e, Mapping))
+        got = [e for e in edits if isinstance(e, Mapping)]
+        return Written(
+            "\n".join(str(e.get("new_string", "")) for e in got),
+            "\n".join(str(e.get("old_string", "")) for e in got),
+        )
     for value in args.values():  # a patch: its added lines
         if isinstance(value, str) and ("*** " in value or "+++ " in value):
-            return "\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+"))
+            return Written("\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+")))
     return ""
 
 
@@ -344,6 +526,8 @@ class _File:
     read: int = 0  # how many times it read it
     names: dict[str, str] = field(default_factory=dict)  # name -> shown form
     seqs: list[int] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)  # its lines the session has seen
+    changed: list[str] = field(default_factory=list)  # the values its latest edit set
 
 
 class FileOutlines:
@@ -369,10 +553,32 @@ class FileOutlines:
             got.read += 1
         if seq not in got.seqs:
             got.seqs.append(seq)
-        for name, shown in outline(text[:200_000], path):
+        body = text[:200_000]
+        if written:
+            self._changed(got, text)
+        doc = _MARKDOWN.search(path) is not None
+        names = outline(body, path) + (doc_outline(body) if written and doc else [])
+        for name, shown in names:
             if name in got.names or len(got.names) < _NAMES_KEPT:
                 old = got.names.get(name)
                 got.names[name] = shown if old is None or len(shown) > len(old) else old
+        if len(got.seen) < _SEEN_KEPT:
+            got.seen.update(ln.strip() for ln in _unnumbered(body).splitlines())
+
+    def _changed(self, got: _File, text: str) -> None:
+        """The values a write changed: an edit's added lines (its new text less its old),
+        a rewrite's lines the session had not seen in the file; a file's first write is
+        its creation, no change."""
+        if isinstance(text, Written):
+            had = {ln.strip() for ln in text.old.splitlines()}
+        elif got.seen:
+            had = got.seen
+        else:
+            return
+        added = [ln for ln in str(text)[:200_000].splitlines() if ln.strip() not in had]
+        values = changed_values(added, doc=_DOC.search(got.path) is not None)
+        if values:
+            got.changed = values
 
     def _score(self, name: str) -> int:
         return self.named.get(name, 0)
@@ -386,7 +592,7 @@ class FileOutlines:
         shown_known = set(known)
         ranked: list[tuple[tuple[int, int, int], _File]] = []
         for f in self.files.values():
-            if not f.names:
+            if not f.names and not f.changed:
                 continue
             mentioned = sum(1 for n in f.names if self._score(n) > 0)
             if not f.written and f.read < 2 and mentioned == 0:
@@ -400,20 +606,36 @@ class FileOutlines:
             # names the session names first (most named first), then the file's order
             order.sort(key=lambda kv: -min(self._score(kv[0]), 3))
             shown_path = f.path[len(root) :] if root and f.path.startswith(root) else f.path
+            # an edit that set a constant the outline shows (``MAX = 280``) says it once
+            consts = [v for v in f.names.values() if " = " in v]
+            fresh = [c for c in f.changed if not any(c.endswith(v) for v in consts)]
+            changed = _changed_tail(shown_path, fresh, width)
             line = shown_path + ":"
             for _, shown in order:
                 if shown in shown_known:
                     continue
                 piece = f" {shown};"
-                if len(line) + len(piece) > width:
+                if len(line) + len(piece) + len(changed) > width:
                     break
                 line += piece
-            if line.endswith(";"):
+            if line.endswith(";") or changed:
                 out.append(
                     (
                         f.path,
-                        line[:-1],
+                        line.rstrip(":;") + changed,
                         tuple(f.seqs[:1] + f.seqs[-1:]) if len(f.seqs) > 1 else tuple(f.seqs),
                     )
                 )
         return out
+
+
+def _changed_tail(path: str, values: list[str], width: int) -> str:
+    """What a file's latest edit set, shown after its names: `` — edited `timeout: 30000`;
+    `retryAttempts: 3``` (as many as the line's width leaves room for)."""
+    tail = ""
+    for v in values:
+        piece = (" — edited " if not tail else "; ") + f"`{v}`"
+        if len(path) + len(tail) + len(piece) + 1 > width:
+            break
+        tail += piece
+    return tail
