@@ -13,7 +13,6 @@ from ctxsdk.fold._holds import (
     branch_made,
     changed_values,
     doc_outline,
-    heredoc_writes,
     manifest_facts,
     outline,
     read_path,
@@ -21,7 +20,7 @@ from ctxsdk.fold._holds import (
     search_hits,
 )
 from ctxsdk.fold._state import FoldState, reduce_events
-from ctxsdk.session import heredoc_writes as kernel_heredoc_writes
+from ctxsdk.session import heredoc_writes
 from ctxsdk.testing import LogBuilder, ToolOutput
 
 GAME = """import random
@@ -117,7 +116,6 @@ def test_what_a_shell_command_reads_writes_and_branches() -> None:
     assert heredoc_writes(command + "python test_fix.py") == [
         ("test_fix.py", "class MockAdapter(HTTPAdapter):\n    pass")
     ]
-    assert heredoc_writes is kernel_heredoc_writes  # the kernel's one reader, not a copy
     append = "cd /repo && cat >> notes.md <<'EOF'\n## Next\nEOF"
     assert heredoc_writes(append) == [("/repo/notes.md", "## Next")]  # >> and cd followed
     assert branch_made("cd repo && git checkout -b feat/lifecycle") == "feat/lifecycle"

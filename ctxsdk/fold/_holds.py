@@ -33,7 +33,6 @@ from ..session import (
     call_command,
     command_parts,
     edit_texts,
-    heredoc_writes,  # the kernel's (follows ``>>`` and ``cd``); _state imports it from here
 )
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "changed_values",
     "config_settings",
     "doc_outline",
-    "heredoc_writes",
     "manifest_facts",
     "outline",
     "read_path",

@@ -186,6 +186,7 @@ from ..session import (
     edit_texts,
     first_line,
     harness_note,
+    heredoc_writes,
     instruction_kind,
     is_filler,
     message_of,
@@ -202,7 +203,6 @@ from ..session import (
 from ._holds import (
     FileOutlines,
     branch_made,
-    heredoc_writes,
     manifest_facts,
     read_path,
     runtime_versions,
