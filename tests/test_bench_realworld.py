@@ -107,7 +107,8 @@ def test_bm25_baseline_finds_a_fact_held_in_one_message() -> None:
 
 @needs_data
 def test_quick_run_end_to_end() -> None:
-    wanted = {"openhands/wrong_initial_state.json", "aider/aider-website__hello-world-flask.md"}
+    # one session too short to fold at any window, one that folds at a quarter of its size
+    wanted = {"openhands/wrong_initial_state.json", "aider/aider-website__pong.md"}
     result = run(quick=True, progress=False, sessions_filter=wanted.__contains__)
     assert isinstance(result, BenchResult)
     out = result.to_json_dict()
@@ -115,6 +116,9 @@ def test_quick_run_end_to_end() -> None:
     assert out["name"] == "realworld"
     for key in ("memory_stored_all", "memory_find_top5_all", "memory_noise", "fold_state_all"):
         assert key in out["metrics"], key
+    # what the model receives after a fold holds at least what the checkpoint alone holds
+    assert out["metrics"]["fold_received_all"] >= out["metrics"]["fold_checkpoint_all"]
+    assert out["notes"]["fold_not_folded"] == ["openhands/wrong_initial_state.json"]
     assert "bm25_top5_all" in out["baselines"]
     assert "merge_negation_disputed" in out["metrics"]
     values = list(out["metrics"].values()) + list(out["baselines"].values())

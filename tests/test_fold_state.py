@@ -1311,3 +1311,61 @@ def test_a_checkpoint_keeps_the_project_rules_once() -> None:
     # a later checkpoint does not repeat what an earlier one showed
     again = unshown(state, {shown_key(a) for a in state.active()})
     assert "Project rules:" not in state_lines(again)
+
+
+def _resume_log() -> list[dict[str, Any]]:
+    """A session whose state derives every group: earlier requests, a written file's outline,
+    the names the work keeps naming, the assistant's findings."""
+    b = LogBuilder(session_id="resume", system="You are a coding agent.")
+    b.turn("Add a retry to the sync client in sync_client.py.")
+    b.assistant(
+        text="The SyncClient in sync_client.py has no retry; retryAttempts is read nowhere.",
+        tool_calls=[
+            (
+                "Write",
+                {
+                    "file_path": "sync_client.py",
+                    "content": "class SyncClient:\n    def push(self, batch, retries=3):\n"
+                    "        return send(batch)\n",
+                },
+            )
+        ],
+    )
+    b.tool_results(["ok"]).next_step().assistant(text="SyncClient.push now retries.").end_turn()
+    b.turn("Now make retryAttempts configurable through SYNC_RETRY_ATTEMPTS.")
+    b.assistant(text="SYNC_RETRY_ATTEMPTS is read in sync_client.py with a default of 3.")
+    b.end_turn()
+    b.turn("Good. Commit it.")
+    b.assistant(text="Committed.").end_turn()
+    return cx.Session.from_events(b.header, b.events).raw_events
+
+
+def test_a_checkpoint_shows_every_group_the_state_derives() -> None:
+    """What the state holds reaches the model: the checkpoint shows the earlier requests,
+    what the files hold, the key names and the findings, not the slots and values alone."""
+    from ctxsdk.fold._checkpoint import state_lines
+
+    state = reduce_events(_resume_log())
+    assert state.requests and state.files and state.names and state.findings
+    text = "\n".join(state_lines(state))
+    for title in ("Earlier requests:", "What the files hold:", "Key names:", "Findings"):
+        assert title in text, title
+    assert "SYNC_RETRY_ATTEMPTS" in text and "SyncClient" in text
+
+
+def test_a_checkpoints_derived_groups_fit_its_budget() -> None:
+    """The derived groups fill what the budget leaves after the rest of the state, each its
+    share; the rest of the state is shown whatever the budget."""
+    from ctxsdk.fold._checkpoint import state_lines
+    from ctxsdk.session import estimate_text
+
+    state = reduce_events(_resume_log())
+    full = state_lines(state)
+    core = state_lines(state, budget=0)
+    assert len(core) < len(full)
+    assert not any(t in "\n".join(core) for t in ("What the files hold:", "Key names:"))
+    assert all(line in full for line in core)  # the rest is shown whatever the budget
+    budget = estimate_text("\n".join(core)) + 60
+    some = state_lines(state, budget=budget)
+    assert len(core) < len(some) < len(full)
+    assert estimate_text("\n".join(some)) <= budget

@@ -26,7 +26,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
-from ..session import checkpoint_content, fold_line
+from ..session import checkpoint_content, estimate_text, fold_line
 from ._state import RUN_KEY_PREFIX
 
 __all__ = [
@@ -47,6 +47,12 @@ FRAMING = (
     'with context_recall(ref="cp:<id>", depth="exact"). The state below is derived from the '
     "log itself (the user's words, tool results), not from a summary; [seq N] says where."
 )
+
+# A checkpoint stands in for what it folds: at most this share of the folded tokens goes to
+# the state's derived groups (the rest of the state is always shown), so a fold of a short
+# span still reclaims what the policy asks. (A tenth kept most of what a fifth gave the model,
+# bench realworld fold_received 0.716 against 0.769, for a third of the added prompt tokens.)
+CHECKPOINT_SHARE = 0.1
 
 BASIC_SECTIONS = (
     "Primary Request and Intent",
@@ -115,12 +121,23 @@ def unshown(state: Any, shown: AbstractSet[tuple[str, str]]) -> Any:
         decisions=keep(state.decisions),
         evidence=keep(state.evidence),
         artifacts=keep(state.artifacts),
+        requests=keep(state.requests),
+        files=keep(state.files),
+        findings=keep(state.findings),
+        names=keep(state.names),
     )
 
 
-def state_lines(state: Any, closed: Sequence[Any] = ()) -> list[str]:
+def state_lines(state: Any, closed: Sequence[Any] = (), *, budget: int | None = None) -> list[str]:
     """The state as checkpoint lines, empty sections left out; ``closed`` lists failures and
-    obligations an earlier checkpoint showed open that are closed now."""
+    obligations an earlier checkpoint showed open that are closed now.
+
+    Every group of the state reaches the model: what the state holds and what a checkpoint
+    shows are one thing. The slots, values, failures, obligations, decisions, evidence and
+    files are always shown; the groups derived to help resume the work (the user's earlier
+    requests, what the key files hold, the names the work keeps naming, the assistant's
+    findings) fill what is left of ``budget`` tokens (None: no limit), each group its share
+    in that order, what one leaves passing to the next, best items first."""
     out: list[str] = []
     if state.objective is not None:
         out.append(f"Objective: {_value(state.objective)} {_refs(state.objective.sources)}")
@@ -148,6 +165,29 @@ def state_lines(state: Any, closed: Sequence[Any] = ()) -> list[str]:
     section("Evidence", [_item(a) for a in state.evidence])
     section("Files", [_item(a) for a in state.artifacts])
     section("Closed since the earlier checkpoints", [_item(a) for a in closed])
+    slots = {a.sources for a in (state.objective, req) if a is not None}
+    derived = [
+        ("Earlier requests", [_item(a) for a in state.requests if a.sources not in slots]),
+        ("What the files hold", [_item(a) for a in state.files]),
+        ("Key names", [_item(a) for a in state.names]),
+        ("Findings (the assistant's, unverified)", [_item(a) for a in state.findings]),
+    ]
+    derived = [(title, lines) for title, lines in derived if lines]
+    left = None if budget is None else budget - estimate_text("\n".join(out))
+    for i, (title, lines) in enumerate(derived):
+        share = None if left is None else left // (len(derived) - i)
+        kept: list[str] = []
+        used = estimate_text(title) + 1
+        for line in lines:
+            cost = estimate_text(line) + 1
+            if share is not None and used + cost > share:
+                break
+            kept.append(line)
+            used += cost
+        if kept:
+            section(title, kept)
+            if left is not None:
+                left -= used
     return out
 
 
@@ -176,7 +216,7 @@ def state_checkpoint_text(
         ]
     else:  # the first checkpoint explains; a later one says what it holds, in one line
         lines = [fold_line(mode, checkpoint_id, f"{span}, archived")]
-    body = state_lines(state, closed)
+    body = state_lines(state, closed, budget=int(tokens * CHECKPOINT_SHARE))
     if body:
         since = ":" if framing else " (new since the earlier checkpoints):"
         lines.append(f"State as of seq {state.upto}{since}")
