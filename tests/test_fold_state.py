@@ -1369,3 +1369,22 @@ def test_a_checkpoints_derived_groups_fit_its_budget() -> None:
     some = state_lines(state, budget=budget)
     assert len(core) < len(some) < len(full)
     assert estimate_text("\n".join(some)) <= budget
+
+
+def test_what_a_checkpoint_showed_is_what_its_text_holds() -> None:
+    """A later checkpoint leaves out what an earlier one showed, and only that: an item the
+    earlier checkpoint's budget left out is not counted as shown."""
+    from ctxsdk.fold._checkpoint import shown_in, shown_key, state_lines, unshown
+
+    state = reduce_events(_resume_log())
+    core = state_lines(state, budget=0)
+    text = "\n".join(core)
+    shown = shown_in(state, text)
+    derived = [*state.files, *state.names, *state.findings]
+    assert derived and not any(shown_key(a) in shown for a in derived)
+    core_items = [state.objective, *state.artifacts]
+    assert state.artifacts and all(shown_key(a) in shown for a in core_items if a is not None)
+    later = "\n".join(state_lines(unshown(state, shown)))
+    assert "What the files hold:" in later and "Key names:" in later  # still to show
+    # a text not known counts every active item as shown
+    assert shown_in(state, "") == {shown_key(a) for a in state.active()}

@@ -361,7 +361,9 @@ def test_a_long_record_as_evidence_shows_the_part_that_matched() -> None:
 
 
 def test_query_window_holds_the_most_query_words() -> None:
-    text = "alpha " * 200 + "the retry limit is set in config.yaml by retry_attempts " + "omega " * 200
+    text = (
+        "alpha " * 200 + "the retry limit is set in config.yaml by retry_attempts " + "omega " * 200
+    )
     a, b = query_window(text, "Where is the retry limit set?", 120)
     assert b - a <= 120 and "retry limit is set" in text[a:b]
     assert query_window(text, "nothing here matches", 120) is None

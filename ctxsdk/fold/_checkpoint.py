@@ -35,6 +35,7 @@ __all__ = [
     "basic_content",
     "basic_summary",
     "mask_text",
+    "shown_in",
     "shown_key",
     "state_checkpoint_text",
     "state_lines",
@@ -96,6 +97,17 @@ def _shown_value(key: str, anchor: Any) -> bool:
 def shown_key(anchor: Any) -> tuple[str, str]:
     """What makes an item already shown: its id and its value."""
     return str(anchor.id), " ".join(str(anchor.value).split())
+
+
+def shown_in(state: Any, text: str) -> set[tuple[str, str]]:
+    """The items of ``state`` a checkpoint's ``text`` shows (``shown_key``): an item whose
+    value the text holds. A derived group's item the checkpoint's budget left out is not
+    shown, so a later checkpoint may still carry it. An empty text (a checkpoint whose text
+    is not known) shows every active item, as before texts were read."""
+    active = state.active()
+    if not text:
+        return {shown_key(a) for a in active}
+    return {shown_key(a) for a in active if _value(a) in text}
 
 
 def unshown(state: Any, shown: AbstractSet[tuple[str, str]]) -> Any:

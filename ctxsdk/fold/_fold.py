@@ -32,7 +32,7 @@ from ._checkpoint import (
     basic_content,
     basic_summary,
     mask_text,
-    shown_key,
+    shown_in,
     state_checkpoint_text,
     unshown,
 )
@@ -466,7 +466,7 @@ class Fold(Rendered):
             if rec.checkpoint_seq not in frozen or rec.policy == "basic":
                 continue
             st = self._state_at(rec.record_seq - 1)
-            shown |= {shown_key(a) for a in st.active()}
+            shown |= shown_in(st, rec.text)  # what it showed, not all it held
             was_open.update({a.id: a for a in (*st.open_failures, *st.open_obligations)})
         return shown, was_open
 
