@@ -239,17 +239,22 @@ def test_only_a_conversation_lifts_its_neighbours() -> None:
         assert any(not n.extra.get("agent_log") for n in mem.nodes("observation"))
 
 
+def _game_session(request: str) -> Session:
+    """One request for a game, a write of game.py and the assistant's report."""
+    b = LogBuilder(session_id="s-game", cwd="/home/dev/arcade", runtime_context=None)
+    b.turn(request)
+    b.assistant(tool_calls=[("bash", {"cmd": "cat > game.py"})])
+    b.tool_results(["written 120 lines"]).next_step()
+    b.assistant(text="I created game.py with the board, the moves and the score.").end_turn()
+    return Session.from_events(b.header, b.events)
+
+
 def test_a_memory_above_its_record_carries_the_record_as_evidence() -> None:
     """A memory read from one message (here the request's second sentence) ranked above that
     message's own observation: the observation is folded into it and shows as its evidence,
     so the hit still holds the rest of what was said (which game), as it does when the
     observation ranks first."""
-    b = LogBuilder(session_id="s-game", cwd="/home/dev/arcade", runtime_context=None)
-    b.turn("Please create a simple 2048 game. No need to run it, I will try it myself.")
-    b.assistant(tool_calls=[("bash", {"cmd": "cat > game.py"})])
-    b.tool_results(["written 120 lines"]).next_step()
-    b.assistant(text="I created game.py with the board, the moves and the score.").end_turn()
-    s = Session.from_events(b.header, b.events)
+    s = _game_session("Please create a simple 2048 game. No need to run it, I will try it myself.")
     with Memory(None, embedder=None) as mem:
         mem.ingest(s)
         record = next(n for n in mem.nodes("observation") if "2048" in n.text)
@@ -340,16 +345,11 @@ def test_a_long_record_as_evidence_shows_the_part_that_matched() -> None:
         f"Row {i} of the board slides its tiles to the left and merges equal neighbours."
         for i in range(30)
     )
-    b = LogBuilder(session_id="s-game", cwd="/home/dev/arcade", runtime_context=None)
-    b.turn(
+    s = _game_session(
         "Please create a simple 2048 game. No need to run it, I will try it myself. "
         + filler
         + " My old version stored the high score in highscore.json beside the game file."
     )
-    b.assistant(tool_calls=[("bash", {"cmd": "cat > game.py"})])
-    b.tool_results(["written 120 lines"]).next_step()
-    b.assistant(text="I created game.py with the board, the moves and the score.").end_turn()
-    s = Session.from_events(b.header, b.events)
     with Memory(None, embedder=None) as mem:
         mem.ingest(s)
         hits = mem.find("What game did the user ask for? Where was the high score stored?")
