@@ -1386,5 +1386,9 @@ def test_what_a_checkpoint_showed_is_what_its_text_holds() -> None:
     assert state.artifacts and all(shown_key(a) in shown for a in core_items if a is not None)
     later = "\n".join(state_lines(unshown(state, shown)))
     assert "What the files hold:" in later and "Key names:" in later  # still to show
+    # an earlier request the first checkpoint showed is not repeated by the next
+    full = "\n".join(state_lines(state))
+    assert "Earlier requests:" in full
+    assert "Earlier requests:" not in "\n".join(state_lines(unshown(state, shown_in(state, full))))
     # a text not known counts every active item as shown
     assert shown_in(state, "") == {shown_key(a) for a in state.active()}

@@ -107,7 +107,8 @@ def shown_in(state: Any, text: str) -> set[tuple[str, str]]:
     active = state.active()
     if not text:
         return {shown_key(a) for a in active}
-    return {shown_key(a) for a in active if _value(a) in text}
+    # the user's earlier requests too: a later checkpoint need not repeat them
+    return {shown_key(a) for a in (*active, *state.requests) if _value(a) in text}
 
 
 def unshown(state: Any, shown: AbstractSet[tuple[str, str]]) -> Any:
