@@ -178,9 +178,8 @@ def state_lines(state: Any, closed: Sequence[Any] = (), *, budget: int | None = 
     section("Evidence", [_item(a) for a in state.evidence])
     section("Files", [_item(a) for a in state.artifacts])
     section("Closed since the earlier checkpoints", [_item(a) for a in closed])
-    slots = {a.sources for a in (state.objective, req) if a is not None}
     derived = [
-        ("Earlier requests", [_item(a) for a in state.requests if a.sources not in slots]),
+        ("Earlier requests", [_item(a) for a in state.earlier_requests()]),
         ("What the files hold", [_item(a) for a in state.files]),
         ("Key names", [_item(a) for a in state.names]),
         ("Findings (the assistant's, unverified)", [_item(a) for a in state.findings]),

@@ -37,7 +37,6 @@ from ..session import (
 
 __all__ = [
     "FileOutlines",
-    "Written",
     "branch_made",
     "changed_values",
     "config_settings",
@@ -458,40 +457,28 @@ def read_path(name: str, args: Mapping[str, Any]) -> str | None:
     return files[0] if len(files) == 1 else None
 
 
-class Written(str):
-    """An edit's new text that knows the text it replaced (``old``): the lines it added are
-    its lines less the old one's. (A ``str``, so a caller that only outlines it is unchanged.)"""
-
-    old: str
-
-    def __new__(cls, new: str, old: str = "") -> Written:
-        self = super().__new__(cls, new)
-        self.old = old
-        return self
-
-
-def written_text(args: Mapping[str, Any]) -> str:
-    """The text an editing call puts in a file: a created file's contents (a plain ``str``),
-    an edit's new text or a patch's added lines (a ``Written``, which keeps what it
-    replaced)."""
+def written_text(args: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The text an editing call puts in a file and the text it replaced: a created file's
+    contents (replaced None: the whole file), an edit's new and old text, or a patch's added
+    lines (replaced ""); ``("", None)`` for a call that writes nothing."""
     for key in ("content", "file_text", "contents"):
         value = args.get(key)
         if isinstance(value, str):
-            return value
+            return value, None
     old, new = edit_texts(args)
     if isinstance(new, str):
-        return Written(new, old if isinstance(old, str) else "")
+        return new, old if isinstance(old, str) else ""
     edits = args.get("edits")
     if isinstance(edits, list):
         got = [e for e in edits if isinstance(e, Mapping)]
-        return Written(
+        return (
             "\n".join(str(e.get("new_string", "")) for e in got),
             "\n".join(str(e.get("old_string", "")) for e in got),
         )
     for value in args.values():  # a patch: its added lines
         if isinstance(value, str) and ("*** " in value or "+++ " in value):
-            return Written("\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+")))
-    return ""
+            return "\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+")), ""
+    return "", None
 
 
 _SOURCE_DIRS = frozenset("src lib app pkg packages source tests test".split())
@@ -539,7 +526,11 @@ class FileOutlines:
         """The assistant's text or a call's arguments: the names it mentions count."""
         self.named.update(set(re.findall(r"[A-Za-z_$][\w$]{2,}|/[\w<>:/-]+", text[:20_000])))
 
-    def add(self, path: str, text: str, seq: int, *, written: bool) -> None:
+    def add(
+        self, path: str, text: str, seq: int, *, written: bool, replaced: str | None = None
+    ) -> None:
+        """A file's text as a call wrote it (``written``; ``replaced``: the text an edit
+        replaced, None for a whole file) or read it."""
         got = self.files.get(path)
         if got is None:
             if len(self.files) >= _FILES_KEPT:
@@ -553,7 +544,7 @@ class FileOutlines:
             got.seqs.append(seq)
         body = text[:200_000]
         if written:
-            self._changed(got, text)
+            self._changed(got, text, replaced)
         doc = _MARKDOWN.search(path) is not None
         names = outline(body, path) + (doc_outline(body) if written and doc else [])
         for name, shown in names:
@@ -563,17 +554,17 @@ class FileOutlines:
         if len(got.seen) < _SEEN_KEPT:
             got.seen.update(ln.strip() for ln in _unnumbered(body).splitlines())
 
-    def _changed(self, got: _File, text: str) -> None:
+    def _changed(self, got: _File, text: str, replaced: str | None) -> None:
         """The values a write changed: an edit's added lines (its new text less its old),
         a rewrite's lines the session had not seen in the file; a file's first write is
         its creation, no change."""
-        if isinstance(text, Written):
-            had = {ln.strip() for ln in text.old.splitlines()}
+        if replaced is not None:
+            had = {ln.strip() for ln in replaced.splitlines()}
         elif got.seen:
             had = got.seen
         else:
             return
-        added = [ln for ln in str(text)[:200_000].splitlines() if ln.strip() not in had]
+        added = [ln for ln in text[:200_000].splitlines() if ln.strip() not in had]
         values = changed_values(added, doc=_DOC.search(got.path) is not None)
         if values:
             got.changed = values

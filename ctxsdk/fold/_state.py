@@ -502,16 +502,20 @@ class FoldState(Rendered):
                 body += f" [{a.state_key}]"
         return _cut(body, width) + seqs
 
+    def earlier_requests(self) -> tuple[Anchor, ...]:
+        """The user's requests other than the first and the latest (shown as slots)."""
+        slots = {a.sources for a in (self.objective, self.current_request) if a is not None}
+        return tuple(a for a in self.requests if a.sources not in slots)
+
     def _faces(self) -> list[tuple[str, str, tuple[Anchor, ...]]]:
         request = self.current_request
         objective = self.objective
         if request is not None and objective is not None and request.sources == objective.sources:
             request = None  # the first prompt is both: show it once
-        slots = {a.sources for a in (self.objective, self.current_request) if a is not None}
         faces = {
             "objective": (self.objective,) if self.objective else (),
             "request": (request,) if request else (),
-            "requests": tuple(a for a in self.requests if a.sources not in slots),
+            "requests": self.earlier_requests(),
             "constraints": self.constraints,
             "rules": self.rules,
             "values": self.values,
@@ -1534,10 +1538,10 @@ class _Reducer:
         project facts."""
         if "\nOutput:\n" in text[:400]:
             text = text.split("\nOutput:\n", 1)[-1]  # a harness's header (Codex) is no content
-        code = written_text(args)  # empty for a shell: its here-documents are read below
+        code, replaced = written_text(args)  # nothing for a shell: its here-documents below
         if code:
             for path in written_paths(name, args):
-                self.outlines.add(path, code, seq, written=True)
+                self.outlines.add(path, code, seq, written=True, replaced=replaced)
         if command is not None:
             for path, body in heredoc_writes(command):
                 self.outlines.add(path, body, seq, written=True)

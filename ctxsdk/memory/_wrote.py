@@ -63,12 +63,14 @@ def wrote_lines(session: Session) -> dict[str, list[str]]:
             if not isinstance(args, Mapping):
                 continue
             command = call_command(args)
-            for path, body in heredoc_writes(command) if command else ():
-                lines = [redact(ln).text for ln in _added(None, body)]
-                if lines:  # cat <<'EOF' > path: the body is what the file holds
-                    per.setdefault(path, []).append(lines)
+            if command:  # cat <<'EOF' > path: the body is what the file holds
+                for path, body in heredoc_writes(command):
+                    lines = [redact(ln).text for ln in _added(None, body)]
+                    if lines:
+                        per.setdefault(path, []).append(lines)
+                continue
             paths = written_paths(call.name, args)
-            if not paths or command:
+            if not paths:
                 continue
             old, new = edit_texts(args)
             if new is None:
