@@ -735,3 +735,17 @@ def test_a_line_the_program_labels_a_warning_is_no_failure() -> None:
     assert not outcome(out).failed
     assert outcome("warning: unused variable `x`\nerror: aborting due to previous error").failed
     assert outcome("src/a.ts(3,5): error TS2322: Type 'string' is not assignable").failed
+
+
+def test_written_text_is_what_a_call_writes_and_what_it_replaced() -> None:
+    from ctxsdk.session import written_text
+
+    assert written_text({"file_path": "a.py", "content": "x = 1\n"}) == ("x = 1\n", None)
+    assert written_text({"old_string": "x = 1", "new_string": "x = 2"}) == ("x = 2", "x = 1")
+    edits = {
+        "edits": [{"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "d"}]
+    }
+    assert written_text(edits) == ("b\nd", "a\nc")
+    patch = "*** Begin Patch\n*** Update File: a.py\n-x = 1\n+x = 2\n*** End Patch"
+    assert written_text({"input": patch}) == ("x = 2", "")
+    assert written_text({"command": "ls"}) == ("", None)

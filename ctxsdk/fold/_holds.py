@@ -32,7 +32,6 @@ from ..session import (
     READ_TOOLS,
     call_command,
     command_parts,
-    edit_texts,
 )
 
 __all__ = [
@@ -46,7 +45,6 @@ __all__ = [
     "read_path",
     "runtime_versions",
     "search_hits",
-    "written_text",
 ]
 
 _SIGNATURE = 48  # characters of a definition's parameters shown
@@ -455,30 +453,6 @@ def read_path(name: str, args: Mapping[str, Any]) -> str | None:
         o for o in files if not o.startswith(("-", "s/")) and not re.fullmatch(r"[\d,.p$]+", o)
     ]
     return files[0] if len(files) == 1 else None
-
-
-def written_text(args: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The text an editing call puts in a file and the text it replaced: a created file's
-    contents (replaced None: the whole file), an edit's new and old text, or a patch's added
-    lines (replaced ""); ``("", None)`` for a call that writes nothing."""
-    for key in ("content", "file_text", "contents"):
-        value = args.get(key)
-        if isinstance(value, str):
-            return value, None
-    old, new = edit_texts(args)
-    if isinstance(new, str):
-        return new, old if isinstance(old, str) else ""
-    edits = args.get("edits")
-    if isinstance(edits, list):
-        got = [e for e in edits if isinstance(e, Mapping)]
-        return (
-            "\n".join(str(e.get("new_string", "")) for e in got),
-            "\n".join(str(e.get("old_string", "")) for e in got),
-        )
-    for value in args.values():  # a patch: its added lines
-        if isinstance(value, str) and ("*** " in value or "+++ " in value):
-            return "\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+")), ""
-    return "", None
 
 
 _SOURCE_DIRS = frozenset("src lib app pkg packages source tests test".split())

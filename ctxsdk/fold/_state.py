@@ -199,6 +199,7 @@ from ..session import (
     statements,
     user_text,
     written_paths,
+    written_text,
 )
 from ._holds import (
     FileOutlines,
@@ -207,7 +208,6 @@ from ._holds import (
     read_path,
     runtime_versions,
     search_hits,
-    written_text,
 )
 from ._key_names import KeyNames, call_words
 from ._project_rules import ProjectRules

@@ -9,7 +9,7 @@ file, newest edit first (the nearest to what the file holds now; a line a later 
 removed may still be listed), clipped.
 
 Read from the calls' arguments through the kernel's readers (``written_paths``,
-``edit_texts``, and ``heredoc_writes`` for what a shell command wrote from a
+``written_text``, and ``heredoc_writes`` for what a shell command wrote from a
 here-document).
 """
 
@@ -22,16 +22,15 @@ from collections.abc import Mapping, Sequence
 from ..session import (
     Session,
     call_command,
-    edit_texts,
     heredoc_writes,
     message_of,
     redact,
     written_paths,
+    written_text,
 )
 
 __all__ = ["file_lines", "wrote_lines"]
 
-_CONTENT_KEYS = ("content", "file_text")  # a whole file written (Write, str_replace create)
 _WORD = re.compile(r"[^\W_]{3,}")  # a line with no word of three letters is punctuation
 
 
@@ -72,9 +71,7 @@ def wrote_lines(session: Session) -> dict[str, list[str]]:
             paths = written_paths(call.name, args)
             if not paths:
                 continue
-            old, new = edit_texts(args)
-            if new is None:
-                new = next((args[k] for k in _CONTENT_KEYS if isinstance(args.get(k), str)), None)
+            new, old = written_text(args)
             lines = [redact(ln).text for ln in _added(old, new)]
             if lines:
                 for p in paths:

@@ -53,6 +53,7 @@ from ._facts import (
     sentences,
     user_text,
     written_paths,
+    written_text,
 )
 from ._facts import covers as command_covers
 from ._facts import outcome as run_outcome
@@ -324,6 +325,7 @@ __all__ = [
     "withheld",
     "withheld_notice",
     "written_paths",
+    "written_text",
 ]
 
 publish(__name__, globals(), __all__)

@@ -27,6 +27,7 @@ from ._tools import (
     call_target,
     edit_texts,
     written_paths,
+    written_text,
 )
 
 __all__ = [
@@ -64,4 +65,5 @@ __all__ = [
     "sentences",
     "user_text",
     "written_paths",
+    "written_text",
 ]

@@ -51,6 +51,7 @@ __all__ = [
     "call_command",
     "call_target",
     "written_paths",
+    "written_text",
 ]
 
 _NAME_PART = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
@@ -1312,6 +1313,31 @@ def edit_texts(args: Mapping[str, Any]) -> tuple[Any, Any]:
     old = args.get("old_string", args.get("old_str", args.get("search")))
     new = args.get("new_string", args.get("new_str", args.get("replace", args.get("text"))))
     return old, new
+
+
+def written_text(args: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The text an editing call puts in a file and the text it replaced: a created file's
+    contents (replaced None: the whole file), an edit's new and old text (``edit_texts``; a
+    list of ``edits``), or a patch's added lines (replaced ""); ``("", None)`` for a call
+    that writes nothing this way (a shell's here-documents are ``heredoc_writes``')."""
+    for key in ("content", "file_text", "contents"):
+        value = args.get(key)
+        if isinstance(value, str):
+            return value, None
+    old, new = edit_texts(args)
+    if isinstance(new, str):
+        return new, old if isinstance(old, str) else ""
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        got = [e for e in edits if isinstance(e, Mapping)]
+        return (
+            "\n".join(str(e.get("new_string", "")) for e in got),
+            "\n".join(str(e.get("old_string", "")) for e in got),
+        )
+    for value in args.values():  # a patch: its added lines
+        if isinstance(value, str) and ("*** " in value or "+++ " in value):
+            return "\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+")), ""
+    return "", None
 
 
 def call_command(args: Mapping[str, Any]) -> str | None:
