@@ -12,10 +12,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import errors
+# _conveniences lends the base s.assemble(), s.fold() and .widget() (see ctxsdk._hooks).
+from . import _conveniences, errors  # noqa: F401
 from ._public import TOP_LEVEL, publish
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "LLM",

@@ -11,9 +11,9 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk import errors
-from ctxsdk._engines import engine
 from ctxsdk.bench import run_benchmark
 from ctxsdk.samples import sample
+from ctxsdk.session.kernel import widget
 from ctxsdk.testing import LogBuilder
 
 
@@ -53,7 +53,7 @@ CASES: dict[str, tuple[Callable[[cx.Session], Any], type[errors.CtxError], type[
     ),
     "an unknown sample": (lambda s: sample("nope"), errors.UnknownName, KeyError),
     "an unknown benchmark": (lambda s: run_benchmark("nope"), errors.UnknownName, KeyError),
-    "an unknown engine": (lambda s: engine("nope"), errors.UnknownName, KeyError),
+    "an unknown widget": (lambda s: widget("nope", s), errors.UnknownName, KeyError),
     "a builder version": (lambda s: LogBuilder(version=7), errors.InvalidArgument, ValueError),
     "a turn_of that is not an int": (
         lambda s: s.index.turn_of("x"),  # type: ignore[arg-type]

@@ -59,7 +59,6 @@ from ._wire import WireFormat, to_wire
 if TYPE_CHECKING:
     import polars as pl
 
-    from .. import _engines
     from ._composition import Composition, TurnTokens
     from ._facts import Facts
 
@@ -889,17 +888,19 @@ class Session(Rendered):
                 return ctx.context_window
         return None
 
-    def assemble(self, **options: Any) -> _engines.Assembly:
+    # The engines sit above the base: the top of the package lends these conveniences
+    # (ctxsdk._hooks). Any: the base cannot name an engine's class, even for typing.
+    def assemble(self, **options: Any) -> Any:
         """The per-node context editor (full / key / off) over this session: the same as
-        ``cx.Assembly(session, **options)``; see ``ctxsdk.Assembly`` for the options."""
-        from .._engines import assembly
+        ``cx.Assembly(session, **options)``; see ``cx.Assembly`` for the options."""
+        from .._hooks import assembly
 
         return assembly(self, **options)
 
-    def fold(self, **options: Any) -> _engines.Fold:
+    def fold(self, **options: Any) -> Any:
         """Lossless compaction of this session: the same as ``cx.Fold(session, **options)``;
-        see ``ctxsdk.Fold`` for the options (``store``, ``policy``, ``window``, ...)."""
-        from .._engines import fold
+        see ``cx.Fold`` for the options (``store``, ``policy``, ``window``, ...)."""
+        from .._hooks import fold
 
         return fold(self, **options)
 
@@ -1169,7 +1170,7 @@ class Session(Rendered):
     def widget(self, **options: Any) -> Any:
         """The ContextTree widget over this session (``ctxsdk.widgets.ContextTree``): turn,
         step and node rows with a full / key / off switch, the messages, preview and apply."""
-        from ._widget_link import widget
+        from .._hooks import widget
 
         return widget("context_tree", self, **options)
 

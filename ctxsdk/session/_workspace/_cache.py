@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from ..._version import __version__
 from .._codec import KNOWN_VERSIONS, dumps_json, loads_line
 from .._files import FileRefusal, read_regular_file
 from ._summary import SUMMARY_KEYS
@@ -58,8 +59,6 @@ def _reader_tag(max_bytes: int, kind: str) -> str:
     """What a cached summary depends on besides the file: this reader's version, the
     listing's decompression cap (a log refused under one cap may be read under another) and
     what the root is (``dsh``, or the agent format its files are read as)."""
-    from ... import __version__
-
     versions = ",".join(map(str, KNOWN_VERSIONS))
     tag = f"{__version__}/{_CACHE_VERSION}/{versions}/{max_bytes}"
     return tag if kind == "dsh" else f"{tag}/{kind}"
