@@ -14,7 +14,7 @@ stays fast).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from .errors import CtxError
@@ -70,8 +70,11 @@ def lend(
     so a caller can put it back."""
     global _lent
     before = _lent
-    given = {"assembly": assembly, "fold": fold, "widget": widget}
-    _lent = replace(_lent, **{k: v for k, v in given.items() if v is not None})
+    _lent = Conveniences(
+        assembly=assembly or before.assembly,
+        fold=fold or before.fold,
+        widget=widget or before.widget,
+    )
     return before
 
 
