@@ -27,7 +27,7 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass, replace
 
 from ._beliefs import Derivation, Slot, Trust
-from ._trust import join, meet, presented_trust
+from ._lattice import join, meet, presented_trust
 
 __all__ = ["DerivationReport", "derive", "routes_of"]
 

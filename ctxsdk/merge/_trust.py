@@ -16,12 +16,15 @@ unlabelled claim is UNTRUSTED, never "assumed benign", and a string is never a l
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ._beliefs import Slot, Trust
-from ._claims import Claim
+from ._derive import derive
+
+# The lattice itself lives in _lattice, which _derive reads too; its public names stay here.
+from ._lattice import join, meet, presented_trust, supporters, trust_of, valid
 
 __all__ = [
     "Violation",
@@ -36,43 +39,6 @@ __all__ = [
 ViolationKind = Literal[
     "unsupported", "unlabelled", "no-amplification", "no-laundering", "derivation-ceiling"
 ]
-_LEVELS = frozenset(int(t) for t in Trust)
-
-
-def _valid(level: object) -> bool:
-    # bool is an int subclass, but True is no more a trust level than "trusted" is
-    return isinstance(level, int) and not isinstance(level, bool) and level in _LEVELS
-
-
-def _level(level: object) -> Trust:
-    return Trust(level) if _valid(level) else Trust.UNTRUSTED  # type: ignore[arg-type]
-
-
-def join(levels: Iterable[int | None]) -> Trust:
-    """Aggregation (max). Unlabelled or invalid counts as UNTRUSTED, so adding an
-    unlabelled supporter never raises trust; nothing at all is UNTRUSTED (the bottom)."""
-    return max((_level(x) for x in levels), default=Trust.UNTRUSTED)
-
-
-def meet(levels: Iterable[int | None]) -> Trust:
-    """Derivation (min). Unlabelled or invalid counts as UNTRUSTED; nothing at all is
-    TRUSTED, the lattice top and the identity of min (a conjunction of no premises)."""
-    return min((_level(x) for x in levels), default=Trust.TRUSTED)
-
-
-def trust_of(claim: Claim) -> Trust:
-    """A claim's level: its label, UNTRUSTED when it has none or it is not a level."""
-    return _level(claim.trust)
-
-
-def _supporters(slot: Slot) -> tuple[Claim, ...]:
-    return tuple(c for v in slot.presented for c in slot.supporting(v))
-
-
-def presented_trust(slot: Slot) -> Trust:
-    """The join over the live claims behind the values the slot presents (the winner, the
-    chosen value, or every tied one): a loser's trust never lends itself to the winner."""
-    return join(c.trust for c in _supporters(slot))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +58,6 @@ def _derived(slots: Sequence[Slot]) -> Sequence[Slot]:
     ceiling is never skipped just because derivation was left out."""
     if all(s.derivation is not None for s in slots):
         return slots
-    from ._derive import derive  # _derive imports this module
-
     return derive(slots).slots
 
 
@@ -123,13 +87,13 @@ def check_trust(
         if not slot.presented:
             continue
         key = slot.key
-        supporters = _supporters(slot)
+        backers = supporters(slot)
         for value in slot.presented:
             if not slot.supporting(value):
                 found.append(Violation("unsupported", key, f"{value!r} has no supporting claim"))
-        if not supporters:
+        if not backers:
             continue
-        unlabelled = [c for c in supporters if not _valid(c.trust)]
+        unlabelled = [c for c in backers if not valid(c.trust)]
         if unlabelled:
             found.append(
                 Violation(
@@ -139,9 +103,9 @@ def check_trust(
                     f"(from {', '.join(sorted({c.source for c in unlabelled}))})",
                 )
             )
-        best = join(c.trust for c in supporters)
+        best = join(c.trust for c in backers)
         raw = given.get(key, presented_trust(slot))
-        if not _valid(raw):
+        if not valid(raw):
             found.append(Violation("unlabelled", key, f"the label {raw!r} is not a trust level"))
             continue
         label = Trust(raw)
