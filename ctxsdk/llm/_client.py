@@ -33,7 +33,7 @@ from ._base import (
     parse_structured,
 )
 from ._core import Answer, Call, Route
-from ._embeddings import parse_embeddings
+from ._embedding_answer import parse_embeddings
 from ._limits import MAX_RESPONSE_BYTES
 from ._options import CallOptions, ChatKwargs, StreamKwargs, StructuredKwargs
 from ._retry import RetryPolicy
