@@ -175,7 +175,7 @@ def _reads(mem: Memory, ids: list[str], session: Session) -> list[tuple[str, Cal
         ("export_json", lambda: json.dumps(mem.export_json())),
         ("to_markdown", mem.to_markdown),
         ("graph", mem.graph),
-        ("to_df", mem.to_df),
+        ("to_polars", mem.to_polars),
         ("settings", mem.settings),
         ("pins", lambda: mem.pins("s-1")),
         ("context", lambda: mem.context(session, "xdist")),

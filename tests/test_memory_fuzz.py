@@ -55,7 +55,7 @@ def _exercise(mem: Memory) -> None:
     mem.map()
     mem.to_markdown()
     mem.graph()
-    mem.to_df()
+    mem.to_polars()
     for n in mem.nodes(include_archived=True):
         mem.read(n.id)
     json.dumps(mem.export_json())

@@ -23,7 +23,7 @@ def _session(sid: str, edited: str, command: str) -> cx.Session:
 
 
 def _why(r: cx.MergeResult, key: str) -> str:
-    row = r.to_df().filter(key=key).row(0, named=True)
+    row = r.to_polars().filter(key=key).row(0, named=True)
     return "" if row["in_block"] else str(row["why_not"])
 
 

@@ -36,7 +36,7 @@ def test_one_sessions_language_stays_out_of_the_block_with_the_reason() -> None:
     r = cx.Merge([a, b]).run()
     assert [s.key for s in r.slots if s.key.startswith("language")] == ["language"]
     assert "`language`" not in r.text
-    row = r.to_df().filter(key="language").row(0, named=True)
+    row = r.to_polars().filter(key="language").row(0, named=True)
     assert not row["in_block"] and row["why_not"] == ONE_SESSION
     # the file it was read from is still shown
     assert "api/models.py" in r.text

@@ -20,7 +20,7 @@ def _session(sid: str, turns: list[tuple[str, str]]) -> cx.Session:
 
 
 def _why(r: cx.MergeResult, key: str) -> str:
-    return str(r.to_df().filter(key=key)["why_not"][0])
+    return str(r.to_polars().filter(key=key)["why_not"][0])
 
 
 def test_a_sessions_opening_request_is_its_task_and_stays_out_of_the_block() -> None:

@@ -117,7 +117,7 @@ def test_a_resolve_hook_decides_a_tie_and_the_block_says_so() -> None:
     assert "tie broken by strategy kafka_shop" in line and "adjudicat" not in line
     assert "1 decided by strategy kafka_shop" in r.text and "adjudicated" not in r.text
     assert r.block.tokens <= r.budget
-    df = r.to_df()
+    df = r.to_polars()
     assert df.filter(pl.col("key") == "queue broker")["decided_by"][0] == "kafka_shop (resolve)"
     # without the hook the same tie stays disputed, labelled by no one
     plain = cx.Merge(_tied()).run()

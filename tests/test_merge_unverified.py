@@ -25,7 +25,7 @@ def _plan(sid: str, later: str) -> cx.Session:
 
 
 def _why(r: cx.MergeResult, key: str) -> str:
-    row = r.to_df().filter(key=key).row(0, named=True)
+    row = r.to_polars().filter(key=key).row(0, named=True)
     return "" if row["in_block"] else str(row["why_not"])
 
 

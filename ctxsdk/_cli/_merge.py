@@ -35,7 +35,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
                     "tokens": r.tokens,
                     "budget": r.budget,
                     "reason": r.block.reason,
-                    "slots": r.to_df().to_dicts(),
+                    "slots": r.to_polars().to_dicts(),
                 },
                 ensure_ascii=False,
                 indent=2,

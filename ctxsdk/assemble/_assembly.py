@@ -272,7 +272,8 @@ class Assembly:
 
     def set(self, target: int | str | Row, mode: Mode, digest: str | None = None) -> Assembly:
         """Set a row's mode: a surface seq, a row id (``"t3"``, ``"t3.2"``, ``"s41"``) or a Row;
-        container rows apply to their whole subtree. Returns self for chaining."""
+        container rows apply to their whole subtree. Changes this assembly's draft and returns
+        the assembly, so calls chain."""
         if mode not in MODES:
             raise InvalidArgument(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         for seq in self._resolve(target, mode):
@@ -281,12 +282,15 @@ class Assembly:
         return self
 
     def reset(self) -> Assembly:
+        """Clear the draft (no mode set, nothing fitted). Changes this assembly and returns it,
+        so calls chain."""
         self._draft.clear()
         self._fitted.clear()
         return self
 
     def save_draft(self) -> Assembly:
-        """Persist the unapplied draft (an empty one stops inheritance from the parent)."""
+        """Persist the unapplied draft (an empty one stops inheritance from the parent).
+        Returns this assembly, so calls chain."""
         if self._store is None:
             raise InvalidArgument("this assembly has no draft store; pass drafts=DraftStore(...)")
         self._store.save(self.session.id, self._draft, parent=self.session.parent_id)
@@ -372,7 +376,8 @@ class Assembly:
     def apply_rules(
         self, rules: Iterable[Rule] | None = None, *, auto_only: bool = False
     ) -> Assembly:
-        """Apply presets (first matching rule wins) to rows without an explicit draft entry."""
+        """Apply presets (first matching rule wins) to rows without an explicit draft entry.
+        Changes this assembly's draft and returns the assembly, so calls chain."""
         rules = list(self.rules if rules is None else rules)
         last_turn = self.session.index.last_turn
         ranks = _conversation_turns(self.session)

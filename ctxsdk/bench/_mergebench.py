@@ -706,8 +706,9 @@ def mergebench(
             scores[a].append(score_text(sc, arm(sc, budget)))
     user: Merge | None = None
     if sessions is not None:
-        user = sessions if isinstance(sessions, Merge) else Merge(list(sessions))
-        user = user.budget(session_budget)
+        # a copy: the builders change what they are called on, and the caller's merge stays
+        user = sessions.copy() if isinstance(sessions, Merge) else Merge(list(sessions))
+        user.budget(session_budget)
     rows: list[dict[str, Any]] = []
     first: dict[str, str] | None = None
     for s in chosen:

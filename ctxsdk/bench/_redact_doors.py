@@ -132,7 +132,7 @@ def _merge(cases: Sequence[Case]) -> list[Any]:
     for n, batch in enumerate(_batches(cases, 40)):
         a, b = _session(f"merge-a-{n}", batch), _session(f"merge-b-{n}", batch[::-1])
         result = cx.Merge([a, b]).budget(4000).run()
-        rendered += [result.text, result.to_df().write_json()]
+        rendered += [result.text, result.to_polars().write_json()]
     return rendered
 
 

@@ -29,7 +29,7 @@ kinds withheld when nothing else was left. Session ids are redacted too (``sessi
 Each box ``continues`` the one before it. Boxes are ``episode`` nodes with a stable uri
 (``ctx://episode/<session>/<seq | tail | fork>``): ingesting a session again updates its
 tail and adds new checkpoints, and a name given by hand survives it. Episodes are never
-search hits and never in the short map; they are for people (the widget, ``to_df``).
+search hits and never in the short map; they are for people (the widget, ``to_polars``).
 
 These are pure functions over a ``Session``; ``Memory`` writes what they return.
 """

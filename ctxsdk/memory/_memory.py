@@ -1076,6 +1076,15 @@ class Memory:
         return to_networkx(self.store, include_archived=include_archived)
 
     def to_df(self) -> pl.DataFrame:
+        """Deprecated: ``to_polars()``, the one table method of every result."""
+        warnings.warn(
+            "Memory.to_df() is deprecated; use to_polars()", DeprecationWarning, stacklevel=2
+        )
+        return self.to_polars()
+
+    def to_polars(self) -> pl.DataFrame:
+        """Every node but the workspace, archived ones included: id, type, name, text,
+        until, whether it is stale now, how many sources, status."""
         import polars as pl
 
         self._sync()

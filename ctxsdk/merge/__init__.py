@@ -1,7 +1,7 @@
 """Merge: beliefs from N sessions, merged slot by slot into one budgeted block.
 
     r = cx.Merge([s1, s2]).budget(400).score("egalitarian").run(query=None)
-    r.block.text, r.to_df(), r.inject(session)
+    r.block.text, r.to_polars(), r.inject(session)
     cx.Merge.compare(["egalitarian", "elitist"], [s1, s2])   # a polars table per slot
     mine = cx.merge.Strategy("mine", resolve=lambda options: ...)  # hooks: score, resolve, extract
 

@@ -3,7 +3,7 @@
     m = cx.Merge([s1, s2]).budget(400).score("egalitarian")
     r = m.run(query="which database?")
     r.block.text            # the block, never over budget
-    r.to_df()               # one row per slot: decision, status, trust, kept or why not
+    r.to_polars()           # one row per slot: decision, status, trust, kept or why not
     s = r.inject(s)         # into an open turn, as the harness plugin appends it
 
 Stages, in the order that matters (seed ARCHITECTURE): read each source's surface and redact
@@ -11,9 +11,10 @@ it (``_branches``) → extract claims (one joint model call when ``llm=`` is giv
 any failure the deterministic extractor) → merge per slot with provenance → adjudicate true
 ties (model only) → propagate derivations last, so an adjudicated tie counts as a premise →
 check trust invariants (any violation: nothing is injected) → pack into the budget and
-render. ``budget()``, ``score()`` and ``strategy()`` return new ``Merge`` objects that share
-the read branches and the alignment, so trying strategies in a notebook costs no re-reading
-and no second model call.
+render. ``budget()``, ``score()`` and ``strategy()`` change the merge and return it, so calls
+chain; ``copy()`` gives a second merge to change apart, and it shares the read branches and the
+alignment (as a result's ``rerun`` and ``Merge.compare`` do), so trying strategies in a
+notebook costs no re-reading and no second model call.
 
 A ``Strategy`` (``_strategy``) may replace three stages with its hooks: extracting a source's
 claims, scoring a slot's values and resolving a tie (before the model adjudicates what is left).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -118,11 +120,11 @@ class MergeResult(Rendered):
         a score function) and/or ``budget`` (the branches and the alignment are reused)."""
         if self.merge is None:
             raise InvalidArgument("this result was not made by a Merge, so it cannot re-run")
-        m = self.merge
+        m = self.merge.copy()  # the builders change what they are called on
         if score is not None:
-            m = m.score(score)
+            m.score(score)
         if budget is not None:
-            m = m.budget(budget)
+            m.budget(budget)
         return m.run(self.query)
 
     @property
@@ -174,6 +176,13 @@ class MergeResult(Rendered):
 
     # -- tables --------------------------------------------------------------------------
     def to_df(self) -> pl.DataFrame:
+        """Deprecated: ``to_polars()``, the one table method of every result."""
+        warnings.warn(
+            "MergeResult.to_df() is deprecated; use to_polars()", DeprecationWarning, stacklevel=2
+        )
+        return self.to_polars()
+
+    def to_polars(self) -> pl.DataFrame:
         """One row per slot: its decision, status, evidence, trust, and whether the block
         kept it (or why not)."""
         kept = {s.key for s in self.block.slots}
@@ -409,25 +418,35 @@ class Merge:
         self._single: Single = single
         self._shared = _Shared()
 
-    # -- the builder -------------------------------------------------------------------------
+    # -- the builder: each method changes this merge and returns it, so calls chain ----------
     def _copy(self, **changes: Any) -> Merge:
         new = object.__new__(Merge)
         new.__dict__.update(self.__dict__)
         new.__dict__.update(changes)
         return new
 
+    def copy(self) -> Merge:
+        """A new merge with these settings, to change apart from this one; it shares the
+        read branches and the alignment, so it reads and aligns nothing again."""
+        return self._copy()
+
     def budget(self, tokens: int) -> Merge:
-        """The same merge with a token budget of ``tokens`` for the whole block."""
-        return self._copy(_budget=_check_budget(tokens))
+        """Set the token budget of the whole block to ``tokens``. Changes this merge and
+        returns it, so calls chain (``copy()`` first to keep this one as it is)."""
+        self._budget = _check_budget(tokens)
+        return self
 
     def score(self, score: StrategyLike) -> Merge:
-        """The same merge deciding slots by ``score``: a ``Strategy``, ``"egalitarian"``,
-        ``"elitist"``, or a function from a value's ``(source, evidence)`` supports to
-        anything comparable."""
-        return self._copy(_strategy=as_strategy(score))
+        """Decide slots by ``score``: a ``Strategy``, ``"egalitarian"``, ``"elitist"``, or a
+        function from a value's ``(source, evidence)`` supports to anything comparable.
+        Changes this merge and returns it, so calls chain (``copy()`` first to keep this one
+        as it is)."""
+        self._strategy = as_strategy(score)
+        return self
 
     def strategy(self, strategy: StrategyLike) -> Merge:
-        """The same merge under ``strategy`` (``score`` under its strategy name)."""
+        """Decide under ``strategy`` (``score`` under its strategy name). Changes this merge
+        and returns it, so calls chain."""
         return self.score(strategy)
 
     @property
@@ -566,7 +585,7 @@ class Merge:
             score=self._strategy.name,
             budget=self._budget,
             query=query,
-            merge=self,
+            merge=self.copy(),  # as it ran: a later builder call on self does not change it
             strategy=self._strategy,
             decided_by=decided_by,
             refused=decided.ruling.refused,
@@ -626,7 +645,7 @@ class Merge:
         per: dict[str, dict[str, str]] = {}
         first: dict[str, Slot] = {}
         for s in named:
-            slots = base.strategy(s)._decided().ruling.slots
+            slots = base.copy().strategy(s)._decided().ruling.slots  # base stays as it was
             for slot in slots:
                 first.setdefault(slot.key, slot)
             per[s.name] = {slot.key: decision_text(slot) for slot in slots}

@@ -34,7 +34,7 @@ slots say nothing of that:
   language is a repeat of the file lines it was read from when each session backing it has
   one shown (``_implied``).
 
-All stay in ``result.slots`` (and the widget) with the reason in ``to_df``'s ``why_not``.
+All stay in ``result.slots`` (and the widget) with the reason in ``to_polars``'s ``why_not``.
 """
 
 from __future__ import annotations
