@@ -56,7 +56,7 @@ __all__ = [
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from .._version import __version__
 
     p = argparse.ArgumentParser(
         prog="ctxsdk", description="See and shape what an LLM agent's model receives."

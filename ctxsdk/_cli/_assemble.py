@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..errors import InvalidArgument, NotFound, WriteError
 from ..session._text import gist
-from ._commands import named_session
+from ._naming import named_session
 from ._terminal import cells, cli_message, fit_cells, plural, visible
 
 if TYPE_CHECKING:

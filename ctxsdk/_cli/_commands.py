@@ -1,5 +1,5 @@
 """The commands that read sessions (``sessions``, ``show``, ``messages``, ``tokens``, ``demo``),
-``import`` and ``bench``, and how a command line names a session."""
+``import`` and ``bench``; a command line names a session as ``_naming`` reads it."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..errors import InvalidArgument, NotFound
+from ..errors import InvalidArgument
 from ..session._text import gist
 from ..session.importers import FORMATS
+from ._naming import named_session
 from ._terminal import cells, fit_cells, json_safe, plural, visible
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ __all__ = [
     "cmd_show",
     "cmd_tokens",
     "conversation",
-    "named_session",
-    "open_session",
     "sessions_table",
     "short_ids",
 ]
@@ -44,55 +43,6 @@ __all__ = [
 IMPORT_FORMATS = FORMATS  # the importers' own list: one place to add a format
 MIN_ID_CHARS = 8
 """``ctxsdk sessions`` shows each id by its shortest unique prefix, at least this long."""
-
-
-# --- naming a session ----------------------------------------------------------------------------
-
-
-def _looks_like_path(ref: str) -> bool:
-    return (
-        "/" in ref
-        or "\\" in ref
-        or ref.startswith((".", "~"))
-        or ref.endswith((".jsonl", ".zstd", ".jsonl.zstd"))
-    )
-
-
-def open_session(
-    ref: str, home: str | None, *, normalized: bool = False, max_bytes: int | None = None
-) -> Session:
-    """A path if it exists or looks like one, else a unique id prefix in the DSH home.
-
-    ``normalized`` (``--normalized``) reads a log whose seq/time were stripped (the harness's
-    snapshot fixtures); such a session has no file to append to. ``max_bytes``
-    (``--max-bytes``) is the decompression cap of the read (and of the home's listing, for
-    an id prefix); None keeps the reader's default."""
-    from ..session._session import Session
-
-    # Without the flag, the reader's own default (which may recognise a fully stripped log).
-    options: dict[str, Any] = {"normalized": True} if normalized else {}
-    if max_bytes is not None:
-        options["max_bytes"] = max_bytes
-    p = Path(ref).expanduser()
-    if p.exists():
-        return Session.open(p, **options)
-    if _looks_like_path(ref):
-        raise NotFound(
-            f"{ref}: no such session file or directory (an id prefix has no '/' and does not "
-            "start with '.' or '~'; `ctxsdk sessions` lists the ids)"
-        )
-    from ..session._workspace import Workspace
-
-    ws = Workspace(home) if max_bytes is None else Workspace(home, max_bytes=max_bytes)
-    return ws.open(ref, **options)
-
-
-def named_session(args: argparse.Namespace) -> Session:
-    """The session a command's ``SESSION`` argument names, read with its ``--normalized``
-    and ``--max-bytes``."""
-    return open_session(
-        args.session, args.home, normalized=args.normalized, max_bytes=args.max_bytes
-    )
 
 
 # --- commands ------------------------------------------------------------------------------------

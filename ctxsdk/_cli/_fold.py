@@ -35,7 +35,7 @@ from ..errors import (
     WriteError,
 )
 from ._assemble import in_place_problem
-from ._commands import named_session
+from ._naming import named_session
 from ._terminal import cli_message, json_safe, plural, visible
 
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     from ..memory import Memory
-    from ._commands import open_session
+    from ._naming import open_session
 
     _check_args(args)
     with warnings.catch_warnings():

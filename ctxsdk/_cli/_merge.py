@@ -16,7 +16,7 @@ __all__ = ["cmd_merge", "demo_merge"]
 def cmd_merge(args: argparse.Namespace) -> int:
     from ..merge import Merge
     from ..session._session import Session
-    from ._commands import open_session
+    from ._naming import open_session
 
     if args.budget < 0:
         raise InvalidArgument(f"--budget is a number of tokens >= 0, not {args.budget}")
