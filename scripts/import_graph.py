@@ -26,6 +26,7 @@ UNITS = (
     "ctxsdk.testing",
     "ctxsdk.samples",
     "ctxsdk._cli",
+    "ctxsdk._conveniences",  # lends s.assemble(), s.fold(), .widget() to the base, from above
     "ctxsdk.errors",
 )
 
@@ -125,6 +126,73 @@ def imported_names() -> dict[str, list[tuple[str, str]]]:
     return {module: v.names for module, v in _visited().items()}
 
 
+def cycles(*, type_only: bool = True) -> list[list[str]]:
+    """The import cycles between files: each strongly connected component of the module
+    graph with more than one module (or a module that imports itself), its modules sorted;
+    the components sorted.
+
+    A node is a file, so a package's ``__init__`` is one: ``from ctxsdk.session import X``
+    in ``ctxsdk/session/_foo.py`` closes a cycle when ``ctxsdk/session/__init__.py`` imports
+    ``_foo``. Every import counts wherever it stands, at module level or inside a function
+    (a function-level import hides a cycle from Python's import order, not from the design),
+    and so do ``importlib.import_module`` calls with a literal name. ``TYPE_CHECKING``-only
+    imports count too unless ``type_only=False``: the cycles they close are as cheap to
+    break (the shared type moves to its own module), and mypy reads them all the same. The
+    implicit import of a parent package (importing ``a.b.c`` runs ``a/__init__`` and
+    ``a/b/__init__``) is not an edge: every package would be a cycle with its own modules.
+    """
+    edges: dict[str, set[str]] = {}
+    known = _visited()
+    for module, imports in graph().items():
+        edges[module] = {t for t, rt in imports if (rt or type_only) and t in known}
+    found = [
+        sorted(c) for c in _components(edges) if len(c) > 1 or next(iter(c)) in edges[next(iter(c))]
+    ]
+    return sorted(found)
+
+
+def _components(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components, iterative (the graph is a few hundred files)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                out.append(component)
+    return out
+
+
 def unit_of(module: str) -> str | None:
     return next((u for u in UNITS if module == u or module.startswith(u + ".")), None)
 
@@ -142,5 +210,11 @@ def unit_edges() -> list[tuple[str, str]]:
 
 
 if __name__ == "__main__":
-    for a, b in unit_edges():
-        print(f"{a} -> {b}")
+    import sys
+
+    if sys.argv[1:] == ["--cycles"]:
+        for cycle in cycles():
+            print(" <-> ".join(cycle))
+    else:
+        for a, b in unit_edges():
+            print(f"{a} -> {b}")
