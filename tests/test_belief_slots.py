@@ -310,7 +310,7 @@ def test_a_large_merge_keeps_the_payload_compact() -> None:
 def test_the_front_end_files_exist() -> None:
     for p in _static_files():
         assert p.is_file(), p
-    assert "createChannel" in BeliefSlots._esm and "export default" in BeliefSlots._esm
+    assert "createChannel" in BeliefSlots._esm and "as default" in BeliefSlots._esm
     assert ".cx-slots" in BeliefSlots._css and ".cx-root" in BeliefSlots._css
 
 

@@ -20,44 +20,17 @@
  * A slot's provenance, re-running (`rerun`) and selecting an event (`select_event`) go over
  * the request/response channel (base/channel.js).
  */
+import "./belief_slots.css";
 import { createChannel } from "./base/channel.js";
-import { h, badge, formatTokens, tokenBar, setTokenBar } from "./base/components.js";
-
-const FLAG = { kept: 1, dropped: 2, superseded: 4, negated: 8 };
-const COLUMNS = ["key", "type", "value", "status", "detail", "evidence", "trust", "sources", "claims", "flags", "why", "pos", "by"];
-const STATUSES = ["resolved", "disputed", "adjudicated", "ruled", "retracted", "empty"];
-const TRUST = ["untrusted", "external", "trusted"];
-const LISTED = 100; // kept / dropped keys the block panel lists (the table filters show all)
-const EVIDENCE = { 1: "speculative", 2: "inferred", 3: "tool-verified", 4: "user-stated" };
+import { badge, tokenBar } from "./base/components.js";
+import { h, put } from "./base/dom.js";
+import { formatTokens, plural } from "./base/format.js";
+import { createStatus, keepKeys, stat } from "./base/panel.js";
+import { renderBlock as drawBlock } from "./belief_slots/block.js";
+import { createProvenance } from "./belief_slots/provenance.js";
+import { EVIDENCE, FLAG, STATUSES, TRUST, filterRows, lastPage, readCompare, readRows } from "./belief_slots/rows.js";
 
 let views = 0;
-
-/**
- * `el.replaceChildren(...)` without the null / false children.
- * @param {Element} el @param {...(Node | string | null | undefined | false)} kids
- */
-function put(el, ...kids) {
-  el.replaceChildren(.../** @type {(Node | string)[]} */ (kids.filter((k) => k != null && k !== false)));
-}
-
-/** @param {any} model */
-function readRows(model) {
-  const r = model.get("_rows") || {};
-  for (const c of COLUMNS) if (!Array.isArray(r[c])) r[c] = [];
-  return { cols: r, n: r.key.length };
-}
-
-/** Every offered strategy's decision per row, or null when not comparing. @param {any} model */
-function readCompare(model) {
-  const c = model.get("_compare") || {};
-  if (!Array.isArray(c.names) || !c.names.length) return null;
-  return { names: /** @type {string[]} */ (c.names), decisions: c.decisions || {}, differs: Array.isArray(c.differs) ? c.differs : [] };
-}
-
-/** @param {number} n @param {string} word */
-function plural(n, word) {
-  return `${formatTokens(n)} ${word}${n === 1 ? "" : "s"}`;
-}
 
 /** @param {{model: any, el: HTMLElement}} ctx */
 function render({ model, el }) {
@@ -66,8 +39,8 @@ function render({ model, el }) {
   const disposers = [];
 
   // ---- state ---------------------------------------------------------------------------
-  let rows = readRows(model);
-  let compared = readCompare(model);
+  let rows = readRows(model.get("_rows"));
+  let compared = readCompare(model.get("_compare"));
   /** @type {number[]} */
   let shown = []; // row indices passing the filters
   let page = 0;
@@ -75,8 +48,6 @@ function render({ model, el }) {
   let filterStatus = "all";
   /** @type {Set<string>} */
   const expanded = new Set();
-  /** @type {Map<string, any>} provenance by key, for this revision */
-  let provenance = new Map();
   let busy = false;
 
   // ---- DOM -----------------------------------------------------------------------------
@@ -148,20 +119,17 @@ function render({ model, el }) {
     h("details", { class: "cx-section" }, h("summary", null, "block text"), blockText),
   );
   const body = h("div", { class: "cx-body" }, tableBox, blockPanel);
-  const statusLine = h("div", { class: "cx-status", role: "status", "aria-live": "polite" });
-  root.append(head, controls, body, statusLine);
+  const statusLine = createStatus();
+  const status = statusLine.show;
+  root.append(head, controls, body, statusLine.el);
   el.append(root);
-
-  /** @param {string} text @param {"info" | "error" | "ok"} [kind] */
-  function status(text, kind = "info") {
-    statusLine.textContent = text;
-    statusLine.dataset.kind = kind;
-  }
-
-  /** @param {string} name @param {string} label @param {string} value @param {string} [hint] */
-  function stat(name, label, value, hint = "") {
-    return h("span", { class: "cx-stat", "data-stat": name, title: hint || null }, h("span", { class: "cx-stat__label" }, label), h("span", { class: "cx-stat__value" }, value));
-  }
+  // Keys typed in the widget must not reach the notebook ("a", "b", "d d" are commands there).
+  keepKeys(root, { shiftPasses: true });
+  const provenanceView = createProvenance({ model, root, channel, status, rows: () => rows, compared: () => compared });
+  /** @type {Map<string, any>} provenance by key, for this revision */
+  let provenance = new Map();
+  /** @param {string} key */
+  const provenanceEl = (key) => provenanceView.provenanceEl(key, provenance);
 
   // ---- header and controls ---------------------------------------------------------------
   function renderHeader() {
@@ -217,18 +185,8 @@ function render({ model, el }) {
 
   // ---- the table -------------------------------------------------------------------------
   function applyFilter() {
-    const c = rows.cols;
-    const q = filterText.trim().toLowerCase();
-    shown = [];
-    for (let i = 0; i < rows.n; i++) {
-      if (filterStatus === "differs") {
-        if (!compared || !compared.differs[i]) continue;
-      } else if (filterStatus === "kept" ? !(c.flags[i] & FLAG.kept) : filterStatus === "dropped" ? !(c.flags[i] & FLAG.dropped) : filterStatus !== "all" && c.status[i] !== filterStatus) continue;
-      if (q && !String(c.key[i]).toLowerCase().includes(q) && !String(c.value[i]).toLowerCase().includes(q)) continue;
-      shown.push(i);
-    }
-    const size = pageSize();
-    page = Math.min(page, Math.max(0, Math.ceil(shown.length / size) - 1));
+    shown = filterRows(rows, compared, filterText, filterStatus);
+    page = Math.min(page, lastPage(shown.length, pageSize()));
   }
 
   function pageSize() {
@@ -237,9 +195,7 @@ function render({ model, el }) {
 
   /** @param {number} by */
   function turn(by) {
-    const size = pageSize();
-    const last = Math.max(0, Math.ceil(shown.length / size) - 1);
-    page = Math.min(last, Math.max(0, page + by));
+    page = Math.min(lastPage(shown.length, pageSize()), Math.max(0, page + by));
     renderList();
     list.scrollTop = 0;
   }
@@ -317,175 +273,9 @@ function render({ model, el }) {
     return wrap;
   }
 
-  /** @param {string} key */
-  function provenanceEl(key) {
-    const box = h("div", { class: "cx-prov", "data-part": "provenance", "data-key": key });
-    const have = provenance.get(key);
-    if (have) fillProvenance(box, have);
-    else {
-      put(box, h("div", { class: "cx-loading" }, "reading the claims…"));
-      const rev = model.get("revision");
-      channel.request("provenance", { key }).then(
-        (p) => {
-          if (model.get("revision") !== rev) return;
-          provenance.set(key, p);
-          fillProvenance(box, p);
-        },
-        (err) => put(box, h("div", { class: "cx-note cx-note--error" }, `${err.type}: ${err.message}`)),
-      );
-    }
-    return box;
-  }
-
-  /** @param {HTMLElement} box @param {any} p */
-  function fillProvenance(box, p) {
-    const sel = model.get("selected_event") || {};
-    const claims = (p.claims || []).map((/** @type {any} */ c) =>
-      h(
-        "li",
-        {
-          class: `cx-claim${c.superseded ? " cx-claim--superseded" : ""}${c.presented ? " cx-claim--presented" : ""}`,
-          "data-source": c.source,
-          "data-seq": c.seq,
-        },
-        h(
-          "div",
-          { class: "cx-claim__head" },
-          h(
-            "button",
-            {
-              type: "button",
-              class: `cx-seq${sel.session === c.source && sel.seq === c.seq ? " cx-seq--selected" : ""}`,
-              "data-action": "event",
-              title: `select event ${c.seq} of session ${c.source}`,
-              onclick: (/** @type {MouseEvent} */ e) => {
-                e.stopPropagation();
-                selectEvent(c.source, c.seq);
-              },
-            },
-            `seq ${c.seq}`,
-          ),
-          h("span", { class: "cx-claim__src", title: c.source }, c.short),
-          c.title ? h("span", { class: "cx-claim__title", title: c.title }, c.title) : null,
-          badge(`ev${c.evidence}`, `E${c.evidence} ${c.evidence_label}`),
-          c.origin ? badge(`origin-${c.origin}`, c.origin) : null,
-          c.superseded ? badge("superseded", "superseded") : null,
-          c.negated ? badge("negated", "negated") : null,
-        ),
-        h("div", { class: "cx-claim__value" }, h("span", { class: "cx-claim__arrow" }, "="), h("strong", null, c.value)),
-        h("blockquote", { class: "cx-quote", "data-part": "quote" }, c.quote),
-      ),
-    );
-    const res = p.resolution;
-    const der = p.derivation;
-    const ruled = p.status === "ruled";
-    put(
-      box,
-      p.by ? h("div", { class: "cx-note", "data-part": "decided-by" }, `decided by ${p.by}`) : null,
-      opinionsOf(p),
-      strategiesOf(p.key),
-      res && res.rationale ? h("div", { class: "cx-note" }, `${ruled ? "ruling" : "adjudication"} (${res.outcome}): ${res.rationale}`) : null,
-      der && der.status === "retracted" ? h("div", { class: "cx-note cx-note--error" }, `retracted — unmet: ${(der.unmet || []).join(", ") || "none named"}${der.reason ? ` (${der.reason})` : ""}`) : null,
-      h("ol", { class: "cx-claims" }, ...claims),
-    );
-  }
-
-  /** The slot's opinions as labelled rows: each value, who holds it, at what evidence.
-   * @param {any} p */
-  function opinionsOf(p) {
-    const ops = Array.isArray(p.opinions) ? p.opinions : [];
-    if (!ops.length) return h("div", { class: "cx-note", "data-part": "opinions" }, "No session holds a value for this slot.");
-    return h(
-      "div",
-      { class: "cx-opinions", "data-part": "opinions" },
-      h("div", { class: "cx-opinions__title" }, `${ops.length === 1 ? "One value" : `${ops.length} values`} held`),
-      ...ops.map((/** @type {any} */ o) =>
-        h(
-          "div",
-          { class: `cx-opinion${o.presented ? " cx-opinion--presented" : ""}`, "data-value": o.value },
-          h("span", { class: "cx-opinion__value" }, o.value),
-          h(
-            "span",
-            { class: "cx-opinion__holders" },
-            ...o.holders.map((/** @type {any} */ x) => h("span", { class: "cx-opinion__holder", title: `${x.source}${x.title ? ` · ${x.title}` : ""}` }, h("code", null, x.short), " ", badge(`ev${x.evidence}`, `E${x.evidence} ${x.evidence_label}`))),
-          ),
-        ),
-      ),
-    );
-  }
-
-  /** Each offered strategy's decision of this slot, the current one marked. @param {string} key */
-  function strategiesOf(key) {
-    if (!compared) return null;
-    const i = rows.cols.key.indexOf(key);
-    if (i < 0) return null;
-    const current = (model.get("summary") || {}).score;
-    return h(
-      "div",
-      { class: "cx-strategies", "data-part": "strategies" },
-      h("div", { class: "cx-opinions__title" }, "under each strategy"),
-      ...compared.names.map((n) =>
-        h(
-          "div",
-          { class: `cx-strategy${n === current ? " cx-strategy--current" : ""}`, "data-strategy": n },
-          h("span", { class: "cx-strategy__name" }, n),
-          h("span", { class: "cx-strategy__decision" }, String((compared.decisions[n] || [])[i] || "—")),
-        ),
-      ),
-    );
-  }
-
-  /** @param {string} session @param {number} seq */
-  function selectEvent(session, seq) {
-    channel.request("select_event", { session, seq }).then(
-      () => {
-        status(`selected seq ${seq} of ${session.slice(0, 8)}`, "ok");
-        for (const b of root.querySelectorAll(".cx-seq")) {
-          const li = /** @type {HTMLElement} */ (b.closest(".cx-claim"));
-          b.classList.toggle("cx-seq--selected", li?.dataset.source === session && Number(li?.dataset.seq) === seq);
-        }
-      },
-      (err) => status(`${err.type}: ${err.message}`, "error"),
-    );
-  }
-
   // ---- the block -------------------------------------------------------------------------
-  function renderBlock() {
-    const b = model.get("_block") || {};
-    const kept = b.kept || [];
-    const dropped = b.dropped || [];
-    put(
-      blockHead,
-      h("span", { class: "cx-block__name" }, "Packed block"),
-      h("span", { class: "cx-block__tokens", "data-part": "block-tokens" }, `${formatTokens(b.tokens || 0)} / ${formatTokens(b.budget || 0)} tokens`),
-      b.trust ? badge(`trust-${b.trust}`, b.trust) : null,
-    );
-    setTokenBar(blockBar, b.tokens || 0, b.budget || 0);
-    const notes = [];
-    if (b.reason) notes.push(`nothing injected: ${b.reason}`);
-    if (b.withheld) notes.push(`${plural(b.withheld, "credential")} withheld by redaction`);
-    const refused = (model.get("summary") || {}).refused || [];
-    if (refused.length) notes.push(`${plural(refused.length, "ruling")} refused: ${refused.map((/** @type {[string, string]} */ [k, why]) => `${k} (${why})`).join("; ")}`);
-    blockNote.textContent = notes.join(" · ");
-    blockNote.hidden = !notes.length;
-    keptTitle.textContent = `kept (${kept.length})`;
-    put(
-      keptList,
-      ...kept.slice(0, LISTED).map((/** @type {string} */ k) => h("li", { class: "cx-block__item cx-block__item--kept", "data-key": k }, h("button", { type: "button", class: "cx-linkbtn", title: `show this slot: ${k}`, onclick: () => reveal(k) }, k))),
-    );
-    if (!kept.length) keptList.append(h("li", { class: "cx-empty" }, "nothing"));
-    if (kept.length > LISTED) keptList.append(h("li", { class: "cx-note" }, `… ${formatTokens(kept.length - LISTED)} more: filter the table by “in the block”`));
-    droppedTitle.textContent = `dropped (${dropped.length})`;
-    put(
-      droppedList,
-      ...dropped.slice(0, LISTED).map((/** @type {[string, string]} */ [k, why]) =>
-        h("li", { class: "cx-block__item cx-block__item--dropped", "data-key": k }, h("button", { type: "button", class: "cx-linkbtn", title: `show this slot: ${k}`, onclick: () => reveal(k) }, k), h("span", { class: "cx-block__why" }, why)),
-      ),
-    );
-    if (!dropped.length) droppedList.append(h("li", { class: "cx-empty" }, "nothing"));
-    if (dropped.length > LISTED) droppedList.append(h("li", { class: "cx-note", "data-part": "dropped-more" }, `… ${formatTokens(dropped.length - LISTED)} more: filter the table by “left out”`));
-    blockText.textContent = b.text || "(empty: nothing is injected)";
-  }
+  const blockEls = { blockHead, blockBar, blockNote, keptTitle, keptList, droppedTitle, droppedList, blockText };
+  const renderBlock = () => drawBlock(blockEls, model, reveal);
 
   /** Show the row of `key`: clear what hides it, go to its page, expand it. @param {string} key */
   function reveal(key) {
@@ -558,16 +348,10 @@ function render({ model, el }) {
     renderList();
   });
 
-  // Keys typed in the widget must not reach the notebook ("a", "b", "d d" are commands there).
-  root.addEventListener("keydown", (e) => {
-    if (e.key === "Tab" || e.key === "Escape" || e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
-    e.stopPropagation();
-  });
-
   // ---- sync ----------------------------------------------------------------------------
   function onRows() {
-    rows = readRows(model);
-    compared = readCompare(model);
+    rows = readRows(model.get("_rows"));
+    compared = readCompare(model.get("_compare"));
     provenance = new Map();
     const keys = new Set(rows.cols.key);
     for (const k of [...expanded]) if (!keys.has(k)) expanded.delete(k);
@@ -581,7 +365,7 @@ function render({ model, el }) {
     ["change:_rows", onRows],
     ["change:_block", () => { renderBlock(); renderHeader(); }],
     ["change:summary", renderHeader],
-    ["change:_compare", () => { compared = readCompare(model); renderHeader(); applyFilter(); renderList(); }],
+    ["change:_compare", () => { compared = readCompare(model.get("_compare")); renderHeader(); applyFilter(); renderList(); }],
     ["change:_strategy_names", renderHeader],
     ["change:error", renderHeader],
     ["change:height", setHeight],

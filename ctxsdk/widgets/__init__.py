@@ -5,8 +5,8 @@ row; ``CheckpointGraph`` shows a Fold's checkpoints and frontier (or a workspace
 forks and subagents) as a graph, with recall and "fork from here"; ``BeliefSlots`` shows a
 merge's slots with their provenance and the budgeted block; ``MemoryGraph`` shows a
 ``cx.Memory``'s typed memories and edges, with search, reading and edits. The widgets' front ends
-are plain ES modules and CSS in ``widgets/`` (shipped inside the wheel), joined into one
-module per widget without a build step.
+are ES modules and CSS in ``widgets/``, bundled by esbuild at build time into one module and
+one stylesheet per widget (``ctxsdk/widgets/_static``, shipped inside the wheel).
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ class BeliefSlots(BaseWidget):
     """
 
     _esm = bundle("belief_slots.js")
-    _css = bundle_css("base/theme.css", "belief_slots.css")
+    _css = bundle_css("belief_slots.css")
 
     _rows = traitlets.Dict().tag(sync=True)
     """Slots by column: key, type, value, status, detail, evidence, trust, sources, claims,

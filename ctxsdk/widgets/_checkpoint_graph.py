@@ -164,7 +164,7 @@ class CheckpointGraph(BaseWidget):
     """
 
     _esm = bundle("checkpoint_graph.js")
-    _css = bundle_css("base/theme.css", "checkpoint_graph.css")
+    _css = bundle_css("checkpoint_graph.css")
 
     height = traitlets.Int(460).tag(sync=True, option=True)
     """The graph's height in pixels."""
@@ -729,4 +729,4 @@ def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
     from ._bundle import static_files
 
-    return static_files("checkpoint_graph", graph=True)
+    return static_files("checkpoint_graph")

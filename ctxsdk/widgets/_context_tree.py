@@ -55,7 +55,7 @@ class ContextTree(BaseWidget):
     """
 
     _esm = bundle("context_tree.js")
-    _css = bundle_css("base/theme.css", "context_tree.css")
+    _css = bundle_css("context_tree.css")
 
     _rows = traitlets.Dict().tag(sync=True)  # the skeleton, one list per column
     _modes = traitlets.Unicode("").tag(sync=True)  # one character per row
@@ -697,4 +697,4 @@ def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
     from ._bundle import static_files
 
-    return static_files("context_tree", virtualized=True)
+    return static_files("context_tree")

@@ -206,7 +206,7 @@ class MemoryGraph(BaseWidget):
     """
 
     _esm = bundle("memory_graph.js")
-    _css = bundle_css("base/theme.css", "memory_graph.css")
+    _css = bundle_css("memory_graph.css")
 
     _graph = traitlets.Dict().tag(sync=True)
     """nodes (by column: id, type, label, tip, x, y, flags, deg), edges (by column: s, t as
@@ -769,4 +769,4 @@ def _static_files() -> list[Path]:
     """The front-end files this widget is built from (for tests and docs)."""
     from ._bundle import static_files
 
-    return static_files("memory_graph", graph=True)
+    return static_files("memory_graph")

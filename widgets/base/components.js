@@ -1,57 +1,12 @@
 // @ts-check
 /**
- * Small DOM components shared by the ctxsdk widgets: an element helper, token numbers and
- * bars, kind badges, the three-state mode switch and a stacked (composition) bar.
+ * Small DOM components shared by the ctxsdk widgets: token bars, kind badges, the three-state
+ * mode switch and a stacked (composition) bar with its legend.
  * Class names are prefixed `cx-`; colours come from theme.css.
  */
 
-/**
- * `h("div", {class: "cx-x", title: "t", onclick: fn}, child, "text", ...)`
- * @param {string} tag
- * @param {Record<string, any> | null} [props]
- * @param {...(Node | string | number | null | undefined | false)} children
- * @returns {HTMLElement}
- */
-export function h(tag, props, ...children) {
-  const el = document.createElement(tag);
-  if (props) {
-    for (const [k, v] of Object.entries(props)) {
-      if (v == null || v === false) continue;
-      if (k === "class") el.className = String(v);
-      else if (k === "text") el.textContent = String(v);
-      else if (k === "style" && typeof v === "object") Object.assign(el.style, v);
-      else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
-      else el.setAttribute(k, v === true ? "" : String(v));
-    }
-  }
-  for (const c of children) {
-    if (c == null || c === false) continue;
-    el.append(typeof c === "string" || typeof c === "number" ? String(c) : c);
-  }
-  return el;
-}
-
-const NUMBER = new Intl.NumberFormat("en-US");
-
-/** @param {number | null | undefined} n  1234 -> "1,234" */
-export function formatTokens(n) {
-  return n == null ? "–" : NUMBER.format(n);
-}
-
-/** @param {number} n  1234 -> "1.2k", 1234567 -> "1.2M" */
-export function formatShort(n) {
-  if (Math.abs(n) >= 1e6) return `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 1)}M`;
-  if (Math.abs(n) >= 1e4) return `${Math.round(n / 1e3)}k`;
-  if (Math.abs(n) >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
-  return String(n);
-}
-
-/** @param {number} part @param {number} whole */
-export function percent(part, whole) {
-  if (!whole) return "0%";
-  const p = (100 * part) / whole;
-  return p > 0 && p < 0.1 ? "<0.1%" : `${p < 10 ? p.toFixed(1) : Math.round(p)}%`;
-}
+import { h } from "./dom.js";
+import { formatTokens, percent } from "./format.js";
 
 /** A thin horizontal bar whose fill is `value / max`. */
 export function tokenBar() {

@@ -4,8 +4,9 @@
  * a press that did not move is a click. The widget keeps its view ({x, y, k}) and draws from it;
  * this module reads and replaces it through `get` / `set`.
  */
+import { zoomAt } from "./view.js";
 
-/** @typedef {{x: number, y: number, k: number}} View */
+/** @typedef {import("./view.js").View} View */
 
 /**
  * @param {SVGSVGElement} svg
@@ -27,12 +28,7 @@ export function panZoom(svg, { get, set, minK, maxK, draggingClass, onClick }) {
   /** @param {number} factor @param {number} [cx] @param {number} [cy] screen point kept still */
   function zoomBy(factor, cx, cy) {
     const { w, h } = size();
-    const view = get();
-    const px = cx ?? w / 2;
-    const py = cy ?? h / 2;
-    const k = Math.max(minK, Math.min(maxK, view.k * factor));
-    const f = k / view.k;
-    set({ k, x: px - (px - view.x) * f, y: py - (py - view.y) * f });
+    set(zoomAt(get(), factor, cx ?? w / 2, cy ?? h / 2, minK, maxK));
   }
 
   let drag = /** @type {{x: number, y: number, vx: number, vy: number, moved: boolean, id: number} | null} */ (null);
