@@ -25,6 +25,7 @@ NAMESPACES: tuple[str, ...] = (
     "ctxsdk.fold",
     "ctxsdk.merge",
     "ctxsdk.memory",
+    "ctxsdk.model",
     "ctxsdk.llm",
     "ctxsdk.tools",
     "ctxsdk.testing",

@@ -7,6 +7,8 @@ layers above it (the model client, tools, widgets, benchmarks, CLI).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .conftest import load_script
@@ -29,6 +31,7 @@ BASE_MAY_USE = (
     "ctxsdk.errors",
     "ctxsdk._display",
     "ctxsdk._gc",
+    "ctxsdk.model",
     "ctxsdk._progress",
     "ctxsdk._public",
 )
@@ -121,3 +124,22 @@ def test_nothing_below_imports_the_layers_above() -> None:
             continue
         above = [t for t, rt in imports if rt and _under(t, ABOVE)]
         assert above == [], module
+
+
+def test_every_engine_asks_its_model_through_the_seam() -> None:
+    # One model seam (ctxsdk.model): an engine types its model as ModelProtocol and calls it
+    # through ask_text / ask_json, never chat directly.
+    seam = re.compile(r"llm: Any|llm\.chat\(")
+    bad = []
+    for engine in ENGINES:
+        for path in sorted((PACKAGE / engine.split(".")[1]).rglob("*.py")):
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if seam.search(line):
+                    bad.append(f"{engine}/{path.name}:{n}: {line.strip()}")
+    assert bad == []
+
+
+def test_the_model_seam_stands_on_the_ground_floor() -> None:
+    # ctxsdk.model imports the error tree and the base's JSON reader, nothing above them.
+    base = {"ctxsdk.errors", "ctxsdk.session", "ctxsdk.session.kernel"}
+    assert {t for t, _ in GRAPH["ctxsdk.model"]} <= base

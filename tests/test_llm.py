@@ -1056,9 +1056,14 @@ def test_public_names_live_in_ctxsdk_llm() -> None:
         "Usage",
         "ChatResult",
         "Structured",
-        "with_fallback",
     ):
         assert getattr(seam, name).__module__ == "ctxsdk.llm", name
+    # the engines' seam lives below them; ctxsdk.llm re-exports the same objects
+    import ctxsdk.model as below
+
+    for name in ("ModelProtocol", "Outcome", "with_fallback"):
+        assert getattr(seam, name) is getattr(below, name)
+        assert getattr(below, name).__module__ == "ctxsdk.model", name
     for name in seam.__all__:
         assert getattr(seam, name) is not None
     assert repr(LLM).startswith("<class 'ctxsdk.llm.LLM'")

@@ -16,6 +16,7 @@ from typing import Any, get_args
 
 from .._display import Rendered, badge, bar, esc, fmt_tokens, kv, plural, section, table
 from ..errors import BundleError, CorruptBundle, FoldRefused, InvalidArgument, NotFound
+from ..model import ModelProtocol
 from ..session import (
     Session,
     TokenCounter,
@@ -242,7 +243,7 @@ class Fold(Rendered):
         store: str | Path | FileBundleStore | None = None,
         policy: str | FoldPolicy = "economy",
         tokenizer: str = "cl100k_base",
-        llm: Any = None,
+        llm: ModelProtocol | None = None,
         write: bool = True,
         tracer: Tracer | None = None,
         id_factory: Callable[[], str] | None = None,

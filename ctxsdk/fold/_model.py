@@ -1,8 +1,8 @@
 """The fold's optional model calls, boxed: a ``basic`` summary as compaction-basic asks its
 model for one, and ``quality``'s short rationale. Neither ever feeds state (the reducer reads
 only raw events); either falls back, with its reason, when there is no model or the call
-fails. ``llm`` is any object with ``chat(messages, **options) -> result`` whose result has
-``text`` (``ctxsdk.LLM`` is one); this module imports no HTTP code.
+fails. ``llm`` is any ``ctxsdk.model.ModelProtocol`` (``ctxsdk.LLM`` is one), asked through
+``ask_text``; this module imports no HTTP code.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LLMError
+from ..model import ModelProtocol, ask_text
 from ..session import to_wire
 
 __all__ = ["BASIC_INSTRUCTION", "RATIONALE_INSTRUCTION", "ModelText", "ask"]
@@ -47,7 +47,7 @@ class ModelText:
 
 
 def ask(
-    llm: Any,
+    llm: ModelProtocol | None,
     system: str | None,
     messages: Sequence[Mapping[str, Any]],
     instruction: str,
@@ -60,21 +60,16 @@ def ask(
         return ModelText(None, "no model given")
     wire = to_wire([dict(m) for m in messages], "openai", system=system)
     wire.append({"role": "user", "content": instruction})
-    try:
-        result = llm.chat(wire, max_tokens=max_tokens)
-    except LLMError as exc:
-        return ModelText(None, f"the model call failed: {exc.reason}")
-    text = str(getattr(result, "text", "") or "").strip()
-    if getattr(result, "truncated", False):
-        return ModelText(None, "the model's reply was cut at max_tokens")
-    if not text:
-        return ModelText(None, "the model returned no text")
-    usage = getattr(result, "usage", None)
+    answer = ask_text(llm, wire, max_tokens=max_tokens)
+    if answer.value is None:
+        return ModelText(None, answer.degraded_reason)
+    usage = answer.usage
     counts = None
-    if usage is not None and hasattr(usage, "input_tokens"):
+    if hasattr(usage, "input_tokens") and hasattr(usage, "output_tokens"):
         counts = {"inputTokens": int(usage.input_tokens), "outputTokens": int(usage.output_tokens)}
+    result = answer.result
     return ModelText(
-        text,
+        answer.value,
         provider=str(getattr(result, "provider", "") or getattr(llm, "provider", "") or "llm"),
         model=str(getattr(result, "model", "") or getattr(llm, "model", "") or "unknown"),
         usage=counts,

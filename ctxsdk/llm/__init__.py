@@ -1,8 +1,10 @@
 """The model seam: one OpenAI-compatible client, and what engines need to use it safely.
 
-Engines never need a model. They take ``llm: ModelProtocol | None = None`` and wrap each
-model call in ``with_fallback``, so every failure (the *degradation ladder*, see
-``LADDER``) leads to their deterministic path with the reason recorded:
+Engines never need a model. They take ``llm: ModelProtocol | None = None`` and ask it
+through ``ctxsdk.model`` (``ask_text``, ``ask_json``, ``with_fallback``), so every failure
+(the *degradation ladder*, see ``LADDER``) leads to their deterministic path with the reason
+recorded. ``ModelProtocol``, ``Outcome`` and ``with_fallback`` (``ctxsdk.model``'s) can
+still be imported from here:
 
     from ctxsdk.llm import LLM, with_fallback
 
@@ -29,6 +31,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# the engines' seam, importable from here as before (ctxsdk.model's own objects)
+from ..model import ModelProtocol as ModelProtocol
+from ..model import Outcome as Outcome
+from ..model import with_fallback as with_fallback
 from ..session import TRUNCATION_MARKER, extract_json, truncate_keep_tail
 from ._base import (
     LADDER,
@@ -37,13 +43,10 @@ from ._base import (
     DegradedKind,
     Delta,
     Messages,
-    ModelProtocol,
-    Outcome,
     Structured,
     ToolCall,
     Usage,
     parse_structured,
-    with_fallback,
 )
 from ._embeddings import RemoteEmbedder
 from ._options import CallOptions, ChatKwargs, ReasoningEffort, StreamKwargs, StructuredKwargs
@@ -58,6 +61,10 @@ if TYPE_CHECKING:
         AsyncChatStream,
         ChatStream,
     )
+
+    def _satisfies_the_seam(llm: LLM) -> ModelProtocol:
+        return llm  # mypy checks that LLM is a model every engine can take
+
 
 __all__ = [
     "DEEPSEEK_BASE_URL",
@@ -74,8 +81,6 @@ __all__ = [
     "DegradedKind",
     "Delta",
     "Messages",
-    "ModelProtocol",
-    "Outcome",
     "ReasoningEffort",
     "RemoteEmbedder",
     "RetryPolicy",
@@ -90,7 +95,6 @@ __all__ = [
     "extract_json",
     "parse_structured",
     "truncate_keep_tail",
-    "with_fallback",
 ]
 
 _LAZY = frozenset(
@@ -99,6 +103,8 @@ _LAZY = frozenset(
 
 for _name in __all__:
     _obj = globals().get(_name)
+    if getattr(_obj, "__module__", None) == "ctxsdk.model":
+        continue  # the engines' seam, re-exported: its home is the public ctxsdk.model
     if isinstance(_obj, type) or (callable(_obj) and hasattr(_obj, "__code__")):
         _obj.__module__ = __name__  # shown as ctxsdk.llm.X, not its private module
 del _name, _obj

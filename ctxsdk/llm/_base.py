@@ -1,44 +1,28 @@
-"""What engines need from a model, without HTTP: results, usage, the degradation ladder.
+"""What ``LLM`` returns, without HTTP: results, usage, structured answers, the ladder.
 
-Nothing here imports httpx: an engine depends on ``ModelProtocol`` and
-``with_fallback`` and stays importable (and deterministic) with no model at all.
+The seam engines depend on (``ModelProtocol``, ``Answer``, ``with_fallback``, ``ask_text``,
+``ask_json``) lives below them in ``ctxsdk.model``; ``Structured`` is its ``Answer`` with a
+pydantic value, and the names imported here from it are the same objects.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Generic,
-    Literal,
-    NamedTuple,
-    Protocol,
-    TypeAlias,
-    TypeVar,
-    Unpack,
-    runtime_checkable,
-)
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._display import Rendered, details, esc, kv, table
-from ..errors import LLM_FAILURES, LLMError, LLMFailureKind, LLMOutputError
+from ..errors import LLM_FAILURES, LLMFailureKind, LLMOutputError
+from ..model import NO_ROUTE as NO_ROUTE  # re-exported: the llm modules read it here
+from ..model import Answer, validation_detail
+from ..model import Messages as Messages
+from ..model import ReasoningEffort as ReasoningEffort
 from ..session._model_text import extract_json
-from ._options import ReasoningEffort as ReasoningEffort  # re-exported
-
-if TYPE_CHECKING:
-    from ._options import ChatKwargs, StructuredKwargs
-
-_log = logging.getLogger("ctxsdk.llm")
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
-
-Messages: TypeAlias = str | Sequence[Mapping[str, Any]]
-"""A prompt: one user text, or OpenAI-format chat messages (``session.wire("openai")``)."""
 
 DegradedKind: TypeAlias = LLMFailureKind
 """The short code of a ladder rung (``ctxsdk.errors.LLMFailureKind``)."""
@@ -48,8 +32,6 @@ LADDER: tuple[tuple[DegradedKind, str], ...] = tuple((f.kind, f.reason) for f in
 path with its reason recorded. ``(kind, reason text)``; ``<...>`` is filled in per call.
 Read from ``ctxsdk.errors.LLM_FAILURES``, where the vocabulary is defined once."""
 
-NO_ROUTE = dict(LADDER)["no-route"]
-"""``"no route configured"``: the reason recorded when there is no model to call."""
 
 # --- usage and results ---------------------------------------------------------------------
 
@@ -224,57 +206,16 @@ class Delta:
 # --- structured output ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Structured(Generic[T]):
-    """A typed model answer, or the reason there is none.
-
+class Structured(Answer[T]):
+    """A typed model answer, or the reason there is none: a ``ctxsdk.model.Answer`` whose
     ``value`` is a validated instance of the schema, never a half-parsed dict. When it is
     ``None``, ``degraded_reason`` says why in the ladder's words (``LADDER``) and ``kind``
     gives the short code; ``unwrap`` raises the matching ``LLMError``.
     """
 
-    value: T | None
-    degraded_reason: str | None = None
-    kind: DegradedKind | None = None
-    text: str = ""
-    result: ChatResult | None = None
-    error: LLMError | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.degraded_reason is None
-
     @property
     def usage(self) -> Usage:
-        return self.result.usage if self.result is not None else Usage()
-
-    def unwrap(self) -> T:
-        """The value, or raise the error that degraded it."""
-        if self.degraded_reason is None:
-            return self.value  # type: ignore[return-value]  # ok implies a value
-        if self.error is not None:
-            raise self.error
-        raise LLMOutputError(self.degraded_reason, reason=self.degraded_reason, kind=self.kind)
-
-    @classmethod
-    def failed(
-        cls, error: LLMError, *, text: str = "", result: ChatResult | None = None
-    ) -> Structured[T]:
-        """A degraded result carrying ``error``'s reason and kind."""
-        return cls(None, error.reason, error.kind, text, result, error)
-
-    def __repr__(self) -> str:
-        if self.ok:
-            return f"Structured(ok, {self.value!r})"
-        return f"Structured(degraded: {self.degraded_reason})"
-
-
-def _validation_detail(exc: ValidationError) -> str:
-    errors = exc.errors()
-    first = errors[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(root)"
-    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{loc}: {first['msg']}{more}"
+        return self.result.usage if isinstance(self.result, ChatResult) else Usage()
 
 
 def parse_structured(result: ChatResult, schema: type[M]) -> Structured[M]:
@@ -291,7 +232,7 @@ def parse_structured(result: ChatResult, schema: type[M]) -> Structured[M]:
     except LLMOutputError as exc:
         err = exc
     except ValidationError as exc:
-        reason = f"schema validation failed: {_validation_detail(exc)}"
+        reason = f"schema validation failed: {validation_detail(exc)}"
         err = LLMOutputError(reason, reason=reason, kind="schema")
     else:
         return Structured(value, text=text, result=result)
@@ -301,81 +242,3 @@ def parse_structured(result: ChatResult, schema: type[M]) -> Structured[M]:
             kind="truncated",
         )
     return Structured.failed(err, text=text, result=result)
-
-
-# --- the protocol engines depend on --------------------------------------------------------
-
-
-@runtime_checkable
-class ModelProtocol(Protocol):
-    """The model seam as engines see it. ``ctxsdk.llm.LLM`` satisfies it; engines take
-    ``llm: ModelProtocol | None = None`` and never import HTTP code.
-
-    ``chat`` raises ``LLMError`` subclasses; ``structured`` never raises
-    for a model failure and records the reason instead.
-    """
-
-    def chat(self, messages: Messages, **options: Unpack[ChatKwargs]) -> ChatResult: ...
-
-    def structured(
-        self, messages: Messages, schema: type[M], **options: Unpack[StructuredKwargs]
-    ) -> Structured[M]: ...
-
-
-# --- the fallback pattern every engine uses ------------------------------------------------
-
-
-class Outcome(NamedTuple, Generic[T]):
-    """What ``with_fallback`` returns: the value, and why the heuristic produced it
-    (``None`` when the model's answer was used). Unpacks as ``value, reason``."""
-
-    value: T
-    reason: str | None
-
-    @property
-    def degraded(self) -> bool:
-        return self.reason is not None
-
-    @property
-    def source(self) -> Literal["model", "heuristic"]:
-        return "heuristic" if self.reason is not None else "model"
-
-    def __repr__(self) -> str:
-        how = "model" if self.reason is None else f"heuristic: {self.reason}"
-        return f"Outcome({how}, {self.value!r})"
-
-
-def with_fallback(
-    llm: ModelProtocol | None,
-    call: Callable[[ModelProtocol], Structured[T] | T],
-    fallback: Callable[[], T],
-) -> Outcome[T]:
-    """Run ``call(llm)``; on any rung of the ladder run ``fallback()`` and record why.
-
-    - ``llm is None`` -> ``"no route configured"``;
-    - ``call`` returns a degraded ``Structured`` -> its ``degraded_reason``;
-    - ``call`` raises ``LLMError`` -> its ``reason`` (an engine that
-      rejects a validated answer, e.g. "zero usable slots", raises ``LLMOutputError`` itself);
-    - ``call`` raises a pydantic ``ValidationError`` -> ``"schema validation failed: ..."``.
-
-    Other exceptions are bugs and propagate. A model failure is logged at WARNING on
-    ``ctxsdk.llm`` with the reason (never a prompt or a key); ``llm is None`` only at DEBUG.
-    """
-    if llm is None:  # the caller chose no model: the normal deterministic path, not a warning
-        _log.debug("no model given; using the heuristic")
-        return Outcome(fallback(), NO_ROUTE)
-    reason: str
-    try:
-        got = call(llm)
-    except LLMError as exc:
-        reason = exc.reason
-    except ValidationError as exc:
-        reason = f"schema validation failed: {_validation_detail(exc)}"
-    else:
-        if not isinstance(got, Structured):
-            return Outcome(got, None)
-        if got.ok:
-            return Outcome(got.value, None)  # type: ignore[arg-type]  # ok implies a value
-        reason = got.degraded_reason or "unknown"
-    _log.warning("model call degraded to the heuristic: %s", reason)
-    return Outcome(fallback(), reason)

@@ -7,12 +7,10 @@ import dataclasses
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, TypedDict
 
 from ..errors import InvalidArgument
-
-ReasoningEffort: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "max"]
-"""``"off"`` (the default for every ctxsdk call) sends nothing that enables thinking."""
+from ..model import ReasoningEffort as ReasoningEffort  # defined with the engines' seam
 
 
 class _Kwargs(TypedDict, total=False):

@@ -37,6 +37,7 @@ from ..errors import (
     NotFound,
     WriteError,
 )
+from ..model import ModelProtocol
 from ..session import (
     Embedder,
     Retriever,
@@ -901,7 +902,7 @@ class Memory:
         *,
         verbatim: bool = True,
         now: datetime | None = None,
-        llm: Any = None,
+        llm: ModelProtocol | None = None,
     ) -> IngestReport:
         """Extract memories from ``session`` by the seed's rules (``_ingest``) and write
         them in one transaction: entities first, then the rest, merged into equal memories,

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from ..errors import LLMError
-from ..session import Session, extract_json, redact, truncate_keep_tail
+from ..model import Answer, ModelProtocol, ask_json
+from ..session import Session, redact, truncate_keep_tail
 from ._door import session_key
 from ._facts_in import said_kinds
 from ._ingest import (
@@ -82,7 +82,7 @@ def _transcript(session: Session) -> tuple[str, list[tuple[int, str]]]:
 
 def propose(
     session: Session,
-    llm: Any,
+    llm: ModelProtocol | None,
     *,
     now: datetime,
     rules: Extraction,
@@ -100,14 +100,10 @@ def propose(
         {"role": "system", "content": PROPOSE_INSTRUCTION},
         {"role": "user", "content": transcript},
     ]
-    try:
-        result = llm.chat(
-            messages, max_tokens=max_tokens, temperature=0, reasoning_effort="off", json_mode=True
-        )
-        answer = extract_json(str(getattr(result, "text", "") or ""))
-    except LLMError as exc:
-        return rules, Proposal((), (), f"the model call failed: {exc.reason}")
-    raw = answer.get("candidates")
+    asked = ask_json(llm, messages, max_tokens=max_tokens)
+    if asked.value is None:
+        return rules, Proposal((), (), _failed(asked))
+    raw = asked.value.get("candidates")
     if not isinstance(raw, list):
         return rules, Proposal((), (), "the answer has no 'candidates' list")
     said = [(seq, text) for seq, text in lines]
@@ -146,6 +142,12 @@ def propose(
     both = sorted([*rules.candidates, *capped.candidates], key=lambda c: order.get(c.type, 4))
     merged = Extraction(tuple(both), (*rules.dropped, *capped.dropped))
     return merged, Proposal(tuple(kept), tuple(dropped), None)
+
+
+def _failed(asked: Answer[Any]) -> str:
+    # a reply this pass could not read has always been reported as a failed call, too
+    reason = asked.degraded_reason or "unknown"
+    return reason if asked.result is None else f"the model call failed: {reason}"
 
 
 def _check(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import InvalidArgument, LLMError, LLMOutputError
+from ..model import ModelProtocol
 from ._align import ask_json
 from ._beliefs import Resolution, Slot
 
@@ -232,13 +233,13 @@ def _symmetric(
 
 def adjudicate(
     slots: Sequence[Slot],
-    llm: Any = None,
+    llm: ModelProtocol | None = None,
     *,
     symmetry: bool = True,
     max_conflicts: int = 12,
     max_tokens: int = 2000,
 ) -> Adjudication:
-    """Settle the disputed ``slots`` with ``llm`` (any object with ``chat``, such as
+    """Settle the disputed ``slots`` with ``llm`` (a ``ModelProtocol``, such as
     ``ctxsdk.LLM``): one call, plus one with the options reversed when ``symmetry``; see the
     module docs. Never raises for a model failure."""
     if max_conflicts < 1:

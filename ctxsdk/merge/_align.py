@@ -26,6 +26,8 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import InvalidArgument, LLMError, LLMOutputError
+from ..model import ModelProtocol
+from ..model import ask_json as model_ask_json
 from ..session import extract_json, redact_json, truncate_keep_tail
 from ._beliefs import SLOT_TYPES, Branch, SlotType, Trust
 from ._claims import (
@@ -49,11 +51,10 @@ __all__ = ["ALIGN_INSTRUCTION", "Alignment", "align", "branch_text", "heuristic_
 _log = logging.getLogger("ctxsdk.merge")
 
 
-# -- the model seam, without importing it ---------------------------------------------------
-# An engine never imports ``ctxsdk.llm`` (tests/test_architecture.py): the model is any object
-# with ``chat(messages, **options)`` returning a result with ``text`` and ``truncated``
-# (``ctxsdk.LLM`` is one), and failures are ``ctxsdk.errors.LLMError``. Reading its JSON and
-# cutting an input to its tail are the base's (``extract_json``, ``truncate_keep_tail``).
+# -- the model seam ------------------------------------------------------------------------
+# An engine never imports ``ctxsdk.llm`` (tests/test_architecture.py): the model is any
+# ``ctxsdk.model.ModelProtocol`` (``ctxsdk.LLM`` is one), asked through ``ctxsdk.model``'s
+# ``ask_json``; cutting an input to its tail is the base's (``truncate_keep_tail``).
 def parse_reply(text: str) -> dict[str, Any]:
     """The JSON object of a model reply (a fence, an object in prose); ``LLMOutputError``
     (``malformed-json``) when there is none."""
@@ -61,31 +62,20 @@ def parse_reply(text: str) -> dict[str, Any]:
     return obj
 
 
-def ask_json(llm: Any, messages: list[dict[str, str]], *, max_tokens: int) -> dict[str, Any]:
-    """One deterministic call (temperature 0, no reasoning, JSON mode) and its JSON object.
-    Every failure is an ``LLMError`` whose ``reason`` says what went wrong. Every string of
-    the answer is redacted as soon as it is parsed: keys and values are normalized
-    (lowercased) later, and a lowercased credential would no longer be recognised."""
-    try:
-        result = llm.chat(
-            messages, max_tokens=max_tokens, temperature=0, reasoning_effort="off", json_mode=True
-        )
-    except LLMError as exc:
-        raise LLMError(
-            str(exc), reason=f"the model call failed: {exc.reason}", kind=exc.kind
-        ) from exc
-    text = getattr(result, "text", "")
-    try:
-        answer: dict[str, Any] = redact_json(parse_reply(text if isinstance(text, str) else ""))
-        return answer
-    except LLMOutputError as exc:
-        if getattr(result, "truncated", False):
-            raise LLMOutputError(
-                str(exc),
-                reason=f"the reply was cut at max_tokens ({exc.reason})",
-                kind="truncated",
-            ) from exc
-        raise
+def _redacted(obj: dict[str, Any]) -> dict[str, Any]:
+    answer: dict[str, Any] = redact_json(obj)
+    return answer
+
+
+def ask_json(
+    llm: ModelProtocol, messages: list[dict[str, str]], *, max_tokens: int
+) -> dict[str, Any]:
+    """One deterministic call (``ctxsdk.model.ask_json``: temperature 0, no reasoning, JSON
+    mode) and its JSON object. Every failure is an ``LLMError`` whose ``reason`` says what
+    went wrong. Every string of the answer is redacted as soon as it is parsed: keys and
+    values are normalized (lowercased) later, and a lowercased credential would no longer be
+    recognised."""
+    return model_ask_json(llm, messages, validate=_redacted, max_tokens=max_tokens).unwrap()
 
 
 @dataclass(frozen=True)
@@ -390,7 +380,7 @@ def _validate(
 # -- the stage ------------------------------------------------------------------------------
 def align(
     branches: Sequence[Branch],
-    llm: Any = None,
+    llm: ModelProtocol | None = None,
     *,
     include_reasoning: bool = True,
     include_injected: bool = False,
@@ -398,8 +388,8 @@ def align(
     max_chars_per_branch: int = 6000,
     max_tokens: int = 4000,
 ) -> Alignment:
-    """Align ``branches`` with one joint model call (``llm``: any object with ``chat``, such
-    as ``ctxsdk.LLM``); on any failure, or with no model, read them with the deterministic
+    """Align ``branches`` with one joint model call (``llm``: a ``ModelProtocol``, such as
+    ``ctxsdk.LLM``); on any failure, or with no model, read them with the deterministic
     extractor instead and say why (see the module docs)."""
     if max_slots < 1:
         raise InvalidArgument(f"max_slots must be >= 1, not {max_slots}")

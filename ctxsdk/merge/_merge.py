@@ -35,6 +35,7 @@ import polars as pl
 
 from .._display import Rendered, badge, esc, plural, table
 from ..errors import InvalidArgument, SurfaceError
+from ..model import ModelProtocol
 from ..session import EventWriter, Session, get_tokenizer, widget
 from ._adjudicate import Adjudication, adjudicate
 from ._align import Alignment, align
@@ -378,7 +379,7 @@ class Merge:
         self,
         sources: Sequence[SourceLike],
         *,
-        llm: Any = None,
+        llm: ModelProtocol | None = None,
         trust: TrustLike | Mapping[str, TrustLike] = Trust.EXTERNAL,
         workspace: Workspace | None = None,
         exclude: str | None = None,
