@@ -33,7 +33,6 @@ time per message at 2 (flat), both measured in this run. ``--quick`` runs 2 and 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +41,12 @@ from ..errors import DataMissing
 from ..merge import compare_t1, t1_experiment
 from . import _mergebench as mb
 from ._merge_arms import MERGE_ARMS
+from ._merge_data import MERGEBENCH_FILE, T1_FILE, _shared_data
 from ._merge_scale import SCALE_SESSIONS, scale_run
 from ._result import BenchResult, Target
 
 __all__ = ["MERGEBENCH_FILE", "T1_FILE", "mergebench_section", "run"]
 
-T1_FILE = "seed-bench/belief-merge/t1_results.json"
-MERGEBENCH_FILE = "seed-bench/belief-merge/mergebench-vocabulary-and-published.json"
 # published row field -> our row field
 _MB_FIELDS = {
     "local": "local",
@@ -63,16 +61,6 @@ _MB_FIELDS = {
 _MB_RATES = ("local", "bridge", "best1", "gain", "unambig", "invent")
 # our arm -> the seed's arm it is compared with in ``published``
 _SEED_ARM = {"ctxsdk": "beliefmerge-heuristic", "ctxsdk-oracle": "beliefmerge-oracle"}
-
-
-def _shared_data() -> Path | None:
-    env = os.environ.get("CTXSDK_SHARED_DATA")
-    roots = [Path(env)] if env else []
-    roots.append(Path(__file__).resolve().parents[3] / "shared" / "data")
-    for root in roots:
-        if (root / T1_FILE).is_file() and (root / MERGEBENCH_FILE).is_file():
-            return root
-    return None
 
 
 def _row_name(row: dict[str, Any]) -> str:

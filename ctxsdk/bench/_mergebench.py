@@ -751,7 +751,7 @@ def _published_rows(run: int) -> list[dict[str, Any]]:
     when its data file is not present."""
     import json
 
-    from ._merge import MERGEBENCH_FILE, _shared_data
+    from ._merge_data import MERGEBENCH_FILE, _shared_data
 
     root = _shared_data()
     if root is None:
