@@ -7,6 +7,7 @@ layers above it (the model client, tools, widgets, benchmarks, CLI).
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -31,10 +32,14 @@ BASE_MAY_USE = (
     "ctxsdk.errors",
     "ctxsdk._display",
     "ctxsdk._gc",
+    "ctxsdk._hooks",
     "ctxsdk.model",
     "ctxsdk._progress",
     "ctxsdk._public",
+    "ctxsdk._version",
 )
+# Everything above the base, as a module path a lookup table could hold.
+ABOVE_BASE = (*ENGINES, *ABOVE, "ctxsdk._conveniences")
 
 
 def _under(module: str, roots: tuple[str, ...]) -> bool:
@@ -57,22 +62,118 @@ def test_session_imports_no_engine_or_layer_above() -> None:
         if not _under(module, ("ctxsdk.session",)):
             continue
         for target, runtime in imports:
-            if _under(target, ("ctxsdk.session", *BASE_MAY_USE)) or target == "ctxsdk":
+            if _under(target, ("ctxsdk.session", *BASE_MAY_USE)):
                 continue
-            if target == "ctxsdk._engines" and module in (
-                "ctxsdk.session._session",
-                "ctxsdk.session._widget_link",
-            ):
-                continue  # the table that lets s.assemble() and .widget() reach above by name
             bad.append(f"{module} -> {target}{'' if runtime else ' (type only)'}")
     assert bad == []
 
 
-def test_base_names_no_engine_even_by_string() -> None:
-    for path in (PACKAGE / "session").rglob("*.py"):
+def test_base_names_no_layer_above_even_by_string() -> None:
+    # No lookup table either: a string that names a module above (what importlib would take)
+    # hides an upward edge from the graph. Prose naming one in a docstring or message is fine.
+    above = re.compile(rf"ctxsdk\.(?:{'|'.join(re.escape(m[7:]) for m in ABOVE_BASE)})(?:\.\w+)*")
+    bad = []
+    for path in sorted((PACKAGE / "session").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        for engine in ENGINES:
-            assert f'"{engine}' not in text and f"'{engine}" not in text, (path, engine)
+        for module in ABOVE_BASE:
+            if f'"{module}' in text or f"'{module}" in text:
+                bad.append(f"{path.name}: {module}")
+        for node in ast.walk(ast.parse(text)):
+            value = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(value, str) and above.fullmatch(value.strip()):
+                bad.append(f"{path.name}:{node.lineno}: {node.value!r}")
+    assert bad == []
+
+
+def test_the_extension_point_is_a_leaf() -> None:
+    # The slots the top fills for the base import nothing of the project but the error tree.
+    for module in ("ctxsdk._hooks", "ctxsdk._version"):
+        assert {t for t, _ in GRAPH[module]} <= {"ctxsdk.errors"}, module
+
+
+def test_the_conveniences_are_lent_from_the_top() -> None:
+    # The upward edges of s.assemble(), s.fold() and .widget() show in the graph, at the top.
+    lent = {t for t, _ in GRAPH["ctxsdk._conveniences"]}
+    assert {"ctxsdk.assemble", "ctxsdk.fold", "ctxsdk.widgets", "ctxsdk._hooks"} <= lent
+    assert ("ctxsdk._conveniences", True) in GRAPH["ctxsdk"]
+
+
+def test_a_convenience_nobody_lent_says_so() -> None:
+    from ctxsdk import _hooks, errors
+    from ctxsdk.samples import sample
+    from ctxsdk.session import Session
+
+    s = Session.open(sample("fix-flaky-test"))
+    assert type(s.assemble()).__name__ == "Assembly"
+    before = _hooks.lent()
+    _hooks.restore(_hooks.Conveniences())
+    try:
+        for call in (s.assemble, s.fold, s.widget):
+            with pytest.raises(errors.CtxError, match="has nothing to build it with"):
+                call()
+    finally:
+        _hooks.restore(before)
+    assert _hooks.lent() == before
+
+
+# Cycles still open, each inside one ring of files named here (issue 23): they may only
+# shrink. _codec's split and Session's own helpers (message_of; the importers and views
+# that build or take a Session while its methods call them) are being reworked.
+_OPEN_RINGS = (
+    {"ctxsdk.session._codec", "ctxsdk.session._layout"},
+    {
+        "ctxsdk.session._composition",
+        "ctxsdk.session._event_writer",
+        "ctxsdk.session._facts",
+        "ctxsdk.session._facts._read",
+        "ctxsdk.session._fork",
+        "ctxsdk.session._repair",
+        "ctxsdk.session._session",
+        "ctxsdk.session._session_display",
+        "ctxsdk.session._views",
+        "ctxsdk.session._views._events",
+        "ctxsdk.session._views._messages",
+        "ctxsdk.session._views._tokens",
+        "ctxsdk.session._views._tools",
+        "ctxsdk.session._views._turns",
+        "ctxsdk.session.importers",
+        *(
+            f"ctxsdk.session.importers._{name}"
+            for name in (
+                "aider",
+                "chat",
+                "claude_code",
+                "codex",
+                "dispatch",
+                "emit",
+                "gemini_cli",
+                "locomo",
+                "mini_swe_agent",
+                "openhands",
+                "provenance",
+                "swe_agent",
+            )
+        ),
+    },
+)
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    # An __init__ is a file: a module that imports its own package, which imports it back.
+    edges = {"p": {"p._a"}, "p._a": {"p"}, "p._b": {"p._a"}}
+    assert [sorted(c) for c in _IG._components(edges) if len(c) > 1] == [["p", "p._a"]]
+
+
+def test_no_new_import_cycle_between_files() -> None:
+    new = [c for c in _IG.cycles() if not any(set(c) <= ring for ring in _OPEN_RINGS)]
+    assert new == []
+
+
+@pytest.mark.xfail(strict=True, reason="the rings in _OPEN_RINGS are still open")
+def test_no_import_cycle_between_files() -> None:
+    # Each file's imports, at module level, in functions or for the type checker alone,
+    # form no cycle; a package's __init__ is a file like any other.
+    assert _IG.cycles() == []
 
 
 @pytest.mark.parametrize("engine", [e for e in ENGINES if e in GRAPH])
