@@ -84,11 +84,12 @@ class Reply(Protocol):
 
 @runtime_checkable
 class ModelProtocol(Protocol):
-    """The model as engines see it: ``chat(messages, **options)`` returning a ``Reply``, and
-    raising ``ctxsdk.errors.LLMError`` (with its ladder ``reason``) when the call fails.
-    ``ctxsdk.LLM`` satisfies it; engines take ``llm: ModelProtocol | None = None``."""
+    """The model as engines see it: ``chat(messages, **options)`` with OpenAI-format chat
+    messages, returning a ``Reply`` and raising ``ctxsdk.errors.LLMError`` (with its ladder
+    ``reason``) when the call fails. ``ctxsdk.LLM`` satisfies it; engines take
+    ``llm: ModelProtocol | None = None``."""
 
-    def chat(self, messages: Messages, /, **options: Unpack[ModelOptions]) -> Reply: ...
+    def chat(self, messages: list[dict[str, Any]], /, **options: Unpack[ModelOptions]) -> Reply: ...
 
 
 # --- the outcome of one call ---------------------------------------------------------------
@@ -148,8 +149,14 @@ def _reply_text(reply: Reply) -> tuple[str, bool]:
 
 
 def _call(model: ModelProtocol, messages: Messages, options: ModelOptions) -> Reply | LLMError:
+    # a prompt is one user message, as LLM reads it; the messages themselves are not copied
+    wire = (
+        [{"role": "user", "content": messages}]
+        if isinstance(messages, str)
+        else [m if isinstance(m, dict) else dict(m) for m in messages]
+    )
     try:
-        return model.chat(messages, **options)
+        return model.chat(wire, **options)
     except LLMError as exc:
         failed = LLMError(str(exc), reason=f"the model call failed: {exc.reason}", kind=exc.kind)
         failed.__cause__ = exc
