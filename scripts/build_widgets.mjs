@@ -10,9 +10,21 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { expandBlocks } from "./css_blocks.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const WIDGETS = ["context_tree", "memory_graph", "checkpoint_graph", "belief_slots"];
+
+/** The esbuild plugin that expands the blocks of every stylesheet it loads. */
+const cssBlocks = {
+  name: "css-blocks",
+  setup(/** @type {import("esbuild").PluginBuild} */ b) {
+    b.onLoad({ filter: /\.css$/ }, async (args) => ({
+      contents: expandBlocks(await readFile(args.path, "utf8"), args.path),
+      loader: "css",
+    }));
+  },
+};
 
 /** @param {string} path @param {string | Uint8Array} data */
 async function writeIfChanged(path, data) {
@@ -39,6 +51,7 @@ async function buildWidgets(out) {
     charset: "utf8",
     write: false,
     logLevel: "warning",
+    plugins: [cssBlocks],
   });
   let changed = 0;
   for (const file of result.outputFiles) changed += Number(await writeIfChanged(file.path, file.contents));
