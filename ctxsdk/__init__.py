@@ -10,50 +10,33 @@ one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``,
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 # _conveniences lends the base s.assemble(), s.fold() and .widget() (see ctxsdk._hooks).
 from . import _conveniences, errors  # noqa: F401
-from ._public import TOP_LEVEL, publish
+from ._public import FORMER_TOP_LEVEL, TOP_LEVEL, publish
 from ._version import __version__
 
 __all__ = [
     "LLM",
     "Assembly",
-    "ChatResult",
     "DigestConfig",
-    "DraftStore",
     "Event",
     "Fact",
     "Facts",
-    "FitResult",
     "Fold",
-    "FoldPolicy",
-    "FoldResult",
     "FoldState",
-    "FoldStatus",
-    "LineageNode",
-    "LogView",
     "Memory",
     "Merge",
     "MergeResult",
-    "MergeSources",
     "Message",
-    "NodeTokens",
-    "PlanOp",
     "Preview",
     "Recall",
-    "Recovery",
-    "Row",
     "Rule",
-    "SearchResult",
     "Session",
-    "SessionHeader",
     "SessionTree",
     "Surface",
-    "SurfaceNode",
-    "TokenTable",
-    "TokenUsage",
     "ToolRegistry",
     "Turn",
     "Workspace",
@@ -67,27 +50,19 @@ _FROM = {name: ("ctxsdk._agent" if ns == "ctxsdk" else ns) for name, ns in TOP_L
 
 if TYPE_CHECKING:
     from ._agent import run_agent
-    from .assemble import Assembly, DigestConfig, DraftStore, FitResult, PlanOp, Preview, Row, Rule
-    from .fold import Fold, FoldPolicy, FoldResult, FoldState, FoldStatus, Recall, SearchResult
-    from .llm import LLM, ChatResult
+    from .assemble import Assembly, DigestConfig, Preview, Rule
+    from .fold import Fold, FoldState, Recall
+    from .llm import LLM
     from .memory import Memory
-    from .merge import Merge, MergeResult, MergeSources
+    from .merge import Merge, MergeResult
     from .session import (
         Event,
         Fact,
         Facts,
-        LineageNode,
-        LogView,
         Message,
-        NodeTokens,
-        Recovery,
         Session,
-        SessionHeader,
         SessionTree,
         Surface,
-        SurfaceNode,
-        TokenTable,
-        TokenUsage,
         Turn,
         Workspace,
     )
@@ -111,7 +86,15 @@ def unload_ipython_extension(ipython: Any) -> None:
 def __getattr__(name: str) -> Any:
     module = _FROM.get(name)
     if module is None:
-        raise AttributeError(f"module 'ctxsdk' has no attribute {name!r}")
+        former = FORMER_TOP_LEVEL.get(name)
+        if former is None:
+            raise AttributeError(f"module 'ctxsdk' has no attribute {name!r}")
+        warnings.warn(
+            f"ctxsdk.{name} is no longer exported by ctxsdk: import it from {former}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(former), name)
     value = getattr(importlib.import_module(module), name)
     if module == "ctxsdk._agent":
         publish("ctxsdk", {name: value}, [name])

@@ -35,6 +35,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ctxsdk.llm import NO_ROUTE, ChatResult, ReasoningEffort
+
 from .errors import (
     LLM_FAILURES,
     InvalidArgument,
@@ -44,14 +46,14 @@ from .errors import (
     LogTooOld,
     SurfaceError,
 )
-from .llm._base import NO_ROUTE, ChatResult, ReasoningEffort
-from .session import EventWriter, now_ms
+from .session.kernel import EventWriter, now_ms
 from .tools import ToolContext, ToolRegistry, default_registry, is_error
 
 if TYPE_CHECKING:
+    from ctxsdk.llm import LLM
+    from ctxsdk.session import Session
+
     from .assemble import Rule
-    from .llm._client import LLM
-    from .session._session import Session
 
 __all__ = ["run_agent"]
 

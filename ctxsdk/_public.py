@@ -9,11 +9,13 @@ a private module path.
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["NAMESPACES", "TOP_LEVEL", "publish"]
+__all__ = ["FORMER_TOP_LEVEL", "KERNELS", "NAMESPACES", "TOP_LEVEL", "moved_names", "publish"]
 
 # Every public namespace, in the order the API reference shows them. Their ``__all__`` are
 # snapshot-tested (tests/snapshots/public_api.json) and the reference is generated from them.
@@ -35,54 +37,71 @@ NAMESPACES: tuple[str, ...] = (
     "ctxsdk.errors",
 )
 
+# Each package's second face: what the engines and the layers above build on, documented on
+# the kernel reference page and snapshot-tested apart (tests/snapshots/kernel_api.json). A
+# user's code needs none of it; an engine of one's own may.
+KERNELS: tuple[str, ...] = (
+    "ctxsdk.session.kernel",
+    "ctxsdk.assemble.kernel",
+    "ctxsdk.fold.kernel",
+    "ctxsdk.merge.kernel",
+    "ctxsdk.memory.kernel",
+    "ctxsdk.widgets.kernel",
+)
+
 # The names ``ctxsdk`` itself exports, and the namespace that defines each.
 TOP_LEVEL: Mapping[str, str] = {
     # the base
     "Event": "ctxsdk.session",
-    "LogView": "ctxsdk.session",
     "Message": "ctxsdk.session",
-    "NodeTokens": "ctxsdk.session",
-    "Recovery": "ctxsdk.session",
     "Session": "ctxsdk.session",
-    "SessionHeader": "ctxsdk.session",
     "Surface": "ctxsdk.session",
-    "SurfaceNode": "ctxsdk.session",
-    "TokenTable": "ctxsdk.session",
-    "TokenUsage": "ctxsdk.session",
     "Turn": "ctxsdk.session",
     "Fact": "ctxsdk.session",
     "Facts": "ctxsdk.session",
     "Workspace": "ctxsdk.session",
     "SessionTree": "ctxsdk.session",
-    "LineageNode": "ctxsdk.session",
     # Assembly and what its methods return
     "Assembly": "ctxsdk.assemble",
     "DigestConfig": "ctxsdk.assemble",
-    "DraftStore": "ctxsdk.assemble",
-    "FitResult": "ctxsdk.assemble",
-    "PlanOp": "ctxsdk.assemble",
     "Preview": "ctxsdk.assemble",
-    "Row": "ctxsdk.assemble",
     "Rule": "ctxsdk.assemble",
     # Fold and what its methods return
     "Fold": "ctxsdk.fold",
-    "FoldPolicy": "ctxsdk.fold",
-    "FoldResult": "ctxsdk.fold",
     "FoldState": "ctxsdk.fold",
-    "FoldStatus": "ctxsdk.fold",
     "Recall": "ctxsdk.fold",
-    "SearchResult": "ctxsdk.fold",
     # Merge and what its methods return
     "Merge": "ctxsdk.merge",
     "MergeResult": "ctxsdk.merge",
-    "MergeSources": "ctxsdk.merge",
     # Memory and what its methods return
     "Memory": "ctxsdk.memory",
     # the model seam and the agent loop
     "LLM": "ctxsdk.llm",
-    "ChatResult": "ctxsdk.llm",
     "ToolRegistry": "ctxsdk.tools",
     "run_agent": "ctxsdk",
+}
+
+# Names ``ctxsdk`` exported before its face was cut to the main objects: still importable
+# from ``ctxsdk`` with a DeprecationWarning, and always from the namespace named here.
+FORMER_TOP_LEVEL: Mapping[str, str] = {
+    "ChatResult": "ctxsdk.llm",
+    "DraftStore": "ctxsdk.assemble",
+    "FitResult": "ctxsdk.assemble",
+    "FoldPolicy": "ctxsdk.fold",
+    "FoldResult": "ctxsdk.fold",
+    "FoldStatus": "ctxsdk.fold",
+    "LineageNode": "ctxsdk.session",
+    "LogView": "ctxsdk.session",
+    "MergeSources": "ctxsdk.merge",
+    "NodeTokens": "ctxsdk.session",
+    "PlanOp": "ctxsdk.assemble",
+    "Recovery": "ctxsdk.session",
+    "Row": "ctxsdk.assemble",
+    "SearchResult": "ctxsdk.fold",
+    "SessionHeader": "ctxsdk.session",
+    "SurfaceNode": "ctxsdk.session",
+    "TokenTable": "ctxsdk.session",
+    "TokenUsage": "ctxsdk.session",
 }
 
 
@@ -98,3 +117,26 @@ def publish(namespace: str, scope: Mapping[str, Any], names: Iterable[str]) -> N
         if not module.startswith("ctxsdk.") or "._" not in module + ".":
             continue  # defined outside the project, or already in a public module
         obj.__module__ = "ctxsdk" if TOP_LEVEL.get(name) == namespace else namespace
+
+
+def moved_names(namespace: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for names ``namespace`` exported before its user face was
+    cut: each still resolves (from its kernel namespace or its private module, ``moved``
+    says which) with a DeprecationWarning that says where it lives now."""
+
+    def __getattr__(name: str) -> Any:
+        where = moved.get(name)
+        if where is None:
+            raise AttributeError(f"module {namespace!r} has no attribute {name!r}")
+        if where.rsplit(".", 1)[-1].startswith("_"):
+            hint = "it is internal now and will be removed from this namespace"
+        else:
+            hint = f"import it from {where}"
+        warnings.warn(
+            f"{namespace}.{name} is no longer exported by {namespace}: {hint}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(where), name)
+
+    return __getattr__

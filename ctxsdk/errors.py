@@ -463,7 +463,7 @@ class DegradedSearchWarning(UserWarning):
 
 class StaleRedactionWarning(UserWarning):
     """A memory file whose texts went through older redaction rules than this ctxsdk's
-    (``ctxsdk.session.REDACTION_RULES_VERSION``), or that records none (written before
+    (``ctxsdk.session.kernel.REDACTION_RULES_VERSION``), or that records none (written before
     they were recorded): it may still hold a credential the current rules withhold.
     ``Memory.scrub()`` (``ctxsdk memory DB scrub``) applies them to every stored text.
     ``rules`` is the version the file records (None: none)."""

@@ -42,7 +42,7 @@ from typing import (
 from pydantic import ValidationError
 
 from .errors import LLM_FAILURES, LLMError, LLMFailureKind, LLMOutputError
-from .session import extract_json
+from .session.kernel import extract_json
 
 __all__ = ["Answer", "ModelProtocol", "Outcome", "ask_json", "ask_text", "with_fallback"]
 

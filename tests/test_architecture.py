@@ -8,6 +8,7 @@ layers above it (the model client, tools, widgets, benchmarks, CLI).
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 
 import pytest
@@ -175,6 +176,33 @@ def test_no_import_cycle_between_files() -> None:
     assert _IG.cycles() == []
 
 
+# The base's two faces: what a user needs, and the kernel the engines share.
+BASE_FACES = ("ctxsdk.session", "ctxsdk.session.kernel")
+UPPER = ("ctxsdk.bench", "ctxsdk._cli", "ctxsdk.tools", "ctxsdk.widgets", "ctxsdk.testing")
+UPPER += ("ctxsdk._agent",)
+
+
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_layers_above_use_only_public_faces() -> None:
+    # A layer above reaches another package through its user face or its kernel, never a
+    # private module; the ground floor's shared modules (ctxsdk._display, _progress, ...)
+    # belong to the root package and are for every layer.
+    bad = []
+    for module, imports in GRAPH.items():
+        if not _under(module, UPPER):
+            continue
+        for target, _runtime in imports:
+            parts = target.split(".")
+            if _package(target) == _package(module) or len(parts) == 2:
+                continue
+            if any(part.startswith("_") for part in parts[2:]):
+                bad.append(f"{module} -> {target}")
+    assert bad == []
+
+
 @pytest.mark.parametrize("engine", [e for e in ENGINES if e in GRAPH])
 def test_engines_use_only_public_base_names(engine: str) -> None:
     bad = []
@@ -182,7 +210,7 @@ def test_engines_use_only_public_base_names(engine: str) -> None:
         if not _under(module, (engine,)):
             continue
         for target, _runtime in imports:
-            if _under(target, (engine,)) or target in ("ctxsdk.session", *BASE_MAY_USE):
+            if _under(target, (engine,)) or target in BASE_FACES + BASE_MAY_USE:
                 continue
             bad.append(f"{module} -> {target}")
     assert bad == []
@@ -190,12 +218,10 @@ def test_engines_use_only_public_base_names(engine: str) -> None:
 
 @pytest.mark.parametrize("engine", [e for e in ENGINES if e in GRAPH])
 def test_engines_import_only_names_the_base_exports(engine: str) -> None:
-    import ctxsdk.session
-
-    exported = set(ctxsdk.session.__all__)
+    exported = {face: set(importlib.import_module(face).__all__) for face in BASE_FACES}
     for module, names in _IG.imported_names().items():
         if _under(module, (engine,)):
-            unknown = [n for m, n in names if m == "ctxsdk.session" and n not in exported]
+            unknown = [n for m, n in names if m in exported and n not in exported[m]]
             assert unknown == [], module
 
 

@@ -10,7 +10,8 @@ import pytest
 import ctxsdk as cx
 from ctxsdk.bench import BENCHMARKS, BenchResult, Target, run_benchmark
 from ctxsdk.bench._fold import _recovered, probes
-from ctxsdk.session import TokenCounter, node_tokens
+from ctxsdk.session import TokenCounter
+from ctxsdk.session.kernel import node_tokens
 from ctxsdk.testing import LogBuilder
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -15,7 +15,8 @@ from ctxsdk.bench._fold_economics import (
     price,
     run_arm,
 )
-from ctxsdk.fold import PROFILES, locate_frontier, prefix_split
+from ctxsdk.fold import PROFILES
+from ctxsdk.fold.kernel import locate_frontier, prefix_split
 
 
 @pytest.fixture(scope="module")

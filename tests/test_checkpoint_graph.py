@@ -17,7 +17,7 @@ import pytest
 import ctxsdk as cx
 from ctxsdk.fold import FileBundleStore
 from ctxsdk.samples import SAMPLES_HOME, sample
-from ctxsdk.session import fork_points, message_of
+from ctxsdk.session.kernel import fork_points, message_of
 from ctxsdk.testing import LogBuilder
 from ctxsdk.widgets import CheckpointGraph
 from ctxsdk.widgets._checkpoint_graph import (
@@ -378,9 +378,7 @@ def test_the_front_end_files_exist_and_bundle() -> None:
     for path in _static_files():
         assert path.is_file(), path
     esm = CheckpointGraph._esm
-    assert "as default" in esm and "https://" not in esm.replace(
-        "http://www.w3.org/2000/svg", ""
-    )
+    assert "as default" in esm and "https://" not in esm.replace("http://www.w3.org/2000/svg", "")
     assert ".cx-graph" in CheckpointGraph._css and "--jp-" in CheckpointGraph._css
 
 

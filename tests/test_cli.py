@@ -20,8 +20,10 @@ import ctxsdk.bench as bench
 from ctxsdk import _cli
 from ctxsdk.bench import BENCHMARKS, BenchResult, Target
 from ctxsdk.samples import SAMPLES_HOME
-from ctxsdk.session import Session, canonical_file_name, message_of, session_dir, sessions_root
+from ctxsdk.session import Session
+from ctxsdk.session._layout import canonical_file_name, session_dir, sessions_root
 from ctxsdk.session.importers import from_messages
+from ctxsdk.session.kernel import message_of
 from ctxsdk.testing import LogBuilder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -258,10 +258,10 @@ def test_max_json_depth_is_far_above_real_logs_and_below_the_writers_limit() -> 
 
 
 def test_one_json_depth_limit_counted_one_way_everywhere() -> None:
-    """``ctxsdk.session.MAX_JSON_DEPTH`` is the reader's limit, and the same one bounds a
+    """``ctxsdk.session.kernel.MAX_JSON_DEPTH`` is the reader's limit, and the same one bounds a
     model's reply and a memory's values: the value itself is level 1, one level more is
     refused, wherever the JSON comes from."""
-    import ctxsdk.session as base
+    import ctxsdk.session.kernel as base
     from ctxsdk.errors import LLMOutputError
     from ctxsdk.llm._limits import MAX_JSON_DEPTH as model_limit
     from ctxsdk.session._codec import MAX_JSON_DEPTH, deep_path
@@ -384,7 +384,7 @@ def test_a_deep_event_in_memory_is_refused() -> None:
 def test_integral_floats_read_as_integers_exactly_as_javascript_has_them(value: float) -> None:
     import math
 
-    from ctxsdk.session._codec import _INTEGRAL_FRACTION, js_numbers
+    from ctxsdk.session._codec._numbers import _INTEGRAL_FRACTION, js_numbers
 
     got = js_numbers([value, {"k": value}])
     safe = isinstance(value, float) and value.is_integer() and abs(value) <= 2**53 - 1

@@ -13,7 +13,8 @@ import ctxsdk as cx
 from ctxsdk._display import Rendered, bar, bar_chart, esc, message_html, stacked_bar, table, wrap
 from ctxsdk.errors import InvalidArgument
 from ctxsdk.samples import sample
-from ctxsdk.session import COMPOSITION_PARTS, composition
+from ctxsdk.session import composition
+from ctxsdk.session.kernel import COMPOSITION_PARTS
 from ctxsdk.testing import LogBuilder
 
 ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
@@ -272,7 +273,7 @@ def test_a_chat_result_prints_the_whole_reply_and_folds_its_reasoning() -> None:
 
 @pytest.mark.parametrize("name", ["fix-flaky-test", "long-refactor"])
 def test_tokens_per_turn_add_up_to_what_the_model_receives(name: str) -> None:
-    from ctxsdk.session import turn_tokens
+    from ctxsdk.session.kernel import turn_tokens
 
     s = cx.Session.open(sample(name))
     per = turn_tokens(s, "estimate")
@@ -289,7 +290,7 @@ def test_tokens_per_turn_add_up_to_what_the_model_receives(name: str) -> None:
 
 
 def test_a_fold_counts_in_the_turn_it_covers() -> None:
-    from ctxsdk.session import turn_tokens
+    from ctxsdk.session.kernel import turn_tokens
 
     s = cx.Session.open(sample("long-refactor"))  # its checkpoint replaces turn-1..4 history
     per = turn_tokens(s, "estimate")

@@ -43,9 +43,11 @@ from ctxsdk.memory._tools import (
     ctx_read,
     ctx_remember,
 )
-from ctxsdk.merge import MergeSessionsArgs, MergeSources, merge_sessions
-from ctxsdk.session import neutralize, redact
+from ctxsdk.merge import MergeSources
+from ctxsdk.merge._tool import MergeSessionsArgs, merge_sessions
+from ctxsdk.session import redact
 from ctxsdk.session._model_text import CONTROL_CHARS
+from ctxsdk.session.kernel import neutralize
 from ctxsdk.testing import LogBuilder, ToolOutput
 
 ALL = positives()
@@ -386,7 +388,9 @@ def test_the_block_redacts_and_neutralizes_whatever_its_slots_hold() -> None:
     # The sources are redacted when read; the renderer does not rely on it. Slots built
     # from unredacted claims (keys, values, quotes and sources all holding a case) must
     # still render without a secret or a raw control character.
-    from ctxsdk.merge import Claim, build_block, build_slots
+    from ctxsdk.merge import Claim
+    from ctxsdk.merge._render import build_block
+    from ctxsdk.merge.kernel import build_slots
 
     for batch in _batches(size=60):
         claims = [

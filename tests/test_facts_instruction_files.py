@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from ctxsdk.session import PROJECT_SCOPE, file_rules, is_instruction_file, read_facts, rule_file
+from ctxsdk.session import read_facts
+from ctxsdk.session._facts import PROJECT_SCOPE, file_rules, is_instruction_file
 from ctxsdk.session._facts._instruction_files import MAX_RULES
+from ctxsdk.session.kernel import rule_file
 
 from .conftest import SHARED
 

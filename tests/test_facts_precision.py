@@ -11,11 +11,12 @@ import dataclasses
 import json
 
 import ctxsdk as cx
-from ctxsdk.session import FactReader, read_facts
+from ctxsdk.session import read_facts
 from ctxsdk.session._facts._keys import key_phrase
 from ctxsdk.session._facts._model import Fact, FactSource
 from ctxsdk.session._facts._sieve import once, sound
 from ctxsdk.session._facts._text import closing_facts, text_facts
+from ctxsdk.session.kernel import FactReader
 
 from .conftest import SHARED
 

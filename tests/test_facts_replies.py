@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxsdk.session import instruction_kind
 from ctxsdk.session._facts._replies import durable, refers_back
 from ctxsdk.session._facts._text import text_facts
+from ctxsdk.session.kernel import instruction_kind
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from ctxsdk.bench import _realworld as rw
-from ctxsdk.session import Fact, call_command, heredoc_writes, written_paths
+from ctxsdk.session import Fact
 from ctxsdk.session._facts._commands import heredoc_bodies, parts, written_by_shell
 from ctxsdk.session._facts._tools import ToolFacts
+from ctxsdk.session.kernel import call_command, heredoc_writes, written_paths
 
 # ------------------------------------------------------------------ write forms
 

@@ -592,7 +592,7 @@ def test_a_stop_glued_to_the_next_sentence_splits_but_a_dotted_name_does_not() -
 
 
 def test_a_step_the_assistant_orders_itself_is_no_finding() -> None:
-    from ctxsdk.session import statements
+    from ctxsdk.session.kernel import statements
 
     text = (
         "Now update session_live.ex to pass session_cwd and add the subagent click handler. "

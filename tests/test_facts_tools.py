@@ -738,7 +738,7 @@ def test_a_line_the_program_labels_a_warning_is_no_failure() -> None:
 
 
 def test_written_text_is_what_a_call_writes_and_what_it_replaced() -> None:
-    from ctxsdk.session import written_text
+    from ctxsdk.session.kernel import written_text
 
     assert written_text({"file_path": "a.py", "content": "x = 1\n"}) == ("x = 1\n", None)
     assert written_text({"old_string": "x = 1", "new_string": "x = 2"}) == ("x = 2", "x = 1")

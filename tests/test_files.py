@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxsdk.session import open_regular_file, read_regular_file
 from ctxsdk.session._files import file_kind, size_text
+from ctxsdk.session.kernel import open_regular_file, read_regular_file
 
 TIMEOUT = 60.0
 
@@ -61,7 +61,7 @@ def test_the_system_names_what_it_knows(tmp_path: Path) -> None:
 
 _FIFO_CHILD = r"""
 import json, sys
-from ctxsdk.session import read_regular_file
+from ctxsdk.session.kernel import read_regular_file
 try:
     read_regular_file(sys.argv[1], 100, lambda problem, detail: ValueError(problem, detail))
 except ValueError as exc:

@@ -16,16 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ctxsdk as cx
-from ctxsdk.assemble import DigestConfig, FitIndex, FitResult, Target, fit_plan
+from ctxsdk.assemble import DigestConfig, FitResult, Target
 from ctxsdk.assemble._modes import collapse_mark
 from ctxsdk.assemble._planner import compile_plan
 from ctxsdk.assemble._rank import Ranker
+from ctxsdk.assemble.kernel import FitIndex, fit_plan
 from ctxsdk.bench._bm25 import Bm25Baseline, porter
 from ctxsdk.samples import sample
-from ctxsdk.session import read_marker
 from ctxsdk.session._retrieval import Doc, Retriever, from_texts
 from ctxsdk.session._tokens import TokenCounter
 from ctxsdk.session.importers import from_locomo
+from ctxsdk.session.kernel import read_marker
 
 from .conftest import SHARED
 from .test_oracle import _applied, _own_collapses, oracle_home  # noqa: F401  (a fixture)

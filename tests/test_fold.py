@@ -12,9 +12,11 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk.errors import BundleMissing, CorruptBundle, FoldRefused, InvalidArgument, UnknownName
-from ctxsdk.fold import FOLD_RECORD, FileBundleStore, locate_frontier, resolve_policy
+from ctxsdk.fold import FileBundleStore, resolve_policy
+from ctxsdk.fold._transaction import FOLD_RECORD
+from ctxsdk.fold.kernel import locate_frontier
 from ctxsdk.samples import sample
-from ctxsdk.session import message_of, read_marker
+from ctxsdk.session.kernel import message_of, read_marker
 from ctxsdk.testing import LogBuilder
 from ctxsdk.tools import ToolContext, default_registry, dispatch
 

@@ -16,7 +16,8 @@ import pytest
 import zstandard
 
 from ctxsdk import errors
-from ctxsdk.fold import Bundle, FileBundleStore, canonical_json
+from ctxsdk.fold import Bundle, FileBundleStore
+from ctxsdk.fold.kernel import canonical_json
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -34,10 +34,11 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk import errors
-from ctxsdk.fold import FileBundleStore, canonical_json
+from ctxsdk.fold import FileBundleStore
 from ctxsdk.fold._recall import checked_bundle
+from ctxsdk.fold.kernel import canonical_json
 from ctxsdk.samples import sample
-from ctxsdk.session import message_of
+from ctxsdk.session.kernel import message_of
 from ctxsdk.testing import LogBuilder
 
 REPO = Path(__file__).resolve().parents[1]

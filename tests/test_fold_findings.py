@@ -13,7 +13,7 @@ import pytest
 import ctxsdk as cx
 from ctxsdk.bench._realworld import corpus_dir, load_session
 from ctxsdk.fold._state import FoldState, StateLimits, reduce_events
-from ctxsdk.session import Statement, select_statements, statements
+from ctxsdk.session.kernel import Statement, select_statements, statements
 from ctxsdk.testing import LogBuilder
 
 PLAIN_SYSTEM = "You are a coding agent."

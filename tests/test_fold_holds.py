@@ -20,7 +20,7 @@ from ctxsdk.fold._holds import (
     search_hits,
 )
 from ctxsdk.fold._state import FoldState, reduce_events
-from ctxsdk.session import heredoc_writes
+from ctxsdk.session.kernel import heredoc_writes
 from ctxsdk.testing import LogBuilder, ToolOutput
 
 GAME = """import random

@@ -1357,7 +1357,7 @@ def test_a_checkpoints_derived_groups_fit_its_budget() -> None:
     """The derived groups fill what the budget leaves after the rest of the state, each its
     share; the rest of the state is shown whatever the budget."""
     from ctxsdk.fold._checkpoint import state_lines
-    from ctxsdk.session import estimate_text
+    from ctxsdk.session.kernel import estimate_text
 
     state = reduce_events(_resume_log())
     full = state_lines(state)

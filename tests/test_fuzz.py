@@ -1894,7 +1894,7 @@ def _depth(value: Any) -> int:
 @settings(max_examples=200 * _SCALE, deadline=None)
 @given(values=st.lists(_NESTED_JSON, min_size=1, max_size=6), limit=st.integers(0, 6))
 def test_depth_filter_and_walker_agree_with_the_true_depth(values: list[Any], limit: int) -> None:
-    from ctxsdk.session._codec import _deep_lines, deep_path
+    from ctxsdk.session._codec._depth import _deep_lines, deep_path
 
     lines = [orjson.dumps(v) for v in values]
     candidates = _deep_lines(b"\n".join(lines) + b"\n", len(lines), limit)

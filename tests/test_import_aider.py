@@ -12,8 +12,9 @@ import pytest
 
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
-from ctxsdk.session.importers import IMPORT_EVENT, import_provenance
+from ctxsdk.session.importers import import_provenance
 from ctxsdk.session.importers._aider import from_aider
+from ctxsdk.session.importers._emit import IMPORT_EVENT
 
 from .conftest import SHARED
 

@@ -14,8 +14,9 @@ import pytest
 
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
-from ctxsdk.session.importers import IMPORT_EVENT, import_provenance
+from ctxsdk.session.importers import import_provenance
 from ctxsdk.session.importers._codex import from_codex
+from ctxsdk.session.importers._emit import IMPORT_EVENT
 
 from .conftest import SHARED
 

@@ -18,11 +18,11 @@ from typing import Any, Literal
 import pytest
 
 from ctxsdk.errors import ImportFormatError
-from ctxsdk.session import CHECKPOINT_PREAMBLE, Session
+from ctxsdk.session import Session
+from ctxsdk.session._harness import CHECKPOINT_PREAMBLE
 from ctxsdk.session._models import ReasoningBlock
 from ctxsdk.session.importers import (
     FORMATS,
-    IMPORT_EVENT,
     from_claude_code,
     from_locomo,
     from_messages,
@@ -30,6 +30,7 @@ from ctxsdk.session.importers import (
     import_file,
     import_provenance,
 )
+from ctxsdk.session.importers._emit import IMPORT_EVENT
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data"
@@ -850,7 +851,8 @@ def test_claude_code_sidechain_is_a_subagent_session(tmp_path: Path) -> None:
 
 
 def test_claude_code_sidechain_and_parent_open_by_short_prefix(tmp_path: Path) -> None:
-    from ctxsdk.session import Workspace, canonical_file_name, session_dir, sessions_root
+    from ctxsdk.session import Workspace
+    from ctxsdk.session._layout import canonical_file_name, session_dir, sessions_root
 
     main, side = from_claude_code(_need(CC_MAIN)), from_claude_code(_need(CC_SIDE))
     root = sessions_root(tmp_path)
@@ -1368,7 +1370,7 @@ def test_every_importer_refuses_a_path_that_is_not_a_regular_file(tmp_path: Path
 
 def test_every_importer_reads_at_most_max_bytes(tmp_path: Path) -> None:
     from ctxsdk.errors import InvalidArgument
-    from ctxsdk.session.importers import MAX_IMPORT_BYTES
+    from ctxsdk.session.importers._common import MAX_IMPORT_BYTES
 
     assert MAX_IMPORT_BYTES == 256 << 20
     chat = tmp_path / "chat.json"

@@ -10,10 +10,9 @@ import pytest
 import ctxsdk as cx
 from ctxsdk import errors
 from ctxsdk.samples import sample
-from ctxsdk.session import (
+from ctxsdk.session import LogView, TokenCounter
+from ctxsdk.session.kernel import (
     EventWriter,
-    LogView,
-    TokenCounter,
     digest_text,
     display_text,
     first_line,

@@ -33,7 +33,7 @@ import zstandard
 import ctxsdk as cx
 from ctxsdk import errors
 from ctxsdk.fold import Bundle, FileBundleStore
-from ctxsdk.session import read_marker
+from ctxsdk.session.kernel import read_marker
 from ctxsdk.testing import LogBuilder
 
 from ._logs import small_v3

@@ -37,21 +37,18 @@ from ctxsdk.llm import (
     LADDER,
     LLM,
     NO_ROUTE,
-    TRUNCATION_MARKER,
     CallOptions,
     ChatResult,
-    DegradedKind,
     ModelProtocol,
     Outcome,
     RetryPolicy,
     Structured,
     TraceEvent,
     Usage,
-    extract_json,
-    parse_structured,
-    truncate_keep_tail,
     with_fallback,
 )
+from ctxsdk.llm._base import DegradedKind, parse_structured
+from ctxsdk.session.kernel import TRUNCATION_MARKER, extract_json, truncate_keep_tail
 
 BASE = "http://model.test/v1"
 KEY = "sk-test-SECRET-0123456789"

@@ -25,10 +25,11 @@ import pytest
 from pydantic import BaseModel
 
 from ctxsdk.errors import InvalidArgument, LLMOutputError, LLMProviderError, LLMTimeout
-from ctxsdk.llm import LLM, TraceEvent, extract_json
+from ctxsdk.llm import LLM, TraceEvent
 from ctxsdk.llm._deadline import DeadlineBackend, install
 from ctxsdk.llm._limits import MAX_JSON_DEPTH, MAX_RESPONSE_BYTES, clean_text
 from ctxsdk.llm._wire import Lines
+from ctxsdk.session.kernel import extract_json
 
 WATCHDOG = 30.0  # seconds a call may take before the test calls it hung (never a timing claim)
 

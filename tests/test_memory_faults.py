@@ -32,7 +32,8 @@ from ctxsdk.memory import Memory
 from ctxsdk.memory._model import Node
 from ctxsdk.memory._sqlite import SQLiteStore
 from ctxsdk.samples import sample
-from ctxsdk.session import MAX_JSON_DEPTH, Session
+from ctxsdk.session import Session
+from ctxsdk.session.kernel import MAX_JSON_DEPTH
 from ctxsdk.testing import LogBuilder
 
 TIMEOUT = 60.0  # seconds a child may take before the call counts as hung

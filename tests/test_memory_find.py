@@ -14,7 +14,8 @@ import pytest
 from ctxsdk.errors import DegradedSearchWarning
 from ctxsdk.llm import LLM, RemoteEmbedder
 from ctxsdk.memory import Memory
-from ctxsdk.session import Session, query_window
+from ctxsdk.session import Session
+from ctxsdk.session.kernel import query_window
 from ctxsdk.testing import LogBuilder
 
 from ._openai_server import openai_server

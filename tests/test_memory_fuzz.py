@@ -16,7 +16,7 @@ from ctxsdk.errors import CtxError, InvalidArgument
 from ctxsdk.memory import Memory
 from ctxsdk.memory._model import Node
 from ctxsdk.memory._sqlite import SQLiteStore
-from ctxsdk.session import MAX_JSON_DEPTH
+from ctxsdk.session.kernel import MAX_JSON_DEPTH
 
 from .test_fuzz import _paths
 

@@ -141,7 +141,8 @@ def test_the_same_error_said_twice_is_one_experience() -> None:
 
 
 def test_two_project_facts_that_open_alike_are_two_entities() -> None:
-    from ctxsdk.session import Fact, FactSource
+    from ctxsdk.session import Fact
+    from ctxsdk.session._facts import FactSource
 
     s = _session()
     opening = "we don't control the claude code process - it is "

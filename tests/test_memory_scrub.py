@@ -37,7 +37,8 @@ from ctxsdk.errors import InvalidArgument, StaleRedactionWarning
 from ctxsdk.memory import Memory, Node, ScrubReport, SQLiteStore
 from ctxsdk.memory._scrub import RULES_KEY
 from ctxsdk.samples import sample
-from ctxsdk.session import REDACTION_RULES_VERSION, Session, redact
+from ctxsdk.session import Session, redact
+from ctxsdk.session.kernel import REDACTION_RULES_VERSION
 
 ALNUM = string.ascii_letters + string.digits
 

@@ -16,7 +16,8 @@ import ctxsdk as cx
 from ctxsdk._agent import run_agent
 from ctxsdk.errors import InvalidArgument, LogTooOld, SurfaceError, UnknownName
 from ctxsdk.llm import LLM
-from ctxsdk.merge import MERGE_PLUGIN, Slot, Trust, injected_this_turn
+from ctxsdk.merge import Slot, Trust
+from ctxsdk.merge._merge import MERGE_PLUGIN, injected_this_turn
 from ctxsdk.session import get_tokenizer
 from ctxsdk.testing import LogBuilder
 
@@ -167,7 +168,7 @@ def test_plugin_injected_context_gives_no_claims() -> None:
     b = LogBuilder(session_id="inj", runtime_context=None)
     b.turn("Start.")
     s = cx.Session.from_events(b.header, b.events)
-    ev = cx.session.EventWriter.after(s)
+    ev = cx.session.kernel.EventWriter.after(s)
     ev.emit(
         "user/message",
         {

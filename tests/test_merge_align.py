@@ -23,7 +23,7 @@ from ctxsdk.merge._align import (
 )
 from ctxsdk.merge._beliefs import Branch, BranchMessage, Trust, build_slots
 from ctxsdk.merge._branches import read_branch
-from ctxsdk.session import TRUNCATION_MARKER
+from ctxsdk.session.kernel import TRUNCATION_MARKER
 from ctxsdk.testing import LogBuilder
 
 from ._openai_server import openai_server

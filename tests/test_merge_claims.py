@@ -9,16 +9,9 @@ import dataclasses
 import pytest
 
 import ctxsdk as cx
-from ctxsdk.merge import (
-    STATEMENT,
-    Claim,
-    Evidence,
-    SlotState,
-    claims_to_states,
-    comparison_value,
-    extract_claims,
-    select,
-)
+from ctxsdk.merge import Claim, Evidence, SlotState
+from ctxsdk.merge._claims import STATEMENT, claims_to_states, comparison_value, extract_claims
+from ctxsdk.merge._slots import select
 from ctxsdk.testing import LogBuilder
 
 

@@ -12,8 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ctxsdk as cx
-from ctxsdk.merge import Branch, BranchMessage, Trust, adjudicate, align, build_slots
-from ctxsdk.session import redact_message
+from ctxsdk.merge import Branch, Trust
+from ctxsdk.merge._adjudicate import adjudicate
+from ctxsdk.merge._align import align
+from ctxsdk.merge._beliefs import BranchMessage
+from ctxsdk.merge.kernel import build_slots
+from ctxsdk.session.kernel import redact_message
 from ctxsdk.testing import LogBuilder
 
 _WORDS = st.sampled_from(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 import ctxsdk as cx
-from ctxsdk.merge import read_branch
 from ctxsdk.merge._anchors import names_in
+from ctxsdk.merge._branches import read_branch
 from ctxsdk.merge._shared import shared_names
 from ctxsdk.testing import LogBuilder
 

@@ -11,18 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxsdk.bench._t1 import compare_t1, t1_experiment
 from ctxsdk.errors import InvalidArgument, UnknownName
-from ctxsdk.merge import (
+from ctxsdk.merge import Decision, Evidence, SlotState
+from ctxsdk.merge._slots import (
     MERGED_SOURCE,
     SCORES,
     WEIGHTS,
-    Decision,
-    Evidence,
-    SlotState,
-    compare_t1,
     decision_key,
-    egalitarian,
-    elitist,
     is_confluent,
     merge_incremental,
     merge_nary,
@@ -30,8 +26,8 @@ from ctxsdk.merge import (
     repr_collapse,
     repr_count,
     select,
-    t1_experiment,
 )
+from ctxsdk.merge.kernel import egalitarian, elitist
 
 _env = os.environ.get("CTXSDK_SHARED_DATA")
 SHARED_DATA = Path(_env) if _env else Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -12,21 +12,10 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk.errors import InvalidArgument, UnknownName
-from ctxsdk.merge import (
-    EGALITARIAN,
-    ELITIST,
-    STRATEGIES,
-    Branch,
-    Candidate,
-    Claim,
-    Resolution,
-    Strategy,
-    Trust,
-    build_slots,
-    by_supports,
-    egalitarian,
-)
+from ctxsdk.merge import EGALITARIAN, ELITIST, Branch, Candidate, Claim, Resolution, Strategy, Trust
 from ctxsdk.merge._ruling import rule
+from ctxsdk.merge._strategy import by_supports
+from ctxsdk.merge.kernel import STRATEGIES, build_slots, egalitarian
 from ctxsdk.testing import LogBuilder
 
 
@@ -198,7 +187,8 @@ def test_a_hook_cannot_launder_trust_and_the_trust_check_still_runs() -> None:
     assert not r.violations and "EXTERNAL BACKGROUND" in r.text
     # the trust check runs on a strategy's slots as on the built-ins': an unlabelled claim
     # (which no gate lets through, so it is made here) fails it and nothing is injected
-    from ctxsdk.merge import check_trust, presented_trust
+    from ctxsdk.merge._trust import presented_trust
+    from ctxsdk.merge.kernel import check_trust
 
     slot = r.slot("region")
     bare = [Claim("region", "eu-west", 4, "The region is eu-west.", "x", 1)]

@@ -466,11 +466,11 @@ def test_assembly_expand_over_a_compaction_inside_a_turn(oracle_home: Path, tmp_
     ck = _checkpoint(long)
     pos = long.surface().seqs.index(ck.seq)
     folded = cx.Assembly(long).set(ck.seq, "off").apply(write=False)
-    w = cx.session.EventWriter.after(folded)
+    w = cx.session.kernel.EventWriter.after(folded)
     w.start_turn()
     opened = folded.append(w.take())
     restored = cx.Assembly(opened).set(opened.surface()[pos].seq, "full").apply(write=False)
-    w = cx.session.EventWriter.after(restored)
+    w = cx.session.kernel.EventWriter.after(restored)
     w.end_turn({"kind": "completed"})
     closed = restored.append(w.take())
     starts = [e for e in closed.raw_events[len(opened) :] if e["type"] == "compaction/start"]
@@ -956,7 +956,7 @@ def _reopened(path: Path, store: Path, results: list[Any], *, on_surface: list[A
         assert page.verified and page.total == len(rec.shadowed) == rec.messages
         assert page.seqs == rec.shadowed[: len(page.seqs)]
         assert list(page.messages) == [
-            cx.session.message_of(original.raw_events[s]) for s in page.seqs
+            cx.session.kernel.message_of(original.raw_events[s]) for s in page.seqs
         ]
     assert f.status().healthy and f.status().orphans == ()
     return f
@@ -1183,7 +1183,7 @@ def test_a_merged_block_injected_into_an_open_turn(oracle_home: Path, tmp_path: 
     assert r.block and "DISPUTED" in r.text  # a tie, rendered with both values
     injected = r.inject(target)
     assert len(injected) == len(target) + 1
-    w = cx.session.EventWriter.after(injected)  # the user stops the turn there
+    w = cx.session.kernel.EventWriter.after(injected)  # the user stops the turn there
     w.end_step()
     w.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
     done = injected.append(w.take())

@@ -16,15 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxsdk.errors import InvalidArgument
-from ctxsdk.session import (
-    REDACTION_KINDS,
-    REDACTION_MARKER,
-    Redaction,
-    redact,
-    redact_message,
-    withheld,
-    withheld_notice,
-)
+from ctxsdk.session import Redaction, redact, withheld
+from ctxsdk.session.kernel import REDACTION_KINDS, REDACTION_MARKER, redact_message, withheld_notice
 from ctxsdk.testing import LogBuilder
 
 ALNUM = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z"

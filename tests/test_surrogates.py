@@ -57,7 +57,7 @@ def _plain(path: Path) -> bytes:
 def test_opens_and_saves_byte_identical(tmp_path: Path, version: int, compression: str) -> None:
     path = _log(tmp_path, version, compression)
     s = cx.Session.open(path)
-    texts = [cx.session.message_text(m) for m in s.messages()]
+    texts = [cx.session.kernel.message_text(m) for m in s.messages()]
     assert "Hello ab\ud800cd there" in texts and "Reply x\udc00y here" in texts
     out = s.save(tmp_path / "out", version=version, compression="none")
     original = _plain(path).splitlines()
@@ -70,7 +70,9 @@ def test_opens_and_saves_byte_identical(tmp_path: Path, version: int, compressio
     assert [m.model_dump() for m in again.messages()] == [m.model_dump() for m in s.messages()]
     if version < 3:
         up = cx.Session.open(s.save(tmp_path / "v3", version=3, compression="zstd"))
-        assert "Hello ab\ud800cd there" in [cx.session.message_text(m) for m in up.messages()]
+        assert "Hello ab\ud800cd there" in [
+            cx.session.kernel.message_text(m) for m in up.messages()
+        ]
 
 
 def test_every_public_view_takes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,7 +102,7 @@ def test_append_to_log(tmp_path: Path, compression: str) -> None:
     s = cx.Session.open(_log(tmp_path, 3, compression))
     node = s.surface()[-1]
     after = s.replace(node.seq, node.seq, "edited \ud83d tail").append_to_log()
-    assert "edited \ud83d tail" in [cx.session.message_text(m) for m in after.messages()]
+    assert "edited \ud83d tail" in [cx.session.kernel.message_text(m) for m in after.messages()]
     assert b"edited \\ud83d tail" in _plain(after.path)  # type: ignore[arg-type]
     assert _plain(after.path).startswith(_plain(s.path))  # type: ignore[arg-type]
 

@@ -21,7 +21,7 @@ import ctxsdk as cx
 from ctxsdk.assemble import DraftStore
 from ctxsdk.errors import DataMissing, InvalidArgument
 from ctxsdk.samples import SAMPLES_HOME, sample
-from ctxsdk.session import COMPOSITION_PARTS
+from ctxsdk.session.kernel import COMPOSITION_PARTS
 from ctxsdk.testing import LogBuilder
 from ctxsdk.widgets import ContextTree
 from ctxsdk.widgets._base import BaseWidget, handler

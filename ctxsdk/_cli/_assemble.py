@@ -19,14 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ctxsdk.session.kernel import gist
+
 from ..errors import InvalidArgument, NotFound, WriteError
-from ..session._text import gist
 from ._naming import named_session
 from ._terminal import cells, cli_message, fit_cells, plural, visible
 
 if TYPE_CHECKING:
+    from ctxsdk.session import Session
+
     from ..assemble import Assembly, Mode, Preview, Row
-    from ..session._session import Session
 
 __all__ = ["SetSpec", "cmd_assemble", "cmd_fit", "parse_budget", "parse_set", "tree_lines"]
 
@@ -136,7 +138,7 @@ def in_place_problem(
 ) -> str | None:
     """Why an edit cannot be appended to the session's own log, or None; ``instead`` says
     what to do (the fold commands pass their own)."""
-    from ..session import refuse_shipped_sample
+    from ..session.kernel import refuse_shipped_sample
 
     if s.path is None:
         return (
@@ -226,7 +228,7 @@ def _write(args: argparse.Namespace, a: Assembly, before: Session) -> None:
 def _refuse_early(args: argparse.Namespace, s: Session) -> None:
     """A write that cannot happen, refused before anything is planned or printed: appending
     to a log that cannot take it, or an ``--out`` file that exists (without ``--force``)."""
-    from ..session._layout import canonical_file_name
+    from ctxsdk.session.kernel import canonical_file_name
 
     if args.dry_run:
         return

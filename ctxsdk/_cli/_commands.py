@@ -14,15 +14,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ctxsdk.session.kernel import gist
+
 from ..errors import InvalidArgument
-from ..session._text import gist
 from ..session.importers import FORMATS
 from ._naming import named_session
 from ._terminal import cells, fit_cells, json_safe, plural, visible
 
 if TYPE_CHECKING:
+    from ctxsdk.session import Session
+
     from ..bench import BenchResult
-    from ..session._session import Session
 
 __all__ = [
     "IMPORT_FORMATS",
@@ -49,8 +51,9 @@ MIN_ID_CHARS = 8
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from ctxsdk.session import Session
+
     from ..samples import sample_paths
-    from ..session._session import Session
 
     for name, path in sample_paths().items():
         s = Session.open(path)
@@ -94,7 +97,8 @@ def _demo_page(s: Session, name: str, out_dir: Path) -> Path:
     """One static page of ``s``: its context tree, composition and tokens per turn."""
     from .._display import page
     from ..assemble import Assembly
-    from ..session import composition, turn_tokens
+    from ..session import composition
+    from ..session.kernel import turn_tokens
 
     results = [composition(s), turn_tokens(s), Assembly(s).tree()]
     title = f"{name}: {s.title or s.id}"
@@ -178,7 +182,7 @@ def sessions_table(rows: list[dict[str, Any]], all_ids: Sequence[str], width: in
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from ..session._workspace import Workspace
+    from ctxsdk.session import Workspace
 
     df = Workspace(args.home).sessions(refresh=args.refresh)
     if args.json:
@@ -277,8 +281,7 @@ def _import_source(args: argparse.Namespace) -> tuple[str, Path]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from ..session._session import Session
-    from ..session._workspace import Workspace
+    from ctxsdk.session import Session, Workspace
 
     if args.output and args.home:
         raise InvalidArgument("give -o FILE|DIR or --home DIR, not both")

@@ -39,9 +39,10 @@ from ._naming import named_session
 from ._terminal import cli_message, json_safe, plural, visible
 
 if TYPE_CHECKING:
+    from ctxsdk.fold import Decision
+    from ctxsdk.session import Session
+
     from ..fold import FileBundleStore, Fold, FoldResult, FoldStatus
-    from ..fold._policy import Decision
-    from ..session._session import Session
 
 __all__ = [
     "DEMO_WINDOW",
@@ -73,7 +74,7 @@ def parse_count(flag: str, raw: str, *, minimum: int, maximum: int | None = None
 
 
 def _policy(raw: str) -> str:
-    from ..fold import POLICIES
+    from ..fold.kernel import POLICIES
 
     if raw not in POLICIES:
         raise InvalidArgument(
@@ -90,8 +91,9 @@ def _window(raw: str | None) -> int | None:
 
 def _store(args: argparse.Namespace, s: Session) -> FileBundleStore:
     """``--store DIR``, else the engine's default place next to the session."""
+    from ctxsdk.fold.kernel import default_store_root
+
     from ..fold import FileBundleStore
-    from ..fold._transaction import default_store_root
 
     if args.store:
         root = Path(args.store).expanduser()
@@ -146,7 +148,7 @@ def _header(s: Session) -> str:
 
 def _out_path(args: argparse.Namespace, s: Session) -> Path:
     """Where ``--out`` writes (a directory gets the canonical file name), refused if taken."""
-    from ..session._layout import canonical_file_name
+    from ctxsdk.session.kernel import canonical_file_name
 
     dest = Path(args.out).expanduser()
     if dest.is_dir() or not dest.suffix:  # as Session.save names a file in a directory
@@ -285,8 +287,8 @@ def cmd_fold(args: argparse.Namespace) -> int:
         return 0
     target = s
     if dest is not None:
-        from ..session._codec import MAX_DECODED_BYTES
-        from ..session._session import Session
+        from ctxsdk.session import Session
+        from ctxsdk.session.kernel import MAX_DECODED_BYTES
 
         written = s.save(dest)
         target = Session.open(written, max_bytes=args.max_bytes or MAX_DECODED_BYTES)
@@ -324,7 +326,7 @@ def _ref(raw: str) -> str | int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from ..fold import MAX_PAGE
+    from ..fold.kernel import MAX_PAGE
 
     if args.depth not in _DEPTHS:
         raise InvalidArgument(f"--depth is summary or exact, not {args.depth!r}")
@@ -333,7 +335,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     s = named_session(args)
     f = _fold_of(args, s, write=False)
     ref = _ref(args.ref)
-    from ..fold._recall import resolve_ref
+    from ctxsdk.fold.kernel import resolve_ref
 
     try:
         record = resolve_ref(f.records, ref)
@@ -429,10 +431,11 @@ def demo_fold(html_dir: Path | None) -> Path | None:
     """Fold a temp copy of ``long-refactor`` at a small window, show the result and the status,
     search the archive for a file path its tool output names, recall that message exactly and
     compare its bytes with the original's. Writes ``fold.html`` to ``html_dir`` if given."""
+    from ctxsdk.session import Session
+
     from ..fold import Fold
     from ..samples import sample
-    from ..session import message_of
-    from ..session._session import Session
+    from ..session.kernel import message_of
 
     original = Session.open(sample("long-refactor"))
     print(f"== fold: long-refactor at a {DEMO_WINDOW:,}-token window (on a temp copy)")

@@ -89,7 +89,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 def _say_if_stale(mem: Memory, args: argparse.Namespace) -> None:
     """One line on stderr when the file's texts went through older redaction rules."""
-    from ..memory._scrub import stale
+    from ctxsdk.memory.kernel import stale
 
     why = None if args.action == "scrub" else stale(mem.redaction_rules)
     if why is not None:
@@ -99,7 +99,7 @@ def _say_if_stale(mem: Memory, args: argparse.Namespace) -> None:
 
 def _print_episodes(mem: Memory, prefixes: list[str], *, as_json: bool) -> None:
     """The session map: each session's boxes in order, one line each (or JSON)."""
-    from ..session import first_line, short_id
+    from ..session.kernel import first_line, short_id
 
     boxes = [
         n
@@ -124,9 +124,10 @@ def _print_episodes(mem: Memory, prefixes: list[str], *, as_json: bool) -> None:
 def demo_memory() -> None:
     """Ingest the samples into a temporary memory (verbatim observations included), answer a
     question from it and print the session-start map."""
+    from ctxsdk.session import Session
+
     from ..memory import Memory
     from ..samples import sample_paths
-    from ..session._session import Session
 
     print("== memory: the samples ingested into a temporary memory file")
     with (

@@ -14,8 +14,9 @@ __all__ = ["cmd_merge", "demo_merge"]
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    from ctxsdk.session import Session
+
     from ..merge import Merge
-    from ..session._session import Session
     from ._naming import open_session
 
     if args.budget < 0:
@@ -51,10 +52,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def demo_merge(html_dir: Path | None) -> Path | None:
     """Merge two sample sessions (a flaky-test fix and a module split) at a 400-token budget
     and print the result and the block; writes ``merge.html`` to ``html_dir`` if given."""
+    from ctxsdk.session import Session
+
     from .._display import page
     from ..merge import Merge
     from ..samples import sample
-    from ..session._session import Session
 
     names = ("fix-flaky-test", "long-refactor")
     sessions = [Session.open(sample(n)) for n in names]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NotFound
 
 if TYPE_CHECKING:
-    from ..session._session import Session
+    from ctxsdk.session import Session
 
 __all__ = ["named_session", "open_session"]
 
@@ -36,7 +36,7 @@ def open_session(
     snapshot fixtures); such a session has no file to append to. ``max_bytes``
     (``--max-bytes``) is the decompression cap of the read (and of the home's listing, for
     an id prefix); None keeps the reader's default."""
-    from ..session._session import Session
+    from ctxsdk.session import Session
 
     # Without the flag, the reader's own default (which may recognise a fully stripped log).
     options: dict[str, Any] = {"normalized": True} if normalized else {}
@@ -50,7 +50,7 @@ def open_session(
             f"{ref}: no such session file or directory (an id prefix has no '/' and does not "
             "start with '.' or '~'; `ctxsdk sessions` lists the ids)"
         )
-    from ..session._workspace import Workspace
+    from ctxsdk.session import Workspace
 
     ws = Workspace(home) if max_bytes is None else Workspace(home, max_bytes=max_bytes)
     return ws.open(ref, **options)

@@ -8,9 +8,10 @@ import re
 import unicodedata
 from typing import TextIO
 
+from ctxsdk.session.kernel import CONTROL_CHARS
+
 from ..samples import SAMPLES_HOME
-from ..session import neutralize
-from ..session._model_text import CONTROL_CHARS
+from ..session.kernel import neutralize
 
 __all__ = [
     "VisibleStream",

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._display import Rendered, details, esc, message_html, plural, stacked_bar, table
 from ..errors import InvalidArgument
-from ..session import Message, Session, TokenCounter, node_tokens, read_marker, widget
+from ..session import Message, Session, TokenCounter
+from ..session.kernel import node_tokens, read_marker, widget
 from ._digest import DigestConfig
 from ._drafts import DraftStore
 from ._fit import FitResult, fit_plan

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..session import Message, digest_text
+from ..session import Message
+from ..session.kernel import digest_text
 
 __all__ = ["DigestConfig", "auto_digest", "off_marker", "off_rewrite"]
 

@@ -27,7 +27,7 @@ class DraftStore:
 
     def __init__(self, directory: str | Path | None = None) -> None:
         if directory is None:
-            from ..session import dsh_home
+            from ..session.kernel import dsh_home
 
             directory = dsh_home() / "storages" / "ctxsdk" / "assemble"
         self.path = Path(directory) / "drafts.json"

@@ -21,11 +21,8 @@ from typing import Any, cast
 
 from .._display import Rendered, esc, plural, stacked_bar, table
 from ..errors import InvalidArgument
-from ..session import (
-    Embedder,
-    Session,
-    SurfaceNode,
-    TokenCounter,
+from ..session import Embedder, Session, SurfaceNode, TokenCounter
+from ..session.kernel import (
     assembly_header,
     digest_text,
     estimate_text,

@@ -2,7 +2,7 @@
 
 ``full`` keeps a node verbatim, ``key`` collapses a run into one digest message, ``off``
 collapses it into a near-empty marker. The marks themselves are part of the log format and
-live in the base (``ctxsdk.session.read_marker``); this module maps them to modes.
+live in the base (``ctxsdk.session.kernel.read_marker``); this module maps them to modes.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..session import read_marker
+from ..session.kernel import read_marker
 
 __all__ = ["MODES", "Mode", "collapse_mark"]
 

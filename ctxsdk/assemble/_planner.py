@@ -27,12 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..session import (
+from ..session import Message, Session, SurfaceNode, TokenCounter
+from ..session.kernel import (
     EventWriter,
-    Message,
-    Session,
-    SurfaceNode,
-    TokenCounter,
     assembly_header,
     assembly_source,
     digest_text,

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..session import Doc, Embedder, Retriever
+from ..session import Embedder, Retriever
+from ..session.kernel import Doc
 
 __all__ = ["Ranker"]
 

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..session import Session, gist
+from ..session import Session
+from ..session.kernel import gist
 from ._assembly import Assembly, Rule
 from ._modes import Mode
 

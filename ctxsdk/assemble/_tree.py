@@ -14,7 +14,8 @@ from typing import Literal
 
 from .._display import Rendered, badge, bar, details, esc, plural
 from ..errors import SessionFormatError
-from ..session import Message, Session, SurfaceNode, first_line, message_of
+from ..session import Message, Session, SurfaceNode
+from ..session.kernel import first_line, message_of
 from ._modes import Mode
 
 __all__ = ["Row", "RowKind", "attach_subagents", "build_tree", "header_system_tokens"]

@@ -15,9 +15,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from ..assemble import DigestConfig, FitIndex
-from ..assemble._planner import Target, compile_plan
-from ..session import TokenCounter, digest_text
+from ctxsdk.assemble import Target, compile_plan
+
+from ..assemble import DigestConfig
+from ..assemble.kernel import FitIndex
+from ..session import TokenCounter
+from ..session.kernel import digest_text
 
 __all__ = ["Bm25Baseline", "porter", "terms"]
 

@@ -29,12 +29,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ctxsdk.session import Session, TokenCounter
+
 from .._progress import Progress, resolve_progress
-from ..assemble import DigestConfig, FitIndex, fit_plan
+from ..assemble import DigestConfig
+from ..assemble.kernel import FitIndex, fit_plan
 from ..errors import DataMissing
 from ..session import Embedder, available_embedders, get_embedder
-from ..session._session import Session
-from ..session._tokens import TokenCounter
 from ..session.importers import from_locomo, import_provenance
 from ._bm25 import Bm25Baseline
 from ._result import BenchResult, Target

@@ -47,19 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxsdk.fold.kernel import state_metrics
+
 from .._progress import Progress, resolve_progress
 from ..errors import CtxError, DataMissing, FoldRefused, NotFound
-from ..fold import Fold, FoldRecord, anchor_event, canonical_json, reduce_events
-from ..fold._state import state_metrics
-from ..session import (
-    EventWriter,
-    Session,
-    TokenCounter,
-    message_of,
-    node_tokens,
-    search_text,
-    tool_groups,
-)
+from ..fold import Fold, FoldRecord
+from ..fold.kernel import anchor_event, canonical_json, reduce_events
+from ..session import Session, TokenCounter
+from ..session.kernel import EventWriter, message_of, node_tokens, search_text, tool_groups
 from ..testing import LogBuilder
 from ._result import BenchResult, Target
 

@@ -49,8 +49,10 @@ from typing import Any
 
 from .._progress import Progress, resolve_progress
 from ..errors import FoldRefused
-from ..fold import PROFILES, EconomicsProfile, Fold, locate_frontier, prefix_split
-from ..session import EventWriter, Session, TokenCounter, display_text, node_tokens
+from ..fold import PROFILES, EconomicsProfile, Fold
+from ..fold.kernel import locate_frontier, prefix_split
+from ..session import Session, TokenCounter
+from ..session.kernel import EventWriter, display_text, node_tokens
 from ..testing import LogBuilder
 from ._result import Target
 

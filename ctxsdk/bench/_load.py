@@ -18,10 +18,10 @@ from typing import Any
 
 import zstandard
 
+from ctxsdk.session import Session, read_log
+from ctxsdk.session.kernel import replay_log
+
 from .._progress import Progress, resolve_progress
-from ..session._codec import read_log
-from ..session._replay import replay_log
-from ..session._session import Session
 from ..testing import LogBuilder
 from ._result import BenchResult, Target, best_of
 

@@ -47,11 +47,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ctxsdk.assemble.kernel import Ranker
+from ctxsdk.memory.kernel import default_embedder
+from ctxsdk.session import Embedder, Retriever, available_embedders, get_embedder
+from ctxsdk.session.kernel import Doc
+
 from .._progress import Progress, resolve_progress
-from ..assemble._rank import Ranker
-from ..memory._memory import default_embedder
-from ..session._embedders import available_embedders, get_embedder
-from ..session._retrieval import Doc, Embedder, Retriever
 from ._bm25 import _SMOOTH, _Index
 from ._fit import load_locomo
 from ._memory_engine import memory_recall_rows, memory_scale, writer_throughput

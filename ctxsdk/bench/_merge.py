@@ -2,7 +2,7 @@
 published one?
 
 Section ``confluence``: the T1 exhaustive experiment (``seed-algorithms.md`` §1(d)),
-rebuilt by ``ctxsdk.merge.t1_experiment``, compared field by field with the published
+rebuilt by ``t1_experiment`` (``bench._t1``), compared field by field with the published
 ``seed-bench/belief-merge/t1_results.json``. Metrics: failures and rate per
 (space, score, representation, well-formed), the JOIN failures in total (target 0), and
 ``matches_published`` (1.0 only if every number, witness and table equals the file).
@@ -38,12 +38,12 @@ from typing import Any
 
 from .._progress import Progress, resolve_progress
 from ..errors import DataMissing
-from ..merge import compare_t1, t1_experiment
 from . import _mergebench as mb
 from ._merge_arms import MERGE_ARMS
 from ._merge_data import MERGEBENCH_FILE, T1_FILE, _shared_data
 from ._merge_scale import SCALE_SESSIONS, scale_run
 from ._result import BenchResult, Target
+from ._t1 import compare_t1, t1_experiment
 
 __all__ = ["MERGEBENCH_FILE", "T1_FILE", "mergebench_section", "run"]
 

@@ -43,8 +43,10 @@ from ..session import Session
 from ..testing import LogBuilder
 
 if TYPE_CHECKING:
-    from ..merge import Merge, StrategyLike
-    from ..merge._branches import SourceLike
+    from ctxsdk.merge.kernel import SourceLike
+
+    from ..merge import Merge
+    from ..merge.kernel import StrategyLike
 
 __all__ = [
     "ARMS",
@@ -685,8 +687,10 @@ def mergebench(
     ``../shared/data``, as ``ctxsdk bench merge`` loads it) and the run is one it published
     (5 seeds, 10 topics, 2 branches, 2 conflicts, budget 400 or 1200, no paraphrase).
     """
-    from ..merge import STRATEGIES, Merge
-    from ..merge._merge import decision_text, named_strategies
+    from ctxsdk.merge.kernel import decision_text, named_strategies
+
+    from ..merge import Merge
+    from ..merge.kernel import STRATEGIES
 
     chosen = named_strategies(strategies) if strategies else []
     if builtins:

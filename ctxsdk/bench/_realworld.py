@@ -63,12 +63,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ctxsdk.session import BM25
+from ctxsdk.session.kernel import message_of, search_text
+
 from .._progress import Progress, resolve_progress
 from ..errors import CtxError
 from ..session import Session
-from ..session._lexical import BM25
-from ..session._session import message_of
-from ..session._text import search_text
 from ._result import BenchResult, Target
 
 __all__ = [

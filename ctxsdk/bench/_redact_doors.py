@@ -69,7 +69,7 @@ def _feed_memory(db: Path, cases: Sequence[Case]) -> list[Any]:
     """Every door of a memory; returns what was rendered on the way."""
     from ctxsdk.errors import MemoryRefused
     from ctxsdk.memory import Memory, Source
-    from ctxsdk.memory._tools import (
+    from ctxsdk.memory.kernel import (
         FindArgs,
         ReadArgs,
         RememberArgs,

@@ -68,16 +68,16 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from .._progress import Progress, resolve_progress
-from ..session._session import message_of
-from ..session._tokens import (
-    TokenCounter,
+from ctxsdk.session import TokenCounter, get_tokenizer
+from ctxsdk.session.kernel import (
     count_message,
     estimate_message,
     estimate_text,
-    get_tokenizer,
+    message_of,
     message_text_for_count,
 )
+
+from .._progress import Progress, resolve_progress
 from ._result import BenchResult, Target, best_of
 
 __all__ = [
@@ -225,8 +225,9 @@ def _text(text: str) -> dict[str, Any]:
 
 
 def _sample_messages() -> list[dict[str, Any]]:
+    from ctxsdk.session import Session
+
     from ..samples import sample_paths
-    from ..session._session import Session
 
     out: list[dict[str, Any]] = []
     surface = ("system/message", "user/message", "assistant/message", "tool/result")

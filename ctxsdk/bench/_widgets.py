@@ -65,7 +65,7 @@ def _widget_state(widget: Any, keys: Any = _STATE_KEYS) -> dict[str, Any]:
 def harness_html(widget: Any, *, width: int = 1100, dark: bool = False) -> str:
     """A page that renders ``widget``'s real ESM and CSS from its current synced state
     (``widgets/harness/page.html``)."""
-    from ..widgets._bundle import static_dir
+    from ctxsdk.widgets.kernel import static_dir
 
     def script_json(value: Any) -> str:
         return json.dumps(value).replace("</", "<\\/")

@@ -32,11 +32,19 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import zstandard
 
+from ctxsdk.session import Workspace, read_log
+from ctxsdk.session.kernel import (
+    CACHE_RELPATH,
+    canonical_file_name,
+    dumps_line,
+    frame_spans,
+    session_dir,
+    sessions_root,
+    zstd_frame,
+)
+
 from .._progress import Progress, resolve_progress
 from ..samples import sample
-from ..session._codec import dumps_line, frame_spans, read_log, zstd_frame
-from ..session._layout import canonical_file_name, session_dir, sessions_root
-from ..session._workspace import CACHE_RELPATH, Workspace
 from ._result import BenchResult, Target, best_of
 
 if TYPE_CHECKING:

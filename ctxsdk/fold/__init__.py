@@ -8,55 +8,20 @@ search and recall, and the price profiles are its parts.
 
 from __future__ import annotations
 
-from .._public import publish
-from ._bundles import (
-    BUNDLE_FORMAT,
-    BUNDLE_FORMAT_VERSION,
-    Bundle,
-    BundleReader,
-    BundleRecord,
-    BundleRef,
-    BundleStatus,
-    FileBundleStore,
-    canonical_json,
-)
-from ._checkpoint import FRAMING
-from ._economics import PROFILES, EconomicsProfile, PrefixSplit, UsageCost, prefix_split, usage_cost
-from ._fold import Figure, Fold, FoldResult, FoldStatus
-from ._frontier import CheckpointNode, Frontier, locate_frontier
-from ._policy import POLICIES, Decision, FoldPolicy, Pressure, resolve_policy
-from ._recall import MAX_PAGE, Recall, SearchHit, SearchResult
-from ._state import (
-    ANCHOR_EVENT,
-    Anchor,
-    FoldState,
-    StateLimits,
-    StateMetrics,
-    anchor_event,
-    reduce_events,
-    state_metrics,
-)
-from ._transaction import FOLD_RECORD, FoldRecord, read_records
+from .._public import moved_names, publish
+from ._bundles import Bundle, FileBundleStore
+from ._economics import PROFILES, EconomicsProfile
+from ._fold import Fold, FoldResult, FoldStatus
+from ._policy import Decision, FoldPolicy, resolve_policy
+from ._recall import Recall, SearchHit, SearchResult
+from ._state import FoldState, StateLimits
+from ._transaction import FoldRecord
 
 __all__ = [
-    "ANCHOR_EVENT",
-    "BUNDLE_FORMAT",
-    "BUNDLE_FORMAT_VERSION",
-    "FOLD_RECORD",
-    "FRAMING",
-    "MAX_PAGE",
-    "POLICIES",
     "PROFILES",
-    "Anchor",
     "Bundle",
-    "BundleReader",
-    "BundleRecord",
-    "BundleRef",
-    "BundleStatus",
-    "CheckpointNode",
     "Decision",
     "EconomicsProfile",
-    "Figure",
     "FileBundleStore",
     "Fold",
     "FoldPolicy",
@@ -64,24 +29,46 @@ __all__ = [
     "FoldResult",
     "FoldState",
     "FoldStatus",
-    "Frontier",
-    "PrefixSplit",
-    "Pressure",
     "Recall",
     "SearchHit",
     "SearchResult",
     "StateLimits",
-    "StateMetrics",
-    "UsageCost",
-    "anchor_event",
-    "canonical_json",
-    "locate_frontier",
-    "prefix_split",
-    "read_records",
-    "reduce_events",
     "resolve_policy",
-    "state_metrics",
-    "usage_cost",
 ]
 
 publish(__name__, globals(), __all__)
+
+# Names this namespace exported before its user face was cut: still importable, with a
+# DeprecationWarning that says where they live now (for one release).
+__getattr__ = moved_names(
+    __name__,
+    {
+        "ANCHOR_EVENT": "ctxsdk.fold._state",
+        "Anchor": "ctxsdk.fold._state",
+        "BUNDLE_FORMAT": "ctxsdk.fold._bundles",
+        "BUNDLE_FORMAT_VERSION": "ctxsdk.fold._bundles",
+        "BundleReader": "ctxsdk.fold._bundles",
+        "BundleRecord": "ctxsdk.fold._bundles",
+        "BundleRef": "ctxsdk.fold._bundles",
+        "BundleStatus": "ctxsdk.fold._bundles",
+        "CheckpointNode": "ctxsdk.fold._frontier",
+        "FOLD_RECORD": "ctxsdk.fold._transaction",
+        "FRAMING": "ctxsdk.fold._checkpoint",
+        "Figure": "ctxsdk.fold._fold",
+        "Frontier": "ctxsdk.fold._frontier",
+        "MAX_PAGE": "ctxsdk.fold.kernel",
+        "POLICIES": "ctxsdk.fold.kernel",
+        "PrefixSplit": "ctxsdk.fold._economics",
+        "Pressure": "ctxsdk.fold._policy",
+        "StateMetrics": "ctxsdk.fold._state",
+        "UsageCost": "ctxsdk.fold._economics",
+        "anchor_event": "ctxsdk.fold.kernel",
+        "canonical_json": "ctxsdk.fold.kernel",
+        "locate_frontier": "ctxsdk.fold.kernel",
+        "prefix_split": "ctxsdk.fold.kernel",
+        "read_records": "ctxsdk.fold._transaction",
+        "reduce_events": "ctxsdk.fold.kernel",
+        "state_metrics": "ctxsdk.fold._state",
+        "usage_cost": "ctxsdk.fold._economics",
+    },
+)

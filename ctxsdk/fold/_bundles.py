@@ -37,7 +37,7 @@ from ..errors import (
     InvalidArgument,
     WriteError,
 )
-from ..session import check_byte_limit, read_regular_file
+from ..session.kernel import check_byte_limit, read_regular_file
 
 __all__ = [
     "BUNDLE_FORMAT",

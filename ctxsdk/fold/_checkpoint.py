@@ -26,7 +26,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
-from ..session import checkpoint_content, estimate_text, fold_line
+from ..session.kernel import checkpoint_content, estimate_text, fold_line
 from ._state import RUN_KEY_PREFIX
 
 __all__ = [

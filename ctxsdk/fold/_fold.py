@@ -17,9 +17,8 @@ from typing import Any, get_args
 from .._display import Rendered, badge, bar, esc, fmt_tokens, kv, plural, section, table
 from ..errors import BundleError, CorruptBundle, FoldRefused, InvalidArgument, NotFound
 from ..model import ModelProtocol
-from ..session import (
-    Session,
-    TokenCounter,
+from ..session import Session, TokenCounter
+from ..session.kernel import (
     display_text,
     fold_source,
     fork_points,

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..session import Session, read_marker
+from ..session import Session
+from ..session.kernel import read_marker
 
 __all__ = ["CheckpointNode", "Frontier", "locate_frontier"]
 

@@ -26,13 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session import (
-    PATH_KEYS,
-    READ_PROGRAMS,
-    READ_TOOLS,
-    call_command,
-    command_parts,
-)
+from ..session.kernel import PATH_KEYS, READ_PROGRAMS, READ_TOOLS, call_command, command_parts
 
 __all__ = [
     "FileOutlines",

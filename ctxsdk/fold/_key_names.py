@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from ..session import call_command, command_parts, path_name
+from ..session.kernel import call_command, command_parts, path_name
 
 __all__ = ["KeyNames", "call_words"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import ModelProtocol, ask_text
-from ..session import to_wire
+from ..session.kernel import to_wire
 
 __all__ = ["BASIC_INSTRUCTION", "RATIONALE_INSTRUCTION", "ModelText", "ask"]
 

@@ -1,7 +1,7 @@
 """The project's rules for agents, as the state shows them: bounded, file by file.
 
 The kernel reads the rules of the project's instruction files (AGENTS.md, CLAUDE.md,
-CONVENTIONS.md …: ``ctxsdk.session.rule_file``) wherever the log holds them: a harness's
+CONVENTIONS.md …: ``ctxsdk.session.kernel.rule_file``) wherever the log holds them: a harness's
 injected copy, a read's output, what the session wrote into one. A resumed agent must keep
 honouring them after the message that held them folds away, and a teammate wants what the
 session added. The state shows them apart from the user's constraints ("Project rules"),
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..session import Fact, rule_file
+from ..session import Fact
+from ..session.kernel import rule_file
 
 __all__ = ["ProjectRules", "RuleLine"]
 

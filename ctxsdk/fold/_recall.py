@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from .._display import Rendered, badge, esc, plural, table
 from ..errors import BundleError, CorruptBundle, InvalidArgument, NotFound
-from ..session import Message, gist, message_of, read_marker, search_text
+from ..session import Message
+from ..session.kernel import gist, message_of, read_marker, search_text
 from ._bundles import Bundle, BundleReader
 from ._transaction import FoldRecord
 

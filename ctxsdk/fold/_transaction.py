@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FoldConflict, FoldRefused, LockHeld, SurfaceError, WriteError
-from ..session import (
+from ..session import Session
+from ..session.kernel import (
     EventWriter,
-    Session,
     fold_source,
     message_of,
     read_marker,

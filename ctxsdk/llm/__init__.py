@@ -31,74 +31,72 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .._public import moved_names
+
 # the engines' seam, importable from here as before (ctxsdk.model's own objects)
 from ..model import ModelProtocol as ModelProtocol
 from ..model import Outcome as Outcome
 from ..model import with_fallback as with_fallback
-from ..session import TRUNCATION_MARKER, extract_json, truncate_keep_tail
 from ._base import (
     LADDER,
     NO_ROUTE,
     ChatResult,
-    DegradedKind,
     Delta,
-    Messages,
     Structured,
     ToolCall,
     Usage,
-    parse_structured,
 )
 from ._embeddings import RemoteEmbedder
-from ._options import CallOptions, ChatKwargs, ReasoningEffort, StreamKwargs, StructuredKwargs
+from ._options import CallOptions, ReasoningEffort
 from ._retry import RetryPolicy
-from ._trace import TraceEvent, TraceKind, Tracer
+from ._trace import TraceEvent, Tracer
 
 if TYPE_CHECKING:
-    from ._client import (
-        DEEPSEEK_BASE_URL,
-        DEEPSEEK_DEFAULT_MODEL,
-        LLM,
-        AsyncChatStream,
-        ChatStream,
-    )
+    from ._client import LLM, AsyncChatStream, ChatStream
 
     def _satisfies_the_seam(llm: LLM) -> ModelProtocol:
         return llm  # mypy checks that LLM is a model every engine can take
 
 
 __all__ = [
-    "DEEPSEEK_BASE_URL",
-    "DEEPSEEK_DEFAULT_MODEL",
     "LADDER",
     "LLM",
     "NO_ROUTE",
-    "TRUNCATION_MARKER",
     "AsyncChatStream",
     "CallOptions",
-    "ChatKwargs",
     "ChatResult",
     "ChatStream",
-    "DegradedKind",
     "Delta",
-    "Messages",
     "ReasoningEffort",
     "RemoteEmbedder",
     "RetryPolicy",
-    "StreamKwargs",
     "Structured",
-    "StructuredKwargs",
     "ToolCall",
     "TraceEvent",
-    "TraceKind",
     "Tracer",
     "Usage",
-    "extract_json",
-    "parse_structured",
-    "truncate_keep_tail",
 ]
 
-_LAZY = frozenset(
-    {"LLM", "ChatStream", "AsyncChatStream", "DEEPSEEK_BASE_URL", "DEEPSEEK_DEFAULT_MODEL"}
+_LAZY = frozenset({"LLM", "ChatStream", "AsyncChatStream"})
+
+# Names this namespace exported before its user face was cut: still importable, with a
+# DeprecationWarning that says where they live now (for one release).
+_moved = moved_names(
+    __name__,
+    {
+        "ChatKwargs": "ctxsdk.llm._options",
+        "DEEPSEEK_BASE_URL": "ctxsdk.llm._client",
+        "DEEPSEEK_DEFAULT_MODEL": "ctxsdk.llm._client",
+        "DegradedKind": "ctxsdk.llm._base",
+        "Messages": "ctxsdk.llm._base",
+        "StreamKwargs": "ctxsdk.llm._options",
+        "StructuredKwargs": "ctxsdk.llm._options",
+        "TRUNCATION_MARKER": "ctxsdk.session.kernel",
+        "TraceKind": "ctxsdk.llm._trace",
+        "extract_json": "ctxsdk.session.kernel",
+        "parse_structured": "ctxsdk.llm._base",
+        "truncate_keep_tail": "ctxsdk.session.kernel",
+    },
 )
 
 for _name in __all__:
@@ -112,7 +110,7 @@ del _name, _obj
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
-        raise AttributeError(f"module 'ctxsdk.llm' has no attribute {name!r}")
+        return _moved(name)
     value = getattr(importlib.import_module("ctxsdk.llm._client"), name)
     globals()[name] = value
     return value

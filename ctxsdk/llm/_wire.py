@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel
 
 from ..errors import InvalidArgument, LLMProviderError
-from ..session import truncate_keep_tail
+from ..session.kernel import truncate_keep_tail
 from ._base import ChatResult, Delta, Messages, ToolCall, Usage
 from ._limits import TooDeep, clean_text, loads
 from ._options import CallOptions

@@ -19,49 +19,19 @@ what a file already holds (written before the door, or under older rules) throug
 
 from __future__ import annotations
 
-from .._public import publish
-from ._episodes import Episode, session_episodes
+from .._public import moved_names, publish
+from ._episodes import Episode
 from ._find import FindResult, MemoryHit
-from ._graph import to_networkx
-from ._ingest import (
-    DEFAULT_CAPS,
-    IMPORT_CAPS,
-    Caps,
-    Extraction,
-    extract,
-    observations,
-    refuse_secret,
-)
-from ._io import export_graph, import_graph, parse_memory_md, to_markdown
+from ._io import export_graph, import_graph, to_markdown
 from ._map import MemoryMap
-from ._memory import IngestReport, Memory, NodeView, RecallMode, ScrubReport
-from ._model import (
-    BUSINESS_EDGES,
-    EDGE_LABELS,
-    EDGE_WEIGHTS,
-    NODE_TYPES,
-    Candidate,
-    Edge,
-    Node,
-    Source,
-    node_uri,
-)
-from ._sqlite import SCHEMA_VERSION, SQLiteStore
+from ._memory import IngestReport, Memory, ScrubReport
+from ._model import Edge, Node, Source
+from ._sqlite import SQLiteStore
 from ._store import MemoryStore
 
 __all__ = [
-    "BUSINESS_EDGES",
-    "DEFAULT_CAPS",
-    "EDGE_LABELS",
-    "EDGE_WEIGHTS",
-    "IMPORT_CAPS",
-    "NODE_TYPES",
-    "SCHEMA_VERSION",
-    "Candidate",
-    "Caps",
     "Edge",
     "Episode",
-    "Extraction",
     "FindResult",
     "IngestReport",
     "Memory",
@@ -69,21 +39,39 @@ __all__ = [
     "MemoryMap",
     "MemoryStore",
     "Node",
-    "NodeView",
-    "RecallMode",
     "SQLiteStore",
     "ScrubReport",
     "Source",
     "export_graph",
-    "extract",
     "import_graph",
-    "node_uri",
-    "observations",
-    "parse_memory_md",
-    "refuse_secret",
-    "session_episodes",
     "to_markdown",
-    "to_networkx",
 ]
 
 publish(__name__, globals(), __all__)
+
+# Names this namespace exported before its user face was cut: still importable, with a
+# DeprecationWarning that says where they live now (for one release).
+__getattr__ = moved_names(
+    __name__,
+    {
+        "BUSINESS_EDGES": "ctxsdk.memory._model",
+        "Candidate": "ctxsdk.memory._model",
+        "Caps": "ctxsdk.memory._ingest",
+        "DEFAULT_CAPS": "ctxsdk.memory._ingest",
+        "EDGE_LABELS": "ctxsdk.memory._model",
+        "EDGE_WEIGHTS": "ctxsdk.memory._model",
+        "Extraction": "ctxsdk.memory._ingest",
+        "IMPORT_CAPS": "ctxsdk.memory._ingest",
+        "NODE_TYPES": "ctxsdk.memory._model",
+        "NodeView": "ctxsdk.memory._memory",
+        "RecallMode": "ctxsdk.memory._memory",
+        "SCHEMA_VERSION": "ctxsdk.memory._sqlite",
+        "extract": "ctxsdk.memory._ingest",
+        "node_uri": "ctxsdk.memory._model",
+        "observations": "ctxsdk.memory._ingest",
+        "parse_memory_md": "ctxsdk.memory._io",
+        "refuse_secret": "ctxsdk.memory._ingest",
+        "session_episodes": "ctxsdk.memory._episodes",
+        "to_networkx": "ctxsdk.memory._graph",
+    },
+)

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MemoryRefused
-from ..session import REDACTION_KINDS, REDACTION_MARKER, redact
+from ..session import redact
+from ..session.kernel import REDACTION_KINDS, REDACTION_MARKER
 from ._model import Candidate, Node, Source
 
 __all__ = [

@@ -17,7 +17,7 @@ A session is drawn as a chain of boxes, oldest first:
   complete Vue.js todo application …"; bench realworld lexical, tune stored 0.644 to 0.655
   and noise down, the last reply holding the session's outcome).
 
-A user message is read as the person's own words (``ctxsdk.session.user_text``): a harness
+A user message is read as the person's own words (``ctxsdk.session.kernel.user_text``): a harness
 template's wrapper (a ``<pr_description>``, a CTF preamble) is removed, and a message that is
 boilerplate only (a background task's notification, "[Request interrupted by user]") is
 skipped for the one before it.
@@ -42,7 +42,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..errors import CorruptStore
-from ..session import Session, message_text, read_marker, short_id, user_text
+from ..session import Session
+from ..session.kernel import message_text, read_marker, short_id, user_text
 from ._door import session_key, summary_text
 from ._model import Edge, Node, Source, clip
 from ._store import MemoryStore

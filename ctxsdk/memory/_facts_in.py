@@ -27,7 +27,7 @@ error                  ``experience`` (``fail`` the error line, ``fix`` the chan
                        the failing command pass; "not fixed" when it never passed)
 outcome                ``experience`` named "outcome: …": what a session did is what it learned
 (the assistant's       ``experience`` named "found: …": its statements that name something
-findings)              specific (``ctxsdk.session.statements``), after errors and outcome;
+findings)              specific (``ctxsdk.session.kernel.statements``), after errors and outcome;
                        one per turn (its statements joined), none that proposes a step
 (the assistant's       ``decision`` named "proposed: …": the steps it proposed that name
 proposals)             something (a report's recommendations, a plan told in prose), one
@@ -56,18 +56,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import NotFound
-from ..session import (
+from ..session import Fact, Session, redact, withheld
+from ..session.kernel import (
     RUN_SCOPE,
-    Fact,
-    Session,
     Statement,
     instruction_kind,
     message_of,
-    redact,
     rule_file,
     select_statements,
     statements,
-    withheld,
 )
 from ._door import screen, session_key
 from ._gather import (
@@ -647,7 +644,7 @@ def _findings(
     links: Callable[[str, str], tuple[tuple[str, str], ...]],
     held: Sequence[str] = (),
 ) -> list[Candidate]:
-    """What the assistant reported it found, in its own words (``ctxsdk.session.statements``:
+    """What the assistant reported it found, in its own words (``ctxsdk.session.kernel.statements``:
     a statement naming a path, a version, a code name, a quantity; never its reasoning, a
     plan or tool output), the ones that together name the most of what the session keeps
     naming: an ``experience`` the session reported, after its errors and outcome. A

@@ -27,7 +27,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._display import Rendered, badge, esc, plural, table
-from ..session import Hit, Retriever, query_window, redact
+from ..session import Hit, Retriever, redact
+from ..session.kernel import query_window
 from ._model import BUSINESS_EDGES, Edge, Node
 from ._store import MemoryStore
 

@@ -31,15 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ..session import (
-    Fact,
-    Session,
-    instruction_kind,
-    message_of,
-    redact,
-    sentences,
-    user_text,
-)
+from ..session import Fact, Session, redact
+from ..session.kernel import instruction_kind, message_of, sentences, user_text
 from ._model import Candidate, Source, clip
 
 __all__ = [

@@ -47,15 +47,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from ..session import (
-    Session,
-    is_filler,
-    message_of,
-    message_text,
-    read_facts,
-    redact,
-    redact_json,
-)
+from ..session import Session, read_facts, redact
+from ..session.kernel import is_filler, message_of, message_text, redact_json
 from ._door import refusal, screen, session_key
 from ._facts_in import Caps, FactLike, caps_for, dedupe_and_cap, fact_candidates
 from ._model import Candidate, Node, Source

@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from ..errors import InvalidArgument
-from ..session import MAX_JSON_DEPTH, clean_text, redact
+from ..session import redact
+from ..session.kernel import MAX_JSON_DEPTH, clean_text
 from ._facts_in import said_kinds
 from ._ingest import (
     IMPORT_CAPS,

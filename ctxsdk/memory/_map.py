@@ -11,7 +11,7 @@ command: npm test``), open work, errors met (newest first), then entities and th
 preferences, decisions and experiences, each label clipped to 90 characters and shown once
 ("language: TypeScript" of four projects is one label). Labels are added while the map
 fits the budget, so a long list ends at a whole label instead of losing the line. The text
-is neutralized (``ctxsdk.session.neutralize``: control, bidi and zero-width characters
+is neutralized (``ctxsdk.session.kernel.neutralize``: control, bidi and zero-width characters
 shown as escapes, since it goes to a model) and then cut to the budget by a binary search
 on its characters, counted by the tokenizer (a guard: the head alone may not fit).
 """
@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import Any
 
 from .._display import Rendered, esc
-from ..session import Tokenizer, neutralize
+from ..session import Tokenizer
+from ..session.kernel import neutralize
 from ._find import is_stale
 from ._model import Node, clip
 

@@ -10,7 +10,7 @@
 Every text that enters goes through one door first (``_door``): its credentials are
 redacted (``[REDACTED:<kind>]``) and the rest is kept, or, when nothing but credentials is
 left, it is refused with ``MemoryRefused`` naming their kinds. Every text handed to a model
-(``map``, ``context``) is neutralized (``ctxsdk.session.neutralize``). Every write goes
+(``map``, ``context``) is neutralized (``ctxsdk.session.kernel.neutralize``). Every write goes
 through the store in one transaction. The search index is the base's
 ``Retriever`` over the active nodes, kept in step with the store by its revision number, so
 a write by another process is seen at the next call.
@@ -38,17 +38,8 @@ from ..errors import (
     WriteError,
 )
 from ..model import ModelProtocol
-from ..session import (
-    Embedder,
-    Retriever,
-    Session,
-    clean_text,
-    get_embedder,
-    get_tokenizer,
-    neutralize,
-    short_id,
-    widget,
-)
+from ..session import Embedder, Retriever, Session, get_embedder, get_tokenizer
+from ..session.kernel import clean_text, neutralize, short_id, widget
 from ._door import (
     admit,
     admit_candidate,
@@ -865,7 +856,7 @@ class Memory:
         """The redaction rules' version every stored text went through (recorded by
         ``scrub`` and when the file was made); None when the file records none (written
         before it was recorded, or by an older ctxsdk). Below
-        ``ctxsdk.session.REDACTION_RULES_VERSION``, opening the file warns
+        ``ctxsdk.session.kernel.REDACTION_RULES_VERSION``, opening the file warns
         (``StaleRedactionWarning``)."""
         return recorded_rules(self.store.get_meta(RULES_KEY))
 
@@ -1196,7 +1187,7 @@ class Memory:
         """What this memory adds to a turn of ``session``: the short map on its first turn,
         its pinned memories (≤300 tokens), and what the recall mode finds for ``prompt``
         (``anchor``: named entities and their neighbours; ``auto``: the top 3 hits).
-        Control characters in it are neutralized (``ctxsdk.session.neutralize``)."""
+        Control characters in it are neutralized (``ctxsdk.session.kernel.neutralize``)."""
         self._sync()
         parts: list[str] = []
         first = not any(

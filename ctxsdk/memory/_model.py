@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import InvalidArgument
-from ..session import one_line
+from ..session.kernel import one_line
 
 __all__ = [
     "BUSINESS_EDGES",

@@ -25,7 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from ..model import Answer, ModelProtocol, ask_json
-from ..session import Session, redact, truncate_keep_tail
+from ..session import Session, redact
+from ..session.kernel import truncate_keep_tail
 from ._door import session_key
 from ._facts_in import said_kinds
 from ._ingest import (

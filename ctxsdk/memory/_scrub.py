@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, esc, kv, plural, table
 from ..errors import CorruptStore, LockHeld, StaleRedactionWarning
-from ..session import REDACTION_KINDS, REDACTION_RULES_VERSION, redact
+from ..session import redact
+from ..session.kernel import REDACTION_KINDS, REDACTION_RULES_VERSION
 from ._door import hollow, screen
 from ._model import node_uri
 from ._store import MaintainedStore, MemoryStore

@@ -40,7 +40,7 @@ from ..errors import (
     Unreadable,
     WriteError,
 )
-from ..session import MAX_JSON_DEPTH, clean_text, open_regular_file
+from ..session.kernel import MAX_JSON_DEPTH, clean_text, open_regular_file
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
 from ._model import node_uri as _node_uri
 

@@ -20,7 +20,8 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgument, MemoryRefused, NotFound
-from ..session import Session, model_safe, redact
+from ..session import Session, redact
+from ..session.kernel import model_safe
 from ._memory import Memory
 
 __all__ = [

@@ -19,15 +19,8 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 
-from ..session import (
-    Session,
-    call_command,
-    heredoc_writes,
-    message_of,
-    redact,
-    written_paths,
-    written_text,
-)
+from ..session import Session, redact
+from ..session.kernel import call_command, heredoc_writes, message_of, written_paths, written_text
 
 __all__ = ["file_lines", "wrote_lines"]
 

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from ..errors import InvalidArgument, LLMError, LLMOutputError
 from ..model import ModelProtocol
 from ..model import ask_json as model_ask_json
-from ..session import extract_json, redact_json, truncate_keep_tail
+from ..session.kernel import extract_json, redact_json, truncate_keep_tail
 from ._beliefs import SLOT_TYPES, Branch, SlotType, Trust
 from ._claims import (
     _EVIDENCE,

@@ -22,7 +22,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..session import call_command, call_target, command_parts, names_in, path_name, user_text
+from ..session.kernel import (
+    call_command,
+    call_target,
+    command_parts,
+    names_in,
+    path_name,
+    user_text,
+)
 from ._beliefs import Branch
 
 __all__ = ["USES", "Anchor", "AnchorKind", "Move", "Use", "anchors", "moves", "names_in"]

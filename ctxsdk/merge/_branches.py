@@ -10,7 +10,6 @@ its path are redacted too, and so are the labels and reasons of the sources left
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -18,8 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import CtxError, InvalidArgument, NotFound
-from ..session import Session, redact, redact_message, user_text
+from ..session import Session, redact
+from ..session.kernel import redact_message, user_text
 from ._beliefs import Branch, BranchMessage, Trust
+from ._tainted import tainted_texts
 
 if TYPE_CHECKING:
     from ..session import Workspace
@@ -131,26 +132,6 @@ def time_span(session: Session) -> tuple[int, int] | None:
     """The first and last event times of the log (epoch ms), None when it has none."""
     times = [t for ev in session.raw_events if isinstance(t := ev.get("time"), int)]
     return (min(times), max(times)) if times else None
-
-
-def tainted_texts(session: Session, seqs: set[int]) -> tuple[tuple[int, str], ...]:
-    """``(seq, redacted text)`` for each event a fact was read from whose message held a
-    credential: the kernel reads the log as written (and strips markdown, which a
-    credential's shape may depend on), so a fact from such an event is kept only where its
-    words are still in the redacted message (``claims_of_facts``)."""
-    out: list[tuple[int, str]] = []
-    for ev in session.raw_events:
-        seq = ev.get("seq")
-        if seq not in seqs:
-            continue
-        data = ev.get("data")
-        msg = data if ev.get("type") == "user/message" else (data or {}).get("message")
-        if not isinstance(msg, Mapping):
-            continue
-        clean, redactions = redact_message(msg)
-        if redactions:
-            out.append((int(seq), json.dumps(clean, ensure_ascii=False).lower()))
-    return tuple(out)
 
 
 def read_branches(

@@ -36,8 +36,10 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..session import Fact, Session, instruction_kind, redact
+from ..session import Fact, Session, redact
+from ..session.kernel import instruction_kind
 from ._slots import Evidence, SlotState
+from ._tainted import tainted_texts
 
 __all__ = [
     "CLAIM_KINDS",
@@ -264,8 +266,6 @@ def extract_claims(session: Session, *, trust: int | None = None) -> list[Claim]
     """The claims of ``session``'s whole log, read through the fact kernel
     (``session.facts()``; see the module docs), in log order; a fact read from a message
     that held a credential is kept only where its words survive redaction."""
-    from ._branches import tainted_texts  # the one place branches and this read messages
-
     facts = session.facts()
     tainted = dict(tainted_texts(session, {f.source.seq for f in facts}))
     return claims_of_facts(

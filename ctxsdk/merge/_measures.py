@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..session import short_id
+from ..session.kernel import short_id
 from ._claims import Claim
 
 __all__ = ["MEASURED", "MEASURES", "measure_key", "scope_measures"]

@@ -36,7 +36,8 @@ import polars as pl
 from .._display import Rendered, badge, esc, plural, table
 from ..errors import InvalidArgument, SurfaceError
 from ..model import ModelProtocol
-from ..session import EventWriter, Session, get_tokenizer, widget
+from ..session import Session, get_tokenizer
+from ..session.kernel import EventWriter, widget
 from ._adjudicate import Adjudication, adjudicate
 from ._align import Alignment, align
 from ._beliefs import Branch, Slot, Trust, build_slots

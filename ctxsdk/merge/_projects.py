@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..session import short_id
+from ..session.kernel import short_id
 from ._beliefs import Branch
 from ._claims import Claim, value_of, voting
 from ._inferred import FROM_FILES

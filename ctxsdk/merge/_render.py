@@ -13,7 +13,7 @@ The block is what the next turn sees, so three rules hold whatever the input:
 - same input, same bytes: every order is by key or by a score with the key as tie-break;
 - no credential and no control character reaches it: the sources were redacted when they
   were read (``_branches``), and every slot line (keys, values, quotes, provenance labels,
-  an adjudication's guard) is redacted again and neutralized (``ctxsdk.session.neutralize``:
+  an adjudication's guard) is redacted again and neutralized (``ctxsdk.session.kernel.neutralize``:
   control, bidi and zero-width characters as visible escapes) before it is counted, so the
   budget holds for the text as sent. A credential caught there joins the ``withheld`` count.
 
@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import InvalidArgument
-from ..session import Tokenizer, get_tokenizer, neutralize, redact, short_id, withheld_notice
+from ..session import Tokenizer, get_tokenizer, redact
+from ..session.kernel import neutralize, short_id, withheld_notice
 from ._beliefs import Slot, Trust
 from ._message import SAID_JOIN
 from ._pack import Packing, _trust_of, pack, personal, query_terms

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidArgument
-from ..session import REDACTION_MARKER, Tokenizer, neutralize, redact
+from ..session import Tokenizer, redact
+from ..session.kernel import REDACTION_MARKER, neutralize
 from ._beliefs import Resolution, Slot, Trust
 from ._order import Span
 from ._pack import _trust_of

@@ -33,7 +33,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InvalidArgument, UnknownName
-from ..session import REDACTION_MARKER, redact
+from ..session import redact
+from ..session.kernel import REDACTION_MARKER
 from ._beliefs import Branch, Resolution, Slot, Trust
 from ._claims import Claim, voting
 from ._order import Span, correcting_value, later_values

@@ -6,7 +6,7 @@ a list number out of range or the session itself is answered with a structured e
 (``{"error": {"code": "invalid_arguments", "message"}}``) that says what to do, so the model
 can correct itself; nothing is changed then.
 
-Every answer goes through ``ctxsdk.session.model_safe``: the titles and ids it lists come
+Every answer goes through ``ctxsdk.session.kernel.model_safe``: the titles and ids it lists come
 from other sessions' logs, so each string is redacted and its control, bidi and zero-width
 characters are shown as escapes before a model reads it.
 """
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgument, NotFound
-from ..session import model_safe
+from ..session.kernel import model_safe
 from ._sources import MergeSources, SourceSelection, resolve_refs
 
 if TYPE_CHECKING:

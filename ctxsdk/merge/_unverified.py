@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ..session import digest_text
+from ..session.kernel import digest_text
 from ._beliefs import Branch, Slot
 from ._slots import Evidence
 

@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 
 from ..errors import InvalidArgument
-from ._codec import Compression, version_from_filename
+from ._codec._decoded import Compression  # the codec's parts: its reader imports this module
+from ._codec._header import version_from_filename
 
 __all__ = [
     "NO_CWD",

@@ -1,7 +1,7 @@
 """Session logs written in code, for tests, samples, docs and benchmarks.
 
 ``LogBuilder`` is a small fluent DSL on top of the one event writer
-(``ctxsdk.session.EventWriter``): it writes valid DeepSeek Harness logs of any format version
+(``ctxsdk.session.kernel.EventWriter``): it writes valid DeepSeek Harness logs of any format version
 (0-3) with deterministic ids, times, model streams and usage, so the same calls always give
 the same bytes::
 
@@ -21,8 +21,9 @@ texts (``CHECKPOINT_PREAMBLE``, ``PRUNE_MARKER``, ``fallback_title``, ...) live 
 
 from __future__ import annotations
 
+from ctxsdk.session.kernel import CHECKPOINT_PREAMBLE, PRUNE_MARKER
+
 from .._public import publish
-from ..session._harness import CHECKPOINT_PREAMBLE, PRUNE_MARKER
 from ._builder import LogBuilder, ToolOutput
 from ._clock import Clock
 from ._defaults import DEFAULT_RUNTIME_SECTIONS, DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS

@@ -28,26 +28,28 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Self
 
-from ..errors import InvalidArgument, NotFound, SurfaceError
-from ..session._codec import Compression, validate_header
-from ..session._event_writer import EventWriter
-from ..session._file_writer import write_new
-from ..session._harness import (
+from ctxsdk.session.kernel import (
     PRUNE_MARKER,
     SYSTEM_PROMPT_PLUGIN,
+    Compression,
+    EventWriter,
+    LogIndex,
     checkpoint_content,
-    fallback_title,
-    system_prompt_message,
-)
-from ..session._layout import encode_segment, project_key
-from ..session._replay import LogIndex, replay_log
-from ..session._tokens import (
+    encode_segment,
     estimate_block,
     estimate_message,
     estimate_system,
     estimate_text,
     estimate_tools,
+    fallback_title,
+    project_key,
+    replay_log,
+    system_prompt_message,
+    validate_header,
+    write_new,
 )
+
+from ..errors import InvalidArgument, NotFound, SurfaceError
 from ._clock import Clock
 from ._defaults import (
     DEFAULT_CONTEXT_WINDOW,

@@ -13,7 +13,8 @@ import random
 import re
 from typing import Any
 
-from ..session._codec import copy_json
+from ctxsdk.session.kernel import copy_json
+
 from ._clock import Clock
 
 __all__ = ["clone", "stream_records"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..session import gist, message_of, search_text
+from ..session.kernel import gist, message_of, search_text
 from ._registry import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def context_search(args: ContextSearchArgs, ctx: ToolContext) -> dict[str, Any]:
                 {"seq": seq, "role": _role(raws[seq], msg), "snippet": " ".join(snippet.split())}
             )
     out: dict[str, Any] = {"query": args.query, "total": total, "hits": hits}
-    from ..fold._tools import folded_search  # the fold engine, loaded when the tool runs
+    from ctxsdk.fold.kernel import folded_search
 
     folded = folded_search(session, args.query, args.limit, store=ctx.extras.get("fold_store"))
     if folded is not None:
@@ -128,8 +128,9 @@ def _register_session_tools(reg: ToolRegistry) -> None:
 
 
 def _register_assembler(reg: ToolRegistry) -> None:
-    from ..assemble import ASSEMBLER_TOOL_DESCRIPTION as DESCRIPTION
-    from ..assemble import AssemblerArgs, context_assembler
+    from ..assemble import context_assembler
+    from ..assemble.kernel import ASSEMBLER_TOOL_DESCRIPTION as DESCRIPTION
+    from ..assemble.kernel import AssemblerArgs
 
     def run(args: AssemblerArgs, ctx: ToolContext) -> dict[str, Any]:
         session = ctx.require_session()
@@ -148,7 +149,7 @@ def _register_assembler(reg: ToolRegistry) -> None:
 
 
 def _register_fold(reg: ToolRegistry) -> None:
-    from ..fold._tools import RECALL_DESCRIPTION, RecallArgs, context_recall
+    from ctxsdk.fold.kernel import RECALL_DESCRIPTION, RecallArgs, context_recall
 
     def run(args: RecallArgs, ctx: ToolContext) -> dict[str, Any]:
         return context_recall(ctx.require_session(), args, store=ctx.extras.get("fold_store"))
@@ -161,7 +162,7 @@ def _register_merge(reg: ToolRegistry) -> None:
     the choice is kept; without it the tool answers ``unavailable``) and ``merge_candidates``
     (``(id, title)`` pairs in the order ``list`` numbers them; without it, the other sessions
     of the DSH home the session was read from, else none)."""
-    from ..merge._tool import (
+    from ctxsdk.merge.kernel import (
         MERGE_SESSIONS_DESCRIPTION,
         MergeSessionsArgs,
         merge_sessions,
@@ -185,7 +186,7 @@ def _register_memory(reg: ToolRegistry) -> None:
     """``ctx_remember``, ``ctx_link``, ``ctx_find``, ``ctx_read``, ``ctx_edit``,
     ``ctx_delete``. Extra: ``memory`` (a
     ``ctxsdk.Memory``); without it each tool answers ``unavailable``."""
-    from ..memory import _tools as t
+    from ..memory import kernel as t
 
     def unavailable(name: str) -> dict[str, Any]:
         return {"tool": name, "unavailable": "no memory is configured for this session"}

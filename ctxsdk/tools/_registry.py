@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pydantic import BaseModel, ValidationError
 
 from ..errors import NotFound, ToolError
-from ..session import model_safe
+from ..session.kernel import model_safe
 from ._schema import check_schema, schema_errors
 
 if TYPE_CHECKING:

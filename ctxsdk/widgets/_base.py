@@ -29,7 +29,7 @@ import anywidget
 import traitlets
 
 from .._display import Rendered, esc, wrap
-from ..session import neutralize
+from ..session.kernel import neutralize
 
 __all__ = ["MAX_TEXT", "BaseWidget", "handler", "panel_text"]
 

@@ -18,7 +18,7 @@ your own is offered) every offered strategy's decision of each slot is sent too
 the expanded row lists each strategy's decision beside the built-ins'.
 
 Keys, values, quotes, titles and reasons come from other sessions, so every text is sent
-neutralized (``ctxsdk.session.neutralize``): control, bidi and zero-width characters arrive
+neutralized (``ctxsdk.session.kernel.neutralize``): control, bidi and zero-width characters arrive
 as visible escapes, never acted on by the page. A slot is asked for by the key as shown;
 session ids stay as they are (they are what a click reports).
 """
@@ -32,14 +32,12 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from ..errors import InvalidArgument, NotFound
-from ..session import neutralize, short_id
+from ..session.kernel import neutralize, short_id
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
 if TYPE_CHECKING:
-    from ..merge._beliefs import Slot
-    from ..merge._merge import MergeResult
-    from ..merge._strategy import Strategy
+    from ctxsdk.merge import MergeResult, Slot, Strategy
 
 __all__ = ["BeliefSlots"]
 
@@ -175,7 +173,7 @@ class BeliefSlots(BaseWidget):
         **kwargs: Any,
     ) -> None:
         self._check_keywords(kwargs)
-        from ..merge._merge import MergeResult
+        from ctxsdk.merge import MergeResult
 
         if not isinstance(result, MergeResult):
             raise TypeError(
@@ -200,7 +198,7 @@ class BeliefSlots(BaseWidget):
         return self.result.score
 
     def _all_strategies(self) -> list[Strategy]:
-        from ..merge import STRATEGIES
+        from ..merge.kernel import STRATEGIES
 
         return [*(STRATEGIES[n] for n in BUILTIN_STRATEGIES), *self.strategies.values()]
 
@@ -469,7 +467,8 @@ def _offered(
 ) -> dict[str, Strategy]:
     """The user's strategies by name (a mapping names them; a strategy of the result that
     is not a built-in is offered too), none named like a built-in."""
-    from ..merge import Strategy, as_strategy
+    from ..merge import Strategy
+    from ..merge.kernel import as_strategy
 
     out: dict[str, Strategy] = {}
     items: list[tuple[str | None, Any]]

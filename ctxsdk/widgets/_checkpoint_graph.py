@@ -22,16 +22,10 @@ from typing import Any
 import traitlets
 
 from ..errors import BundleMissing, CorruptBundle, InvalidArgument, NotFound
-from ..fold import MAX_PAGE, FileBundleStore, Fold, FoldRecord
-from ..session import (
-    LineageNode,
-    Message,
-    Session,
-    TokenCounter,
-    Workspace,
-    gist,
-    node_tokens,
-)
+from ..fold import FileBundleStore, Fold, FoldRecord
+from ..fold.kernel import MAX_PAGE
+from ..session import LineageNode, Message, Session, TokenCounter, Workspace
+from ..session.kernel import gist, node_tokens
 from ._base import BaseWidget, handler, panel_text
 from ._bundle import bundle, bundle_css
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..assemble import Row
-from ..session import COMPOSITION_PARTS, Session, TokenCounter, message_of
+from ..session import Session, TokenCounter
 from ..session import composition as base_composition
+from ..session.kernel import COMPOSITION_PARTS, message_of
 
 __all__ = ["composition", "fold_stats"]
 

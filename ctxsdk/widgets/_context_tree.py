@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from .._display import esc, table
-from ..assemble import Assembly, DraftStore, Preview, Row, apply_ops
+from ..assemble import Assembly, DraftStore, Preview, Row
+from ..assemble.kernel import apply_ops
 from ..errors import InvalidArgument, NotFound
-from ..session import Message, Session, TokenCounter, is_shipped_sample, message_of
+from ..session import Message, Session, TokenCounter
+from ..session.kernel import is_shipped_sample, message_of
 from ._base import BaseWidget, handler, panel_text
 from ._bundle import bundle, bundle_css
 from ._composition import composition, fold_stats

@@ -18,7 +18,7 @@ The graph is one column-wise payload (``_graph``); after a change made in Python
 session map's boxes (``Memory.episodes``) a row per session; a box opens in the same panel.
 
 Every text shown comes from sessions and people, so it is sent neutralized
-(``ctxsdk.session.neutralize``): control, bidi and zero-width characters arrive as visible
+(``ctxsdk.session.kernel.neutralize``): control, bidi and zero-width characters arrive as visible
 escapes (``\\x1b``, ``\\u202e``), never acted on by the page. Ids stay as they are: they are
 what the front end asks for.
 """
@@ -36,13 +36,21 @@ import traitlets
 
 from .._display import table
 from ..errors import InvalidArgument, NotFound
-from ..session import match_spans, neutralize, one_line, query_terms_in, query_window, short_id
+from ..session.kernel import (
+    match_spans,
+    neutralize,
+    one_line,
+    query_terms_in,
+    query_window,
+    short_id,
+)
 from ._base import BaseWidget, handler
 from ._bundle import bundle, bundle_css
 
 if TYPE_CHECKING:
+    from ctxsdk.memory import Edge, Node
+
     from ..memory import Memory
-    from ..memory._model import Edge, Node
 
 __all__ = ["MemoryGraph"]
 
@@ -268,7 +276,7 @@ class MemoryGraph(BaseWidget):
 
     def refresh(self) -> MemoryGraph:
         """Re-read the memory (after changes made in Python) and redraw."""
-        from ..memory._find import is_stale
+        from ctxsdk.memory.kernel import is_stale
 
         mem = self.memory
         now = mem.now()
@@ -575,7 +583,7 @@ class MemoryGraph(BaseWidget):
         return value.strip()
 
     def _view(self, ref: str) -> dict[str, Any]:
-        from ..memory._find import is_stale
+        from ctxsdk.memory.kernel import is_stale
 
         mem = self.memory
         view = mem.read(ref)

@@ -18,7 +18,8 @@ from mkdocs.exceptions import PluginError
 
 import ctxsdk as cx
 from ctxsdk.samples import sample
-from ctxsdk.session import composition, turn_tokens
+from ctxsdk.session import composition
+from ctxsdk.session.kernel import turn_tokens
 
 PLACEHOLDER = re.compile(r"^<!-- render: ([\w-]+) ([\w-]+) -->$", re.MULTILINE)
 

@@ -14,7 +14,7 @@ assistant's statements, the key files' outlines, the key names, the project's ru
   words, the assistant's text, its calls' arguments; never tool output or a file's text),
   most named first, none the rest of the state shows, at most ``limits.names``, packed
   comma-separated; derived at the end, never heads.
-- findings (``ctxsdk.session.statements``): the assistant's text statements (and those of
+- findings (``ctxsdk.session.kernel.statements``): the assistant's text statements (and those of
   a sub-agent's report, the result of a ``Task``/``delegate_to_agent`` call, without the
   harness's id and usage lines; a JSON report read as its text; never reasoning) that name
   something specific (a path, version, code name, code span, quoted literal, quantity),
@@ -39,7 +39,7 @@ class _DerivedGroups(_FactAnchors):
     """The reducer's layer that collects statements and derives the end-of-log groups."""
 
     def _statements(self, text: str, seq: int) -> None:
-        """Keep the text's specific statements (``ctxsdk.session.statements``); the same
+        """Keep the text's specific statements (``ctxsdk.session.kernel.statements``); the same
         words again add a source. Bounded: past the cap the oldest goes (a finding is
         chosen at the end)."""
         for st in statements(text):
@@ -52,7 +52,7 @@ class _DerivedGroups(_FactAnchors):
 
     def findings(self) -> tuple[Anchor, ...]:
         """The statements that together name the most of what the session keeps naming
-        (``ctxsdk.session.select_statements``), unless the state already holds their words."""
+        (``select_statements``, session kernel), unless the state already holds their words."""
         said = {norm for _, norm in self.texts}
         found = [
             (sources[-1], st) for norm, (sources, st) in self.statements.items() if norm not in said

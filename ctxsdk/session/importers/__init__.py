@@ -26,15 +26,13 @@ default; every importer takes ``max_bytes=``), is refused before it is read.
 
 from __future__ import annotations
 
-from ..._public import publish
+from ..._public import moved_names, publish
 from ._aider import from_aider
 from ._chat import from_messages
 from ._claude_code import from_claude_code
 from ._codex import from_codex
-from ._common import MAX_IMPORT_BYTES
-from ._detect import DETECT_BYTES, DETECTABLE, detect_format
+from ._detect import detect_format
 from ._dispatch import FORMATS, import_file
-from ._emit import IMPORT_EVENT
 from ._gemini_cli import from_gemini_cli
 from ._locomo import from_locomo
 from ._mini_swe_agent import from_mini_swe_agent
@@ -43,11 +41,7 @@ from ._provenance import import_provenance
 from ._swe_agent import from_swe_agent
 
 __all__ = [
-    "DETECTABLE",
-    "DETECT_BYTES",
     "FORMATS",
-    "IMPORT_EVENT",
-    "MAX_IMPORT_BYTES",
     "detect_format",
     "from_aider",
     "from_claude_code",
@@ -63,3 +57,15 @@ __all__ = [
 ]
 
 publish(__name__, globals(), __all__)
+
+# Names this namespace exported before its user face was cut: still importable, with a
+# DeprecationWarning that says where they live now (for one release).
+__getattr__ = moved_names(
+    __name__,
+    {
+        "DETECTABLE": "ctxsdk.session.importers._detect",
+        "DETECT_BYTES": "ctxsdk.session.importers._detect",
+        "IMPORT_EVENT": "ctxsdk.session.importers._emit",
+        "MAX_IMPORT_BYTES": "ctxsdk.session.importers._common",
+    },
+)

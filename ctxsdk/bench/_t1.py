@@ -1,5 +1,7 @@
 """The T1 confluence experiment, rebuilt: does incremental merging agree with n-ary merging?
 
+Research code, run by ``ctxsdk bench merge``; it reads the merge kernel's slot algebra.
+
 Exhaustive over two small spaces (seed-algorithms.md §1(d)), three branches, every one of
 the 6 arrival orders compared with the n-ary merge:
 
@@ -23,12 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._slots import (
+from ..merge import Decision, SlotState
+from ..merge.kernel import (
     SCORES,
-    Decision,
     Representation,
     Score,
-    SlotState,
     decision_key,
     repr_collapse,
     repr_count,
