@@ -11,9 +11,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from ...session import (
-    Fact,
-)
+from ...session import Fact
 from ._anchors import _FACE, ANCHOR_EVENT, Anchor, StateLimits
 from ._fold_state import FoldState
 from ._messages import _Messages
