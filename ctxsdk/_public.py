@@ -126,6 +126,8 @@ def moved_names(namespace: str, moved: Mapping[str, str]) -> Callable[[str], Any
 
     def __getattr__(name: str) -> Any:
         where = moved.get(name)
+        if where is None and name == "kernel":  # ``cx.merge.kernel`` without importing it first
+            return importlib.import_module(f"{namespace}.kernel")
         if where is None:
             raise AttributeError(f"module {namespace!r} has no attribute {name!r}")
         if where.rsplit(".", 1)[-1].startswith("_"):

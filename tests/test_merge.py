@@ -331,7 +331,7 @@ def test_for_session_merges_what_the_tool_selected(tmp_path: Path) -> None:
     shutil.copytree(SAMPLES_HOME, home)
     target = cx.Session.open(home / sample("fix-flaky-test").relative_to(SAMPLES_HOME))
     other = cx.Session.open(home / sample("long-refactor").relative_to(SAMPLES_HOME))
-    store = cx.MergeSources(tmp_path / "sources")
+    store = cx.merge.MergeSources(tmp_path / "sources")
     assert cx.Merge.for_session(target, store).run().branches == ()  # nothing chosen yet
     ctx = ToolContext(session=target, extras={"merge_sources": store})
     out = default_registry().dispatch(

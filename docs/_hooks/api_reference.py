@@ -10,6 +10,7 @@ import importlib
 from typing import Any
 
 _PLACEHOLDER = "<!-- api-reference -->"
+_KERNELS = "<!-- kernel-reference -->"
 _OPTIONS = (
     "    options:\n"
     "      show_root_heading: false\n"
@@ -37,7 +38,19 @@ def _top_level() -> str:
     return table + "".join(f"\n::: ctxsdk.{name}\n" for name in own)
 
 
+def _kernels() -> str:
+    public = importlib.import_module("ctxsdk._public")
+    parts = []
+    for namespace in public.KERNELS:
+        module = importlib.import_module(namespace)
+        parts.append(f"## `{namespace}`\n\n{_first_line(module.__doc__)}\n")
+        parts.append(f"::: {namespace}\n{_OPTIONS}")
+    return "\n".join(parts)
+
+
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    if _KERNELS in markdown:
+        return markdown.replace(_KERNELS, _kernels())
     if _PLACEHOLDER not in markdown:
         return markdown
     public = importlib.import_module("ctxsdk._public")
