@@ -10,12 +10,11 @@ one public namespace (``ctxsdk.session``, ``ctxsdk.assemble``, ``ctxsdk.fold``,
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import TYPE_CHECKING, Any
 
 # _conveniences lends the base s.assemble(), s.fold() and .widget() (see ctxsdk._hooks).
 from . import _conveniences, errors  # noqa: F401
-from ._public import FORMER_TOP_LEVEL, TOP_LEVEL, publish
+from ._public import FORMER_TOP_LEVEL, TOP_LEVEL, moved_names, publish
 from ._version import __version__
 
 __all__ = [
@@ -83,18 +82,14 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
+# Names cut from the top level: still resolved, with a warning naming their namespace.
+_former = moved_names("ctxsdk", FORMER_TOP_LEVEL, stacklevel=3)
+
+
 def __getattr__(name: str) -> Any:
     module = _FROM.get(name)
     if module is None:
-        former = FORMER_TOP_LEVEL.get(name)
-        if former is None:
-            raise AttributeError(f"module 'ctxsdk' has no attribute {name!r}")
-        warnings.warn(
-            f"ctxsdk.{name} is no longer exported by ctxsdk: import it from {former}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(former), name)
+        return _former(name)
     value = getattr(importlib.import_module(module), name)
     if module == "ctxsdk._agent":
         publish("ctxsdk", {name: value}, [name])

@@ -119,10 +119,13 @@ def publish(namespace: str, scope: Mapping[str, Any], names: Iterable[str]) -> N
         obj.__module__ = "ctxsdk" if TOP_LEVEL.get(name) == namespace else namespace
 
 
-def moved_names(namespace: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+def moved_names(
+    namespace: str, moved: Mapping[str, str], *, stacklevel: int = 2
+) -> Callable[[str], Any]:
     """A module ``__getattr__`` for names ``namespace`` exported before its user face was
     cut: each still resolves (from its kernel namespace or its private module, ``moved``
-    says which) with a DeprecationWarning that says where it lives now."""
+    says which) with a DeprecationWarning that says where it lives now. ``stacklevel`` 3 when
+    a namespace's own ``__getattr__`` calls it, so the warning names the user's line."""
 
     def __getattr__(name: str) -> Any:
         where = moved.get(name)
@@ -137,7 +140,7 @@ def moved_names(namespace: str, moved: Mapping[str, str]) -> Callable[[str], Any
         warnings.warn(
             f"{namespace}.{name} is no longer exported by {namespace}: {hint}",
             DeprecationWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
         return getattr(importlib.import_module(where), name)
 

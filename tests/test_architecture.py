@@ -178,8 +178,14 @@ def test_no_import_cycle_between_files() -> None:
 
 # The base's two faces: what a user needs, and the kernel the engines share.
 BASE_FACES = ("ctxsdk.session", "ctxsdk.session.kernel")
-UPPER = ("ctxsdk.bench", "ctxsdk._cli", "ctxsdk.tools", "ctxsdk.widgets", "ctxsdk.testing")
-UPPER += ("ctxsdk._agent",)
+UPPER = (
+    "ctxsdk.bench",
+    "ctxsdk._cli",
+    "ctxsdk.tools",
+    "ctxsdk.widgets",
+    "ctxsdk.testing",
+    "ctxsdk._agent",
+)
 
 
 def _package(module: str) -> str:

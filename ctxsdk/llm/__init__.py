@@ -97,6 +97,7 @@ _moved = moved_names(
         "parse_structured": "ctxsdk.llm._base",
         "truncate_keep_tail": "ctxsdk.session.kernel",
     },
+    stacklevel=3,
 )
 
 for _name in __all__:
