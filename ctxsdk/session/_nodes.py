@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._session import SurfaceNode, message_of
+from ._session import SurfaceNode
+from ._text import message_of
 
 if TYPE_CHECKING:
     from ._session import Session

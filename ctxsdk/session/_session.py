@@ -53,7 +53,7 @@ from ._models import (
 from ._redact import redact
 from ._repair import repair_events, resume_marker
 from ._replay import LogIndex, check_replace, replay_into, replay_log
-from ._text import message_text
+from ._text import message_of, message_text
 from ._wire import WireFormat, to_wire
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ __all__ = [
     "TokenTable",
     "Turn",
     "Turns",
-    "message_of",
 ]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
@@ -224,16 +223,6 @@ class Turns(Rendered, list[Turn]):
 
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The raw message a surface event carries (spec §8: ``user/message`` data IS the
-    message; the others hold it in ``data.message``), or None."""
-    data = event.get("data")
-    if not isinstance(data, dict):
-        return None
-    msg = data if event.get("type") == "user/message" else data.get("message")
-    return msg if isinstance(msg, dict) else None
 
 
 def _blank_prompt(message: dict[str, Any]) -> bool:

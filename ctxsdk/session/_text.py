@@ -37,6 +37,7 @@ __all__ = [
     "first_line",
     "gist",
     "match_spans",
+    "message_of",
     "message_text",
     "one_line",
     "query_terms_in",
@@ -220,3 +221,13 @@ def query_window(
         space = text.rfind(" ", end - 20, end)
         end = space if space > start else end
     return start, end
+
+
+def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The raw message a surface event carries (spec §8: ``user/message`` data IS the
+    message; the others hold it in ``data.message``), or None."""
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return None
+    msg = data if event.get("type") == "user/message" else data.get("message")
+    return msg if isinstance(msg, dict) else None

@@ -91,13 +91,13 @@ from ._redact import (
 )
 from ._replay import LogIndex, replay_log
 from ._retrieval import Doc
-from ._session import message_of
 from ._text import (
     digest_text,
     display_text,
     first_line,
     gist,
     match_spans,
+    message_of,
     message_text,
     one_line,
     query_terms_in,

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._redact import redact, redact_json
-from .._session import message_of
+from .._text import message_of
 from .._text import message_text as _raw_text
 from ._harness import RunSettings
 from ._instruction_files import InstructionFiles, rule_file

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._session import message_of
-from .._text import display_text
+from .._text import display_text, message_of
 from ._columns import MESSAGES, SURFACE, documented, frame
 from ._raw import blocks, field_of, of_type, strings, tool_result
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._session import message_of
+from .._text import message_of
 from ._columns import TOKENS, TOKENS_BY_ROLE, TOKENS_BY_TOOL, conform, documented, frame
 from ._raw import blocks, field_of, of_type, strings
 from ._tools import pair_calls

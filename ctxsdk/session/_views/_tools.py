@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._session import message_of
-from .._text import message_text
+from .._text import message_of, message_text
 from ._columns import TOOLS, documented, frame
 from ._raw import blocks, int_or_none, str_or_none, tool_result
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._session import message_of
+from .._text import message_of
 from ._columns import TURNS, documented, frame
 from ._raw import blocks, of_type
 
