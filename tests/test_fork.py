@@ -11,11 +11,13 @@ import pytest
 
 from ctxsdk.errors import SessionFormatError, SurfaceError, WriteError
 from ctxsdk.samples import SAMPLES_HOME, sample
+from ctxsdk.session import fork_log
 from ctxsdk.session._codec import read_log
-from ctxsdk.session._fork import fork_cut_error, fork_log, fork_points, fork_session
+from ctxsdk.session._fork import fork_cut_error, fork_session
 from ctxsdk.session._layout import encode_segment, project_key, session_dir
 from ctxsdk.session._session import Session
 from ctxsdk.session._workspace import Workspace
+from ctxsdk.session.kernel import fork_points
 from ctxsdk.testing import LogBuilder
 
 from ._logs import FIXTURES
@@ -319,5 +321,6 @@ def test_never_overwrites_and_never_forks_onto_itself(home: Path) -> None:
 
 def test_accepts_a_path(home: Path) -> None:
     path = Workspace(home).find(FLAKY)["path"]
-    out = fork_session(path, at_seq=29, child_id="by-path", created_at=T)
-    assert Session.open(out).inherited_event_count == 30
+    header, events = fork_log(path, at_seq=29, child_id="by-path", created_at=T)
+    assert Session.from_events(header, events).inherited_event_count == 30
+    assert fork_points(path) == fork_points(Session.open(path))

@@ -13,15 +13,17 @@ from ._codec import Recovery, read_log
 from ._composition import Composition, composition
 from ._embedders import available_embedders, get_embedder
 from ._facts import Fact, Facts, read_facts
-from ._fork import fork_log
+from ._fork_paths import fork_log
 from ._lexical import BM25
 from ._log_view import LogView
 from ._migrate import migrate
 from ._models import Event, Message, SessionHeader, TokenUsage
 from ._redact import Redaction, redact, withheld
 from ._retrieval import Embedder, Hit, Retriever
-from ._session import NodeTokens, Session, Step, Surface, SurfaceNode, TokenTable, Turn, Turns
+from ._session import Session
+from ._surface import NodeTokens, Surface, SurfaceNode, TokenTable
 from ._tokens import TokenCounter, Tokenizer, get_tokenizer
+from ._turns import Step, Turn, Turns
 from ._views import (
     events_df,
     messages_df,

@@ -21,7 +21,7 @@ from ..errors import InvalidArgument
 from ._tokens import estimate_block, estimate_tools, get_tokenizer
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._session_like import SessionLike
 
 __all__ = [
     "COMPACTION_RATIO",
@@ -135,7 +135,7 @@ def _pct(value: int, total: int) -> str:
     return f"{100 * value / total:.1f}%" if total else "0.0%"
 
 
-def node_parts(session: Session, tokenizer: str = "cl100k_base") -> list[tuple[int, str, int]]:
+def node_parts(session: SessionLike, tokenizer: str = "cl100k_base") -> list[tuple[int, str, int]]:
     """(seq, part, tokens) for each message the model receives, an assistant message split
     into its ``reasoning`` and the rest; the parts of the system prompt a v0-v2 request header
     carries come first, at seq -1."""
@@ -168,7 +168,7 @@ def node_parts(session: Session, tokenizer: str = "cl100k_base") -> list[tuple[i
 
 
 def composition(
-    session: Session,
+    session: SessionLike,
     tokenizer: str = "cl100k_base",
     *,
     window: int | None = None,
@@ -242,7 +242,7 @@ class TurnTokens(Rendered):
         )
 
 
-def turn_tokens(session: Session, tokenizer: str = "cl100k_base") -> TurnTokens:
+def turn_tokens(session: SessionLike, tokenizer: str = "cl100k_base") -> TurnTokens:
     """What each turn contributes to what the model receives now, by part."""
     view = session.index
     by_turn: dict[int, dict[str, int]] = {}

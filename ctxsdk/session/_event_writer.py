@@ -24,7 +24,7 @@ from ._codec import encode_source_seqs
 from ._replay import replace_keys
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._session_like import SessionLike
 
 __all__ = ["EventWriter", "now_ms"]
 
@@ -70,7 +70,7 @@ class EventWriter:
         self._taken = 0
 
     @classmethod
-    def after(cls, session: Session, *, clock: Callable[[], int] = now_ms) -> EventWriter:
+    def after(cls, session: SessionLike, *, clock: Callable[[], int] = now_ms) -> EventWriter:
         """A writer that continues ``session``: its seqs, surface, open turn and step."""
         index = session.index
         open_turn = index.open_turn

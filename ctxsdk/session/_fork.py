@@ -23,23 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SurfaceError, WriteError
+from ._checked import check_log
 from ._codec import copy_json
 from ._event_writer import EventWriter, now_ms
 from ._layout import canonical_file_name, encode_segment, is_session_file_name, project_key
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._session_like import SessionLike
 
-__all__ = ["fork_cut_error", "fork_log", "fork_points", "fork_session"]
-
-
-def _as_session(session: Session | str | os.PathLike[str]) -> Session:
-    from ._session import Session
-
-    return session if isinstance(session, Session) else Session.open(Path(session))
+__all__ = ["fork_cut_error", "fork_session", "parent_fork_log", "parent_fork_points"]
 
 
-def fork_cut_error(session: Session, at_seq: int) -> str | None:
+def fork_cut_error(session: SessionLike, at_seq: int) -> str | None:
     """Why the harness would refuse to fork ``session`` after ``at_seq``, or None.
 
     A cut must end outside an open turn and outside an open compaction bracket.
@@ -81,9 +76,8 @@ def fork_cut_error(session: Session, at_seq: int) -> str | None:
     return None
 
 
-def fork_points(session: Session | str | os.PathLike[str]) -> list[int]:
+def parent_fork_points(s: SessionLike) -> list[int]:
     """Every seq the session can be forked after (outside open turns and compactions)."""
-    s = _as_session(session)
     inside: set[int] = set()
     for turn in s.turns():
         end = turn.end_seq if turn.end_seq is not None else len(s)
@@ -110,8 +104,8 @@ def _track_compaction(ev: dict[str, Any], open_ids: dict[Any, int]) -> None:
         open_ids[cid] = ev["seq"]
 
 
-def fork_log(
-    session: Session | str | os.PathLike[str],
+def parent_fork_log(
+    parent: SessionLike,
     *,
     at_seq: int | None = None,
     child_id: str | None = None,
@@ -122,9 +116,6 @@ def fork_log(
 
     Raises ``SurfaceError`` when the cut is one the harness refuses.
     """
-    from ._session import Session
-
-    parent = _as_session(session)
     events = parent.raw_events
     if not events:
         raise SurfaceError(f"session {parent.id} has no events; there is nothing to fork")
@@ -142,16 +133,14 @@ def fork_log(
     w.emit("session/end-seed", marker, time=when)
     prefix += w.take()
     header = _child_header(parent, cid, when, seed_length=end + 1)
-    child = Session(header, prefix)  # the header and every event checked as on load
-    if child.inherited_event_count != end + 1:
-        raise AssertionError(
-            f"fork of {parent.id}: inherited {child.inherited_event_count}, not {end + 1}"
-        )
+    _, index = check_log(header, prefix)  # the header and every event checked as on load
+    if parent.version >= 2 and index.end_seed_seqs[-1:] != [end + 1]:
+        raise AssertionError(f"fork of {parent.id}: the seed marker is not at seq {end + 1}")
     return header, prefix
 
 
 def _child_header(
-    parent: Session, child_id: str, created_at: int, seed_length: int
+    parent: SessionLike, child_id: str, created_at: int, seed_length: int
 ) -> dict[str, Any]:
     """The child header, keys in the harness's order (§2.3)."""
     h: dict[str, Any] = {
@@ -176,7 +165,7 @@ def _child_header(
 
 
 def fork_session(
-    session: Session | str | os.PathLike[str],
+    parent: SessionLike,
     *,
     at_seq: int | None = None,
     child_id: str | None = None,
@@ -200,8 +189,9 @@ def fork_session(
     """
     from ._file_writer import refuse_shipped_sample, write_new
 
-    parent = _as_session(session)
-    header, events = fork_log(parent, at_seq=at_seq, child_id=child_id, created_at=created_at)
+    header, events = parent_fork_log(
+        parent, at_seq=at_seq, child_id=child_id, created_at=created_at
+    )
     cid = header["id"]
     if dest_root is not None:
         project = Path(dest_root) / project_key(header.get("cwd"))
@@ -232,7 +222,7 @@ def fork_session(
     return write_new(dest, header, events, compression=parent.compression)
 
 
-def _parent_project_dir(parent: Session) -> Path:
+def _parent_project_dir(parent: SessionLike) -> Path:
     path = parent.path
     if (
         path is not None

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._session import SurfaceNode
+from ._surface import SurfaceNode
 from ._text import message_of
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._session_like import SessionLike
     from ._tokens import TokenCounter
 
 __all__ = ["node_tokens", "tool_groups"]
@@ -31,7 +31,7 @@ def tool_groups(surface: Sequence[SurfaceNode]) -> list[tuple[int, int]]:
     return groups
 
 
-def node_tokens(session: Session, counter: TokenCounter) -> list[int]:
+def node_tokens(session: SessionLike, counter: TokenCounter) -> list[int]:
     """Tokens of each surface node's message, in surface order (the counter caches them).
 
     A node the model does not receive (an empty system message, "no system prompt"; an empty

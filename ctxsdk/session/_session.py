@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -24,6 +23,7 @@ from ..errors import (
     SessionFormatError,
     SurfaceError,
 )
+from ._checked import check_log
 from ._codec import (
     MAX_DECODED_BYTES,
     Compression,
@@ -53,7 +53,9 @@ from ._models import (
 from ._redact import redact
 from ._repair import repair_events, resume_marker
 from ._replay import LogIndex, check_replace, replay_into, replay_log
+from ._surface import NodeTokens, Surface, SurfaceNode, TokenTable
 from ._text import message_of, message_text
+from ._turns import Step, Turn, Turns
 from ._wire import WireFormat, to_wire
 
 if TYPE_CHECKING:
@@ -62,164 +64,11 @@ if TYPE_CHECKING:
     from ._composition import Composition, TurnTokens
     from ._facts import Facts
 
-__all__ = [
-    "NodeTokens",
-    "Session",
-    "Step",
-    "Surface",
-    "SurfaceNode",
-    "TokenTable",
-    "Turn",
-    "Turns",
-]
+__all__ = ["Session"]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _USAGE: TypeAdapter[TokenUsage] = TypeAdapter(TokenUsage)
 _CTXSDK_SOURCE = {"kind": "plugin", "plugin": "ctxsdk"}
-
-
-@dataclass(frozen=True)
-class SurfaceNode:
-    """One node of the surface: the event that put a message where the model sees it."""
-
-    seq: int
-    type: str
-    message: Message
-    op: Literal["append", "replace"]
-    shadowed: tuple[int, ...] = ()  # the nodes a replacement took the place of
-
-    def __repr__(self) -> str:
-        op = f" replaces {list(self.shadowed)}" if self.shadowed else ""
-        return f"SurfaceNode({self.seq}, {self.type!r}{op}, {self.message!r})"
-
-
-class Surface(Rendered, Sequence[SurfaceNode]):
-    """The current surface: nodes in model order (spec §7)."""
-
-    def __init__(self, nodes: list[SurfaceNode], generation: int) -> None:
-        self._nodes = nodes
-        self.generation = generation  # how many replace ops were applied
-
-    @overload
-    def __getitem__(self, i: int) -> SurfaceNode: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[SurfaceNode]: ...
-    def __getitem__(self, i: int | slice) -> SurfaceNode | Sequence[SurfaceNode]:
-        return self._nodes[i]
-
-    def __len__(self) -> int:
-        return len(self._nodes)
-
-    @property
-    def seqs(self) -> list[int]:
-        return [n.seq for n in self._nodes]
-
-    def __repr__(self) -> str:
-        return f"Surface({len(self._nodes)} nodes, {self.generation} replacements)"
-
-    def _text_(self) -> str:
-        from ._session_display import surface_text
-
-        return surface_text(self)
-
-    def _html_(self) -> str:
-        from ._session_display import surface_html
-
-        return surface_html(self)
-
-
-@dataclass(frozen=True)
-class NodeTokens:
-    seq: int
-    type: str
-    role: str
-    tokens: int
-
-
-@dataclass(frozen=True)
-class TokenTable(Rendered):
-    """Token counts of the messages the model receives, one row per surface message."""
-
-    tokenizer: str
-    rows: tuple[NodeTokens, ...]
-    system: int = 0  # a v0-v2 request's system prompt, counted apart from the messages
-
-    @property
-    def total(self) -> int:
-        return self.system + sum(r.tokens for r in self.rows)
-
-    def by_role(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for r in self.rows:
-            out[r.role] = out.get(r.role, 0) + r.tokens
-        return out
-
-    def to_polars(self) -> Any:
-        """A ``polars.DataFrame`` with columns seq, type, role, tokens."""
-        import polars as pl
-
-        return pl.DataFrame(
-            {
-                "seq": [r.seq for r in self.rows],
-                "type": [r.type for r in self.rows],
-                "role": [r.role for r in self.rows],
-                "tokens": [r.tokens for r in self.rows],
-            },
-            schema={"seq": pl.Int64, "type": pl.Utf8, "role": pl.Utf8, "tokens": pl.Int64},
-        )
-
-    def __repr__(self) -> str:
-        return f"TokenTable({self.tokenizer}, {len(self.rows)} messages, {self.total} tokens)"
-
-    def _text_(self) -> str:
-        from ._session_display import tokens_text
-
-        return tokens_text(self)
-
-    def _html_(self) -> str:
-        from ._session_display import tokens_html
-
-        return tokens_html(self)
-
-
-@dataclass(frozen=True)
-class Step:
-    turn: int
-    step: int
-    start_seq: int
-    end_seq: int | None
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One turn of the log with its steps, outcome and summed usage."""
-
-    turn: int
-    start_seq: int
-    end_seq: int | None
-    reason: str | None  # completed, aborted, error, ...; None while the turn is open
-    steps: tuple[Step, ...]
-    usage: TokenUsage | None
-    prompt: str | None  # the first user-sourced text of the turn
-
-    def __repr__(self) -> str:
-        p = (self.prompt or "")[:40]
-        steps = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
-        return f"Turn({self.turn}, {steps}, {self.reason}, {p!r})"
-
-
-class Turns(Rendered, list[Turn]):
-    """The turns of a session (a list), printed and shown as a table."""
-
-    def _text_(self) -> str:
-        from ._session_display import turns_text
-
-        return turns_text(self)
-
-    def _html_(self) -> str:
-        from ._session_display import turns_html
-
-        return turns_html(self)
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -251,14 +100,15 @@ class Session(Rendered):
         log: DecodedLog | None = None,
         index: LogIndex | None = None,
     ) -> None:
-        version = validate_header(header)
         if index is None:  # events from memory; a file's were checked as it was decoded
-            refuse_deep_events(events, header=header)
+            version, index = check_log(header, events)
+        else:
+            version = validate_header(header)
         self._init(
             header,
             version,
             events,
-            index if index is not None else replay_log(events, version),
+            index,
             path=path,
             compression=compression,
             persisted=len(events) if persisted is None else persisted,

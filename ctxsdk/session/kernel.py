@@ -53,7 +53,7 @@ from ._facts._anchors import names_in, path_name
 from ._facts._findings import Statement, select_statements, statements
 from ._file_writer import is_shipped_sample, refuse_shipped_sample, write_new
 from ._files import check_byte_limit, open_regular_file, read_regular_file
-from ._fork import fork_points
+from ._fork_paths import fork_points
 from ._harness import (
     CHECKPOINT_PREAMBLE,
     PRUNE_MARKER,

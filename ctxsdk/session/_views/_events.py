@@ -11,10 +11,10 @@ from ._columns import EVENTS, documented, frame
 if TYPE_CHECKING:
     import polars as pl
 
-    from .._session import Session
+    from .._session_like import SessionLike
 
 
-def _turn_step_of(s: Session) -> tuple[list[int | None], list[int | None]]:
+def _turn_step_of(s: SessionLike) -> tuple[list[int | None], list[int | None]]:
     """Per seq: the turn and step whose start..end span holds the event (None outside)."""
     n = len(s.raw_events)
     turns: list[int | None] = [None] * n
@@ -33,7 +33,7 @@ def _surface_op(op: object) -> str | None:
 
 
 @documented(EVENTS)
-def events_df(s: Session) -> pl.DataFrame:
+def events_df(s: SessionLike) -> pl.DataFrame:
     """One row per event of the log, in seq order.
 
     ``turn`` is null between turns; an open turn runs to the end of the log. ``sources`` is

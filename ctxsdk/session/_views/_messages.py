@@ -12,11 +12,11 @@ from ._raw import blocks, field_of, of_type, strings, tool_result
 if TYPE_CHECKING:
     import polars as pl
 
-    from .._session import Session
+    from .._session_like import SessionLike
 
 
 @documented(SURFACE)
-def surface_df(s: Session) -> pl.DataFrame:
+def surface_df(s: SessionLike) -> pl.DataFrame:
     """One row per node of the current surface, in model order (spec §7).
 
     Nodes whose message the model does not receive (an empty ``system/message`` = "no system
@@ -51,7 +51,7 @@ def _source(msg: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 
 
 @documented(MESSAGES)
-def messages_df(s: Session) -> pl.DataFrame:
+def messages_df(s: SessionLike) -> pl.DataFrame:
     """One row per message the model receives (``deriveMessages()``, spec §8), in order;
     row ``index`` is the position in ``Session.messages``.
     """

@@ -14,7 +14,7 @@ from ._tools import pair_calls
 if TYPE_CHECKING:
     import polars as pl
 
-    from .._session import Session
+    from .._session_like import SessionLike
     from .._tokens import TokenCounter, Tokenizer
 
 
@@ -24,7 +24,9 @@ def _counter(tokenizer: str | Tokenizer | TokenCounter) -> TokenCounter:
     return tokenizer if isinstance(tokenizer, TokenCounter) else TokenCounter(tokenizer)
 
 
-def _tools(s: Session, seqs: Sequence[int], msgs: Sequence[Mapping[str, Any]]) -> list[str | None]:
+def _tools(
+    s: SessionLike, seqs: Sequence[int], msgs: Sequence[Mapping[str, Any]]
+) -> list[str | None]:
     """The ``tool`` column: the tool a result answers (rewrites answer the same call), or the
     distinct tools an assistant message calls, joined with ``,`` in call order."""
     raw = s.raw_events
@@ -45,7 +47,7 @@ def _tools(s: Session, seqs: Sequence[int], msgs: Sequence[Mapping[str, Any]]) -
 
 @documented(TOKENS)
 def tokens_df(
-    s: Session, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
+    s: SessionLike, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
 ) -> pl.DataFrame:
     """Tokens of each message the model receives, the rows of ``Session.tokens``, with the
     harness's estimate beside the exact count.
@@ -112,7 +114,7 @@ def _summed(df: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 
 @documented(TOKENS_BY_ROLE)
 def tokens_by_role(
-    s: Session, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
+    s: SessionLike, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
 ) -> pl.DataFrame:
     """``tokens_df`` summed per role, most tokens first."""
     import polars as pl
@@ -126,7 +128,7 @@ def tokens_by_role(
 
 @documented(TOKENS_BY_TOOL)
 def tokens_by_tool(
-    s: Session, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
+    s: SessionLike, tokenizer: str | Tokenizer | TokenCounter = "cl100k_base"
 ) -> pl.DataFrame:
     """``tokens_df`` summed per tool and side (the calling assistant messages, or the
     results), over the messages that have a ``tool``; most tokens first.

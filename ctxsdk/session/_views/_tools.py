@@ -14,7 +14,7 @@ from ._raw import blocks, int_or_none, str_or_none, tool_result
 if TYPE_CHECKING:
     import polars as pl
 
-    from .._session import Session
+    from .._session_like import SessionLike
 
 
 @dataclass
@@ -80,7 +80,7 @@ def _answer(seq: int, ev: Mapping[str, Any], pending: dict[str, Call]) -> Call |
     return orphan
 
 
-def pair_calls(s: Session) -> list[Call]:
+def pair_calls(s: SessionLike) -> list[Call]:
     """Every tool call paired with its result by id, in the order the log makes them.
 
     Pairing follows the log as the harness folds it: a call is pending from its assistant
@@ -127,7 +127,7 @@ def pair_calls(s: Session) -> list[Call]:
 
 
 @documented(TOOLS)
-def tools_df(s: Session) -> pl.DataFrame:
+def tools_df(s: SessionLike) -> pl.DataFrame:
     """One row per tool call, with its result, in the order the calls were made.
 
     Calls pair with results by id (see spec §8's pairing rules). A call still pending at the

@@ -12,10 +12,11 @@ from ._raw import blocks, of_type
 if TYPE_CHECKING:
     import polars as pl
 
-    from .._session import Session, Turn
+    from .._session_like import SessionLike
+    from .._turns import Turn
 
 
-def _tool_calls(s: Session, t: Turn) -> int:
+def _tool_calls(s: SessionLike, t: Turn) -> int:
     """Tool-call blocks in the turn's appended assistant messages."""
     end = t.end_seq if t.end_seq is not None else len(s.raw_events) - 1
     return sum(
@@ -26,7 +27,7 @@ def _tool_calls(s: Session, t: Turn) -> int:
 
 
 @documented(TURNS)
-def turns_df(s: Session) -> pl.DataFrame:
+def turns_df(s: SessionLike) -> pl.DataFrame:
     """One row per turn (``Session.turns``), with provider-reported usage summed.
 
     Usage columns are null when no assistant message of the turn reported usage; when some
