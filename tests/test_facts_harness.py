@@ -14,7 +14,7 @@ from ctxsdk.session import Facts, read_facts
 from ctxsdk.session._facts._model import RUN_SCOPE
 from ctxsdk.session._facts._relayed import error_line
 from ctxsdk.session._facts._rules import template_rules
-from ctxsdk.session.importers._aider import from_aider
+from ctxsdk.session.importers import from_aider
 from ctxsdk.session.kernel import run_value
 
 from .conftest import SHARED

@@ -19,7 +19,7 @@ from ctxsdk.session._facts._model import QUOTE_MAX
 from ctxsdk.session._facts._settings import parse_setting, setting_facts
 from ctxsdk.session._facts._units import quantity
 from ctxsdk.session._text import message_text
-from ctxsdk.session.importers._dispatch import import_file
+from ctxsdk.session.importers import import_file
 from ctxsdk.session.kernel import message_of
 
 from .conftest import SHARED

@@ -17,7 +17,7 @@ from ctxsdk.session._facts._model import QUOTE_MAX, Fact
 from ctxsdk.session._facts._sentences import MAX_SENTENCES, sentence_spans, sentences
 from ctxsdk.session._facts._templates import is_template, user_text
 from ctxsdk.session._facts._text import TEXT_MAX, closing_facts, text_facts
-from ctxsdk.session.importers._dispatch import import_file
+from ctxsdk.session.importers import import_file
 
 from .conftest import SHARED
 

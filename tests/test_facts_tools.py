@@ -422,7 +422,7 @@ def _session(agent: str, name: str) -> list[dict[str, Any]]:
     path = AGENTS / agent / name
     if not path.exists():
         pytest.skip(f"{path} is not available (../shared/data)")
-    from ctxsdk.session.importers._dispatch import import_file
+    from ctxsdk.session.importers import import_file
 
     return list(import_file(agent, path).raw_events)
 

@@ -26,7 +26,7 @@ from ctxsdk.fold._state import (
     reduce_events,
     state_metrics,
 )
-from ctxsdk.session.importers._aider import from_aider
+from ctxsdk.session.importers import from_aider
 from ctxsdk.testing import LogBuilder, ToolOutput
 
 CORPUS = (

@@ -14,9 +14,8 @@ import pytest
 
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
-from ctxsdk.session.importers import import_provenance
-from ctxsdk.session.importers._codex import from_codex
-from ctxsdk.session.importers._emit import IMPORT_EVENT
+from ctxsdk.session._foreign._emit import IMPORT_EVENT
+from ctxsdk.session.importers import from_codex, import_provenance
 
 from .conftest import SHARED
 

@@ -17,8 +17,8 @@ import zstandard
 
 from ctxsdk import Session
 from ctxsdk.errors import CtxError, ImportFormatError, NotFound
+from ctxsdk.session._foreign._detect import DETECT_BYTES, DETECTABLE
 from ctxsdk.session.importers import FORMATS, detect_format
-from ctxsdk.session.importers._detect import DETECT_BYTES, DETECTABLE
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "agent-sessions"
 _NOT_LOGS = (

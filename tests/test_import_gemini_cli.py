@@ -18,8 +18,7 @@ import pytest
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
 from ctxsdk.session._models import ReasoningBlock
-from ctxsdk.session.importers import import_provenance
-from ctxsdk.session.importers._gemini_cli import from_gemini_cli
+from ctxsdk.session.importers import from_gemini_cli, import_provenance
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 GEMINI_DIR = SHARED / "data" / "agent-sessions" / "gemini-cli"

@@ -12,10 +12,9 @@ import pytest
 
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
+from ctxsdk.session._foreign._emit import IMPORT_EVENT
 from ctxsdk.session._models import ReasoningBlock
-from ctxsdk.session.importers import import_provenance
-from ctxsdk.session.importers._emit import IMPORT_EVENT
-from ctxsdk.session.importers._mini_swe_agent import from_mini_swe_agent
+from ctxsdk.session.importers import from_mini_swe_agent, import_provenance
 
 from .conftest import SHARED
 

@@ -13,9 +13,8 @@ import pytest
 
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
-from ctxsdk.session.importers import import_provenance
-from ctxsdk.session.importers._emit import IMPORT_EVENT
-from ctxsdk.session.importers._openhands import from_openhands
+from ctxsdk.session._foreign._emit import IMPORT_EVENT
+from ctxsdk.session.importers import from_openhands, import_provenance
 
 from .conftest import SHARED
 

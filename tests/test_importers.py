@@ -19,6 +19,7 @@ import pytest
 
 from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
+from ctxsdk.session._foreign._emit import IMPORT_EVENT
 from ctxsdk.session._harness import CHECKPOINT_PREAMBLE
 from ctxsdk.session._models import ReasoningBlock
 from ctxsdk.session.importers import (
@@ -30,7 +31,6 @@ from ctxsdk.session.importers import (
     import_file,
     import_provenance,
 )
-from ctxsdk.session.importers._emit import IMPORT_EVENT
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data"
@@ -1370,7 +1370,7 @@ def test_every_importer_refuses_a_path_that_is_not_a_regular_file(tmp_path: Path
 
 def test_every_importer_reads_at_most_max_bytes(tmp_path: Path) -> None:
     from ctxsdk.errors import InvalidArgument
-    from ctxsdk.session.importers._common import MAX_IMPORT_BYTES
+    from ctxsdk.session._foreign._common import MAX_IMPORT_BYTES
 
     assert MAX_IMPORT_BYTES == 256 << 20
     chat = tmp_path / "chat.json"

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from ._composition import Composition, TurnTokens
     from ._facts import Facts
+    from ._foreign._emit import ImportedLog
 
 __all__ = ["Session"]
 
@@ -214,6 +215,11 @@ class Session(Rendered):
     # --- importers (ctxsdk.session.importers): foreign logs as valid v3 sessions -------------
 
     @classmethod
+    def _imported(cls, log: ImportedLog) -> Session:
+        """A session of a log an importer built and checked (not replayed again)."""
+        return cls(log.header, log.events, index=log.index)
+
+    @classmethod
     def open_any(
         cls, path: str | Path, *, format: str | None = None, **importer_kwargs: Any
     ) -> Session:
@@ -225,13 +231,13 @@ class Session(Rendered):
         ``session_id``, ``conversation`` for LoCoMo, ...). A file no format fits raises
         ``ImportFormatError`` naming the path, what was seen and the formats known.
         """
-        from .importers import import_file
-        from .importers._detect import detect_format
+        from ._foreign._detect import detect_format
+        from ._foreign._dispatch import read_file
 
         fmt = detect_format(path) if format is None else format
         if fmt == "dsh":
             return cls.open(path, **importer_kwargs)
-        return import_file(fmt, path, **importer_kwargs)
+        return cls._imported(read_file(fmt, path, **importer_kwargs))
 
     @classmethod
     def from_messages(
@@ -241,65 +247,65 @@ class Session(Rendered):
         **options: Any,
     ) -> Session:
         """OpenAI chat messages (tool calls included) or Anthropic messages as a session."""
-        from .importers import from_messages
+        from ._foreign._chat import read_messages
 
-        return from_messages(messages, format, **options)
+        return cls._imported(read_messages(messages, format, **options))
 
     @classmethod
     def from_claude_code(cls, path: str | Path, **options: Any) -> Session:
         """A Claude Code JSONL transcript (its /compact becomes a compaction on the surface)."""
-        from .importers import from_claude_code
+        from ._foreign._claude_code import read_claude_code
 
-        return from_claude_code(path, **options)
+        return cls._imported(read_claude_code(path, **options))
 
     @classmethod
     def from_swe_agent(cls, path: str | Path, **options: Any) -> Session:
         """A SWE-agent ``.traj`` file (text-action or function-calling)."""
-        from .importers import from_swe_agent
+        from ._foreign._swe_agent import read_swe_agent
 
-        return from_swe_agent(path, **options)
+        return cls._imported(read_swe_agent(path, **options))
 
     @classmethod
     def from_codex(cls, path: str | Path, **options: Any) -> Session:
         """A Codex CLI rollout (``rollout-*.jsonl``)."""
-        from .importers import from_codex
+        from ._foreign._codex import read_codex
 
-        return from_codex(path, **options)
+        return cls._imported(read_codex(path, **options))
 
     @classmethod
     def from_gemini_cli(cls, path: str | Path, **options: Any) -> Session:
         """A Gemini CLI saved session (``session-*.json``)."""
-        from .importers import from_gemini_cli
+        from ._foreign._gemini_cli import read_gemini_cli
 
-        return from_gemini_cli(path, **options)
+        return cls._imported(read_gemini_cli(path, **options))
 
     @classmethod
     def from_openhands(cls, path: str | Path, **options: Any) -> Session:
         """An OpenHands trajectory (a JSON list of events)."""
-        from .importers import from_openhands
+        from ._foreign._openhands import read_openhands
 
-        return from_openhands(path, **options)
+        return cls._imported(read_openhands(path, **options))
 
     @classmethod
     def from_aider(cls, path: str | Path, **options: Any) -> Session:
         """An Aider chat history (``.aider.chat.history.md``)."""
-        from .importers import from_aider
+        from ._foreign._aider import read_aider
 
-        return from_aider(path, **options)
+        return cls._imported(read_aider(path, **options))
 
     @classmethod
     def from_mini_swe_agent(cls, path: str | Path, **options: Any) -> Session:
         """A mini-swe-agent trajectory (``*.traj.json``)."""
-        from .importers import from_mini_swe_agent
+        from ._foreign._mini_swe_agent import read_mini_swe_agent
 
-        return from_mini_swe_agent(path, **options)
+        return cls._imported(read_mini_swe_agent(path, **options))
 
     @classmethod
     def from_locomo(cls, data: Any, conversation: int | str = 0, **options: Any) -> Session:
         """One LoCoMo conversation (parsed ``locomo10.json`` or its path); ``dia_id`` kept."""
-        from .importers import from_locomo
+        from ._foreign._locomo import read_locomo
 
-        return from_locomo(data, conversation, **options)
+        return cls._imported(read_locomo(data, conversation, **options))
 
     # --- identity and header ---------------------------------------------------------------
 

@@ -106,7 +106,7 @@ class Workspace(Rendered):
         ``$XDG_CACHE_HOME/ctxsdk/workspaces/`` (else ``~/.cache/...``), never in the agent's
         home; ``cache=False`` keeps none, a path puts it there. ``add`` is refused.
         """
-        from ..importers._detect import DETECTABLE
+        from .._foreign._detect import DETECTABLE
 
         if format != "auto" and format not in DETECTABLE:
             raise InvalidArgument(

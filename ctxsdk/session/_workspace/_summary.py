@@ -96,8 +96,8 @@ def summarize_import(item: Found, max_bytes: int = LISTING_MAX_BYTES) -> dict[st
     """Import one foreign log (its format detected when the walk did not name one; the
     found format is kept on ``item``) and summarize the session it becomes. Raises what the
     detection or the importer raises."""
+    from .._foreign._detect import detect_format
     from .._session import Session
-    from ..importers._detect import detect_format
 
     if item.format is None:
         item.format = detect_format(item.path)

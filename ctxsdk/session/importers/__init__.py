@@ -1,7 +1,7 @@
 """Importers: foreign agent logs as valid v3 DSH sessions, so every ctxsdk view works on them.
 
-Each importer returns a ``Session`` built with
-``Session.from_events`` (validated as the harness validates a log on load):
+Each importer returns a ``Session`` whose log was checked as the harness checks a log on
+load (the readers that build it live in ``ctxsdk.session._foreign``):
 
     from ctxsdk.session.importers import from_claude_code, import_provenance
 
@@ -27,18 +27,21 @@ default; every importer takes ``max_bytes=``), is refused before it is read.
 from __future__ import annotations
 
 from ..._public import moved_names, publish
-from ._aider import from_aider
-from ._chat import from_messages
-from ._claude_code import from_claude_code
-from ._codex import from_codex
-from ._detect import detect_format
-from ._dispatch import FORMATS, import_file
-from ._gemini_cli import from_gemini_cli
-from ._locomo import from_locomo
-from ._mini_swe_agent import from_mini_swe_agent
-from ._openhands import from_openhands
-from ._provenance import import_provenance
-from ._swe_agent import from_swe_agent
+from .._foreign._detect import detect_format
+from .._foreign._dispatch import FORMATS
+from .._foreign._provenance import import_provenance
+from ._sessions import (
+    from_aider,
+    from_claude_code,
+    from_codex,
+    from_gemini_cli,
+    from_locomo,
+    from_messages,
+    from_mini_swe_agent,
+    from_openhands,
+    from_swe_agent,
+    import_file,
+)
 
 __all__ = [
     "FORMATS",
@@ -63,9 +66,9 @@ publish(__name__, globals(), __all__)
 __getattr__ = moved_names(
     __name__,
     {
-        "DETECTABLE": "ctxsdk.session.importers._detect",
-        "DETECT_BYTES": "ctxsdk.session.importers._detect",
-        "IMPORT_EVENT": "ctxsdk.session.importers._emit",
-        "MAX_IMPORT_BYTES": "ctxsdk.session.importers._common",
+        "DETECTABLE": "ctxsdk.session._foreign._detect",
+        "DETECT_BYTES": "ctxsdk.session._foreign._detect",
+        "IMPORT_EVENT": "ctxsdk.session._foreign._emit",
+        "MAX_IMPORT_BYTES": "ctxsdk.session._foreign._common",
     },
 )

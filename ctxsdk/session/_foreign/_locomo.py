@@ -26,12 +26,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._session import Session
 from ._common import MAX_IMPORT_BYTES, JsonDict, fail, load_json, source_name, well_formed
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import AssistantItem, Item, Origin, UserItem
 
-__all__ = ["from_locomo"]
+__all__ = ["read_locomo"]
 
 _SESSION = re.compile(r"session_(\d+)")
 _DATE_FORMAT = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
@@ -42,20 +41,15 @@ _IN_CONTENT = frozenset({"speaker", "dia_id", "text", "blip_caption"})
 _EPOCH = 1_600_000_000_000  # only for a session whose date cannot be read
 
 
-def from_locomo(
+def read_locomo(
     data: list[Any] | str | Path,
     conversation: int | str = 0,
     *,
     session_id: str | None = None,
     max_bytes: int = MAX_IMPORT_BYTES,
-) -> Session:
-    """One LoCoMo conversation as a v3 DSH session (see the module docstring).
-
-    ``data`` is the parsed ``locomo10.json`` list or its path; ``conversation`` is an index
-    into it or a ``sample_id`` such as ``"conv-26"``. The session id is
-    ``locomo:<sample_id>``. At most ``max_bytes`` of a file are read (``MAX_IMPORT_BYTES``
-    by default).
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_locomo`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     label = "locomo data"
     if isinstance(data, str | Path):
         label = str(source_name(data))
@@ -88,7 +82,7 @@ def from_locomo(
         begin = _when(date) or start
         items += _session(sid, number, key, conv[key], date, begin, (a, b), at)
         start = begin + (len(conv[key]) + 2) * _UTTERANCE_MS
-    return build_session(
+    return build_log(
         items,
         fmt="locomo",
         source=None if label == "locomo data" else label,

@@ -24,7 +24,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     TITLE_BYTES,
@@ -37,7 +36,7 @@ from ._common import (
     read_source,
     text_blocks,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import (
     DEFAULT_CREATED_AT,
     AssistantItem,
@@ -50,7 +49,7 @@ from ._items import (
     UserItem,
 )
 
-__all__ = ["from_swe_agent"]
+__all__ = ["read_swe_agent"]
 
 PROVIDER = "swe-agent"  # the trajectories do not name the provider
 _OBSERVATION = {"kind": "plugin", "plugin": "swe-agent", "form": "relay"}
@@ -60,21 +59,16 @@ _CTF = re.compile(r'is an? (?P<category>[\w ]+?) problem named "(?P<name>[^"\n]+
 _TEMPLATE = ("We're currently solving the following", "ISSUE:", "INSTRUCTIONS:")
 
 
-def from_swe_agent(
+def read_swe_agent(
     path: str | Path,
     *,
     session_id: str | None = None,
     model: str | None = None,
     context_edits: bool = True,
     max_bytes: int = MAX_IMPORT_BYTES,
-) -> Session:
-    """A SWE-agent ``.traj`` file as a v3 DSH session (see the module docstring).
-
-    Message ids are ``swe:<file stem>:<history index>``; the session id is
-    ``swe:<file stem>``. ``model`` defaults to the replay config's model name, else
-    ``"unknown"``. ``context_edits=False`` keeps every observation as first shown. At most
-    ``max_bytes`` of the file are read (``MAX_IMPORT_BYTES`` by default).
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_swe_agent`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     p, data = read_source(path, max_bytes)
     name = p.name
     doc = parse_json(data, name)
@@ -126,7 +120,7 @@ def from_swe_agent(
         trailing.append(SkipItem(Origin("info", f"{name}, info", {"info": kept}), "run metadata"))
         if isinstance(info.get("exit_status"), str):
             final = {"kind": "completed"}  # the agent ended the run itself: no reply is owed
-    return build_session(
+    return build_log(
         items,
         fmt="swe-agent",
         source=name,

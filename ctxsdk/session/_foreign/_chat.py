@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from .._session import Session
 from ._anthropic import anthropic_items, anthropic_tool, system_blocks
 from ._common import (
     MAX_IMPORT_BYTES,
@@ -18,17 +17,17 @@ from ._common import (
     read_source,
     well_formed,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import DEFAULT_CREATED_AT, Item, SystemItem, stable_id
 from ._openai import openai_items, openai_tool
 
-__all__ = ["ChatFormat", "from_messages", "load_chat_file"]
+__all__ = ["ChatFormat", "load_chat_file", "read_messages"]
 
 ChatFormat = Literal["openai", "anthropic"]
 _UNKNOWN_MODEL = "unknown"
 
 
-def from_messages(
+def read_messages(
     messages: Sequence[Any],
     format: ChatFormat = "openai",
     *,
@@ -38,27 +37,13 @@ def from_messages(
     model: str | None = None,
     created_at: int | None = None,
     source: str | None = None,
-) -> Session:
-    """A chat history as a v3 DSH session.
-
-    ``format="openai"``: system/developer, user, assistant (``tool_calls``,
-    ``reasoning_content``) and ``tool`` messages; ``format="anthropic"``: user/assistant
-    messages with content blocks, the system prompt passed as ``system``. A user message
-    that is not a tool result starts a turn; each assistant message is a step; tool results
-    answer the calls of the step before them. A tool call without a result is refused with
-    the message named, except in the very last step: there the log ends inside its turn and
-    crash repair (``s.repaired()``, ``s.wire()``) closes it ``interrupted``.
-
-    Message ids are ``openai:<index>`` / ``anthropic:<index>``; ``system`` (text or, for
-    Anthropic, text blocks) becomes the system head, ahead of any system message in the list.
-    ``tools`` (either format's definitions) go into the request header; ``model`` names the
-    model on assistant messages that do not name one; ``source`` is the file name recorded
-    in provenance. Times are a deterministic clock from ``created_at``.
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_messages`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     if format not in ("openai", "anthropic"):
-        fail("from_messages", f"unknown chat format {format!r}", "use 'openai' or 'anthropic'")
+        fail("read_messages", f"unknown chat format {format!r}", "use 'openai' or 'anthropic'")
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
-        fail(source or "from_messages", "messages must be a list of message objects")
+        fail(source or "read_messages", "messages must be a list of message objects")
     label = source or "messages"
     # What a log cannot hold becomes what it can: a lone surrogate U+FFFD, a >64-bit int a float.
     messages, system, tools = (
@@ -80,7 +65,7 @@ def from_messages(
         items += anthropic_items(messages, label=label, model=default_model)
     defs = [_tool(t, f"{label}, tools[{k}]") for k, t in enumerate(tools or ())]
     sid = session_id or stable_id(format, _fingerprint([system, list(messages), defs]))
-    return build_session(
+    return build_log(
         items,
         fmt=format,
         source=source,
@@ -103,7 +88,7 @@ def _fingerprint(value: Any) -> str:
 
 def load_chat_file(
     format: ChatFormat, path: str | Path, *, max_bytes: int = MAX_IMPORT_BYTES, **options: Any
-) -> Session:
+) -> ImportedLog:
     """A JSON file holding a list of messages, or an object ``{messages, system?, tools?,
     model?}``; ``.jsonl``: one message per line. At most ``max_bytes`` of it are read."""
     p, data = read_source(path, max_bytes)
@@ -125,4 +110,4 @@ def load_chat_file(
         if key in doc and key not in options:
             options[key] = doc[key]
     options.setdefault("source", name)
-    return from_messages(doc["messages"], format, **options)
+    return read_messages(doc["messages"], format, **options)

@@ -25,7 +25,6 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     TITLE_BYTES,
@@ -41,7 +40,7 @@ from ._common import (
     read_source,
     text_blocks,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import (
     DEFAULT_CREATED_AT,
     AssistantItem,
@@ -53,7 +52,7 @@ from ._items import (
     stable_id,
 )
 
-__all__ = ["from_gemini_cli"]
+__all__ = ["read_gemini_cli"]
 
 PROVIDER = "google"  # Gemini CLI talks to the Gemini API (or Vertex AI); the file does not say
 _NOTICES = frozenset({"info", "warning", "error"})
@@ -61,16 +60,11 @@ _FAILED = frozenset({"error", "cancelled"})  # statuses whose missing result is 
 _TASK_WORDS = 3  # a prompt shorter than this is a command ("show tools"), not the task
 
 
-def from_gemini_cli(
+def read_gemini_cli(
     path: str | Path, *, session_id: str | None = None, max_bytes: int = MAX_IMPORT_BYTES
-) -> Session:
-    """A Gemini CLI chat JSON file as a v3 DSH session (see the module docstring).
-
-    Message ids are the messages' ``id``; a tool result's id is ``<call id>#result``. Times
-    are the messages' ``timestamp``; the session id is ``sessionId`` (else a UUID derived from
-    the file's bytes). At most ``max_bytes`` of the file are read (``MAX_IMPORT_BYTES`` by
-    default).
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_gemini_cli`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     p, data = read_source(path, max_bytes)
     name = p.name
     doc = parse_json(data, name)
@@ -124,7 +118,7 @@ def from_gemini_cli(
     start = iso_ms(doc.get("startTime"), f"{name}, startTime")
     times = [i.time for i in items if i.time is not None]
     created = start if start is not None else times[0] if times else DEFAULT_CREATED_AT
-    return build_session(
+    return build_log(
         items,
         fmt="gemini-cli",
         source=name,

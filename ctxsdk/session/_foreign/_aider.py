@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     TITLE_BYTES,
@@ -42,7 +41,7 @@ from ._common import (
     read_source,
     text_blocks,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import (
     DEFAULT_CREATED_AT,
     AssistantItem,
@@ -53,7 +52,7 @@ from ._items import (
     UserItem,
 )
 
-__all__ = ["from_aider"]
+__all__ = ["read_aider"]
 
 PROVIDER = "aider"  # the history names the model (with litellm's prefix), not the provider
 _RELAY = {"kind": "plugin", "plugin": "aider", "form": "relay"}
@@ -81,21 +80,15 @@ class _Block:
     lines: list[str] = field(default_factory=list)
 
 
-def from_aider(
+def read_aider(
     path: str | Path,
     *,
     session_id: str | None = None,
     model: str | None = None,
     max_bytes: int = MAX_IMPORT_BYTES,
-) -> Session:
-    """An aider chat history (or aider website transcript) as a v3 DSH session (see the
-    module docstring).
-
-    Message ids are ``aider:<file stem>:<line>`` (the line the message starts on; an edit
-    call's id is the line of its ``<<<<<<<`` marker, its result ``…:result``); the session id
-    is ``aider:<file stem>``. ``model`` defaults to the last ``Model:`` line aider printed
-    before the reply, else ``"unknown"``. At most ``max_bytes`` of the file are read.
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_aider`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     p, data = read_source(path, max_bytes)
     name = p.name
     try:
@@ -120,7 +113,7 @@ def from_aider(
     # aider never answers its own edit reports: a history that ends after the model's reply
     # (and what aider did with its edits) ended the turn; an unanswered prompt stays open
     final = {"kind": "completed"} if isinstance(last, AssistantItem | ResultItem) else None
-    return build_session(
+    return build_log(
         items,
         fmt="aider",
         source=name,

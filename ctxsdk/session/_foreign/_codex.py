@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     JsonDict,
@@ -47,7 +46,7 @@ from ._common import (
     text_blocks,
     verbatim_block,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import (
     DEFAULT_CREATED_AT,
     AssistantItem,
@@ -60,7 +59,7 @@ from ._items import (
     UserItem,
 )
 
-__all__ = ["from_codex"]
+__all__ = ["read_codex"]
 
 _CONTEXT = {"kind": "plugin", "plugin": "codex", "form": "instructions"}
 _MODEL_OUTPUTS = frozenset(
@@ -85,16 +84,11 @@ class _Group:
     usage: JsonDict | None = None
 
 
-def from_codex(
+def read_codex(
     path: str | Path, *, session_id: str | None = None, max_bytes: int = MAX_IMPORT_BYTES
-) -> Session:
-    """A Codex CLI rollout JSONL file as a v3 DSH session (see the module docstring).
-
-    The session id is ``session_meta``'s id; message ids are ``codex:<session id>:<line>``
-    (the rollout gives messages no id of their own), tool calls keep their ``call_id``; times
-    are the records' ``timestamp``. At most ``max_bytes`` of the file are read
-    (``MAX_IMPORT_BYTES`` by default).
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_codex`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     p, data = read_source(path, max_bytes)
     name = p.name
     records = _read(data, name)
@@ -115,7 +109,7 @@ def from_codex(
     created = iso_ms(meta.get("timestamp"), where_meta) or iso_ms(
         first.get("timestamp"), where_meta
     )
-    return build_session(
+    return build_log(
         items,
         fmt="codex",
         source=name,

@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ImportFormatError, SessionFormatError
+from .._checked import check_log
 from .._event_writer import EventWriter
 from .._facts._templates import user_text
 from .._harness import checkpoint_content, system_prompt_message
-from .._session import Session
+from .._replay import LogIndex
 from .._tokens import estimate_message
 from ._common import JsonDict, fail, fallback_title
 from ._items import (
@@ -49,7 +50,7 @@ from ._items import (
     UserItem,
 )
 
-__all__ = ["IMPORT_EVENT", "build_session"]
+__all__ = ["IMPORT_EVENT", "ImportedLog", "build_log"]
 
 IMPORT_EVENT = "ctxsdk/import"
 _TITLE_BYTES = 80
@@ -443,7 +444,17 @@ def _tool_result_with(data: JsonDict, blocks: list[JsonDict]) -> JsonDict:
     return {**data, "message": msg}
 
 
-def build_session(
+@dataclass(frozen=True)
+class ImportedLog:
+    """A foreign log as a v3 DSH log: the header, the events, and the index their checking
+    replay built (so a ``Session`` made of it is not replayed again)."""
+
+    header: JsonDict
+    events: list[JsonDict]
+    index: LogIndex
+
+
+def build_log(
     items: Iterable[Item],
     *,
     fmt: str,
@@ -459,9 +470,10 @@ def build_session(
     descriptor: JsonDict | None = None,
     final_reason: JsonDict | None = None,
     trailing: Iterable[Item] = (),
-) -> Session:
-    """Emit ``items`` as a v3 log and open it as a ``Session`` (validated as the harness
-    validates a log on load). ``trailing`` items (skipped records) are logged after the end."""
+) -> ImportedLog:
+    """Emit ``items`` as a v3 log, checked as the harness checks a log on load (a log the
+    importer got wrong names the source record). ``trailing`` items (skipped records) are
+    logged after the end."""
     header: JsonDict = {"type": "session", "version": 3, "id": session_id, "createdAt": created_at}
     if cwd is not None:
         header["cwd"] = cwd
@@ -485,10 +497,11 @@ def build_session(
     for item in trailing:
         em.add(item)
     try:
-        return Session.from_events(header, em.w.events)
+        _, index = check_log(header, em.w.events)
     except SessionFormatError as exc:
         where = em.where_of.get(exc.seq, source or fmt) if exc.seq is not None else (source or fmt)
         raise ImportFormatError(
             f"{where}: the imported log is not valid DSH ({exc}); this input is outside what "
             "the importer understands: please report it with the record named"
         ) from None
+    return ImportedLog(header, em.w.events, index)

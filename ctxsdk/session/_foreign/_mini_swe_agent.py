@@ -31,7 +31,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     TITLE_BYTES,
@@ -43,7 +42,7 @@ from ._common import (
     parse_json,
     read_source,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import (
     DEFAULT_CREATED_AT,
     AssistantItem,
@@ -55,7 +54,7 @@ from ._items import (
     UserItem,
 )
 
-__all__ = ["from_mini_swe_agent"]
+__all__ = ["read_mini_swe_agent"]
 
 PROVIDER = "mini-swe-agent"  # the provider the run routed through is not a DSH provider id
 _OBSERVATION = {"kind": "plugin", "plugin": "mini-swe-agent", "form": "relay"}
@@ -68,18 +67,14 @@ _TASK_MARK = "Consider the following PR description:"
 _STEP_MS = 1000
 
 
-def from_mini_swe_agent(
+def read_mini_swe_agent(
     path: str | Path,
     *,
     session_id: str | None = None,
     max_bytes: int = MAX_IMPORT_BYTES,
-) -> Session:
-    """A mini-SWE-agent ``.traj.json`` file as a v3 DSH session (see the module docstring).
-
-    Message ids are ``mini:<instance>:<message index>`` (the instance id, else the file
-    name without ``.traj.json``); the session id is ``mini:<instance>``. At most
-    ``max_bytes`` of the file are read (``MAX_IMPORT_BYTES`` by default).
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_mini_swe_agent`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     p, data = read_source(path, max_bytes)
     name = p.name
     doc = parse_json(data, name)
@@ -153,7 +148,7 @@ def from_mini_swe_agent(
         trailing.append(SkipItem(Origin("info", f"{name}, info", {"info": kept}), "run metadata"))
         if isinstance(info.get("exit_status"), str):
             final = {"kind": "completed"}  # the agent ended the run itself: no reply is owed
-    return build_session(
+    return build_log(
         items,
         fmt="mini-swe-agent",
         source=name,

@@ -25,7 +25,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._session import Session
 from ._common import (
     MAX_IMPORT_BYTES,
     JsonDict,
@@ -38,7 +37,7 @@ from ._common import (
     read_source,
     text_blocks,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import (
     DEFAULT_CREATED_AT,
     AssistantItem,
@@ -50,7 +49,7 @@ from ._items import (
     UserItem,
 )
 
-__all__ = ["from_openhands"]
+__all__ = ["read_openhands"]
 
 PROVIDER = "openhands"  # the trajectories name the model, not the provider (LiteLLM routes it)
 _NOTICE = {"kind": "plugin", "plugin": "openhands", "form": "relay"}
@@ -61,16 +60,14 @@ _NOT_ARGUMENTS = frozenset(
 _SILENT_OBSERVATIONS = frozenset({"null", "agent_state_changed", "recall", "user_rejected"})
 
 
-def from_openhands(
+def read_openhands(
     path: str | Path,
     *,
     session_id: str | None = None,
     max_bytes: int = MAX_IMPORT_BYTES,
-) -> Session:
-    """An OpenHands event-list trajectory as a v3 DSH session (see the module docstring).
-
-    The session id is ``oh:<file stem>`` unless ``session_id`` is given. At most
-    ``max_bytes`` of the file are read (``MAX_IMPORT_BYTES`` by default)."""
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_openhands`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     p, data = read_source(path, max_bytes)
     name = p.name
     doc = parse_json(data, name)
@@ -84,7 +81,7 @@ def from_openhands(
     first = next((it for it in items if isinstance(it, UserItem) and it.prompt), None)
     title = _title(first) if first is not None else None
     start = next((it.time for it in items if getattr(it, "time", None) is not None), None)
-    return build_session(
+    return build_log(
         items,
         fmt="openhands",
         source=name,

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from .._repair import OUTCOME_UNKNOWN_TEXT
-from .._session import Session
 from ._anthropic import FINISH, PROVIDER, assistant_blocks, usage_of, user_items
 from ._common import (
     MAX_IMPORT_BYTES,
@@ -41,7 +40,7 @@ from ._common import (
     load_json_line,
     read_source,
 )
-from ._emit import build_session
+from ._emit import ImportedLog, build_log
 from ._items import (
     DEFAULT_CREATED_AT,
     AssistantItem,
@@ -54,7 +53,7 @@ from ._items import (
     stable_id,
 )
 
-__all__ = ["from_claude_code"]
+__all__ = ["read_claude_code"]
 
 _MESSAGE_TYPES = frozenset({"user", "assistant", "system"})
 _SUMMARY_PREFIX = "This session is being continued from a previous conversation"
@@ -63,18 +62,11 @@ _NOTICE = {"kind": "plugin", "plugin": "claude-code", "form": "notice"}
 _Record = tuple[int, JsonDict]  # (1-based line, record)
 
 
-def from_claude_code(
+def read_claude_code(
     path: str | Path, *, session_id: str | None = None, max_bytes: int = MAX_IMPORT_BYTES
-) -> Session:
-    """A Claude Code JSONL transcript as a v3 DSH session (see the module docstring).
-
-    Message ids are the records' ``uuid`` (``<uuid>#<k>`` for the extra messages of one
-    record); times are the records' ``timestamp``. A sub-agent file (all records
-    ``isSidechain``) becomes a session with ``origin: 'subagent'`` whose parent is the main
-    session id; its own id is a UUID derived from the parent id and the ``agentId`` (the same
-    file, the same id), so that it shares no prefix with the parent's. At most ``max_bytes``
-    of the file are read (``MAX_IMPORT_BYTES`` by default).
-    """
+) -> ImportedLog:
+    """The v3 log ``ctxsdk.session.importers.from_claude_code`` makes a session of (it documents
+    the arguments), built and checked as the harness checks a log on load."""
     p, data = read_source(path, max_bytes)
     name = str(p)  # errors name the whole path; provenance keeps the file name
     records = _read(data, name)
@@ -116,12 +108,12 @@ def from_claude_code(
         "trailing": trailing,
     }
     if not subagent:
-        return build_session(items, session_id=session_id or base, **common)
+        return build_log(items, session_id=session_id or base, **common)
     agent = first.get("agentId") if isinstance(first.get("agentId"), str) else None
     # Its own UUID, not ``<parent>-agent-<id>``: an id sharing the parent's prefix would make
     # every short prefix of the parent ambiguous (``ws.open("c45af7b1")``).
     child = stable_id("claude-code", "subagent", base, agent or digest)
-    return build_session(
+    return build_log(
         items,
         session_id=session_id or child,
         parent=sid,

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._session import Session
 from ._emit import IMPORT_EVENT
+
+if TYPE_CHECKING:
+    from .._session_like import SessionLike
 
 __all__ = ["import_provenance"]
 
 
-def import_provenance(session: Session) -> dict[int, dict[str, Any]]:
+def import_provenance(session: SessionLike) -> dict[int, dict[str, Any]]:
     """Message seq -> its source record, for a session made by an importer.
 
     Each value holds ``format``, ``source`` (the file name, or None), ``record`` (the first
