@@ -137,18 +137,35 @@ def cycles(*, type_only: bool = True) -> list[list[str]]:
     (a function-level import hides a cycle from Python's import order, not from the design),
     and so do ``importlib.import_module`` calls with a literal name. ``TYPE_CHECKING``-only
     imports count too unless ``type_only=False``: the cycles they close are as cheap to
-    break (the shared type moves to its own module), and mypy reads them all the same. The
-    implicit import of a parent package (importing ``a.b.c`` runs ``a/__init__`` and
-    ``a/b/__init__``) is not an edge: every package would be a cycle with its own modules.
+    break (the shared type moves to its own module), and mypy reads them all the same.
+    Importing ``a.b.c`` runs ``a/b/__init__`` first, so that package is an edge too, unless
+    it encloses the importing module (every package would be a cycle with its own modules).
     """
     edges: dict[str, set[str]] = {}
     known = _visited()
     for module, imports in graph().items():
         edges[module] = {t for t, rt in imports if (rt or type_only) and t in known}
+    edges = with_parent_packages(edges, set(known))
     found = [
         sorted(c) for c in _components(edges) if len(c) > 1 or next(iter(c)) in edges[next(iter(c))]
     ]
     return sorted(found)
+
+
+def with_parent_packages(edges: dict[str, set[str]], known: set[str]) -> dict[str, set[str]]:
+    """``edges`` with each target's enclosing packages added (Python imports them first),
+    except a package that encloses the importing module itself."""
+    out: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        found = set(targets)
+        for target in targets:
+            parts = target.split(".")
+            for k in range(1, len(parts)):
+                package = ".".join(parts[:k])
+                if package in known and not (module + ".").startswith(package + "."):
+                    found.add(package)
+        out[module] = found
+    return out
 
 
 def _components(edges: dict[str, set[str]]) -> list[set[str]]:

@@ -21,7 +21,8 @@ from ctxsdk import _cli
 from ctxsdk.bench import BENCHMARKS, BenchResult, Target
 from ctxsdk.samples import SAMPLES_HOME
 from ctxsdk.session import Session
-from ctxsdk.session._layout import canonical_file_name, session_dir, sessions_root
+from ctxsdk.session._codec import canonical_file_name
+from ctxsdk.session._layout import session_dir, sessions_root
 from ctxsdk.session.importers import from_messages
 from ctxsdk.session.kernel import message_of
 from ctxsdk.testing import LogBuilder

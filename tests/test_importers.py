@@ -852,7 +852,8 @@ def test_claude_code_sidechain_is_a_subagent_session(tmp_path: Path) -> None:
 
 def test_claude_code_sidechain_and_parent_open_by_short_prefix(tmp_path: Path) -> None:
     from ctxsdk.session import Workspace
-    from ctxsdk.session._layout import canonical_file_name, session_dir, sessions_root
+    from ctxsdk.session._codec import canonical_file_name
+    from ctxsdk.session._layout import session_dir, sessions_root
 
     main, side = from_claude_code(_need(CC_MAIN)), from_claude_code(_need(CC_SIDE))
     root = sessions_root(tmp_path)

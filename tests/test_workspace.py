@@ -20,14 +20,19 @@ import ctxsdk.session._workspace._summary as summary_mod
 from ctxsdk.errors import NotFound, SessionFormatError, UnsupportedVersion
 from ctxsdk.samples import SAMPLES_HOME
 from ctxsdk.session import _layout as layout
-from ctxsdk.session._codec import dumps_line, frame_spans, read_log, zstd_frame
+from ctxsdk.session._codec import (
+    canonical_file_name,
+    dumps_line,
+    frame_spans,
+    is_session_file_name,
+    read_log,
+    zstd_frame,
+)
 from ctxsdk.session._file_writer import write_new
 from ctxsdk.session._layout import (
-    canonical_file_name,
     decode_segment,
     dsh_home,
     encode_segment,
-    is_session_file_name,
     project_key,
     session_dir,
     sessions_root,

@@ -136,7 +136,7 @@ __getattr__ = moved_names(
         "assembly_source": "ctxsdk.session.kernel",
         "call_command": "ctxsdk.session.kernel",
         "call_target": "ctxsdk.session.kernel",
-        "canonical_file_name": "ctxsdk.session._layout",
+        "canonical_file_name": "ctxsdk.session.kernel",
         "check_byte_limit": "ctxsdk.session.kernel",
         "checkpoint_content": "ctxsdk.session.kernel",
         "clean_text": "ctxsdk.session.kernel",

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SurfaceError, WriteError
 from ._checked import check_log
-from ._codec import copy_json
+from ._codec import canonical_file_name, copy_json, is_session_file_name
 from ._event_writer import EventWriter, now_ms
-from ._layout import canonical_file_name, encode_segment, is_session_file_name, project_key
+from ._layout import encode_segment, project_key
 
 if TYPE_CHECKING:
     from ._session_like import SessionLike

@@ -22,17 +22,13 @@ import re
 from pathlib import Path
 
 from ..errors import InvalidArgument
-from ._codec._decoded import Compression  # the codec's parts: its reader imports this module
-from ._codec._header import version_from_filename
 
 __all__ = [
     "NO_CWD",
     "PROJECT_SLUG_MAX",
-    "canonical_file_name",
     "decode_segment",
     "dsh_home",
     "encode_segment",
-    "is_session_file_name",
     "project_dir",
     "project_key",
     "session_dir",
@@ -197,29 +193,3 @@ def project_dir(root: str | os.PathLike[str], cwd: str | None) -> Path:
 def session_dir(root: str | os.PathLike[str], cwd: str | None, session_id: str) -> Path:
     """``<root>/<projectKey(cwd)>/<encodeSegment(id)>``: the directory a session owns."""
     return project_dir(root, cwd) / encode_segment(session_id)
-
-
-def canonical_file_name(version: int, compression: Compression = "zstd") -> str:
-    """The log file name of a format generation: ``session.jsonl[.zstd]`` for v0,
-    ``session.v<N>.jsonl[.zstd]`` from v1 on.
-
-    >>> canonical_file_name(3)
-    'session.v3.jsonl.zstd'
-    >>> canonical_file_name(0, "none")
-    'session.jsonl'
-    """
-    if type(version) is not int or version < 0:
-        raise InvalidArgument(f"a format version is a non-negative integer, not {version!r}")
-    if compression not in ("zstd", "none"):
-        raise InvalidArgument(f"compression is 'zstd' or 'none', not {compression!r}")
-    gen = f".v{version}" if version else ""
-    return f"session{gen}.jsonl" + (".zstd" if compression == "zstd" else "")
-
-
-def is_session_file_name(name: str) -> bool:
-    """True for a canonical session log name (any generation, either encoding).
-
-    ``session.v0.jsonl`` is not canonical (v0 has no ``.v0``), so it is not one.
-    """
-    named = version_from_filename(name)
-    return named is not None and name == canonical_file_name(named[0] or 0, named[1])

@@ -16,6 +16,7 @@ from ._codec import (
     MAX_DECODED_BYTES,
     MAX_JSON_DEPTH,
     Compression,
+    canonical_file_name,
     copy_json,
     dumps_line,
     frame_spans,
@@ -63,7 +64,6 @@ from ._harness import (
     system_prompt_message,
 )
 from ._layout import (
-    canonical_file_name,
     dsh_home,
     encode_segment,
     project_key,

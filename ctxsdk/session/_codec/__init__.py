@@ -22,8 +22,9 @@ from ._byte_cap import MAX_DECODED_BYTES, check_max_bytes
 from ._decode import decode_bytes
 from ._decoded import Compression, DecodedLog, Recovery
 from ._depth import MAX_JSON_DEPTH, deep_path, depth_reason, json_path_text, refuse_deep_events
+from ._file_names import canonical_file_name, is_session_file_name, version_from_filename
 from ._framing import frame_spans, zstd_frame
-from ._header import KNOWN_VERSIONS, validate_header, version_from_filename
+from ._header import KNOWN_VERSIONS, validate_header
 from ._js_json import copy_json, dumps_json, dumps_line, loads_line
 from ._numbers import js_numbers
 from ._read import read_log, resolve_log_path
@@ -38,6 +39,7 @@ __all__ = [
     "Compression",
     "DecodedLog",
     "Recovery",
+    "canonical_file_name",
     "check_max_bytes",
     "copy_json",
     "decode_bytes",
@@ -48,6 +50,7 @@ __all__ = [
     "dumps_line",
     "encode_source_seqs",
     "frame_spans",
+    "is_session_file_name",
     "js_numbers",
     "json_path_text",
     "loads_line",

@@ -18,6 +18,7 @@ from ._depth import _deep_lines, _refuse_deep_line
 from ._framing import _frame_of_line
 from ._header import validate_header
 from ._js_json import loads_line
+from ._legacy import upgrade_on_read
 from ._numbers import _INTEGRAL_FRACTION, js_numbers
 from ._rows import _PACKED_ROWS, _expand_packed, _parse_lines, _parse_rows_plain, _stripped
 
@@ -62,7 +63,6 @@ def decode_bytes(
 
 def _upgrade_v0_rows(log: DecodedLog) -> None:
     """The legacy v0 rows the harness upgrades on read (its coordinator), in place."""
-    from .._migrate._legacy import upgrade_on_read  # the package imports the codec
 
     try:
         upgrade_on_read(log.events, log.header["id"])

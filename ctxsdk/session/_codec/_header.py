@@ -1,6 +1,5 @@
-"""The header line and the format version: the versions this reader knows, the generation
-and compression a canonical file name says, and the header checked as the harness checks it.
-"""
+"""The header line and the format version: the versions this reader knows, and the header
+checked as the harness checks it."""
 
 from __future__ import annotations
 
@@ -8,23 +7,13 @@ import re
 from typing import Any
 
 from ...errors import SessionFormatError, UnsupportedVersion
-from ._decoded import Compression
 
 KNOWN_VERSIONS = (0, 1, 2, 3)
-_FILE_RE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 _TEMPLATE_PLACEHOLDER = re.compile(r"\{\{[A-Za-z_][A-Za-z0-9_]*\}\}")
 _V01_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "delegationDepth")
 _V01_HEADER_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin", "agentPreset")
 _V23_HEADER_REQUIRED = ("type", "version", "id", "createdAt", "isSeeded", "delegationDepth")
 _V23_HEADER_OPTIONAL = ("cwd", "parentSession", "origin", "agentPreset")
-
-
-def version_from_filename(name: str) -> tuple[int | None, Compression] | None:
-    """(generation, compression) named by a canonical session file name, or None."""
-    m = _FILE_RE.match(name)
-    if not m:
-        return None
-    return (int(m.group(1)) if m.group(1) else 0), ("zstd" if m.group(2) else "none")
 
 
 def _is_safe_int(v: Any) -> bool:

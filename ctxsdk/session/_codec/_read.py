@@ -13,8 +13,8 @@ from .._files import FileRefusal, read_regular_file
 from ._byte_cap import MAX_DECODED_BYTES, _too_big, check_max_bytes
 from ._decode import decode_bytes
 from ._decoded import Compression, DecodedLog
+from ._file_names import is_session_file_name, version_from_filename
 from ._framing import _ZSTD_MAGIC
-from ._header import version_from_filename
 
 
 def resolve_log_path(path: str | Path) -> Path:
@@ -29,7 +29,6 @@ def resolve_log_path(path: str | Path) -> Path:
     ``session.jsonl.zstd``, or ``session.vN.jsonl`` and ``session.vN.jsonl.zstd``) is refused
     naming both: a harness root has one encoding and rejects the other, so which log is the
     session's cannot be told from the directory."""
-    from .._layout import is_session_file_name  # _layout imports the codec
 
     p = Path(path).expanduser()
     if p.is_dir():

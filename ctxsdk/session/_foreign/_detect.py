@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from ...errors import ImportFormatError, NotFound, Unreadable
+from .._codec import is_session_file_name
 from .._files import open_regular_file
-from .._layout import is_session_file_name
 
 __all__ = ["DETECTABLE", "DETECT_BYTES", "detect_format"]
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import SessionFormatError
-from ._common import Event, check_v01_header
-from ._legacy import (
+from .._codec._legacy import (
     assert_supported,
     message_id_of,
     normalize_legacy_message,
@@ -16,6 +15,7 @@ from ._legacy import (
     normalize_turn_end,
     normalize_turn_start,
 )
+from ._common import Event, check_v01_header
 
 _COMPACT_RENAMES = {
     "compact/start": "compaction/start",

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import WriteError
-from .._codec import Compression
-from .._layout import canonical_file_name, encode_segment, session_dir
+from .._codec import Compression, canonical_file_name
+from .._layout import encode_segment, session_dir
 from ._walk import generation
 
 if TYPE_CHECKING:

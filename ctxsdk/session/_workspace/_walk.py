@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import NotFound
-from .._codec import Compression, version_from_filename
+from .._codec import Compression, is_session_file_name, version_from_filename
 from .._files import file_kind
-from .._layout import is_session_file_name
 
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
