@@ -27,6 +27,7 @@ UNITS = (
     "ctxsdk.samples",
     "ctxsdk._cli",
     "ctxsdk._conveniences",  # lends s.assemble(), s.fold(), .widget() to the base, from above
+    "ctxsdk.model",  # the model seam: the protocol, the outcome, ask_text / ask_json
     "ctxsdk.errors",
 )
 
