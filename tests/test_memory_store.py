@@ -29,7 +29,8 @@ from ctxsdk.errors import (
 )
 from ctxsdk.memory._graph import to_networkx
 from ctxsdk.memory._model import Edge, Node, Source, node_uri
-from ctxsdk.memory._sqlite import SCHEMA_VERSION, SQLiteStore, new_node_id
+from ctxsdk.memory._rows import new_node_id
+from ctxsdk.memory._sqlite import SCHEMA_VERSION, SQLiteStore
 from ctxsdk.memory._store import MemoryStore
 
 CTX = mp.get_context("spawn")

@@ -226,7 +226,7 @@ def _box(store: MemoryStore, node: Node) -> Node:
     where = store.location
     raise CorruptStore(
         f"{where}: node {node.id!r}, column extra: {str(dict(x))[:120]} is not a session-map "
-        "box's kind, session and atSeq; the memory file is damaged; restore it from a backup",
+        "box's kind, session and atSeq; the memory database is damaged; restore it from a backup",
         path=where,
     )
 

@@ -18,18 +18,14 @@ is refused with a ctxsdk error naming the path.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import secrets
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from ..errors import (
     CorruptStore,
@@ -40,15 +36,36 @@ from ..errors import (
     Unreadable,
     WriteError,
 )
-from ..session.kernel import MAX_JSON_DEPTH, clean_text, open_regular_file
-from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
+from ..session.kernel import open_regular_file
+from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
 from ._model import node_uri as _node_uri
+from ._rows import (
+    COLUMNS,
+    DAMAGED,
+    INDEXED,
+    MAINTAINED,
+    NODE_COLUMNS,
+    REVISION_KEY,
+    STATUSES,
+    VECTOR_COLUMNS,
+    WRITABLE,
+    check_node,
+    damaged,
+    dumps_value,
+    edge_of,
+    failing,
+    is_utf8,
+    kind_of,
+    load_json,
+    new_node_id,
+    node_of,
+    now_stamp,
+    storable_text,
+)
 
-__all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_node_id"]
+__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_REVISION_KEY = "__revision__"  # reserved meta key: set_meta refuses it
-_STATUSES = ("active", "archived")
 
 
 # --- schema and migrations ---------------------------------------------------------------
@@ -129,238 +146,16 @@ def _v3(db: sqlite3.Connection) -> None:
     )
 
 
-# The columns SCHEMA_VERSION has, table by table (what an opened file must hold).
-_COLUMNS = {
-    "nodes": frozenset(
-        "id type name text aliases uri sources until until_at fail fix status created_at "
-        "updated_at extra".split()
-    ),
-    "edges": frozenset("src dst label weight created_at".split()),
-    "meta": frozenset(("key", "value")),
-}
 # _MIGRATIONS[i] takes a file from user_version i to i + 1 (0 is a new, empty file).
 _MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
 # Tables added after the first schema, and the version that added them (an older file
 # lacks them until it is migrated); the embeddings table is the store's own cache.
 _SINCE = {"vectors": 3}
-_VECTOR_COLUMNS = frozenset(("node", "model", "hash", "vector"))
-# The node columns an embedding is made from: a write that changes one drops the vectors.
-_INDEXED = ("name", "text", "aliases", "fail", "fix", "until")
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema version this code writes (``PRAGMA user_version``)."""
 
 
 # --- values ------------------------------------------------------------------------------
-
-
-def _now() -> str:
-    """ISO-8601 UTC with milliseconds, e.g. ``2026-12-01T16:52:56.123Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-_id_lock = threading.Lock()
-_id_last = (0, 0)  # (millisecond, random part) of this process's last id
-
-
-def new_node_id() -> str:
-    """A short id unique across processes without coordination, sortable by creation time:
-    ``n`` + 11 hex digits of the millisecond clock + 8 hex digits, random for the first id
-    of a millisecond and incremented after it (ULID-style), so ids made by one process sort
-    in creation order. Another process's id in the same millisecond collides with odds of
-    2**-32; the store's primary key catches even that and draws again."""
-    global _id_last
-    with _id_lock:
-        ms = time.time_ns() // 1_000_000
-        last_ms, last_rand = _id_last
-        if ms <= last_ms and last_rand < 0xFFFFFFFF:
-            ms, rand = last_ms, last_rand + 1  # same millisecond (or the clock went back)
-        else:
-            ms, rand = max(ms, last_ms + (ms <= last_ms)), secrets.randbits(31)
-        _id_last = (ms, rand)
-    return f"n{ms:011x}{rand:08x}"
-
-
-def _dumps(value: Any, what: str) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
-    if _too_deep(text, value):  # the reader would refuse it as damage
-        raise InvalidArgument(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
-    return _utf8(text, what)
-
-
-def _too_deep(text: str, value: Any) -> bool:
-    """Whether ``value`` (decoded from, or encoded as, ``text``) nests more than
-    ``MAX_JSON_DEPTH`` levels of arrays and objects (itself is level 1). Counting the
-    openers in the text first skips the walk for every ordinary value."""
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:  # iterative: a deep value must not exhaust the stack here either
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            if depth > MAX_JSON_DEPTH:
-                return True
-            stack.extend((child, depth + 1) for child in item)
-    return False
-
-
-def _utf8(text: str, what: str) -> str:
-    """``text`` when SQLite can store it: a lone surrogate (which ``json`` decodes from
-    ``"\\ud800"``) cannot be encoded, and is refused before the write starts."""
-    if text != clean_text(text):
-        at = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
-        raise InvalidArgument(
-            f"{what} holds a lone surrogate (U+{ord(text[at]):04X}) at character {at}, "
-            "which is not text"
-        )
-    return text
-
-
-_NODE_COLUMNS = (
-    "id, type, name, text, aliases, uri, sources, until, until_at, fail, fix, status, "
-    "created_at, updated_at, extra"
-)
-
-
-_DAMAGED = "the memory file is damaged; restore it from a backup"
-_TEXT_COLUMNS = ("id", "type", "name", "text", "uri", "status", "created_at", "updated_at")
-_OPTIONAL_COLUMNS = ("until", "until_at", "fail", "fix")
-
-
-# What rows() and update() know of each table: its key, its JSON columns, the columns that
-# may be NULL; and what update() may write (text columns, and a node's status).
-_MAINTAINED: dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {
-    "nodes": (("id",), frozenset({"aliases", "sources", "extra"}), frozenset(_OPTIONAL_COLUMNS)),
-    "edges": (("src", "dst", "label"), frozenset(), frozenset()),
-    "meta": (("key",), frozenset({"value"}), frozenset()),
-}
-_WRITABLE = {
-    "nodes": _COLUMNS["nodes"] - {"id", "type"},
-    "edges": frozenset({"created_at"}),
-    "meta": frozenset({"key", "value"}),
-}
-
-
-def _damaged(where: str, what: str, column: str, why: str) -> CorruptStore:
-    return CorruptStore(f"{where}: {what}, column {column}: {why}; {_DAMAGED}", path=where)
-
-
-def _failing(where: str, what: str, column: str) -> Callable[[str], CorruptStore]:
-    return lambda why: _damaged(where, what, column, why)
-
-
-def _kind(value: object) -> str:
-    return "bytes (a blob)" if isinstance(value, bytes) else type(value).__name__
-
-
-def _json(raw: object, fail: Callable[[str], CorruptStore]) -> Any:
-    """The JSON value stored as ``raw``, or ``fail(why)`` when it is not one this store
-    writes: not text, not JSON, or nested past ``MAX_JSON_DEPTH``."""
-    if not isinstance(raw, str):
-        raise fail(f"holds {_kind(raw)}, not JSON text")
-    try:
-        value = json.loads(raw)
-    except RecursionError:
-        raise fail("holds JSON nested past the parser's limit") from None
-    except ValueError as exc:
-        raise fail(f"holds text that is not JSON ({str(exc)[:80]})") from None
-    if _too_deep(raw, value):
-        raise fail(f"holds JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    return value
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _node(row: sqlite3.Row, where: str) -> Node:
-    """The node in ``row``, or ``CorruptStore`` naming the node and the column when a value
-    is not one this store writes (damaged bytes that SQLite still reads)."""
-    nid = row["id"]
-
-    def fail(column: str) -> Callable[[str], CorruptStore]:
-        return lambda why: _damaged(where, f"node {nid!r}", column, why)
-
-    for column in _TEXT_COLUMNS:
-        if not isinstance(row[column], str):
-            raise fail(column)(f"holds {_kind(row[column])}, not text")
-    for column in _OPTIONAL_COLUMNS:
-        if row[column] is not None and not isinstance(row[column], str):
-            raise fail(column)(f"holds {_kind(row[column])}, not text or NULL")
-    if row["type"] not in NODE_TYPES:
-        raise fail("type")(f"{row['type']!r} is not a node type")
-    if row["status"] not in _STATUSES:
-        raise fail("status")(f"{row['status']!r} is not active or archived")
-    aliases = _json(row["aliases"], fail("aliases"))
-    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-        raise fail("aliases")("is not a list of strings")
-    sources = _json(row["sources"], fail("sources"))
-    if not isinstance(sources, list) or not all(isinstance(x, dict) for x in sources):
-        raise fail("sources")("is not a list of objects")
-    extra = _json(row["extra"], fail("extra"))
-    if not isinstance(extra, dict):
-        raise fail("extra")(f"holds a JSON {_kind(extra)}, not an object")
-    return Node(
-        id=nid,
-        type=cast(NodeType, row["type"]),
-        name=row["name"],
-        text=row["text"],
-        aliases=tuple(aliases),
-        uri=row["uri"],
-        sources=tuple(Source.from_json(x) for x in sources),
-        until=row["until"],
-        until_at=row["until_at"],
-        fail=row["fail"],
-        fix=row["fix"],
-        status=cast(NodeStatus, row["status"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        extra=extra,
-    )
-
-
-def _edge(row: sqlite3.Row, where: str) -> Edge:
-    """The edge in ``row``, or ``CorruptStore`` naming it and the column (as ``_node``)."""
-    src, dst, label, weight = row["src"], row["dst"], row["label"], row["weight"]
-    what = f"edge {src!r} -{label}-> {dst!r}"
-    for column in ("src", "dst", "label", "created_at"):
-        if not isinstance(row[column], str):
-            raise _damaged(where, what, column, f"holds {_kind(row[column])}, not text")
-    if label not in EDGE_LABELS:
-        raise _damaged(where, what, "label", f"{label!r} is not an edge label")
-    if not isinstance(weight, int | float) or not math.isfinite(weight):
-        raise _damaged(where, what, "weight", f"holds {weight!r}, not a finite number")
-    return Edge(
-        src=src,
-        dst=dst,
-        label=cast(EdgeLabel, label),
-        weight=float(weight),
-        created_at=row["created_at"],
-    )
-
-
-def _check_node(node: Node) -> None:
-    if not isinstance(node, Node):
-        raise InvalidArgument(f"put() takes a Node, not {type(node).__name__}")
-    if node.type not in NODE_TYPES:
-        raise InvalidArgument(f"unknown node type {node.type!r}; known: {', '.join(NODE_TYPES)}")
-    if node.status not in _STATUSES:
-        raise InvalidArgument(f"unknown node status {node.status!r}; known: active, archived")
-    if not isinstance(node.name, str) or not isinstance(node.text, str):
-        raise InvalidArgument("a node's name and text must be strings")
-    who = f"node {node.id!r}" if node.id else f"a new {node.type}"
-    for field in ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at"):
-        value = getattr(node, field)
-        if isinstance(value, str):
-            _utf8(value, f"{who}: {field}")
 
 
 # --- the store ---------------------------------------------------------------------------
@@ -506,7 +301,7 @@ class SQLiteStore:
         with self._translate():
             db = self._conn()
             version = self._version_we_can_open()
-            tables = {**_COLUMNS, "vectors": _VECTOR_COLUMNS}
+            tables = {**COLUMNS, "vectors": VECTOR_COLUMNS}
             for table, want in tables.items() if version else ():
                 if version < _SINCE.get(table, 1):
                     continue  # a table this file's version does not have yet
@@ -541,7 +336,7 @@ class SQLiteStore:
         text = str(exc)
         if text.startswith("Could not decode to UTF-8"):  # a text value that is not UTF-8
             raise CorruptStore(
-                f"{where}: {self._undecodable() or 'a value'} is not UTF-8 text; {_DAMAGED}",
+                f"{where}: {self._undecodable() or 'a value'} is not UTF-8 text; {DAMAGED}",
                 path=where,
             ) from exc
         if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
@@ -562,13 +357,13 @@ class SQLiteStore:
         as bytes; None when it cannot be found (or the scan fails too)."""
         keys = {"nodes": ("id", "node"), "edges": ("src", "edge from"), "meta": ("key", "meta key")}
         try:
-            for table, columns in _COLUMNS.items():
+            for table, columns in COLUMNS.items():
                 key, what = keys[table]
                 cols = sorted(columns)
                 sql = f"SELECT {', '.join(f'CAST({c} AS BLOB)' for c in cols)} FROM {table}"
                 for row in self._conn().execute(sql):
                     for column, value in zip(cols, row, strict=True):
-                        if isinstance(value, bytes) and not _is_utf8(value):
+                        if isinstance(value, bytes) and not is_utf8(value):
                             ident = row[cols.index(key)]
                             ident = ident.decode("utf-8", "replace") if ident else ident
                             return f"{what} {ident!r}, column {column}"
@@ -589,7 +384,7 @@ class SQLiteStore:
 
     def _not_utf8(self, exc: UnicodeDecodeError) -> CorruptStore:
         return CorruptStore(
-            f"{self._path}: the database holds text that is not UTF-8 ({exc}); {_DAMAGED}",
+            f"{self._path}: the database holds text that is not UTF-8 ({exc}); {DAMAGED}",
             path=self._path,
         )
 
@@ -644,7 +439,7 @@ class SQLiteStore:
                             db.execute(
                                 "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key)"
                                 " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-                                (_REVISION_KEY,),
+                                (REVISION_KEY,),
                             )
                         db.execute("COMMIT")
                     except BaseException:
@@ -695,13 +490,13 @@ class SQLiteStore:
         """The file's write counter: every committed transaction that changed a row bumps
         it, whichever process or store object made it (it lives in the file, unlike
         ``PRAGMA data_version``, which is per connection and blind to its own writes)."""
-        rows = self._read("SELECT value FROM meta WHERE key = ?", (_REVISION_KEY,))
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (REVISION_KEY,))
         try:
             return int(rows[0][0]) if rows else 0
         except (TypeError, ValueError):
-            raise _damaged(
+            raise damaged(
                 self._path,
-                f"meta key {_REVISION_KEY!r}",
+                f"meta key {REVISION_KEY!r}",
                 "value",
                 f"holds {rows[0][0]!r}, not a write count",
             ) from None
@@ -710,14 +505,14 @@ class SQLiteStore:
         """Insert or replace ``node`` (see ``MemoryStore.put``). A replace keeps the node's
         ``created_at`` and its edges; a ``uri`` held by another node is refused with
         ``InvalidArgument`` (uris are the import dedupe key: two nodes never share one)."""
-        _check_node(node)
+        check_node(node)
         with self._write():
             db = self._conn()
             node_id = node.id
             old = None
             if node_id:
                 old = db.execute(
-                    f"SELECT created_at, {', '.join(_INDEXED)} FROM nodes WHERE id = ?",
+                    f"SELECT created_at, {', '.join(INDEXED)} FROM nodes WHERE id = ?",
                     (node_id,),
                 ).fetchone()
             else:
@@ -728,7 +523,7 @@ class SQLiteStore:
             holder = db.execute("SELECT id FROM nodes WHERE uri = ?", (uri,)).fetchone()
             if holder is not None and holder[0] != node_id:
                 raise InvalidArgument(f"uri {uri!r} is already node {holder[0]!r}")
-            now = _now()
+            now = now_stamp()
             created = old[0] if old is not None else (node.created_at or now)
             stored = Node(
                 id=node_id,
@@ -752,9 +547,9 @@ class SQLiteStore:
                 stored.type,
                 stored.name,
                 stored.text,
-                _dumps(list(stored.aliases), "aliases"),
+                dumps_value(list(stored.aliases), "aliases"),
                 stored.uri,
-                _dumps([s.to_json() for s in stored.sources], "sources"),
+                dumps_value([s.to_json() for s in stored.sources], "sources"),
                 stored.until,
                 stored.until_at,
                 stored.fail,
@@ -762,12 +557,12 @@ class SQLiteStore:
                 stored.status,
                 stored.created_at,
                 stored.updated_at,
-                _dumps(stored.extra, "extra"),
+                dumps_value(stored.extra, "extra"),
             )
             # An upsert, not INSERT OR REPLACE: REPLACE deletes the row first, and the
             # ON DELETE CASCADE would take the node's edges with it.
             db.execute(
-                f"INSERT INTO nodes ({_NODE_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
+                f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
                 "ON CONFLICT(id) DO UPDATE SET type=excluded.type, name=excluded.name, "
                 "text=excluded.text, aliases=excluded.aliases, uri=excluded.uri, "
                 "sources=excluded.sources, until=excluded.until, until_at=excluded.until_at, "
@@ -783,12 +578,12 @@ class SQLiteStore:
         return stored
 
     def get(self, node_id: str) -> Node | None:
-        rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,))
-        return _node(rows[0], self._path) if rows else None
+        rows = self._read(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,))
+        return node_of(rows[0], self._path) if rows else None
 
     def by_uri(self, uri: str) -> Node | None:
-        rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE uri = ?", (uri,))
-        return _node(rows[0], self._path) if rows else None
+        rows = self._read(f"SELECT {NODE_COLUMNS} FROM nodes WHERE uri = ?", (uri,))
+        return node_of(rows[0], self._path) if rows else None
 
     def nodes(
         self, *, types: Iterable[str] | None = None, include_archived: bool = False
@@ -799,8 +594,8 @@ class SQLiteStore:
             return []
         if not include_archived:
             where.clauses.append("status = 'active'")
-        sql = where.select(f"SELECT {_NODE_COLUMNS} FROM nodes") + " ORDER BY id"
-        return [_node(r, self._path) for r in self._read(sql, where.params)]
+        sql = where.select(f"SELECT {NODE_COLUMNS} FROM nodes") + " ORDER BY id"
+        return [node_of(r, self._path) for r in self._read(sql, where.params)]
 
     def count(self, *, include_archived: bool = False) -> dict[str, int]:
         """Nodes per type, every type listed (0 when there is none), in ``NODE_TYPES`` order."""
@@ -812,7 +607,7 @@ class SQLiteStore:
         if odd:
             rows = self._read("SELECT id FROM nodes WHERE typeof(type) != 'text' LIMIT 1")
             who = f"node {rows[0][0]!r}" if rows else "a node"
-            raise _damaged(self._path, who, "type", f"holds {_kind(odd[0])}, not text")
+            raise damaged(self._path, who, "type", f"holds {kind_of(odd[0])}, not text")
         return {t: got.get(t, 0) for t in (*NODE_TYPES, *sorted(set(got) - set(NODE_TYPES)))}
 
     def delete(self, node_id: str) -> bool:
@@ -838,7 +633,13 @@ class SQLiteStore:
             cur = db.execute(
                 "INSERT INTO edges (src, dst, label, weight, created_at) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT(src, dst, label) DO NOTHING",
-                (edge.src, edge.dst, edge.label, float(edge.weight), edge.created_at or _now()),
+                (
+                    edge.src,
+                    edge.dst,
+                    edge.label,
+                    float(edge.weight),
+                    edge.created_at or now_stamp(),
+                ),
             )
             return cur.rowcount > 0
 
@@ -865,22 +666,22 @@ class SQLiteStore:
             return []
         sql = where.select("SELECT src, dst, label, weight, created_at FROM edges")
         rows = self._read(sql + " ORDER BY src, dst, label", where.params)
-        return [_edge(r, self._path) for r in rows]
+        return [edge_of(r, self._path) for r in rows]
 
     def get_meta(self, key: str) -> Any:
         """The JSON value under ``key``; None when there is none."""
         rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
         if not rows:
             return None
-        return _json(
-            rows[0][0], lambda why: _damaged(self._path, f"meta key {key!r}", "value", why)
+        return load_json(
+            rows[0][0], lambda why: damaged(self._path, f"meta key {key!r}", "value", why)
         )
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON) under ``key``; None deletes it."""
         if not isinstance(key, str) or not key:
             raise InvalidArgument(f"a meta key is a non-empty string, not {key!r}")
-        if key == _REVISION_KEY:
+        if key == REVISION_KEY:
             raise InvalidArgument(f"meta key {key!r} is the store's own revision counter")
         with self._write():
             db = self._conn()
@@ -890,7 +691,7 @@ class SQLiteStore:
                 db.execute(
                     "INSERT INTO meta (key, value) VALUES (?, ?)"
                     " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    (key, _dumps(value, f"meta value for {key!r}")),
+                    (key, dumps_value(value, f"meta value for {key!r}")),
                 )
 
     # -- embeddings: one vector per node and embedder, keyed by the text's hash ----------
@@ -947,14 +748,14 @@ class SQLiteStore:
         ``extra``, a meta ``value``) are decoded, nothing else is interpreted: an unknown key
         in a source is kept. The store's own revision counter is left out of ``meta``. A
         value that is not text where text belongs is ``CorruptStore`` naming it."""
-        if table not in _MAINTAINED:
+        if table not in MAINTAINED:
             raise InvalidArgument(f"rows() reads nodes, edges or meta, not {table!r}")
-        key, json_columns, optional = _MAINTAINED[table]
-        columns = sorted(_COLUMNS[table])
+        key, json_columns, optional = MAINTAINED[table]
+        columns = sorted(COLUMNS[table])
         sql = f"SELECT {', '.join(columns)} FROM {table}"
         if table == "meta":
             sql += " WHERE key != ?"
-        params = (_REVISION_KEY,) if table == "meta" else ()
+        params = (REVISION_KEY,) if table == "meta" else ()
         out = []
         for row in self._read(sql + f" ORDER BY {', '.join(key)}", params):
             ident = ", ".join(repr(row[k]) for k in key)
@@ -963,11 +764,11 @@ class SQLiteStore:
             for column in columns:
                 value = row[column]
                 if column in json_columns:
-                    value = _json(value, _failing(self._path, what, column))
+                    value = load_json(value, failing(self._path, what, column))
                 elif column == "weight":
                     pass  # a number, read by edges()
                 elif not isinstance(value, str) and not (value is None and column in optional):
-                    raise _damaged(self._path, what, column, f"holds {_kind(value)}, not text")
+                    raise damaged(self._path, what, column, f"holds {kind_of(value)}, not text")
                 got[column] = value
             out.append(got)
         return out
@@ -980,10 +781,10 @@ class SQLiteStore:
         in the page (``secure_delete`` for the statement), not left in its free space.
         ``NotFound`` when there is no such row; a taken ``uri`` or meta key is ``WriteError``
         (the batch rolls back)."""
-        if table not in _MAINTAINED:
+        if table not in MAINTAINED:
             raise InvalidArgument(f"update() writes nodes, edges or meta, not {table!r}")
-        names, json_columns, optional = _MAINTAINED[table]
-        writable = _WRITABLE[table]
+        names, json_columns, optional = MAINTAINED[table]
+        writable = WRITABLE[table]
         if len(key) != len(names):
             raise InvalidArgument(f"a {table} row's key is ({', '.join(names)}), not {key!r}")
         odd = sorted(set(values) - writable)
@@ -991,21 +792,21 @@ class SQLiteStore:
             raise InvalidArgument(
                 f"update() writes {', '.join(sorted(writable))} of {table}, not {', '.join(odd)}"
             )
-        if table == "meta" and _REVISION_KEY in (key[0], values.get("key")):
-            raise InvalidArgument(f"meta key {_REVISION_KEY!r} is the store's own revision counter")
+        if table == "meta" and REVISION_KEY in (key[0], values.get("key")):
+            raise InvalidArgument(f"meta key {REVISION_KEY!r} is the store's own revision counter")
         params: list[Any] = []
         for column, value in values.items():
             what = f"{table} {key!r}: {column}"
             if column in json_columns:
-                params.append(_dumps(value, what))
+                params.append(dumps_value(value, what))
             elif value is None and column in optional:
                 params.append(None)
             elif not isinstance(value, str):
                 raise InvalidArgument(f"{what} is text, not {type(value).__name__}")
-            elif column == "status" and value not in _STATUSES:
+            elif column == "status" and value not in STATUSES:
                 raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
             else:
-                params.append(_utf8(value, what))
+                params.append(storable_text(value, what))
         if not values:
             return
         sets = ", ".join(f"{c} = ?" for c in values)
@@ -1020,7 +821,7 @@ class SQLiteStore:
                 db.execute(f"PRAGMA secure_delete = {int(before)}")
             if cur.rowcount == 0:
                 raise NotFound(f"{self._path}: no {table} row {tuple(key)!r} to update")
-            if table == "nodes" and set(values) & set(_INDEXED):
+            if table == "nodes" and set(values) & set(INDEXED):
                 db.execute("DELETE FROM vectors WHERE node = ?", (key[0],))
 
     def compact(self) -> bool:

@@ -1,0 +1,279 @@
+"""A node, an edge and a meta value as a store keeps them, the same in every store:
+the columns of each table, the checks a value passes before it is written, JSON encoded one
+way (sorted keys, no NaN, bounded depth), and a stored row read back into a ``Node`` or an
+``Edge`` (a value no store writes is ``CorruptStore`` naming the row and the column).
+``SQLiteStore`` and ``PostgresStore`` both use it, so the two hold the same bytes."""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol, cast
+
+from ..errors import CorruptStore, InvalidArgument
+from ..session.kernel import MAX_JSON_DEPTH, clean_text
+from ._model import EDGE_LABELS, NODE_TYPES, Edge, EdgeLabel, Node, NodeStatus, NodeType, Source
+
+__all__ = [
+    "COLUMNS",
+    "DAMAGED",
+    "INDEXED",
+    "MAINTAINED",
+    "NODE_COLUMNS",
+    "OPTIONAL_COLUMNS",
+    "REVISION_KEY",
+    "STATUSES",
+    "VECTOR_COLUMNS",
+    "WRITABLE",
+    "RowLike",
+    "check_node",
+    "damaged",
+    "dumps_value",
+    "edge_of",
+    "failing",
+    "is_utf8",
+    "kind_of",
+    "load_json",
+    "new_node_id",
+    "node_of",
+    "now_stamp",
+    "storable_text",
+    "too_deep",
+]
+
+STATUSES = ("active", "archived")
+REVISION_KEY = "__revision__"  # reserved meta key: set_meta refuses it
+
+# The columns SCHEMA_VERSION has, table by table (what an opened file must hold).
+COLUMNS = {
+    "nodes": frozenset(
+        "id type name text aliases uri sources until until_at fail fix status created_at "
+        "updated_at extra".split()
+    ),
+    "edges": frozenset("src dst label weight created_at".split()),
+    "meta": frozenset(("key", "value")),
+}
+VECTOR_COLUMNS = frozenset(("node", "model", "hash", "vector"))
+# The node columns an embedding is made from: a write that changes one drops the vectors.
+INDEXED = ("name", "text", "aliases", "fail", "fix", "until")
+
+
+class RowLike(Protocol):
+    """A row read by column name: ``sqlite3.Row``, or the dict a PostgreSQL cursor gives."""
+
+    def __getitem__(self, column: str) -> Any: ...
+
+
+def now_stamp() -> str:
+    """ISO-8601 UTC with milliseconds, e.g. ``2026-12-01T16:52:56.123Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_id_lock = threading.Lock()
+_id_last = (0, 0)  # (millisecond, random part) of this process's last id
+
+
+def new_node_id() -> str:
+    """A short id unique across processes without coordination, sortable by creation time:
+    ``n`` + 11 hex digits of the millisecond clock + 8 hex digits, random for the first id
+    of a millisecond and incremented after it (ULID-style), so ids made by one process sort
+    in creation order. Another process's id in the same millisecond collides with odds of
+    2**-32; the store's primary key catches even that and draws again."""
+    global _id_last
+    with _id_lock:
+        ms = time.time_ns() // 1_000_000
+        last_ms, last_rand = _id_last
+        if ms <= last_ms and last_rand < 0xFFFFFFFF:
+            ms, rand = last_ms, last_rand + 1  # same millisecond (or the clock went back)
+        else:
+            ms, rand = max(ms, last_ms + (ms <= last_ms)), secrets.randbits(31)
+        _id_last = (ms, rand)
+    return f"n{ms:011x}{rand:08x}"
+
+
+def dumps_value(value: Any, what: str) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
+    if too_deep(text, value):  # the reader would refuse it as damage
+        raise InvalidArgument(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+    return storable_text(text, what)
+
+
+def too_deep(text: str, value: Any) -> bool:
+    """Whether ``value`` (decoded from, or encoded as, ``text``) nests more than
+    ``MAX_JSON_DEPTH`` levels of arrays and objects (itself is level 1). Counting the
+    openers in the text first skips the walk for every ordinary value."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:  # iterative: a deep value must not exhaust the stack here either
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > MAX_JSON_DEPTH:
+                return True
+            stack.extend((child, depth + 1) for child in item)
+    return False
+
+
+def storable_text(text: str, what: str) -> str:
+    """``text`` when SQLite can store it: a lone surrogate (which ``json`` decodes from
+    ``"\\ud800"``) cannot be encoded, and is refused before the write starts."""
+    if text != clean_text(text):
+        at = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
+        raise InvalidArgument(
+            f"{what} holds a lone surrogate (U+{ord(text[at]):04X}) at character {at}, "
+            "which is not text"
+        )
+    return text
+
+
+NODE_COLUMNS = (
+    "id, type, name, text, aliases, uri, sources, until, until_at, fail, fix, status, "
+    "created_at, updated_at, extra"
+)
+
+
+DAMAGED = "the memory database is damaged; restore it from a backup"
+_TEXT_COLUMNS = ("id", "type", "name", "text", "uri", "status", "created_at", "updated_at")
+OPTIONAL_COLUMNS = ("until", "until_at", "fail", "fix")
+
+
+# What rows() and update() know of each table: its key, its JSON columns, the columns that
+# may be NULL; and what update() may write (text columns, and a node's status).
+MAINTAINED: dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {
+    "nodes": (("id",), frozenset({"aliases", "sources", "extra"}), frozenset(OPTIONAL_COLUMNS)),
+    "edges": (("src", "dst", "label"), frozenset(), frozenset()),
+    "meta": (("key",), frozenset({"value"}), frozenset()),
+}
+WRITABLE = {
+    "nodes": COLUMNS["nodes"] - {"id", "type"},
+    "edges": frozenset({"created_at"}),
+    "meta": frozenset({"key", "value"}),
+}
+
+
+def damaged(where: str, what: str, column: str, why: str) -> CorruptStore:
+    return CorruptStore(f"{where}: {what}, column {column}: {why}; {DAMAGED}", path=where)
+
+
+def failing(where: str, what: str, column: str) -> Callable[[str], CorruptStore]:
+    return lambda why: damaged(where, what, column, why)
+
+
+def kind_of(value: object) -> str:
+    return "bytes (a blob)" if isinstance(value, bytes) else type(value).__name__
+
+
+def load_json(raw: object, fail: Callable[[str], CorruptStore]) -> Any:
+    """The JSON value stored as ``raw``, or ``fail(why)`` when it is not one this store
+    writes: not text, not JSON, or nested past ``MAX_JSON_DEPTH``."""
+    if not isinstance(raw, str):
+        raise fail(f"holds {kind_of(raw)}, not JSON text")
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise fail("holds JSON nested past the parser's limit") from None
+    except ValueError as exc:
+        raise fail(f"holds text that is not JSON ({str(exc)[:80]})") from None
+    if too_deep(raw, value):
+        raise fail(f"holds JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def node_of(row: RowLike, where: str) -> Node:
+    """The node in ``row``, or ``CorruptStore`` naming the node and the column when a value
+    is not one this store writes (damaged bytes that SQLite still reads)."""
+    nid = row["id"]
+
+    def fail(column: str) -> Callable[[str], CorruptStore]:
+        return lambda why: damaged(where, f"node {nid!r}", column, why)
+
+    for column in _TEXT_COLUMNS:
+        if not isinstance(row[column], str):
+            raise fail(column)(f"holds {kind_of(row[column])}, not text")
+    for column in OPTIONAL_COLUMNS:
+        if row[column] is not None and not isinstance(row[column], str):
+            raise fail(column)(f"holds {kind_of(row[column])}, not text or NULL")
+    if row["type"] not in NODE_TYPES:
+        raise fail("type")(f"{row['type']!r} is not a node type")
+    if row["status"] not in STATUSES:
+        raise fail("status")(f"{row['status']!r} is not active or archived")
+    aliases = load_json(row["aliases"], fail("aliases"))
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise fail("aliases")("is not a list of strings")
+    sources = load_json(row["sources"], fail("sources"))
+    if not isinstance(sources, list) or not all(isinstance(x, dict) for x in sources):
+        raise fail("sources")("is not a list of objects")
+    extra = load_json(row["extra"], fail("extra"))
+    if not isinstance(extra, dict):
+        raise fail("extra")(f"holds a JSON {kind_of(extra)}, not an object")
+    return Node(
+        id=nid,
+        type=cast(NodeType, row["type"]),
+        name=row["name"],
+        text=row["text"],
+        aliases=tuple(aliases),
+        uri=row["uri"],
+        sources=tuple(Source.from_json(x) for x in sources),
+        until=row["until"],
+        until_at=row["until_at"],
+        fail=row["fail"],
+        fix=row["fix"],
+        status=cast(NodeStatus, row["status"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        extra=extra,
+    )
+
+
+def edge_of(row: RowLike, where: str) -> Edge:
+    """The edge in ``row``, or ``CorruptStore`` naming it and the column (as ``node_of``)."""
+    src, dst, label, weight = row["src"], row["dst"], row["label"], row["weight"]
+    what = f"edge {src!r} -{label}-> {dst!r}"
+    for column in ("src", "dst", "label", "created_at"):
+        if not isinstance(row[column], str):
+            raise damaged(where, what, column, f"holds {kind_of(row[column])}, not text")
+    if label not in EDGE_LABELS:
+        raise damaged(where, what, "label", f"{label!r} is not an edge label")
+    if not isinstance(weight, int | float) or not math.isfinite(weight):
+        raise damaged(where, what, "weight", f"holds {weight!r}, not a finite number")
+    return Edge(
+        src=src,
+        dst=dst,
+        label=cast(EdgeLabel, label),
+        weight=float(weight),
+        created_at=row["created_at"],
+    )
+
+
+def check_node(node: Node) -> None:
+    if not isinstance(node, Node):
+        raise InvalidArgument(f"put() takes a Node, not {type(node).__name__}")
+    if node.type not in NODE_TYPES:
+        raise InvalidArgument(f"unknown node type {node.type!r}; known: {', '.join(NODE_TYPES)}")
+    if node.status not in STATUSES:
+        raise InvalidArgument(f"unknown node status {node.status!r}; known: active, archived")
+    if not isinstance(node.name, str) or not isinstance(node.text, str):
+        raise InvalidArgument("a node's name and text must be strings")
+    who = f"node {node.id!r}" if node.id else f"a new {node.type}"
+    for field in ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at"):
+        value = getattr(node, field)
+        if isinstance(value, str):
+            storable_text(value, f"{who}: {field}")
