@@ -23,6 +23,8 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     ├── DataMissing (FileNotFoundError)      data a call needs is not on this machine
     │   └── TokenizerDataMissing             an installed tokenizer's data is missing
     ├── LockHeld (BlockingIOError)           another process holds the single-writer lease
+    ├── ServerError (RuntimeError)           a local test server (PostgreSQL) that would not
+    │                                        start, restart or stop; quotes the end of its log
     ├── LLMError (RuntimeError)              a model call that failed; .reason is the ladder text
     │   ├── LLMNotConfigured, LLMProviderError, LLMCancelled
     │   └── LLMAuthError (PermissionError), LLMTimeout (TimeoutError), LLMOutputError (ValueError)
@@ -81,6 +83,7 @@ __all__ = [
     "MemoryRefused",
     "NotFound",
     "NotReadFromFile",
+    "ServerError",
     "SessionFormatError",
     "StaleRedactionWarning",
     "StoreError",
@@ -245,6 +248,12 @@ class UnknownName(NotFound, ValueError):
 
 class LockHeld(CtxError, BlockingIOError):
     """Another process holds the session's ``session.lock`` single-writer lease."""
+
+
+class ServerError(CtxError, RuntimeError):
+    """A local server process ctxsdk runs (the throwaway PostgreSQL of ``ctxsdk.testing``)
+    that would not start, restart or stop; the message names its data directory and quotes
+    the end of its log. A missing server program is ``DataMissing`` instead."""
 
 
 class WriteError(CtxError, OSError):

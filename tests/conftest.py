@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from ctxsdk.testing import LocalPostgres
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -175,6 +181,39 @@ def load_script(name: str) -> ModuleType:
     sys.modules[module_name] = module  # dataclasses resolve annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    """One real PostgreSQL server for the whole run (``ctxsdk.testing.LocalPostgres``), stopped
+    at the end. Without one the test skips, but under ``CI=true`` it fails: CI never skips
+    the PostgreSQL backend silently."""
+    from ctxsdk.errors import DataMissing, ServerError
+    from ctxsdk.testing import LocalPostgres
+
+    server = LocalPostgres()
+    try:
+        server.start()
+    except (DataMissing, ServerError) as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true, and no PostgreSQL server could be started: {exc}")
+        pytest.skip(str(exc))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_database_numbers = itertools.count(1)
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: LocalPostgres) -> Iterator[str]:
+    """The DSN (user ``ctxsdk``) of a fresh database on ``postgres_server``, one per test;
+    dropped after it (open connections are cut)."""
+    name = f"test_{next(_database_numbers)}"
+    yield postgres_server.create_database(name)
+    postgres_server.drop_database(name)
 
 
 @pytest.fixture(autouse=True)

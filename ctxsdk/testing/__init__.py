@@ -27,6 +27,7 @@ from .._public import publish
 from ._builder import LogBuilder, ToolOutput
 from ._clock import Clock
 from ._defaults import DEFAULT_RUNTIME_SECTIONS, DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS
+from ._postgres import LocalPostgres, local_postgres, postgres_unavailable
 
 __all__ = [
     "CHECKPOINT_PREAMBLE",
@@ -35,8 +36,11 @@ __all__ = [
     "DEFAULT_TOOLS",
     "PRUNE_MARKER",
     "Clock",
+    "LocalPostgres",
     "LogBuilder",
     "ToolOutput",
+    "local_postgres",
+    "postgres_unavailable",
 ]
 
-publish(__name__, globals(), ["Clock", "LogBuilder", "ToolOutput"])
+publish(__name__, globals(), ["Clock", "LocalPostgres", "LogBuilder", "ToolOutput"])
