@@ -30,6 +30,12 @@ Each subclass also inherits the builtin it resembles, so callers that already ca
     │   └── LLMAuthError (PermissionError), LLMTimeout (TimeoutError), LLMOutputError (ValueError)
     │       (each with a ``kind``: one rung of ``LLM_FAILURES``, the degradation ladder)
     ├── ToolError (ValueError)               a tool that cannot be registered
+    ├── StoreError (ValueError)              a memory database that cannot be used as it is
+    │   ├── CorruptStore                     damaged bytes, or not a ctxsdk memory
+    │   ├── StoreVersionError                a schema newer than this ctxsdk
+    │   ├── StoreUnavailable (ConnectionError)  a database server that cannot be reached, or
+    │   │                                    a connection lost mid-call (nothing half written)
+    │   └── NamespaceDenied (PermissionError)   a namespace this database role may not use
     ├── BundleError (ValueError)             a fold bundle not stored or read as written
     │   ├── CorruptBundle                    bytes that fail verification, or a file that
     │   │                                    cannot be read (.problem)
@@ -81,12 +87,14 @@ __all__ = [
     "LogRecoveryWarning",
     "LogTooOld",
     "MemoryRefused",
+    "NamespaceDenied",
     "NotFound",
     "NotReadFromFile",
     "ServerError",
     "SessionFormatError",
     "StaleRedactionWarning",
     "StoreError",
+    "StoreUnavailable",
     "StoreVersionError",
     "SurfaceError",
     "TokenizerDataMissing",
@@ -415,6 +423,16 @@ class CorruptStore(StoreError):
 
 class StoreVersionError(StoreError):
     """A memory database written by a newer ctxsdk (its schema version is above this one's)."""
+
+
+class StoreUnavailable(StoreError, ConnectionError):
+    """A memory server that cannot be reached, or a connection lost during a call: a
+    batch it cut off was rolled back whole by the server. Never names a password."""
+
+
+class NamespaceDenied(StoreError, PermissionError):
+    """A memory namespace the connecting database role may not read or write (row-level
+    security refused it); an administrator grants it (``ctxsdk memory namespace``)."""
 
 
 class MemoryRefused(CtxError, ValueError):

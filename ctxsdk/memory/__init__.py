@@ -1,13 +1,15 @@
-"""Memory: a graph memory across sessions, in SQLite (the dsh-trivium seed).
+"""Memory: a graph memory across sessions, in SQLite or PostgreSQL (the dsh-trivium seed).
 
     mem = cx.Memory("work/memory.db")      # one file per workspace; many processes at once
+    team = cx.Memory("postgresql://alice@db/mem", namespace="team-a")  # many machines
     mem.ingest(session)                     # preferences, decisions, entities, experiences
     mem.find("AuthGateway")                 # hybrid retrieval + the seed's graph rules
     mem.read(node_id), mem.map(budget=400)  # full text with edges; the session-start map
 
 Typed nodes (``Node``: entity, preference, decision, experience, verbatim observation) with
 their sources, and labelled, weighted edges (``Edge``), kept by a ``MemoryStore``
-(``SQLiteStore``: WAL, versioned schema, every write a transaction). Rules read sessions
+(``SQLiteStore``: WAL, versioned schema, every write a transaction; ``PostgresStore``: the
+same in a server database, namespaces kept apart by row-level security). Rules read sessions
 (``extract``); ``find`` ranks with the base's ``Retriever`` and walks the business edges;
 ``export_graph`` / ``import_graph`` round-trip exactly; ``to_markdown`` projects it.
 
@@ -26,6 +28,7 @@ from ._io import export_graph, import_graph, to_markdown
 from ._map import MemoryMap
 from ._memory import IngestReport, Memory, ScrubReport
 from ._model import Edge, Node, Source
+from ._postgres import PostgresStore
 from ._sqlite import SQLiteStore
 from ._store import MemoryStore
 
@@ -39,6 +42,7 @@ __all__ = [
     "MemoryMap",
     "MemoryStore",
     "Node",
+    "PostgresStore",
     "SQLiteStore",
     "ScrubReport",
     "Source",

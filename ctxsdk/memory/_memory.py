@@ -64,6 +64,7 @@ from ._ingest import extract, is_agent_log, merge_target, merged, observations, 
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, clip, edge_label, node_type
+from ._postgres import PostgresStore, is_postgres_url
 from ._propose import Proposal, propose
 from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
 from ._sqlite import SQLiteStore
@@ -313,10 +314,13 @@ def _make_parent(path: Path) -> None:
 
 
 class Memory:
-    """A graph memory in one SQLite file (see the module docs).
+    """A graph memory in one SQLite file, or in a team's PostgreSQL database (see the
+    module docs).
 
-    ``path``: the database file (created with its directory); a ``MemoryStore`` is used as
-    it is; ``None`` is a private in-memory database. ``embedder``: dense embeddings for
+    ``path``: the database file (created with its directory); a ``postgresql://`` URL opens
+    ``namespace`` (default ``"default"``) of a PostgreSQL database (``PostgresStore``;
+    needs the ``postgres`` extra); a ``MemoryStore`` is used as it is; ``None`` is a
+    private in-memory database. ``embedder``: dense embeddings for
     search, ``"auto"`` by default: the best installed local embedder (``e5-small`` with the
     ``embed`` extra) or none, unless ``$CTXSDK_EMBEDDER`` says otherwise (``none``, or a
     name); ``None`` searches lexically; an ``Embedder`` object or a name is used as given.
@@ -332,9 +336,17 @@ class Memory:
         workspace: str = "workspace",
         embedder: Embedder | str | None = "auto",
         clock: Any = None,
+        namespace: str | None = None,
     ) -> None:
+        if namespace is not None and not is_postgres_url(path):
+            raise InvalidArgument(
+                "namespace= belongs to a PostgreSQL memory (a postgresql:// URL); a SQLite "
+                "file is one namespace of its own"
+            )
         if path is None:
             self.store: MemoryStore = SQLiteStore.memory()
+        elif is_postgres_url(path):
+            self.store = PostgresStore(str(path), namespace=namespace or "default")
         elif isinstance(path, (str, os.PathLike)):
             p = Path(path)
             _make_parent(p)
@@ -369,9 +381,10 @@ class Memory:
         workspace: str = "workspace",
         embedder: Embedder | str | None = "auto",
         clock: Any = None,
+        namespace: str | None = None,
     ) -> Memory:
         """``Memory.open(path)``: the same as ``Memory(path, ...)`` (the documented call)."""
-        return cls(path, workspace=workspace, embedder=embedder, clock=clock)
+        return cls(path, workspace=workspace, embedder=embedder, clock=clock, namespace=namespace)
 
     # -- plumbing -----------------------------------------------------------------------------
     def now(self) -> datetime:

@@ -1,0 +1,307 @@
+"""The PostgreSQL memory's schema: its tables, their row-level security, the versions and
+the migrations between them, and the namespaces with the roles that may use them.
+
+Everything lives in the schema ``ctxsdk``. ``ctxsdk.namespaces`` maps a namespace to the
+database role whose members may use it; a policy on every data table lets a role see and
+write the rows of those namespaces only (a namespace without a role is open to every role
+granted the tables). The schema version is one row of ``ctxsdk.schema_version``;
+``migrate`` brings a database forward one step at a time in one transaction, under an
+advisory lock, and refuses one newer than this code (``StoreVersionError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    CorruptStore,
+    InvalidArgument,
+    NamespaceDenied,
+    NotFound,
+    StoreError,
+    StoreVersionError,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "create_namespace",
+    "migrate",
+    "namespace_error",
+    "public_location",
+]
+
+SCHEMA = "ctxsdk"
+_LOCK = 0x637478_6D656D  # pg_advisory_xact_lock key of a migration ("ctx" "mem")
+_DATA_TABLES = ("nodes", "edges", "meta", "vectors", "revisions")
+
+
+def _v1(conn: psycopg.Connection[Any]) -> None:
+    """The first schema: the SQLite store's tables, each row with its namespace, and the
+    policies that keep namespaces apart."""
+    conn.execute(
+        f"""
+        CREATE TABLE {SCHEMA}.namespaces (namespace text PRIMARY KEY, role text);
+        CREATE TABLE {SCHEMA}.revisions (
+            namespace text PRIMARY KEY REFERENCES {SCHEMA}.namespaces ON DELETE CASCADE,
+            revision bigint NOT NULL DEFAULT 0
+        );
+        CREATE TABLE {SCHEMA}.nodes (
+            namespace text NOT NULL REFERENCES {SCHEMA}.namespaces ON DELETE CASCADE,
+            id text NOT NULL,
+            type text NOT NULL,
+            name text NOT NULL,
+            text text NOT NULL DEFAULT '',
+            aliases text NOT NULL DEFAULT '[]',
+            uri text NOT NULL,
+            sources text NOT NULL DEFAULT '[]',
+            until text,
+            until_at text,
+            fail text,
+            fix text,
+            status text NOT NULL DEFAULT 'active',
+            created_at text NOT NULL,
+            updated_at text NOT NULL,
+            extra text NOT NULL DEFAULT '{{}}',
+            PRIMARY KEY (namespace, id),
+            UNIQUE (namespace, uri)
+        );
+        CREATE INDEX nodes_type_status ON {SCHEMA}.nodes (namespace, type, status);
+        CREATE TABLE {SCHEMA}.edges (
+            namespace text NOT NULL,
+            src text NOT NULL,
+            dst text NOT NULL,
+            label text NOT NULL,
+            weight double precision NOT NULL,
+            created_at text NOT NULL,
+            PRIMARY KEY (namespace, src, dst, label),
+            FOREIGN KEY (namespace, src) REFERENCES {SCHEMA}.nodes ON DELETE CASCADE,
+            FOREIGN KEY (namespace, dst) REFERENCES {SCHEMA}.nodes ON DELETE CASCADE
+        );
+        CREATE INDEX edges_dst ON {SCHEMA}.edges (namespace, dst, label);
+        CREATE TABLE {SCHEMA}.meta (
+            namespace text NOT NULL REFERENCES {SCHEMA}.namespaces ON DELETE CASCADE,
+            key text NOT NULL,
+            value text NOT NULL,
+            PRIMARY KEY (namespace, key)
+        );
+        CREATE TABLE {SCHEMA}.vectors (
+            namespace text NOT NULL,
+            node text NOT NULL,
+            model text NOT NULL,
+            hash text NOT NULL,
+            vector bytea NOT NULL,
+            PRIMARY KEY (namespace, node, model),
+            FOREIGN KEY (namespace, node) REFERENCES {SCHEMA}.nodes ON DELETE CASCADE
+        );
+        -- The namespaces the current role may use, computed once per statement (an
+        -- InitPlan), not once per row: the policies compare each row's namespace to it.
+        CREATE FUNCTION {SCHEMA}.my_namespaces() RETURNS text[] LANGUAGE sql STABLE AS $$
+            SELECT coalesce(array_agg(n.namespace), '{{}}')
+            FROM {SCHEMA}.namespaces n LEFT JOIN pg_catalog.pg_roles r ON r.rolname = n.role
+            WHERE n.role IS NULL OR (r.oid IS NOT NULL AND pg_has_role(r.oid, 'MEMBER'))
+        $$;
+        """
+    )
+    for table in _DATA_TABLES:
+        conn.execute(f"ALTER TABLE {SCHEMA}.{table} ENABLE ROW LEVEL SECURITY")
+        conn.execute(
+            f"CREATE POLICY members ON {SCHEMA}.{table} "
+            f"USING (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[])) "
+            f"WITH CHECK (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]))"
+        )
+
+
+# _MIGRATIONS[i] takes a database from schema version i to i + 1 (0: no ctxsdk schema).
+_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1,)
+SCHEMA_VERSION = len(_MIGRATIONS)
+"""The PostgreSQL schema version this code writes (``ctxsdk.schema_version``)."""
+
+
+def public_location(dsn: str) -> str:
+    """``postgresql://user@host:port/dbname`` for ``dsn``, without its password (what
+    errors, reprs and ``location`` show)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(dsn)
+    except Exception:  # its message may quote the DSN, password and all
+        raise InvalidArgument(
+            "the PostgreSQL DSN could not be parsed (a postgresql:// URL or key=value pairs)"
+        ) from None
+    user = parts.get("user") or ""
+    host = parts.get("host") or parts.get("hostaddr") or "localhost"
+    port = parts.get("port")
+    db = parts.get("dbname") or user or ""
+    return f"postgresql://{f'{user}@' if user else ''}{host}{f':{port}' if port else ''}/{db}"
+
+
+def _version(conn: psycopg.Connection[Any], where: str) -> int:
+    """The database's schema version: 0 without a ``ctxsdk`` schema."""
+    has_schema = conn.execute(
+        "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s", (SCHEMA,)
+    ).fetchone()
+    if has_schema is None:
+        return 0
+    has_table = conn.execute(
+        "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = %s AND tablename = 'schema_version'",
+        (SCHEMA,),
+    ).fetchone()
+    if has_table is None:
+        raise CorruptStore(
+            f"{where}: a schema {SCHEMA!r} without ctxsdk's schema_version table: not a ctxsdk "
+            "memory; it is refused, not changed",
+            path=where,
+        )
+    row = conn.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchone()
+    if row is None or not isinstance(row[0], int) or row[0] < 1:
+        raise CorruptStore(
+            f"{where}: {SCHEMA}.schema_version holds {row!r}, not a schema version",
+            path=where,
+        )
+    return row[0]
+
+
+def _refuse_newer(version: int, where: str) -> None:
+    if version > SCHEMA_VERSION:
+        raise StoreVersionError(
+            f"{where}: memory schema version {version} is newer than this ctxsdk knows "
+            f"(version {SCHEMA_VERSION}); upgrade ctxsdk to open it",
+            path=where,
+        )
+
+
+def migrate(conn: psycopg.Connection[Any], *, where: str, create: bool) -> int:
+    """Bring the database to ``SCHEMA_VERSION`` (creating the schema when ``create``);
+    returns the version found. Up to date: nothing is written and no lock is taken."""
+    from psycopg import errors as pe
+
+    version = _version(conn, where)
+    _refuse_newer(version, where)
+    if version == SCHEMA_VERSION:
+        return version
+    if version == 0 and not create:
+        raise NotFound(f"{where}: no ctxsdk memory in this database (create=False)")
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+            found = _version(conn, where)  # another process may have migrated meanwhile
+            _refuse_newer(found, where)
+            if found == 0:
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+                conn.execute(f"CREATE TABLE {SCHEMA}.schema_version (version integer NOT NULL)")
+                conn.execute(f"INSERT INTO {SCHEMA}.schema_version VALUES (0)")
+            for step in range(found, SCHEMA_VERSION):
+                _MIGRATIONS[step](conn)
+                conn.execute(f"UPDATE {SCHEMA}.schema_version SET version = %s", (step + 1,))
+    except pe.InsufficientPrivilege:
+        raise StoreError(
+            f"{where}: the ctxsdk schema is missing or older than this ctxsdk (version "
+            f"{version}, want {SCHEMA_VERSION}) and this role may not change it; an "
+            "administrator runs: ctxsdk memory init DSN",
+            path=where,
+        ) from None
+    return version
+
+
+def namespace_error(
+    conn: psycopg.Connection[Any], namespace: str, *, where: str, create: bool
+) -> None:
+    """Make sure ``namespace`` exists and this role may use it: a missing one is created
+    private to the connecting role (when ``create``); one the role may not use is
+    ``NamespaceDenied``, with what to ask for."""
+    from psycopg import errors as pe
+
+    visible = conn.execute(
+        f"SELECT 1 FROM {SCHEMA}.revisions WHERE namespace = %s", (namespace,)
+    ).fetchone()
+    if visible is not None:
+        return
+    known = conn.execute(
+        f"SELECT role FROM {SCHEMA}.namespaces WHERE namespace = %s", (namespace,)
+    ).fetchone()
+    if known is not None:
+        raise NamespaceDenied(
+            f"{where}: this role may not use namespace {namespace!r} (its members are role "
+            f"{known[0]!r}); an administrator grants it: GRANT {known[0]} TO <your role>",
+            path=where,
+        )
+    if not create:
+        raise NotFound(f"{where}: no namespace {namespace!r} (create=False)")
+    try:
+        with conn.transaction():
+            conn.execute(
+                f"INSERT INTO {SCHEMA}.namespaces (namespace, role) VALUES (%s, current_user) "
+                "ON CONFLICT (namespace) DO NOTHING",
+                (namespace,),
+            )
+            conn.execute(
+                f"INSERT INTO {SCHEMA}.revisions (namespace) VALUES (%s) "
+                "ON CONFLICT (namespace) DO NOTHING",
+                (namespace,),
+            )
+    except pe.InsufficientPrivilege:
+        raise NamespaceDenied(
+            f"{where}: no namespace {namespace!r}, and this role may not create one; an "
+            f"administrator runs: ctxsdk memory namespace DSN {namespace} --role ROLE",
+            path=where,
+        ) from None
+    namespace_error(conn, namespace, where=where, create=False)  # visible now, or says why
+
+
+def create_namespace(
+    conn: psycopg.Connection[Any], namespace: str, *, role: str | None, where: str
+) -> None:
+    """As the schema's owner: make ``namespace`` usable by the members of ``role`` (created
+    ``NOLOGIN`` when missing, given the table grants it needs), or by every granted role
+    when ``role`` is None. Run once per namespace; running it again changes nothing."""
+    from psycopg import sql
+
+    migrate(conn, where=where, create=True)
+    with conn.transaction():
+        if role is not None:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = %s", (role,)
+            ).fetchone()
+            ident = sql.Identifier(role)
+            if exists is None:
+                conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(ident))
+            conn.execute(
+                sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(SCHEMA), ident)
+            )
+            grants = {
+                "schema_version": "SELECT",
+                "namespaces": "SELECT",
+                "revisions": "SELECT, UPDATE",
+                "nodes": "SELECT, INSERT, UPDATE, DELETE",
+                "edges": "SELECT, INSERT, UPDATE, DELETE",
+                "meta": "SELECT, INSERT, UPDATE, DELETE",
+                "vectors": "SELECT, INSERT, UPDATE, DELETE",
+            }
+            for table, rights in grants.items():
+                conn.execute(
+                    sql.SQL("GRANT " + rights + " ON {}.{} TO {}").format(
+                        sql.Identifier(SCHEMA), sql.Identifier(table), ident
+                    )
+                )
+        held = conn.execute(
+            f"SELECT role FROM {SCHEMA}.namespaces WHERE namespace = %s", (namespace,)
+        ).fetchone()
+        if held is not None and held[0] != role:
+            raise InvalidArgument(
+                f"{where}: namespace {namespace!r} already belongs to role {held[0]!r}"
+            )
+        conn.execute(
+            f"INSERT INTO {SCHEMA}.namespaces (namespace, role) VALUES (%s, %s) "
+            "ON CONFLICT (namespace) DO NOTHING",
+            (namespace, role),
+        )
+        conn.execute(
+            f"INSERT INTO {SCHEMA}.revisions (namespace) VALUES (%s) "
+            "ON CONFLICT (namespace) DO NOTHING",
+            (namespace,),
+        )

@@ -1,0 +1,747 @@
+"""``PostgresStore``: a team's memory in one PostgreSQL database, namespaces kept apart by
+the database itself.
+
+Every row of every data table (``nodes``, ``edges``, ``meta``, ``vectors``, ``revisions``,
+in the schema ``ctxsdk``) carries its namespace, and row-level security lets a database
+role see and write only the rows of the namespaces it may use: those whose role (in
+``ctxsdk.namespaces``) it is a member of. That holds for any SQL the role runs, not only for
+this code's ``WHERE namespace = ...``. The tables' owner (whoever created the schema, the
+administrator) and superusers are exempt, as PostgreSQL exempts them from every policy:
+team members connect as their own login roles (``_pg_schema.create_namespace``).
+
+Writes: each call is a transaction, ``batch()`` makes one of many calls (nested batches are
+savepoints), and the outermost one first locks its namespace's ``revisions`` row, so writers
+to one namespace queue as SQLite's writers do (up to ``timeout``, then ``LockHeld``) and a
+writer to another namespace never waits. ``revision()`` is that row's counter, bumped in the
+same transaction as the write it counts. A server that goes away mid-batch rolls the batch
+back whole (``StoreUnavailable``); a read outside a batch is tried again once on a fresh
+connection. Text and JSON are stored exactly as ``SQLiteStore`` stores them (``_rows``), so
+the two give the same nodes, in the same order (``COLLATE "C"``: byte order, as SQLite).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+from ..errors import (
+    InvalidArgument,
+    LockHeld,
+    NamespaceDenied,
+    NotFound,
+    StoreError,
+    StoreUnavailable,
+    WriteError,
+)
+from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
+from ._model import node_uri as _node_uri
+from ._pg_schema import SCHEMA, migrate, namespace_error, public_location
+from ._rows import (
+    COLUMNS,
+    INDEXED,
+    MAINTAINED,
+    NODE_COLUMNS,
+    REVISION_KEY,
+    STATUSES,
+    WRITABLE,
+    check_node,
+    damaged,
+    dumps_value,
+    edge_of,
+    failing,
+    kind_of,
+    load_json,
+    new_node_id,
+    node_of,
+    now_stamp,
+    storable_text,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["PostgresStore", "is_postgres_url"]
+
+_T = TypeVar("_T")
+_C = 'COLLATE "C"'  # byte order, as SQLite compares text
+
+
+def is_postgres_url(path: object) -> bool:
+    """Whether ``path`` names a PostgreSQL database (a ``postgresql://`` URL) rather than
+    a memory file."""
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+@dataclass
+class _Held:
+    """The connection a thread's open batch or snapshot runs on."""
+
+    conn: psycopg.Connection[Any]
+    reading: bool = False
+    depth: int = 0
+    changed: bool = False
+
+
+def _no_nul(value: str, what: str) -> str:
+    """PostgreSQL text cannot hold U+0000 (SQLite can): refused before the write starts."""
+    if "\x00" in value:
+        raise InvalidArgument(f"{what} holds a NUL character (U+0000), which is not text here")
+    return value
+
+
+class PostgresStore:
+    """A ``MemoryStore`` in a PostgreSQL database, one namespace of it (see the module docs).
+
+    ``dsn`` is a ``postgresql://`` URL (or a libpq ``key=value`` string), or a
+    ``psycopg_pool.ConnectionPool`` the caller owns (it is not closed here). Threads may
+    share one object: each thread's batch holds its own connection. ``create=True`` makes
+    the schema (when the role may) and the namespace (private to the connecting role) when
+    they are missing; ``timeout`` bounds the wait for a connection and for a lock.
+    """
+
+    def __init__(
+        self,
+        dsn: str | ConnectionPool,
+        *,
+        namespace: str = "default",
+        create: bool = True,
+        timeout: float = 30.0,
+        pool_size: int = 4,
+    ) -> None:
+        try:
+            import psycopg_pool
+        except ImportError:  # an optional dependency
+            raise InvalidArgument(
+                "a PostgreSQL memory needs psycopg: pip install 'ctxsdk[postgres]'"
+            ) from None
+        if not isinstance(namespace, str) or not namespace.strip() or len(namespace) > 200:
+            raise InvalidArgument(f"a namespace is a non-empty name, not {namespace!r}")
+        if timeout < 0:
+            raise InvalidArgument(f"timeout must be >= 0, not {timeout!r}")
+        if pool_size < 1:
+            raise InvalidArgument(f"pool_size must be >= 1, not {pool_size!r}")
+        self.namespace = namespace
+        self._timeout = float(timeout)
+        self._local = threading.local()
+        self._closed = False
+        if isinstance(dsn, str):
+            self._where = public_location(dsn)
+            self._owns_pool = True
+            self._pool: ConnectionPool = psycopg_pool.ConnectionPool(
+                dsn,
+                min_size=1,
+                max_size=pool_size,
+                open=False,
+                timeout=self._timeout,
+                configure=self._configure,
+                check=psycopg_pool.ConnectionPool.check_connection,
+                name="ctxsdk-memory",
+            )
+            try:
+                self._pool.open(wait=True, timeout=max(self._timeout, 1.0))
+            except psycopg_pool.PoolTimeout:
+                self._pool.close()
+                raise StoreUnavailable(
+                    f"{self._where}: no connection to the server within {self._timeout}s "
+                    "(is it running, and may this role log in?)",
+                    path=self._where,
+                ) from None
+        elif isinstance(dsn, psycopg_pool.ConnectionPool):
+            conninfo = dsn.conninfo
+            self._where = public_location(conninfo if isinstance(conninfo, str) else conninfo())
+            self._owns_pool = False
+            self._pool = dsn
+        else:
+            raise InvalidArgument(
+                f"PostgresStore takes a DSN or a psycopg ConnectionPool, not {type(dsn).__name__}"
+            )
+        self._where = f"{self._where}#{namespace}"
+        try:
+            with self._connection() as conn:
+                migrate(conn, where=self._where, create=create)
+                namespace_error(conn, namespace, where=self._where, create=create)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """Every pooled connection: autocommit (we open transactions ourselves) and a lock
+        wait bounded by ``timeout``."""
+        conn.autocommit = True
+        conn.execute(f"SET lock_timeout = {int(self._timeout * 1000)}")
+
+    def _held(self) -> _Held | None:
+        held: _Held | None = getattr(self._local, "held", None)
+        return held
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        if self._closed:
+            raise InvalidArgument(f"{self._where}: the memory store is closed")
+        with self._translate(), self._pool.connection() as conn:
+            yield conn
+
+    def _raise(self, exc: Exception) -> NoReturn:
+        """Turn a psycopg error into the ctxsdk error a caller can act on."""
+        import psycopg
+        from psycopg import errors as pe
+
+        where = self._where
+        if isinstance(exc, pe.LockNotAvailable):
+            raise LockHeld(
+                f"{where}: another writer held the namespace for longer than "
+                f"timeout={self._timeout}s"
+            ) from None
+        if isinstance(exc, pe.InsufficientPrivilege):
+            raise NamespaceDenied(
+                f"{where}: this role may not use namespace {self.namespace!r} "
+                f"({exc.diag.message_primary}); an administrator grants it "
+                "(ctxsdk memory namespace)",
+                path=where,
+            ) from None
+        if isinstance(exc, pe.QueryCanceled):
+            raise LockHeld(f"{where}: a statement ran past its time limit ({exc})") from None
+        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+            raise StoreUnavailable(
+                f"{where}: the connection to the server failed or was lost; a transaction it "
+                f"cut off was rolled back whole ({exc.__class__.__name__})",
+                path=where,
+            ) from None
+        if isinstance(exc, psycopg.DataError | psycopg.IntegrityError):
+            raise WriteError(f"{where}: the server refused a value ({exc})") from None
+        raise StoreError(f"{where}: database error ({exc})", path=where) from None
+
+    @contextmanager
+    def _translate(self) -> Iterator[None]:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            yield
+        except psycopg.Error as exc:
+            self._raise(exc)
+        except PoolTimeout:
+            raise StoreUnavailable(
+                f"{self._where}: no free connection within {self._timeout}s",
+                path=self._where,
+            ) from None
+
+    @contextmanager
+    def _write(self) -> Iterator[_Held]:
+        """One write transaction (outermost: it locks the namespace first) or a savepoint
+        inside one (nested); the revision is bumped when a statement changed a row."""
+        held = self._held()
+        if held is not None:
+            if held.reading:
+                raise InvalidArgument(f"{self._where}: a write inside snapshot(); use batch()")
+            with self._translate(), held.conn.transaction():
+                held.depth += 1
+                try:
+                    yield held
+                finally:
+                    held.depth -= 1
+            return
+        with self._connection() as conn:
+            held = _Held(conn, depth=1)
+            self._local.held = held
+            try:
+                with self._translate(), conn.transaction():
+                    conn.execute(
+                        f"SELECT revision FROM {SCHEMA}.revisions WHERE namespace = %s FOR UPDATE",
+                        (self.namespace,),
+                    )
+                    yield held
+                    if held.changed:
+                        conn.execute(
+                            f"UPDATE {SCHEMA}.revisions SET revision = revision + 1 "
+                            "WHERE namespace = %s",
+                            (self.namespace,),
+                        )
+            finally:
+                self._local.held = None
+
+    def _run(self, held: _Held, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one write statement in the open transaction; returns its rowcount."""
+        cur = held.conn.execute(sql.replace("{S}", SCHEMA), params)
+        if cur.rowcount > 0:
+            held.changed = True
+        return cur.rowcount
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of one query: in the thread's batch or snapshot, else on a pooled
+        connection, tried once more on a fresh one when the first was lost."""
+        import psycopg
+        from psycopg.rows import dict_row
+
+        sql = sql.replace("{S}", SCHEMA)
+        held = self._held()
+        if held is not None:
+            with self._translate():
+                return held.conn.cursor(row_factory=dict_row).execute(sql, params).fetchall()
+        for attempt in (1, 2):
+            try:
+                with (
+                    self._connection() as conn,
+                    self._translate_but(psycopg.OperationalError, attempt == 1),
+                ):
+                    return conn.cursor(row_factory=dict_row).execute(sql, params).fetchall()
+            except _Retry:
+                continue
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextmanager
+    def _translate_but(self, kind: type[Exception], retry: bool) -> Iterator[None]:
+        """``_translate``, except that ``kind`` (a lost connection) asks for one retry."""
+        try:
+            yield
+        except kind:
+            if retry:
+                raise _Retry from None
+            raise
+
+    # -- the protocol -----------------------------------------------------------------------
+    @property
+    def location(self) -> str:
+        """``postgresql://user@host:port/db#namespace``: never the password."""
+        return self._where
+
+    def batch(self) -> AbstractContextManager[None]:
+        """One transaction around the writes inside it: all or nothing. Nested batches are
+        savepoints: an exception caught inside the outer batch undoes only the inner one."""
+        return _drop_value(self._write())
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A consistent read of several calls (one REPEATABLE READ, read-only transaction):
+        writers go on, this thread sees none of their commits until it ends. Writes inside
+        it are refused; inside a batch it is a no-op (the batch is consistent already)."""
+        if self._held() is not None:
+            yield
+            return
+        with self._connection() as conn:
+            self._local.held = _Held(conn, reading=True)
+            try:
+                with self._translate(), conn.transaction():
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    yield
+            finally:
+                self._local.held = None
+
+    def revision(self) -> int:
+        """The namespace's write counter: every committed transaction that changed a row of
+        it bumps it, whichever process or machine made it."""
+        rows = self._read(
+            "SELECT revision FROM {S}.revisions WHERE namespace = %s", (self.namespace,)
+        )
+        return int(rows[0]["revision"]) if rows else 0
+
+    def put(self, node: Node) -> Node:
+        """Insert or replace ``node`` (see ``MemoryStore.put``): a replace keeps its
+        ``created_at`` and edges; a ``uri`` another node holds is ``InvalidArgument``."""
+        check_node(node)
+        for field in ("id", "name", "text", "uri", "until", "until_at", "fail", "fix"):
+            value = getattr(node, field)
+            if isinstance(value, str):
+                _no_nul(value, f"node {node.id or node.type!r}: {field}")
+        ns = self.namespace
+        with self._write() as held:
+            node_id = node.id
+            old = None
+            if node_id:
+                found = self._read(
+                    f"SELECT created_at, {', '.join(INDEXED)} FROM {{S}}.nodes "
+                    "WHERE namespace = %s AND id = %s",
+                    (ns, node_id),
+                )
+                old = found[0] if found else None
+            else:
+                node_id = new_node_id()
+                while self._read(
+                    "SELECT 1 FROM {S}.nodes WHERE namespace = %s AND id = %s", (ns, node_id)
+                ):
+                    node_id = new_node_id()
+            uri = node.uri or _node_uri(node.type, node_id)
+            holder = self._read(
+                "SELECT id FROM {S}.nodes WHERE namespace = %s AND uri = %s", (ns, uri)
+            )
+            if holder and holder[0]["id"] != node_id:
+                raise InvalidArgument(f"uri {uri!r} is already node {holder[0]['id']!r}")
+            now = now_stamp()
+            created = old["created_at"] if old is not None else (node.created_at or now)
+            stored = Node(
+                id=node_id,
+                type=node.type,
+                name=node.name,
+                text=node.text,
+                aliases=tuple(node.aliases),
+                uri=uri,
+                sources=tuple(node.sources),
+                until=node.until,
+                until_at=node.until_at,
+                fail=node.fail,
+                fix=node.fix,
+                status=node.status,
+                created_at=created,
+                updated_at=now,
+                extra=dict(node.extra),
+            )
+            values = {
+                "id": stored.id,
+                "type": stored.type,
+                "name": stored.name,
+                "text": stored.text,
+                "aliases": dumps_value(list(stored.aliases), "aliases"),
+                "uri": stored.uri,
+                "sources": dumps_value([s.to_json() for s in stored.sources], "sources"),
+                "until": stored.until,
+                "until_at": stored.until_at,
+                "fail": stored.fail,
+                "fix": stored.fix,
+                "status": stored.status,
+                "created_at": stored.created_at,
+                "updated_at": stored.updated_at,
+                "extra": dumps_value(stored.extra, "extra"),
+            }
+            columns = [c.strip() for c in NODE_COLUMNS.split(",")]
+            updates = ", ".join(
+                f"{c} = excluded.{c}" for c in columns if c not in ("id", "created_at")
+            )
+            self._run(
+                held,
+                f"INSERT INTO {{S}}.nodes (namespace, {NODE_COLUMNS}) "
+                f"VALUES (%s, {', '.join(['%s'] * len(columns))}) "
+                f"ON CONFLICT (namespace, id) DO UPDATE SET {updates}",
+                (ns, *(values[c] for c in columns)),
+            )
+            if old is not None and any(old[c] != values[c] for c in INDEXED):
+                self._run(
+                    held,
+                    "DELETE FROM {S}.vectors WHERE namespace = %s AND node = %s",
+                    (ns, node_id),
+                )
+        return stored
+
+    def get(self, node_id: str) -> Node | None:
+        rows = self._read(
+            f"SELECT {NODE_COLUMNS} FROM {{S}}.nodes WHERE namespace = %s AND id = %s",
+            (self.namespace, node_id),
+        )
+        return node_of(rows[0], self._where) if rows else None
+
+    def by_uri(self, uri: str) -> Node | None:
+        rows = self._read(
+            f"SELECT {NODE_COLUMNS} FROM {{S}}.nodes WHERE namespace = %s AND uri = %s",
+            (self.namespace, uri),
+        )
+        return node_of(rows[0], self._where) if rows else None
+
+    def nodes(
+        self, *, types: Iterable[str] | None = None, include_archived: bool = False
+    ) -> list[Node]:
+        """Nodes in id order (creation order for generated ids)."""
+        sql = f"SELECT {NODE_COLUMNS} FROM {{S}}.nodes WHERE namespace = %s"
+        params: list[Any] = [self.namespace]
+        if types is not None:
+            wanted = sorted(set(types))
+            if not wanted:
+                return []
+            sql += " AND type = ANY(%s)"
+            params.append(wanted)
+        if not include_archived:
+            sql += " AND status = 'active'"
+        rows = self._read(sql + f" ORDER BY id {_C}", params)
+        return [node_of(r, self._where) for r in rows]
+
+    def count(self, *, include_archived: bool = False) -> dict[str, int]:
+        """Nodes per type, every type listed (0 when there is none), in ``NODE_TYPES`` order."""
+        sql = "SELECT type, count(*) AS n FROM {S}.nodes WHERE namespace = %s"
+        if not include_archived:
+            sql += " AND status = 'active'"
+        got = {
+            r["type"]: int(r["n"]) for r in self._read(sql + " GROUP BY type", (self.namespace,))
+        }
+        return {t: got.get(t, 0) for t in (*NODE_TYPES, *sorted(set(got) - set(NODE_TYPES)))}
+
+    def delete(self, node_id: str) -> bool:
+        """Remove a node for good with every edge into or out of it (ON DELETE CASCADE);
+        False when there is no such node. ``status="archived"`` is the soft delete."""
+        with self._write() as held:
+            return (
+                self._run(
+                    held,
+                    "DELETE FROM {S}.nodes WHERE namespace = %s AND id = %s",
+                    (self.namespace, node_id),
+                )
+                > 0
+            )
+
+    def link(self, edge: Edge) -> bool:
+        """Add ``edge`` (``created_at`` stamped when empty); False when the same
+        src/dst/label exists (the stored one is kept). Both ends must exist."""
+        if edge.label not in EDGE_LABELS:
+            raise InvalidArgument(
+                f"unknown edge label {edge.label!r}; known: {', '.join(EDGE_LABELS)}"
+            )
+        if (
+            not isinstance(edge.weight, int | float)
+            or edge.weight != edge.weight
+            or abs(edge.weight) == float("inf")
+        ):
+            raise InvalidArgument(f"an edge weight is a finite number, not {edge.weight!r}")
+        ns = self.namespace
+        with self._write() as held:
+            for end in dict.fromkeys((edge.src, edge.dst)):
+                if not self._read(
+                    "SELECT 1 FROM {S}.nodes WHERE namespace = %s AND id = %s", (ns, end)
+                ):
+                    raise NotFound(f"{self._where}: no node {end!r} to link")
+            return (
+                self._run(
+                    held,
+                    "INSERT INTO {S}.edges (namespace, src, dst, label, weight, created_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (namespace, src, dst, label) DO NOTHING",
+                    (
+                        ns,
+                        edge.src,
+                        edge.dst,
+                        edge.label,
+                        float(edge.weight),
+                        edge.created_at or now_stamp(),
+                    ),
+                )
+                > 0
+            )
+
+    def unlink(self, src: str, dst: str, label: str) -> bool:
+        """Remove one edge; False when there was none."""
+        with self._write() as held:
+            return (
+                self._run(
+                    held,
+                    "DELETE FROM {S}.edges WHERE namespace = %s AND src = %s AND dst = %s "
+                    "AND label = %s",
+                    (self.namespace, src, dst, label),
+                )
+                > 0
+            )
+
+    def edges(
+        self,
+        *,
+        src: str | None = None,
+        dst: str | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> list[Edge]:
+        """Edges in (src, dst, label) order."""
+        sql = "SELECT src, dst, label, weight, created_at FROM {S}.edges WHERE namespace = %s"
+        params: list[Any] = [self.namespace]
+        for column, value in (("src", src), ("dst", dst)):
+            if value is not None:
+                sql += f" AND {column} = %s"
+                params.append(value)
+        if labels is not None:
+            wanted = sorted(set(labels))
+            if not wanted:
+                return []
+            sql += " AND label = ANY(%s)"
+            params.append(wanted)
+        rows = self._read(sql + f" ORDER BY src {_C}, dst {_C}, label {_C}", params)
+        return [edge_of(r, self._where) for r in rows]
+
+    def get_meta(self, key: str) -> Any:
+        """The JSON value under ``key``; None when there is none."""
+        rows = self._read(
+            "SELECT value FROM {S}.meta WHERE namespace = %s AND key = %s", (self.namespace, key)
+        )
+        if not rows:
+            return None
+        return load_json(rows[0]["value"], failing(self._where, f"meta key {key!r}", "value"))
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Store ``value`` (JSON) under ``key``; None deletes it."""
+        if not isinstance(key, str) or not key:
+            raise InvalidArgument(f"a meta key is a non-empty string, not {key!r}")
+        if key == REVISION_KEY:
+            raise InvalidArgument(f"meta key {key!r} is the store's own revision counter")
+        _no_nul(storable_text(key, "a meta key"), "a meta key")
+        ns = self.namespace
+        with self._write() as held:
+            if value is None:
+                self._run(held, "DELETE FROM {S}.meta WHERE namespace = %s AND key = %s", (ns, key))
+            else:
+                self._run(
+                    held,
+                    "INSERT INTO {S}.meta (namespace, key, value) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
+                    (ns, key, dumps_value(value, f"meta value for {key!r}")),
+                )
+
+    # -- embeddings: one vector per node and embedder, keyed by the text's hash ----------
+    def vectors(self, model: str, ids: Iterable[str] | None = None) -> dict[str, tuple[str, bytes]]:
+        """The stored embeddings of ``model``: node id -> (text hash, float32 bytes), for
+        ``ids`` (every node with one when None)."""
+        sql = "SELECT node, hash, vector FROM {S}.vectors WHERE namespace = %s AND model = %s"
+        params: list[Any] = [self.namespace, model]
+        if ids is not None:
+            sql += " AND node = ANY(%s)"
+            params.append(sorted(set(ids)))
+        out: dict[str, tuple[str, bytes]] = {}
+        for row in self._read(sql, params):
+            out[row["node"]] = (row["hash"], bytes(row["vector"]))
+        return out
+
+    def put_vectors(self, model: str, rows: Iterable[tuple[str, str, bytes]]) -> int:
+        """Store ``(node id, text hash, float32 bytes)`` rows for ``model`` in one
+        transaction; a row for a node that no longer exists is skipped. Returns how many
+        were written."""
+        if not isinstance(model, str) or not model:
+            raise InvalidArgument(f"a vector's model is a non-empty string, not {model!r}")
+        written = 0
+        ns = self.namespace
+        with self._write() as held:
+            for node_id, digest, blob in rows:
+                written += self._run(
+                    held,
+                    "INSERT INTO {S}.vectors (namespace, node, model, hash, vector) "
+                    "SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM {S}.nodes "
+                    "WHERE namespace = %s AND id = %s) "
+                    "ON CONFLICT (namespace, node, model) DO UPDATE SET hash = excluded.hash, "
+                    "vector = excluded.vector",
+                    (ns, node_id, model, digest, bytes(blob), ns, node_id),
+                )
+        return written
+
+    # -- maintenance: raw rows, exact updates, compaction (``Memory.scrub``) ----------------
+    @property
+    def in_batch(self) -> bool:
+        """Whether this thread is inside a ``batch()`` or ``snapshot()`` of this store."""
+        return self._held() is not None
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        """Every row of ``table`` (``nodes``, ``edges`` or ``meta``) of this namespace as
+        stored, JSON columns decoded (see ``SQLiteStore.rows``)."""
+        if table not in MAINTAINED:
+            raise InvalidArgument(f"rows() reads nodes, edges or meta, not {table!r}")
+        key, json_columns, optional = MAINTAINED[table]
+        columns = sorted(COLUMNS[table])
+        sql = f"SELECT {', '.join(columns)} FROM {{S}}.{table} WHERE namespace = %s"
+        order = ", ".join(f"{k} {_C}" for k in key)
+        out = []
+        for row in self._read(sql + f" ORDER BY {order}", (self.namespace,)):
+            ident = ", ".join(repr(row[k]) for k in key)
+            what = {"nodes": "node", "edges": "edge", "meta": "meta key"}[table] + f" {ident}"
+            got: dict[str, Any] = {}
+            for column in columns:
+                value = row[column]
+                if column in json_columns:
+                    value = load_json(value, failing(self._where, what, column))
+                elif column == "weight":
+                    pass
+                elif not isinstance(value, str) and not (value is None and column in optional):
+                    raise damaged(self._where, what, column, f"holds {kind_of(value)}, not text")
+                got[column] = value
+            out.append(got)
+        return out
+
+    def update(self, table: str, key: Sequence[str], values: Mapping[str, Any]) -> None:
+        """Set ``values`` in one row exactly (see ``SQLiteStore.update``); the old row
+        version stays in the table's files until ``compact()``."""
+        if table not in MAINTAINED:
+            raise InvalidArgument(f"update() writes nodes, edges or meta, not {table!r}")
+        names, json_columns, optional = MAINTAINED[table]
+        writable = WRITABLE[table]
+        if len(key) != len(names):
+            raise InvalidArgument(f"a {table} row's key is ({', '.join(names)}), not {key!r}")
+        odd = sorted(set(values) - writable)
+        if odd:
+            raise InvalidArgument(
+                f"update() writes {', '.join(sorted(writable))} of {table}, not {', '.join(odd)}"
+            )
+        if table == "meta" and REVISION_KEY in (key[0], values.get("key")):
+            raise InvalidArgument(f"meta key {REVISION_KEY!r} is the store's own revision counter")
+        params: list[Any] = []
+        for column, value in values.items():
+            what = f"{table} {key!r}: {column}"
+            if column in json_columns:
+                params.append(dumps_value(value, what))
+            elif value is None and column in optional:
+                params.append(None)
+            elif not isinstance(value, str):
+                raise InvalidArgument(f"{what} is text, not {type(value).__name__}")
+            elif column == "status" and value not in STATUSES:
+                raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
+            else:
+                params.append(_no_nul(storable_text(value, what), what))
+        if not values:
+            return
+        sets = ", ".join(f"{c} = %s" for c in values)
+        where = " AND ".join(f"{k} = %s" for k in names)
+        with self._write() as held:
+            n = self._run(
+                held,
+                f"UPDATE {{S}}.{table} SET {sets} WHERE namespace = %s AND {where}",
+                (*params, self.namespace, *key),
+            )
+            if n == 0:
+                raise NotFound(f"{self._where}: no {table} row {tuple(key)!r} to update")
+            if table == "nodes" and set(values) & set(INDEXED):
+                self._run(
+                    held,
+                    "DELETE FROM {S}.vectors WHERE namespace = %s AND node = %s",
+                    (self.namespace, key[0]),
+                )
+
+    def compact(self) -> bool:
+        """Rewrite the tables without the row versions no row holds any more (``VACUUM
+        FULL``), so an overwritten value is gone from their files. Only the tables' owner
+        may: False for any other role (the old versions stay until an administrator
+        compacts). Refused inside a batch or snapshot."""
+        if self._held() is not None:
+            raise InvalidArgument(f"{self._where}: compact() inside a batch or snapshot")
+        with self._connection() as conn:
+            owner = conn.execute(
+                "SELECT bool_and(pg_has_role(tableowner, 'USAGE')) FROM pg_tables "
+                "WHERE schemaname = %s",
+                (SCHEMA,),
+            ).fetchone()
+            if not owner or not owner[0]:
+                return False  # VACUUM would skip the tables with a warning
+            for table in ("nodes", "edges", "meta", "vectors"):
+                conn.execute(f"VACUUM FULL {SCHEMA}.{table}")
+        return True
+
+    def close(self) -> None:
+        """Close the pool this store made (idempotent; a pool passed in is left open).
+        Refused inside a batch."""
+        if self._held() is not None:
+            raise InvalidArgument(f"{self._where}: close() inside a batch or snapshot")
+        if self._closed:
+            return
+        self._closed = True
+        if self._owns_pool:
+            self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._where!r})"
+
+
+class _Retry(Exception):
+    """A read whose connection was lost before it answered: run it once more."""
+
+
+@contextmanager
+def _drop_value(cm: AbstractContextManager[_T]) -> Iterator[None]:
+    with cm:
+        yield
