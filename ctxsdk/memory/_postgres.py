@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
 from ._model import node_uri as _node_uri
-from ._pg_schema import SCHEMA, migrate, namespace_error, public_location
+from ._pg_schema import SCHEMA, create_namespace, migrate, namespace_error, public_location
 from ._rows import (
     COLUMNS,
     INDEXED,
@@ -167,6 +167,26 @@ class PostgresStore:
         except BaseException:
             self.close()
             raise
+
+    # -- administration (as the schema's owner) ---------------------------------------------
+    @staticmethod
+    def init_schema(dsn: str) -> int:
+        """Create the ``ctxsdk`` schema in ``dsn``'s database, or migrate it forward (as the
+        role that will own it: the administrator); returns the schema version it found (0:
+        none). ``ctxsdk memory DSN init`` runs this."""
+        with _admin(dsn) as (conn, where):
+            return migrate(conn, where=where, create=True)
+
+    @staticmethod
+    def create_namespace(dsn: str, namespace: str, *, role: str | None = None) -> None:
+        """As the schema's owner: make ``namespace`` usable by the members of database role
+        ``role`` (created ``NOLOGIN`` when missing, given the table grants it needs); with no
+        role, by every role granted the tables. ``ctxsdk memory DSN namespace NAME --role
+        ROLE`` runs this; login roles join with ``GRANT role TO alice``."""
+        if not isinstance(namespace, str) or not namespace.strip() or len(namespace) > 200:
+            raise InvalidArgument(f"a namespace is a non-empty name, not {namespace!r}")
+        with _admin(dsn) as (conn, where):
+            create_namespace(conn, namespace, role=role, where=where)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
@@ -735,6 +755,25 @@ class PostgresStore:
 
     def __repr__(self) -> str:
         return f"PostgresStore({self._where!r})"
+
+
+@contextmanager
+def _admin(dsn: str) -> Iterator[tuple[psycopg.Connection[Any], str]]:
+    """One autocommit connection for an administrative call, errors in ctxsdk's terms."""
+    import psycopg
+
+    where = public_location(dsn)
+    try:
+        conn = psycopg.connect(dsn, autocommit=True)
+    except psycopg.Error as exc:
+        raise StoreUnavailable(
+            f"{where}: cannot connect ({exc.__class__.__name__})", path=where
+        ) from None
+    try:
+        with conn:
+            yield conn, where
+    except psycopg.Error as exc:
+        raise StoreError(f"{where}: database error ({exc})", path=where) from None
 
 
 class _Retry(Exception):
