@@ -11,7 +11,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
@@ -39,6 +39,7 @@ __all__ = [
     "is_utf8",
     "kind_of",
     "load_json",
+    "loadable",
     "new_node_id",
     "node_of",
     "now_stamp",
@@ -277,3 +278,70 @@ def check_node(node: Node) -> None:
         value = getattr(node, field)
         if isinstance(value, str):
             storable_text(value, f"{who}: {field}")
+
+
+_ROW_NAMES = {"nodes": "node", "edges": "edge", "meta": "meta key"}
+
+
+def loadable(table: str, row: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``row`` of ``table`` as ``rows(table)`` gives it, checked and encoded for a store's
+    ``load`` to write as it is: every column of the table and no other, text where text
+    belongs, JSON columns encoded one way, and only values ``node_of`` / ``edge_of`` read
+    back (a copy never writes a row the destination would call damaged). A value that is
+    not one is ``InvalidArgument`` naming the row and the column."""
+    if table not in MAINTAINED:
+        raise InvalidArgument(f"load() writes nodes, edges or meta, not {table!r}")
+    key, json_columns, optional = MAINTAINED[table]
+    if not isinstance(row, Mapping):
+        raise InvalidArgument(f"load() takes rows as mappings, not {type(row).__name__}")
+    what = f"{where}: {_ROW_NAMES[table]} " + ", ".join(repr(row.get(k)) for k in key)
+    columns = COLUMNS[table]
+    missing, odd = sorted(columns - set(row)), sorted(set(row) - columns)
+    if missing or odd:
+        wrong = [f"without {', '.join(missing)}"] if missing else []
+        wrong += [f"with unknown {', '.join(map(str, odd))}"] if odd else []
+        raise InvalidArgument(f"{what}: a {table} row {' and '.join(wrong)}")
+    out: dict[str, Any] = {}
+    for column in sorted(columns):
+        value, at = row[column], f"{what}: {column}"
+        if column in json_columns:
+            out[column] = dumps_value(value, at)
+        elif column == "weight":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidArgument(f"{at} is a number, not {type(value).__name__}")
+            if not math.isfinite(value):
+                raise InvalidArgument(f"{at} is a finite number, not {value!r}")
+            out[column] = float(value)
+        elif value is None and column in optional:
+            out[column] = None
+        elif not isinstance(value, str):
+            raise InvalidArgument(f"{at} is text, not {type(value).__name__}")
+        else:
+            out[column] = storable_text(value, at)
+    for column in key:
+        if not row[column]:
+            raise InvalidArgument(f"{what}: {column} is empty")
+    if table == "nodes":
+        _loadable_node(row, what)
+    elif table == "edges" and row["label"] not in EDGE_LABELS:
+        raise InvalidArgument(f"{what}: unknown edge label {row['label']!r}")
+    elif table == "meta" and row["key"] == REVISION_KEY:
+        raise InvalidArgument(f"{what}: {REVISION_KEY!r} is the store's own revision counter")
+    return out
+
+
+def _loadable_node(row: Mapping[str, Any], what: str) -> None:
+    """The checks ``node_of`` makes of a node's values, as ``InvalidArgument``."""
+    if row["type"] not in NODE_TYPES:
+        raise InvalidArgument(f"{what}: unknown node type {row['type']!r}")
+    if row["status"] not in STATUSES:
+        raise InvalidArgument(f"{what}: unknown node status {row['status']!r}")
+    if not row["uri"]:
+        raise InvalidArgument(f"{what}: uri is empty")
+    aliases, sources, extra = row["aliases"], row["sources"], row["extra"]
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise InvalidArgument(f"{what}: aliases is not a list of strings")
+    if not isinstance(sources, list) or not all(isinstance(x, dict) for x in sources):
+        raise InvalidArgument(f"{what}: sources is not a list of objects")
+    if not isinstance(extra, dict):
+        raise InvalidArgument(f"{what}: extra is not an object")

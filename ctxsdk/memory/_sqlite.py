@@ -57,6 +57,7 @@ from ._rows import (
     is_utf8,
     kind_of,
     load_json,
+    loadable,
     new_node_id,
     node_of,
     now_stamp,
@@ -823,6 +824,46 @@ class SQLiteStore:
                 raise NotFound(f"{self._path}: no {table} row {tuple(key)!r} to update")
             if table == "nodes" and set(values) & set(INDEXED):
                 db.execute("DELETE FROM vectors WHERE node = ?", (key[0],))
+
+    def load(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Write ``rows`` of ``table`` (``nodes``, ``edges`` or ``meta``) as ``rows(table)``
+        returns them, exactly: ids, uris, sources, status and times as given, nothing
+        stamped (a copy or a restore; ``copy_memory``). Every row is checked before the
+        write starts (``loadable``). New rows only: one that would replace a row here (a
+        node's id or uri, an edge's src/dst/label, a meta key) is ``InvalidArgument``, an
+        edge whose end is not here ``NotFound``; all in one transaction (or the caller's
+        batch), so a refused row leaves none written. Returns how many were written."""
+        checked = [loadable(table, row, self._path) for row in rows]
+        if not checked:
+            return 0
+        columns = sorted(COLUMNS[table])
+        sql = (
+            f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join('?' * len(columns))}) ON CONFLICT DO NOTHING"
+        )
+        with self._write():
+            db = self._conn()
+            for row in checked:
+                if table == "edges":
+                    for end in dict.fromkeys((row["src"], row["dst"])):
+                        if not db.execute("SELECT 1 FROM nodes WHERE id = ?", (end,)).fetchone():
+                            raise NotFound(f"{self._path}: no node {end!r} to load an edge to")
+                if db.execute(sql, [row[c] for c in columns]).rowcount == 0:
+                    raise InvalidArgument(f"{self._path}: load() {self._taken(table, row)}")
+        return len(checked)
+
+    def _taken(self, table: str, row: Mapping[str, Any]) -> str:
+        """What a loaded row would have replaced, in words."""
+        if table == "nodes":
+            if self._read("SELECT 1 FROM nodes WHERE id = ?", (row["id"],)):
+                return f"would replace node {row['id']!r}; it writes new rows only"
+            holder = self._read("SELECT id FROM nodes WHERE uri = ?", (row["uri"],))
+            who = f"node {holder[0][0]!r}" if holder else "another node"
+            return f"would give node {row['id']!r} uri {row['uri']!r}, which is {who}'s"
+        if table == "edges":
+            edge = f"{row['src']!r} -{row['label']}-> {row['dst']!r}"
+            return f"would replace edge {edge}; it writes new rows only"
+        return f"would replace meta key {row['key']!r}; it writes new rows only"
 
     def compact(self) -> bool:
         """Rewrite the database file without its free space and empty its WAL, so bytes no

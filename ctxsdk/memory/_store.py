@@ -102,8 +102,9 @@ class MemoryStore(Protocol):
 
 @runtime_checkable
 class MaintainedStore(MemoryStore, Protocol):
-    """A store that maintenance can rewrite (``Memory.scrub``): every stored value read
-    as it is, updated exactly, and the old bytes compacted away. ``SQLiteStore`` is one."""
+    """A store that maintenance can rewrite (``Memory.scrub``) or copy (``copy_memory``):
+    every stored value read as it is, updated or loaded exactly, and the old bytes compacted
+    away. ``SQLiteStore`` and ``PostgresStore`` are two."""
 
     def snapshot(self) -> AbstractContextManager[None]:
         """A consistent read of several calls, without the write lock."""
@@ -120,6 +121,13 @@ class MaintainedStore(MemoryStore, Protocol):
 
     def update(self, table: str, key: Sequence[str], values: Mapping[str, Any]) -> None:
         """Set ``values`` in one row exactly (no time stamped)."""
+        ...
+
+    def load(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Write rows of ``nodes``, ``edges`` or ``meta`` as ``rows(table)`` returns them,
+        exactly (nothing stamped), for a copy or a restore; new rows only (one that would
+        replace a row is ``InvalidArgument``), in one transaction or the caller's batch.
+        Returns how many were written."""
         ...
 
     def compact(self) -> bool:
