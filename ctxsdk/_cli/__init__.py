@@ -243,20 +243,54 @@ def _build_parser() -> argparse.ArgumentParser:
 
     c = command(
         "memory",
-        "a graph memory in one file: ingest sessions, find, read, print the map, the session "
-        "map's boxes (episodes), export it, or scrub credentials out of what it holds",
+        "a graph memory in a file or in a namespace of a PostgreSQL database: ingest "
+        "sessions, find, read, print the map, the session map's boxes (episodes), export it, "
+        "scrub credentials out of what it holds, copy it to another store; set a PostgreSQL "
+        "database up (init, namespace)",
     )
-    c.add_argument("db", metavar="DB", help="the memory database file (created on first use)")
+    c.add_argument(
+        "db",
+        metavar="DB",
+        help="the memory database file (created on first use), or a postgresql:// URL",
+    )
     c.add_argument(
         "action",
-        choices=("show", "ingest", "find", "read", "map", "episodes", "export", "scrub"),
+        choices=(
+            "show",
+            "ingest",
+            "find",
+            "read",
+            "map",
+            "episodes",
+            "export",
+            "scrub",
+            "copy",
+            "init",
+            "namespace",
+        ),
         nargs="?",
         default="show",
     )
     c.add_argument(
         "args",
         nargs="*",
-        help="sessions to ingest, a query, node ids to read, or session id prefixes (episodes)",
+        help="sessions to ingest, a query, node ids to read, session id prefixes (episodes), "
+        "the destination of a copy (a file or a postgresql:// URL), or the namespace to create",
+    )
+    c.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="the namespace of a postgresql:// DB (default: default)",
+    )
+    c.add_argument(
+        "--to-namespace",
+        metavar="NS",
+        help="copy: the namespace of a postgresql:// destination (default: default)",
+    )
+    c.add_argument(
+        "--role",
+        help="namespace: the database role whose members may use it (created when missing; "
+        "default: every role granted the tables)",
     )
     c.add_argument(
         "--verbatim",

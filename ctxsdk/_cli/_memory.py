@@ -1,5 +1,7 @@
-"""``ctxsdk memory``: ingest sessions into a memory file, find, read, print the map, scrub
-credentials out of what it holds; and the demo's memory of the samples."""
+"""``ctxsdk memory``: ingest sessions into a memory (a file, or a namespace of a PostgreSQL
+database), find, read, print the map, scrub credentials out of what it holds, copy it to
+another store; set a PostgreSQL database up (``init``, ``namespace``); and the demo's memory
+of the samples. A DSN's password is never printed: ``shown`` drops it."""
 
 from __future__ import annotations
 
@@ -8,18 +10,37 @@ import json
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
-from ..errors import InvalidArgument, StaleRedactionWarning
+from ..errors import InvalidArgument, NotFound, StaleRedactionWarning
 from ._terminal import visible
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..memory import Memory, PostgresStore, SQLiteStore
 
-__all__ = ["cmd_memory", "demo_memory"]
+__all__ = ["cmd_memory", "demo_memory", "shown"]
 
 DEMO_QUESTION = "which file did the xdist workers share?"
+_SERVER_ACTIONS = ("init", "namespace")  # a PostgreSQL database's administration
+_LINES_FROM = 2000  # rows: a copy at least this long prints progress lines off a terminal
+
+
+def is_url(db: str) -> bool:
+    """Whether ``db`` names a PostgreSQL database rather than a memory file."""
+    return db.startswith(("postgresql://", "postgres://"))
+
+
+def shown(db: str) -> str:
+    """``db`` as output may show it: a ``postgresql://`` URL without its password (the user
+    is kept) and without its query (which may hold one); a file path as given."""
+    if not is_url(db):
+        return db
+    scheme, rest = db.split("://", 1)
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    userinfo, at, hostpath = rest.rpartition("@")  # the last @: a password may hold one
+    return f"{scheme}://{userinfo.split(':', 1)[0]}{at}{hostpath}"
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -27,7 +48,8 @@ def _check_args(args: argparse.Namespace) -> None:
     the memory file is opened or made."""
     action, given = args.action, args.args
     usage = f"ctxsdk memory DB {action}"
-    if action in ("show", "map", "export", "scrub") and given:
+    _check_server_args(args)
+    if action in ("show", "map", "export", "scrub", "init") and given:
         hint = " (give the budget as --budget N)" if action == "map" else ""
         raise InvalidArgument(f"{usage} takes no arguments, not {' '.join(given)!r}{hint}")
     if action == "ingest" and not given:
@@ -45,6 +67,42 @@ def _check_args(args: argparse.Namespace) -> None:
         raise InvalidArgument(f"--budget is a number of tokens >= 0, not {args.budget}")
     if args.dry_run and action != "scrub":  # it would write while the user expects it not to
         raise InvalidArgument(f"--dry-run is for `ctxsdk memory DB scrub`, not {action}")
+    if action == "copy" and len(given) != 1:
+        named = f", not {len(given)} ({' '.join(map(shown, given))})" if given else ""
+        raise InvalidArgument(
+            f"{usage} DST: name one destination, a memory file or a postgresql:// URL{named}"
+        )
+    if action == "namespace" and len(given) != 1:
+        raise InvalidArgument(f"{usage} NAME: name one namespace to create")
+
+
+def _check_server_args(args: argparse.Namespace) -> None:
+    """The options and actions that belong to a PostgreSQL memory, or to one action."""
+    action, url = args.action, is_url(args.db)
+    if args.namespace is not None and not url:
+        raise InvalidArgument(
+            f"--namespace is for a PostgreSQL memory (a postgresql:// URL); {args.db} is a "
+            "file, one namespace of its own"
+        )
+    if action in _SERVER_ACTIONS and not url:
+        raise InvalidArgument(
+            f"ctxsdk memory DB {action} sets up a PostgreSQL database: DB is a postgresql:// "
+            f"URL, not the file {args.db}"
+        )
+    if action in _SERVER_ACTIONS and args.namespace is not None:
+        hint = "; create one with `ctxsdk memory DB namespace NAME`" if action == "init" else ""
+        raise InvalidArgument(f"--namespace is not for `ctxsdk memory DB {action}`{hint}")
+    if args.to_namespace is not None and action != "copy":
+        raise InvalidArgument(f"--to-namespace is for `ctxsdk memory DB copy DST`, not {action}")
+    if args.to_namespace is not None and args.args and not is_url(args.args[0]):
+        raise InvalidArgument(
+            "--to-namespace is for a PostgreSQL destination (a postgresql:// URL); "
+            f"{args.args[0]} is a file, one namespace of its own"
+        )
+    if args.role is not None and action != "namespace":
+        raise InvalidArgument(
+            f"--role is for `ctxsdk memory DB namespace NAME --role ROLE`, not {action}"
+        )
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
@@ -52,10 +110,14 @@ def cmd_memory(args: argparse.Namespace) -> int:
     from ._naming import open_session
 
     _check_args(args)
+    if args.action in _SERVER_ACTIONS:
+        return _administer(args)
+    if args.action == "copy":
+        return _copy(args)
     with warnings.catch_warnings():
         # said below in the command line's terms (and not at all by scrub, its remedy)
         warnings.simplefilter("ignore", StaleRedactionWarning)
-        mem = Memory(args.db)
+        mem = Memory(args.db, namespace=args.namespace)
     with mem:
         _say_if_stale(mem, args)
         if args.action == "scrub":
@@ -93,8 +155,75 @@ def _say_if_stale(mem: Memory, args: argparse.Namespace) -> None:
 
     why = None if args.action == "scrub" else stale(mem.redaction_rules)
     if why is not None:
-        line = f"ctxsdk: warning: {args.db}: {why}; `ctxsdk memory DB scrub` applies them"
+        line = f"ctxsdk: warning: {shown(args.db)}: {why}; `ctxsdk memory DB scrub` applies them"
         print(visible(line), file=sys.stderr)
+
+
+def _administer(args: argparse.Namespace) -> int:
+    """``init``: create or migrate the schema; ``namespace NAME``: make one for a role."""
+    from ..memory import PostgresStore
+
+    where = shown(args.db)
+    if args.action == "init":
+        found = PostgresStore.init_schema(args.db)
+        now = PostgresStore.init_schema(args.db)  # up to date now: this reads its version
+        did = "created" if found == 0 else "up to date" if found == now else "migrated"
+        was = f" (it was version {found})" if did == "migrated" else ""
+        print(f"{where}: schema ctxsdk {did}, version {now}{was}")
+        return 0
+    name = args.args[0]
+    PostgresStore.create_namespace(args.db, name, role=args.role)
+    who = f"the members of role {args.role}" if args.role else "every role granted the tables"
+    print(visible(f"{where}: namespace {name} is ready, for {who}"))
+    return 0
+
+
+def _open_store(db: str, namespace: str | None, *, create: bool) -> SQLiteStore | PostgresStore:
+    from ..memory import PostgresStore, SQLiteStore
+
+    if is_url(db):
+        return PostgresStore(db, namespace=namespace or "default", create=create)
+    return SQLiteStore(db, create=create)
+
+
+def _copy(args: argparse.Namespace) -> int:
+    """``copy DST``: every row of DB into an empty DST (a file or a PostgreSQL namespace)."""
+    from ..memory import copy_memory
+
+    dst_db = args.args[0]
+    try:
+        src = _open_store(args.db, args.namespace, create=False)
+    except NotFound as exc:  # the store says create=False, a keyword the command line lacks
+        why = str(exc.args[0] if exc.args else exc).replace(" (create=False)", "")
+        raise NotFound(f"{why}: nothing to copy") from None
+    try:
+        dst = _open_store(dst_db, args.to_namespace, create=True)
+        try:
+            report = copy_memory(src, dst, progress=_copy_progress(sys.stderr))
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    print(visible(str(report), multiline=True))
+    return 0
+
+
+def _copy_progress(stream: TextIO) -> Callable[[int, int, str], None] | None:
+    """A bar on a terminal (``None``: the library's default); elsewhere, for a long copy, a
+    line at each tenth of the rows, so a log shows it moving without a line per chunk."""
+    if stream.isatty():
+        return None
+    said = -1
+
+    def report(done: int, total: int, what: str) -> None:
+        nonlocal said
+        tenth = done * 10 // total if total else 10
+        if total >= _LINES_FROM and tenth > said:
+            said = tenth
+            stream.write(f"ctxsdk: memory copy: {done:,} of {total:,} rows ({tenth * 10}%)\n")
+            stream.flush()
+
+    return report
 
 
 def _print_episodes(mem: Memory, prefixes: list[str], *, as_json: bool) -> None:

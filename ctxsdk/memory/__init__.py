@@ -11,7 +11,8 @@ their sources, and labelled, weighted edges (``Edge``), kept by a ``MemoryStore`
 (``SQLiteStore``: WAL, versioned schema, every write a transaction; ``PostgresStore``: the
 same in a server database, namespaces kept apart by row-level security). Rules read sessions
 (``extract``); ``find`` ranks with the base's ``Retriever`` and walks the business edges;
-``export_graph`` / ``import_graph`` round-trip exactly; ``to_markdown`` projects it.
+``export_graph`` / ``import_graph`` round-trip exactly; ``to_markdown`` projects it;
+``copy_memory`` (``Memory.copy_to``) copies a memory between stores, row for row.
 
 Every text that enters a memory passes one door (``_door``): its credentials are redacted
 and the rest kept; a text that is nothing but credentials is refused (``MemoryRefused``,
@@ -22,6 +23,7 @@ what a file already holds (written before the door, or under older rules) throug
 from __future__ import annotations
 
 from .._public import moved_names, publish
+from ._copy import CopyReport, copy_memory
 from ._episodes import Episode
 from ._find import FindResult, MemoryHit
 from ._io import export_graph, import_graph, to_markdown
@@ -33,6 +35,7 @@ from ._sqlite import SQLiteStore
 from ._store import MemoryStore
 
 __all__ = [
+    "CopyReport",
     "Edge",
     "Episode",
     "FindResult",
@@ -46,6 +49,7 @@ __all__ = [
     "SQLiteStore",
     "ScrubReport",
     "Source",
+    "copy_memory",
     "export_graph",
     "import_graph",
     "to_markdown",

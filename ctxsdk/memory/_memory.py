@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
+from .._progress import Progress
 from ..errors import (
     DegradedSearchWarning,
     InvalidArgument,
@@ -40,6 +41,7 @@ from ..errors import (
 from ..model import ModelProtocol
 from ..session import Embedder, Retriever, Session, get_embedder, get_tokenizer
 from ..session.kernel import clean_text, neutralize, short_id, widget
+from ._copy import CopyReport, copy_memory, open_store
 from ._door import (
     admit,
     admit_candidate,
@@ -1065,6 +1067,34 @@ class Memory:
                 ):
                     count += 1
         return IngestReport("import", tuple(added), (), count, ())
+
+    def copy_to(
+        self,
+        dst: str | os.PathLike[str] | MaintainedStore,
+        *,
+        namespace: str | None = None,
+        progress: Progress | bool | None = None,
+    ) -> CopyReport:
+        """Copy this memory, exactly, into an empty one (``copy_memory``): every node with
+        its id, uri, sources, status and times, archived ones too, every edge and meta
+        value; not the embedding cache (re-embedded at the next search there). ``dst``: a
+        file path (made when missing), a ``postgresql://`` URL (``namespace``, default
+        ``"default"``, made when missing), or a store (left open). A destination that holds
+        a node is refused; a failure leaves it empty (one transaction)."""
+        store = self.store
+        if not isinstance(store, MaintainedStore):
+            raise InvalidArgument(
+                f"copy_to() reads every row of the store; {type(store).__name__} cannot "
+                "(SQLiteStore and PostgresStore can)"
+            )
+        if isinstance(dst, str | os.PathLike) and not is_postgres_url(dst):
+            _make_parent(Path(dst))
+        target = open_store(dst, namespace=namespace)
+        try:
+            return copy_memory(store, target, progress=progress)
+        finally:
+            if target is not dst:
+                target.close()
 
     def to_markdown(self) -> str:
         """A read-only Markdown projection (never parsed back)."""
