@@ -128,14 +128,20 @@ def public_location(dsn: str) -> str:
     from psycopg.conninfo import conninfo_to_dict
 
     try:
-        parts = conninfo_to_dict(dsn)
+        parts: dict[str, Any] | None = conninfo_to_dict(dsn)
     except Exception:  # its message may quote the DSN, password and all
+        parts = None
+    if parts is None:  # raised out here, so no error chained to it holds the DSN
         raise InvalidArgument(
             "the PostgreSQL DSN could not be parsed (a postgresql:// URL or key=value pairs)"
-        ) from None
+        )
     user = parts.get("user") or ""
     host = parts.get("host") or parts.get("hostaddr") or "localhost"
     port = parts.get("port")
+    if port is not None and not all(
+        p.isdigit() and 0 < int(p) < 65536 for p in str(port).split(",") if p
+    ):  # else every connect fails, and the pool tries until its timeout
+        raise InvalidArgument(f"the PostgreSQL DSN's port is a number, not {str(port)!r}")
     db = parts.get("dbname") or user or ""
     return f"postgresql://{f'{user}@' if user else ''}{host}{f':{port}' if port else ''}/{db}"
 
@@ -201,8 +207,9 @@ def migrate(conn: psycopg.Connection[Any], *, where: str, create: bool) -> int:
     except pe.InsufficientPrivilege:
         raise StoreError(
             f"{where}: the ctxsdk schema is missing or older than this ctxsdk (version "
-            f"{version}, want {SCHEMA_VERSION}) and this role may not change it; an "
-            "administrator runs: ctxsdk memory init DSN",
+            f"{version}, want {SCHEMA_VERSION}) and this role may not create or change it; an "
+            "administrator (a role that may create schemas in this database) runs the init "
+            "once: ctxsdk memory DSN init (or PostgresStore.init_schema(dsn))",
             path=where,
         ) from None
     return version
@@ -216,15 +223,22 @@ def namespace_error(
     ``NamespaceDenied``, with what to ask for."""
     from psycopg import errors as pe
 
-    visible = conn.execute(
-        f"SELECT 1 FROM {SCHEMA}.revisions WHERE namespace = %s", (namespace,)
-    ).fetchone()
-    if visible is not None:
+    def visible() -> bool:
+        return (
+            conn.execute(
+                f"SELECT 1 FROM {SCHEMA}.revisions WHERE namespace = %s", (namespace,)
+            ).fetchone()
+            is not None
+        )
+
+    if visible():
         return
     known = conn.execute(
         f"SELECT role FROM {SCHEMA}.namespaces WHERE namespace = %s", (namespace,)
     ).fetchone()
     if known is not None:
+        if visible():  # another process made it between the two reads (one commit for both)
+            return
         raise NamespaceDenied(
             f"{where}: this role may not use namespace {namespace!r} (its members are role "
             f"{known[0]!r}); an administrator grants it: GRANT {known[0]} TO <your role>",

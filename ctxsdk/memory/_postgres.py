@@ -15,12 +15,21 @@ to one namespace queue as SQLite's writers do (up to ``timeout``, then ``LockHel
 writer to another namespace never waits. ``revision()`` is that row's counter, bumped in the
 same transaction as the write it counts. A server that goes away mid-batch rolls the batch
 back whole (``StoreUnavailable``); a read outside a batch is tried again once on a fresh
-connection. Text and JSON are stored exactly as ``SQLiteStore`` stores them (``_rows``), so
+connection, and a write outside one commits once or not at all. Every connection handed out
+is checked first: after a restart the dead ones are dropped at once, and the same object
+goes on. Text and JSON are stored exactly as ``SQLiteStore`` stores them (``_rows``), so
 the two give the same nodes, in the same order (``COLLATE "C"``: byte order, as SQLite).
+
+The one difference: PostgreSQL text cannot hold a NUL character (U+0000), which SQLite
+stores. A write of one in a text column (a node's name, text, id..., a meta key) is
+``InvalidArgument`` naming the field, refused before anything is written; inside JSON
+(aliases, sources, extra, meta values) it is escaped and kept, and a read by a key holding
+one finds nothing, as on SQLite.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -69,6 +78,8 @@ __all__ = ["PostgresStore", "is_postgres_url"]
 
 _T = TypeVar("_T")
 _C = 'COLLATE "C"'  # byte order, as SQLite compares text
+# A node's plain text columns, checked for NUL before a write (JSON ones escape it).
+_TEXT_FIELDS = ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at")
 
 
 def is_postgres_url(path: object) -> bool:
@@ -121,12 +132,15 @@ class PostgresStore:
             ) from None
         if not isinstance(namespace, str) or not namespace.strip() or len(namespace) > 200:
             raise InvalidArgument(f"a namespace is a non-empty name, not {namespace!r}")
+        _no_nul(namespace, "the namespace")
         if timeout < 0:
             raise InvalidArgument(f"timeout must be >= 0, not {timeout!r}")
         if pool_size < 1:
             raise InvalidArgument(f"pool_size must be >= 1, not {pool_size!r}")
         self.namespace = namespace
         self._timeout = float(timeout)
+        # A pool refuses any wait <= 0, even with a connection ready; a connect takes time.
+        self._connect_wait = max(self._timeout, 1.0)
         self._local = threading.local()
         self._closed = False
         if isinstance(dsn, str):
@@ -134,23 +148,26 @@ class PostgresStore:
             self._owns_pool = True
             self._pool: ConnectionPool = psycopg_pool.ConnectionPool(
                 dsn,
+                kwargs=_connect_options(dsn, self._connect_wait),
                 min_size=1,
                 max_size=pool_size,
                 open=False,
-                timeout=self._timeout,
+                timeout=self._connect_wait,
                 configure=self._configure,
-                check=psycopg_pool.ConnectionPool.check_connection,
                 name="ctxsdk-memory",
-            )
+            )  # no check=: _live_connection checks each connection it hands out
             try:
-                self._pool.open(wait=True, timeout=max(self._timeout, 1.0))
+                self._pool.open(wait=True, timeout=self._connect_wait)
+                opened = True
             except psycopg_pool.PoolTimeout:
-                self._pool.close()
+                opened = False
+            if not opened:  # raised here, so no error chained to it quotes the DSN
+                self._pool.close(timeout=1.0)
                 raise StoreUnavailable(
-                    f"{self._where}: no connection to the server within {self._timeout}s "
-                    "(is it running, and may this role log in?)",
+                    f"{self._where}: no connection to the server within {self._connect_wait}s"
+                    f" ({_why_not(dsn)})",
                     path=self._where,
-                ) from None
+                )
         elif isinstance(dsn, psycopg_pool.ConnectionPool):
             conninfo = dsn.conninfo
             self._where = public_location(conninfo if isinstance(conninfo, str) else conninfo())
@@ -194,7 +211,12 @@ class PostgresStore:
         """Every pooled connection: autocommit (we open transactions ourselves) and a lock
         wait bounded by ``timeout``."""
         conn.autocommit = True
-        conn.execute(f"SET lock_timeout = {int(self._timeout * 1000)}")
+        conn.execute(f"SET lock_timeout = {self._lock_ms}")
+
+    @property
+    def _lock_ms(self) -> int:
+        """``lock_timeout`` in ms: 0 there means wait for ever, so timeout=0 is 1 ms."""
+        return max(1, int(self._timeout * 1000))
 
     def _held(self) -> _Held | None:
         held: _Held | None = getattr(self._local, "held", None)
@@ -204,8 +226,34 @@ class PostgresStore:
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         if self._closed:
             raise InvalidArgument(f"{self._where}: the memory store is closed")
-        with self._translate(), self._pool.connection() as conn:
-            yield conn
+        with self._translate():
+            conn = self._live_connection()
+            try:
+                with conn:  # the pool's own exit: a transaction left open is rolled back
+                    yield conn
+            finally:
+                self._pool.putconn(conn)
+
+    def _live_connection(self) -> psycopg.Connection[Any]:
+        """A pooled connection that answers. After a restart every idle one is dead: each
+        is tried (an empty query) and dropped (the pool replaces it) at once, where the
+        pool's own check would sleep 1, 2, 4... seconds between them."""
+        import time
+
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        deadline = time.monotonic() + self._connect_wait
+        while True:
+            conn = self._pool.getconn(timeout=max(deadline - time.monotonic(), 0.001))
+            try:
+                ConnectionPool.check_connection(conn)
+            except psycopg.Error:
+                self._pool.putconn(conn)  # broken: discarded, and a new one is made
+                if time.monotonic() >= deadline:
+                    raise
+                continue
+            return conn
 
     def _raise(self, exc: Exception) -> NoReturn:
         """Turn a psycopg error into the ctxsdk error a caller can act on."""
@@ -233,6 +281,11 @@ class PostgresStore:
                 f"cut off was rolled back whole ({exc.__class__.__name__})",
                 path=where,
             ) from None
+        if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):
+            raise InvalidArgument(
+                f"{where}: a value holds a NUL character (U+0000), which PostgreSQL text "
+                "cannot hold; nothing was written"
+            ) from None
         if isinstance(exc, psycopg.DataError | psycopg.IntegrityError):
             raise WriteError(f"{where}: the server refused a value ({exc})") from None
         raise StoreError(f"{where}: database error ({exc})", path=where) from None
@@ -244,13 +297,14 @@ class PostgresStore:
 
         try:
             yield
-        except psycopg.Error as exc:
-            self._raise(exc)
-        except PoolTimeout:
+        except PoolTimeout:  # a psycopg.OperationalError too: caught first
             raise StoreUnavailable(
-                f"{self._where}: no free connection within {self._timeout}s",
+                f"{self._where}: no connection to the server within {self._connect_wait}s "
+                "(is it running? are all pool_size connections busy?)",
                 path=self._where,
             ) from None
+        except psycopg.Error as exc:
+            self._raise(exc)
 
     @contextmanager
     def _write(self) -> Iterator[_Held]:
@@ -272,6 +326,8 @@ class PostgresStore:
             self._local.held = held
             try:
                 with self._translate(), conn.transaction():
+                    if not self._owns_pool:  # a pool passed in was not set up by _configure
+                        conn.execute(f"SET LOCAL lock_timeout = {self._lock_ms}")
                     conn.execute(
                         f"SELECT revision FROM {SCHEMA}.revisions WHERE namespace = %s FOR UPDATE",
                         (self.namespace,),
@@ -295,35 +351,26 @@ class PostgresStore:
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of one query: in the thread's batch or snapshot, else on a pooled
-        connection, tried once more on a fresh one when the first was lost."""
-        import psycopg
+        connection, tried once more on a fresh one when the first was lost. Its parameters
+        are keys compared for equality (``= %s``, ``= ANY(%s)``)."""
         from psycopg.rows import dict_row
 
         sql = sql.replace("{S}", SCHEMA)
+        matchable = _matchable(params)
+        if matchable is None:
+            return []  # a key with a NUL character: no stored text holds one
+        params = matchable
         held = self._held()
         if held is not None:
             with self._translate():
                 return held.conn.cursor(row_factory=dict_row).execute(sql, params).fetchall()
         for attempt in (1, 2):
             try:
-                with (
-                    self._connection() as conn,
-                    self._translate_but(psycopg.OperationalError, attempt == 1),
-                ):
+                with self._connection() as conn, _retry_if_lost(conn, attempt == 1):
                     return conn.cursor(row_factory=dict_row).execute(sql, params).fetchall()
             except _Retry:
                 continue
         raise AssertionError("unreachable")  # pragma: no cover
-
-    @contextmanager
-    def _translate_but(self, kind: type[Exception], retry: bool) -> Iterator[None]:
-        """``_translate``, except that ``kind`` (a lost connection) asks for one retry."""
-        try:
-            yield
-        except kind:
-            if retry:
-                raise _Retry from None
-            raise
 
     # -- the protocol -----------------------------------------------------------------------
     @property
@@ -365,7 +412,7 @@ class PostgresStore:
         """Insert or replace ``node`` (see ``MemoryStore.put``): a replace keeps its
         ``created_at`` and edges; a ``uri`` another node holds is ``InvalidArgument``."""
         check_node(node)
-        for field in ("id", "name", "text", "uri", "until", "until_at", "fail", "fix"):
+        for field in _TEXT_FIELDS:
             value = getattr(node, field)
             if isinstance(value, str):
                 _no_nul(value, f"node {node.id or node.type!r}: {field}")
@@ -839,8 +886,71 @@ def _admin(dsn: str) -> Iterator[tuple[psycopg.Connection[Any], str]]:
         raise StoreError(f"{where}: database error ({exc})", path=where) from None
 
 
+def _connect_options(dsn: str, wait: float) -> dict[str, Any]:
+    """A connect attempt gives up within ``wait`` (libpq's floor is 2 s), unless the DSN
+    says otherwise: else a host that drops packets holds a pool worker for 130 s."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    if "connect_timeout" in conninfo_to_dict(dsn):
+        return {}
+    return {"connect_timeout": max(2, math.ceil(wait))}
+
+
+def _why_not(dsn: str) -> str:
+    """Why a connection to ``dsn`` fails: one direct attempt, libpq's words (which name the
+    host, port, user and database, never a password; it is taken out all the same)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        psycopg.connect(dsn, connect_timeout=2).close()
+    except psycopg.Error as exc:
+        said = " ".join(str(exc).split())
+        password = conninfo_to_dict(dsn).get("password")
+        if password:
+            said = said.replace(str(password), "***")
+        return said or exc.__class__.__name__
+    except Exception as exc:  # a DNS failure and the like
+        return exc.__class__.__name__
+    return "it answers now: try again"
+
+
 class _Retry(Exception):
     """A read whose connection was lost before it answered: run it once more."""
+
+
+@contextmanager
+def _retry_if_lost(conn: psycopg.Connection[Any], retry: bool) -> Iterator[None]:
+    """Errors pass, except that one which left ``conn`` broken asks for one retry (a lock
+    or statement timeout leaves it working: no retry)."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError:
+        if retry and conn.broken:
+            raise _Retry from None
+        raise
+
+
+def _matchable(params: Sequence[Any]) -> Sequence[Any] | None:
+    """``params`` without the keys no stored text can equal (PostgreSQL text holds no
+    NUL; psycopg refuses to send one): such a scalar matches nothing (None), such a list
+    item is dropped."""
+    if not any(_has_nul(p) for p in params):
+        return params
+    out: list[Any] = []
+    for p in params:
+        if isinstance(p, str) and "\x00" in p:
+            return None
+        out.append([v for v in p if not _has_nul(v)] if isinstance(p, list) else p)
+    return out
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    return isinstance(value, list) and any(isinstance(v, str) and "\x00" in v for v in value)
 
 
 @contextmanager
