@@ -951,6 +951,7 @@ def test_one_namespace_cannot_read_or_change_another(teams: Teams) -> None:
         mine = alice.put(_entity("alice-note"))
         alice.set_meta("mine", 1)  # a row of each table to try to move
         assert [n.name for n in alice.nodes()] == ["alice-note"]
+        assert alice.compact() is False  # VACUUM FULL is the tables' owner's
     with pytest.raises(NamespaceDenied, match="'b'"):
         PostgresStore(teams.dsn("alice"), namespace="b")
     with pytest.raises(NamespaceDenied, match="'c'"):
@@ -1008,10 +1009,30 @@ def test_one_namespace_cannot_read_or_change_another(teams: Teams) -> None:
         _refused(sql, "ALTER TABLE ctxsdk.nodes DISABLE ROW LEVEL SECURITY")
         _refused(sql, "DROP POLICY members ON ctxsdk.nodes")
         _refused(sql, f"SET ROLE {role_b}")
+        _refused(sql, "UPDATE ctxsdk.schema_version SET version = 99")
+        _refused(sql, "CREATE TABLE ctxsdk.mine (x int)")
     with PostgresStore(teams.dsn("bob"), namespace="b", create=False) as bob:
         assert _bobs_namespace(bob) == before
     with PostgresStore(teams.dsn("alice"), namespace="a", create=False) as alice:
         assert [n.name for n in alice.nodes()] == ["alice-note"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="UPDATE on a table lets a role LOCK it: a member of one namespace can hold "
+    "ctxsdk.revisions or ctxsdk.nodes in ACCESS EXCLUSIVE mode and stall every namespace",
+)
+def test_one_namespace_cannot_stall_another(teams: Teams) -> None:
+    """Writers to another namespace never wait (the module's promise), whatever SQL a
+    member of one namespace runs."""
+    import psycopg
+
+    with psycopg.connect(teams.dsn("alice")) as sql:
+        sql.execute("LOCK TABLE ctxsdk.revisions, ctxsdk.nodes IN ACCESS EXCLUSIVE MODE")
+        with PostgresStore(teams.dsn("bob"), namespace="b", create=False, timeout=0.2) as bob:
+            bob.put(_entity("bob-writes-on"))
+            assert [n.name for n in bob.nodes()] == ["bob-writes-on"]
+        sql.rollback()
 
 
 # --- parity: the same sessions in both stores ---------------------------------------------
