@@ -348,6 +348,12 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quick", action="store_true", help="a smaller run, under a minute")
     c.add_argument("--json", metavar="PATH", help="write the result as JSON")
     c.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    c.add_argument(
+        "--store",
+        choices=("sqlite", "postgres"),
+        help="bench memory only: sqlite (the default) or postgres, the engine on both stores "
+        "in one run (a throwaway local server, or the one $CTXSDK_BENCH_PG_DSN names)",
+    )
     c.set_defaults(fn=cmd_bench)
 
     c = command("demo", "open the bundled sample sessions, show what the model gets")

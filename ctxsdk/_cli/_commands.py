@@ -340,8 +340,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     progress = None if sys.stderr.isatty() or not known else _stage_lines(args.name, sys.stderr)
     if progress is not None:  # off a terminal there is no bar: say what runs, stage by stage
         run = "a quick run" if args.quick else "a full run"
-        print(f"bench {args.name}: {run} (progress: a line per stage)", file=sys.stderr)
-    result = run_benchmark(args.name, quick=args.quick, progress=progress)
+        if args.store:
+            run += f" on --store {args.store}"
+        stages = progress
+        said: list[bool] = []
+
+        def progress(done: int, total: int, what: str) -> None:
+            if not said:  # at the first stage: a refused option prints its error alone
+                said.append(True)
+                print(f"bench {args.name}: {run} (progress: a line per stage)", file=sys.stderr)
+            stages(done, total, what)
+
+    # an option is passed only when given: a benchmark without it refuses it by name
+    options = {"store": args.store} if args.store else {}
+    result = run_benchmark(args.name, quick=args.quick, progress=progress, **options)
     print(result.table())
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json_dict(), indent=2) + "\n")

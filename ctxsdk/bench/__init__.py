@@ -6,9 +6,11 @@ numbers where there are any) and says which targets it met; timing claims are ra
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._progress import Progress
 from .._public import publish
-from ..errors import UnknownName
+from ..errors import InvalidArgument, UnknownName
 from ._mergebench import mergebench
 from ._result import BenchResult, Target, best_of
 
@@ -30,14 +32,25 @@ BENCHMARKS: dict[str, str] = {
 
 
 def run_benchmark(
-    name: str, *, quick: bool = False, progress: Progress | None = None
+    name: str, *, quick: bool = False, progress: Progress | None = None, **options: Any
 ) -> BenchResult:
+    """Run benchmark ``name``; ``options`` go to its ``run`` (``store="postgres"`` for
+    ``memory``), and one that its ``run`` does not take is ``InvalidArgument``."""
     import importlib
+    import inspect
 
     module = BENCHMARKS.get(name)
     if module is None:
         raise UnknownName(f"no benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}")
-    result: BenchResult = importlib.import_module(module).run(quick=quick, progress=progress)
+    run = importlib.import_module(module).run
+    takes = inspect.signature(run).parameters
+    for option in options:
+        if option in ("quick", "progress") or option not in takes:
+            raise InvalidArgument(
+                f"bench {name} takes no {option}= option (--{option.replace('_', '-')} on "
+                "the command line)"
+            )
+    result: BenchResult = run(quick=quick, progress=progress, **options)
     return result
 
 

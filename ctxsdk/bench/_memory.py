@@ -34,6 +34,10 @@ Latency: p50/p95 per query of the hybrid against BM25 alone, at LoCoMo's size (e
 embedding the query, and the index alone) and on a synthetic 100k-document index (20k with
 ``--quick``; a hashed stand-in embedder, so it times the index, not a model), as ratios and
 raw. Embedders' speed: documents per second, and the query embedding's median ms.
+
+``--store postgres`` (``store="postgres"``) measures the engine on both stores instead,
+SQLite and a PostgreSQL server, in one interleaved run: writers, ``find`` latency as the
+memory grows, and whether both answer the same (``_memory_stores``).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import statistics
 import time
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ctxsdk.assemble.kernel import Ranker
@@ -53,9 +57,11 @@ from ctxsdk.session import Embedder, Retriever, available_embedders, get_embedde
 from ctxsdk.session.kernel import Doc
 
 from .._progress import Progress, resolve_progress
+from ..errors import InvalidArgument
 from ._bm25 import _SMOOTH, _Index
 from ._fit import load_locomo
 from ._memory_engine import memory_recall_rows, memory_scale, writer_throughput
+from ._memory_stores import StoreSizes, compare_stores
 from ._result import BenchResult, Target
 
 __all__ = ["run"]
@@ -193,13 +199,49 @@ class HashEmbedder:
         return out
 
 
+def locomo_questions(sample: dict[str, Any]) -> Iterator[tuple[str, list[str], int]]:
+    """``(question, evidence ids, category)`` of each QA of a conversation that has evidence:
+    the questions every arm asks."""
+    for qa in sample["qa"]:
+        ev = evidence_ids(qa)
+        if ev:
+            yield str(qa["question"]), ev, int(qa.get("category", 0))
+
+
+def _scale_texts(data: list[Any]) -> tuple[list[str], list[str]]:
+    """The texts the find timing's memories are built from, and the queries asked of them."""
+    pool = [t for sm in data for _, t in turns(sm)]
+    asks = [str(qa["question"]) for sm in data for qa in sm["qa"]][::20][:100]
+    return pool, asks
+
+
 def run(
     *,
     quick: bool = False,
     progress: Progress | None = None,
     embedders: Sequence[str | Embedder] | None = None,
+    store: str = "sqlite",
+    store_sizes: StoreSizes | None = None,
 ) -> BenchResult:
-    """Run the benchmark; ``embedders`` defaults to every installed local embedder."""
+    """Run the benchmark; ``embedders`` defaults to every installed local embedder.
+    ``store="postgres"``: the engine on both stores instead (``_memory_stores``; its sizes
+    from ``quick`` unless ``store_sizes`` gives them)."""
+    if store not in ("sqlite", "postgres"):
+        raise InvalidArgument(f"bench memory: store is sqlite or postgres, not {store!r}")
+    if store == "postgres":
+        data = load_locomo()
+        pool, asks = _scale_texts(data)
+        return compare_stores(
+            data,
+            locomo_questions,
+            pool,
+            asks,
+            quick=quick,
+            progress=progress,
+            sizes=store_sizes,
+        )
+    if store_sizes is not None:
+        raise InvalidArgument("bench memory: store_sizes belongs to store='postgres'")
     data = load_locomo()
     samples = data[:2] if quick else data
     chosen = available_embedders() if embedders is None else list(embedders)
@@ -297,12 +339,7 @@ def run(
 
     # The Memory engine asked the same questions (``_memory_engine``): lexical, and with the
     # embedder of the best turn-level hybrid when one is installed.
-    def questions(sample: dict[str, Any]) -> Any:
-        for qa in sample["qa"]:
-            ev = evidence_ids(qa)
-            if ev:
-                yield str(qa["question"]), ev, int(qa.get("category", 0))
-
+    questions = locomo_questions
     report(total_qas, total_qas, "asking a cx.Memory of each conversation")
     # The headline: Memory(path).find(q), exactly as a user calls them (default settings).
     # ``Memory(path)`` embeds with the default embedder (``auto``: e5-small when the embed
@@ -364,8 +401,7 @@ def run(
     scale = _scale(data, size)
     metrics.update(scale)
     report(total_qas, total_qas, "timing Memory.find at 6k and at the synthetic size")
-    pool = [t for sm in data for _, t in turns(sm)]
-    asks = [str(qa["question"]) for sm in data for qa in sm["qa"]][::20][:100]
+    pool, asks = _scale_texts(data)
     metrics.update(memory_scale(pool, asks, (6_000, size)))
     report(total_qas, total_qas, "timing concurrent writer processes")
     metrics.update(writer_throughput(30 if quick else 100))
