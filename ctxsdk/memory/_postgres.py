@@ -275,6 +275,11 @@ class PostgresStore:
             ) from None
         if isinstance(exc, pe.QueryCanceled):
             raise LockHeld(f"{where}: a statement ran past its time limit ({exc})") from None
+        if isinstance(exc, pe.ProgramLimitExceeded):  # an OperationalError, yet no lost server
+            raise WriteError(
+                f"{where}: the server refused a value too large for its index (an id, uri or "
+                f"meta key over ~2.7 kB; {exc.diag.message_primary}); nothing was written"
+            ) from None
         if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
             raise StoreUnavailable(
                 f"{where}: the connection to the server failed or was lost; a transaction it "
