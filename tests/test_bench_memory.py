@@ -3,11 +3,17 @@ the targets are judged from the metrics (a stand-in embedder keeps the test fast
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from ctxsdk.bench import BENCHMARKS, BenchResult
+from ctxsdk.bench import BENCHMARKS, BenchResult, run_benchmark
 from ctxsdk.bench._fit import _locomo_path, load_locomo
 from ctxsdk.bench._memory import HashEmbedder, evidence_ids, model_facts, run, turns
+from ctxsdk.bench._memory_stores import PG_DSN_ENV, STORES, StoreSizes
+
+if TYPE_CHECKING:
+    from ctxsdk.testing import LocalPostgres
 
 pytestmark = pytest.mark.skipif(_locomo_path() is None, reason="LoCoMo data is not available")
 
@@ -91,3 +97,99 @@ def test_the_headline_is_the_memory_as_a_user_calls_it(quick: BenchResult) -> No
         assert m[f"best_arm_{key}"] == m[f"{quick.notes['best_arm']}_{key}"]
     for k in (5, 10):
         assert all(m[f"r{k}_cat{c}"] == m[f"memory_as_called_r{k}_cat{c}"] for c in (1, 2, 3, 4))
+
+
+# --- bench memory --store postgres: the engine on both stores ---------------------------------
+
+# Every part of the comparison, on sizes that keep the test short (the --quick run's are
+# StoreSizes.for_run(True)): the writer counts of the benchmark, a few items each.
+TINY = StoreSizes(
+    writer_items=3,
+    rounds=1,
+    find_sizes=(60, 200),
+    queries=5,
+    conversations=1,
+    questions=12,
+    realworld_quick=True,
+)
+
+
+@pytest.fixture(scope="module")
+def stores(postgres_server: LocalPostgres) -> BenchResult:
+    """The comparison through ``run_benchmark`` as the command line calls it, on the test
+    server named by ``$CTXSDK_BENCH_PG_DSN`` (so no second server is started)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(PG_DSN_ENV, postgres_server.dsn())
+        mp.setenv("CTXSDK_EMBEDDER", "none")
+        return run_benchmark("memory", quick=True, store="postgres", store_sizes=TINY)
+
+
+def test_stores_report_every_metric_for_both_stores(stores: BenchResult) -> None:
+    m = stores.metrics
+    lo, hi = TINY.find_sizes
+    for store in STORES:
+        for procs in (1, 4, 16):
+            assert m[f"writers_{procs}_items_per_second_{store}"] > 0
+        for size in (lo, hi):
+            for figure in ("find_ms_p50", "find_ms_p95", "find_first_ms", "build_seconds"):
+                assert m[f"memory_{figure}_{size}_{store}"] > 0
+        assert m[f"memory_find_p95_growth_{store}"] > 0
+        assert 0.0 <= m[f"answers_locomo_r10_{store}"] <= 1.0
+        assert m[f"answers_locomo_ingest_seconds_{store}"] > 0
+    # the ratios are PostgreSQL's figure over SQLite's, for each figure both stores report
+    for procs in (1, 4, 16):
+        ratio = m[f"postgres_over_sqlite_writers_{procs}_items_per_second_ratio"]
+        assert ratio == pytest.approx(
+            m[f"writers_{procs}_items_per_second_postgres"]
+            / m[f"writers_{procs}_items_per_second_sqlite"]
+        )
+    for size in (lo, hi):
+        assert m[f"postgres_over_sqlite_memory_find_ms_p95_{size}_ratio"] == pytest.approx(
+            m[f"memory_find_ms_p95_{size}_postgres"] / m[f"memory_find_ms_p95_{size}_sqlite"]
+        )
+    assert stores.notes["store"] == "postgres" and stores.notes["locomo_conversations"] == 1
+
+
+def test_stores_lose_no_write_and_answer_the_same(stores: BenchResult) -> None:
+    m = stores.metrics
+    for store in STORES:
+        for procs in (1, 4, 16):
+            assert m[f"writers_{procs}_lost_{store}"] == 0.0
+    assert "writer_errors" not in stores.notes
+    # the same engine over the same rows: the same hits, so the same recall
+    assert m["answers_locomo_top10_overlap"] >= 0.9
+    assert m["answers_locomo_r10_diff_points"] <= 1.0
+    assert m["answers_realworld_top10_overlap"] >= 0.9
+    assert stores.notes["realworld_sessions"] > 0
+    for target in stores.targets:
+        assert stores.met[str(target)] == target.met_by(m)
+    assert "writers_16_lost_postgres <= 0" in stores.met
+
+
+def test_stores_on_a_named_server_leave_nothing_there(
+    stores: BenchResult, postgres_server: LocalPostgres
+) -> None:
+    import psycopg
+
+    where = stores.notes["postgres_server"]
+    assert where.startswith(f"${PG_DSN_ENV}: postgresql://ctxsdk@127.0.0.1:")
+    with psycopg.connect(postgres_server.dsn()) as conn:
+        left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'ctxsdk_bench%'")
+        assert left.fetchall() == []
+
+
+def test_the_store_option_is_refused_by_a_benchmark_without_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ctxsdk._cli import main
+    from ctxsdk.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="bench load takes no store= option"):
+        run_benchmark("load", quick=True, store="postgres")
+    assert main(["bench", "load", "--quick", "--store", "postgres"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bench load takes no store= option (--store" in err
+    with pytest.raises(SystemExit):  # argparse: sqlite or postgres only
+        main(["bench", "memory", "--store", "mysql"])
+    with pytest.raises(InvalidArgument, match="store is sqlite or postgres"):
+        run(quick=True, store="mysql")
