@@ -410,69 +410,43 @@ def test_a_thread_reads_a_whole_batch_or_none_of_it(store: Store) -> None:
     assert seen in ([[]], [["first", "second"]])
 
 
-def _known_gap(request: pytest.FixtureRequest, spec: str, reason: str) -> None:
-    """A difference between the stores that is a bug of the PostgreSQL store: the test runs
-    and must fail there (strict), so fixing it shows."""
-    if is_postgres_url(spec):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
-def test_long_ids_uris_and_meta_keys_round_trip(
-    store: Store, spec: str, request: pytest.FixtureRequest
-) -> None:
-    """Ids, uris and meta keys have no length limit in the protocol (an import keeps the
-    uris it is given); 4 kB of text that does not compress is stored and found again."""
-    _known_gap(
-        request,
-        spec,
-        "PostgreSQL's btree entries hold at most ~2.7 kB: a longer id, uri or meta key is "
-        "refused by the primary key or the uri index (a WriteError, see the next test)",
-    )
+def test_keys_round_trip_up_to_their_limit_and_are_refused_alike_past_it(store: Store) -> None:
+    """Ids, uris and meta keys (4 kB-ish text that does not compress) are kept up to
+    ``KEY_BYTES`` on every store (PostgreSQL indexes a key in one btree entry); one byte
+    more is ``InvalidArgument`` naming the limit, with nothing written, on every store."""
     import random
 
-    long = random.Random(7).randbytes(2000).hex()
-    a = store.put(Node(id="", type="entity", name="a", uri=f"ctx://imported/{long}"))
-    b = store.put(Node(id=long, type="entity", name="b"))
-    store.set_meta(long, {"v": 1})
-    assert store.by_uri(f"ctx://imported/{long}") == a and store.get(long) == b
-    assert store.link(Edge(a.id, long, "about"))
-    assert store.get_meta(long) == {"v": 1}
+    from ctxsdk.memory._rows import KEY_BYTES
+
+    def key(kind: str, prefix: str = "", extra: int = 0) -> str:
+        size = KEY_BYTES[kind] - len(prefix) + extra
+        return prefix + random.Random(size).randbytes(size).hex()[:size]
+
+    uri = key("uri", "ctx://imported/")
+    a = store.put(Node(id="", type="entity", name="a", uri=uri))
+    b = store.put(Node(id=key("id"), type="entity", name="b"))
+    store.set_meta(key("meta key"), {"v": 1})
+    assert store.by_uri(uri) == a and store.get(key("id")) == b
+    assert store.link(Edge(a.id, b.id, "about"))
+    assert store.get_meta(key("meta key")) == {"v": 1}
+    r = store.revision()
+    for write, kind in (
+        (lambda: store.put(Node(id="", type="entity", name="c", uri=key("uri", "x", 1))), "uri"),
+        (lambda: store.put(Node(id=key("id", "", 1), type="entity", name="d")), "id"),
+        (lambda: store.set_meta(key("meta key", "", 1), 1), "meta key"),
+    ):
+        with pytest.raises(InvalidArgument, match=f"a {kind} is at most {KEY_BYTES[kind]} bytes"):
+            write()
+    assert store.revision() == r and len(store.nodes()) == 2
 
 
-def test_a_key_too_long_for_the_server_is_refused_not_a_lost_connection(
-    postgres_dsn: str,
-) -> None:
-    """Until the gap above is closed: a key PostgreSQL cannot index is a ``WriteError``
-    with nothing written, not ``StoreUnavailable`` (which says: the server went away)."""
-    import random
-
-    long = random.Random(7).randbytes(2000).hex()
-    with PostgresStore(postgres_dsn, namespace=NAMESPACE) as s:
-        r = s.revision()
-        for write in (
-            lambda: s.put(Node(id="", type="entity", name="a", uri=f"ctx://imported/{long}")),
-            lambda: s.put(Node(id=long, type="entity", name="b")),
-            lambda: s.set_meta(long, 1),
-        ):
-            with pytest.raises(WriteError, match="too large"):
-                write()
-        assert s.nodes() == [] and s.revision() == r
-
-
-def test_a_nul_character_is_remembered_alike(
-    spec: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    """The same text remembered gives the same memory, whatever the store (SQLite keeps a
-    U+0000; PostgreSQL text cannot hold one)."""
-    _known_gap(
-        request,
-        spec,
-        "the door lets U+0000 through: SQLite stores it, PostgresStore refuses the whole "
-        "write with InvalidArgument",
-    )
+def test_a_nul_character_is_remembered_alike(spec: str, tmp_path: Path) -> None:
+    """The same text remembered gives the same memory, whatever the store: the door drops a
+    U+0000 (PostgreSQL text cannot hold one), so both keep the text without it."""
     with _open_memory(spec) as mem:
         node = mem.remember("Run the linter\x00 before each commit", type="preference")
         assert mem.get(node.id) == node
+        assert node.text == "Run the linter before each commit"
     with cx.Memory(tmp_path / "reference.db", embedder=None) as ref:
         assert ref.remember("Run the linter\x00 before each commit", type="preference").text == (
             node.text

@@ -73,7 +73,10 @@ def _kinds(withheld: Mapping[str, int], text: str) -> tuple[str, ...]:
 
 def screen(text: str, what: str = "the text") -> Screened:
     """``text`` through the door (see the module docs): redacted whole, and refused when
-    it held a secret and no letter or digit is left once the markers are removed."""
+    it held a secret and no letter or digit is left once the markers are removed. A NUL
+    character (U+0000) is dropped: it is no text a memory keeps, and PostgreSQL cannot store
+    one, so a memory holds the same text in every store."""
+    text = text.replace("\x00", "")
     if not text:
         return Screened(text, (), None)
     red = redact(text)

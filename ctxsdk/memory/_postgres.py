@@ -56,7 +56,10 @@ from ._rows import (
     REVISION_KEY,
     STATUSES,
     WRITABLE,
+    check_meta_key,
+    check_model,
     check_node,
+    checked_column,
     damaged,
     dumps_value,
     edge_of,
@@ -67,7 +70,6 @@ from ._rows import (
     new_node_id,
     node_of,
     now_stamp,
-    storable_text,
 )
 
 if TYPE_CHECKING:
@@ -638,11 +640,8 @@ class PostgresStore:
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON) under ``key``; None deletes it."""
-        if not isinstance(key, str) or not key:
-            raise InvalidArgument(f"a meta key is a non-empty string, not {key!r}")
-        if key == REVISION_KEY:
-            raise InvalidArgument(f"meta key {key!r} is the store's own revision counter")
-        _no_nul(storable_text(key, "a meta key"), "a meta key")
+        check_meta_key(key)
+        _no_nul(key, "a meta key")
         ns = self.namespace
         with self._write() as held:
             if value is None:
@@ -673,8 +672,7 @@ class PostgresStore:
         """Store ``(node id, text hash, float32 bytes)`` rows for ``model`` in one
         transaction; a row for a node that no longer exists is skipped. Returns how many
         were written."""
-        if not isinstance(model, str) or not model:
-            raise InvalidArgument(f"a vector's model is a non-empty string, not {model!r}")
+        check_model(model)
         written = 0
         ns = self.namespace
         with self._write() as held:
@@ -750,7 +748,7 @@ class PostgresStore:
             elif column == "status" and value not in STATUSES:
                 raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
             else:
-                params.append(_no_nul(storable_text(value, what), what))
+                params.append(_no_nul(checked_column(table, column, value, what), what))
         if not values:
             return
         sets = ", ".join(f"{c} = %s" for c in values)

@@ -23,6 +23,7 @@ __all__ = [
     "COLUMNS",
     "DAMAGED",
     "INDEXED",
+    "KEY_BYTES",
     "MAINTAINED",
     "NODE_COLUMNS",
     "OPTIONAL_COLUMNS",
@@ -31,7 +32,11 @@ __all__ = [
     "VECTOR_COLUMNS",
     "WRITABLE",
     "RowLike",
+    "check_key",
+    "check_meta_key",
+    "check_model",
     "check_node",
+    "checked_column",
     "damaged",
     "dumps_value",
     "edge_of",
@@ -264,6 +269,47 @@ def edge_of(row: RowLike, where: str) -> Edge:
     )
 
 
+# The longest key each store keeps, in UTF-8 bytes: PostgreSQL indexes a key in one btree
+# entry (at most ~2.7 kB with its namespace), so both stores hold keys to the same limits
+# and a memory copies between them whole. Generated ids are 20 bytes, uris under 200.
+KEY_BYTES = {"id": 256, "uri": 1024, "meta key": 512, "vector model": 256}
+
+
+def check_key(value: str, kind: str, what: str) -> str:
+    """``value`` when it is a key of ``kind`` every store can keep (``KEY_BYTES``), else
+    ``InvalidArgument`` naming ``what`` and the limit."""
+    size = len(value.encode("utf-8", "surrogatepass"))
+    limit = KEY_BYTES[kind]
+    if size > limit:
+        raise InvalidArgument(f"{what} is {size:,} bytes; a {kind} is at most {limit} bytes")
+    return value
+
+
+def checked_column(table: str, column: str, value: str, what: str) -> str:
+    """A text ``value`` for ``column`` of ``table`` (an ``update``): storable, and within
+    ``KEY_BYTES`` when the column is a key (a node's uri, a meta key)."""
+    storable_text(value, what)
+    kind = dict(_KEY_COLUMNS.get(table, ())).get(column)
+    return value if kind is None else check_key(value, kind, what)
+
+
+def check_meta_key(key: object) -> str:
+    """``key`` when a meta value may be stored under it: a non-empty string within
+    ``KEY_BYTES``, not the store's own revision counter."""
+    if not isinstance(key, str) or not key:
+        raise InvalidArgument(f"a meta key is a non-empty string, not {key!r}")
+    if key == REVISION_KEY:
+        raise InvalidArgument(f"meta key {key!r} is the store's own revision counter")
+    return check_key(storable_text(key, "a meta key"), "meta key", "a meta key")
+
+
+def check_model(model: object) -> str:
+    """``model`` when vectors may be stored under it (a non-empty name within limits)."""
+    if not isinstance(model, str) or not model:
+        raise InvalidArgument(f"a vector's model is a non-empty string, not {model!r}")
+    return check_key(model, "vector model", "a vector's model")
+
+
 def check_node(node: Node) -> None:
     if not isinstance(node, Node):
         raise InvalidArgument(f"put() takes a Node, not {type(node).__name__}")
@@ -273,14 +319,21 @@ def check_node(node: Node) -> None:
         raise InvalidArgument(f"unknown node status {node.status!r}; known: active, archived")
     if not isinstance(node.name, str) or not isinstance(node.text, str):
         raise InvalidArgument("a node's name and text must be strings")
-    who = f"node {node.id!r}" if node.id else f"a new {node.type}"
+    who = f"node {node.id[:40]!r}" if node.id else f"a new {node.type}"
     for field in ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at"):
         value = getattr(node, field)
         if isinstance(value, str):
             storable_text(value, f"{who}: {field}")
+    check_key(node.id, "id", f"{who}: id")
+    check_key(node.uri, "uri", f"{who}: uri")
 
 
 _ROW_NAMES = {"nodes": "node", "edges": "edge", "meta": "meta key"}
+_KEY_COLUMNS = {
+    "nodes": (("id", "id"), ("uri", "uri")),
+    "edges": (("src", "id"), ("dst", "id")),
+    "meta": (("key", "meta key"),),
+}
 
 
 def loadable(table: str, row: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -321,6 +374,8 @@ def loadable(table: str, row: Mapping[str, Any], where: str) -> dict[str, Any]:
     for column in key:
         if not row[column]:
             raise InvalidArgument(f"{what}: {column} is empty")
+    for column, kind in _KEY_COLUMNS[table]:
+        check_key(row[column], kind, f"{what}: {column}")
     if table == "nodes":
         _loadable_node(row, what)
     elif table == "edges" and row["label"] not in EDGE_LABELS:

@@ -49,7 +49,10 @@ from ._rows import (
     STATUSES,
     VECTOR_COLUMNS,
     WRITABLE,
+    check_meta_key,
+    check_model,
     check_node,
+    checked_column,
     damaged,
     dumps_value,
     edge_of,
@@ -61,7 +64,6 @@ from ._rows import (
     new_node_id,
     node_of,
     now_stamp,
-    storable_text,
 )
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -680,10 +682,7 @@ class SQLiteStore:
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON) under ``key``; None deletes it."""
-        if not isinstance(key, str) or not key:
-            raise InvalidArgument(f"a meta key is a non-empty string, not {key!r}")
-        if key == REVISION_KEY:
-            raise InvalidArgument(f"meta key {key!r} is the store's own revision counter")
+        check_meta_key(key)
         with self._write():
             db = self._conn()
             if value is None:
@@ -718,8 +717,7 @@ class SQLiteStore:
         """Store ``(node id, text hash, float32 bytes)`` rows for ``model`` in one
         transaction (each replaces the node's earlier vector of that model); a row for a
         node that no longer exists is skipped. Returns how many were written."""
-        if not isinstance(model, str) or not model:
-            raise InvalidArgument(f"a vector's model is a non-empty string, not {model!r}")
+        check_model(model)
         written = 0
         with self._write():
             db = self._conn()
@@ -807,7 +805,7 @@ class SQLiteStore:
             elif column == "status" and value not in STATUSES:
                 raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
             else:
-                params.append(storable_text(value, what))
+                params.append(checked_column(table, column, value, what))
         if not values:
             return
         sets = ", ".join(f"{c} = ?" for c in values)
