@@ -12,7 +12,8 @@ team members connect as their own login roles (``_pg_schema.create_namespace``).
 Writes: each call is a transaction, ``batch()`` makes one of many calls (nested batches are
 savepoints), and the outermost one first locks its namespace's ``revisions`` row, so writers
 to one namespace queue as SQLite's writers do (up to ``timeout``, then ``LockHeld``) and a
-writer to another namespace never waits. ``revision()`` is that row's counter, bumped in the
+writer to another namespace does not wait for them (a member's own ``LOCK TABLE`` can
+still stall every namespace: the UPDATE grant allows it). ``revision()`` is that row's counter, bumped in the
 same transaction as the write it counts. A server that goes away mid-batch rolls the batch
 back whole (``StoreUnavailable``); a read outside a batch is tried again once on a fresh
 connection, and a write outside one commits once or not at all. Every connection handed out
