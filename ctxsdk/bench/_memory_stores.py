@@ -528,7 +528,8 @@ def _answers_realworld(
             ingest[store] += time.perf_counter() - t0
         for f in facts:
             for store, mem in mems.items():
-                tops[store].append([_key(h.node) for h in mem.find(str(f["question"])).hits])
+                hits = mem.find(str(f["question"]), top_k=10).hits
+                tops[store].append([_key(h.node) for h in hits])
     finally:
         for mem in mems.values():
             mem.close()
