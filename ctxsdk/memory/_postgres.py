@@ -12,14 +12,15 @@ team members connect as their own login roles (``_pg_schema.create_namespace``).
 Writes: each call is a transaction, ``batch()`` makes one of many calls (nested batches are
 savepoints), and the outermost one first locks its namespace's ``revisions`` row, so writers
 to one namespace queue as SQLite's writers do (up to ``timeout``, then ``LockHeld``) and a
-writer to another namespace does not wait for them (a member's own ``LOCK TABLE`` can
-still stall every namespace: the UPDATE grant allows it). ``revision()`` is that row's counter, bumped in the
-same transaction as the write it counts. A server that goes away mid-batch rolls the batch
-back whole (``StoreUnavailable``); a read outside a batch is tried again once on a fresh
-connection, and a write outside one commits once or not at all. Every connection handed out
-is checked first: after a restart the dead ones are dropped at once, and the same object
-goes on. Text and JSON are stored exactly as ``SQLiteStore`` stores them (``_rows``), so
-the two give the same nodes, in the same order (``COLLATE "C"``: byte order, as SQLite).
+writer to another namespace does not wait for them (a member's own ``LOCK TABLE`` can still
+stall every namespace: the UPDATE grant allows it). ``revision()`` is that row's counter,
+bumped in the same transaction as the write it counts. A server that goes away mid-batch
+rolls the batch back whole (``StoreUnavailable``); a read outside a batch is tried again
+once on a fresh connection, and a write outside one commits once or not at all. Every
+connection handed out is checked first: after a restart the dead ones are dropped at once,
+and the same object goes on. Text and JSON are stored exactly as ``SQLiteStore`` stores them
+(``_rows``), so the two give the same nodes, in the same order (``COLLATE "C"``: byte order,
+as SQLite).
 
 The one difference: PostgreSQL text cannot hold a NUL character (U+0000), which SQLite
 stores. A write of one in a text column (a node's name, text, id..., a meta key) is
@@ -54,23 +55,19 @@ from ._rows import (
     INDEXED,
     MAINTAINED,
     NODE_COLUMNS,
-    REVISION_KEY,
-    STATUSES,
-    WRITABLE,
     check_meta_key,
     check_model,
     check_node,
-    checked_column,
-    damaged,
     dumps_value,
     edge_of,
     failing,
-    kind_of,
     load_json,
     loadable,
     new_node_id,
     node_of,
     now_stamp,
+    stored_row,
+    update_params,
 )
 
 if TYPE_CHECKING:
@@ -700,56 +697,21 @@ class PostgresStore:
         stored, JSON columns decoded (see ``SQLiteStore.rows``)."""
         if table not in MAINTAINED:
             raise InvalidArgument(f"rows() reads nodes, edges or meta, not {table!r}")
-        key, json_columns, optional = MAINTAINED[table]
+        key = MAINTAINED[table][0]
         columns = sorted(COLUMNS[table])
         sql = f"SELECT {', '.join(columns)} FROM {{S}}.{table} WHERE namespace = %s"
         order = ", ".join(f"{k} {_C}" for k in key)
-        out = []
-        for row in self._read(sql + f" ORDER BY {order}", (self.namespace,)):
-            ident = ", ".join(repr(row[k]) for k in key)
-            what = {"nodes": "node", "edges": "edge", "meta": "meta key"}[table] + f" {ident}"
-            got: dict[str, Any] = {}
-            for column in columns:
-                value = row[column]
-                if column in json_columns:
-                    value = load_json(value, failing(self._where, what, column))
-                elif column == "weight":
-                    pass
-                elif not isinstance(value, str) and not (value is None and column in optional):
-                    raise damaged(self._where, what, column, f"holds {kind_of(value)}, not text")
-                got[column] = value
-            out.append(got)
-        return out
+        rows = self._read(sql + f" ORDER BY {order}", (self.namespace,))
+        return [stored_row(table, row, columns, self._where) for row in rows]
 
     def update(self, table: str, key: Sequence[str], values: Mapping[str, Any]) -> None:
         """Set ``values`` in one row exactly (see ``SQLiteStore.update``); the old row
         version stays in the table's files until ``compact()``."""
-        if table not in MAINTAINED:
-            raise InvalidArgument(f"update() writes nodes, edges or meta, not {table!r}")
-        names, json_columns, optional = MAINTAINED[table]
-        writable = WRITABLE[table]
-        if len(key) != len(names):
-            raise InvalidArgument(f"a {table} row's key is ({', '.join(names)}), not {key!r}")
-        odd = sorted(set(values) - writable)
-        if odd:
-            raise InvalidArgument(
-                f"update() writes {', '.join(sorted(writable))} of {table}, not {', '.join(odd)}"
-            )
-        if table == "meta" and REVISION_KEY in (key[0], values.get("key")):
-            raise InvalidArgument(f"meta key {REVISION_KEY!r} is the store's own revision counter")
-        params: list[Any] = []
-        for column, value in values.items():
-            what = f"{table} {key!r}: {column}"
-            if column in json_columns:
-                params.append(dumps_value(value, what))
-            elif value is None and column in optional:
-                params.append(None)
-            elif not isinstance(value, str):
-                raise InvalidArgument(f"{what} is text, not {type(value).__name__}")
-            elif column == "status" and value not in STATUSES:
-                raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
-            else:
-                params.append(_no_nul(checked_column(table, column, value, what), what))
+        params = update_params(table, key, values)
+        for value, column in zip(params, values, strict=True):
+            if isinstance(value, str):
+                _no_nul(value, f"{table} {key!r}: {column}")
+        names = MAINTAINED[table][0]
         if not values:
             return
         sets = ", ".join(f"{c} = %s" for c in values)

@@ -11,7 +11,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
@@ -49,7 +49,9 @@ __all__ = [
     "node_of",
     "now_stamp",
     "storable_text",
+    "stored_row",
     "too_deep",
+    "update_params",
 ]
 
 STATUSES = ("active", "archived")
@@ -400,3 +402,55 @@ def _loadable_node(row: Mapping[str, Any], what: str) -> None:
         raise InvalidArgument(f"{what}: sources is not a list of objects")
     if not isinstance(extra, dict):
         raise InvalidArgument(f"{what}: extra is not an object")
+
+
+def stored_row(table: str, row: RowLike, columns: list[str], where: str) -> dict[str, Any]:
+    """One row as ``rows(table)`` gives it: JSON columns decoded, the rest as stored; a
+    value this store never writes is ``CorruptStore`` naming the row and the column."""
+    key, json_columns, optional = MAINTAINED[table]
+    ident = ", ".join(repr(row[k]) for k in key)
+    what = f"{_ROW_NAMES[table]} {ident}"
+    got: dict[str, Any] = {}
+    for column in columns:
+        value = row[column]
+        if column in json_columns:
+            value = load_json(value, failing(where, what, column))
+        elif column == "weight":
+            pass  # a number, read by edge_of()
+        elif not isinstance(value, str) and not (value is None and column in optional):
+            raise damaged(where, what, column, f"holds {kind_of(value)}, not text")
+        got[column] = value
+    return got
+
+
+def update_params(table: str, key: Sequence[str], values: Mapping[str, Any]) -> list[Any]:
+    """The checked, encoded values of an ``update(table, key, values)``, in ``values``'
+    order: only writable columns, text where text belongs (keys within ``KEY_BYTES``), JSON
+    columns encoded, a known status; ``InvalidArgument`` names what is wrong."""
+    if table not in MAINTAINED:
+        raise InvalidArgument(f"update() writes nodes, edges or meta, not {table!r}")
+    names, json_columns, optional = MAINTAINED[table]
+    writable = WRITABLE[table]
+    if len(key) != len(names):
+        raise InvalidArgument(f"a {table} row's key is ({', '.join(names)}), not {key!r}")
+    odd = sorted(set(values) - writable)
+    if odd:
+        raise InvalidArgument(
+            f"update() writes {', '.join(sorted(writable))} of {table}, not {', '.join(odd)}"
+        )
+    if table == "meta" and REVISION_KEY in (key[0], values.get("key")):
+        raise InvalidArgument(f"meta key {REVISION_KEY!r} is the store's own revision counter")
+    params: list[Any] = []
+    for column, value in values.items():
+        what = f"{table} {key!r}: {column}"
+        if column in json_columns:
+            params.append(dumps_value(value, what))
+        elif value is None and column in optional:
+            params.append(None)
+        elif not isinstance(value, str):
+            raise InvalidArgument(f"{what} is text, not {type(value).__name__}")
+        elif column == "status" and value not in STATUSES:
+            raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
+        else:
+            params.append(checked_column(table, column, value, what))
+    return params

@@ -46,17 +46,13 @@ from ._rows import (
     MAINTAINED,
     NODE_COLUMNS,
     REVISION_KEY,
-    STATUSES,
     VECTOR_COLUMNS,
-    WRITABLE,
     check_meta_key,
     check_model,
     check_node,
-    checked_column,
     damaged,
     dumps_value,
     edge_of,
-    failing,
     is_utf8,
     kind_of,
     load_json,
@@ -64,6 +60,8 @@ from ._rows import (
     new_node_id,
     node_of,
     now_stamp,
+    stored_row,
+    update_params,
 )
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -749,28 +747,14 @@ class SQLiteStore:
         value that is not text where text belongs is ``CorruptStore`` naming it."""
         if table not in MAINTAINED:
             raise InvalidArgument(f"rows() reads nodes, edges or meta, not {table!r}")
-        key, json_columns, optional = MAINTAINED[table]
+        key = MAINTAINED[table][0]
         columns = sorted(COLUMNS[table])
         sql = f"SELECT {', '.join(columns)} FROM {table}"
         if table == "meta":
             sql += " WHERE key != ?"
         params = (REVISION_KEY,) if table == "meta" else ()
-        out = []
-        for row in self._read(sql + f" ORDER BY {', '.join(key)}", params):
-            ident = ", ".join(repr(row[k]) for k in key)
-            what = {"nodes": "node", "edges": "edge", "meta": "meta key"}[table] + f" {ident}"
-            got: dict[str, Any] = {}
-            for column in columns:
-                value = row[column]
-                if column in json_columns:
-                    value = load_json(value, failing(self._path, what, column))
-                elif column == "weight":
-                    pass  # a number, read by edges()
-                elif not isinstance(value, str) and not (value is None and column in optional):
-                    raise damaged(self._path, what, column, f"holds {kind_of(value)}, not text")
-                got[column] = value
-            out.append(got)
-        return out
+        rows = self._read(sql + f" ORDER BY {', '.join(key)}", params)
+        return [stored_row(table, row, columns, self._path) for row in rows]
 
     def update(self, table: str, key: Sequence[str], values: Mapping[str, Any]) -> None:
         """Set ``values`` (column -> value) in the row of ``table`` whose key is ``key`` (a
@@ -780,32 +764,8 @@ class SQLiteStore:
         in the page (``secure_delete`` for the statement), not left in its free space.
         ``NotFound`` when there is no such row; a taken ``uri`` or meta key is ``WriteError``
         (the batch rolls back)."""
-        if table not in MAINTAINED:
-            raise InvalidArgument(f"update() writes nodes, edges or meta, not {table!r}")
-        names, json_columns, optional = MAINTAINED[table]
-        writable = WRITABLE[table]
-        if len(key) != len(names):
-            raise InvalidArgument(f"a {table} row's key is ({', '.join(names)}), not {key!r}")
-        odd = sorted(set(values) - writable)
-        if odd:
-            raise InvalidArgument(
-                f"update() writes {', '.join(sorted(writable))} of {table}, not {', '.join(odd)}"
-            )
-        if table == "meta" and REVISION_KEY in (key[0], values.get("key")):
-            raise InvalidArgument(f"meta key {REVISION_KEY!r} is the store's own revision counter")
-        params: list[Any] = []
-        for column, value in values.items():
-            what = f"{table} {key!r}: {column}"
-            if column in json_columns:
-                params.append(dumps_value(value, what))
-            elif value is None and column in optional:
-                params.append(None)
-            elif not isinstance(value, str):
-                raise InvalidArgument(f"{what} is text, not {type(value).__name__}")
-            elif column == "status" and value not in STATUSES:
-                raise InvalidArgument(f"unknown node status {value!r}; known: active, archived")
-            else:
-                params.append(checked_column(table, column, value, what))
+        params = update_params(table, key, values)
+        names = MAINTAINED[table][0]
         if not values:
             return
         sets = ", ".join(f"{c} = ?" for c in values)
