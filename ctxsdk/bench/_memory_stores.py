@@ -54,6 +54,7 @@ from typing import Any, Literal
 from .._progress import Progress, resolve_progress
 from ..errors import CtxError, InvalidArgument, ServerError, StoreUnavailable
 from ..memory import Memory, Node, PostgresStore, Source
+from ..memory.kernel import default_embedder
 from ..session import Session
 from ._memory_engine import _dia_ids
 from ._result import BenchResult, Target
@@ -562,7 +563,10 @@ def compare_stores(
     sizes = sizes or StoreSizes.for_run(quick)
     if sizes.writer_items < 1 or sizes.rounds < 1 or not sizes.writer_procs:
         raise InvalidArgument(f"store sizes need writers, items and rounds: {sizes}")
-    embedder = None if quick else "auto"
+    # the memory's default embedder (auto, or $CTXSDK_EMBEDDER), named so notes say which;
+    # lexical with --quick, where a model embedding every conversation twice takes minutes
+    chosen = None if quick else default_embedder()
+    embedder = chosen.name if chosen is not None else None
     report = resolve_progress(progress)
     stages = 4
     done = 0
@@ -623,7 +627,7 @@ def compare_stores(
             ),
             "find_sizes": list(sizes.find_sizes),
             "find": "lexical, top 8; growth = p at the large size / p at the small one",
-            "answers_embedder": embedder or "none (lexical, --quick)",
+            "answers_embedder": embedder or ("none (lexical, --quick)" if quick else "none"),
             "durability": (
                 "SQLite: WAL, synchronous=NORMAL; the throwaway LocalPostgres: fsync and "
                 "synchronous_commit off (a real server syncs its commits and is slower to write)"
