@@ -433,12 +433,15 @@ def find_nodes(
     types: Sequence[str] | None = None,
     anchors: Sequence[Node] | None = None,
     hidden_ids: Collection[str] = frozenset(),
+    edge_cache: dict[str, tuple[list[Edge], list[Edge]]] | None = None,
 ) -> FindResult:
     """Rank the memory for ``query`` (module docs). ``nodes`` are the active nodes by id
     (the index's documents); ``anchors`` the entities and deadline decisions among them
     (computed from ``nodes`` when not given); ``hidden_ids`` the observations not shown
     (``Memory`` passes the ``boilerplate`` of its nodes, computed once per change);
-    ``types`` keeps only hits of those types."""
+    ``types`` keeps only hits of those types. ``edge_cache`` (node id -> its edges in and
+    out) is filled as edges are read, so a caller that keeps it while the store's revision
+    stands reads each node's edges once (a query each, on a server store)."""
     now = now or datetime.now(UTC)
     q = " ".join(query.lower().split())
     if not q or top_k <= 0:
@@ -488,14 +491,12 @@ def find_nodes(
             if e.dst in nodes:
                 offer(direct, e.dst, direct[nid][0], "same_as")
     # one hop along the business edges, both ways: neighbours, placed after the direct hits
-    incoming: dict[str, list[Edge]] = {}
-    outgoing: dict[str, list[Edge]] = {}
+    cache = {} if edge_cache is None else edge_cache
 
     def edges_of(nid: str) -> tuple[list[Edge], list[Edge]]:
-        if nid not in incoming:
-            incoming[nid] = store.edges(dst=nid)
-            outgoing[nid] = store.edges(src=nid)
-        return incoming[nid], outgoing[nid]
+        if nid not in cache:
+            cache[nid] = (store.edges(dst=nid), store.edges(src=nid))
+        return cache[nid]
 
     if expand > 0:
         frontier = sorted(direct, key=lambda n: -direct[n][0])[:pool]

@@ -367,6 +367,7 @@ class Memory:
         self._nodes: dict[str, Node] = {}
         self._anchors: list[Node] = []
         self._boilerplate: frozenset[str] = frozenset()
+        self._edges: dict[str, tuple[list[Edge], list[Edge]]] = {}  # find's, per revision
         # No feedback words: a first round's best matches in a memory are often long tool
         # outputs or another topic's turns, and the words they add pulled answers out of the
         # top k on both LoCoMo (R@5 63.8 -> 65.2 without) and real sessions (bench realworld).
@@ -447,6 +448,7 @@ class Memory:
         self._nodes = fresh
         self._anchors = [n for n in fresh.values() if n.type == "entity" or n.until]
         self._boilerplate = boilerplate(fresh.values())
+        self._edges.clear()  # read again as find needs them, while this revision stands
         self._revision = rev
 
     # -- stored embeddings -------------------------------------------------------------------
@@ -579,6 +581,7 @@ class Memory:
             types=types,
             anchors=self._anchors,
             hidden_ids=self._boilerplate,
+            edge_cache=self._edges,
         )
         if result.degraded_reason is not None and not self._warned_degraded:
             self._warned_degraded = True
