@@ -21,6 +21,7 @@ the same graph and the same search answers.
 from __future__ import annotations
 
 import itertools
+import json
 import multiprocessing as mp
 import os
 import re
@@ -953,7 +954,8 @@ def test_one_namespace_cannot_read_or_change_another(teams: Teams) -> None:
             "WHERE schemaname = 'ctxsdk'"
         ).fetchall()
         assert "kestrel" not in repr(stats)
-        # changes: none reaches b
+        # changes: a member holds no table privilege but SELECT, so a hand-written write is
+        # refused, to b and to a alike (the store writes through the owner's functions)
         for statement in (
             "UPDATE ctxsdk.nodes SET name = 'pwned' WHERE namespace = 'b'",
             "UPDATE ctxsdk.edges SET weight = 9 WHERE namespace = 'b'",
@@ -964,12 +966,12 @@ def test_one_namespace_cannot_read_or_change_another(teams: Teams) -> None:
             "DELETE FROM ctxsdk.edges WHERE namespace = 'b'",
             "DELETE FROM ctxsdk.meta WHERE namespace = 'b'",
             "DELETE FROM ctxsdk.nodes WHERE namespace = 'b'",
+            "UPDATE ctxsdk.nodes SET text = text",
+            "DELETE FROM ctxsdk.meta WHERE namespace = 'a'",
         ):
-            assert sql.execute(statement).rowcount == 0, statement
-        assert sql.execute("UPDATE ctxsdk.nodes SET text = text").rowcount == 1  # a's only
+            assert "permission denied" in _refused(sql, statement), statement
         # refused: writing into b, moving a row there, changing who may use what
-        said = _refused(sql, _ROW_IN_B)
-        assert "row-level security" in said
+        assert "permission denied" in _refused(sql, _ROW_IN_B)
         _refused(sql, "INSERT INTO ctxsdk.meta (namespace, key, value) VALUES ('b', 'k', '1')")
         _refused(sql, "UPDATE ctxsdk.nodes SET namespace = 'b' WHERE id = %s", mine.id)
         _refused(sql, "UPDATE ctxsdk.meta SET namespace = 'b'")
@@ -991,21 +993,166 @@ def test_one_namespace_cannot_read_or_change_another(teams: Teams) -> None:
         assert [n.name for n in alice.nodes()] == ["alice-note"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="UPDATE on a table lets a role LOCK it: a member of one namespace can hold "
-    "ctxsdk.revisions or ctxsdk.nodes in ACCESS EXCLUSIVE mode and stall every namespace",
-)
-def test_one_namespace_cannot_stall_another(teams: Teams) -> None:
-    """Writers to another namespace never wait (the module's promise), whatever SQL a
-    member of one namespace runs."""
+def _write_calls(x: str, y: str) -> dict[str, tuple[str, tuple[Any, ...]]]:
+    """One hand-written call of each write function, all of them on namespace ``b``."""
+    node = ("planted", "entity", "planted", "", "[]", "ctx://entity/planted", "[]")
+    return {
+        "write_lock": ("%s", ()),
+        "bump_revision": ("%s", ()),
+        "put_node": ("%s" + ", %s" * 15, (*node, None, None, None, None, "active", "t", "t", "{}")),
+        "delete_node": ("%s, %s", (x,)),
+        "insert_edge": ("%s, %s, %s, %s, %s, %s", (y, x, "about", 1.0, "t")),
+        "delete_edge": ("%s, %s, %s, %s", (x, y, "about")),
+        "set_meta": ("%s, %s, %s", ("settings", "0")),
+        "delete_meta": ("%s, %s", ("settings",)),
+        "put_vector": ("%s, %s, %s, %s, %s", (x, "m", "x", b"\x01")),
+        "delete_vectors": ("%s, %s", (x,)),
+        "update_row": ("%s, %s, %s, %s, %s", ("nodes", [x], ["name"], ["pwned"])),
+        "load_rows": ("%s, %s, %s::jsonb", ("meta", '[{"key": "k", "value": "1"}]')),
+    }
+
+
+def test_a_member_calling_a_write_function_for_another_namespace_is_refused(
+    teams: Teams,
+) -> None:
+    """The write functions run as the owner, whom row-level security does not bind: each
+    checks the calling login role first, so hand-written SQL reaches b through none of
+    them (nor after SET ROLE, nor for a namespace that does not exist)."""
     import psycopg
 
+    from ctxsdk.memory._pg_functions import WRITE_FUNCTIONS
+
+    with PostgresStore(teams.dsn("bob"), namespace="b", create=False) as bob:
+        x = bob.put(_entity("bob-secret-kestrel"))
+        y = bob.put(_entity("bob-other"))
+        bob.link(Edge(x.id, y.id, "about"))
+        bob.set_meta("settings", {"topK": 3})
+        bob.put_vectors("m", [(x.id, "h", b"\x00" * 16)])
+        before = _bobs_namespace(bob)
+    calls = _write_calls(x.id, y.id)
+    names = {s.split("(")[0].removeprefix("ctxsdk.") for s in WRITE_FUNCTIONS}
+    assert set(calls) == names - {"may_write"}  # every write function is tried
+    with psycopg.connect(teams.dsn("alice"), autocommit=True) as sql:
+        assert sql.execute("SELECT ctxsdk.may_write('a'), ctxsdk.may_write('b')").fetchone() == (
+            True,
+            False,
+        )
+        for ns, setup in (("b", None), ("b", teams.role("team_a")), ("nowhere", None)):
+            if setup is not None:
+                sql.execute(f"SET ROLE {setup}")
+            for name, (marks, args) in calls.items():
+                said = _refused(sql, f"SELECT ctxsdk.{name}({marks})", ns, *args)
+                assert f"may not write namespace '{ns}'" in said, (name, said)
+            sql.execute("RESET ROLE")
+    with PostgresStore(teams.dsn("bob"), namespace="b", create=False) as bob:
+        assert _bobs_namespace(bob) == before
+    with psycopg.connect(teams.admin_dsn) as admin:
+        assert admin.execute("SELECT count(*) FROM ctxsdk.namespaces").fetchone() == (2,)
+
+
+def test_the_write_functions_take_no_column_or_table_outside_their_list(teams: Teams) -> None:
+    """``update_row`` builds its statement from a fixed list of columns per table (the
+    store's ``WRITABLE``), ``load_rows`` from the table's own columns: a name from outside
+    is refused by the function itself, and a row names no namespace but the caller's."""
+    import psycopg
+
+    from ctxsdk.memory._rows import WRITABLE
+
+    with PostgresStore(teams.dsn("alice"), namespace="a", create=False) as alice:
+        mine = alice.put(_entity("alice-note"))
+        before = alice.rows("nodes")
+    with psycopg.connect(teams.dsn("alice"), autocommit=True) as sql:
+
+        def refused(table: str, key: list[str], columns: list[str], values: list[Any]) -> str:
+            with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+                sql.execute(
+                    "SELECT ctxsdk.update_row('a', %s, %s::text[], %s::text[], %s::text[])",
+                    (table, key, columns, values),
+                )
+            return str(err.value)
+
+        for column in (
+            "namespace",
+            "id",
+            "type",
+            "name = 'x', namespace",
+            'name" = 1; --',
+            "NAME",
+        ):
+            assert "update_row writes" in refused("nodes", [mine.id], [column], ["b"])
+        for table in ("nodes", "edges", "meta"):
+            said = refused(table, ["k"] * (3 if table == "edges" else 1), ["namespace"], ["b"])
+            listed = said.split("update_row writes ", 1)[1].split(f" of {table}", 1)[0]
+            assert listed.split(", ") == sorted(WRITABLE[table]), table
+        for table in ("namespaces", "revisions", "vectors", "nodes; DROP TABLE x", "NODES"):
+            refused(table, [mine.id], ["name"], ["x"])
+        refused("nodes", [mine.id, "extra"], ["name"], ["x"])  # a key of the wrong shape
+        refused("nodes", [mine.id], ["name", "text"], ["x"])  # a value per column
+        refused("nodes", [mine.id], [], [])
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            sql.execute("SELECT ctxsdk.load_rows('a', 'namespaces', '[]')")
+        # a loaded row's own "namespace" is not the one it lands in
+        row = {"namespace": "b", "key": "planted", "value": "1"}
+        assert sql.execute(
+            "SELECT ctxsdk.load_rows('a', 'meta', %s::jsonb)", (json.dumps([row]),)
+        ).fetchone() == (0,)
+    with PostgresStore(teams.dsn("alice"), namespace="a", create=False) as alice:
+        assert alice.rows("nodes") == before
+        assert alice.get_meta("planted") == 1
+    with PostgresStore(teams.dsn("bob"), namespace="b", create=False) as bob:
+        assert bob.rows("meta") == []
+
+
+_STRONGER_THAN_ACCESS_SHARE = (
+    "ROW SHARE",
+    "ROW EXCLUSIVE",
+    "SHARE UPDATE EXCLUSIVE",
+    "SHARE",
+    "SHARE ROW EXCLUSIVE",
+    "EXCLUSIVE",
+    "ACCESS EXCLUSIVE",
+)
+
+
+def test_one_namespace_cannot_stall_another(teams: Teams) -> None:
+    """Writers to another namespace never wait (the module's promise), whatever SQL a
+    member of one namespace runs: a member holds SELECT only, so it may lock a table in
+    ACCESS SHARE mode (which blocks no writer) and in no other, nor lock rows by hand."""
+    import psycopg
+
+    tables = ("schema_version", "namespaces", "revisions", "nodes", "edges", "meta", "vectors")
+    with PostgresStore(teams.dsn("alice"), namespace="a", create=False) as alice:
+        alice.put(_entity("alice-note"))
     with psycopg.connect(teams.dsn("alice")) as sql:
-        sql.execute("LOCK TABLE ctxsdk.revisions, ctxsdk.nodes IN ACCESS EXCLUSIVE MODE")
+        for table in tables:
+            for mode in _STRONGER_THAN_ACCESS_SHARE:
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    sql.execute(f"LOCK TABLE ctxsdk.{table} IN {mode} MODE")
+                sql.rollback()
+            for clause in ("FOR UPDATE", "FOR NO KEY UPDATE", "FOR SHARE", "FOR KEY SHARE"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    sql.execute(f"SELECT 1 FROM ctxsdk.{table} {clause}")
+                sql.rollback()
+        # all alice may hold at once: every table in ACCESS SHARE mode, and her own
+        # namespace's write lock with a write of hers pending in it
+        sql.execute(f"LOCK TABLE {', '.join('ctxsdk.' + t for t in tables)} IN ACCESS SHARE MODE")
+        sql.execute("SELECT ctxsdk.write_lock('a')")
+        sql.execute("SELECT ctxsdk.set_meta('a', 'pending', '1')")
         with PostgresStore(teams.dsn("bob"), namespace="b", create=False, timeout=0.2) as bob:
-            bob.put(_entity("bob-writes-on"))
+            x = bob.put(_entity("bob-writes-on"))
+            y = bob.put(_entity("bob-too"))
+            assert bob.link(Edge(x.id, y.id, "about"))
+            bob.set_meta("k", 1)
+            assert bob.put_vectors("m", [(x.id, "h", b"\x00" * 16)]) == 1
+            bob.update("nodes", [y.id], {"text": "changed"})
+            assert bob.unlink(x.id, y.id, "about")
+            assert bob.delete(y.id)
+            assert bob.load("meta", [{"key": "loaded", "value": 2}]) == 1
             assert [n.name for n in bob.nodes()] == ["bob-writes-on"]
+        # a's own writers do queue behind alice (that is the namespace's lock)
+        a2 = PostgresStore(teams.dsn("alice"), namespace="a", create=False, timeout=0.2)
+        with a2, pytest.raises(LockHeld):
+            a2.set_meta("k", 1)
         sql.rollback()
 
 

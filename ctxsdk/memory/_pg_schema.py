@@ -2,11 +2,13 @@
 the migrations between them, and the namespaces with the roles that may use them.
 
 Everything lives in the schema ``ctxsdk``. ``ctxsdk.namespaces`` maps a namespace to the
-database role whose members may use it; a policy on every data table lets a role see and
-write the rows of those namespaces only (a namespace without a role is open to every role
-granted the tables). The schema version is one row of ``ctxsdk.schema_version``;
-``migrate`` brings a database forward one step at a time in one transaction, under an
-advisory lock, and refuses one newer than this code (``StoreVersionError``).
+database role whose members may use it; a policy on every data table lets a role see the
+rows of those namespaces only. Members hold SELECT on the tables and write through
+functions that run as the owner and check the namespace first (version 2,
+``_pg_functions``); a namespace without a role is open to every role granted them. The
+schema version is one row of ``ctxsdk.schema_version``; ``migrate`` brings a database
+forward one step at a time in one transaction, under an advisory lock, and refuses one
+newer than this code (``StoreVersionError``).
 """
 
 from __future__ import annotations
@@ -116,8 +118,64 @@ def _v1(conn: psycopg.Connection[Any]) -> None:
         )
 
 
+# A member's table privileges in version 1 beyond SELECT, revoked by version 2 (and by
+# create_namespace, so a role holds SELECT only however often it is granted a namespace).
+_WRITE_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER"
+_MEMBER_TABLES = ("schema_version", "namespaces", *_DATA_TABLES)
+
+
+def _v2(conn: psycopg.Connection[Any]) -> None:
+    """Members write through functions that run as the owner (``_pg_functions``) and keep
+    no table privilege but SELECT, which allows no lock that stalls a writer: the roles
+    named in ``ctxsdk.namespaces``, and any other that was granted writes on the tables,
+    lose their writes and are granted EXECUTE instead."""
+    from ._pg_functions import create_functions
+
+    create_functions(conn)
+    rows = conn.execute(
+        f"""
+        SELECT r.rolname FROM {SCHEMA}.namespaces n JOIN pg_catalog.pg_roles r
+            ON r.rolname = n.role
+        UNION
+        SELECT r.rolname FROM pg_catalog.pg_class c
+            JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
+            CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+            JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+        WHERE s.nspname = %s AND c.relkind = 'r'
+            AND a.privilege_type <> 'SELECT' AND a.grantee <> c.relowner
+        """,
+        (SCHEMA,),
+    ).fetchall()
+    for (role,) in sorted(rows):
+        _member_grants(conn, role)
+
+
+def _member_grants(conn: psycopg.Connection[Any], role: str) -> None:
+    """What a namespace's role holds: USAGE on the schema, SELECT on the tables (reads, under
+    row-level security), EXECUTE on the write functions; no other table privilege."""
+    from psycopg import sql
+
+    from ._pg_functions import WRITE_FUNCTIONS
+
+    owns = conn.execute(
+        "SELECT pg_catalog.pg_has_role(%s, nspowner, 'USAGE') FROM pg_catalog.pg_namespace "
+        "WHERE nspname = %s",
+        (role, SCHEMA),
+    ).fetchone()
+    if owns is not None and owns[0]:
+        return  # the owner (or a role acting as it) keeps its own tables whole
+    ident = sql.Identifier(role)
+    conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(SCHEMA), ident))
+    for table in _MEMBER_TABLES:
+        name = sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(table))
+        conn.execute(sql.SQL("REVOKE " + _WRITE_PRIVILEGES + " ON {} FROM {}").format(name, ident))
+        conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, ident))
+    for signature in WRITE_FUNCTIONS:  # fixed text of ours, not input
+        conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(ident))
+
+
 # _MIGRATIONS[i] takes a database from schema version i to i + 1 (0: no ctxsdk schema).
-_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1,)
+_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2)
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The PostgreSQL schema version this code writes (``ctxsdk.schema_version``)."""
 
@@ -271,8 +329,9 @@ def create_namespace(
     conn: psycopg.Connection[Any], namespace: str, *, role: str | None, where: str
 ) -> None:
     """As the schema's owner: make ``namespace`` usable by the members of ``role`` (created
-    ``NOLOGIN`` when missing, given the table grants it needs), or by every granted role
-    when ``role`` is None. Run once per namespace; running it again changes nothing."""
+    ``NOLOGIN`` when missing, given SELECT on the tables and EXECUTE on the write
+    functions), or by every role granted those when ``role`` is None. Run once per
+    namespace; running it again changes nothing."""
     from psycopg import sql
 
     migrate(conn, where=where, create=True)
@@ -284,24 +343,7 @@ def create_namespace(
             ident = sql.Identifier(role)
             if exists is None:
                 conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(ident))
-            conn.execute(
-                sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(SCHEMA), ident)
-            )
-            grants = {
-                "schema_version": "SELECT",
-                "namespaces": "SELECT",
-                "revisions": "SELECT, UPDATE",
-                "nodes": "SELECT, INSERT, UPDATE, DELETE",
-                "edges": "SELECT, INSERT, UPDATE, DELETE",
-                "meta": "SELECT, INSERT, UPDATE, DELETE",
-                "vectors": "SELECT, INSERT, UPDATE, DELETE",
-            }
-            for table, rights in grants.items():
-                conn.execute(
-                    sql.SQL("GRANT " + rights + " ON {}.{} TO {}").format(
-                        sql.Identifier(SCHEMA), sql.Identifier(table), ident
-                    )
-                )
+            _member_grants(conn, role)
         held = conn.execute(
             f"SELECT role FROM {SCHEMA}.namespaces WHERE namespace = %s", (namespace,)
         ).fetchone()

@@ -3,20 +3,24 @@ the database itself.
 
 Every row of every data table (``nodes``, ``edges``, ``meta``, ``vectors``, ``revisions``,
 in the schema ``ctxsdk``) carries its namespace, and row-level security lets a database
-role see and write only the rows of the namespaces it may use: those whose role (in
-``ctxsdk.namespaces``) it is a member of. That holds for any SQL the role runs, not only for
-this code's ``WHERE namespace = ...``. The tables' owner (whoever created the schema, the
-administrator) and superusers are exempt, as PostgreSQL exempts them from every policy:
-team members connect as their own login roles (``_pg_schema.create_namespace``).
+role see only the rows of the namespaces it may use: those whose role (in
+``ctxsdk.namespaces``) it is a member of. That holds for any SQL the role runs, not only
+for this code's ``WHERE namespace = ...``. A member holds no table privilege but SELECT:
+reads are plain queries, and every write calls a function that runs as the schema's owner
+and first checks that the login role may use the namespace (``_pg_functions``). The tables'
+owner (whoever created the schema, the administrator) and superusers are exempt from every
+policy, as PostgreSQL exempts them: team members connect as their own login roles
+(``_pg_schema.create_namespace``).
 
 Writes: each call is a transaction, ``batch()`` makes one of many calls (nested batches are
-savepoints), and the outermost one first locks its namespace's ``revisions`` row, so writers
-to one namespace queue as SQLite's writers do (up to ``timeout``, then ``LockHeld``) and a
-writer to another namespace does not wait for them (a member's own ``LOCK TABLE`` can still
-stall every namespace: the UPDATE grant allows it). ``revision()`` is that row's counter,
-bumped in the same transaction as the write it counts. A server that goes away mid-batch
-rolls the batch back whole (``StoreUnavailable``); a read outside a batch is tried again
-once on a fresh connection, and a write outside one commits once or not at all. Every
+savepoints), and the outermost one first locks its namespace's ``revisions`` row
+(``ctxsdk.write_lock``), so writers to one namespace queue as SQLite's writers do (up to
+``timeout``, then ``LockHeld``) and a writer to another namespace does not wait for them.
+Nor can a member's own SQL make it wait: SELECT allows no ``LOCK TABLE`` but ACCESS SHARE,
+which blocks no writer, and no row lock. ``revision()`` is that row's counter, bumped in the
+same transaction as the write it counts. A server that goes away mid-batch rolls the batch
+back whole (``StoreUnavailable``); a read outside a batch is tried again once on a fresh
+connection, and a write outside one commits once or not at all. Every
 connection handed out is checked first: after a restart the dead ones are dropped at once,
 and the same object goes on. Text and JSON are stored exactly as ``SQLiteStore`` stores them
 (``_rows``), so the two give the same nodes, in the same order (``COLLATE "C"``: byte order,
@@ -339,26 +343,25 @@ class PostgresStore:
                 with self._translate(), conn.transaction():
                     if not self._owns_pool:  # a pool passed in was not set up by _configure
                         conn.execute(f"SET LOCAL lock_timeout = {self._lock_ms}")
-                    conn.execute(
-                        f"SELECT revision FROM {SCHEMA}.revisions WHERE namespace = %s FOR UPDATE",
-                        (self.namespace,),
-                    )
+                    conn.execute(f"SELECT {SCHEMA}.write_lock(%s)", (self.namespace,))
                     yield held
                     if held.changed:
-                        conn.execute(
-                            f"UPDATE {SCHEMA}.revisions SET revision = revision + 1 "
-                            "WHERE namespace = %s",
-                            (self.namespace,),
-                        )
+                        conn.execute(f"SELECT {SCHEMA}.bump_revision(%s)", (self.namespace,))
             finally:
                 self._local.held = None
 
-    def _run(self, held: _Held, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run one write statement in the open transaction; returns its rowcount."""
-        cur = held.conn.execute(sql.replace("{S}", SCHEMA), params)
-        if cur.rowcount > 0:
+    def _call(self, held: _Held, function: str, *args: Any) -> int:
+        """Run one write function (``_pg_functions``) on this namespace in the open
+        transaction; returns how many rows it changed (a boolean one: 0 or 1). A list
+        argument is a text array (typed here: one of only NULLs has no type of its own)."""
+        marks = ", ".join(["%s", *("%s::text[]" if isinstance(a, list) else "%s" for a in args)])
+        row = held.conn.execute(
+            f"SELECT {SCHEMA}.{function}({marks})", (self.namespace, *args)
+        ).fetchone()
+        changed = int(row[0]) if row is not None and row[0] is not None else 0
+        if changed > 0:
             held.changed = True
-        return cur.rowcount
+        return changed
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of one query: in the thread's batch or snapshot, else on a pooled
@@ -491,23 +494,10 @@ class PostgresStore:
                 "updated_at": stored.updated_at,
                 "extra": dumps_value(stored.extra, "extra"),
             }
-            columns = [c.strip() for c in NODE_COLUMNS.split(",")]
-            updates = ", ".join(
-                f"{c} = excluded.{c}" for c in columns if c not in ("id", "created_at")
-            )
-            self._run(
-                held,
-                f"INSERT INTO {{S}}.nodes (namespace, {NODE_COLUMNS}) "
-                f"VALUES (%s, {', '.join(['%s'] * len(columns))}) "
-                f"ON CONFLICT (namespace, id) DO UPDATE SET {updates}",
-                (ns, *(values[c] for c in columns)),
-            )
+            columns = [c.strip() for c in NODE_COLUMNS.split(",")]  # put_node's order
+            self._call(held, "put_node", *(values[c] for c in columns))
             if old is not None and any(old[c] != values[c] for c in INDEXED):
-                self._run(
-                    held,
-                    "DELETE FROM {S}.vectors WHERE namespace = %s AND node = %s",
-                    (ns, node_id),
-                )
+                self._call(held, "delete_vectors", node_id)
         return stored
 
     def get(self, node_id: str) -> Node | None:
@@ -555,14 +545,7 @@ class PostgresStore:
         """Remove a node for good with every edge into or out of it (ON DELETE CASCADE);
         False when there is no such node. ``status="archived"`` is the soft delete."""
         with self._write() as held:
-            return (
-                self._run(
-                    held,
-                    "DELETE FROM {S}.nodes WHERE namespace = %s AND id = %s",
-                    (self.namespace, node_id),
-                )
-                > 0
-            )
+            return self._call(held, "delete_node", node_id) > 0
 
     def link(self, edge: Edge) -> bool:
         """Add ``edge`` (``created_at`` stamped when empty); False when the same
@@ -584,20 +567,10 @@ class PostgresStore:
                     "SELECT 1 FROM {S}.nodes WHERE namespace = %s AND id = %s", (ns, end)
                 ):
                     raise NotFound(f"{self._where}: no node {end!r} to link")
+            stamp = edge.created_at or now_stamp()
             return (
-                self._run(
-                    held,
-                    "INSERT INTO {S}.edges (namespace, src, dst, label, weight, created_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s) "
-                    "ON CONFLICT (namespace, src, dst, label) DO NOTHING",
-                    (
-                        ns,
-                        edge.src,
-                        edge.dst,
-                        edge.label,
-                        float(edge.weight),
-                        edge.created_at or now_stamp(),
-                    ),
+                self._call(
+                    held, "insert_edge", edge.src, edge.dst, edge.label, float(edge.weight), stamp
                 )
                 > 0
             )
@@ -605,15 +578,7 @@ class PostgresStore:
     def unlink(self, src: str, dst: str, label: str) -> bool:
         """Remove one edge; False when there was none."""
         with self._write() as held:
-            return (
-                self._run(
-                    held,
-                    "DELETE FROM {S}.edges WHERE namespace = %s AND src = %s AND dst = %s "
-                    "AND label = %s",
-                    (self.namespace, src, dst, label),
-                )
-                > 0
-            )
+            return self._call(held, "delete_edge", src, dst, label) > 0
 
     def edges(
         self,
@@ -651,17 +616,11 @@ class PostgresStore:
         """Store ``value`` (JSON) under ``key``; None deletes it."""
         check_meta_key(key)
         _no_nul(key, "a meta key")
-        ns = self.namespace
         with self._write() as held:
             if value is None:
-                self._run(held, "DELETE FROM {S}.meta WHERE namespace = %s AND key = %s", (ns, key))
+                self._call(held, "delete_meta", key)
             else:
-                self._run(
-                    held,
-                    "INSERT INTO {S}.meta (namespace, key, value) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
-                    (ns, key, dumps_value(value, f"meta value for {key!r}")),
-                )
+                self._call(held, "set_meta", key, dumps_value(value, f"meta value for {key!r}"))
 
     # -- embeddings: one vector per node and embedder, keyed by the text's hash ----------
     def vectors(self, model: str, ids: Iterable[str] | None = None) -> dict[str, tuple[str, bytes]]:
@@ -683,18 +642,9 @@ class PostgresStore:
         were written."""
         check_model(model)
         written = 0
-        ns = self.namespace
         with self._write() as held:
             for node_id, digest, blob in rows:
-                written += self._run(
-                    held,
-                    "INSERT INTO {S}.vectors (namespace, node, model, hash, vector) "
-                    "SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM {S}.nodes "
-                    "WHERE namespace = %s AND id = %s) "
-                    "ON CONFLICT (namespace, node, model) DO UPDATE SET hash = excluded.hash, "
-                    "vector = excluded.vector",
-                    (ns, node_id, model, digest, bytes(blob), ns, node_id),
-                )
+                written += self._call(held, "put_vector", node_id, model, digest, bytes(blob))
         return written
 
     # -- maintenance: raw rows, exact updates, compaction (``Memory.scrub``) ----------------
@@ -722,31 +672,20 @@ class PostgresStore:
         for value, column in zip(params, values, strict=True):
             if isinstance(value, str):
                 _no_nul(value, f"{table} {key!r}: {column}")
-        names = MAINTAINED[table][0]
         if not values:
             return
-        sets = ", ".join(f"{c} = %s" for c in values)
-        where = " AND ".join(f"{k} = %s" for k in names)
         with self._write() as held:
-            n = self._run(
-                held,
-                f"UPDATE {{S}}.{table} SET {sets} WHERE namespace = %s AND {where}",
-                (*params, self.namespace, *key),
-            )
+            n = self._call(held, "update_row", table, list(key), list(values), params)
             if n == 0:
                 raise NotFound(f"{self._where}: no {table} row {tuple(key)!r} to update")
             if table == "nodes" and set(values) & set(INDEXED):
-                self._run(
-                    held,
-                    "DELETE FROM {S}.vectors WHERE namespace = %s AND node = %s",
-                    (self.namespace, key[0]),
-                )
+                self._call(held, "delete_vectors", key[0])
 
     def load(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Write ``rows`` of ``table`` into this namespace as ``rows(table)`` returns them,
         exactly (see ``SQLiteStore.load``): new rows only, all checked before the write,
-        one transaction (or the caller's batch). The statements go to the server in one
-        pipeline, not a round trip each. Returns how many were written."""
+        one transaction (or the caller's batch). The rows go to the server in one call
+        (``ctxsdk.load_rows``), not a round trip each. Returns how many were written."""
         checked = [loadable(table, row, self._where) for row in rows]
         if not checked:
             return 0
@@ -771,19 +710,17 @@ class PostgresStore:
                 lost = next((e for e in ends if e not in here), None)
                 if lost is not None:
                     raise NotFound(f"{self._where}: no node {lost!r} to load an edge to")
-            cur = held.conn.cursor()
-            cur.executemany(
-                f"INSERT INTO {SCHEMA}.{table} (namespace, {', '.join(columns)}) "
-                f"VALUES (%s, {', '.join(['%s'] * len(columns))}) "
-                "ON CONFLICT DO NOTHING RETURNING 1",
-                [(ns, *(row[c] for c in columns)) for row in checked],
-                returning=True,
-            )
-            for row in checked:  # one result per row: empty when it was already here
-                if cur.fetchone() is None:
-                    raise InvalidArgument(f"{self._where}: load() {self._taken(table, row)}")
-                held.changed = True
-                cur.nextset()
+            from psycopg.types.json import Jsonb
+
+            got = held.conn.execute(
+                f"SELECT {SCHEMA}.load_rows(%s, %s, %s)", (ns, table, Jsonb(checked))
+            ).fetchone()
+            taken = int(got[0]) if got is not None and got[0] is not None else 0
+            if taken:  # the position of the first row already here: all is rolled back
+                raise InvalidArgument(
+                    f"{self._where}: load() {self._taken(table, checked[taken - 1])}"
+                )
+            held.changed = True
         return len(checked)
 
     def _taken(self, table: str, row: Mapping[str, Any]) -> str:

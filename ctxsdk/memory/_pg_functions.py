@@ -1,0 +1,274 @@
+"""The functions a namespace's members write through (schema version 2).
+
+A member holds no table privilege but SELECT: a role that may UPDATE or DELETE a table may
+also ``LOCK`` it in any mode, and one ``ACCESS EXCLUSIVE`` lock would stall every other
+namespace's writers and readers. SELECT allows ``ACCESS SHARE`` only, which blocks no
+writer. Every write ``PostgresStore`` makes is one of the functions below instead: each is
+``SECURITY DEFINER`` (it runs as the schema's owner, whom row-level security does not
+bind), so each checks first that the calling login role may use the namespace
+(``ctxsdk.may_write``), raises ``insufficient_privilege`` (42501) when not, and names the
+namespace in every statement it runs. Row counts come back as return values.
+
+This is migration history: a later change to these functions is a new schema version,
+never an edit of this text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["WRITE_FUNCTIONS", "create_functions"]
+
+# May the login role write namespace ns? Inside a SECURITY DEFINER function current_user is
+# the owner, so the caller is session_user: the role that logged in. SET ROLE does not
+# change it, and rightly: SET ROLE reaches only roles session_user is a member of, and
+# RESET ROLE undoes it, so it is no boundary; checking session_user neither lets a SET ROLE
+# reach a namespace its login role could not, nor trusts one to take a right away. (SET
+# SESSION AUTHORIZATION, which does change session_user, is for superusers only.) The
+# schema's owner (a superuser is a member of every role) may write every namespace; an open
+# namespace (role NULL) is every caller's who may run these functions at all.
+_MAY_WRITE = """
+CREATE FUNCTION ctxsdk.may_write(ns text) RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (
+        SELECT pg_has_role(session_user, s.nspowner, 'MEMBER') OR EXISTS (
+            SELECT 1 FROM ctxsdk.namespaces n
+            WHERE n.namespace = ns AND (n.role IS NULL OR EXISTS (
+                SELECT 1 FROM pg_roles r
+                WHERE r.rolname = n.role AND pg_has_role(session_user, r.oid, 'MEMBER')))
+        )
+        FROM pg_namespace s WHERE s.nspname = 'ctxsdk'
+    );
+END
+$$;
+"""
+
+_CHECK = """
+    IF NOT coalesce(ctxsdk.may_write(ns), false) THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('role %I may not write namespace %L', session_user, ns);
+    END IF;
+"""
+
+# name -> (arguments, return type, body after the namespace check, declarations)
+_WRITERS: dict[str, tuple[str, str, str, str]] = {
+    # The namespace's write lock: its revisions row, held until the transaction ends.
+    "write_lock": (
+        "ns text",
+        "bigint",
+        """
+    SELECT r.revision INTO rev FROM ctxsdk.revisions r WHERE r.namespace = ns FOR UPDATE;
+    RETURN rev;""",
+        "rev bigint;",
+    ),
+    "bump_revision": (
+        "ns text",
+        "bigint",
+        """
+    UPDATE ctxsdk.revisions r SET revision = r.revision + 1 WHERE r.namespace = ns
+    RETURNING r.revision INTO rev;
+    RETURN rev;""",
+        "rev bigint;",
+    ),
+    # Insert or replace a node: a replace keeps its id and created_at (and so its edges).
+    "put_node": (
+        "ns text, p_id text, p_type text, p_name text, p_text text, p_aliases text, "
+        "p_uri text, p_sources text, p_until text, p_until_at text, p_fail text, p_fix text, "
+        "p_status text, p_created_at text, p_updated_at text, p_extra text",
+        "boolean",
+        """
+    INSERT INTO ctxsdk.nodes AS t (namespace, id, type, name, text, aliases, uri, sources,
+        until, until_at, fail, fix, status, created_at, updated_at, extra)
+    VALUES (ns, p_id, p_type, p_name, p_text, p_aliases, p_uri, p_sources, p_until,
+        p_until_at, p_fail, p_fix, p_status, p_created_at, p_updated_at, p_extra)
+    ON CONFLICT (namespace, id) DO UPDATE SET type = excluded.type, name = excluded.name,
+        text = excluded.text, aliases = excluded.aliases, uri = excluded.uri,
+        sources = excluded.sources, until = excluded.until, until_at = excluded.until_at,
+        fail = excluded.fail, fix = excluded.fix, status = excluded.status,
+        updated_at = excluded.updated_at, extra = excluded.extra;
+    RETURN true;""",
+        "",
+    ),
+    # A node and, by ON DELETE CASCADE, its edges and vectors.
+    "delete_node": (
+        "ns text, p_id text",
+        "boolean",
+        """
+    DELETE FROM ctxsdk.nodes t WHERE t.namespace = ns AND t.id = p_id;
+    RETURN FOUND;""",
+        "",
+    ),
+    "insert_edge": (
+        "ns text, p_src text, p_dst text, p_label text, p_weight double precision, "
+        "p_created_at text",
+        "boolean",
+        """
+    INSERT INTO ctxsdk.edges (namespace, src, dst, label, weight, created_at)
+    VALUES (ns, p_src, p_dst, p_label, p_weight, p_created_at)
+    ON CONFLICT (namespace, src, dst, label) DO NOTHING;
+    RETURN FOUND;""",
+        "",
+    ),
+    "delete_edge": (
+        "ns text, p_src text, p_dst text, p_label text",
+        "boolean",
+        """
+    DELETE FROM ctxsdk.edges t
+    WHERE t.namespace = ns AND t.src = p_src AND t.dst = p_dst AND t.label = p_label;
+    RETURN FOUND;""",
+        "",
+    ),
+    "set_meta": (
+        "ns text, p_key text, p_value text",
+        "boolean",
+        """
+    INSERT INTO ctxsdk.meta (namespace, key, value) VALUES (ns, p_key, p_value)
+    ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
+    RETURN true;""",
+        "",
+    ),
+    "delete_meta": (
+        "ns text, p_key text",
+        "boolean",
+        """
+    DELETE FROM ctxsdk.meta t WHERE t.namespace = ns AND t.key = p_key;
+    RETURN FOUND;""",
+        "",
+    ),
+    # One embedding; false (nothing written) when the node is gone.
+    "put_vector": (
+        "ns text, p_node text, p_model text, p_hash text, p_vector bytea",
+        "boolean",
+        """
+    INSERT INTO ctxsdk.vectors (namespace, node, model, hash, vector)
+    SELECT ns, p_node, p_model, p_hash, p_vector
+    WHERE EXISTS (SELECT 1 FROM ctxsdk.nodes n WHERE n.namespace = ns AND n.id = p_node)
+    ON CONFLICT (namespace, node, model) DO UPDATE SET hash = excluded.hash,
+        vector = excluded.vector;
+    RETURN FOUND;""",
+        "",
+    ),
+    "delete_vectors": (
+        "ns text, p_node text",
+        "integer",
+        """
+    DELETE FROM ctxsdk.vectors t WHERE t.namespace = ns AND t.node = p_node;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;""",
+        "n integer;",
+    ),
+    # update(): set columns of one row, exactly. The statement is built from identifiers of
+    # this fixed list only (the key columns and the writable ones of each table: _rows'
+    # MAINTAINED and WRITABLE), quoted with %I; the values are parameters.
+    "update_row": (
+        "ns text, p_table text, p_key text[], p_columns text[], p_values text[]",
+        "boolean",
+        """
+    CASE p_table
+        WHEN 'nodes' THEN
+            keys := ARRAY['id'];
+            allowed := ARRAY['aliases', 'created_at', 'extra', 'fail', 'fix', 'name',
+                'sources', 'status', 'text', 'until', 'until_at', 'updated_at', 'uri'];
+        WHEN 'edges' THEN
+            keys := ARRAY['src', 'dst', 'label'];
+            allowed := ARRAY['created_at'];
+        WHEN 'meta' THEN
+            keys := ARRAY['key'];
+            allowed := ARRAY['key', 'value'];
+        ELSE
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = format('update_row writes nodes, edges or meta, not %L', p_table);
+    END CASE;
+    IF coalesce(cardinality(p_key), 0) <> cardinality(keys) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('a %s row''s key is %s, not %L', p_table, keys, p_key);
+    END IF;
+    IF coalesce(cardinality(p_columns), 0) = 0
+            OR cardinality(p_columns) <> coalesce(cardinality(p_values), 0) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'update_row takes one value for each of one or more columns';
+    END IF;
+    FOR i IN 1 .. cardinality(p_columns) LOOP
+        IF p_columns[i] IS NULL OR NOT p_columns[i] = ANY (allowed) THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = format('update_row writes %s of %s, not %L',
+                    array_to_string(allowed, ', '), p_table, p_columns[i]);
+        END IF;
+        sets := sets || CASE WHEN i > 1 THEN ', ' ELSE '' END
+            || format('%I = $3[%s]', p_columns[i], i);
+    END LOOP;
+    FOR i IN 1 .. cardinality(keys) LOOP
+        cond := cond || format(' AND %I = $2[%s]', keys[i], i);
+    END LOOP;
+    EXECUTE format('UPDATE ctxsdk.%I SET %s WHERE namespace = $1%s', p_table, sets, cond)
+        USING ns, p_key, p_values;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n > 0;""",
+        "keys text[]; allowed text[]; sets text := ''; cond text := ''; n integer;",
+    ),
+    # load(): rows as given (every column of the table, a JSON array of objects), new rows
+    # only, in order. Returns 0 when all were written, else the position (from 1) of the
+    # first row whose key was taken (the caller rolls back).
+    "load_rows": (
+        "ns text, p_table text, p_rows jsonb",
+        "bigint",
+        """
+    IF p_table NOT IN ('nodes', 'edges', 'meta') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('load_rows writes nodes, edges or meta, not %L', p_table);
+    END IF;
+    FOR r, i IN SELECT e.value, e.ordinality
+            FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS e LOOP
+        IF p_table = 'nodes' THEN
+            node := jsonb_populate_record(NULL::ctxsdk.nodes, r);
+            node.namespace := ns;
+            INSERT INTO ctxsdk.nodes SELECT (node).* ON CONFLICT DO NOTHING;
+        ELSIF p_table = 'edges' THEN
+            edge := jsonb_populate_record(NULL::ctxsdk.edges, r);
+            edge.namespace := ns;
+            INSERT INTO ctxsdk.edges SELECT (edge).* ON CONFLICT DO NOTHING;
+        ELSE
+            meta := jsonb_populate_record(NULL::ctxsdk.meta, r);
+            meta.namespace := ns;
+            INSERT INTO ctxsdk.meta SELECT (meta).* ON CONFLICT DO NOTHING;
+        END IF;
+        IF NOT FOUND THEN
+            RETURN i;
+        END IF;
+    END LOOP;
+    RETURN 0;""",
+        "r jsonb; i bigint; node ctxsdk.nodes; edge ctxsdk.edges; meta ctxsdk.meta;",
+    ),
+}
+
+WRITE_FUNCTIONS: tuple[str, ...] = (
+    "ctxsdk.may_write(text)",
+    *(
+        f"ctxsdk.{name}(" + ",".join(a.split(" ", 1)[1] for a in args.split(", ")) + ")"
+        for name, (args, _, _, _) in _WRITERS.items()
+    ),
+)
+"""The signatures of the functions a namespace's members are granted EXECUTE on."""
+
+
+def create_functions(conn: psycopg.Connection[Any]) -> None:
+    """Create the write functions, owned by the schema's owner (a superuser who migrates
+    must not leave them running as a superuser), EXECUTE revoked from PUBLIC."""
+    conn.execute(_MAY_WRITE)
+    for name, (args, returns, body, declare) in _WRITERS.items():
+        conn.execute(
+            f"CREATE FUNCTION ctxsdk.{name}({args}) RETURNS {returns}\n"
+            "LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp\n"
+            f"AS $$\nDECLARE {declare}\nBEGIN{_CHECK}{body}\nEND\n$$"
+        )
+    owner = conn.execute(
+        "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'ctxsdk'"
+    ).fetchone()
+    assert owner is not None  # migrate() made the schema first
+    for signature in WRITE_FUNCTIONS:
+        conn.execute(f"ALTER FUNCTION {signature} OWNER TO {owner[0]}")
+        conn.execute(f"REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC")
