@@ -1009,6 +1009,14 @@ def _write_calls(x: str, y: str) -> dict[str, tuple[str, tuple[Any, ...]]]:
         "delete_vectors": ("%s, %s", (x,)),
         "update_row": ("%s, %s, %s, %s, %s", ("nodes", [x], ["name"], ["pwned"])),
         "load_rows": ("%s, %s, %s::jsonb", ("meta", '[{"key": "k", "value": "1"}]')),
+        "write_node": (
+            "%s, %s" + ", %s" * 15,
+            (False, *node, None, None, None, None, "active", "t", "t", "{}"),
+        ),
+        "write_vectors": (
+            "%s, %s, %s::text[], %s::text[], %s::bytea[]",
+            ("m", [x], ["x"], [b"\x01"]),
+        ),
     }
 
 

@@ -10,7 +10,9 @@ bind), so each checks first that the calling login role may use the namespace
 namespace in every statement it runs. Row counts come back as return values.
 
 This is migration history: a later change to these functions is a new schema version,
-never an edit of this text.
+never an edit of this text. Version 3 added ``write_node`` and ``write_vectors``
+(``_WRITERS_V3``): a ``put`` in one round trip (the reads it needs, the upsert and the drop
+of stale vectors in one call), and a ``put_vectors`` of any number of rows in one.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["WRITE_FUNCTIONS", "create_functions"]
+__all__ = [
+    "V2_FUNCTIONS",
+    "V3_FUNCTIONS",
+    "WRITE_FUNCTIONS",
+    "create_functions",
+    "create_functions_v3",
+]
 
 # May the login role write namespace ns? Inside a SECURITY DEFINER function current_user is
 # the owner, so the caller is session_user: the role that logged in. SET ROLE does not
@@ -245,21 +253,98 @@ _WRITERS: dict[str, tuple[str, str, str, str]] = {
     ),
 }
 
-WRITE_FUNCTIONS: tuple[str, ...] = (
-    "ctxsdk.may_write(text)",
-    *(
-        f"ctxsdk.{name}(" + ",".join(a.split(" ", 1)[1] for a in args.split(", ")) + ")"
-        for name, (args, _, _, _) in _WRITERS.items()
+# Version 3: what put() and put_vectors() did in several round trips, each in one call.
+_WRITERS_V3: dict[str, tuple[str, str, str, str]] = {
+    # put(): insert or replace a node, as put_node, and return what the caller needs. With
+    # p_fresh (an id the caller drew) an id already here is ARRAY['taken'] (draw again);
+    # a uri another node holds is ARRAY['uri', that node's id]; neither writes anything.
+    # Else the row is written, keeping the created_at of a row replaced (returned:
+    # ARRAY['ok', created_at]), and a replace that changes an indexed column (_rows.INDEXED)
+    # drops the node's vectors, which embed the old text.
+    "write_node": (
+        "ns text, p_fresh boolean, p_id text, p_type text, p_name text, p_text text, "
+        "p_aliases text, p_uri text, p_sources text, p_until text, p_until_at text, "
+        "p_fail text, p_fix text, p_status text, p_created_at text, p_updated_at text, "
+        "p_extra text",
+        "text[]",
+        """
+    SELECT * INTO prior FROM ctxsdk.nodes t WHERE t.namespace = ns AND t.id = p_id;
+    existed := FOUND;
+    IF existed AND p_fresh THEN
+        RETURN ARRAY['taken'];
+    END IF;
+    SELECT t.id INTO holder FROM ctxsdk.nodes t WHERE t.namespace = ns AND t.uri = p_uri;
+    IF FOUND AND holder <> p_id THEN
+        RETURN ARRAY['uri', holder];
+    END IF;
+    INSERT INTO ctxsdk.nodes AS t (namespace, id, type, name, text, aliases, uri, sources,
+        until, until_at, fail, fix, status, created_at, updated_at, extra)
+    VALUES (ns, p_id, p_type, p_name, p_text, p_aliases, p_uri, p_sources, p_until,
+        p_until_at, p_fail, p_fix, p_status, p_created_at, p_updated_at, p_extra)
+    ON CONFLICT (namespace, id) DO UPDATE SET type = excluded.type, name = excluded.name,
+        text = excluded.text, aliases = excluded.aliases, uri = excluded.uri,
+        sources = excluded.sources, until = excluded.until, until_at = excluded.until_at,
+        fail = excluded.fail, fix = excluded.fix, status = excluded.status,
+        updated_at = excluded.updated_at, extra = excluded.extra
+    RETURNING t.created_at INTO created;
+    IF existed AND (prior.name IS DISTINCT FROM p_name OR prior.text IS DISTINCT FROM p_text
+            OR prior.aliases IS DISTINCT FROM p_aliases OR prior.fail IS DISTINCT FROM p_fail
+            OR prior.fix IS DISTINCT FROM p_fix OR prior.until IS DISTINCT FROM p_until) THEN
+        DELETE FROM ctxsdk.vectors v WHERE v.namespace = ns AND v.node = p_id;
+    END IF;
+    RETURN ARRAY['ok', created];""",
+        "prior ctxsdk.nodes; existed boolean; holder text; created text;",
     ),
-)
+    # put_vectors(): the rows in order, each as put_vector (a row for a node that is gone is
+    # skipped; a later row for the same node replaces an earlier one). Returns how many
+    # were written.
+    "write_vectors": (
+        "ns text, p_model text, p_nodes text[], p_hashes text[], p_vectors bytea[]",
+        "integer",
+        """
+    IF coalesce(cardinality(p_nodes), 0) <> coalesce(cardinality(p_hashes), 0)
+            OR coalesce(cardinality(p_nodes), 0) <> coalesce(cardinality(p_vectors), 0) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'write_vectors takes one hash and one vector for each node';
+    END IF;
+    FOR i IN 1 .. coalesce(cardinality(p_nodes), 0) LOOP
+        INSERT INTO ctxsdk.vectors (namespace, node, model, hash, vector)
+        SELECT ns, p_nodes[i], p_model, p_hashes[i], p_vectors[i]
+        WHERE EXISTS (
+            SELECT 1 FROM ctxsdk.nodes n WHERE n.namespace = ns AND n.id = p_nodes[i])
+        ON CONFLICT (namespace, node, model) DO UPDATE SET hash = excluded.hash,
+            vector = excluded.vector;
+        IF FOUND THEN
+            written := written + 1;
+        END IF;
+    END LOOP;
+    RETURN written;""",
+        "written integer := 0;",
+    ),
+}
+
+
+def _signatures(writers: dict[str, tuple[str, str, str, str]]) -> tuple[str, ...]:
+    return tuple(
+        f"ctxsdk.{name}(" + ",".join(a.split(" ", 1)[1] for a in args.split(", ")) + ")"
+        for name, (args, _, _, _) in writers.items()
+    )
+
+
+V2_FUNCTIONS: tuple[str, ...] = ("ctxsdk.may_write(text)", *_signatures(_WRITERS))
+"""The signatures of the functions schema version 2 made."""
+V3_FUNCTIONS: tuple[str, ...] = _signatures(_WRITERS_V3)
+"""The signatures of the functions schema version 3 added."""
+WRITE_FUNCTIONS: tuple[str, ...] = (*V2_FUNCTIONS, *V3_FUNCTIONS)
 """The signatures of the functions a namespace's members are granted EXECUTE on."""
 
 
-def create_functions(conn: psycopg.Connection[Any]) -> None:
-    """Create the write functions, owned by the schema's owner (a superuser who migrates
-    must not leave them running as a superuser), EXECUTE revoked from PUBLIC."""
-    conn.execute(_MAY_WRITE)
-    for name, (args, returns, body, declare) in _WRITERS.items():
+def _create(
+    conn: psycopg.Connection[Any],
+    writers: dict[str, tuple[str, str, str, str]],
+    signatures: tuple[str, ...],
+) -> None:
+    for name, (args, returns, body, declare) in writers.items():
         conn.execute(
             f"CREATE FUNCTION ctxsdk.{name}({args}) RETURNS {returns}\n"
             "LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp\n"
@@ -269,6 +354,18 @@ def create_functions(conn: psycopg.Connection[Any]) -> None:
         "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'ctxsdk'"
     ).fetchone()
     assert owner is not None  # migrate() made the schema first
-    for signature in WRITE_FUNCTIONS:
+    for signature in signatures:
         conn.execute(f"ALTER FUNCTION {signature} OWNER TO {owner[0]}")
         conn.execute(f"REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC")
+
+
+def create_functions(conn: psycopg.Connection[Any]) -> None:
+    """Create version 2's write functions, owned by the schema's owner (a superuser who
+    migrates must not leave them running as a superuser), EXECUTE revoked from PUBLIC."""
+    conn.execute(_MAY_WRITE)
+    _create(conn, _WRITERS, V2_FUNCTIONS)
+
+
+def create_functions_v3(conn: psycopg.Connection[Any]) -> None:
+    """Create the functions version 3 added, as ``create_functions`` does."""
+    _create(conn, _WRITERS_V3, V3_FUNCTIONS)

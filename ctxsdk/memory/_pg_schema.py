@@ -5,10 +5,11 @@ Everything lives in the schema ``ctxsdk``. ``ctxsdk.namespaces`` maps a namespac
 database role whose members may use it; a policy on every data table lets a role see the
 rows of those namespaces only. Members hold SELECT on the tables and write through
 functions that run as the owner and check the namespace first (version 2,
-``_pg_functions``); a namespace without a role is open to every role granted them. The
-schema version is one row of ``ctxsdk.schema_version``; ``migrate`` brings a database
-forward one step at a time in one transaction, under an advisory lock, and refuses one
-newer than this code (``StoreVersionError``).
+``_pg_functions``; version 3 added ``write_node`` and ``write_vectors``, a ``put`` and a
+``put_vectors`` in one call each); a namespace without a role is open to every role
+granted them. The schema version is one row of ``ctxsdk.schema_version``; ``migrate``
+brings a database forward one step at a time in one transaction, under an advisory lock,
+and refuses one newer than this code (``StoreVersionError``).
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def _v2(conn: psycopg.Connection[Any]) -> None:
     no table privilege but SELECT, which allows no lock that stalls a writer: the roles
     named in ``ctxsdk.namespaces``, and any other that was granted writes on the tables,
     lose their writes and are granted EXECUTE instead."""
-    from ._pg_functions import create_functions
+    from ._pg_functions import V2_FUNCTIONS, create_functions
 
     create_functions(conn)
     rows = conn.execute(
@@ -147,12 +148,43 @@ def _v2(conn: psycopg.Connection[Any]) -> None:
         (SCHEMA,),
     ).fetchall()
     for (role,) in sorted(rows):
-        _member_grants(conn, role)
+        _member_grants(conn, role, V2_FUNCTIONS)
 
 
-def _member_grants(conn: psycopg.Connection[Any], role: str) -> None:
+def _v3(conn: psycopg.Connection[Any]) -> None:
+    """``put`` and ``put_vectors`` each in one call (``write_node``, ``write_vectors``): the
+    functions are made, and every role that may run version 2's ``put_node`` may run them."""
+    from psycopg import sql
+
+    from ._pg_functions import V2_FUNCTIONS, V3_FUNCTIONS, create_functions_v3
+
+    create_functions_v3(conn)
+    put_node = next(f for f in V2_FUNCTIONS if f.startswith(f"{SCHEMA}.put_node("))
+    rows = conn.execute(
+        """
+        SELECT r.rolname FROM pg_catalog.pg_proc p
+            CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
+            JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+        WHERE p.oid = pg_catalog.to_regprocedure(%s) AND a.privilege_type = 'EXECUTE'
+            AND a.grantee <> p.proowner
+        """,
+        (put_node,),
+    ).fetchall()
+    for (role,) in sorted(rows):
+        for signature in V3_FUNCTIONS:  # fixed text of ours, not input
+            conn.execute(
+                sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(
+                    sql.Identifier(role)
+                )
+            )
+
+
+def _member_grants(
+    conn: psycopg.Connection[Any], role: str, functions: tuple[str, ...] | None = None
+) -> None:
     """What a namespace's role holds: USAGE on the schema, SELECT on the tables (reads, under
-    row-level security), EXECUTE on the write functions; no other table privilege."""
+    row-level security), EXECUTE on the write functions (``functions``: all of this
+    version's when None); no other table privilege."""
     from psycopg import sql
 
     from ._pg_functions import WRITE_FUNCTIONS
@@ -170,12 +202,12 @@ def _member_grants(conn: psycopg.Connection[Any], role: str) -> None:
         name = sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(table))
         conn.execute(sql.SQL("REVOKE " + _WRITE_PRIVILEGES + " ON {} FROM {}").format(name, ident))
         conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, ident))
-    for signature in WRITE_FUNCTIONS:  # fixed text of ours, not input
+    for signature in WRITE_FUNCTIONS if functions is None else functions:  # fixed text of ours
         conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(ident))
 
 
 # _MIGRATIONS[i] takes a database from schema version i to i + 1 (0: no ctxsdk schema).
-_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2)
+_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3)
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The PostgreSQL schema version this code writes (``ctxsdk.schema_version``)."""
 

@@ -84,6 +84,9 @@ _T = TypeVar("_T")
 _C = 'COLLATE "C"'  # byte order, as SQLite compares text
 # A node's plain text columns, checked for NUL before a write (JSON ones escape it).
 _TEXT_FIELDS = ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at")
+# ctxsdk.write_node's columns, in its order (after ns and p_fresh).
+_NODE_ORDER = tuple(c.strip() for c in NODE_COLUMNS.split(","))
+_NODE_MARKS = ", ".join("%s" for _ in _NODE_ORDER)
 
 
 def is_postgres_url(path: object) -> bool:
@@ -435,32 +438,47 @@ class PostgresStore:
             value = getattr(node, field)
             if isinstance(value, str):
                 _no_nul(value, f"node {node.id or node.type!r}: {field}")
-        ns = self.namespace
         with self._write() as held:
-            node_id = node.id
-            old = None
-            if node_id:
-                found = self._read(
-                    f"SELECT created_at, {', '.join(INDEXED)} FROM {{S}}.nodes "
-                    "WHERE namespace = %s AND id = %s",
-                    (ns, node_id),
-                )
-                old = found[0] if found else None
-            else:
+            fresh = not node.id  # an id drawn here: one taken already is drawn again
+            node_id = node.id or new_node_id()
+            while True:
+                uri = node.uri or _node_uri(node.type, node_id)
+                now = now_stamp()
+                values = {
+                    "id": node_id,
+                    "type": node.type,
+                    "name": node.name,
+                    "text": node.text,
+                    "aliases": dumps_value(list(node.aliases), "aliases"),
+                    "uri": uri,
+                    "sources": dumps_value([s.to_json() for s in node.sources], "sources"),
+                    "until": node.until,
+                    "until_at": node.until_at,
+                    "fail": node.fail,
+                    "fix": node.fix,
+                    "status": node.status,
+                    "created_at": node.created_at or now,  # a replace keeps the stored one
+                    "updated_at": now,
+                    "extra": dumps_value(dict(node.extra), "extra"),
+                }
+                # one round trip: the stored row's created_at and indexed columns, the uri's
+                # holder, the upsert and the drop of stale vectors (ctxsdk.write_node)
+                row = held.conn.execute(
+                    f"SELECT {SCHEMA}.write_node(%s, %s, {_NODE_MARKS})",
+                    (self.namespace, fresh, *(values[c] for c in _NODE_ORDER)),
+                ).fetchone()
+                outcome: list[str | None] = row[0] if row is not None and row[0] else []
+                if outcome[:1] != ["taken"]:
+                    break
                 node_id = new_node_id()
-                while self._read(
-                    "SELECT 1 FROM {S}.nodes WHERE namespace = %s AND id = %s", (ns, node_id)
-                ):
-                    node_id = new_node_id()
-            uri = node.uri or _node_uri(node.type, node_id)
-            holder = self._read(
-                "SELECT id FROM {S}.nodes WHERE namespace = %s AND uri = %s", (ns, uri)
-            )
-            if holder and holder[0]["id"] != node_id:
-                raise InvalidArgument(f"uri {uri!r} is already node {holder[0]['id']!r}")
-            now = now_stamp()
-            created = old["created_at"] if old is not None else (node.created_at or now)
-            stored = Node(
+            if outcome[:1] == ["uri"]:
+                raise InvalidArgument(f"uri {uri!r} is already node {outcome[1]!r}")
+            if outcome[:1] != ["ok"] or not isinstance(outcome[1], str):
+                raise StoreError(
+                    f"{self._where}: write_node answered {outcome!r}", path=self._where
+                )
+            held.changed = True
+            return Node(
                 id=node_id,
                 type=node.type,
                 name=node.name,
@@ -473,32 +491,10 @@ class PostgresStore:
                 fail=node.fail,
                 fix=node.fix,
                 status=node.status,
-                created_at=created,
+                created_at=outcome[1],
                 updated_at=now,
                 extra=dict(node.extra),
             )
-            values = {
-                "id": stored.id,
-                "type": stored.type,
-                "name": stored.name,
-                "text": stored.text,
-                "aliases": dumps_value(list(stored.aliases), "aliases"),
-                "uri": stored.uri,
-                "sources": dumps_value([s.to_json() for s in stored.sources], "sources"),
-                "until": stored.until,
-                "until_at": stored.until_at,
-                "fail": stored.fail,
-                "fix": stored.fix,
-                "status": stored.status,
-                "created_at": stored.created_at,
-                "updated_at": stored.updated_at,
-                "extra": dumps_value(stored.extra, "extra"),
-            }
-            columns = [c.strip() for c in NODE_COLUMNS.split(",")]  # put_node's order
-            self._call(held, "put_node", *(values[c] for c in columns))
-            if old is not None and any(old[c] != values[c] for c in INDEXED):
-                self._call(held, "delete_vectors", node_id)
-        return stored
 
     def get(self, node_id: str) -> Node | None:
         rows = self._read(
@@ -641,10 +637,19 @@ class PostgresStore:
         transaction; a row for a node that no longer exists is skipped. Returns how many
         were written."""
         check_model(model)
-        written = 0
         with self._write() as held:
-            for node_id, digest, blob in rows:
-                written += self._call(held, "put_vector", node_id, model, digest, bytes(blob))
+            given = [(node_id, digest, bytes(blob)) for node_id, digest, blob in rows]
+            if not given:
+                return 0
+            nodes, digests, blobs = (list(column) for column in zip(*given, strict=True))
+            # one round trip for every row (ctxsdk.write_vectors)
+            row = held.conn.execute(
+                f"SELECT {SCHEMA}.write_vectors(%s, %s, %s::text[], %s::text[], %s::bytea[])",
+                (self.namespace, model, nodes, digests, blobs),
+            ).fetchone()
+            written = int(row[0]) if row is not None and row[0] is not None else 0
+            if written > 0:
+                held.changed = True
         return written
 
     # -- maintenance: raw rows, exact updates, compaction (``Memory.scrub``) ----------------
