@@ -59,6 +59,7 @@ from ._rows import (
     INDEXED,
     MAINTAINED,
     NODE_COLUMNS,
+    NODE_ORDER,
     check_meta_key,
     check_model,
     check_node,
@@ -68,8 +69,10 @@ from ._rows import (
     load_json,
     loadable,
     new_node_id,
+    node_columns,
     node_of,
     now_stamp,
+    stamped,
     stored_row,
     update_params,
 )
@@ -85,8 +88,7 @@ _C = 'COLLATE "C"'  # byte order, as SQLite compares text
 # A node's plain text columns, checked for NUL before a write (JSON ones escape it).
 _TEXT_FIELDS = ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at")
 # ctxsdk.write_node's columns, in its order (after ns and p_fresh).
-_NODE_ORDER = tuple(c.strip() for c in NODE_COLUMNS.split(","))
-_NODE_MARKS = ", ".join("%s" for _ in _NODE_ORDER)
+_NODE_MARKS = ", ".join("%s" for _ in NODE_ORDER)
 
 
 def is_postgres_url(path: object) -> bool:
@@ -444,28 +446,13 @@ class PostgresStore:
             while True:
                 uri = node.uri or _node_uri(node.type, node_id)
                 now = now_stamp()
-                values = {
-                    "id": node_id,
-                    "type": node.type,
-                    "name": node.name,
-                    "text": node.text,
-                    "aliases": dumps_value(list(node.aliases), "aliases"),
-                    "uri": uri,
-                    "sources": dumps_value([s.to_json() for s in node.sources], "sources"),
-                    "until": node.until,
-                    "until_at": node.until_at,
-                    "fail": node.fail,
-                    "fix": node.fix,
-                    "status": node.status,
-                    "created_at": node.created_at or now,  # a replace keeps the stored one
-                    "updated_at": now,
-                    "extra": dumps_value(dict(node.extra), "extra"),
-                }
+                # a replace keeps the stored created_at (the server's answer below)
+                values = node_columns(stamped(node, node_id, uri, node.created_at or now, now))
                 # one round trip: the stored row's created_at and indexed columns, the uri's
                 # holder, the upsert and the drop of stale vectors (ctxsdk.write_node)
                 row = held.conn.execute(
                     f"SELECT {SCHEMA}.write_node(%s, %s, {_NODE_MARKS})",
-                    (self.namespace, fresh, *(values[c] for c in _NODE_ORDER)),
+                    (self.namespace, fresh, *(values[c] for c in NODE_ORDER)),
                 ).fetchone()
                 outcome: list[str | None] = row[0] if row is not None and row[0] else []
                 if outcome[:1] != ["taken"]:
@@ -478,23 +465,7 @@ class PostgresStore:
                     f"{self._where}: write_node answered {outcome!r}", path=self._where
                 )
             held.changed = True
-            return Node(
-                id=node_id,
-                type=node.type,
-                name=node.name,
-                text=node.text,
-                aliases=tuple(node.aliases),
-                uri=uri,
-                sources=tuple(node.sources),
-                until=node.until,
-                until_at=node.until_at,
-                fail=node.fail,
-                fix=node.fix,
-                status=node.status,
-                created_at=outcome[1],
-                updated_at=now,
-                extra=dict(node.extra),
-            )
+            return stamped(node, node_id, uri, outcome[1], now)
 
     def get(self, node_id: str) -> Node | None:
         rows = self._read(

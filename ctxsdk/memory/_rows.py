@@ -26,6 +26,7 @@ __all__ = [
     "KEY_BYTES",
     "MAINTAINED",
     "NODE_COLUMNS",
+    "NODE_ORDER",
     "OPTIONAL_COLUMNS",
     "REVISION_KEY",
     "STATUSES",
@@ -46,8 +47,10 @@ __all__ = [
     "load_json",
     "loadable",
     "new_node_id",
+    "node_columns",
     "node_of",
     "now_stamp",
+    "stamped",
     "storable_text",
     "stored_row",
     "too_deep",
@@ -310,6 +313,51 @@ def check_model(model: object) -> str:
     if not isinstance(model, str) or not model:
         raise InvalidArgument(f"a vector's model is a non-empty string, not {model!r}")
     return check_key(model, "vector model", "a vector's model")
+
+
+NODE_ORDER = tuple(c.strip() for c in NODE_COLUMNS.split(","))
+
+
+def stamped(node: Node, node_id: str, uri: str, created_at: str, updated_at: str) -> Node:
+    """``node`` as a store keeps it: its id and uri settled, its times stamped."""
+    return Node(
+        id=node_id,
+        type=node.type,
+        name=node.name,
+        text=node.text,
+        aliases=tuple(node.aliases),
+        uri=uri,
+        sources=tuple(node.sources),
+        until=node.until,
+        until_at=node.until_at,
+        fail=node.fail,
+        fix=node.fix,
+        status=node.status,
+        created_at=created_at,
+        updated_at=updated_at,
+        extra=dict(node.extra),
+    )
+
+
+def node_columns(node: Node) -> dict[str, Any]:
+    """The columns of ``node``'s row (``NODE_ORDER``), JSON ones encoded one way."""
+    return {
+        "id": node.id,
+        "type": node.type,
+        "name": node.name,
+        "text": node.text,
+        "aliases": dumps_value(list(node.aliases), "aliases"),
+        "uri": node.uri,
+        "sources": dumps_value([s.to_json() for s in node.sources], "sources"),
+        "until": node.until,
+        "until_at": node.until_at,
+        "fail": node.fail,
+        "fix": node.fix,
+        "status": node.status,
+        "created_at": node.created_at,
+        "updated_at": node.updated_at,
+        "extra": dumps_value(dict(node.extra), "extra"),
+    }
 
 
 def check_node(node: Node) -> None:

@@ -45,6 +45,7 @@ from ._rows import (
     INDEXED,
     MAINTAINED,
     NODE_COLUMNS,
+    NODE_ORDER,
     REVISION_KEY,
     VECTOR_COLUMNS,
     check_meta_key,
@@ -58,8 +59,10 @@ from ._rows import (
     load_json,
     loadable,
     new_node_id,
+    node_columns,
     node_of,
     now_stamp,
+    stamped,
     stored_row,
     update_params,
 )
@@ -526,40 +529,9 @@ class SQLiteStore:
                 raise InvalidArgument(f"uri {uri!r} is already node {holder[0]!r}")
             now = now_stamp()
             created = old[0] if old is not None else (node.created_at or now)
-            stored = Node(
-                id=node_id,
-                type=node.type,
-                name=node.name,
-                text=node.text,
-                aliases=tuple(node.aliases),
-                uri=uri,
-                sources=tuple(node.sources),
-                until=node.until,
-                until_at=node.until_at,
-                fail=node.fail,
-                fix=node.fix,
-                status=node.status,
-                created_at=created,
-                updated_at=now,
-                extra=dict(node.extra),
-            )
-            values = (
-                stored.id,
-                stored.type,
-                stored.name,
-                stored.text,
-                dumps_value(list(stored.aliases), "aliases"),
-                stored.uri,
-                dumps_value([s.to_json() for s in stored.sources], "sources"),
-                stored.until,
-                stored.until_at,
-                stored.fail,
-                stored.fix,
-                stored.status,
-                stored.created_at,
-                stored.updated_at,
-                dumps_value(stored.extra, "extra"),
-            )
+            stored = stamped(node, node_id, uri, created, now)
+            columns = node_columns(stored)
+            values = tuple(columns[c] for c in NODE_ORDER)
             # An upsert, not INSERT OR REPLACE: REPLACE deletes the row first, and the
             # ON DELETE CASCADE would take the node's edges with it.
             db.execute(
@@ -571,10 +543,7 @@ class SQLiteStore:
                 "updated_at=excluded.updated_at, extra=excluded.extra",
                 values,
             )
-            if old is not None and tuple(old[1:]) != tuple(
-                values[i]
-                for i in (2, 3, 4, 9, 10, 7)  # name, text, aliases, fail, fix, until
-            ):
+            if old is not None and tuple(old[1:]) != tuple(columns[c] for c in INDEXED):
                 db.execute("DELETE FROM vectors WHERE node = ?", (node_id,))
         return stored
 
