@@ -183,11 +183,10 @@ def load_script(name: str) -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[LocalPostgres]:
-    """One real PostgreSQL server for the whole run (``ctxsdk.testing.LocalPostgres``), stopped
-    at the end. Without one the test skips, but under ``CI=true`` it fails: CI never skips
-    the PostgreSQL backend silently."""
+def started_postgres() -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server (``ctxsdk.testing.LocalPostgres``) for a fixture to yield,
+    stopped after. Without one the test skips, but under ``CI=true`` it fails: CI never
+    skips the PostgreSQL backend silently."""
     from ctxsdk.errors import DataMissing, ServerError
     from ctxsdk.testing import LocalPostgres
 
@@ -202,6 +201,12 @@ def postgres_server() -> Iterator[LocalPostgres]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    """One real PostgreSQL server for the whole run (``started_postgres``)."""
+    yield from started_postgres()
 
 
 _database_numbers = itertools.count(1)

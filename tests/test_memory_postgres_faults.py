@@ -32,6 +32,8 @@ from ctxsdk.memory._pg_schema import SCHEMA_VERSION
 from ctxsdk.memory._postgres import PostgresStore
 from ctxsdk.testing import LocalPostgres
 
+from .conftest import started_postgres
+
 psycopg = pytest.importorskip("psycopg")
 
 SECRET = "pw-Zq8-never-shown"
@@ -115,19 +117,7 @@ def _entity(name: str, text: str = "") -> Node:
 @pytest.fixture
 def own_server() -> Iterator[LocalPostgres]:
     """A server of this test's own, to restart without touching the other tests'."""
-    from ctxsdk.errors import DataMissing, ServerError
-
-    server = LocalPostgres()
-    try:
-        server.start()
-    except (DataMissing, ServerError) as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true, and no PostgreSQL server could be started: {exc}")
-        pytest.skip(str(exc))
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from started_postgres()
 
 
 def _hold_connections(store: PostgresStore, n: int) -> None:
