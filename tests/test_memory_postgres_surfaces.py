@@ -1,6 +1,7 @@
 """What a person touches works unchanged on a PostgreSQL memory: the MemoryGraph widget, the
 model's memory tools and the command line give what they give on a SQLite file (a real
-server from the ``postgres_dsn`` fixture; the same real sample session in both)."""
+server from the ``postgres_dsn`` fixture; the same real sample session in both), and
+``Memory(..., timeout=)`` reaches either store."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 import ctxsdk as cx
 from ctxsdk._cli import main
+from ctxsdk.errors import LockHeld, StoreUnavailable
 from ctxsdk.samples import real_samples
 from ctxsdk.tools import ToolContext, default_registry
 
@@ -108,3 +110,33 @@ def test_the_command_line_reads_a_namespace(
         hits = json.loads(capsys.readouterr().out)["hits"]
         outs.append([(h["type"], h["text"]) for h in hits])
     assert outs[0] == outs[1] and outs[0]
+
+
+def test_memory_takes_a_timeout_for_a_server_that_does_not_answer() -> None:
+    # Nothing listens on the port: the open fails within the timeout, naming the server and
+    # never the password.
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dsn = f"postgresql://alice:hunter2-secret@127.0.0.1:{port}/memory"
+    with pytest.raises(StoreUnavailable) as caught:
+        cx.Memory(dsn, namespace="team-a", timeout=0.5, embedder=None)
+    assert f"127.0.0.1:{port}/memory" in str(caught.value)
+    assert "hunter2" not in str(caught.value) and "hunter2" not in repr(caught.value)
+
+
+def test_memory_passes_its_timeout_to_a_file_store(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "memory.db"
+    cx.Memory(path, embedder=None).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with cx.Memory(path, embedder=None, timeout=0.2) as mem, pytest.raises(LockHeld):
+            mem.remember("Run ruff before every commit.", type="preference")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -329,6 +329,8 @@ class Memory:
     Each node's vector is stored in the memory file with the hash of its text, written with
     the node and reused by every process; a node without one is embedded at the next
     search. ``clock``: what "now" is, for stale decisions (default: the wall clock).
+    ``timeout``: how long a write waits for another writer (then ``LockHeld``), and, for a
+    server, for a connection (then ``StoreUnavailable``).
     """
 
     def __init__(
@@ -339,6 +341,7 @@ class Memory:
         embedder: Embedder | str | None = "auto",
         clock: Any = None,
         namespace: str | None = None,
+        timeout: float = 30.0,
     ) -> None:
         if namespace is not None and not is_postgres_url(path):
             raise InvalidArgument(
@@ -348,11 +351,11 @@ class Memory:
         if path is None:
             self.store: MemoryStore = SQLiteStore.memory()
         elif is_postgres_url(path):
-            self.store = PostgresStore(str(path), namespace=namespace or "default")
+            self.store = PostgresStore(str(path), namespace=namespace or "default", timeout=timeout)
         elif isinstance(path, (str, os.PathLike)):
             p = Path(path)
             _make_parent(p)
-            self.store = SQLiteStore(p)
+            self.store = SQLiteStore(p, timeout=timeout)
         elif isinstance(path, MemoryStore):
             self.store = path
         else:
@@ -385,9 +388,17 @@ class Memory:
         embedder: Embedder | str | None = "auto",
         clock: Any = None,
         namespace: str | None = None,
+        timeout: float = 30.0,
     ) -> Memory:
         """``Memory.open(path)``: the same as ``Memory(path, ...)`` (the documented call)."""
-        return cls(path, workspace=workspace, embedder=embedder, clock=clock, namespace=namespace)
+        return cls(
+            path,
+            workspace=workspace,
+            embedder=embedder,
+            clock=clock,
+            namespace=namespace,
+            timeout=timeout,
+        )
 
     # -- plumbing -----------------------------------------------------------------------------
     def now(self) -> datetime:
