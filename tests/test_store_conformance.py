@@ -245,6 +245,29 @@ def test_a_taken_uri_is_refused_and_nothing_written(store: Store) -> None:
         store.put(Node(id="", type="planet", name="x"))  # type: ignore[arg-type]
 
 
+def test_edges_touching_is_every_edge_of_the_nodes_once_in_order(store: Store) -> None:
+    # What find reads in one call must be what a query per node would read: the edges into
+    # and out of each node (a loop counts for both), in (src, dst, label) order, each once.
+    import random
+
+    from ctxsdk.memory._model import EDGE_LABELS
+
+    rng = random.Random(11)
+    ids = [store.put(_entity(f"e{i}")).id for i in range(12)]
+    for _ in range(40):
+        store.link(Edge(rng.choice(ids), rng.choice(ids), rng.choice(EDGE_LABELS)))
+    store.link(Edge(ids[0], ids[0], "about"))
+    for pick in (ids[:1], ids[3:7], ids, [ids[2], "no-such-node"], []):
+        expected = {
+            (e.src, e.dst, e.label): e
+            for nid in pick
+            for e in (*store.edges(dst=nid), *store.edges(src=nid))
+        }
+        got = store.edges_touching(pick)
+        assert got == [expected[k] for k in sorted(expected)]
+    assert store.edges_touching(ids) == store.edges()
+
+
 def test_edges_link_is_idempotent_unlink_and_cascade(store: Store) -> None:
     a, b, c = (store.put(_entity(n)) for n in "ABC")
     assert store.link(Edge(a.id, b.id, "about", 1.0))

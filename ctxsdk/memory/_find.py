@@ -485,24 +485,39 @@ def find_nodes(
                 offer(near, node.id, best, "anchor")
         elif node.type == "decision" and node.until and _asks_until(query, node):
             offer(near, node.id, best, "match")
-    # same_as: a hit that was merged away also returns its keeper, as well as it matched
-    for nid in list(direct):
-        for e in store.edges(src=nid, labels=["same_as"]):
-            if e.dst in nodes:
-                offer(direct, e.dst, direct[nid][0], "same_as")
-    # one hop along the business edges, both ways: neighbours, placed after the direct hits
     cache = {} if edge_cache is None else edge_cache
 
+    def prefetch(ids: Iterable[str]) -> None:
+        """Read the edges of every node in ``ids`` not cached yet, in one call."""
+        want = [i for i in dict.fromkeys(ids) if i not in cache]
+        if not want:
+            return
+        got: dict[str, tuple[list[Edge], list[Edge]]] = {i: ([], []) for i in want}
+        for e in store.edges_touching(want):  # (src, dst, label) order, as edges() gives
+            if e.dst in got:
+                got[e.dst][0].append(e)
+            if e.src in got:
+                got[e.src][1].append(e)
+        cache.update(got)
+
     def edges_of(nid: str) -> tuple[list[Edge], list[Edge]]:
-        if nid not in cache:
-            cache[nid] = (store.edges(dst=nid), store.edges(src=nid))
+        prefetch([nid])
         return cache[nid]
+
+    # same_as: a hit that was merged away also returns its keeper, as well as it matched
+    prefetch(direct)
+    for nid in list(direct):
+        for e in edges_of(nid)[1]:
+            if e.label == "same_as" and e.dst in nodes:
+                offer(direct, e.dst, direct[nid][0], "same_as")
+    # one hop along the business edges, both ways: neighbours, placed after the direct hits
 
     if expand > 0:
         frontier = sorted(direct, key=lambda n: -direct[n][0])[:pool]
         reach = {nid: direct[nid][0] for nid in frontier}
         for _ in range(expand):
             nxt: list[str] = []
+            prefetch(frontier)
             for nid in frontier:
                 ins, outs = edges_of(nid)
                 for e in (*ins, *outs):
@@ -528,6 +543,7 @@ def find_nodes(
     # the order of the direct hits that reached them
     ranked: list[tuple[int, float, float, int, int, str, MemoryHit]] = []
     floor = 0.5 * min((s for s, _ in direct.values()), default=1.0)
+    prefetch([*direct, *near])
     for tier, found in ((0, direct), (1, near)):
         for nid, (score, via) in found.items():
             if tier == 1 and nid in direct:

@@ -570,6 +570,19 @@ class PostgresStore:
         rows = self._read(sql + f" ORDER BY src {_C}, dst {_C}, label {_C}", params)
         return [edge_of(r, self._where) for r in rows]
 
+    def edges_touching(self, ids: Iterable[str]) -> list[Edge]:
+        """Every edge into or out of any node in ``ids``, in (src, dst, label) order: one
+        query, however many nodes."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return []
+        rows = self._read(
+            "SELECT src, dst, label, weight, created_at FROM {S}.edges WHERE namespace = %s "
+            f"AND (src = ANY(%s) OR dst = ANY(%s)) ORDER BY src {_C}, dst {_C}, label {_C}",
+            (self.namespace, wanted, wanted),
+        )
+        return [edge_of(r, self._where) for r in rows]
+
     def get_meta(self, key: str) -> Any:
         """The JSON value under ``key``; None when there is none."""
         rows = self._read(

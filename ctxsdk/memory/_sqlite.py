@@ -638,6 +638,23 @@ class SQLiteStore:
         rows = self._read(sql + " ORDER BY src, dst, label", where.params)
         return [edge_of(r, self._path) for r in rows]
 
+    def edges_touching(self, ids: Iterable[str]) -> list[Edge]:
+        """Every edge into or out of any node in ``ids``, in (src, dst, label) order."""
+        wanted = sorted(set(ids))
+        found: dict[tuple[str, str, str], Edge] = {}
+        for i in range(0, len(wanted), 400):  # under SQLite's bound-parameter limit
+            chunk = wanted[i : i + 400]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._read(
+                "SELECT src, dst, label, weight, created_at FROM edges "
+                f"WHERE src IN ({marks}) OR dst IN ({marks})",
+                (*chunk, *chunk),
+            )
+            for r in rows:
+                e = edge_of(r, self._path)
+                found[(e.src, e.dst, e.label)] = e
+        return [found[k] for k in sorted(found)]
+
     def get_meta(self, key: str) -> Any:
         """The JSON value under ``key``; None when there is none."""
         rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))

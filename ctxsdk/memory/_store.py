@@ -76,6 +76,11 @@ class MemoryStore(Protocol):
         """Edges out of ``src`` and/or into ``dst``, of ``labels`` (all when None)."""
         ...
 
+    def edges_touching(self, ids: Iterable[str]) -> list[Edge]:
+        """Every edge into or out of any node in ``ids``, in (src, dst, label) order, each
+        once: what ``find`` reads of its candidates' edges, in one call."""
+        ...
+
     # -- embeddings (a cache of the search index's vectors, one per node and embedder) ----
     def vectors(self, model: str, ids: Iterable[str] | None = None) -> dict[str, tuple[str, bytes]]:
         """Stored vectors of ``model`` (the embedder's name, dimension and version): node
