@@ -529,7 +529,8 @@ def test_the_cli_escapes_with_the_same_function() -> None:
 def test_memory_outputs_are_neutralized_and_stored_text_kept(tmp_path: Path) -> None:
     with Memory(tmp_path / "m.db") as mem:
         pref = mem.remember(f"Always {HOSTILE}", link_to="Hostile\u202eName")
-        assert pref.text == f"Always {' '.join(HOSTILE.split())}"  # stored as given
+        # stored as given, but for U+0000, which the door drops (no store can hold it alike)
+        assert pref.text == f"Always {' '.join(HOSTILE.split())}".replace("\x00", "")
         mem.pin("s", pref.id)
         mem.configure(recall="auto")
         assert _clean(mem.map().text) and "\\u202e" in mem.map().text
