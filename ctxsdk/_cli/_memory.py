@@ -18,7 +18,7 @@ from ..errors import InvalidArgument, NotFound, StaleRedactionWarning
 from ._terminal import visible
 
 if TYPE_CHECKING:
-    from ..memory import Memory, PostgresStore, SQLiteStore
+    from ..memory import Memory
 
 __all__ = ["cmd_memory", "demo_memory", "shown"]
 
@@ -178,26 +178,19 @@ def _administer(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_store(db: str, namespace: str | None, *, create: bool) -> SQLiteStore | PostgresStore:
-    from ..memory import PostgresStore, SQLiteStore
-
-    if is_url(db):
-        return PostgresStore(db, namespace=namespace or "default", create=create)
-    return SQLiteStore(db, create=create)
-
-
 def _copy(args: argparse.Namespace) -> int:
     """``copy DST``: every row of DB into an empty DST (a file or a PostgreSQL namespace)."""
     from ..memory import copy_memory
+    from ..memory.kernel import open_store
 
     dst_db = args.args[0]
     try:
-        src = _open_store(args.db, args.namespace, create=False)
+        src = open_store(args.db, namespace=args.namespace, create=False)
     except NotFound as exc:  # the store says create=False, a keyword the command line lacks
         why = str(exc.args[0] if exc.args else exc).replace(" (create=False)", "")
         raise NotFound(f"{why}: nothing to copy") from None
     try:
-        dst = _open_store(dst_db, args.to_namespace, create=True)
+        dst = open_store(dst_db, namespace=args.to_namespace)
         try:
             report = copy_memory(src, dst, progress=_copy_progress(sys.stderr))
         finally:

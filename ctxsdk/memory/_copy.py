@@ -16,7 +16,6 @@ the store's own cache, and each node is embedded again at the destination's next
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +23,9 @@ from typing import Any
 from .._display import Rendered, esc, plural
 from .._progress import Progress, resolve_progress
 from ..errors import InvalidArgument
-from ._postgres import PostgresStore, is_postgres_url
-from ._sqlite import SQLiteStore
-from ._store import MaintainedStore
+from ._store import MaintainedStore, MemoryStore
 
-__all__ = ["CHUNK", "TABLES", "CopyReport", "copy_memory", "open_store"]
+__all__ = ["CHUNK", "TABLES", "CopyReport", "copy_memory"]
 
 TABLES = ("nodes", "edges", "meta")  # in the order a copy loads them: an edge needs its ends
 CHUNK = 500  # rows per load() call, and between two progress reports
@@ -74,35 +71,18 @@ class CopyReport(Rendered):
         return f"<div class='cx-title'>{esc(self._headline())}</div><div>{esc(_NOT_COPIED)}</div>"
 
 
-def open_store(
-    where: str | os.PathLike[str] | MaintainedStore,
-    *,
-    namespace: str | None = None,
-    create: bool = True,
-) -> MaintainedStore:
-    """The store at ``where``: a ``postgresql://`` URL opens ``namespace`` (default
-    ``"default"``) of that database, a path a SQLite file, and a store is returned as it is.
-    ``create=False`` refuses a file or namespace that does not exist yet (``NotFound``)."""
-    if namespace is not None and not is_postgres_url(where):
+def _maintained(store: MemoryStore, role: str) -> MaintainedStore:
+    if not isinstance(store, MaintainedStore):
         raise InvalidArgument(
-            "a namespace belongs to a PostgreSQL memory (a postgresql:// URL); a SQLite file "
-            "is one namespace of its own"
+            f"the {role} of a copy is a store that reads and loads its rows (SQLiteStore, "
+            f"PostgresStore), not {type(store).__name__}"
         )
-    if is_postgres_url(where):
-        return PostgresStore(str(where), namespace=namespace or "default", create=create)
-    if isinstance(where, str | os.PathLike):
-        return SQLiteStore(where, create=create)
-    if isinstance(where, MaintainedStore):
-        return where
-    raise InvalidArgument(
-        f"a memory to copy is a path, a postgresql:// URL or a store that can load rows, "
-        f"not {type(where).__name__}"
-    )
+    return store
 
 
 def copy_memory(
-    src: MaintainedStore,
-    dst: MaintainedStore,
+    src: MemoryStore,
+    dst: MemoryStore,
     *,
     progress: Progress | bool | None = None,
 ) -> CopyReport:
@@ -111,12 +91,7 @@ def copy_memory(
     the copy is one transaction there, so a failure leaves it empty. ``progress(done, total,
     "copy")`` is called every ``CHUNK`` rows (``None``: a bar on a terminal, else silence;
     ``False``: silence). The embedding cache is not copied."""
-    for store, role in ((src, "source"), (dst, "destination")):
-        if not isinstance(store, MaintainedStore):
-            raise InvalidArgument(
-                f"the {role} of a copy is a store that reads and loads its rows (SQLiteStore, "
-                f"PostgresStore), not {type(store).__name__}"
-            )
+    src, dst = _maintained(src, "source"), _maintained(dst, "destination")
     report = resolve_progress(progress)
     with src.snapshot():  # nodes, edges and meta of one moment
         rows: dict[str, list[dict[str, Any]]] = {t: src.rows(t) for t in TABLES}

@@ -25,7 +25,6 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
@@ -41,7 +40,7 @@ from ..errors import (
 from ..model import ModelProtocol
 from ..session import Embedder, Retriever, Session, get_embedder, get_tokenizer
 from ..session.kernel import clean_text, neutralize, short_id, widget
-from ._copy import CopyReport, copy_memory, open_store
+from ._copy import CopyReport, copy_memory
 from ._door import (
     admit,
     admit_candidate,
@@ -66,10 +65,9 @@ from ._ingest import extract, is_agent_log, merge_target, merged, observations, 
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, clip, edge_label, node_type
-from ._postgres import PostgresStore, is_postgres_url
+from ._open import open_store
 from ._propose import Proposal, propose
 from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
-from ._sqlite import SQLiteStore
 from ._store import MaintainedStore, MemoryStore
 
 if TYPE_CHECKING:
@@ -297,24 +295,6 @@ def _now_iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _make_parent(path: Path) -> None:
-    """Make the directory a memory file goes in; a file where a directory of its path
-    should be is ``InvalidArgument`` naming both (``mkdir`` says only ``FileExistsError``
-    or ``NotADirectoryError``), any other failure ``WriteError``."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        blocker = next((a for a in path.parents if a.exists()), path.parent)
-        raise InvalidArgument(
-            f"{path}: {blocker} is not a directory, so the memory's directory cannot be made "
-            "there; give a path whose parent is a directory (or does not exist yet)"
-        ) from None
-    except OSError as exc:
-        raise WriteError(
-            f"{path}: cannot make its directory {path.parent} ({exc.strerror or exc})"
-        ) from None
-
-
 class Memory:
     """A graph memory in one SQLite file, or in a team's PostgreSQL database (see the
     module docs).
@@ -343,25 +323,7 @@ class Memory:
         namespace: str | None = None,
         timeout: float = 30.0,
     ) -> None:
-        if namespace is not None and not is_postgres_url(path):
-            raise InvalidArgument(
-                "namespace= belongs to a PostgreSQL memory (a postgresql:// URL); a SQLite "
-                "file is one namespace of its own"
-            )
-        if path is None:
-            self.store: MemoryStore = SQLiteStore.memory()
-        elif is_postgres_url(path):
-            self.store = PostgresStore(str(path), namespace=namespace or "default", timeout=timeout)
-        elif isinstance(path, (str, os.PathLike)):
-            p = Path(path)
-            _make_parent(p)
-            self.store = SQLiteStore(p, timeout=timeout)
-        elif isinstance(path, MemoryStore):
-            self.store = path
-        else:
-            raise InvalidArgument(
-                f"Memory takes a database path or a MemoryStore, not {type(path).__name__}"
-            )
+        self.store = open_store(path, namespace=namespace, timeout=timeout)
         self._clock = clock
         embedder = _resolve_embedder(embedder)
         self._embedder = embedder
@@ -1095,17 +1057,9 @@ class Memory:
         file path (made when missing), a ``postgresql://`` URL (``namespace``, default
         ``"default"``, made when missing), or a store (left open). A destination that holds
         a node is refused; a failure leaves it empty (one transaction)."""
-        store = self.store
-        if not isinstance(store, MaintainedStore):
-            raise InvalidArgument(
-                f"copy_to() reads every row of the store; {type(store).__name__} cannot "
-                "(SQLiteStore and PostgresStore can)"
-            )
-        if isinstance(dst, str | os.PathLike) and not is_postgres_url(dst):
-            _make_parent(Path(dst))
         target = open_store(dst, namespace=namespace)
         try:
-            return copy_memory(store, target, progress=progress)
+            return copy_memory(self.store, target, progress=progress)
         finally:
             if target is not dst:
                 target.close()

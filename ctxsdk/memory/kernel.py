@@ -2,7 +2,8 @@
 
 ``ctxsdk.memory`` is what a user needs; this second face holds the memory tools
 (``ctx_find``, ``ctx_read``, ``ctx_remember`` and their argument models), the default
-embedder and the staleness tests the CLI and widgets read.
+embedder, the staleness tests the CLI and widgets read, and ``open_store`` (a file, a
+``postgresql://`` URL and namespace, or a store: opened as ``Memory`` opens it).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from .._public import publish
 from ._find import is_stale
 from ._memory import default_embedder
+from ._open import open_store
 from ._scrub import stale
 from ._tools import (
     DELETE_DESCRIPTION,
@@ -53,6 +55,7 @@ __all__ = [
     "ctx_remember",
     "default_embedder",
     "is_stale",
+    "open_store",
     "stale",
 ]
 
