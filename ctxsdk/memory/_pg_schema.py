@@ -33,8 +33,8 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "create_namespace",
+    "ensure_namespace",
     "migrate",
-    "namespace_error",
     "public_location",
 ]
 
@@ -305,7 +305,7 @@ def migrate(conn: psycopg.Connection[Any], *, where: str, create: bool) -> int:
     return version
 
 
-def namespace_error(
+def ensure_namespace(
     conn: psycopg.Connection[Any], namespace: str, *, where: str, create: bool
 ) -> None:
     """Make sure ``namespace`` exists and this role may use it: a missing one is created
@@ -354,7 +354,7 @@ def namespace_error(
             f"administrator runs: ctxsdk memory namespace DSN {namespace} --role ROLE",
             path=where,
         ) from None
-    namespace_error(conn, namespace, where=where, create=False)  # visible now, or says why
+    ensure_namespace(conn, namespace, where=where, create=False)  # visible now, or says why
 
 
 def create_namespace(

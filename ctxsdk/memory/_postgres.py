@@ -53,7 +53,7 @@ from ..errors import (
 )
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
 from ._model import node_uri as _node_uri
-from ._pg_schema import SCHEMA, create_namespace, migrate, namespace_error, public_location
+from ._pg_schema import SCHEMA, create_namespace, ensure_namespace, migrate, public_location
 from ._rows import (
     COLUMNS,
     INDEXED,
@@ -190,7 +190,7 @@ class PostgresStore:
         try:
             with self._connection() as conn:
                 migrate(conn, where=self._where, create=create)
-                namespace_error(conn, namespace, where=self._where, create=create)
+                ensure_namespace(conn, namespace, where=self._where, create=create)
         except BaseException:
             self.close()
             raise
