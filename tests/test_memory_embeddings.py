@@ -166,11 +166,16 @@ def test_an_old_file_gets_the_table(tmp_path: Path) -> None:
         _remember_all(mem)
     with sqlite3.connect(path) as db:  # what a file of schema version 2 looks like
         db.execute("DROP TABLE vectors")
+        for trigger in ("nodes_written", "nodes_rewritten", "nodes_deleted"):
+            db.execute(f"DROP TRIGGER {trigger}")
+        db.execute("DROP TABLE gone")
+        db.execute("DROP INDEX nodes_changed")
+        db.execute("ALTER TABLE nodes DROP COLUMN changed")
         db.execute("PRAGMA user_version = 2")
     emb = CountingEmbedder()
     with Memory(path, embedder=emb) as mem:
         with sqlite3.connect(path) as db:
-            assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+            assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         assert mem.find("pytest")[0].node.text == FACTS[0]
         assert _facts(emb.passages) == sorted(FACTS)
         assert len(_stored(path)) == 3

@@ -44,7 +44,7 @@ def test_is_a_memory_store_with_wal_and_schema(tmp_path: Path) -> None:
         assert s.location == str(path.absolute())
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     db.close()
@@ -108,9 +108,9 @@ def test_a_v1_file_is_migrated_with_its_data(tmp_path: Path) -> None:
         assert s.get_meta("settings") == {"topK": 8}
         s.put(Node(id="n3", type="episode", name="tail", extra={"kind": "tail"}))
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
     cols = {r[1] for r in db.execute("PRAGMA table_info(nodes)")}
-    assert "extra" in cols
+    assert {"extra", "changed"} <= cols
     assert db.execute("SELECT extra FROM nodes WHERE id='n3'").fetchone()[0] == '{"kind": "tail"}'
     db.close()
 

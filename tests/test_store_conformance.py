@@ -29,7 +29,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -543,6 +543,100 @@ def test_revision_changes_on_every_write_and_only_then(store: Store, spec: str) 
     _join(p)
     assert s.revision() != r2
     assert "from-child" in {n.name for n in s.nodes()}
+
+
+def _changed(store: Store, since: int) -> tuple[list[str], list[str]]:
+    got = store.changes(since)
+    assert got is not None
+    return [n.id for n in got.nodes], got.gone
+
+
+def test_changes_are_the_nodes_written_and_deleted_since_a_revision(
+    store: Store, spec: str
+) -> None:
+    s = store
+    assert s.changes(-1) is None  # nothing read yet: the reader reads every node
+    a, b, c = (s.put(_entity(n)) for n in "ABC")
+    r0 = s.revision()
+    assert _changed(s, r0) == ([], [])
+    assert {n.id for n in s.changes(0).nodes} == {a.id, b.id, c.id}  # type: ignore[union-attr]
+    b2 = s.put(replace(b, text="bravo"))
+    s.put(replace(c, status="archived"))  # an archived node is a change like any other
+    assert s.delete(a.id)
+    assert s.link(Edge(b.id, c.id, "about"))  # an edge is not a node: none listed for it
+    with pytest.raises(RuntimeError), s.batch():
+        s.put(_entity("rolled back"))
+        s.delete(b.id)
+        raise RuntimeError
+    got = s.changes(r0)
+    assert got is not None
+    assert [n.id for n in got.nodes] == sorted([b.id, c.id]) and got.gone == [a.id]
+    assert next(n for n in got.nodes if n.id == b.id) == s.get(b.id) == b2
+    assert next(n for n in got.nodes if n.id == c.id).status == "archived"
+    r1 = s.revision()
+    assert _changed(s, r1) == ([], [])
+    # a deleted id written again is a node, not a tombstone; a second delete is one again
+    a2 = s.put(replace(a, text="back"))
+    assert _changed(s, r1) == ([a.id], [])
+    r2 = s.revision()
+    assert s.delete(a.id)
+    assert _changed(s, r2) == ([], [a.id])
+    assert _changed(s, r1) == ([], [a.id])
+    assert a2.id == a.id
+    # maintenance writes are changes too: an exact update, and rows loaded back
+    r3 = s.revision()
+    s.update("nodes", (b.id,), {"text": "scrubbed"})
+    assert _changed(s, r3) == ([b.id], [])
+    saved = [row for row in s.rows("nodes") if row["id"] == b.id]
+    r4 = s.revision()
+    with s.batch():
+        assert s.delete(b.id)
+        assert s.load("nodes", saved) == 1
+    assert _changed(s, r4) == ([b.id], [])
+    # another process's write is seen by this object's next read
+    r5 = s.revision()
+    p = CTX.Process(target=_put_one, args=(spec, "from-child"), name="put-one")
+    p.start()
+    _join(p)
+    nodes, gone = _changed(s, r5)
+    assert [s.get(i).name for i in nodes] == ["from-child"] and gone == []  # type: ignore[union-attr]
+
+
+def test_a_memory_kept_in_step_by_changes_finds_what_a_fresh_one_finds(spec: str) -> None:
+    """A ``Memory`` whose cache was filled before other writers remembered, edited,
+    archived and deleted reads only the changes, and ends where one opened afresh starts."""
+    queries = ["zeppelin runner", "release notes", "kiwi fixtures schema", "friday deploy"]
+    with _open_memory(spec) as mem, _open_memory(spec) as other:
+        first = [
+            mem.remember(text, type=kind)
+            for text, kind in [
+                ("Zeppelin builds need the arm64 runner", "decision"),
+                ("Release notes go out with the quarterly pipeline", "decision"),
+                ("Kiwi fixtures load before the schema tests", "preference"),
+                ("The deploy froze on Friday after the schema change", "observation"),
+            ]
+        ]
+        for q in queries:
+            mem.find(q)  # the cache and its index are filled
+        other.remember("Zeppelin runners moved to the new arm64 pool", type="observation")
+        other.edit(first[1].id, text="Release notes go out with every monthly pipeline")
+        other.archive(first[2].id)
+        other.delete(first[3].id)
+        other.remember("Friday deploys need two reviewers", type="preference")
+        full_reads: list[dict[str, Any]] = []
+        every_node = mem.store.nodes
+
+        def nodes(**kw: Any) -> list[Node]:
+            full_reads.append(kw)
+            return every_node(**kw)
+
+        mem.store.nodes = nodes  # type: ignore[method-assign]
+        with _open_memory(spec) as fresh:
+            for q in queries:
+                kept = [(h.node.id, h.node.text, h.score) for h in mem.find(q, top_k=10)]
+                assert kept == [(h.node.id, h.node.text, h.score) for h in fresh.find(q, top_k=10)]
+            assert list(mem._nodes) == list(fresh._nodes)
+        assert full_reads == []  # the changes alone brought mem in step
 
 
 def test_threads_share_one_store(store: Store, spec: str) -> None:

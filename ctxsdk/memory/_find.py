@@ -32,7 +32,15 @@ from ..session.kernel import query_window
 from ._model import BUSINESS_EDGES, Edge, Node
 from ._store import MemoryStore
 
-__all__ = ["FindResult", "MemoryHit", "boilerplate", "find_nodes", "index_text", "is_stale"]
+__all__ = [
+    "FindResult",
+    "MemoryHit",
+    "Templates",
+    "boilerplate",
+    "find_nodes",
+    "index_text",
+    "is_stale",
+]
 
 _TYPE_RANK = {"entity": 0, "decision": 1, "preference": 2, "experience": 3, "observation": 4}
 _NEVER = frozenset({"workspace", "episode"})
@@ -366,11 +374,41 @@ def boilerplate(nodes: Iterable[Node]) -> frozenset[str]:
     header's date still lifts its section's turns) but are not shown as hits, which would
     hold the places of the records that say something (LoCoMo with e5: about one hit in
     thirteen was a session header)."""
-    shapes: dict[str, list[str]] = {}
+    templates = Templates()
     for n in nodes:
-        if n.type == "observation":
-            shapes.setdefault(_shape(n.text), []).append(n.id)
-    return frozenset(i for ids in shapes.values() if len(ids) >= _BOILERPLATE_COPIES for i in ids)
+        templates.add(n)
+    return templates.ids()
+
+
+class Templates:
+    """``boilerplate`` of a set of nodes that changes: each node's shape is computed when
+    it comes and forgotten when it goes, so a memory that changed a little does not read
+    every observation's text again."""
+
+    def __init__(self) -> None:
+        self._shape: dict[str, str] = {}  # observation id -> its shape
+        self._ids: dict[str, set[str]] = {}  # shape -> the observations of that shape
+
+    def add(self, node: Node) -> None:
+        """Count ``node`` (replacing what was counted under its id)."""
+        self.remove(node.id)
+        if node.type == "observation":
+            shape = self._shape[node.id] = _shape(node.text)
+            self._ids.setdefault(shape, set()).add(node.id)
+
+    def remove(self, node_id: str) -> None:
+        shape = self._shape.pop(node_id, None)
+        if shape is not None:
+            ids = self._ids[shape]
+            ids.discard(node_id)
+            if not ids:
+                del self._ids[shape]
+
+    def ids(self) -> frozenset[str]:
+        """The observations at least ``_BOILERPLATE_COPIES`` others of their shape share."""
+        return frozenset(
+            i for ids in self._ids.values() if len(ids) >= _BOILERPLATE_COPIES for i in ids
+        )
 
 
 def _source_keys(node: Node) -> frozenset[tuple[str, int]]:

@@ -54,7 +54,7 @@ from ._facts_in import session_words
 from ._find import (
     FindResult,
     MemoryHit,
-    boilerplate,
+    Templates,
     edge_path,
     find_nodes,
     index_text,
@@ -332,6 +332,7 @@ class Memory:
         self._nodes: dict[str, Node] = {}
         self._anchors: list[Node] = []
         self._boilerplate: frozenset[str] = frozenset()
+        self._templates = Templates()  # what _boilerplate is computed from
         self._edges: dict[str, tuple[list[Edge], list[Edge]]] = {}  # find's, per revision
         # No feedback words: a first round's best matches in a memory are often long tool
         # outputs or another topic's turns, and the words they add pulled answers out of the
@@ -387,18 +388,30 @@ class Memory:
             return self.store.put(Node(id="", type="workspace", name=name, uri="ctx://workspace"))
 
     def _sync(self) -> None:
-        """Bring the node cache and the search index in step with the store."""
+        """Bring the node cache and the search index in step with the store: the nodes
+        written and deleted since the last sync (``store.changes``), or every node when
+        the store cannot say or nothing was read yet."""
         rev = self.store.revision()
         if rev == self._revision:
             return
-        fresh = {n.id: n for n in self.store.nodes() if n.type not in _UNINDEXED}
-        for nid in [n for n in self._nodes if n not in fresh]:
-            self._retriever.remove(nid)
-        changed = [
-            node
-            for nid, node in fresh.items()
-            if (old := self._nodes.get(nid)) is None or old != node
-        ]
+        delta = self.store.changes(self._revision) if self._revision >= 0 else None
+        if delta is None:
+            fresh = {n.id: n for n in self.store.nodes() if n.type not in _UNINDEXED}
+            gone = [nid for nid in self._nodes if nid not in fresh]
+            written = list(fresh.values())
+        else:
+            gone = list(delta.gone)
+            written = []
+            for node in delta.nodes:
+                if node.active and node.type not in _UNINDEXED:
+                    written.append(node)
+                else:  # archived now (or never indexed): out of the index
+                    gone.append(node.id)
+        for nid in gone:
+            if self._nodes.pop(nid, None) is not None:
+                self._retriever.remove(nid)
+                self._templates.remove(nid)
+        changed = [n for n in written if self._nodes.get(n.id) != n]
         vectors = self._vectors([n for n in changed if _embedded(n)])
         for node in changed:
             src = node.sources[0] if node.sources else None
@@ -418,9 +431,12 @@ class Memory:
                 vector=vectors.get(node.id),
                 dense=_embedded(node),
             )
-        self._nodes = fresh
-        self._anchors = [n for n in fresh.values() if n.type == "entity" or n.until]
-        self._boilerplate = boilerplate(fresh.values())
+            self._nodes[node.id] = node
+            self._templates.add(node)
+        if written or gone:  # in the store's order (by id), as a full read gives them
+            self._nodes = dict(sorted(self._nodes.items()))
+        self._anchors = [n for n in self._nodes.values() if n.type == "entity" or n.until]
+        self._boilerplate = self._templates.ids()
         self._edges.clear()  # read again as find needs them, while this revision stands
         self._revision = rev
 

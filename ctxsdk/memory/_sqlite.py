@@ -66,6 +66,7 @@ from ._rows import (
     stored_row,
     update_params,
 )
+from ._store import Changes
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
@@ -150,8 +151,54 @@ def _v3(db: sqlite3.Connection) -> None:
     )
 
 
+# The revision the open write transaction commits as: the writer holds the file's lock, and
+# the counter is bumped once, at its commit (``_write``).
+_NEXT_REVISION = (
+    f"(SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '{REVISION_KEY}'),"
+    " 0) + 1)"
+)
+
+
+def _v4(db: sqlite3.Connection) -> None:
+    """v3 -> v4: the change feed (``changes``). Every node row carries ``changed``, the
+    revision that last wrote it (0: before this version), and ``gone`` keeps the ids of
+    deleted nodes with the revision that deleted them, so a reader that holds the nodes of
+    one revision reads only what changed since. Triggers keep both, whichever statement
+    writes (put, update, load, delete, a cascade): nothing in the store's code can forget
+    to. (An AFTER trigger's own UPDATE of ``changed`` fires no trigger: it names only that
+    column, and the UPDATE trigger lists every other.)"""
+    written = ", ".join(sorted(COLUMNS["nodes"]))
+    _script(
+        db,
+        """
+        ALTER TABLE nodes ADD COLUMN changed INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX nodes_changed ON nodes (changed);
+        CREATE TABLE gone (id TEXT PRIMARY KEY, changed INTEGER NOT NULL);
+        CREATE INDEX gone_changed ON gone (changed)
+        """,
+    )
+    # one statement each: a trigger's body holds semicolons of its own
+    db.execute(
+        f"""CREATE TRIGGER nodes_written AFTER INSERT ON nodes BEGIN
+            UPDATE nodes SET changed = {_NEXT_REVISION} WHERE rowid = NEW.rowid;
+            DELETE FROM gone WHERE id = NEW.id;
+        END"""
+    )
+    db.execute(
+        f"""CREATE TRIGGER nodes_rewritten AFTER UPDATE OF {written} ON nodes BEGIN
+            UPDATE nodes SET changed = {_NEXT_REVISION} WHERE rowid = NEW.rowid;
+        END"""
+    )
+    db.execute(
+        f"""CREATE TRIGGER nodes_deleted AFTER DELETE ON nodes BEGIN
+            INSERT INTO gone (id, changed) VALUES (OLD.id, {_NEXT_REVISION})
+                ON CONFLICT (id) DO UPDATE SET changed = excluded.changed;
+        END"""
+    )
+
+
 # _MIGRATIONS[i] takes a file from user_version i to i + 1 (0 is a new, empty file).
-_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
+_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
 # Tables added after the first schema, and the version that added them (an older file
 # lacks them until it is migrated); the embeddings table is the store's own cache.
 _SINCE = {"vectors": 3}
@@ -504,6 +551,19 @@ class SQLiteStore:
                 "value",
                 f"holds {rows[0][0]!r}, not a write count",
             ) from None
+
+    def changes(self, since: int) -> Changes | None:
+        """The nodes written and deleted after revision ``since`` (``MemoryStore.changes``),
+        read in one snapshot from the ``changed`` stamps and the ``gone`` tombstones the
+        triggers keep (schema version 4); None when ``since`` is below 0 (nothing read yet)."""
+        if since < 0:
+            return None
+        with self.snapshot():
+            rows = self._read(
+                f"SELECT {NODE_COLUMNS} FROM nodes WHERE changed > ? ORDER BY id", (since,)
+            )
+            gone = self._read("SELECT id FROM gone WHERE changed > ? ORDER BY id", (since,))
+        return Changes([node_of(r, self._path) for r in rows], [str(r[0]) for r in gone])
 
     def put(self, node: Node) -> Node:
         """Insert or replace ``node`` (see ``MemoryStore.put``). A replace keeps the node's

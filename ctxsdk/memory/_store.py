@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ._model import Edge, Node
 
-__all__ = ["MaintainedStore", "MemoryStore"]
+__all__ = ["Changes", "MaintainedStore", "MemoryStore"]
+
+
+class Changes(NamedTuple):
+    """What ``changes(since)`` read: every node written after revision ``since`` (archived
+    ones and every type included, in id order) and the ids of the nodes deleted after it
+    (and not written again since)."""
+
+    nodes: list[Node]
+    gone: list[str]
 
 
 @runtime_checkable
@@ -32,6 +41,13 @@ class MemoryStore(Protocol):
 
     def revision(self) -> int:
         """A number that changes whenever any process commits a write (caches key on it)."""
+        ...
+
+    def changes(self, since: int) -> Changes | None:
+        """The nodes written and deleted after revision ``since`` (a number ``revision()``
+        gave), so a reader that holds the nodes of ``since`` reads only what changed; None
+        when the store cannot tell (``since`` is older than what it remembers of deletes):
+        read every node again. A write that commits while this runs may be included too."""
         ...
 
     # -- nodes -----------------------------------------------------------------------------
