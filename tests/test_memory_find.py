@@ -371,3 +371,42 @@ def test_query_window_holds_the_most_query_words() -> None:
     # a search's own terms (stems) instead of the query's words
     span = query_window(text, "ignored", 120, terms=["config.yam", "retr"])
     assert span is not None and "config.yaml" in text[span[0] : span[1]]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_templates_kept_as_nodes_come_and_go_are_the_boilerplate_counted_afresh(
+    seed: int,
+) -> None:
+    """``Templates`` (what ``Memory`` keeps between syncs) against the definition counted
+    from scratch at every step: observations whose shape at least three observations share,
+    through random adds, replacements (an observation turned entity) and removals."""
+    import random
+
+    from ctxsdk.memory._find import Templates, _shape
+    from ctxsdk.memory._model import Node
+
+    def counted(nodes: list[Node]) -> frozenset[str]:
+        shapes: dict[str, list[str]] = {}
+        for n in nodes:
+            if n.type == "observation":
+                shapes.setdefault(_shape(n.text), []).append(n.id)
+        return frozenset(i for ids in shapes.values() if len(ids) >= 3 for i in ids)
+
+    rng = random.Random(seed)
+    texts = [
+        *(f"Session {i} header at {i + 9} am" for i in range(3)),
+        *(f"unique words {w}" for w in "abcdefg"),
+        *(f"poll {i}" for i in range(5)),
+    ]
+    templates, live = Templates(), dict[str, Node]()
+    for _ in range(3000):
+        nid = f"n{rng.randrange(40)}"
+        if rng.random() < 0.3 and nid in live:
+            templates.remove(nid)
+            del live[nid]
+        else:
+            kind = rng.choice(["observation", "observation", "entity"])
+            live[nid] = Node(id=nid, type=kind, name="x", text=rng.choice(texts))  # type: ignore[arg-type]
+            templates.add(live[nid])
+        assert templates.ids() == counted(list(live.values()))
+    assert templates.ids()  # the texts do repeat: the check saw templates

@@ -361,10 +361,14 @@ def _find_scale(
     asks = list(queries)[: sizes.queries]
     for size in sizes.find_sizes:
         docs = _documents(texts, size)
-        mems = {
-            "sqlite": _Where("sqlite", str(tmp / f"find-{size}.db")).open(None),
-            "postgres": _Where("postgres", dsn, f"find-{size}").open(None),
+        wheres = {
+            "sqlite": _Where("sqlite", str(tmp / f"find-{size}.db")),
+            "postgres": _Where("postgres", dsn, f"find-{size}"),
         }
+        mems = {store: where.open(None) for store, where in wheres.items()}
+        # another writer of the same memory (another agent): what it writes, the timed
+        # Memory reads at its next find through the store's changes
+        others = {store: where.open(None) for store, where in wheres.items()}
         try:
             build = dict.fromkeys(STORES, 0.0)
             for start in range(0, size, _CHUNK):
@@ -384,14 +388,36 @@ def _find_scale(
                     hits = mem.find(q, top_k=8).hits
                     lat[store].append(time.perf_counter() - t0)
                     tops[store].append([h.node.name for h in hits])
+            step(f"timing find after another writer's write on {size:,}-node memories")
+            after: dict[str, list[float]] = {s: [] for s in STORES}
+            for i, q in enumerate(asks[: max(1, len(asks) // 4)]):
+                for store, mem in mems.items():
+                    _build(others[store], [f"{q} written by another agent"], size + i)
+                    t0 = time.perf_counter()
+                    mem.find(q, top_k=8)
+                    after[store].append(time.perf_counter() - t0)
         finally:
-            for mem in mems.values():
+            for mem in (*mems.values(), *others.values()):
                 mem.close()
         for store in STORES:
             out[f"memory_find_ms_p50_{size}_{store}"] = 1000 * _percentile(lat[store], 0.5)
             out[f"memory_find_ms_p95_{size}_{store}"] = 1000 * _percentile(lat[store], 0.95)
+            out[f"memory_find_after_write_ms_p50_{size}_{store}"] = 1000 * _percentile(
+                after[store], 0.5
+            )
+            # what one write costs the next find: its p50 over an unchanged memory's find
+            out[f"memory_find_after_write_over_find_{size}_{store}"] = _ratio(
+                out[f"memory_find_after_write_ms_p50_{size}_{store}"],
+                out[f"memory_find_ms_p50_{size}_{store}"],
+            )
             out[f"memory_build_seconds_{size}_{store}"] = build[store]
-        for figure in ("find_ms_p50", "find_ms_p95", "find_first_ms", "build_seconds"):
+        for figure in (
+            "find_ms_p50",
+            "find_ms_p95",
+            "find_first_ms",
+            "find_after_write_ms_p50",
+            "build_seconds",
+        ):
             name = f"memory_{figure}_{size}"
             out[f"{_RATIO}{name}_ratio"] = _ratio(out[f"{name}_postgres"], out[f"{name}_sqlite"])
         out[f"memory_find_top8_overlap_{size}"] = _overlap(tops["sqlite"], tops["postgres"])

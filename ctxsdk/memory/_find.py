@@ -388,27 +388,44 @@ class Templates:
     def __init__(self) -> None:
         self._shape: dict[str, str] = {}  # observation id -> its shape
         self._ids: dict[str, set[str]] = {}  # shape -> the observations of that shape
+        self._hidden: set[str] = set()  # the ids of the shapes with enough copies
+        self._frozen: frozenset[str] | None = frozenset()  # ids(), until a change
 
     def add(self, node: Node) -> None:
         """Count ``node`` (replacing what was counted under its id)."""
         self.remove(node.id)
-        if node.type == "observation":
-            shape = self._shape[node.id] = _shape(node.text)
-            self._ids.setdefault(shape, set()).add(node.id)
+        if node.type != "observation":
+            return
+        shape = self._shape[node.id] = _shape(node.text)
+        ids = self._ids.setdefault(shape, set())
+        ids.add(node.id)
+        if len(ids) == _BOILERPLATE_COPIES:
+            self._hidden |= ids
+            self._frozen = None
+        elif len(ids) > _BOILERPLATE_COPIES:
+            self._hidden.add(node.id)
+            self._frozen = None
 
     def remove(self, node_id: str) -> None:
         shape = self._shape.pop(node_id, None)
-        if shape is not None:
-            ids = self._ids[shape]
-            ids.discard(node_id)
-            if not ids:
-                del self._ids[shape]
+        if shape is None:
+            return
+        ids = self._ids[shape]
+        if len(ids) == _BOILERPLATE_COPIES:  # one fewer: no longer a template's copies
+            self._hidden -= ids
+            self._frozen = None
+        elif len(ids) > _BOILERPLATE_COPIES:
+            self._hidden.discard(node_id)
+            self._frozen = None
+        ids.discard(node_id)
+        if not ids:
+            del self._ids[shape]
 
     def ids(self) -> frozenset[str]:
         """The observations at least ``_BOILERPLATE_COPIES`` others of their shape share."""
-        return frozenset(
-            i for ids in self._ids.values() if len(ids) >= _BOILERPLATE_COPIES for i in ids
-        )
+        if self._frozen is None:
+            self._frozen = frozenset(self._hidden)
+        return self._frozen
 
 
 def _source_keys(node: Node) -> frozenset[tuple[str, int]]:

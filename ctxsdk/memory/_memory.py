@@ -128,6 +128,12 @@ def _text_hash(text: str) -> str:
 _INGEST_RULES = 5
 
 
+def _is_anchor(node: Node) -> bool:
+    """Whether ``find`` looks at ``node`` whatever the query's words: an entity (its name
+    may be mentioned) or a decision with a deadline (the query may ask about it)."""
+    return node.type == "entity" or bool(node.until)
+
+
 def _embedded(node: Node) -> bool:
     """Whether search embeds ``node``. What ingest read from an agent's log (a session with
     tool output: calls, file contents, diffs, test runs, and the facts read from them) is
@@ -407,11 +413,16 @@ class Memory:
                     written.append(node)
                 else:  # archived now (or never indexed): out of the index
                     gone.append(node.id)
+        anchors_moved = False  # an anchor came, went or changed: the list is made again
         for nid in gone:
-            if self._nodes.pop(nid, None) is not None:
+            old = self._nodes.pop(nid, None)
+            if old is not None:
                 self._retriever.remove(nid)
                 self._templates.remove(nid)
+                anchors_moved = anchors_moved or _is_anchor(old)
         changed = [n for n in written if self._nodes.get(n.id) != n]
+        new_ids = [n.id for n in changed if n.id not in self._nodes]
+        tail = next(reversed(self._nodes), "")
         vectors = self._vectors([n for n in changed if _embedded(n)])
         for node in changed:
             src = node.sources[0] if node.sources else None
@@ -431,11 +442,18 @@ class Memory:
                 vector=vectors.get(node.id),
                 dense=_embedded(node),
             )
+            old = self._nodes.get(node.id)
+            anchors_moved = (
+                anchors_moved or _is_anchor(node) or (old is not None and _is_anchor(old))
+            )
             self._nodes[node.id] = node
             self._templates.add(node)
-        if written or gone:  # in the store's order (by id), as a full read gives them
+        # in the store's order (by id), as a full read gives them: new ids (in id order)
+        # past the last one are in place already (generated ids grow)
+        if new_ids and min(new_ids) < tail:
             self._nodes = dict(sorted(self._nodes.items()))
-        self._anchors = [n for n in self._nodes.values() if n.type == "entity" or n.until]
+        if anchors_moved:
+            self._anchors = [n for n in self._nodes.values() if _is_anchor(n)]
         self._boilerplate = self._templates.ids()
         self._edges.clear()  # read again as find needs them, while this revision stands
         self._revision = rev
