@@ -13,6 +13,8 @@ This is migration history: a later change to these functions is a new schema ver
 never an edit of this text. Version 3 added ``write_node`` and ``write_vectors``
 (``_WRITERS_V3``): a ``put`` in one round trip (the reads it needs, the upsert and the drop
 of stale vectors in one call), and a ``put_vectors`` of any number of rows in one.
+Version 4 added the triggers of the change feed (``_TRIGGERS_V4``), which members never
+call.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ if TYPE_CHECKING:
 __all__ = [
     "V2_FUNCTIONS",
     "V3_FUNCTIONS",
+    "V4_TRIGGERS",
     "WRITE_FUNCTIONS",
     "create_functions",
     "create_functions_v3",
+    "create_triggers_v4",
 ]
 
 # May the login role write namespace ns? Inside a SECURITY DEFINER function current_user is
@@ -369,3 +373,86 @@ def create_functions(conn: psycopg.Connection[Any]) -> None:
 def create_functions_v3(conn: psycopg.Connection[Any]) -> None:
     """Create the functions version 3 added, as ``create_functions`` does."""
     _create(conn, _WRITERS_V3, V3_FUNCTIONS)
+
+
+# Version 4: the change feed. Every node row carries ``changed``, the revision that last
+# wrote it, and ``ctxsdk.gone`` the ids of deleted nodes with the revision that deleted
+# them. The writer holds its namespace's revisions row (write_lock) for its whole
+# transaction and bumps it once, at the end (bump_revision), so revision + 1, read here, is
+# the revision the write commits as. A node inserted again loses its tombstone.
+#
+# These are not SECURITY DEFINER: only the schema's owner (or a superuser) writes the
+# tables, directly or inside the write functions above, which run as the owner already; a
+# trigger runs as the role whose statement fired it, so it can do nothing that role could
+# not. Every SECURITY DEFINER function of the schema stays one that checks may_write first.
+#
+# name -> (table, when, body, declarations)
+_TRIGGERS_V4: dict[str, tuple[str, str, str, str]] = {
+    "node_written": (
+        "nodes",
+        "BEFORE INSERT OR UPDATE",
+        """
+    SELECT r.revision INTO rev FROM ctxsdk.revisions r WHERE r.namespace = NEW.namespace;
+    NEW.changed := coalesce(rev, 0) + 1;
+    RETURN NEW;""",
+        "rev bigint;",
+    ),
+    # After the insert, not before: one that ends in ON CONFLICT DO NOTHING keeps it.
+    "node_inserted": (
+        "nodes",
+        "AFTER INSERT",
+        """
+    DELETE FROM ctxsdk.gone g WHERE g.namespace = NEW.namespace AND g.id = NEW.id;
+    RETURN NULL;""",
+        "",
+    ),
+    # A namespace deleted whole (its revisions row gone first, by the same cascade) leaves
+    # no tombstones: there is no revision left to count them in.
+    "node_deleted": (
+        "nodes",
+        "AFTER DELETE",
+        """
+    SELECT r.revision INTO rev FROM ctxsdk.revisions r WHERE r.namespace = OLD.namespace;
+    IF FOUND THEN
+        INSERT INTO ctxsdk.gone AS g (namespace, id, changed)
+        VALUES (OLD.namespace, OLD.id, rev + 1)
+        ON CONFLICT (namespace, id) DO UPDATE SET changed = excluded.changed;
+    END IF;
+    RETURN NULL;""",
+        "rev bigint;",
+    ),
+    # ... and when the cascade deletes the nodes first, their tombstones go with the
+    # revisions row: a namespace made again under the same name starts with none.
+    "namespace_deleted": (
+        "revisions",
+        "AFTER DELETE",
+        """
+    DELETE FROM ctxsdk.gone g WHERE g.namespace = OLD.namespace;
+    RETURN NULL;""",
+        "",
+    ),
+}
+
+V4_TRIGGERS: tuple[str, ...] = tuple(f"ctxsdk.{name}()" for name in _TRIGGERS_V4)
+"""The signatures of the trigger functions schema version 4 added (no member runs them)."""
+
+
+def create_triggers_v4(conn: psycopg.Connection[Any]) -> None:
+    """Create version 4's trigger functions (owned by the schema's owner, EXECUTE revoked
+    from PUBLIC) and their row triggers, after ``ctxsdk.gone`` and ``nodes.changed``."""
+    owner = conn.execute(
+        "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'ctxsdk'"
+    ).fetchone()
+    assert owner is not None  # migrate() made the schema first
+    for name, (table, when, body, declare) in _TRIGGERS_V4.items():
+        conn.execute(
+            f"CREATE FUNCTION ctxsdk.{name}() RETURNS trigger\n"
+            "LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp\n"
+            f"AS $$\nDECLARE {declare}\nBEGIN{body}\nEND\n$$"
+        )
+        conn.execute(f"ALTER FUNCTION ctxsdk.{name}() OWNER TO {owner[0]}")
+        conn.execute(f"REVOKE EXECUTE ON FUNCTION ctxsdk.{name}() FROM PUBLIC")
+        conn.execute(
+            f"CREATE TRIGGER {name} {when} ON ctxsdk.{table} "
+            f"FOR EACH ROW EXECUTE FUNCTION ctxsdk.{name}()"
+        )

@@ -7,9 +7,11 @@ rows of those namespaces only. Members hold SELECT on the tables and write throu
 functions that run as the owner and check the namespace first (version 2,
 ``_pg_functions``; version 3 added ``write_node`` and ``write_vectors``, a ``put`` and a
 ``put_vectors`` in one call each); a namespace without a role is open to every role
-granted them. The schema version is one row of ``ctxsdk.schema_version``; ``migrate``
-brings a database forward one step at a time in one transaction, under an advisory lock,
-and refuses one newer than this code (``StoreVersionError``).
+granted them. Version 4 added the change feed: each node's ``changed`` revision and the
+tombstones of deleted nodes (``ctxsdk.gone``), kept by triggers. The schema version is one
+row of ``ctxsdk.schema_version``; ``migrate`` brings a database forward one step at a time
+in one transaction, under an advisory lock, and refuses one newer than this code
+(``StoreVersionError``).
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def _v1(conn: psycopg.Connection[Any]) -> None:
 # A member's table privileges in version 1 beyond SELECT, revoked by version 2 (and by
 # create_namespace, so a role holds SELECT only however often it is granted a namespace).
 _WRITE_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER"
-_MEMBER_TABLES = ("schema_version", "namespaces", *_DATA_TABLES)
+# (gone: version 4's; _member_grants skips a table an older version has not made yet)
+_MEMBER_TABLES = ("schema_version", "namespaces", *_DATA_TABLES, "gone")
 
 
 def _v2(conn: psycopg.Connection[Any]) -> None:
@@ -179,6 +182,52 @@ def _v3(conn: psycopg.Connection[Any]) -> None:
             )
 
 
+def _v4(conn: psycopg.Connection[Any]) -> None:
+    """The change feed (``PostgresStore.changes``): every node row carries ``changed``, the
+    revision that last wrote it (0: written before this version), and ``ctxsdk.gone`` the
+    id of each deleted node with the revision that deleted it; triggers keep both, whatever
+    statement writes (``_pg_functions.create_triggers_v4``). ``gone`` has no foreign key to
+    its namespace (a namespace's tombstones go with its revisions row, by trigger); members
+    read it under the same policy as the other tables: every role that may SELECT the nodes
+    now may SELECT it."""
+    from psycopg import sql
+
+    from ._pg_functions import create_triggers_v4
+
+    conn.execute(
+        f"""
+        ALTER TABLE {SCHEMA}.nodes ADD COLUMN changed bigint NOT NULL DEFAULT 0;
+        CREATE INDEX nodes_changed ON {SCHEMA}.nodes (namespace, changed);
+        CREATE TABLE {SCHEMA}.gone (
+            namespace text NOT NULL,
+            id text NOT NULL,
+            changed bigint NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX gone_changed ON {SCHEMA}.gone (namespace, changed);
+        ALTER TABLE {SCHEMA}.gone ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY members ON {SCHEMA}.gone
+            USING (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]))
+            WITH CHECK (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]));
+        """
+    )
+    create_triggers_v4(conn)
+    rows = conn.execute(
+        """
+        SELECT DISTINCT a.grantee = 0, coalesce(r.rolname, '') FROM pg_catalog.pg_class c
+            CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+            LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+        WHERE c.oid = pg_catalog.to_regclass(%s) AND a.privilege_type = 'SELECT'
+            AND a.grantee <> c.relowner AND (a.grantee = 0 OR r.oid IS NOT NULL)
+        """,
+        (f"{SCHEMA}.nodes",),
+    ).fetchall()
+    gone = sql.SQL("{}.gone").format(sql.Identifier(SCHEMA))
+    for public, role in sorted(rows):
+        grantee = sql.SQL("PUBLIC") if public else sql.Identifier(role)
+        conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(gone, grantee))
+
+
 def _member_grants(
     conn: psycopg.Connection[Any], role: str, functions: tuple[str, ...] | None = None
 ) -> None:
@@ -199,6 +248,8 @@ def _member_grants(
     ident = sql.Identifier(role)
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(SCHEMA), ident))
     for table in _MEMBER_TABLES:
+        if conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.{table}",)).fetchone() == (None,):
+            continue  # a migration from before the version that made it (_v2's grants)
         name = sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(table))
         conn.execute(sql.SQL("REVOKE " + _WRITE_PRIVILEGES + " ON {} FROM {}").format(name, ident))
         conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, ident))
@@ -207,7 +258,7 @@ def _member_grants(
 
 
 # _MIGRATIONS[i] takes a database from schema version i to i + 1 (0: no ctxsdk schema).
-_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3)
+_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4)
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The PostgreSQL schema version this code writes (``ctxsdk.schema_version``)."""
 

@@ -18,7 +18,9 @@ savepoints), and the outermost one first locks its namespace's ``revisions`` row
 ``timeout``, then ``LockHeld``) and a writer to another namespace does not wait for them.
 Nor can a member's own SQL make it wait: SELECT allows no ``LOCK TABLE`` but ACCESS SHARE,
 which blocks no writer, and no row lock. ``revision()`` is that row's counter, bumped in the
-same transaction as the write it counts. A server that goes away mid-batch rolls the batch
+same transaction as the write it counts; triggers stamp each node written with the revision
+its transaction commits as and keep a tombstone of each one deleted, which ``changes(since)``
+reads. A server that goes away mid-batch rolls the batch
 back whole (``StoreUnavailable``); a read outside a batch is tried again once on a fresh
 connection, and a write outside one commits once or not at all. Every
 connection handed out is checked first: after a restart the dead ones are dropped at once,
@@ -76,6 +78,7 @@ from ._rows import (
     stored_row,
     update_params,
 )
+from ._store import Changes
 
 if TYPE_CHECKING:
     import psycopg
@@ -431,6 +434,26 @@ class PostgresStore:
             "SELECT revision FROM {S}.revisions WHERE namespace = %s", (self.namespace,)
         )
         return int(rows[0]["revision"]) if rows else 0
+
+    def changes(self, since: int) -> Changes | None:
+        """The nodes written and deleted after revision ``since`` (``MemoryStore.changes``),
+        read in one snapshot (or the caller's batch) from the ``changed`` stamps and the
+        ``ctxsdk.gone`` tombstones the triggers keep (schema version 4); None when ``since``
+        is below 0 (nothing read yet)."""
+        if since < 0:
+            return None
+        ns = self.namespace
+        with self.snapshot():
+            rows = self._read(
+                f"SELECT {NODE_COLUMNS} FROM {{S}}.nodes WHERE namespace = %s AND changed > %s "
+                f"ORDER BY id {_C}",
+                (ns, since),
+            )
+            gone = self._read(
+                f"SELECT id FROM {{S}}.gone WHERE namespace = %s AND changed > %s ORDER BY id {_C}",
+                (ns, since),
+            )
+        return Changes([node_of(r, self._where) for r in rows], [str(r["id"]) for r in gone])
 
     def put(self, node: Node) -> Node:
         """Insert or replace ``node`` (see ``MemoryStore.put``): a replace keeps its
