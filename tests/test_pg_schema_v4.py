@@ -263,9 +263,9 @@ def _make_v3_database(conn: Any, namespaces: dict[str, str | None], grantees: li
         _v1(conn)
         _v2(conn)
         _v3(conn)
-        roles = {r for r in namespaces.values() if r is not None} | set(grantees)
-        for role in sorted(roles):
-            _member_grants(conn, role)  # skips ctxsdk.gone: not made yet
+        members = {r for r in namespaces.values() if r is not None} | set(grantees)
+        for member in sorted(members):
+            _member_grants(conn, member)  # skips ctxsdk.gone: not made yet
         for namespace, role in namespaces.items():
             conn.execute("INSERT INTO ctxsdk.namespaces VALUES (%s, %s)", (namespace, role))
             conn.execute("INSERT INTO ctxsdk.revisions (namespace) VALUES (%s)", (namespace,))
