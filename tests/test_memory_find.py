@@ -382,14 +382,14 @@ def test_templates_kept_as_nodes_come_and_go_are_the_boilerplate_counted_afresh(
     through random adds, replacements (an observation turned entity) and removals."""
     import random
 
-    from ctxsdk.memory._find import Templates, _shape
+    from ctxsdk.memory._find import Templates, template_shape
     from ctxsdk.memory._model import Node
 
     def counted(nodes: list[Node]) -> frozenset[str]:
         shapes: dict[str, list[str]] = {}
         for n in nodes:
             if n.type == "observation":
-                shapes.setdefault(_shape(n.text), []).append(n.id)
+                shapes.setdefault(template_shape(n.text), []).append(n.id)
         return frozenset(i for ids in shapes.values() if len(ids) >= 3 for i in ids)
 
     rng = random.Random(seed)

@@ -40,6 +40,7 @@ __all__ = [
     "find_nodes",
     "index_text",
     "is_stale",
+    "template_shape",
 ]
 
 _TYPE_RANK = {"entity": 0, "decision": 1, "preference": 2, "experience": 3, "observation": 4}
@@ -362,7 +363,8 @@ _VARYING = re.compile(
 _BOILERPLATE_COPIES = 3
 
 
-def _shape(text: str) -> str:
+def template_shape(text: str) -> str:
+    """``text`` without what varies between copies of one template (numbers, dates)."""
     return " ".join(_VARYING.sub(" ", text).casefold().split())
 
 
@@ -396,7 +398,7 @@ class Templates:
         self.remove(node.id)
         if node.type != "observation":
             return
-        shape = self._shape[node.id] = _shape(node.text)
+        shape = self._shape[node.id] = template_shape(node.text)
         ids = self._ids.setdefault(shape, set())
         ids.add(node.id)
         if len(ids) == _BOILERPLATE_COPIES:

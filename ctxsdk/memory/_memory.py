@@ -57,10 +57,10 @@ from ._find import (
     Templates,
     edge_path,
     find_nodes,
-    index_text,
     is_stale,
     said_text,
 )
+from ._index_doc import UNINDEXED, index_doc, is_embedded
 from ._ingest import extract, is_agent_log, merge_target, merged, observations, told_by
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
@@ -82,7 +82,6 @@ _SETTINGS = {"recall": "off", "map_budget": 400, "top_k": 10, "expand": 1}
 EMBEDDER_ENV = "CTXSDK_EMBEDDER"  # none | auto | an embedder's name: the default's override
 _AUTO_EMBEDDERS = ("e5-small",)  # the local embedders "auto" takes, best first
 _OFF = frozenset({"", "none", "off", "lexical", "0", "false", "no"})
-_UNINDEXED = frozenset({"workspace", "episode"})  # types the search index leaves out
 _EMBED_BATCH = 256  # texts per embedding call (and per transaction when filled at search)
 
 
@@ -132,16 +131,6 @@ def _is_anchor(node: Node) -> bool:
     """Whether ``find`` looks at ``node`` whatever the query's words: an entity (its name
     may be mentioned) or a decision with a deadline (the query may ask about it)."""
     return node.type == "entity" or bool(node.until)
-
-
-def _embedded(node: Node) -> bool:
-    """Whether search embeds ``node``. What ingest read from an agent's log (a session with
-    tool output: calls, file contents, diffs, test runs, and the facts read from them) is
-    found by its words: embeddings of that record made find worse at every weight tried
-    (bench realworld with e5-small: top-5 0.657 hybrid against 0.738 by words alone) and
-    cost minutes per session. A conversation and what people remember by hand keep the
-    dense channel (LoCoMo)."""
-    return not node.extra.get("agent_log")
 
 
 def _edited(node: Node) -> str:
@@ -402,14 +391,14 @@ class Memory:
             return
         delta = self.store.changes(self._revision) if self._revision >= 0 else None
         if delta is None:
-            fresh = {n.id: n for n in self.store.nodes() if n.type not in _UNINDEXED}
+            fresh = {n.id: n for n in self.store.nodes() if n.type not in UNINDEXED}
             gone = [nid for nid in self._nodes if nid not in fresh]
             written = list(fresh.values())
         else:
             gone = list(delta.gone)
             written = []
             for node in delta.nodes:
-                if node.active and node.type not in _UNINDEXED:
+                if index_doc(node) is not None:
                     written.append(node)
                 else:  # archived now (or never indexed): out of the index
                     gone.append(node.id)
@@ -423,24 +412,18 @@ class Memory:
         changed = [n for n in written if self._nodes.get(n.id) != n]
         new_ids = [n.id for n in changed if n.id not in self._nodes]
         tail = next(reversed(self._nodes), "")
-        vectors = self._vectors([n for n in changed if _embedded(n)])
+        vectors = self._vectors([n for n in changed if is_embedded(n)])
         for node in changed:
-            src = node.sources[0] if node.sources else None
-            group = src.session if node.type == "observation" and src else None
-            order = float(src.seq) if group is not None and src and src.seq is not None else None
-            # An utterance's section is its turn: the rest of that exchange ranks with it.
-            turn = node.extra.get("turn")
-            section = (group, turn) if group is not None and isinstance(turn, int) else None
+            doc = index_doc(node)
+            assert doc is not None  # an active node of an indexed type
             self._retriever.add(
                 node.id,
-                index_text(node),
-                # in an agent's log the next record is a call or its output, not an answer:
-                # neighbours lift a conversation's turns only (measured, bench realworld)
-                group=None if node.extra.get("agent_log") else group,
-                order=order,
-                section=section,
+                doc.text,
+                group=doc.group,
+                order=doc.order,
+                section=doc.section,
                 vector=vectors.get(node.id),
-                dense=_embedded(node),
+                dense=doc.dense,
             )
             old = self._nodes.get(node.id)
             anchors_moved = (
@@ -515,7 +498,7 @@ class Memory:
         nodes = [
             n
             for nid in dict.fromkeys(ids)
-            if (n := self.store.get(nid)) is not None and n.type not in _UNINDEXED and _embedded(n)
+            if (n := self.store.get(nid)) is not None and n.type not in UNINDEXED and is_embedded(n)
         ]
         self._vectors(nodes)
 

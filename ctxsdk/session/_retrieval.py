@@ -38,7 +38,16 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["Doc", "Embedder", "Fusion", "Hit", "Retriever", "from_texts"]
+__all__ = [
+    "Doc",
+    "Embedder",
+    "Fusion",
+    "Hit",
+    "Retriever",
+    "answer_kind",
+    "answer_kinds",
+    "from_texts",
+]
 
 Fusion = Literal["rrf", "weighted"]
 Mode = Literal["hybrid", "lexical", "dense"]
@@ -87,6 +96,23 @@ def _answer_type(query: str) -> re.Pattern[str] | None:
     if _ASKS_FILE.match(q):
         return _PATH
     return None
+
+
+# The kinds of answer text, one bit each, for an index kept outside this class (a
+# database's): ``answer_kinds(text)`` at indexing, ``answer_kind(query)`` at the search.
+_KINDS = (_TIME, _NUMBER, _NAME, _PLACE, _PATH)
+
+
+def answer_kinds(text: str) -> int:
+    """The kinds of answer ``text`` holds (a time, a number, a name, a place, a path), as
+    bits: what the lexical ranking's answer boost looks for in a document."""
+    return sum(1 << i for i, pattern in enumerate(_KINDS) if pattern.search(text))
+
+
+def answer_kind(query: str) -> int:
+    """The bit of the kind of text that answers ``query`` (``answer_kinds``), 0 for none."""
+    want = _answer_type(query)
+    return 0 if want is None else 1 << _KINDS.index(want)
 
 
 @runtime_checkable

@@ -90,7 +90,7 @@ from ._redact import (
     withheld_notice,
 )
 from ._replay import LogIndex, replay_log
-from ._retrieval import Doc
+from ._retrieval import Doc, answer_kind, answer_kinds
 from ._text import (
     digest_text,
     display_text,
@@ -143,6 +143,8 @@ __all__ = [
     "FactReader",
     "LogIndex",
     "Statement",
+    "answer_kind",
+    "answer_kinds",
     "assembly_header",
     "assembly_source",
     "call_command",
