@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from .._display import Rendered, badge, esc, plural, table
-from ..session import Hit, Retriever, redact
+from ..session import Embedder, Hit, redact
 from ..session.kernel import query_window
 from ._model import BUSINESS_EDGES, Edge, Node
 from ._store import MemoryStore
@@ -35,6 +35,7 @@ from ._store import MemoryStore
 __all__ = [
     "FindResult",
     "MemoryHit",
+    "Ranker",
     "Templates",
     "boilerplate",
     "find_nodes",
@@ -42,6 +43,19 @@ __all__ = [
     "is_stale",
     "template_shape",
 ]
+
+
+class Ranker(Protocol):
+    """What ``find`` ranks candidates with: the engine's ``Retriever``, or a database's
+    own search (``_db_search.DatabaseSearch``)."""
+
+    tokenize: Callable[[str], list[str]]
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+
+    def search(self, query: str, k: int = 10, *, mode: Any = None) -> list[Hit]: ...
+
 
 _TYPE_RANK = {"entity": 0, "decision": 1, "preference": 2, "experience": 3, "observation": 4}
 _NEVER = frozenset({"workspace", "episode"})
@@ -305,13 +319,13 @@ _ASKING = re.compile(
 )
 
 
-def query_terms(query: str, retriever: Retriever) -> set[str]:
+def query_terms(query: str, retriever: Ranker) -> set[str]:
     """The index terms of ``query`` that can count as a match: its words without stop
     words, question words and fillers (English and Chinese)."""
     return set(retriever.tokenize(_ASKING.sub(" ", query)))
 
 
-def _relevant(node: Node, terms: set[str], retriever: Retriever, rank: int, *, dense: bool) -> bool:
+def _relevant(node: Node, terms: set[str], retriever: Ranker, rank: int, *, dense: bool) -> bool:
     """Whether a hit retrieval alone found is worth showing. A verbatim observation is the
     record itself: shown in retrieval order. A durable memory (entity, preference, decision,
     experience) must hold at least one of the query's own index terms (a question word or
@@ -334,7 +348,7 @@ def _mentions(q: str, name: str) -> bool:
     return name in q
 
 
-def _search(retriever: Retriever, query: str, k: int) -> tuple[list[Hit], str | None]:
+def _search(retriever: Ranker, query: str, k: int) -> tuple[list[Hit], str | None]:
     """The retriever's ``k`` best for ``query``, and None; or, when its embedder fails (an
     endpoint's HTTP error or timeout, vectors of the wrong shape, a model that will not
     load), the lexical ranking alone and why: a search never fails for its optional
@@ -480,7 +494,7 @@ def _fold(ranked: list[MemoryHit]) -> list[MemoryHit]:
 
 def find_nodes(
     store: MemoryStore,
-    retriever: Retriever,
+    retriever: Ranker,
     nodes: Mapping[str, Node],
     query: str,
     *,
@@ -491,6 +505,7 @@ def find_nodes(
     anchors: Sequence[Node] | None = None,
     hidden_ids: Collection[str] = frozenset(),
     edge_cache: dict[str, tuple[list[Edge], list[Edge]]] | None = None,
+    prefetch_nodes: Callable[[Iterable[str]], None] | None = None,
 ) -> FindResult:
     """Rank the memory for ``query`` (module docs). ``nodes`` are the active nodes by id
     (the index's documents); ``anchors`` the entities and deadline decisions among them
@@ -498,7 +513,9 @@ def find_nodes(
     (``Memory`` passes the ``boilerplate`` of its nodes, computed once per change);
     ``types`` keeps only hits of those types. ``edge_cache`` (node id -> its edges in and
     out) is filled as edges are read, so a caller that keeps it while the store's revision
-    stands reads each node's edges once (a query each, on a server store)."""
+    stands reads each node's edges once (a query each, on a server store). ``nodes`` may
+    read from the store as it is asked (a database's search): ``prefetch_nodes(ids)`` is
+    then told, before each step, which nodes the step will look at."""
     now = now or datetime.now(UTC)
     q = " ".join(query.lower().split())
     if not q or top_k <= 0:
@@ -515,6 +532,8 @@ def find_nodes(
 
     pool = max(top_k * 4, 32)
     hits, degraded = _search(retriever, query, pool)
+    if prefetch_nodes is not None:
+        prefetch_nodes(h.doc_id for h in hits)
     top = hits[0].score if hits else 0.0
     terms = query_terms(query, retriever)
     for rank, h in enumerate(hits):
@@ -550,7 +569,10 @@ def find_nodes(
         if not want:
             return
         got: dict[str, tuple[list[Edge], list[Edge]]] = {i: ([], []) for i in want}
-        for e in store.edges_touching(want):  # (src, dst, label) order, as edges() gives
+        edges = store.edges_touching(want)
+        if prefetch_nodes is not None:
+            prefetch_nodes(end for e in edges for end in (e.src, e.dst))
+        for e in edges:  # (src, dst, label) order, as edges() gives
             if e.dst in got:
                 got[e.dst][0].append(e)
             if e.src in got:
@@ -601,6 +623,8 @@ def find_nodes(
     ranked: list[tuple[int, float, float, int, int, str, MemoryHit]] = []
     floor = 0.5 * min((s for s, _ in direct.values()), default=1.0)
     prefetch([*direct, *near])
+    if prefetch_nodes is not None:
+        prefetch_nodes([*direct, *near])
     for tier, found in ((0, direct), (1, near)):
         for nid, (score, via) in found.items():
             if tier == 1 and nid in direct:

@@ -41,6 +41,7 @@ from ..model import ModelProtocol
 from ..session import Embedder, Retriever, Session, get_embedder, get_tokenizer
 from ..session.kernel import clean_text, neutralize, short_id, widget
 from ._copy import CopyReport, copy_memory
+from ._db_search import DatabaseSearch, IndexedStore, StoreNodes
 from ._door import (
     admit,
     admit_candidate,
@@ -305,7 +306,11 @@ class Memory:
     the node and reused by every process; a node without one is embedded at the next
     search. ``clock``: what "now" is, for stale decisions (default: the wall clock).
     ``timeout``: how long a write waits for another writer (then ``LockHeld``), and, for a
-    server, for a connection (then ``StoreUnavailable``).
+    server, for a connection (then ``StoreUnavailable``). ``search``: where ``find`` ranks:
+    ``"engine"`` in this process over every node it reads, ``"database"`` in a store that
+    keeps its own index (PostgreSQL: the same lexical ranking, without reading the whole
+    namespace; ``_db_search``); ``"auto"`` (default) is the database's when the store has an
+    index and the search is lexical (no embedder), else the engine's.
     """
 
     def __init__(
@@ -317,7 +322,10 @@ class Memory:
         clock: Any = None,
         namespace: str | None = None,
         timeout: float = 30.0,
+        search: Literal["auto", "engine", "database"] = "auto",
     ) -> None:
+        if search not in ("auto", "engine", "database"):
+            raise InvalidArgument(f"search is 'auto', 'engine' or 'database', not {search!r}")
         self.store = open_store(path, namespace=namespace, timeout=timeout)
         self._clock = clock
         embedder = _resolve_embedder(embedder)
@@ -333,6 +341,24 @@ class Memory:
         # outputs or another topic's turns, and the words they add pulled answers out of the
         # top k on both LoCoMo (R@5 63.8 -> 65.2 without) and real sessions (bench realworld).
         self._retriever = Retriever(embedder=embedder, feedback=0)
+        self._db: DatabaseSearch | None = None
+        refused = ""
+        if search != "engine" and isinstance(self.store, IndexedStore):
+            if embedder is None:
+                self._db = DatabaseSearch(self.store, self._retriever)
+            elif search == "database":
+                refused = (
+                    "search='database' ranks lexically: open the memory with embedder=None "
+                    "(with an embedder the engine ranks, scoring the stored vectors here)"
+                )
+        elif search == "database":
+            refused = f"{self.store.location}: this store keeps no search index of its own"
+        if refused:
+            if not isinstance(path, MemoryStore):  # opened here: closed here
+                self.store.close()
+            raise InvalidArgument(refused)
+        self._db_revision = -1
+        self._db_anchors: list[Node] = []
         self._warned_degraded = False
         self.root = self._root(workspace)
         warn_if_stale(self.store, stacklevel=2)  # once per open: scrub() is the remedy
@@ -559,20 +585,23 @@ class Memory:
             top_k = int(self.settings()["top_k"])
         if not 1 <= top_k <= 100:
             raise InvalidArgument(f"top_k is 1..100, not {top_k}")
-        self._sync()
-        result = find_nodes(
-            self.store,
-            self._retriever,
-            self._nodes,
-            clean_text(str(query)),
-            top_k=top_k,
-            expand=expand,
-            now=self.now(),
-            types=types,
-            anchors=self._anchors,
-            hidden_ids=self._boilerplate,
-            edge_cache=self._edges,
-        )
+        if self._db is not None:
+            result = self._find_in_database(clean_text(str(query)), top_k, expand, types)
+        else:
+            self._sync()
+            result = find_nodes(
+                self.store,
+                self._retriever,
+                self._nodes,
+                clean_text(str(query)),
+                top_k=top_k,
+                expand=expand,
+                now=self.now(),
+                types=types,
+                anchors=self._anchors,
+                hidden_ids=self._boilerplate,
+                edge_cache=self._edges,
+            )
         if result.degraded_reason is not None and not self._warned_degraded:
             self._warned_degraded = True
             warnings.warn(
@@ -584,6 +613,40 @@ class Memory:
                 stacklevel=2,
             )
         return result
+
+    def _find_in_database(
+        self, query: str, top_k: int, expand: int, types: Sequence[str] | None
+    ) -> FindResult:
+        """``find`` ranked by the store's own index: the rules are the engine's, the nodes
+        read as they are needed (``StoreNodes``), the anchors once per revision."""
+        db = self._db
+        assert db is not None and isinstance(self.store, IndexedStore)
+        db.catch_up()
+        rev = self.store.revision()
+        if rev != self._db_revision:
+            self._edges.clear()
+            self._db_anchors = self.store.anchor_nodes()
+            self._db_revision = rev
+        view = StoreNodes(self.store)
+        return find_nodes(
+            self.store,
+            db,
+            view,
+            query,
+            top_k=top_k,
+            expand=expand,
+            now=self.now(),
+            types=types,
+            anchors=self._db_anchors,
+            hidden_ids=view.hidden,
+            edge_cache=self._edges,
+            prefetch_nodes=view.prefetch,
+        )
+
+    @property
+    def search_mode(self) -> str:
+        """Where ``find`` ranks: ``"database"`` or ``"engine"`` (the ``search`` option)."""
+        return "engine" if self._db is None else "database"
 
     def edge_path(self, node_id: str) -> tuple[str, ...]:
         self._sync()
