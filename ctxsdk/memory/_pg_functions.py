@@ -14,7 +14,8 @@ never an edit of this text. Version 3 added ``write_node`` and ``write_vectors``
 (``_WRITERS_V3``): a ``put`` in one round trip (the reads it needs, the upsert and the drop
 of stale vectors in one call), and a ``put_vectors`` of any number of rows in one.
 Version 4 added the triggers of the change feed (``_TRIGGERS_V4``), which members never
-call.
+call. Version 5 added ``write_index`` (``_WRITERS_V5``): the rows of the lexical search
+index a client computed, under the index's own lock, never bumping the revision.
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ __all__ = [
     "V2_FUNCTIONS",
     "V3_FUNCTIONS",
     "V4_TRIGGERS",
+    "V5_FUNCTIONS",
     "WRITE_FUNCTIONS",
     "create_functions",
     "create_functions_v3",
+    "create_functions_v5",
     "create_triggers_v4",
 ]
 
@@ -328,6 +331,114 @@ _WRITERS_V3: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+# Version 5: the lexical search index, a cache of the nodes that any client catches up (it
+# reads changes() since the index's revision, computes the rows and writes them here). It
+# takes the namespace's lex_state row lock, never its revisions row, and bumps no revision:
+# node writers never wait for an indexer, nor an indexer for them (but for a node it is
+# about to index being deleted: that node is skipped once the delete commits).
+_WRITERS_V5: dict[str, tuple[str, str, str, str]] = {
+    # Returns how many docs were written; -1 (nothing written) when the index reflects
+    # revision upto already, -2 when it was built by another version of the index's
+    # definition (the caller rebuilds). rebuild replaces the namespace's index whole, and
+    # its revision becomes upto (what the rows reflect), even when that is lower. Rows are
+    # parallel arrays: (ids, lengths, kinds, grps, ords, secs, shapes) one doc each, and
+    # (t_ids, t_terms, t_tfs) one term of a doc each; the docs of ids and drop are removed
+    # first. A doc whose node is gone is skipped with its terms.
+    "write_index": (
+        "ns text, upto bigint, version text, rebuild boolean, ids text[], lengths integer[], "
+        "kinds integer[], grps text[], ords double precision[], secs text[], shapes text[], "
+        "t_ids text[], t_terms text[], t_tfs integer[], drop text[]",
+        "bigint",
+        """
+    n := coalesce(cardinality(ids), 0);
+    IF n <> coalesce(cardinality(lengths), 0) OR n <> coalesce(cardinality(kinds), 0)
+            OR n <> coalesce(cardinality(grps), 0) OR n <> coalesce(cardinality(ords), 0)
+            OR n <> coalesce(cardinality(secs), 0) OR n <> coalesce(cardinality(shapes), 0)
+            OR coalesce(cardinality(t_ids), 0) <> coalesce(cardinality(t_terms), 0)
+            OR coalesce(cardinality(t_ids), 0) <> coalesce(cardinality(t_tfs), 0) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'write_index takes parallel arrays: one value of each for each doc, '
+                'and one id, term and count for each term';
+    END IF;
+    IF upto IS NULL OR version IS NULL OR rebuild IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'write_index takes a revision, a version and rebuild';
+    END IF;
+    -- the index's own lock: this row, never the namespace's revisions row
+    SELECT s.revision, s.version INTO stored, had FROM ctxsdk.lex_state s
+    WHERE s.namespace = ns FOR UPDATE;
+    IF NOT FOUND THEN
+        INSERT INTO ctxsdk.lex_state AS s (namespace) VALUES (ns)
+        ON CONFLICT (namespace) DO NOTHING;
+        SELECT s.revision, s.version INTO stored, had FROM ctxsdk.lex_state s
+        WHERE s.namespace = ns FOR UPDATE;
+    END IF;
+    IF rebuild THEN
+        DELETE FROM ctxsdk.lex_docs d WHERE d.namespace = ns;
+    ELSIF had IS DISTINCT FROM version THEN
+        RETURN -2;
+    ELSIF stored >= upto THEN
+        RETURN -1;
+    ELSE
+        gone := coalesce(ids, '{}') || coalesce(drop, '{}');
+        SELECT coalesce(array_agg(DISTINCT d.grp), '{}') INTO touched
+        FROM ctxsdk.lex_docs d JOIN unnest(gone) AS g(id) ON d.id = g.id
+        WHERE d.namespace = ns AND d.grp IS NOT NULL;
+        DELETE FROM ctxsdk.lex_docs d USING unnest(gone) AS g(id)
+        WHERE d.namespace = ns AND d.id = g.id;
+    END IF;
+    -- the nodes still here, held (FOR KEY SHARE) so none is deleted before this commits;
+    -- one being deleted is waited for, and skipped when its delete commits
+    SELECT coalesce(array_agg(k.id), '{}') INTO live FROM (
+        SELECT x.id FROM ctxsdk.nodes x
+        WHERE x.namespace = ns AND x.id IN (SELECT u.id FROM unnest(ids) AS u(id))
+        FOR KEY SHARE OF x
+    ) k;
+    INSERT INTO ctxsdk.lex_docs (namespace, id, length, kinds, grp, ord, sec, shape)
+    SELECT ns, u.id, u.length, u.kinds, u.grp, u.ord, u.sec, u.shape
+    FROM unnest(ids, lengths, kinds, grps, ords, secs, shapes)
+        AS u(id, length, kinds, grp, ord, sec, shape)
+    JOIN unnest(live) AS k(id) ON k.id = u.id;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written = n THEN  -- every doc written (the usual case): every term goes in
+        INSERT INTO ctxsdk.lex_terms (namespace, term, id, tf)
+        SELECT ns, t.term, t.id, t.tf FROM unnest(t_ids, t_terms, t_tfs) AS t(id, term, tf);
+    ELSE  -- the terms of the docs written only
+        INSERT INTO ctxsdk.lex_terms (namespace, term, id, tf)
+        SELECT ns, t.term, t.id, t.tf FROM unnest(t_ids, t_terms, t_tfs) AS t(id, term, tf)
+        JOIN unnest(live) AS k(id) ON k.id = t.id;
+    END IF;
+    SELECT touched || coalesce(array_agg(DISTINCT u.grp), '{}') INTO touched
+    FROM unnest(ids, grps) AS u(id, grp) JOIN unnest(live) AS k(id) ON k.id = u.id
+    WHERE u.grp IS NOT NULL;
+    -- each touched group's neighbours: in order of ord (NULL last), then id in byte order
+    IF cardinality(touched) > 0 THEN
+        UPDATE ctxsdk.lex_docs d SET prev = w.prev, next = w.next
+        FROM (
+            SELECT x.id, lag(x.id) OVER g AS prev, lead(x.id) OVER g AS next
+            FROM ctxsdk.lex_docs x
+            WHERE x.namespace = ns AND x.grp IN (SELECT DISTINCT t.grp FROM unnest(touched) t(grp))
+            WINDOW g AS (PARTITION BY x.grp ORDER BY x.ord NULLS LAST, x.id COLLATE "C")
+        ) w
+        WHERE d.namespace = ns AND d.id = w.id
+            AND (d.prev IS DISTINCT FROM w.prev OR d.next IS DISTINCT FROM w.next);
+    END IF;
+    UPDATE ctxsdk.lex_state s SET
+        revision = CASE WHEN rebuild THEN upto ELSE greatest(s.revision, upto) END,
+        version = write_index.version,
+        docs = c.docs, total = c.total
+    FROM (
+        SELECT count(*) AS docs, coalesce(sum(d.length), 0) AS total
+        FROM ctxsdk.lex_docs d WHERE d.namespace = ns
+    ) c
+    WHERE s.namespace = ns;
+    RETURN written;""",
+        "n integer; stored bigint; had text; gone text[]; touched text[] := '{}'; "
+        "live text[]; written bigint;",
+    ),
+}
+
+
 def _signatures(writers: dict[str, tuple[str, str, str, str]]) -> tuple[str, ...]:
     return tuple(
         f"ctxsdk.{name}(" + ",".join(a.split(" ", 1)[1] for a in args.split(", ")) + ")"
@@ -339,7 +450,9 @@ V2_FUNCTIONS: tuple[str, ...] = ("ctxsdk.may_write(text)", *_signatures(_WRITERS
 """The signatures of the functions schema version 2 made."""
 V3_FUNCTIONS: tuple[str, ...] = _signatures(_WRITERS_V3)
 """The signatures of the functions schema version 3 added."""
-WRITE_FUNCTIONS: tuple[str, ...] = (*V2_FUNCTIONS, *V3_FUNCTIONS)
+V5_FUNCTIONS: tuple[str, ...] = _signatures(_WRITERS_V5)
+"""The signatures of the functions schema version 5 added."""
+WRITE_FUNCTIONS: tuple[str, ...] = (*V2_FUNCTIONS, *V3_FUNCTIONS, *V5_FUNCTIONS)
 """The signatures of the functions a namespace's members are granted EXECUTE on."""
 
 
@@ -373,6 +486,12 @@ def create_functions(conn: psycopg.Connection[Any]) -> None:
 def create_functions_v3(conn: psycopg.Connection[Any]) -> None:
     """Create the functions version 3 added, as ``create_functions`` does."""
     _create(conn, _WRITERS_V3, V3_FUNCTIONS)
+
+
+def create_functions_v5(conn: psycopg.Connection[Any]) -> None:
+    """Create the function version 5 added (``write_index``), as ``create_functions``
+    does."""
+    _create(conn, _WRITERS_V5, V5_FUNCTIONS)
 
 
 # Version 4: the change feed. Every node row carries ``changed``, the revision that last

@@ -8,7 +8,9 @@ functions that run as the owner and check the namespace first (version 2,
 ``_pg_functions``; version 3 added ``write_node`` and ``write_vectors``, a ``put`` and a
 ``put_vectors`` in one call each); a namespace without a role is open to every role
 granted them. Version 4 added the change feed: each node's ``changed`` revision and the
-tombstones of deleted nodes (``ctxsdk.gone``), kept by triggers. The schema version is one
+tombstones of deleted nodes (``ctxsdk.gone``), kept by triggers. Version 5 added the lexical
+search index (``lex_state``, ``lex_docs``, ``lex_terms``), a cache of the nodes a client
+writes through ``write_index`` without bumping the revision. The schema version is one
 row of ``ctxsdk.schema_version``; ``migrate`` brings a database forward one step at a time
 in one transaction, under an advisory lock, and refuses one newer than this code
 (``StoreVersionError``).
@@ -124,8 +126,11 @@ def _v1(conn: psycopg.Connection[Any]) -> None:
 # A member's table privileges in version 1 beyond SELECT, revoked by version 2 (and by
 # create_namespace, so a role holds SELECT only however often it is granted a namespace).
 _WRITE_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER"
-# (gone: version 4's; _member_grants skips a table an older version has not made yet)
-_MEMBER_TABLES = ("schema_version", "namespaces", *_DATA_TABLES, "gone")
+# version 5's search index (ctxsdk.write_index writes it)
+_LEX_TABLES = ("lex_state", "lex_docs", "lex_terms")
+# (gone: version 4's, the lex_ tables version 5's; _member_grants skips a table an older
+# version has not made yet)
+_MEMBER_TABLES = ("schema_version", "namespaces", *_DATA_TABLES, "gone", *_LEX_TABLES)
 
 
 def _v2(conn: psycopg.Connection[Any]) -> None:
@@ -228,6 +233,104 @@ def _v4(conn: psycopg.Connection[Any]) -> None:
         conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(gone, grantee))
 
 
+def _v5(conn: psycopg.Connection[Any]) -> None:
+    """The lexical search index, kept in the database (``PostgresStore.write_lexical``): a
+    cache derived from the nodes by whichever client catches it up, never counted in the
+    namespace's revision. ``lex_state`` holds, per namespace, the store revision the index
+    reflects, the version of the index's definition, how many documents it holds and the
+    sum of their lengths; ``lex_docs`` one row per indexed node (its length, answer kinds,
+    group and place in it with its neighbours, section and template shape); ``lex_terms``
+    each document's index terms with their counts. A node deleted takes its document and
+    terms with it (ON DELETE CASCADE). Members read them under the same policy as the other
+    tables (every role that may SELECT the nodes now may SELECT them) and write through
+    ``ctxsdk.write_index`` (``_pg_functions.create_functions_v5``), granted to every role
+    that may run version 2's ``put_node``."""
+    from psycopg import sql
+
+    from ._pg_functions import V2_FUNCTIONS, V5_FUNCTIONS, create_functions_v5
+
+    conn.execute(
+        f"""
+        CREATE TABLE {SCHEMA}.lex_state (
+            namespace text PRIMARY KEY REFERENCES {SCHEMA}.namespaces ON DELETE CASCADE,
+            revision bigint NOT NULL DEFAULT -1,
+            version text NOT NULL DEFAULT '',
+            docs bigint NOT NULL DEFAULT 0,
+            total bigint NOT NULL DEFAULT 0
+        );
+        CREATE TABLE {SCHEMA}.lex_docs (
+            namespace text NOT NULL,
+            id text NOT NULL,
+            length integer NOT NULL,
+            kinds integer NOT NULL,
+            grp text,
+            ord double precision,
+            sec text,
+            shape text NOT NULL,
+            prev text,
+            next text,
+            PRIMARY KEY (namespace, id),
+            FOREIGN KEY (namespace, id) REFERENCES {SCHEMA}.nodes ON DELETE CASCADE
+        );
+        -- a group's documents in their order (ties by id, in byte order, as the neighbours
+        -- are computed: ctxsdk.write_index)
+        CREATE INDEX lex_docs_group ON {SCHEMA}.lex_docs (namespace, grp, ord, id COLLATE "C");
+        CREATE INDEX lex_docs_section ON {SCHEMA}.lex_docs (namespace, sec);
+        CREATE INDEX lex_docs_shape ON {SCHEMA}.lex_docs (namespace, shape);
+        CREATE TABLE {SCHEMA}.lex_terms (
+            namespace text NOT NULL,
+            term text NOT NULL,
+            id text NOT NULL,
+            tf integer NOT NULL,
+            PRIMARY KEY (namespace, term, id),
+            FOREIGN KEY (namespace, id) REFERENCES {SCHEMA}.lex_docs ON DELETE CASCADE
+        );
+        CREATE INDEX lex_terms_doc ON {SCHEMA}.lex_terms (namespace, id);
+        """
+    )
+    for table in _LEX_TABLES:
+        conn.execute(f"ALTER TABLE {SCHEMA}.{table} ENABLE ROW LEVEL SECURITY")
+        conn.execute(
+            f"CREATE POLICY members ON {SCHEMA}.{table} "
+            f"USING (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[])) "
+            f"WITH CHECK (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]))"
+        )
+    create_functions_v5(conn)
+    readers = conn.execute(
+        """
+        SELECT DISTINCT a.grantee = 0, coalesce(r.rolname, '') FROM pg_catalog.pg_class c
+            CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+            LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+        WHERE c.oid = pg_catalog.to_regclass(%s) AND a.privilege_type = 'SELECT'
+            AND a.grantee <> c.relowner AND (a.grantee = 0 OR r.oid IS NOT NULL)
+        """,
+        (f"{SCHEMA}.nodes",),
+    ).fetchall()
+    for public, role in sorted(readers):
+        grantee = sql.SQL("PUBLIC") if public else sql.Identifier(role)
+        for table in _LEX_TABLES:
+            name = sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(table))
+            conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, grantee))
+    put_node = next(f for f in V2_FUNCTIONS if f.startswith(f"{SCHEMA}.put_node("))
+    writers = conn.execute(
+        """
+        SELECT r.rolname FROM pg_catalog.pg_proc p
+            CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
+            JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+        WHERE p.oid = pg_catalog.to_regprocedure(%s) AND a.privilege_type = 'EXECUTE'
+            AND a.grantee <> p.proowner
+        """,
+        (put_node,),
+    ).fetchall()
+    for (role,) in sorted(writers):
+        for signature in V5_FUNCTIONS:  # fixed text of ours, not input
+            conn.execute(
+                sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(
+                    sql.Identifier(role)
+                )
+            )
+
+
 def _member_grants(
     conn: psycopg.Connection[Any], role: str, functions: tuple[str, ...] | None = None
 ) -> None:
@@ -254,11 +357,13 @@ def _member_grants(
         conn.execute(sql.SQL("REVOKE " + _WRITE_PRIVILEGES + " ON {} FROM {}").format(name, ident))
         conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, ident))
     for signature in WRITE_FUNCTIONS if functions is None else functions:  # fixed text of ours
+        if conn.execute("SELECT to_regprocedure(%s)", (signature,)).fetchone() == (None,):
+            continue  # a migration from before the version that made it, as for the tables
         conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(ident))
 
 
 # _MIGRATIONS[i] takes a database from schema version i to i + 1 (0: no ctxsdk schema).
-_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4)
+_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4, _v5)
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The PostgreSQL schema version this code writes (``ctxsdk.schema_version``)."""
 

@@ -20,7 +20,9 @@ Nor can a member's own SQL make it wait: SELECT allows no ``LOCK TABLE`` but ACC
 which blocks no writer, and no row lock. ``revision()`` is that row's counter, bumped in the
 same transaction as the write it counts; triggers stamp each node written with the revision
 its transaction commits as and keep a tombstone of each one deleted, which ``changes(since)``
-reads. A server that goes away mid-batch rolls the batch
+reads. The lexical search index (schema version 5: ``lexical_state``, ``write_lexical``) is a
+cache of the nodes any client catches up from that feed; it has its own lock, and writing it
+changes no revision. A server that goes away mid-batch rolls the batch
 back whole (``StoreUnavailable``); a read outside a batch is tried again once on a fresh
 connection, and a write outside one commits once or not at all. Every
 connection handed out is checked first: after a restart the dead ones are dropped at once,
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -83,6 +86,8 @@ from ._store import Changes
 if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
+
+    from ._index_doc import LexicalRow
 
 __all__ = ["PostgresStore", "is_postgres_url"]
 
@@ -659,6 +664,96 @@ class PostgresStore:
                 held.changed = True
         return written
 
+    # -- the lexical search index (schema version 5): a cache of the nodes ---------------
+    def lexical_state(self) -> tuple[int, str, int, int]:
+        """The namespace's lexical index: (the store revision it reflects, its definition's
+        version, how many docs it holds, the sum of their lengths); ``(-1, "", 0, 0)`` when
+        none was written."""
+        rows = self._read(
+            "SELECT revision, version, docs, total FROM {S}.lex_state WHERE namespace = %s",
+            (self.namespace,),
+        )
+        if not rows:
+            return (-1, "", 0, 0)
+        row = rows[0]
+        return (int(row["revision"]), str(row["version"]), int(row["docs"]), int(row["total"]))
+
+    def write_lexical(
+        self,
+        upto: int,
+        version: str,
+        rows: Sequence[LexicalRow],
+        drop: Sequence[str],
+        *,
+        rebuild: bool = False,
+    ) -> int:
+        """Bring the lexical index to revision ``upto`` (``ctxsdk.write_index``, one
+        transaction): the docs of ``rows`` and ``drop`` removed, ``rows`` written (one whose
+        node is gone meanwhile is skipped), the neighbours of every group touched and the
+        counts recomputed. With ``rebuild`` the namespace's index is replaced whole and takes
+        ``version``. Returns how many docs were written; -1 (nothing written) when the
+        index reflects ``upto`` already, -2 when it was built under another ``version`` (the
+        caller rebuilds). The index has its own lock (``LockHeld`` when another client holds
+        it past ``timeout``), and this is no write of the namespace: ``revision()`` does not
+        change. Refused inside a batch or snapshot."""
+        if self._held() is not None:
+            raise InvalidArgument(f"{self._where}: write_lexical() inside a batch or snapshot")
+        if isinstance(upto, bool) or not isinstance(upto, int):
+            raise InvalidArgument(f"upto is a revision (an int), not {upto!r}")
+        if not isinstance(version, str):
+            raise InvalidArgument(f"version is a string, not {version!r}")
+        ids = [r.id for r in rows]
+        if len(set(ids)) != len(ids):
+            twice = next(i for i, n in Counter(ids).items() if n > 1)
+            raise InvalidArgument(f"write_lexical() takes one row per doc; {twice!r} came twice")
+        t_ids: list[str] = []
+        t_terms: list[str] = []
+        t_tfs: list[int] = []
+        for r in rows:
+            t_ids.extend([r.id] * len(r.terms))
+            t_terms.extend(r.terms)
+            t_tfs.extend(r.terms.values())
+        params = (
+            self.namespace,
+            upto,
+            version,
+            bool(rebuild),
+            ids,
+            [r.length for r in rows],
+            [r.kinds for r in rows],
+            [r.group for r in rows],
+            [r.order for r in rows],
+            [r.section for r in rows],
+            [r.shape for r in rows],
+            t_ids,
+            t_terms,
+            t_tfs,
+            list(drop),
+        )
+        from psycopg import errors as pe
+
+        with self._connection() as conn, self._translate():
+            try:
+                with conn.transaction():
+                    if not self._owns_pool:  # a pool passed in was not set up by _configure
+                        conn.execute(f"SET LOCAL lock_timeout = {self._lock_ms}")
+                    got = conn.execute(
+                        f"SELECT {SCHEMA}.write_index(%s, %s, %s, %s, %s::text[], "
+                        "%s::integer[], %s::integer[], %s::text[], %s::double precision[], "
+                        "%s::text[], %s::text[], %s::text[], %s::text[], %s::integer[], "
+                        "%s::text[])",
+                        params,
+                    ).fetchone()
+            except pe.LockNotAvailable:
+                raise LockHeld(
+                    f"{self._where}: another client held the search index's lock for longer "
+                    f"than timeout={self._timeout}s (or a node being indexed was being "
+                    "deleted)"
+                ) from None
+        if got is None or got[0] is None:
+            raise StoreError(f"{self._where}: write_index answered {got!r}", path=self._where)
+        return int(got[0])
+
     # -- maintenance: raw rows, exact updates, compaction (``Memory.scrub``) ----------------
     @property
     def in_batch(self) -> bool:
@@ -768,7 +863,8 @@ class PostgresStore:
             ).fetchone()
             if not owner or not owner[0]:
                 return False  # VACUUM would skip the tables with a warning
-            for table in ("nodes", "edges", "meta", "vectors"):
+            # and the search index's rows (version 5), which hold overwritten text's terms
+            for table in ("nodes", "edges", "meta", "vectors", "lex_docs", "lex_terms"):
                 conn.execute(f"VACUUM FULL {SCHEMA}.{table}")
         return True
 

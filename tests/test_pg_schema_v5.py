@@ -1,0 +1,536 @@
+"""Schema version 5 of the PostgreSQL memory: the lexical search index kept in the database
+(``ctxsdk.lex_state``, ``lex_docs``, ``lex_terms``), a cache of the nodes that any client
+catches up through ``ctxsdk.write_index`` (``PostgresStore.write_lexical``). Checked on the
+real server: what a write leaves (docs, terms, counts, each group's neighbours), that it
+never moves the namespace's revision nor waits for its writers, its answers when the index
+is caught up already (-1) or was built under another definition (-2), a rebuild, a node
+deleted before or while its doc is written (skipped), the cascade of a node's delete, that
+a member writes through the function only and never reads or writes another namespace's
+index, and that a database left at version 4 is migrated to 5 by its owner, its data and
+members kept.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ctxsdk.errors import InvalidArgument, LockHeld, NamespaceDenied
+from ctxsdk.memory._index_doc import LexicalRow, lexical_row
+from ctxsdk.memory._model import Node, Source
+from ctxsdk.memory._pg_functions import V5_FUNCTIONS, WRITE_FUNCTIONS
+from ctxsdk.memory._pg_schema import (
+    SCHEMA_VERSION,
+    _member_grants,
+    _v1,
+    _v2,
+    _v3,
+    _v4,
+)
+from ctxsdk.memory._postgres import PostgresStore
+
+from .test_pg_schema_v2 import Roles, _may_execute, _privileges, _version, roles
+from .test_store_conformance import Teams, _refused, teams
+
+__all__ = ["roles", "teams"]  # the fixtures, imported for the tests below
+
+LEX_TABLES = ("lex_state", "lex_docs", "lex_terms")
+V = "lex-1"  # the index definition's version the tests write under
+
+
+def _entity(name: str, **kw: Any) -> Node:
+    return Node(id="", type="entity", name=name, **kw)
+
+
+def _row(
+    node_id: str,
+    terms: dict[str, int] | None = None,
+    *,
+    group: str | None = None,
+    order: float | None = None,
+    section: str | None = None,
+    kinds: int = 0,
+    shape: str = "",
+) -> LexicalRow:
+    terms = {"word": 1} if terms is None else terms
+    return LexicalRow(
+        node_id, sum(terms.values()), kinds, group, order, section, shape, dict(terms)
+    )
+
+
+def _docs(dsn: str, namespace: str | None = None) -> dict[str, tuple[Any, ...]]:
+    """id -> (length, kinds, grp, ord, sec, shape, prev, next) of every lex_docs row the
+    connecting role sees (of ``namespace`` when given)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT namespace, id, length, kinds, grp, ord, sec, shape, prev, next "
+            "FROM ctxsdk.lex_docs"
+        ).fetchall()
+    return {r[1]: tuple(r[2:]) for r in rows if namespace is None or r[0] == namespace}
+
+
+def _neighbours(dsn: str) -> dict[str, tuple[str | None, str | None]]:
+    return {i: (d[6], d[7]) for i, d in _docs(dsn).items()}
+
+
+def _terms(dsn: str) -> set[tuple[str, str, str, int]]:
+    """(namespace, term, id, tf) of every lex_terms row the connecting role sees."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute("SELECT namespace, term, id, tf FROM ctxsdk.lex_terms").fetchall()
+    return {(ns, term, i, int(tf)) for ns, term, i, tf in rows}
+
+
+@pytest.fixture
+def alice(teams: Teams) -> Iterator[PostgresStore]:
+    with PostgresStore(teams.dsn("alice"), namespace="a", create=False, timeout=5) as s:
+        yield s
+
+
+def test_a_write_keeps_docs_terms_and_counts_and_no_revision(
+    teams: Teams, alice: PostgresStore
+) -> None:
+    assert alice.lexical_state() == (-1, "", 0, 0)
+    a = alice.put(_entity("alpha", text="kestrel kestrel falcon"))
+    b = alice.put(_entity("beta"))
+    c = alice.put(_entity("gamma"))
+    revision = alice.revision()
+    assert revision == 3
+    rows = [
+        _row(a.id, {"kestrel": 2, "falcon": 1}, kinds=5, section='["s1", 2]', shape="abc"),
+        _row(b.id, {"beta": 1}),
+        lexical_row(c, str.split),  # the index's own definition of a row
+    ]
+    assert rows[2] is not None
+    written = [r for r in rows if r is not None]
+    # an index never written has no definition yet: the caller rebuilds it
+    assert alice.write_lexical(revision, V, written, []) == -2
+    assert alice.lexical_state() == (-1, "", 0, 0)
+    assert alice.write_lexical(revision, V, written, [], rebuild=True) == 3
+    assert alice.revision() == revision  # a cache of the nodes, not a write of them
+    assert alice.changes(revision) == ([], [])
+    length_c = rows[2].length
+    assert alice.lexical_state() == (revision, V, 3, 3 + 1 + length_c)
+    docs = _docs(teams.dsn("alice"))
+    assert docs[a.id] == (3, 5, None, None, '["s1", 2]', "abc", None, None)
+    assert docs[b.id] == (1, 0, None, None, None, "", None, None)
+    assert set(docs) == {a.id, b.id, c.id}
+    terms = _terms(teams.dsn("alice"))
+    assert {t for t in terms if t[2] != c.id} == {
+        ("a", "kestrel", a.id, 2),
+        ("a", "falcon", a.id, 1),
+        ("a", "beta", b.id, 1),
+    }
+    assert {(t[1], t[3]) for t in terms if t[2] == c.id} == set(rows[2].terms.items())
+
+    # caught up already: nothing written, -1; the same revision again too
+    assert alice.write_lexical(revision, V, [_row(a.id, {"other": 4})], []) == -1
+    assert alice.write_lexical(revision - 1, V, [], [a.id]) == -1
+    assert _docs(teams.dsn("alice")) == docs
+
+    # the next changes: a replaced row (its terms replaced), a dropped one
+    alice.put(Node(**{**_fields(a), "text": "osprey"}))
+    alice.delete(c.id)
+    later = alice.revision()
+    assert alice.write_lexical(later, V, [_row(a.id, {"osprey": 1})], [c.id]) == 1
+    assert alice.lexical_state() == (later, V, 2, 2)
+    assert {t for t in _terms(teams.dsn("alice"))} == {
+        ("a", "osprey", a.id, 1),
+        ("a", "beta", b.id, 1),
+    }
+    assert alice.revision() == later
+    # an id dropped that has no doc, and an empty write: the revision is taken, no more
+    assert alice.write_lexical(later + 5, V, [], ["no-such-doc"]) == 0
+    assert alice.lexical_state() == (later + 5, V, 2, 2)
+
+
+def _fields(node: Node) -> dict[str, Any]:
+    return {f: getattr(node, f) for f in Node.__slots__ if f not in ("created_at", "updated_at")}
+
+
+def test_another_version_is_refused_until_a_rebuild_replaces_everything(
+    teams: Teams, alice: PostgresStore
+) -> None:
+    ids = [alice.put(_entity(f"n{i}")).id for i in range(4)]
+    rows = [_row(i, {"old": 2}, group="g") for i in ids[:3]]
+    assert alice.write_lexical(4, V, rows, [], rebuild=True) == 3
+    before = (_docs(teams.dsn("alice")), _terms(teams.dsn("alice")), alice.lexical_state())
+    # another definition: -2 and nothing written, even for a later revision
+    assert alice.write_lexical(9, "lex-2", [_row(ids[3], {"new": 1})], []) == -2
+    assert (_docs(teams.dsn("alice")), _terms(teams.dsn("alice")), alice.lexical_state()) == (
+        before
+    )
+    # a rebuild: every doc and term replaced, the version taken
+    rows = [_row(ids[3], {"new": 1}), _row(ids[1], {"new": 3}, group="h", order=1.0)]
+    assert alice.write_lexical(4, "lex-2", rows, [], rebuild=True) == 2
+    assert alice.lexical_state() == (4, "lex-2", 2, 4)
+    assert _terms(teams.dsn("alice")) == {("a", "new", ids[3], 1), ("a", "new", ids[1], 3)}
+    assert _neighbours(teams.dsn("alice")) == {ids[3]: (None, None), ids[1]: (None, None)}
+    assert alice.write_lexical(5, V, [], []) == -2  # the old definition's writer
+    # a rebuild from an older snapshot: the index says what it reflects, a lower revision
+    assert alice.write_lexical(2, "lex-2", [_row(ids[0])], [], rebuild=True) == 1
+    assert alice.lexical_state() == (2, "lex-2", 1, 1)
+    assert alice.write_lexical(4, "lex-2", [_row(ids[2])], []) == 1  # caught up again
+    assert alice.lexical_state() == (4, "lex-2", 2, 2)
+    assert alice.revision() == 4
+
+
+def test_each_group_keeps_its_neighbours_in_order(teams: Teams, alice: PostgresStore) -> None:
+    ids = {name: alice.put(Node(id=name, type="entity", name=name)).id for name in "abcdefgh"}
+    assert sorted(ids) == list("abcdefgh")
+    rows = [
+        _row("a", group="s1", order=3.0),
+        _row("b", group="s1", order=1.0),
+        _row("c", group="s1", order=2.0),
+        _row("d", group="s1", order=None),  # no place: last
+        _row("e", group="s2", order=1.0),
+        _row("f", group="s2", order=1.0),  # a tie: id order
+        _row("g"),  # no group: no neighbours
+    ]
+    assert alice.write_lexical(1, V, rows, [], rebuild=True) == 7
+    dsn = teams.dsn("alice")
+    assert _neighbours(dsn) == {
+        "b": (None, "c"),
+        "c": ("b", "a"),
+        "a": ("c", "d"),
+        "d": ("a", None),
+        "e": (None, "f"),
+        "f": ("e", None),
+        "g": (None, None),
+    }
+    # c moves to s2, first; a is dropped; h joins s1 before d; g is rewritten, still alone
+    rows = [
+        _row("c", group="s2", order=0.5),
+        _row("h", group="s1", order=9.0),
+        _row("g", {"again": 1}),
+    ]
+    assert alice.write_lexical(2, V, rows, ["a"]) == 3
+    assert _neighbours(dsn) == {
+        "b": (None, "h"),
+        "h": ("b", "d"),
+        "d": ("h", None),
+        "c": (None, "e"),
+        "e": ("c", "f"),
+        "f": ("e", None),
+        "g": (None, None),
+    }
+    # a doc leaves its group for none; the last of s2 goes
+    assert alice.write_lexical(3, V, [_row("e")], ["f"]) == 1
+    assert _neighbours(dsn) == {
+        "b": (None, "h"),
+        "h": ("b", "d"),
+        "d": ("h", None),
+        "c": (None, None),
+        "e": (None, None),
+        "g": (None, None),
+    }
+    # ids in byte order (COLLATE "C"), whatever the database's collation says
+    for name in ("B-upper", "a-lower", "_under"):
+        alice.put(Node(id=name, type="entity", name=name))
+    rows = [_row(name, group="t") for name in ("a-lower", "B-upper", "_under")]
+    assert alice.write_lexical(4, V, rows, []) == 3
+    got = _neighbours(dsn)
+    assert [got["B-upper"], got["_under"], got["a-lower"]] == [
+        (None, "_under"),
+        ("B-upper", "a-lower"),
+        ("_under", None),
+    ]
+    assert alice.lexical_state()[2] == 9
+
+
+def test_a_node_deleted_before_or_while_its_doc_is_written_is_skipped(
+    teams: Teams, alice: PostgresStore
+) -> None:
+    kept, gone, racing = (alice.put(_entity(n)).id for n in ("kept", "gone", "racing"))
+    rows = [_row(kept, {"k": 1}), _row(gone, {"g": 1}), _row(racing, {"r": 1}, group="s")]
+    alice.delete(gone)  # after the rows were computed, before they are written
+    with PostgresStore(teams.dsn("alice"), namespace="a", create=False) as writer:
+        answers: list[int | BaseException] = []
+        with writer.batch():  # its delete not committed while the index is written
+            writer.delete(racing)
+
+            def index() -> None:
+                try:
+                    answers.append(alice.write_lexical(3, V, rows, [], rebuild=True))
+                except BaseException as exc:  # reported below
+                    answers.append(exc)
+
+            thread = threading.Thread(target=index)
+            thread.start()
+            time.sleep(0.5)
+            assert answers == []  # it waits for the delete (the node is held for its doc)
+        thread.join(10)
+    assert answers == [1]
+    assert set(_docs(teams.dsn("alice"))) == {kept}
+    assert _terms(teams.dsn("alice")) == {("a", "k", kept, 1)}
+    assert alice.lexical_state() == (3, V, 1, 1)
+
+
+def test_a_node_deleted_takes_its_doc_and_terms(teams: Teams, alice: PostgresStore) -> None:
+    import psycopg
+
+    a, b = (alice.put(_entity(n)).id for n in ("a", "b"))
+    alice.write_lexical(2, V, [_row(a, {"x": 1, "y": 2}), _row(b, {"x": 1})], [], rebuild=True)
+    alice.delete(a)
+    assert set(_docs(teams.dsn("alice"))) == {b}
+    assert _terms(teams.dsn("alice")) == {("a", "x", b, 1)}
+    # the counts are the next write's (the caller catches up from the tombstone)
+    assert alice.lexical_state() == (2, V, 2, 4)
+    assert alice.write_lexical(alice.revision(), V, [], [a]) == 0
+    assert alice.lexical_state() == (3, V, 1, 1)
+    # a namespace deleted takes its index whole
+    with psycopg.connect(teams.admin_dsn, autocommit=True) as admin:
+        admin.execute("DELETE FROM ctxsdk.namespaces WHERE namespace = 'a'")
+        for table in LEX_TABLES:
+            got = admin.execute(f"SELECT count(*) FROM ctxsdk.{table} WHERE namespace = 'a'")
+            assert got.fetchone() == (0,), table
+
+
+def test_the_index_lock_is_its_own(teams: Teams, alice: PostgresStore) -> None:
+    import psycopg
+
+    node = alice.put(_entity("n")).id
+    assert alice.write_lexical(1, V, [_row(node)], [], rebuild=True) == 1
+    with PostgresStore(teams.dsn("alice"), namespace="a", create=False, timeout=0.3) as other:
+        # a node writer holds the namespace: the index is written all the same
+        with alice.batch():
+            alice.put(_entity("pending"))
+            assert other.write_lexical(2, V, [_row(node, {"w": 1})], []) == 1
+        # an indexer holds the index: node writers go on, another indexer waits, then
+        # LockHeld
+        with psycopg.connect(teams.dsn("alice")) as holder:
+            holder.execute(
+                "SELECT ctxsdk.write_index('a', 2, %s, false, '{}', '{}', '{}', "
+                "'{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}')",
+                (V,),
+            )
+            other.put(_entity("meanwhile"))
+            start = time.monotonic()
+            with pytest.raises(LockHeld, match="search index"):
+                other.write_lexical(3, V, [], [])
+            assert time.monotonic() - start < 5
+            holder.rollback()
+        assert other.write_lexical(3, V, [], []) == 0
+    # not inside a batch or a snapshot: the index is no write of the namespace
+    for scope in (alice.batch, alice.snapshot):
+        with scope(), pytest.raises(InvalidArgument, match="inside a batch"):
+            alice.write_lexical(9, V, [], [])
+    with pytest.raises(InvalidArgument, match="twice"):
+        alice.write_lexical(9, V, [_row(node), _row(node)], [])
+    assert alice.lexical_state()[0] == 3
+
+
+def test_a_member_writes_its_own_index_through_the_function_only(
+    teams: Teams, alice: PostgresStore
+) -> None:
+    import psycopg
+
+    mine = alice.put(Node(id="shared", type="entity", name="alice's")).id
+    alice.write_lexical(1, V, [_row(mine, {"secret_a": 1}, group="ga")], [], rebuild=True)
+    with PostgresStore(teams.dsn("bob"), namespace="b", create=False) as bob:
+        theirs = bob.put(Node(id="shared", type="entity", name="bob's")).id
+        bob.put(Node(id="other", type="entity", name="bob's other"))
+        rows = [_row(theirs, {"secret_b": 7}, group="gb"), _row("other", group="gb")]
+        assert bob.write_lexical(2, V, rows, [], rebuild=True) == 2
+        assert bob.lexical_state() == (2, V, 2, 8)
+        assert _docs(teams.dsn("bob"))["shared"][6:] == ("other", None)  # byte order
+    assert alice.lexical_state() == (1, V, 1, 1)
+
+    # row-level security: alice's hand-written queries see a's rows only
+    assert set(_docs(teams.dsn("alice"))) == {"shared"}
+    assert _docs(teams.dsn("alice"))["shared"][2] == "ga"
+    assert _terms(teams.dsn("alice")) == {("a", "secret_a", "shared", 1)}
+    with psycopg.connect(teams.dsn("alice"), autocommit=True) as sql:
+        for table in LEX_TABLES:
+            got = sql.execute(f"SELECT count(*) FROM ctxsdk.{table} WHERE namespace = 'b'")
+            assert got.fetchone() == (0,), table
+        assert sql.execute("SELECT namespace FROM ctxsdk.lex_state").fetchall() == [("a",)]
+        hits = sql.execute("SELECT id FROM ctxsdk.lex_terms WHERE term = 'secret_b'")
+        assert hits.fetchall() == []
+
+        # no direct write to any of the tables, of either namespace
+        for statement in (
+            "INSERT INTO ctxsdk.lex_state VALUES ('a', 99, 'x', 0, 0)",
+            "UPDATE ctxsdk.lex_state SET revision = 99",
+            "DELETE FROM ctxsdk.lex_state",
+            "INSERT INTO ctxsdk.lex_docs (namespace, id, length, kinds, shape) "
+            "VALUES ('a', 'shared', 1, 0, '')",
+            "UPDATE ctxsdk.lex_docs SET length = 99",
+            "DELETE FROM ctxsdk.lex_docs",
+            "TRUNCATE ctxsdk.lex_docs",
+            "INSERT INTO ctxsdk.lex_terms VALUES ('b', 'planted', 'shared', 1)",
+            "UPDATE ctxsdk.lex_terms SET tf = 99",
+            "DELETE FROM ctxsdk.lex_terms",
+            "ALTER TABLE ctxsdk.lex_terms DISABLE ROW LEVEL SECURITY",
+        ):
+            _refused(sql, statement)
+        for statement in (
+            "LOCK TABLE ctxsdk.lex_state IN ACCESS EXCLUSIVE MODE",
+            "SELECT * FROM ctxsdk.lex_state FOR UPDATE",  # the index's lock: no holding it
+        ):
+            sql.execute("BEGIN")
+            _refused(sql, statement)
+            sql.execute("ROLLBACK")
+        # b's namespace through the function: refused, however it is called
+        for rebuild in (False, True):
+            said = _refused(
+                sql,
+                "SELECT ctxsdk.write_index('b', 99, %s, %s, ARRAY['shared'], ARRAY[1], "
+                "ARRAY[0], ARRAY[NULL]::text[], ARRAY[NULL]::float8[], ARRAY[NULL]::text[], "
+                "ARRAY[''], ARRAY['shared'], ARRAY['planted'], ARRAY[1], '{}')",
+                V,
+                rebuild,
+            )
+            assert "may not write namespace 'b'" in said
+        # its own, through the function: written
+        got = sql.execute(
+            "SELECT ctxsdk.write_index('a', 5, %s, false, ARRAY['shared'], ARRAY[2], "
+            "ARRAY[1], ARRAY['ga'], ARRAY[1.5]::float8[], ARRAY[NULL]::text[], ARRAY['s'], "
+            "ARRAY['shared'], ARRAY['mine'], ARRAY[2], '{}')",
+            (V,),
+        )
+        assert got.fetchone() == (1,)
+    assert alice.lexical_state() == (5, V, 1, 2)
+    assert alice.revision() == 1
+    with PostgresStore(teams.dsn("bob"), namespace="b", create=False) as bob:
+        assert bob.lexical_state() == (2, V, 2, 8)
+        assert _terms(teams.dsn("bob")) == {
+            ("b", "secret_b", "shared", 7),
+            ("b", "word", "other", 1),
+        }
+    with psycopg.connect(teams.admin_dsn, autocommit=True) as admin:  # both are there
+        got = admin.execute("SELECT namespace, count(*) FROM ctxsdk.lex_docs GROUP BY 1 ORDER BY 1")
+        assert got.fetchall() == [("a", 1), ("b", 2)]
+        # alice leaves the team: her open store may neither write a's index nor read it
+        admin.execute(f"REVOKE {teams.role('team_a')} FROM {teams.role('alice')}")
+    with pytest.raises(NamespaceDenied, match="may not use namespace 'a'") as err:
+        alice.write_lexical(9, V, [], [])
+    assert "password" not in str(err.value)
+
+
+def test_write_index_refuses_arrays_that_do_not_line_up(teams: Teams) -> None:
+    import psycopg
+
+    with psycopg.connect(teams.dsn("alice"), autocommit=True) as sql:
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="parallel arrays"):
+            sql.execute(
+                "SELECT ctxsdk.write_index('a', 1, 'v', false, ARRAY['x', 'y'], ARRAY[1], "
+                "ARRAY[0], ARRAY[NULL]::text[], ARRAY[NULL]::float8[], ARRAY[NULL]::text[], "
+                "ARRAY[''], '{}', '{}', '{}', '{}')"
+            )
+        assert sql.execute("SELECT count(*) FROM ctxsdk.lex_state").fetchone() == (0,)
+
+
+def _make_v4_database(conn: Any, namespaces: dict[str, str | None], grantees: list[str]) -> None:
+    """The schema at version 4 as that version's code made it: its four migrations, then
+    each namespace with its role (and ``grantees``) granted what version 4's create_namespace
+    granted: the tables there were then, and every write function."""
+    with conn.transaction():
+        conn.execute("CREATE SCHEMA ctxsdk")
+        conn.execute("CREATE TABLE ctxsdk.schema_version (version integer NOT NULL)")
+        conn.execute("INSERT INTO ctxsdk.schema_version VALUES (4)")
+        for step in (_v1, _v2, _v3, _v4):
+            step(conn)
+        members = {r for r in namespaces.values() if r is not None} | set(grantees)
+        for member in sorted(members):
+            _member_grants(conn, member)  # skips the lex_ tables and write_index: not made yet
+        for namespace, role in namespaces.items():
+            conn.execute("INSERT INTO ctxsdk.namespaces VALUES (%s, %s)", (namespace, role))
+            conn.execute("INSERT INTO ctxsdk.revisions (namespace) VALUES (%s)", (namespace,))
+
+
+def _put_v4(dsn: str, namespace: str, node_id: str) -> None:
+    """A node written as version 4's store wrote one (write_node, under the write lock)."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        conn.execute("SELECT ctxsdk.write_lock(%s)", (namespace,))
+        got = conn.execute(
+            "SELECT ctxsdk.write_node(%s, false, %s, 'observation', %s, 'text', '[]', %s, "
+            "'[]', NULL, NULL, NULL, NULL, 'active', '2020-01-01', '2020-01-01', '{}')",
+            (namespace, node_id, node_id, f"ctx://observation/{node_id}"),
+        ).fetchone()
+        assert got == (["ok", "2020-01-01"],)
+        conn.execute("SELECT ctxsdk.bump_revision(%s)", (namespace,))
+
+
+def test_a_version_4_database_is_migrated_to_5_by_its_owner(roles: Roles) -> None:
+    import psycopg
+
+    keeper = roles.dsn("keeper")
+    with psycopg.connect(keeper, autocommit=True) as conn:
+        _make_v4_database(conn, {"a": roles("team_a"), "open": None}, [roles("carol")])
+        assert conn.execute("SELECT to_regclass('ctxsdk.lex_docs')").fetchone() == (None,)
+        assert conn.execute("SELECT to_regprocedure(%s)", V5_FUNCTIONS).fetchone() == (None,)
+    _put_v4(roles.dsn("alice"), "a", "alice-v4")
+    _put_v4(roles.dsn("alice"), "a", "alice-v4-dropped")
+    with psycopg.connect(roles.dsn("alice"), autocommit=True) as conn:
+        conn.execute("SELECT ctxsdk.delete_node('a', 'alice-v4-dropped')")
+        conn.execute("SELECT ctxsdk.bump_revision('a')")
+    _put_v4(roles.dsn("carol"), "open", "carol-v4")
+
+    with psycopg.connect(keeper, autocommit=True) as conn:
+        assert _version(conn) == 4
+    with PostgresStore(keeper, namespace="open", create=False):  # the owner opens it
+        pass
+    with psycopg.connect(keeper, autocommit=True) as conn:
+        assert _version(conn) == SCHEMA_VERSION >= 5
+        for who in ("team_a", "alice", "carol"):
+            assert _privileges(conn, roles(who))["nodes"] == {"SELECT"}, who
+            assert _may_execute(conn, roles(who)) == set(WRITE_FUNCTIONS), who
+            for table in (*LEX_TABLES, "gone"):
+                got = conn.execute(
+                    "SELECT has_table_privilege(%s, %s, p) FROM unnest(ARRAY['SELECT', "
+                    "'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p",
+                    (roles(who), f"ctxsdk.{table}"),
+                ).fetchall()
+                assert got == [(True,), (False,), (False,), (False,), (False,)], (who, table)
+        for table in LEX_TABLES:
+            no = conn.execute(
+                "SELECT has_table_privilege(%s, %s, 'SELECT')", (roles("nobody"), f"ctxsdk.{table}")
+            )
+            assert no.fetchone() == (False,), table
+            policy = conn.execute(
+                "SELECT c.relrowsecurity, (SELECT count(*) FROM pg_policy p "
+                "WHERE p.polrelid = c.oid AND p.polname = 'members') FROM pg_class c "
+                "WHERE c.oid = to_regclass(%s)",
+                (f"ctxsdk.{table}",),
+            )
+            assert policy.fetchone() == (True, 1), table
+        assert _may_execute(conn, roles("nobody")) == set()
+        function = conn.execute(
+            "SELECT pg_get_userbyid(p.proowner), p.prosecdef, p.proconfig FROM pg_proc p "
+            "WHERE p.oid = to_regprocedure(%s)",
+            V5_FUNCTIONS,
+        ).fetchone()
+        assert function == (roles("keeper"), True, ["search_path=pg_catalog, pg_temp"])
+        rows = conn.execute("SELECT namespace, id FROM ctxsdk.nodes ORDER BY 1, 2").fetchall()
+        assert rows == [("a", "alice-v4"), ("open", "carol-v4")]
+        assert conn.execute("SELECT count(*) FROM ctxsdk.lex_state").fetchone() == (0,)
+
+    with PostgresStore(roles.dsn("alice"), namespace="a", create=False) as alice:
+        (old,) = alice.nodes()
+        assert (old.id, old.created_at) == ("alice-v4", "2020-01-01")
+        assert alice.revision() == 3 and alice.changes(2) == ([], ["alice-v4-dropped"])
+        assert alice.lexical_state() == (-1, "", 0, 0)
+        row = lexical_row(old, str.split)
+        assert row is not None
+        assert alice.write_lexical(3, V, [row], ["alice-v4-dropped"], rebuild=True) == 1
+        assert alice.lexical_state() == (3, V, 1, row.length) and alice.revision() == 3
+        new = alice.put(
+            Node(id="", type="observation", name="n", text="later", sources=(Source("s", 1),))
+        )
+        later = lexical_row(new, str.split)
+        assert later is not None and later.group is not None
+        assert alice.write_lexical(4, V, [later], []) == 1
+    with PostgresStore(roles.dsn("carol"), namespace="open", create=False) as carol:
+        assert carol.write_lexical(1, V, [_row("carol-v4")], [], rebuild=True) == 1
+        assert set(_docs(roles.dsn("carol"))) == {"carol-v4"}
+    assert PostgresStore.init_schema(keeper) == SCHEMA_VERSION  # up to date: nothing to do
