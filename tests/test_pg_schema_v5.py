@@ -12,7 +12,6 @@ members kept.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -251,26 +250,103 @@ def test_a_node_deleted_before_or_while_its_doc_is_written_is_skipped(
     kept, gone, racing = (alice.put(_entity(n)).id for n in ("kept", "gone", "racing"))
     rows = [_row(kept, {"k": 1}), _row(gone, {"g": 1}), _row(racing, {"r": 1}, group="s")]
     alice.delete(gone)  # after the rows were computed, before they are written
+    assert alice.revision() == 4
     with PostgresStore(teams.dsn("alice"), namespace="a", create=False) as writer:
-        answers: list[int | BaseException] = []
         with writer.batch():  # its delete not committed while the index is written
             writer.delete(racing)
-
-            def index() -> None:
-                try:
-                    answers.append(alice.write_lexical(3, V, rows, [], rebuild=True))
-                except BaseException as exc:  # reported below
-                    answers.append(exc)
-
-            thread = threading.Thread(target=index)
-            thread.start()
-            time.sleep(0.5)
-            assert answers == []  # it waits for the delete (the node is held for its doc)
-        thread.join(10)
-    assert answers == [1]
+            start = time.monotonic()
+            # no wait for the writer: its node is left to the next catch-up, and the
+            # index's revision stays below that node's stamp (3) so that one reads it
+            assert alice.write_lexical(4, V, rows, [], rebuild=True) == 1
+            assert time.monotonic() - start < 2
+            assert alice.lexical_state() == (2, V, 1, 1)
+        assert writer.revision() == 5
     assert set(_docs(teams.dsn("alice"))) == {kept}
     assert _terms(teams.dsn("alice")) == {("a", "k", kept, 1)}
-    assert alice.lexical_state() == (3, V, 1, 1)
+    assert alice.changes(2) == ([], [gone, racing])
+    assert alice.write_lexical(5, V, [], [gone, racing]) == 0
+    assert alice.lexical_state() == (5, V, 1, 1)
+
+
+def test_an_index_write_never_waits_for_a_node_writer(teams: Teams, alice: PostgresStore) -> None:
+    """A writer's batch holding nodes while an index write takes others, then wanting
+    those: were the index write to wait for the writer's nodes, each would wait for the
+    other (a deadlock: the server cancels one, perhaps the writer's batch)."""
+    x, y, p, q = (alice.put(_entity(n)).id for n in ("x", "y", "p", "q"))
+    rows = [_row(i, group="s", order=float(n)) for n, i in enumerate((x, y, p, q))]
+    assert alice.write_lexical(4, V, rows, [], rebuild=True) == 4
+    with (
+        PostgresStore(teams.dsn("alice"), namespace="a", create=False, timeout=5) as writer,
+        writer.batch(),
+    ):
+        writer.delete(x)  # held: its node, and its doc by the cascade
+        writer.put(_rewritten(writer, p))  # held: a put may change the uri, a key
+        start = time.monotonic()
+        again = [
+            _row(i, {"again": 1}, group="s", order=float(n)) for n, i in enumerate((x, y, p, q))
+        ]
+        # x and p are the writer's: left as they are (their docs reflect revision 4,
+        # which the index had reached); y and q are written
+        assert alice.write_lexical(5, V, again, []) == 2
+        assert time.monotonic() - start < 2
+        assert {(t[1], t[2]) for t in _terms(teams.dsn("alice"))} == {
+            ("word", x),
+            ("again", y),
+            ("word", p),
+            ("again", q),
+        }
+        writer.delete(y)  # nodes the index write took: it is done, nothing waits
+        writer.put(_rewritten(writer, q))
+    assert alice.lexical_state() == (4, V, 4, 4)
+    assert {(t[1], t[2]) for t in _terms(teams.dsn("alice"))} == {("word", p), ("again", q)}
+    assert alice.revision() == 5
+    got = alice.changes(4)
+    assert got is not None and got.gone == sorted([x, y]) and {n.id for n in got.nodes} == {p, q}
+    rows = [_row(p, group="s", order=2.0), _row(q, group="s", order=3.0)]
+    assert alice.write_lexical(5, V, rows, [x, y]) == 2
+    assert _neighbours(teams.dsn("alice")) == {p: (None, q), q: (p, None)}
+    assert alice.lexical_state() == (5, V, 2, 2)
+
+
+def _rewritten(store: PostgresStore, node_id: str) -> Node:
+    node = store.get(node_id)
+    assert node is not None
+    return Node(**{**_fields(node), "text": "rewritten"})
+
+
+def test_a_neighbour_a_deleter_holds_is_read_again(teams: Teams, alice: PostgresStore) -> None:
+    """A doc whose neighbours change while a deleter's cascade holds it is skipped; the
+    delete may yet roll back, so the index's revision stays below that node's stamp."""
+    for name in "abc":
+        alice.put(Node(id=name, type="entity", name=name))
+    rows = [_row("a", group="s", order=1.0), _row("c", group="s", order=3.0)]
+    assert alice.write_lexical(3, V, rows, [], rebuild=True) == 2
+    with (
+        PostgresStore(teams.dsn("alice"), namespace="a", create=False) as writer,
+        pytest.raises(RuntimeError),
+        writer.batch(),
+    ):
+        writer.delete("c")  # its doc held by the cascade
+        assert alice.write_lexical(4, V, [_row("b", group="s", order=2.0)], []) == 1
+        raise RuntimeError  # rolled back: c stays, its prev not rewritten
+    assert _neighbours(teams.dsn("alice")) == {"a": (None, "b"), "b": ("a", "c"), "c": ("a", None)}
+    assert alice.lexical_state() == (2, V, 3, 3)  # c was stamped 3: read again
+    assert alice.write_lexical(3, V, [_row("c", group="s", order=3.0)], []) == 1
+    assert _neighbours(teams.dsn("alice")) == {"a": (None, "b"), "b": ("a", "c"), "c": ("b", None)}
+
+
+def test_the_neighbours_of_a_deleted_node_are_joined(teams: Teams, alice: PostgresStore) -> None:
+    for name in "abcd":
+        alice.put(Node(id=name, type="entity", name=name))
+    rows = [_row(name, group="s", order=float(i)) for i, name in enumerate("abcd")]
+    assert alice.write_lexical(4, V, rows, [], rebuild=True) == 4
+    alice.delete("b")  # its doc goes with it, a and c still name it
+    alice.delete("d")
+    assert _neighbours(teams.dsn("alice")) == {"a": (None, "b"), "c": ("b", "d")}
+    # the catch-up: b and d dropped, their docs gone already; a and c joined
+    assert alice.write_lexical(6, V, [], ["b", "d"]) == 0
+    assert _neighbours(teams.dsn("alice")) == {"a": (None, "c"), "c": ("a", None)}
+    assert alice.lexical_state() == (6, V, 2, 2)
 
 
 def test_a_node_deleted_takes_its_doc_and_terms(teams: Teams, alice: PostgresStore) -> None:

@@ -344,6 +344,15 @@ _WRITERS_V5: dict[str, tuple[str, str, str, str]] = {
     # parallel arrays: (ids, lengths, kinds, grps, ords, secs, shapes) one doc each, and
     # (t_ids, t_terms, t_tfs) one term of a doc each; the docs of ids and drop are removed
     # first. A doc whose node is gone is skipped with its terms.
+    #
+    # It never waits for a node writer (the lex_docs foreign key would otherwise make one
+    # wait for the other, and a writer's batch and an index write could deadlock): the
+    # nodes are held FOR KEY SHARE SKIP LOCKED, and a node a writer holds (being deleted or
+    # rewritten: its commit comes after upto) is left as it is, its doc too, and the
+    # index's revision is kept below that node's changed stamp, so the next catch-up reads
+    # it again. Rows a deleter's cascade holds are skipped the same way (they go when it
+    # commits). A deleted node's doc went with it: its group's neighbours are found by
+    # their prev and next and recomputed.
     "write_index": (
         "ns text, upto bigint, version text, rebuild boolean, ids text[], lengths integer[], "
         "kinds integer[], grps text[], ords double precision[], secs text[], shapes text[], "
@@ -373,27 +382,51 @@ _WRITERS_V5: dict[str, tuple[str, str, str, str]] = {
         SELECT s.revision, s.version INTO stored, had FROM ctxsdk.lex_state s
         WHERE s.namespace = ns FOR UPDATE;
     END IF;
-    IF rebuild THEN
-        DELETE FROM ctxsdk.lex_docs d WHERE d.namespace = ns;
-    ELSIF had IS DISTINCT FROM version THEN
+    IF NOT rebuild AND had IS DISTINCT FROM version THEN
         RETURN -2;
-    ELSIF stored >= upto THEN
+    ELSIF NOT rebuild AND stored >= upto THEN
         RETURN -1;
-    ELSE
-        gone := coalesce(ids, '{}') || coalesce(drop, '{}');
-        SELECT coalesce(array_agg(DISTINCT d.grp), '{}') INTO touched
-        FROM ctxsdk.lex_docs d JOIN unnest(gone) AS g(id) ON d.id = g.id
-        WHERE d.namespace = ns AND d.grp IS NOT NULL;
-        DELETE FROM ctxsdk.lex_docs d USING unnest(gone) AS g(id)
-        WHERE d.namespace = ns AND d.id = g.id;
     END IF;
-    -- the nodes still here, held (FOR KEY SHARE) so none is deleted before this commits;
-    -- one being deleted is waited for, and skipped when its delete commits
+    -- the nodes of ids still here and held by no writer: held FOR KEY SHARE, so none is
+    -- deleted before this commits; the others, a writer's, are left to the next catch-up
     SELECT coalesce(array_agg(k.id), '{}') INTO live FROM (
         SELECT x.id FROM ctxsdk.nodes x
         WHERE x.namespace = ns AND x.id IN (SELECT u.id FROM unnest(ids) AS u(id))
-        FOR KEY SHARE OF x
+        FOR KEY SHARE OF x SKIP LOCKED
     ) k;
+    IF cardinality(live) < n THEN
+        SELECT min(x.changed) - 1, coalesce(array_agg(x.id), '{}') INTO cap, busy
+        FROM ctxsdk.nodes x
+        WHERE x.namespace = ns AND x.id IN (
+            SELECT u.id FROM unnest(ids) AS u(id) EXCEPT SELECT k.id FROM unnest(live) AS k(id));
+    END IF;
+    -- the docs replaced or dropped (rebuild: every doc), but for rows a deleter holds
+    IF rebuild THEN
+        DELETE FROM ctxsdk.lex_docs d WHERE d.namespace = ns AND d.id IN (
+            SELECT y.id FROM ctxsdk.lex_docs y WHERE y.namespace = ns
+            FOR UPDATE OF y SKIP LOCKED);
+    ELSE
+        WITH removed AS (
+            DELETE FROM ctxsdk.lex_docs d WHERE d.namespace = ns AND d.id IN (
+                SELECT y.id FROM ctxsdk.lex_docs y
+                WHERE y.namespace = ns AND y.id IN (
+                    SELECT k.id FROM unnest(live) AS k(id)
+                    UNION ALL SELECT g.id FROM unnest(drop) AS g(id))
+                FOR UPDATE OF y SKIP LOCKED)
+            RETURNING d.id, d.grp
+        )
+        SELECT coalesce(array_agg(DISTINCT r.grp) FILTER (WHERE r.grp IS NOT NULL), '{}'),
+            coalesce(array_agg(r.id), '{}')
+        INTO touched, removed_ids FROM removed r;
+        -- the ids whose doc went with its node (ON DELETE CASCADE), before this
+        SELECT coalesce(array_agg(v.id), '{}') INTO vanished FROM (
+            SELECT g.id FROM unnest(drop) AS g(id)
+            UNION ALL SELECT u.id FROM unnest(ids) AS u(id)
+            EXCEPT SELECT k.id FROM unnest(live) AS k(id)
+            EXCEPT SELECT b.id FROM unnest(busy) AS b(id)
+            EXCEPT SELECT r.id FROM unnest(removed_ids) AS r(id)
+        ) v;
+    END IF;
     INSERT INTO ctxsdk.lex_docs (namespace, id, length, kinds, grp, ord, sec, shape)
     SELECT ns, u.id, u.length, u.kinds, u.grp, u.ord, u.sec, u.shape
     FROM unnest(ids, lengths, kinds, grps, ords, secs, shapes)
@@ -411,20 +444,50 @@ _WRITERS_V5: dict[str, tuple[str, str, str, str]] = {
     SELECT touched || coalesce(array_agg(DISTINCT u.grp), '{}') INTO touched
     FROM unnest(ids, grps) AS u(id, grp) JOIN unnest(live) AS k(id) ON k.id = u.id
     WHERE u.grp IS NOT NULL;
-    -- each touched group's neighbours: in order of ord (NULL last), then id in byte order
+    -- their groups are those of the docs that still name one of them as a neighbour
+    IF cardinality(vanished) > 0 THEN
+        SELECT touched || coalesce(array_agg(DISTINCT d.grp), '{}') INTO touched
+        FROM ctxsdk.lex_docs d
+        WHERE d.namespace = ns AND d.grp IS NOT NULL
+            AND (d.prev IN (SELECT v.id FROM unnest(vanished) AS v(id))
+                OR d.next IN (SELECT v.id FROM unnest(vanished) AS v(id)));
+    END IF;
+    -- each touched group's neighbours: in order of ord (NULL last), then id in byte order;
+    -- only the rows whose neighbours change are written (and none a deleter holds)
     IF cardinality(touched) > 0 THEN
-        UPDATE ctxsdk.lex_docs d SET prev = w.prev, next = w.next
+        UPDATE ctxsdk.lex_docs d SET prev = c.prev, next = c.next
         FROM (
+            SELECT y.id, w.prev, w.next FROM ctxsdk.lex_docs y JOIN (
+                SELECT x.id, lag(x.id) OVER g AS prev, lead(x.id) OVER g AS next
+                FROM ctxsdk.lex_docs x
+                WHERE x.namespace = ns
+                    AND x.grp IN (SELECT DISTINCT t.grp FROM unnest(touched) t(grp))
+                WINDOW g AS (PARTITION BY x.grp ORDER BY x.ord NULLS LAST, x.id COLLATE "C")
+            ) w ON w.id = y.id
+            WHERE y.namespace = ns
+                AND (y.prev IS DISTINCT FROM w.prev OR y.next IS DISTINCT FROM w.next)
+            FOR UPDATE OF y SKIP LOCKED
+        ) c
+        WHERE d.namespace = ns AND d.id = c.id;
+        -- a row skipped (a deleter's, which may yet roll back): the next catch-up reads
+        -- its node again, and so recomputes its group
+        SELECT min(n.changed) - 1 INTO hold
+        FROM ctxsdk.lex_docs y JOIN (
             SELECT x.id, lag(x.id) OVER g AS prev, lead(x.id) OVER g AS next
             FROM ctxsdk.lex_docs x
-            WHERE x.namespace = ns AND x.grp IN (SELECT DISTINCT t.grp FROM unnest(touched) t(grp))
+            WHERE x.namespace = ns
+                AND x.grp IN (SELECT DISTINCT t.grp FROM unnest(touched) t(grp))
             WINDOW g AS (PARTITION BY x.grp ORDER BY x.ord NULLS LAST, x.id COLLATE "C")
-        ) w
-        WHERE d.namespace = ns AND d.id = w.id
-            AND (d.prev IS DISTINCT FROM w.prev OR d.next IS DISTINCT FROM w.next);
+        ) w ON w.id = y.id
+        JOIN ctxsdk.nodes n ON n.namespace = ns AND n.id = y.id
+        WHERE y.namespace = ns
+            AND (y.prev IS DISTINCT FROM w.prev OR y.next IS DISTINCT FROM w.next);
     END IF;
     UPDATE ctxsdk.lex_state s SET
-        revision = CASE WHEN rebuild THEN upto ELSE greatest(s.revision, upto) END,
+        -- a node a writer held was indexed up to its stamp by an earlier write (or never:
+        -- a rebuild); a neighbour skipped is behind whatever the index had reached
+        revision = least(CASE WHEN rebuild THEN least(upto, cap)
+            ELSE greatest(s.revision, least(upto, cap)) END, hold),
         version = write_index.version,
         docs = c.docs, total = c.total
     FROM (
@@ -433,7 +496,8 @@ _WRITERS_V5: dict[str, tuple[str, str, str, str]] = {
     ) c
     WHERE s.namespace = ns;
     RETURN written;""",
-        "n integer; stored bigint; had text; gone text[]; touched text[] := '{}'; "
+        "n integer; stored bigint; had text; cap bigint; hold bigint; busy text[] := '{}'; "
+        "removed_ids text[] := '{}'; vanished text[] := '{}'; touched text[] := '{}'; "
         "live text[]; written bigint;",
     ),
 }

@@ -747,8 +747,7 @@ class PostgresStore:
             except pe.LockNotAvailable:
                 raise LockHeld(
                     f"{self._where}: another client held the search index's lock for longer "
-                    f"than timeout={self._timeout}s (or a node being indexed was being "
-                    "deleted)"
+                    f"than timeout={self._timeout}s"
                 ) from None
         if got is None or got[0] is None:
             raise StoreError(f"{self._where}: write_index answered {got!r}", path=self._where)
