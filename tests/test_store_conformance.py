@@ -1134,6 +1134,12 @@ def _write_calls(x: str, y: str) -> dict[str, tuple[str, tuple[Any, ...]]]:
             "%s, %s, %s::text[], %s::text[], %s::bytea[]",
             ("m", [x], ["x"], [b"\x01"]),
         ),
+        "write_index": (
+            "%s, %s, %s, %s, %s::text[], %s::integer[], %s::integer[], %s::text[], "
+            "%s::float8[], %s::text[], %s::text[], %s::text[], %s::text[], %s::integer[], "
+            "%s::text[]",
+            (99, "v", True, [x], [1], [0], [None], [None], [None], [""], [x], ["pwned"], [1], [y]),
+        ),
     }
 
 

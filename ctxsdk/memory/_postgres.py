@@ -58,6 +58,7 @@ from ..errors import (
 )
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
 from ._model import node_uri as _node_uri
+from ._pg_lexical import MARKED_SQL, SEARCH_SQL
 from ._pg_schema import SCHEMA, create_namespace, ensure_namespace, migrate, public_location
 from ._rows import (
     COLUMNS,
@@ -93,6 +94,8 @@ __all__ = ["PostgresStore", "is_postgres_url"]
 
 _T = TypeVar("_T")
 _C = 'COLLATE "C"'  # byte order, as SQLite compares text
+_LEXICAL_SETTINGS = ("k1", "b", "coordination", "boost", "neighbour", "section_boost")
+_MARKED = MARKED_SQL.replace("{columns}", ", ".join(f"n.{c}" for c in NODE_ORDER))
 # A node's plain text columns, checked for NUL before a write (JSON ones escape it).
 _TEXT_FIELDS = ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at")
 # ctxsdk.write_node's columns, in its order (after ns and p_fresh).
@@ -376,7 +379,9 @@ class PostgresStore:
             held.changed = True
         return changed
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def _read(
+        self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+    ) -> list[dict[str, Any]]:
         """Rows of one query: in the thread's batch or snapshot, else on a pooled
         connection, tried once more on a fresh one when the first was lost. Its parameters
         are keys compared for equality (``= %s``, ``= ANY(%s)``)."""
@@ -756,6 +761,46 @@ class PostgresStore:
             raise StoreError(f"{self._where}: write_index answered {got!r}", path=self._where)
         return int(got[0])
 
+    def lexical_search(
+        self, terms: Mapping[str, float], *, want: int, k: int, settings: Mapping[str, float]
+    ) -> list[tuple[str, float]]:
+        """The ``k`` best indexed nodes for a query's index ``terms`` (term -> how often the
+        query says it), best first: the engine's lexical ranking run by the database over
+        its index (``_pg_lexical``), ``want`` the bits of the answer kind the question asks
+        for, ``settings`` the ranking's (k1, b, coordination, boost, neighbour,
+        section_boost). Reads the index as it is: ``_db_search`` catches it up first."""
+        params: dict[str, Any] = {
+            "ns": self.namespace,
+            "terms": list(terms),
+            "weights": [float(v) for v in terms.values()],
+            "want": int(want),
+            "k": int(k),
+        }
+        params.update({key: float(settings[key]) for key in _LEXICAL_SETTINGS})
+        rows = self._read(SEARCH_SQL, params)
+        return [(str(r["id"]), float(r["v"])) for r in rows]
+
+    def marked_nodes(self, ids: Iterable[str]) -> dict[str, tuple[Node, bool]]:
+        """The nodes of ``ids`` that exist (any status), each with whether its index doc is
+        boilerplate (``_find.boilerplate``: its template shape shared by three or more)."""
+        want = sorted({i for i in ids if isinstance(i, str)})
+        if not want:
+            return {}
+        rows = self._read(_MARKED, {"ns": self.namespace, "ids": want})
+        return {str(r["id"]): (node_of(r, self._where), bool(r["boilerplate"])) for r in rows}
+
+    def anchor_nodes(self) -> list[Node]:
+        """What ``find`` looks at whatever the query's words, in id order: the active
+        entities and the active indexed nodes with a deadline (``until``)."""
+        rows = self._read(
+            f"SELECT {NODE_COLUMNS} FROM {{S}}.nodes WHERE namespace = %s AND status = 'active'"
+            " AND type NOT IN ('workspace', 'episode')"
+            " AND (type = 'entity' OR coalesce(until, '') <> '')"
+            f" ORDER BY id {_C}",
+            (self.namespace,),
+        )
+        return [node_of(r, self._where) for r in rows]
+
     # -- maintenance: raw rows, exact updates, compaction (``Memory.scrub``) ----------------
     @property
     def in_batch(self) -> bool:
@@ -957,18 +1002,23 @@ def _retry_if_lost(conn: psycopg.Connection[Any], retry: bool) -> Iterator[None]
         raise
 
 
-def _matchable(params: Sequence[Any]) -> Sequence[Any] | None:
+def _matchable(
+    params: Sequence[Any] | Mapping[str, Any],
+) -> Sequence[Any] | Mapping[str, Any] | None:
     """``params`` without the keys no stored text can equal (PostgreSQL text holds no
     NUL; psycopg refuses to send one): such a scalar matches nothing (None), such a list
-    item is dropped."""
-    if not any(_has_nul(p) for p in params):
+    item is dropped. Named parameters are checked the same way, value by value."""
+    values = list(params.values()) if isinstance(params, Mapping) else list(params)
+    if not any(_has_nul(p) for p in values):
         return params
-    out: list[Any] = []
-    for p in params:
-        if isinstance(p, str) and "\x00" in p:
-            return None
-        out.append([v for v in p if not _has_nul(v)] if isinstance(p, list) else p)
-    return out
+    if any(isinstance(p, str) and "\x00" in p for p in values):
+        return None
+    if isinstance(params, Mapping):
+        return {
+            k: [v for v in p if not _has_nul(v)] if isinstance(p, list) else p
+            for k, p in params.items()
+        }
+    return [[v for v in p if not _has_nul(v)] if isinstance(p, list) else p for p in params]
 
 
 def _has_nul(value: Any) -> bool:
