@@ -7,9 +7,12 @@ The index is derived from the nodes, as the engine's in-process one is (``index_
 next (``catch_up``): it reads the store's change feed since the index's revision, computes
 the rows of what changed here (the tokenizer is Python's) and writes them in one call that
 never changes the memory's revision. A whole rebuild happens once per namespace, and again
-only when ``INDEX_VERSION`` (what a node is indexed as) changes. The ranking itself is
-SQL (``_pg_lexical``), step for step the engine's lexical ranking with the memory's
-settings; ``bench memory --store postgres`` measures that both give the same answers.
+only when ``INDEX_VERSION`` (what a node is indexed as) changes. The matches of a query
+and their scores come from SQL over that index (``_pg_lexical``: BM25 and the engine's
+factors); the steps that join each match with its neighbours and its section run here, over
+the matches and the documents beside them, read by key. Together they are the engine's
+lexical ranking with the memory's settings, step for step: the tests ask both on one
+namespace, and ``bench memory --store postgres`` measures that both stores answer alike.
 
 With an embedder the engine ranks (its dense channel scores the stored vectors beside the
 query): the database has no vector type here.
@@ -17,13 +20,14 @@ query): the database has no vector type here.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..session import Hit, Retriever
 from ..session.kernel import answer_kind
-from ._index_doc import LexicalRow, index_doc, lexical_row
+from ._index_doc import LexicalMatch, LexicalRow, index_doc, lexical_row
 from ._model import Node
 from ._store import Changes
 
@@ -60,9 +64,15 @@ class IndexedStore(Protocol):
         rebuild: bool = False,
     ) -> int: ...
 
-    def lexical_search(
-        self, terms: Mapping[str, float], *, want: int, k: int, settings: Mapping[str, float]
-    ) -> list[tuple[str, float]]: ...
+    def lexical_matches(
+        self, terms: Mapping[str, float], *, want: int, settings: Mapping[str, float]
+    ) -> list[LexicalMatch]: ...
+
+    def lexical_docs(
+        self, ids: Iterable[str]
+    ) -> dict[str, tuple[str | None, str | None, str | None]]: ...
+
+    def section_members(self, sections: Iterable[str]) -> dict[str, list[str]]: ...
 
     def marked_nodes(self, ids: Iterable[str]) -> dict[str, tuple[Node, bool]]: ...
 
@@ -86,9 +96,9 @@ class DatabaseSearch:
             "b": retriever.b,
             "coordination": retriever.coordination,
             "boost": retriever.answer_boost,
-            "neighbour": retriever.neighbour,
-            "section_boost": retriever.section_boost,
         }
+        self._share = retriever.neighbour
+        self._section_boost = retriever.section_boost
         self.rebuilt = 0  # whole rebuilds this object made (for reports and tests)
 
     def rows(self, nodes: Iterable[Node]) -> tuple[list[LexicalRow], list[str]]:
@@ -128,19 +138,65 @@ class DatabaseSearch:
         self.rebuilt += 1
 
     def search(self, query: str, k: int = 10, *, mode: str | None = None) -> list[Hit]:
-        """The ``k`` best nodes for ``query`` by the database's lexical ranking."""
+        """The ``k`` best nodes for ``query`` by the engine's lexical ranking: the matches
+        and their scores from the database, then its neighbour and section steps here
+        (``Retriever._smooth`` and ``_lexical``, over the matches and the documents next to
+        them), ties to the smaller id."""
         if mode not in (None, "lexical"):
             raise ValueError(f"the database ranks lexically, not {mode!r}")
         terms = Counter(self.tokenize(query))
         if k <= 0 or not terms or not query.strip():
             return []
-        got = self.store.lexical_search(
+        matches = self.store.lexical_matches(
             {t: float(n) for t, n in terms.items()},
             want=answer_kind(query),
-            k=k,
             settings=self._settings,
         )
-        return [Hit(node_id, score, {"lexical": score}) for node_id, score in got]
+        raw = {m.id: m.score for m in matches}
+        place = {m.id: (m.prev, m.next, m.section) for m in matches}
+        share = self._share
+        scores = raw
+        if share and raw:  # each match and its neighbours: share of the better neighbour's
+            beside = {n for m in matches for n in (m.prev, m.next) if n and n not in place}
+            place.update(self.store.lexical_docs(beside))
+            scores = {}
+            for doc in (*raw, *sorted(beside)):
+                if doc not in place:
+                    continue  # deleted since the index was caught up
+                before, after, _ = place[doc]
+                lift = max(raw.get(before or "", 0.0), raw.get(after or "", 0.0))
+                scores[doc] = raw.get(doc, 0.0) + share * lift
+        scores = self._sections(scores, place, k)
+        best = heapq.nsmallest(k, ((-v, doc) for doc, v in scores.items() if v > 0))
+        return [Hit(doc, -neg, {"lexical": -neg}) for neg, doc in best]
+
+    def _sections(
+        self,
+        scores: dict[str, float],
+        place: Mapping[str, tuple[str | None, str | None, str | None]],
+        k: int,
+    ) -> dict[str, float]:
+        """Each section raised by ``section_boost`` of its best; its unmatched members join
+        only when that lift reaches the k-th best score before lifting."""
+        boost = self._section_boost
+        if not boost:
+            return scores
+        best: dict[str, float] = {}
+        matched: dict[str, list[str]] = {}
+        for doc, v in scores.items():
+            sec = place[doc][2]
+            if sec is not None:
+                matched.setdefault(sec, []).append(doc)
+                if v > best.get(sec, 0.0):
+                    best[sec] = v
+        floor = heapq.nlargest(k, scores.values())[-1] if len(scores) >= k else 0.0
+        whole = self.store.section_members(s for s, top in best.items() if boost * top >= floor)
+        out = dict(scores)
+        for sec, top in best.items():
+            lift = boost * top
+            for doc in whole.get(sec, matched[sec]) if lift >= floor else matched[sec]:
+                out[doc] = out.get(doc, 0.0) + lift
+        return out
 
 
 class StoreNodes(Mapping[str, Node]):

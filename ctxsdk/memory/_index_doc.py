@@ -21,7 +21,15 @@ from ..session.kernel import answer_kinds
 from ._find import index_text, template_shape
 from ._model import Node
 
-__all__ = ["UNINDEXED", "IndexDoc", "LexicalRow", "index_doc", "is_embedded", "lexical_row"]
+__all__ = [
+    "UNINDEXED",
+    "IndexDoc",
+    "LexicalMatch",
+    "LexicalRow",
+    "index_doc",
+    "is_embedded",
+    "lexical_row",
+]
 
 UNINDEXED = frozenset({"workspace", "episode"})  # types the search index leaves out
 
@@ -100,3 +108,14 @@ def lexical_row(node: Node, tokenize: Callable[[str], list[str]]) -> LexicalRow 
         shape,
         dict(terms),
     )
+
+
+class LexicalMatch(NamedTuple):
+    """A node a query matches in a database's lexical index: its score (BM25 with the
+    coordination factor and the answer boost), its neighbours and its section."""
+
+    id: str
+    score: float
+    prev: str | None
+    next: str | None
+    section: str | None

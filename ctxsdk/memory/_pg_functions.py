@@ -441,6 +441,13 @@ _WRITERS_V5: dict[str, tuple[str, str, str, str]] = {
         SELECT ns, t.term, t.id, t.tf FROM unnest(t_ids, t_terms, t_tfs) AS t(id, term, tf)
         JOIN unnest(live) AS k(id) ON k.id = t.id;
     END IF;
+    -- the planner's statistics of tables that grew a lot in one go, before the joins
+    -- below and every search: planned for the tables as they were (empty, for a first
+    -- build), a join of thousands of rows becomes a nested loop over both (minutes)
+    IF rebuild OR written >= 1000 THEN
+        ANALYZE ctxsdk.lex_docs;
+        ANALYZE ctxsdk.lex_terms;
+    END IF;
     SELECT touched || coalesce(array_agg(DISTINCT u.grp), '{}') INTO touched
     FROM unnest(ids, grps) AS u(id, grp) JOIN unnest(live) AS k(id) ON k.id = u.id
     WHERE u.grp IS NOT NULL;
@@ -495,6 +502,9 @@ _WRITERS_V5: dict[str, tuple[str, str, str, str]] = {
         FROM ctxsdk.lex_docs d WHERE d.namespace = ns
     ) c
     WHERE s.namespace = ns;
+    IF rebuild OR written >= 1000 THEN  -- prev and next were NULL at the first ANALYZE
+        ANALYZE ctxsdk.lex_docs;
+    END IF;
     RETURN written;""",
         "n integer; stored bigint; had text; cap bigint; hold bigint; busy text[] := '{}'; "
         "removed_ids text[] := '{}'; vanished text[] := '{}'; touched text[] := '{}'; "

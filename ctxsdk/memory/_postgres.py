@@ -56,9 +56,10 @@ from ..errors import (
     StoreUnavailable,
     WriteError,
 )
+from ._index_doc import LexicalMatch
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
 from ._model import node_uri as _node_uri
-from ._pg_lexical import MARKED_SQL, SEARCH_SQL
+from ._pg_lexical import DOCS_SQL, MARKED_SQL, MATCHES_SQL, MEMBERS_SQL
 from ._pg_schema import SCHEMA, create_namespace, ensure_namespace, migrate, public_location
 from ._rows import (
     COLUMNS,
@@ -94,7 +95,7 @@ __all__ = ["PostgresStore", "is_postgres_url"]
 
 _T = TypeVar("_T")
 _C = 'COLLATE "C"'  # byte order, as SQLite compares text
-_LEXICAL_SETTINGS = ("k1", "b", "coordination", "boost", "neighbour", "section_boost")
+_LEXICAL_SETTINGS = ("k1", "b", "coordination", "boost")
 _MARKED = MARKED_SQL.replace("{columns}", ", ".join(f"n.{c}" for c in NODE_ORDER))
 # A node's plain text columns, checked for NUL before a write (JSON ones escape it).
 _TEXT_FIELDS = ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at")
@@ -761,24 +762,45 @@ class PostgresStore:
             raise StoreError(f"{self._where}: write_index answered {got!r}", path=self._where)
         return int(got[0])
 
-    def lexical_search(
-        self, terms: Mapping[str, float], *, want: int, k: int, settings: Mapping[str, float]
-    ) -> list[tuple[str, float]]:
-        """The ``k`` best indexed nodes for a query's index ``terms`` (term -> how often the
-        query says it), best first: the engine's lexical ranking run by the database over
-        its index (``_pg_lexical``), ``want`` the bits of the answer kind the question asks
-        for, ``settings`` the ranking's (k1, b, coordination, boost, neighbour,
-        section_boost). Reads the index as it is: ``_db_search`` catches it up first."""
+    def lexical_matches(
+        self, terms: Mapping[str, float], *, want: int, settings: Mapping[str, float]
+    ) -> list[LexicalMatch]:
+        """Every indexed node a query's index ``terms`` (term -> how often the query says
+        it) match, with its score (the first step of the engine's lexical ranking, run by
+        the database: ``_pg_lexical``), its neighbours and its section; ``want`` the bits of
+        the answer kind the question asks for, ``settings`` the ranking's (k1, b,
+        coordination, boost). Reads the index as it is: ``_db_search`` catches it up first."""
         params: dict[str, Any] = {
             "ns": self.namespace,
             "terms": list(terms),
             "weights": [float(v) for v in terms.values()],
             "want": int(want),
-            "k": int(k),
         }
         params.update({key: float(settings[key]) for key in _LEXICAL_SETTINGS})
-        rows = self._read(SEARCH_SQL, params)
-        return [(str(r["id"]), float(r["v"])) for r in rows]
+        rows = self._read(MATCHES_SQL, params)
+        return [
+            LexicalMatch(str(r["id"]), float(r["v"]), r["prev"], r["next"], r["sec"]) for r in rows
+        ]
+
+    def lexical_docs(
+        self, ids: Iterable[str]
+    ) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """The neighbours (previous, next) and section of the indexed nodes of ``ids``."""
+        want = sorted(set(ids))
+        if not want:
+            return {}
+        rows = self._read(DOCS_SQL, {"ns": self.namespace, "ids": want})
+        return {str(r["id"]): (r["prev"], r["next"], r["sec"]) for r in rows}
+
+    def section_members(self, sections: Iterable[str]) -> dict[str, list[str]]:
+        """The indexed nodes of each of ``sections``."""
+        want = sorted(set(sections))
+        if not want:
+            return {}
+        out: dict[str, list[str]] = {}
+        for r in self._read(MEMBERS_SQL, {"ns": self.namespace, "secs": want}):
+            out.setdefault(str(r["sec"]), []).append(str(r["id"]))
+        return out
 
     def marked_nodes(self, ids: Iterable[str]) -> dict[str, tuple[Node, bool]]:
         """The nodes of ``ids`` that exist (any status), each with whether its index doc is
