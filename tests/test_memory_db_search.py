@@ -188,3 +188,38 @@ def test_answer_kinds_are_the_boosts_bits() -> None:
     assert answer_kind("When did Melanie paint?") & answer_kinds("in 2022") != 0
     assert answer_kind("Where is to_native_string defined?") & answer_kinds("see src/x.py")
     assert answer_kind("How many dogs?") & answer_kinds("three dogs") != 0
+
+
+def test_cjk_text_is_searched_in_the_database_as_the_engine_searches_it(
+    postgres_dsn: str,
+) -> None:
+    """Chinese and Japanese memories, and queries mixing them with English: the terms are
+    the engine's tokenizer's (character bigrams), so the database finds what it finds."""
+    texts = [
+        ("我们下周五发布新版本", "decision"),
+        ("发布之前必须跑完全部集成测试", "preference"),
+        ("数据库迁移脚本在周三失败了，回滚后修好", "observation"),
+        ("用户希望日志保留三十天", "preference"),
+        ("リリースは金曜日の夜に行う", "decision"),
+        ("The release build uses the arm64 runner", "observation"),
+    ]
+    queries = [
+        "发布新版本",
+        "集成测试",
+        "数据库迁移失败",
+        "日志保留多久",
+        "金曜日のリリース",
+        "release 发布",
+        "arm64 runner 测试",
+    ]
+    with (
+        cx.Memory(postgres_dsn, namespace="cjk", embedder=None) as db,
+        cx.Memory(postgres_dsn, namespace="cjk", embedder=None, search="engine") as engine,
+    ):
+        for text, kind in texts:
+            db.remember(text, type=kind)
+        found = 0
+        for q in queries:
+            assert _hits(db, q) == _hits(engine, q), q
+            found += bool(_hits(db, q))
+        assert found >= len(queries) - 1
