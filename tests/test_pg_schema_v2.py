@@ -183,7 +183,7 @@ def test_a_namespace_role_holds_select_and_execute_only(roles: Roles) -> None:
             assert (owner, definer, config) == (
                 roles("keeper"),
                 True,
-                ["search_path=pg_catalog, pg_temp"],
+                ["search_path=pg_catalog, pg_temp", "plan_cache_mode=force_custom_plan"],
             ), name
 
 

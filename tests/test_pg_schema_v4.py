@@ -332,7 +332,7 @@ def test_a_version_3_database_is_migrated_to_4_by_its_owner(roles: Roles) -> Non
             assert (owner, definer, config) == (
                 roles("keeper"),
                 False,
-                ["search_path=pg_catalog, pg_temp"],
+                ["search_path=pg_catalog, pg_temp", "plan_cache_mode=force_custom_plan"],
             ), name
             for who in ("alice", "nobody"):
                 may = conn.execute(

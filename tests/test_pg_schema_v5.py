@@ -586,7 +586,20 @@ def test_a_version_4_database_is_migrated_to_5_by_its_owner(roles: Roles) -> Non
             "WHERE p.oid = to_regprocedure(%s)",
             V5_FUNCTIONS,
         ).fetchone()
-        assert function == (roles("keeper"), True, ["search_path=pg_catalog, pg_temp"])
+        assert function == (
+            roles("keeper"),
+            True,
+            ["search_path=pg_catalog, pg_temp", "plan_cache_mode=force_custom_plan"],
+        )
+        # every function of the schema plans its statements per call: a plan kept from when
+        # a namespace was small made each put of a long batch slower than the last
+        configs = conn.execute(
+            "SELECT p.oid::regprocedure::text, p.proconfig FROM pg_proc p "
+            "WHERE p.pronamespace = 'ctxsdk'::regnamespace"
+        ).fetchall()
+        assert len(configs) > len(V5_FUNCTIONS)
+        for name, config in configs:
+            assert "plan_cache_mode=force_custom_plan" in (config or []), name
         rows = conn.execute("SELECT namespace, id FROM ctxsdk.nodes ORDER BY 1, 2").fetchall()
         assert rows == [("a", "alice-v4"), ("open", "carol-v4")]
         assert conn.execute("SELECT count(*) FROM ctxsdk.lex_state").fetchone() == (0,)
