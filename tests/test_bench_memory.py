@@ -9,10 +9,25 @@ import pytest
 
 from ctxsdk.bench import BENCHMARKS, BenchResult, run_benchmark
 from ctxsdk.bench._fit import _locomo_path, load_locomo
-from ctxsdk.bench._memory import HashEmbedder, evidence_ids, model_facts, run, turns
-from ctxsdk.bench._memory_stores import PG_DSN_ENV, STORES, StoreSizes
+from ctxsdk.bench._memory import (
+    HashEmbedder,
+    evidence_ids,
+    locomo_questions,
+    model_facts,
+    run,
+    turns,
+)
+from ctxsdk.bench._memory_stores import (
+    PG_DSN_ENV,
+    STORES,
+    StoreSizes,
+    _answers_locomo,
+    _answers_realworld,
+)
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ctxsdk.testing import LocalPostgres
 
 pytestmark = pytest.mark.skipif(_locomo_path() is None, reason="LoCoMo data is not available")
@@ -131,7 +146,13 @@ def test_stores_report_every_metric_for_both_stores(stores: BenchResult) -> None
         for procs in (1, 4, 16):
             assert m[f"writers_{procs}_items_per_second_{store}"] > 0
         for size in (lo, hi):
-            for figure in ("find_ms_p50", "find_ms_p95", "find_first_ms", "build_seconds"):
+            for figure in (
+                "find_ms_p50",
+                "find_ms_p95",
+                "find_first_ms",
+                "find_first_new_ms",
+                "build_seconds",
+            ):
                 assert m[f"memory_{figure}_{size}_{store}"] > 0
         assert m[f"memory_find_p95_growth_{store}"] > 0
         assert 0.0 <= m[f"answers_locomo_r10_{store}"] <= 1.0
@@ -147,7 +168,24 @@ def test_stores_report_every_metric_for_both_stores(stores: BenchResult) -> None
         assert m[f"postgres_over_sqlite_memory_find_ms_p95_{size}_ratio"] == pytest.approx(
             m[f"memory_find_ms_p95_{size}_postgres"] / m[f"memory_find_ms_p95_{size}_sqlite"]
         )
+        assert m[f"postgres_over_sqlite_memory_find_first_new_ms_{size}_ratio"] == pytest.approx(
+            m[f"memory_find_first_new_ms_{size}_postgres"]
+            / m[f"memory_find_first_new_ms_{size}_sqlite"]
+        )
+        # the first find on PostgreSQL builds the namespace's index: part of its time
+        build = m[f"memory_index_build_seconds_{size}_postgres"]
+        assert 0 < build <= m[f"memory_find_first_ms_{size}_postgres"] / 1000
+        assert f"memory_index_build_seconds_{size}_sqlite" not in m
     assert stores.notes["store"] == "postgres" and stores.notes["locomo_conversations"] == 1
+    # the quick run is lexical: the database ranks PostgreSQL's finds, no second lexical arm
+    for arm in ("locomo", "realworld"):
+        assert stores.notes[f"answers_{arm}_search_mode"] == {
+            "sqlite": "engine",
+            "postgres": "database",
+        }
+        assert f"answers_{arm}_lexical_search_mode" not in stores.notes
+        assert f"answers_{arm}_lexical_top10_overlap" not in m
+    assert "database" in stores.notes["find"]
 
 
 def test_stores_lose_no_write_and_answer_the_same(stores: BenchResult) -> None:
@@ -164,6 +202,49 @@ def test_stores_lose_no_write_and_answer_the_same(stores: BenchResult) -> None:
     for target in stores.targets:
         assert stores.met[str(target)] == target.met_by(m)
     assert "writers_16_lost_postgres <= 0" in stores.met
+
+
+def test_with_an_embedder_the_stores_are_also_compared_lexically(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    """With an embedder PostgreSQL ranks in the engine; the lexical arm asks the database's
+    own search (search_mode "database") against SQLite's engine, on the same questions."""
+    data = load_locomo()
+    steps: list[str] = []
+    got, notes = _answers_locomo(
+        TINY, data, locomo_questions, HashEmbedder(), postgres_dsn, tmp_path, steps.append
+    )
+    assert notes["answers_locomo_search_mode"] == {"sqlite": "engine", "postgres": "engine"}
+    assert notes["answers_locomo_lexical_search_mode"] == {
+        "sqlite": "engine",
+        "postgres": "database",
+    }
+    assert notes["locomo_questions"] == TINY.questions
+    for arm in ("locomo", "locomo_lexical"):
+        for figure in ("top10_overlap", "top10_same_order"):
+            assert 0.0 <= got[f"answers_{arm}_{figure}"] <= 1.0
+        for store in STORES:
+            assert 0.0 <= got[f"answers_{arm}_r10_{store}"] <= 1.0
+            assert got[f"answers_{arm}_ingest_seconds_{store}"] > 0
+            assert got[f"answers_{arm}_find_ms_mean_{store}"] > 0
+        assert got[f"answers_{arm}_r10_diff_points"] == pytest.approx(
+            100 * abs(got[f"answers_{arm}_r10_postgres"] - got[f"answers_{arm}_r10_sqlite"])
+        )
+    # the database's ranking is the engine's: the same answers
+    assert got["answers_locomo_lexical_top10_overlap"] >= 0.9
+    assert got["answers_locomo_lexical_r10_diff_points"] <= 1.0
+    assert any("(locomo_lexical)" in s for s in steps)
+
+    got, notes = _answers_realworld(TINY, HashEmbedder(), postgres_dsn, tmp_path, steps.append)
+    if "realworld_sessions" not in notes:
+        pytest.skip(str(notes["realworld"]))
+    assert notes["answers_realworld_lexical_search_mode"]["postgres"] == "database"
+    assert notes["answers_realworld_search_mode"]["postgres"] == "engine"
+    for arm in ("realworld", "realworld_lexical"):
+        assert 0.0 <= got[f"answers_{arm}_top10_same_order"] <= 1.0
+        for store in STORES:
+            assert got[f"answers_{arm}_ingest_seconds_{store}"] > 0
+    assert got["answers_realworld_lexical_top10_overlap"] >= 0.9
 
 
 def test_stores_on_a_named_server_leave_nothing_there(

@@ -18,8 +18,13 @@ shared machine slows both alike.
 - **find**: p50 / p95 of ``find`` (lexical, top 8, as ``memory_scale``) on memories of
   about 6k and 100k observation nodes (20k with ``--quick``), each built with ``store.put``
   inside ``store.batch()`` (the fast way both stores offer), one chunk to each store in
-  turn; the build time, the first ``find`` (it loads every node), the growth of p95 from
-  the small to the large memory per store, and the share of the top 8 both stores return.
+  turn; the build time, the first ``find`` (SQLite's engine loads every node), the growth
+  of p95 from the small to the large memory per store, and the share of the top 8 both
+  stores return.
+  The memories are lexical, so PostgreSQL's ``find`` ranks in the database (its own index,
+  built whole by the first ``find``: ``memory_index_build_seconds_{size}_postgres``); the
+  first ``find`` of a new ``Memory`` on the built memory (``memory_find_first_new_ms``) is
+  what an agent process starting on it pays.
 - **answers**: each LoCoMo conversation (two with ``--quick``) ingested into both stores
   with verbatim observations, the benchmark's questions asked of both (``find``, top 10):
   the mean overlap of the two top-10 sets (nodes compared by type, name and text, as their
@@ -27,7 +32,10 @@ shared machine slows both alike.
   engine's LoCoMo recall over the same evidence); the same overlap on the memory of the
   real-session benchmark (``bench realworld``'s labelled sessions and questions; skipped
   with a note without its corpus). The embedder is the memory's default, lexical with
-  ``--quick`` (as the headline of ``bench memory``).
+  ``--quick`` (as the headline of ``bench memory``). With an embedder PostgreSQL ranks in
+  the engine, so the run also asks both stores opened lexically (``answers_*_lexical_*``:
+  SQLite's engine against the database's own search); ``notes["answers_<arm>_search_mode"]``
+  says where each store ranked.
 
 Ratios are ``postgres_over_sqlite_<figure>_ratio``: PostgreSQL's figure divided by
 SQLite's. For a time (``ms``, ``seconds``) above 1 is PostgreSQL that many times slower;
@@ -45,7 +53,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +63,7 @@ from .._progress import Progress, resolve_progress
 from ..errors import CtxError, InvalidArgument, ServerError, StoreUnavailable
 from ..memory import Memory, Node, PostgresStore, Source
 from ..memory.kernel import default_embedder
-from ..session import Session
+from ..session import Embedder, Session
 from ._memory_engine import _dia_ids
 from ._result import BenchResult, Target
 
@@ -111,7 +119,7 @@ class _Where:
     location: str  # the file, or the database's DSN
     namespace: str = "default"
 
-    def open(self, embedder: str | None) -> Memory:
+    def open(self, embedder: Embedder | str | None) -> Memory:
         if self.store == "sqlite":
             return Memory(Path(self.location), embedder=embedder)
         return Memory(PostgresStore(self.location, namespace=self.namespace), embedder=embedder)
@@ -349,6 +357,33 @@ def _build(mem: Memory, docs: Sequence[str], start: int) -> float:
     return time.perf_counter() - t0
 
 
+def _first_find(mem: Memory, query: str) -> tuple[float, float | None]:
+    """The seconds of ``mem``'s first ``find``, and of them those that brought the database's
+    index up to date (``None`` when the engine ranks): on a namespace never searched, the
+    whole build of its index (``DatabaseSearch.catch_up``, timed inside that find)."""
+    db = mem._db
+    if db is None:
+        t0 = time.perf_counter()
+        mem.find(query, top_k=1)
+        return time.perf_counter() - t0, None
+    catch_up = db.catch_up
+    spent = 0.0
+
+    def timed() -> None:
+        nonlocal spent
+        t = time.perf_counter()
+        catch_up()
+        spent += time.perf_counter() - t
+
+    db.catch_up = timed  # type: ignore[method-assign]  # this instance, this find only
+    try:
+        t0 = time.perf_counter()
+        mem.find(query, top_k=1)
+        return time.perf_counter() - t0, spent
+    finally:
+        del db.catch_up  # the class's again
+
+
 def _find_scale(
     sizes: StoreSizes,
     texts: Sequence[str],
@@ -379,9 +414,12 @@ def _find_scale(
             lat: dict[str, list[float]] = {s: [] for s in STORES}
             tops: dict[str, list[list[str]]] = {s: [] for s in STORES}
             for store, mem in mems.items():
-                t0 = time.perf_counter()
-                mem.find("warm the index", top_k=1)  # the first find reads every node
-                out[f"memory_find_first_ms_{size}_{store}"] = 1000 * (time.perf_counter() - t0)
+                # the first find: the engine reads every node and indexes it; PostgreSQL
+                # (embedder None: the database ranks) builds the namespace's index whole
+                secs, index = _first_find(mem, "warm the index")
+                out[f"memory_find_first_ms_{size}_{store}"] = 1000 * secs
+                if index is not None:
+                    out[f"memory_index_build_seconds_{size}_{store}"] = index
             for q in asks:
                 for store, mem in mems.items():
                     t0 = time.perf_counter()
@@ -396,6 +434,16 @@ def _find_scale(
                     t0 = time.perf_counter()
                     mem.find(q, top_k=8)
                     after[store].append(time.perf_counter() - t0)
+            step(f"timing a new Memory's first find on {size:,}-node memories")
+            first_new = asks[0] if asks else "warm the index"
+            for store, where in wheres.items():
+                # an agent process starting on the memory, built and searched already
+                with where.open(None) as fresh:
+                    t0 = time.perf_counter()
+                    fresh.find(first_new, top_k=8)
+                    out[f"memory_find_first_new_ms_{size}_{store}"] = 1000 * (
+                        time.perf_counter() - t0
+                    )
         finally:
             for mem in (*mems.values(), *others.values()):
                 mem.close()
@@ -415,6 +463,7 @@ def _find_scale(
             "find_ms_p50",
             "find_ms_p95",
             "find_first_ms",
+            "find_first_new_ms",
             "find_after_write_ms_p50",
             "build_seconds",
         ):
@@ -462,29 +511,36 @@ def _ingest_both(
         timing[store] += time.perf_counter() - t0
 
 
-def _answers_locomo(
-    sizes: StoreSizes,
+def _locomo_arm(
+    samples: Sequence[Any],
     data: Sequence[Any],
     questions: Questions,
-    embedder: str | None,
+    sizes: StoreSizes,
+    embedder: Embedder | str | None,
+    arm: str,
     dsn: str,
     tmp: Path,
     step: Callable[[str], None],
-) -> tuple[dict[str, float], dict[str, Any]]:
-    samples = list(data)[: sizes.conversations] if sizes.conversations else list(data)
+) -> tuple[dict[str, float], dict[str, str], int]:
+    """One comparison on LoCoMo: each conversation in both stores opened with ``embedder``,
+    its questions asked of both. Figures named ``answers_{arm}_...``; also where each
+    store's ``find`` ranked (``Memory.search_mode``) and the questions asked."""
     tops: dict[str, list[list[tuple[str, str, str]]]] = {s: [] for s in STORES}
     recall: dict[str, list[float]] = {s: [] for s in STORES}
     ingest = dict.fromkeys(STORES, 0.0)
     find_s = dict.fromkeys(STORES, 0.0)
+    modes: dict[str, str] = {}
+    tag = arm.replace("_", "-")
     for i, sample in enumerate(samples):
-        step(f"LoCoMo conversation {i + 1} of {len(samples)} on both stores")
+        step(f"LoCoMo conversation {i + 1} of {len(samples)} on both stores ({arm})")
         session = Session.from_locomo(list(data), i)
         dia = _dia_ids(session)
         mems = {
-            "sqlite": _Where("sqlite", str(tmp / f"locomo-{i}.db")).open(embedder),
-            "postgres": _Where("postgres", dsn, f"locomo-{i}").open(embedder),
+            "sqlite": _Where("sqlite", str(tmp / f"{tag}-{i}.db")).open(embedder),
+            "postgres": _Where("postgres", dsn, f"{tag}-{i}").open(embedder),
         }
         try:
+            modes.update({store: mem.search_mode for store, mem in mems.items()})
             _ingest_both(mems, [session], ingest)
             asked = list(questions(sample))[: sizes.questions]
             for q, ev, _cat in asked:
@@ -505,44 +561,69 @@ def _answers_locomo(
             for mem in mems.values():
                 mem.close()
     n = len(recall["sqlite"])
+    name = f"answers_{arm}"
     out: dict[str, float] = {
-        "answers_locomo_top10_overlap": _overlap(tops["sqlite"], tops["postgres"]),
-        "answers_locomo_top10_same_order": _same_order(tops["sqlite"], tops["postgres"]),
+        f"{name}_top10_overlap": _overlap(tops["sqlite"], tops["postgres"]),
+        f"{name}_top10_same_order": _same_order(tops["sqlite"], tops["postgres"]),
     }
     for store in STORES:
-        out[f"answers_locomo_r10_{store}"] = statistics.fmean(recall[store]) if n else 0.0
-        out[f"answers_locomo_ingest_seconds_{store}"] = ingest[store]
-        out[f"answers_locomo_find_ms_mean_{store}"] = 1000 * find_s[store] / max(n, 1)
-    out["answers_locomo_r10_diff_points"] = 100 * abs(
-        out["answers_locomo_r10_postgres"] - out["answers_locomo_r10_sqlite"]
+        out[f"{name}_r10_{store}"] = statistics.fmean(recall[store]) if n else 0.0
+        out[f"{name}_ingest_seconds_{store}"] = ingest[store]
+        out[f"{name}_find_ms_mean_{store}"] = 1000 * find_s[store] / max(n, 1)
+    out[f"{name}_r10_diff_points"] = 100 * abs(
+        out[f"{name}_r10_postgres"] - out[f"{name}_r10_sqlite"]
     )
     for figure in ("ingest_seconds", "find_ms_mean"):
-        out[f"{_RATIO}answers_locomo_{figure}_ratio"] = _ratio(
-            out[f"answers_locomo_{figure}_postgres"], out[f"answers_locomo_{figure}_sqlite"]
+        out[f"{_RATIO}{name}_{figure}_ratio"] = _ratio(
+            out[f"{name}_{figure}_postgres"], out[f"{name}_{figure}_sqlite"]
         )
-    return out, {"locomo_conversations": len(samples), "locomo_questions": n}
+    return out, modes, n
 
 
-def _answers_realworld(
-    sizes: StoreSizes, embedder: str | None, dsn: str, tmp: Path, step: Callable[[str], None]
+def _answers_locomo(
+    sizes: StoreSizes,
+    data: Sequence[Any],
+    questions: Questions,
+    embedder: Embedder | str | None,
+    dsn: str,
+    tmp: Path,
+    step: Callable[[str], None],
 ) -> tuple[dict[str, float], dict[str, Any]]:
-    from ._realworld import QUICK_SESSIONS, corpus_dir, labels, load_session
-
-    root = corpus_dir()
-    if not sizes.realworld:
-        return {}, {"realworld": "not asked (sizes.realworld is False)"}
-    if root is None:
-        return {}, {"realworld": "skipped: the agent-sessions corpus is not here"}
-    facts = [
-        f for f in labels()["facts"] if not sizes.realworld_quick or f["session"] in QUICK_SESSIONS
-    ]
-    rels = sorted({f["session"] for f in facts})
-    step(f"bench realworld's memory ({len(rels)} sessions) on both stores")
-    sessions = [load_session(root, rel) for rel in rels]
-    mems = {
-        "sqlite": _Where("sqlite", str(tmp / "realworld.db")).open(embedder),
-        "postgres": _Where("postgres", dsn, "realworld").open(embedder),
+    """The run's embedder on both stores (``answers_locomo_...``); with an embedder also
+    both lexical (``answers_locomo_lexical_...``): PostgreSQL then ranks in the database,
+    which with an embedder it does not."""
+    samples = list(data)[: sizes.conversations] if sizes.conversations else list(data)
+    out, modes, n = _locomo_arm(samples, data, questions, sizes, embedder, "locomo", dsn, tmp, step)
+    notes: dict[str, Any] = {
+        "locomo_conversations": len(samples),
+        "locomo_questions": n,
+        "answers_locomo_search_mode": modes,
     }
+    if embedder is not None:
+        lex, modes, _ = _locomo_arm(
+            samples, data, questions, sizes, None, "locomo_lexical", dsn, tmp, step
+        )
+        out.update(lex)
+        notes["answers_locomo_lexical_search_mode"] = modes
+    return out, notes
+
+
+def _realworld_arm(
+    sessions: Sequence[Session],
+    facts: Sequence[Mapping[str, Any]],
+    embedder: Embedder | str | None,
+    arm: str,
+    dsn: str,
+    tmp: Path,
+) -> tuple[dict[str, float], dict[str, str]]:
+    """bench realworld's memory in both stores opened with ``embedder``, its questions
+    asked of both: figures ``answers_{arm}_...`` and where each store's ``find`` ranked."""
+    tag = arm.replace("_", "-")
+    mems = {
+        "sqlite": _Where("sqlite", str(tmp / f"{tag}.db")).open(embedder),
+        "postgres": _Where("postgres", dsn, tag).open(embedder),
+    }
+    modes = {store: mem.search_mode for store, mem in mems.items()}
     ingest = dict.fromkeys(STORES, 0.0)
     tops: dict[str, list[list[tuple[str, str, str]]]] = {s: [] for s in STORES}
     try:
@@ -560,13 +641,50 @@ def _answers_realworld(
     finally:
         for mem in mems.values():
             mem.close()
+    name = f"answers_{arm}"
     out = {
-        "answers_realworld_top10_overlap": _overlap(tops["sqlite"], tops["postgres"]),
-        "answers_realworld_top10_same_order": _same_order(tops["sqlite"], tops["postgres"]),
+        f"{name}_top10_overlap": _overlap(tops["sqlite"], tops["postgres"]),
+        f"{name}_top10_same_order": _same_order(tops["sqlite"], tops["postgres"]),
     }
     for store in STORES:
-        out[f"answers_realworld_ingest_seconds_{store}"] = ingest[store]
-    return out, {"realworld_sessions": len(rels), "realworld_questions": len(facts)}
+        out[f"{name}_ingest_seconds_{store}"] = ingest[store]
+    return out, modes
+
+
+def _answers_realworld(
+    sizes: StoreSizes,
+    embedder: Embedder | str | None,
+    dsn: str,
+    tmp: Path,
+    step: Callable[[str], None],
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """As ``_answers_locomo`` on bench realworld's memory (``answers_realworld_...``, and
+    ``answers_realworld_lexical_...`` with an embedder)."""
+    from ._realworld import QUICK_SESSIONS, corpus_dir, labels, load_session
+
+    root = corpus_dir()
+    if not sizes.realworld:
+        return {}, {"realworld": "not asked (sizes.realworld is False)"}
+    if root is None:
+        return {}, {"realworld": "skipped: the agent-sessions corpus is not here"}
+    facts = [
+        f for f in labels()["facts"] if not sizes.realworld_quick or f["session"] in QUICK_SESSIONS
+    ]
+    rels = sorted({f["session"] for f in facts})
+    step(f"bench realworld's memory ({len(rels)} sessions) on both stores")
+    sessions = [load_session(root, rel) for rel in rels]
+    out, modes = _realworld_arm(sessions, facts, embedder, "realworld", dsn, tmp)
+    notes: dict[str, Any] = {
+        "realworld_sessions": len(rels),
+        "realworld_questions": len(facts),
+        "answers_realworld_search_mode": modes,
+    }
+    if embedder is not None:
+        step(f"bench realworld's memory ({len(rels)} sessions) on both stores (lexical)")
+        lex, modes = _realworld_arm(sessions, facts, None, "realworld_lexical", dsn, tmp)
+        out.update(lex)
+        notes["answers_realworld_lexical_search_mode"] = modes
+    return out, notes
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -636,8 +754,12 @@ def compare_stores(
         Target.at_most("answers_locomo_r10_diff_points", 1.0),
         *(Target.at_most(f"memory_find_ms_p95_{hi}_{store}", 1000.0) for store in STORES),
     ]
-    if "answers_realworld_top10_overlap" in metrics:
-        targets.append(Target.at_least("answers_realworld_top10_overlap", 0.9))
+    if "answers_locomo_lexical_top10_overlap" in metrics:
+        targets.append(Target.at_least("answers_locomo_lexical_top10_overlap", 0.9))
+        targets.append(Target.at_most("answers_locomo_lexical_r10_diff_points", 1.0))
+    for arm in ("realworld", "realworld_lexical"):
+        if f"answers_{arm}_top10_overlap" in metrics:
+            targets.append(Target.at_least(f"answers_{arm}_top10_overlap", 0.9))
     notes.update(
         {
             "ratios": (
@@ -652,8 +774,30 @@ def compare_stores(
                 "(interpreter start-up not counted)"
             ),
             "find_sizes": list(sizes.find_sizes),
-            "find": "lexical, top 8; growth = p at the large size / p at the small one",
+            "find": (
+                "lexical, top 8; growth = p at the large size / p at the small one. Both "
+                "memories are opened without an embedder, so PostgreSQL's find ranks in the "
+                "database (search_mode 'database', its own lexical index) and SQLite's in the "
+                "engine: memory_find_ms_*_postgres time the database's search"
+            ),
+            "find_first": (
+                "memory_find_first_ms: the first find of the Memory that built the memory; "
+                "on SQLite the engine reads every node and indexes it, on PostgreSQL the first "
+                "find builds the namespace's index in the database whole (that build alone, "
+                "timed inside it: memory_index_build_seconds_<size>_postgres). "
+                "memory_find_first_new_ms: the first find of a new Memory opened on the "
+                "memory already built and searched (an agent process starting up): the "
+                "engine reads and indexes every node again, the database answers from its "
+                "index"
+            ),
             "answers_embedder": embedder or ("none (lexical, --quick)" if quick else "none"),
+            "answers_lexical": (
+                "answers_<corpus>_lexical_*: both stores opened without an embedder (SQLite "
+                "ranks in the engine, PostgreSQL in the database), measured when the run's "
+                "embedder is not none (with one, PostgreSQL ranks in the engine); without "
+                "one answers_<corpus>_* are already that comparison. "
+                "answers_<arm>_search_mode: where each store's find ranked"
+            ),
             "durability": (
                 "SQLite: WAL, synchronous=NORMAL; the throwaway LocalPostgres: fsync and "
                 "synchronous_commit off (a real server syncs its commits and is slower to write)"
