@@ -22,14 +22,11 @@ from ctxsdk.memory._model import Node
 from ctxsdk.memory._pg_functions import V4_TRIGGERS, WRITE_FUNCTIONS
 from ctxsdk.memory._pg_schema import (
     SCHEMA_VERSION,
-    _member_grants,
-    _v1,
-    _v2,
-    _v3,
     create_namespace,
 )
 from ctxsdk.memory._postgres import PostgresStore
 
+from ._old_schemas import make_database, put_as_of
 from .test_pg_schema_v2 import Roles, _may_execute, _privileges, _version, roles
 from .test_store_conformance import Teams, _refused, teams
 
@@ -252,53 +249,19 @@ def _count(conn: Any, table: str, namespace: str) -> int:
     return int(got[0])
 
 
-def _make_v3_database(conn: Any, namespaces: dict[str, str | None], grantees: list[str]) -> None:
-    """The schema at version 3 as that version's code made it: its three migrations, then
-    each namespace with its role (and ``grantees``) granted what version 3's create_namespace
-    granted: the tables there were then, and every write function."""
-    with conn.transaction():
-        conn.execute("CREATE SCHEMA ctxsdk")
-        conn.execute("CREATE TABLE ctxsdk.schema_version (version integer NOT NULL)")
-        conn.execute("INSERT INTO ctxsdk.schema_version VALUES (3)")
-        _v1(conn)
-        _v2(conn)
-        _v3(conn)
-        members = {r for r in namespaces.values() if r is not None} | set(grantees)
-        for member in sorted(members):
-            _member_grants(conn, member)  # skips ctxsdk.gone: not made yet
-        for namespace, role in namespaces.items():
-            conn.execute("INSERT INTO ctxsdk.namespaces VALUES (%s, %s)", (namespace, role))
-            conn.execute("INSERT INTO ctxsdk.revisions (namespace) VALUES (%s)", (namespace,))
-
-
-def _put_v3(dsn: str, namespace: str, node_id: str) -> None:
-    """A node written as version 3's store wrote one (write_node, under the write lock)."""
-    import psycopg
-
-    with psycopg.connect(dsn) as conn:
-        conn.execute("SELECT ctxsdk.write_lock(%s)", (namespace,))
-        got = conn.execute(
-            "SELECT ctxsdk.write_node(%s, false, %s, 'entity', %s, 'text', '[]', %s, '[]', "
-            "NULL, NULL, NULL, NULL, 'active', '2020-01-01', '2020-01-01', '{}')",
-            (namespace, node_id, node_id, f"ctx://entity/{node_id}"),
-        ).fetchone()
-        assert got == (["ok", "2020-01-01"],)
-        conn.execute("SELECT ctxsdk.bump_revision(%s)", (namespace,))
-
-
 def test_a_version_3_database_is_migrated_to_4_by_its_owner(roles: Roles) -> None:
     import psycopg
 
     keeper = roles.dsn("keeper")
     with psycopg.connect(keeper, autocommit=True) as conn:
-        _make_v3_database(conn, {"a": roles("team_a"), "open": None}, [roles("carol")])
+        make_database(conn, 3, {"a": roles("team_a"), "open": None}, [roles("carol")])
         assert conn.execute("SELECT to_regclass('ctxsdk.gone')").fetchone() == (None,)
-    _put_v3(roles.dsn("alice"), "a", "alice-v3")
-    _put_v3(roles.dsn("alice"), "a", "alice-v3-dropped")
+    put_as_of(roles.dsn("alice"), "a", "alice-v3")
+    put_as_of(roles.dsn("alice"), "a", "alice-v3-dropped")
     with psycopg.connect(roles.dsn("alice"), autocommit=True) as conn:
         conn.execute("SELECT ctxsdk.delete_node('a', 'alice-v3-dropped')")
         conn.execute("SELECT ctxsdk.bump_revision('a')")
-    _put_v3(roles.dsn("carol"), "open", "carol-v3")
+    put_as_of(roles.dsn("carol"), "open", "carol-v3")
 
     with pytest.raises(StoreError, match="administrator"):  # a member may not migrate
         PostgresStore(roles.dsn("alice"), namespace="a", create=False)

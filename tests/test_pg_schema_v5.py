@@ -24,14 +24,10 @@ from ctxsdk.memory._model import Node, Source
 from ctxsdk.memory._pg_functions import V5_FUNCTIONS, WRITE_FUNCTIONS
 from ctxsdk.memory._pg_schema import (
     SCHEMA_VERSION,
-    _member_grants,
-    _v1,
-    _v2,
-    _v3,
-    _v4,
 )
 from ctxsdk.memory._postgres import PostgresStore
 
+from ._old_schemas import make_database, put_as_of
 from .test_pg_schema_v2 import Roles, _may_execute, _privileges, _version, roles
 from .test_store_conformance import Teams, _refused, teams
 
@@ -504,53 +500,20 @@ def test_write_index_refuses_arrays_that_do_not_line_up(teams: Teams) -> None:
         assert sql.execute("SELECT count(*) FROM ctxsdk.lex_state").fetchone() == (0,)
 
 
-def _make_v4_database(conn: Any, namespaces: dict[str, str | None], grantees: list[str]) -> None:
-    """The schema at version 4 as that version's code made it: its four migrations, then
-    each namespace with its role (and ``grantees``) granted what version 4's create_namespace
-    granted: the tables there were then, and every write function."""
-    with conn.transaction():
-        conn.execute("CREATE SCHEMA ctxsdk")
-        conn.execute("CREATE TABLE ctxsdk.schema_version (version integer NOT NULL)")
-        conn.execute("INSERT INTO ctxsdk.schema_version VALUES (4)")
-        for step in (_v1, _v2, _v3, _v4):
-            step(conn)
-        members = {r for r in namespaces.values() if r is not None} | set(grantees)
-        for member in sorted(members):
-            _member_grants(conn, member)  # skips the lex_ tables and write_index: not made yet
-        for namespace, role in namespaces.items():
-            conn.execute("INSERT INTO ctxsdk.namespaces VALUES (%s, %s)", (namespace, role))
-            conn.execute("INSERT INTO ctxsdk.revisions (namespace) VALUES (%s)", (namespace,))
-
-
-def _put_v4(dsn: str, namespace: str, node_id: str) -> None:
-    """A node written as version 4's store wrote one (write_node, under the write lock)."""
-    import psycopg
-
-    with psycopg.connect(dsn) as conn:
-        conn.execute("SELECT ctxsdk.write_lock(%s)", (namespace,))
-        got = conn.execute(
-            "SELECT ctxsdk.write_node(%s, false, %s, 'observation', %s, 'text', '[]', %s, "
-            "'[]', NULL, NULL, NULL, NULL, 'active', '2020-01-01', '2020-01-01', '{}')",
-            (namespace, node_id, node_id, f"ctx://observation/{node_id}"),
-        ).fetchone()
-        assert got == (["ok", "2020-01-01"],)
-        conn.execute("SELECT ctxsdk.bump_revision(%s)", (namespace,))
-
-
 def test_a_version_4_database_is_migrated_to_5_by_its_owner(roles: Roles) -> None:
     import psycopg
 
     keeper = roles.dsn("keeper")
     with psycopg.connect(keeper, autocommit=True) as conn:
-        _make_v4_database(conn, {"a": roles("team_a"), "open": None}, [roles("carol")])
+        make_database(conn, 4, {"a": roles("team_a"), "open": None}, [roles("carol")])
         assert conn.execute("SELECT to_regclass('ctxsdk.lex_docs')").fetchone() == (None,)
         assert conn.execute("SELECT to_regprocedure(%s)", V5_FUNCTIONS).fetchone() == (None,)
-    _put_v4(roles.dsn("alice"), "a", "alice-v4")
-    _put_v4(roles.dsn("alice"), "a", "alice-v4-dropped")
+    put_as_of(roles.dsn("alice"), "a", "alice-v4", "observation")
+    put_as_of(roles.dsn("alice"), "a", "alice-v4-dropped", "observation")
     with psycopg.connect(roles.dsn("alice"), autocommit=True) as conn:
         conn.execute("SELECT ctxsdk.delete_node('a', 'alice-v4-dropped')")
         conn.execute("SELECT ctxsdk.bump_revision('a')")
-    _put_v4(roles.dsn("carol"), "open", "carol-v4")
+    put_as_of(roles.dsn("carol"), "open", "carol-v4", "observation")
 
     with psycopg.connect(keeper, autocommit=True) as conn:
         assert _version(conn) == 4

@@ -162,11 +162,19 @@ def _v2(conn: psycopg.Connection[Any]) -> None:
 def _v3(conn: psycopg.Connection[Any]) -> None:
     """``put`` and ``put_vectors`` each in one call (``write_node``, ``write_vectors``): the
     functions are made, and every role that may run version 2's ``put_node`` may run them."""
-    from psycopg import sql
-
-    from ._pg_functions import V2_FUNCTIONS, V3_FUNCTIONS, create_functions_v3
+    from ._pg_functions import V3_FUNCTIONS, create_functions_v3
 
     create_functions_v3(conn)
+    _grant_like_put_node(conn, V3_FUNCTIONS)
+
+
+def _grant_like_put_node(conn: psycopg.Connection[Any], signatures: tuple[str, ...]) -> None:
+    """EXECUTE on the functions of ``signatures`` for every role (but the owner) that may
+    run version 2's ``put_node``: a later version's write functions go to the writers."""
+    from psycopg import sql
+
+    from ._pg_functions import V2_FUNCTIONS
+
     put_node = next(f for f in V2_FUNCTIONS if f.startswith(f"{SCHEMA}.put_node("))
     rows = conn.execute(
         """
@@ -179,7 +187,7 @@ def _v3(conn: psycopg.Connection[Any]) -> None:
         (put_node,),
     ).fetchall()
     for (role,) in sorted(rows):
-        for signature in V3_FUNCTIONS:  # fixed text of ours, not input
+        for signature in signatures:  # fixed text of ours, not input
             conn.execute(
                 sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(
                     sql.Identifier(role)
@@ -247,7 +255,7 @@ def _v5(conn: psycopg.Connection[Any]) -> None:
     that may run version 2's ``put_node``."""
     from psycopg import sql
 
-    from ._pg_functions import V2_FUNCTIONS, V5_FUNCTIONS, create_functions_v5
+    from ._pg_functions import V5_FUNCTIONS, create_functions_v5
 
     conn.execute(
         f"""
@@ -311,24 +319,7 @@ def _v5(conn: psycopg.Connection[Any]) -> None:
         for table in _LEX_TABLES:
             name = sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(table))
             conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, grantee))
-    put_node = next(f for f in V2_FUNCTIONS if f.startswith(f"{SCHEMA}.put_node("))
-    writers = conn.execute(
-        """
-        SELECT r.rolname FROM pg_catalog.pg_proc p
-            CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
-            JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
-        WHERE p.oid = pg_catalog.to_regprocedure(%s) AND a.privilege_type = 'EXECUTE'
-            AND a.grantee <> p.proowner
-        """,
-        (put_node,),
-    ).fetchall()
-    for (role,) in sorted(writers):
-        for signature in V5_FUNCTIONS:  # fixed text of ours, not input
-            conn.execute(
-                sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(
-                    sql.Identifier(role)
-                )
-            )
+    _grant_like_put_node(conn, V5_FUNCTIONS)
     # Every function of the schema but write_index plans each statement for its arguments
     # and the tables as they are now. PL/pgSQL keeps a generic plan after five calls, made
     # when a table was small (a sequential scan of a new namespace's nodes looks cheapest)
