@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import InvalidArgument
 from ..session import Hit, Retriever
 from ..session.kernel import answer_kind
 from ._index_doc import LexicalMatch, LexicalRow, index_doc, lexical_row
@@ -88,7 +89,7 @@ class DatabaseSearch:
 
     def __init__(self, store: IndexedStore, retriever: Retriever) -> None:
         if retriever.smoothing != "max" or retriever.feedback:
-            raise ValueError("the database ranks with max smoothing and no feedback words")
+            raise InvalidArgument("the database ranks with max smoothing and no feedback words")
         self.store = store
         self.tokenize: Callable[[str], list[str]] = retriever.tokenize
         self._settings = {
@@ -143,7 +144,7 @@ class DatabaseSearch:
         (``Retriever._smooth`` and ``_lexical``, over the matches and the documents next to
         them), ties to the smaller id."""
         if mode not in (None, "lexical"):
-            raise ValueError(f"the database ranks lexically, not {mode!r}")
+            raise InvalidArgument(f"the database ranks lexically, not {mode!r}")
         terms = Counter(self.tokenize(query))
         if k <= 0 or not terms or not query.strip():
             return []
