@@ -19,7 +19,7 @@ import pytest
 
 from ctxsdk.errors import StoreError
 from ctxsdk.memory._model import Node
-from ctxsdk.memory._pg_functions import V4_TRIGGERS, WRITE_FUNCTIONS
+from ctxsdk.memory._pg_functions import V4_TRIGGERS, V5_TRIGGERS, WRITE_FUNCTIONS
 from ctxsdk.memory._pg_schema import (
     SCHEMA_VERSION,
     create_namespace,
@@ -290,7 +290,7 @@ def test_a_version_3_database_is_migrated_to_4_by_its_owner(roles: Roles) -> Non
             "p.proconfig FROM pg_proc p WHERE p.pronamespace = 'ctxsdk'::regnamespace "
             "AND p.prorettype = 'trigger'::regtype"
         ).fetchall()
-        assert sorted(f[0] for f in functions) == sorted(V4_TRIGGERS)
+        assert sorted(f[0] for f in functions) == sorted((*V4_TRIGGERS, *V5_TRIGGERS))
         for name, owner, definer, config in functions:
             assert (owner, definer, config) == (
                 roles("keeper"),
