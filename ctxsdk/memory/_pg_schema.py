@@ -168,6 +168,28 @@ def _v3(conn: psycopg.Connection[Any]) -> None:
     _grant_like_put_node(conn, V3_FUNCTIONS)
 
 
+def _grant_select_like_nodes(conn: psycopg.Connection[Any], tables: tuple[str, ...]) -> None:
+    """SELECT on the new ``tables`` for every role (and PUBLIC) that may read the nodes now:
+    a later version's tables are read by the same members."""
+    from psycopg import sql
+
+    rows = conn.execute(
+        """
+        SELECT DISTINCT a.grantee = 0, coalesce(r.rolname, '') FROM pg_catalog.pg_class c
+            CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+            LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+        WHERE c.oid = pg_catalog.to_regclass(%s) AND a.privilege_type = 'SELECT'
+            AND a.grantee <> c.relowner AND (a.grantee = 0 OR r.oid IS NOT NULL)
+        """,
+        (f"{SCHEMA}.nodes",),
+    ).fetchall()
+    for public, role in sorted(rows):
+        grantee = sql.SQL("PUBLIC") if public else sql.Identifier(role)
+        for table in tables:  # fixed names of ours, not input
+            name = sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(table))
+            conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, grantee))
+
+
 def _grant_like_put_node(conn: psycopg.Connection[Any], signatures: tuple[str, ...]) -> None:
     """EXECUTE on the functions of ``signatures`` for every role (but the owner) that may
     run version 2's ``put_node``: a later version's write functions go to the writers."""
@@ -203,7 +225,6 @@ def _v4(conn: psycopg.Connection[Any]) -> None:
     its namespace (a namespace's tombstones go with its revisions row, by trigger); members
     read it under the same policy as the other tables: every role that may SELECT the nodes
     now may SELECT it."""
-    from psycopg import sql
 
     from ._pg_functions import create_triggers_v4
 
@@ -225,20 +246,7 @@ def _v4(conn: psycopg.Connection[Any]) -> None:
         """
     )
     create_triggers_v4(conn)
-    rows = conn.execute(
-        """
-        SELECT DISTINCT a.grantee = 0, coalesce(r.rolname, '') FROM pg_catalog.pg_class c
-            CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
-            LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
-        WHERE c.oid = pg_catalog.to_regclass(%s) AND a.privilege_type = 'SELECT'
-            AND a.grantee <> c.relowner AND (a.grantee = 0 OR r.oid IS NOT NULL)
-        """,
-        (f"{SCHEMA}.nodes",),
-    ).fetchall()
-    gone = sql.SQL("{}.gone").format(sql.Identifier(SCHEMA))
-    for public, role in sorted(rows):
-        grantee = sql.SQL("PUBLIC") if public else sql.Identifier(role)
-        conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(gone, grantee))
+    _grant_select_like_nodes(conn, ("gone",))
 
 
 def _v5(conn: psycopg.Connection[Any]) -> None:
@@ -256,7 +264,6 @@ def _v5(conn: psycopg.Connection[Any]) -> None:
     tables (every role that may SELECT the nodes now may SELECT them) and write through
     ``ctxsdk.write_index`` (``_pg_functions.create_functions_v5``), granted to every role
     that may run version 2's ``put_node``."""
-    from psycopg import sql
 
     from ._pg_functions import V5_FUNCTIONS, create_functions_v5, create_triggers_v5
 
@@ -307,21 +314,7 @@ def _v5(conn: psycopg.Connection[Any]) -> None:
         )
     create_functions_v5(conn)
     create_triggers_v5(conn)
-    readers = conn.execute(
-        """
-        SELECT DISTINCT a.grantee = 0, coalesce(r.rolname, '') FROM pg_catalog.pg_class c
-            CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
-            LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
-        WHERE c.oid = pg_catalog.to_regclass(%s) AND a.privilege_type = 'SELECT'
-            AND a.grantee <> c.relowner AND (a.grantee = 0 OR r.oid IS NOT NULL)
-        """,
-        (f"{SCHEMA}.nodes",),
-    ).fetchall()
-    for public, role in sorted(readers):
-        grantee = sql.SQL("PUBLIC") if public else sql.Identifier(role)
-        for table in _LEX_TABLES:
-            name = sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(table))
-            conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(name, grantee))
+    _grant_select_like_nodes(conn, _LEX_TABLES)
     _grant_like_put_node(conn, V5_FUNCTIONS)
     # Every function of the schema but write_index plans each statement for its arguments
     # and the tables as they are now. PL/pgSQL keeps a generic plan after five calls, made
