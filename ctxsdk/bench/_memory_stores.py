@@ -369,11 +369,12 @@ def _first_find(mem: Memory, query: str) -> tuple[float, float | None]:
     catch_up = db.catch_up
     spent = 0.0
 
-    def timed() -> None:
+    def timed() -> int:
         nonlocal spent
         t = time.perf_counter()
-        catch_up()
+        rev = catch_up()
         spent += time.perf_counter() - t
+        return rev
 
     db.catch_up = timed  # type: ignore[method-assign]  # this instance, this find only
     try:

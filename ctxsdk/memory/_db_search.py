@@ -114,21 +114,24 @@ class DatabaseSearch:
                 rows.append(row)
         return rows, out
 
-    def catch_up(self) -> None:
-        """Bring the store's index to its current revision (see the module docs)."""
+    def catch_up(self) -> int:
+        """Bring the store's index to its current revision (see the module docs); returns
+        that revision (the caller's caches key on it: no second read)."""
+        rev = -1
         for _ in range(3):  # another process may rebuild or catch up at the same moment
             at, version, _docs, _total = self.store.lexical_state()
             rev = self.store.revision()
             if version == INDEX_VERSION and at >= rev:
-                return
+                return rev
             delta = self.store.changes(at) if version == INDEX_VERSION and at >= 0 else None
             if delta is None:
                 self._rebuild(rev)
-                return
+                return rev
             rows, left_out = self.rows(delta.nodes)
             got = self.store.write_lexical(rev, INDEX_VERSION, rows, [*delta.gone, *left_out])
             if got != -2:  # written, or another process got there first
-                return
+                return rev
+        return rev
 
     def _rebuild(self, rev: int) -> None:
         nodes = [n for n in self.store.nodes() if index_doc(n) is not None]

@@ -621,8 +621,7 @@ class Memory:
         read as they are needed (``StoreNodes``), the anchors once per revision."""
         db = self._db
         assert db is not None and isinstance(self.store, IndexedStore)
-        db.catch_up()
-        rev = self.store.revision()
+        rev = db.catch_up()
         if rev != self._db_revision:
             self._edges.clear()
             self._db_anchors = self.store.anchor_nodes()
