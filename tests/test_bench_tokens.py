@@ -14,6 +14,7 @@ import pytest
 
 from ctxsdk.bench import BenchResult
 from ctxsdk.bench import _tokens as bt
+from ctxsdk.session import get_tokenizer
 
 THROUGHPUT = [f"counting_over_raw_throughput_ratio_{t}" for t in bt.EXACT_TOKENIZERS]
 SPEEDUP = [f"counting_warm_over_cold_speedup_{t}" for t in bt.EXACT_TOKENIZERS]
@@ -45,6 +46,39 @@ def test_result_has_metrics_and_targets(result: BenchResult) -> None:
     assert set(out) >= {"name", "metrics", "baselines", "published", "targets", "met"}
     json.dumps(out)  # serialisable as the CLI writes it
     assert "bench tokens" in result.table()
+
+
+def test_counting_against_the_raw_batch_per_kind(result: BenchResult) -> None:
+    # Every kind of text, every exact tokenizer: ctxsdk's count_batch timed beside the raw
+    # tokenizer's own batch, the counts compared text for text.
+    kinds = result.notes["throughput_texts"]
+    assert set(kinds) == {*bt.KINDS, "mixed", "locomo"}
+    assert all(v["texts"] > 0 and v["mb"] > 0 for v in kinds.values())
+    targets = {t.metric: t for t in result.targets}
+    for tok in bt.EXACT_TOKENIZERS:
+        for kind in kinds:
+            ratio = f"counting_over_raw_batch_ratio_{tok}_{kind}"
+            assert math.isfinite(result.metrics[ratio]) and result.metrics[ratio] > 0
+            assert targets[ratio].op == ">=" and targets[ratio].value == 0.9
+            assert f"raw_batch_mb_per_s_{tok}_{kind}" in result.baselines
+            assert result.notes["raw_batch_fastest"][f"{tok}_{kind}"] in bt.raw_batches(
+                get_tokenizer(tok)
+            )
+        for kind in [*kinds, "messages"]:
+            mismatched = f"counting_mismatched_texts_{tok}_{kind}"
+            assert result.metrics[mismatched] == 0, mismatched
+            assert targets[mismatched].op == "<=" and targets[mismatched].value == 0
+
+
+def test_raw_batches_count_what_the_tokenizer_counts() -> None:
+    texts = ["hello world", "深度求索是一家人工智能公司。", "def f(x):\n    return x\n", ""]
+    for tok in bt.EXACT_TOKENIZERS:
+        tk = get_tokenizer(tok)
+        expected = [len(tk.encode(t)) for t in texts]  # type: ignore[attr-defined]
+        ways = bt.raw_batches(tk)
+        assert len(ways) >= 2
+        for name, way in ways.items():
+            assert way(texts) == expected, (tok, name)
 
 
 def test_errors_and_ratios_are_finite(result: BenchResult) -> None:

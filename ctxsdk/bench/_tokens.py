@@ -58,10 +58,13 @@ conversations with ``cl100k_base``: ``locomo_tokens_over_published_ratio``.
 from __future__ import annotations
 
 import ast
+import functools
+import gc
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -100,6 +103,9 @@ KINDS: Final[tuple[Kind, ...]] = ("english", "cjk", "code", "json")
 EXACT_TOKENIZERS: Final[tuple[str, ...]] = ("cl100k_base", "o200k_base", "deepseek")
 MIN_CHARS: Final = 20
 """Pieces shorter than this many characters are left out of the error statistics."""
+
+QUICK_THROUGHPUT_CHARS: Final = 50_000
+"""``--quick`` times the first texts of each throughput kind up to this many characters."""
 
 LOCOMO_TOKENS_PER_CONVERSATION: Final = 16_600.0
 """LoCoMo paper: about 16.6k tokens per conversation (shared/spec/benchmarks-and-data.md)."""
@@ -422,7 +428,7 @@ def run(
     *, quick: bool = False, progress: Progress | bool | None = None, root: Path | None = None
 ) -> BenchResult:
     report = resolve_progress(progress)
-    repeat = 9 if quick else 15  # the tokenizers are multi-threaded: timings are noisy
+    repeat = 5 if quick else 11  # interleaved rounds; the tokenizers are multi-threaded
     steps = 1 + 2 * len(EXACT_TOKENIZERS)
     report(0, steps, "bench tokens")
     corpus = load_corpus(quick=quick, root=root)
@@ -431,6 +437,9 @@ def run(
     estimates = {k: [estimate_text(p.text) for p in ps] for k, ps in by_kind.items()}
     texts = [message_text_for_count(m) for m in corpus.messages]
     msg_estimates = [estimate_message(m) for m in corpus.messages]
+    framing = [count_message(m, _ZERO) for m in corpus.messages]
+    throughput_texts = _throughput_texts(corpus, by_kind, texts, quick=quick)
+    raw_winners: dict[str, str] = {}
 
     metrics: dict[str, float] = {}
     baselines: dict[str, float] = {}
@@ -456,35 +465,35 @@ def run(
             metrics[f"message_estimate_rel_error_{stat}_{name}"] = value
         report(2 + 2 * i, steps, "bench tokens")
 
-        # Throughput: raw count_batch on the extracted texts vs ctxsdk's cold counter.
-        def raw(tk: Any = tk) -> object:
-            return tk.count_batch(texts)
+        # Throughput, per kind of text: the raw tokenizer's own batch against ctxsdk's
+        # count_batch on the same texts, interleaved; the counts must agree text for text.
+        raw = raw_batches(tk)
+        for what, what_texts in throughput_texts.items():
+            t_raw, t_ours, best, mismatched = _versus_raw(raw, tk.count_batch, what_texts, repeat)
+            metrics[f"counting_over_raw_batch_ratio_{name}_{what}"] = t_raw / t_ours
+            metrics[f"counting_mismatched_texts_{name}_{what}"] = float(mismatched)
+            baselines[f"raw_batch_mb_per_s_{name}_{what}"] = _mb(what_texts) / t_raw
+            raw_winners[f"{name}_{what}"] = best
 
-        def cold(tk: Any = tk) -> object:
-            return TokenCounter(tk).count_messages(corpus.messages)
+        # Whole messages: ctxsdk's cold counter (text extraction, hashing, framing, one
+        # count_batch) against the raw tokenizer's fastest batch on the already extracted texts.
+        def cold(tk: Any = tk) -> list[int]:
+            counts = TokenCounter(tk).count_messages(corpus.messages)
+            return [c - f for c, f in zip(counts, framing, strict=True)]
 
+        t_raw, t_cold, best, mismatched = _versus_raw(raw, lambda _: cold(), texts, repeat)
+        metrics[f"counting_over_raw_throughput_ratio_{name}"] = t_raw / t_cold
+        metrics[f"counting_mismatched_texts_{name}_messages"] = float(mismatched)
+        baselines[f"raw_count_batch_mb_per_s_{name}"] = _mb(texts) / t_raw
+        raw_winners[f"{name}_messages"] = best
         warm_counter = TokenCounter(tk)
         warm_counter.count_messages(corpus.messages)
 
         def warm(counter: TokenCounter = warm_counter) -> object:
             return counter.count_messages(corpus.messages)
 
-        def loop(tk: Any = tk) -> object:
-            return [tk.count(t) for t in texts]
-
-        raw(), cold()  # warm-up: thread pools, lazy tables
-        # Interleaved, so that both sides see the same machine state; best of N each.
-        t_batch = t_loop = t_cold = float("inf")
-        for _ in range(repeat):
-            t_batch = min(t_batch, best_of(raw, 1))
-            t_loop = min(t_loop, best_of(loop, 1))
-            t_cold = min(t_cold, best_of(cold, 1))
         t_warm = best_of(warm, repeat)
-        t_raw = min(t_batch, t_loop)  # the raw tokenizer at its fastest
-        metrics[f"counting_over_raw_throughput_ratio_{name}"] = t_raw / t_cold
         metrics[f"counting_warm_over_cold_speedup_{name}"] = t_cold / t_warm
-        baselines[f"raw_count_batch_mb_per_s_{name}"] = _mb(texts) / t_batch
-        baselines[f"raw_count_loop_mb_per_s_{name}"] = _mb(texts) / t_loop
         report(3 + 2 * i, steps, "bench tokens")
 
     published: dict[str, float] = {}
@@ -515,6 +524,10 @@ def run(
         "missing_sources": corpus.missing,
         "worst_pieces": worst_pieces,
         "repeat": repeat,
+        "throughput_texts": {
+            k: {"texts": len(v), "mb": round(_mb(v), 4)} for k, v in throughput_texts.items()
+        },
+        "raw_batch_fastest": raw_winners,
         "min_piece_chars": MIN_CHARS,
     }
     few = [k for k, v in by_kind.items() if len(v) < 10]
@@ -537,9 +550,129 @@ def run(
                 Target(metric=f"counting_warm_over_cold_speedup_{name}", op=">=", value=2.0)
                 for name in EXACT_TOKENIZERS
             ),
+            *(
+                Target.at_least(f"counting_over_raw_batch_ratio_{name}_{kind}", 0.9)
+                for name in EXACT_TOKENIZERS
+                for kind in throughput_texts
+            ),
+            *(
+                Target.at_most(f"counting_mismatched_texts_{name}_{kind}", 0)
+                for name in EXACT_TOKENIZERS
+                for kind in [*throughput_texts, "messages"]
+            ),
         ],
         notes=notes,
     )
+
+
+class _ZeroTokenizer:
+    """Counts nothing: ``count_message`` with it is a message's chat framing alone."""
+
+    name = "zero"
+
+    def count(self, text: str) -> int:
+        return 0
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        return [0] * len(texts)
+
+
+_ZERO: Final = _ZeroTokenizer()
+
+RawCount = Callable[[list[str]], list[int]]
+
+
+def raw_batches(tokenizer: Any) -> dict[str, RawCount]:
+    """The ways the raw tokenizer under ``tokenizer`` counts a batch with no ctxsdk code, by
+    name: tiktoken's ``encode_ordinary_batch`` with its default 8 threads and with one per
+    CPU, and a plain ``encode_ordinary`` loop; the rust ``tokenizers``' ``encode_batch`` and
+    ``encode_batch_fast``. A count is the length of what each returns."""
+    encoding = getattr(tokenizer, "encoding", None)
+    if encoding is not None:
+        cpus = os.cpu_count() or 1
+
+        def batch(texts: list[str], threads: int = 8) -> list[int]:
+            return [len(ids) for ids in encoding.encode_ordinary_batch(texts, num_threads=threads)]
+
+        def loop(texts: list[str]) -> list[int]:
+            encode = encoding.encode_ordinary
+            return [len(encode(t)) for t in texts]
+
+        out: dict[str, RawCount] = {"encode_ordinary_batch(num_threads=8)": batch}
+        if cpus != 8:
+            out[f"encode_ordinary_batch(num_threads={cpus})"] = functools.partial(
+                batch, threads=cpus
+            )
+        out["encode_ordinary loop"] = loop
+        return out
+    hf = tokenizer.tokenizer  # tokenizers.Tokenizer
+
+    def encode_batch(texts: list[str]) -> list[int]:
+        return [len(e) for e in hf.encode_batch(texts, add_special_tokens=False)]
+
+    def encode_batch_fast(texts: list[str]) -> list[int]:
+        return [len(e) for e in hf.encode_batch_fast(texts, add_special_tokens=False)]
+
+    return {"encode_batch": encode_batch, "encode_batch_fast": encode_batch_fast}
+
+
+def _versus_raw(
+    raw: dict[str, RawCount], ours: RawCount, texts: list[str], repeat: int
+) -> tuple[float, float, str, int]:
+    """(raw time, ctxsdk time, the raw way that was fastest, texts whose counts differ).
+
+    Each of ``repeat`` rounds runs every raw way and then ``ours`` once, so that all see the
+    same machine state; each keeps its best time, and the raw side is its fastest way. The
+    cyclic GC is off for the whole timing (collected once before)."""
+    expected = next(iter(raw.values()))(texts)
+    got = ours(texts)  # also the warm-up
+    mismatched = sum(1 for a, b in zip(expected, got, strict=False) if a != b)
+    mismatched += abs(len(expected) - len(got))
+    sides: dict[str, RawCount] = {**raw, "": ours}
+    best = dict.fromkeys(sides, float("inf"))
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for name, fn in sides.items():
+                t0 = time.perf_counter()
+                fn(texts)
+                best[name] = min(best[name], time.perf_counter() - t0)
+    finally:
+        if was:
+            gc.enable()
+    t_ours = best.pop("")
+    fastest = min(best, key=lambda n: best[n])
+    return best[fastest], t_ours, fastest, mismatched
+
+
+def _throughput_texts(
+    corpus: Corpus, by_kind: dict[Kind, list[Piece]], texts: list[str], *, quick: bool
+) -> dict[str, list[str]]:
+    """The texts each throughput kind times (see the module docstring)."""
+    out: dict[str, list[str]] = {k: [p.text for p in by_kind[k]] for k in KINDS if by_kind[k]}
+    cjk = out.get("cjk", [])
+    if cjk:  # the data has little CJK text: chat-sized texts made of its CJK pieces in turn
+        n = 64 if quick else 256
+        out["cjk"] = [
+            "\n".join(cjk[(i + j) % len(cjk)] for j in range(1 + i % 8 * len(cjk)))
+            for i in range(n)
+        ]
+    out["mixed"] = texts
+    start = 0
+    for source, n in corpus.messages_per_source.items():
+        if source == "locomo":
+            out["locomo"] = texts[start : start + n]
+        start += n
+    if quick:  # the first texts of each kind up to QUICK_THROUGHPUT_CHARS
+        for what, ts in out.items():
+            size = end = 0
+            while end < len(ts) and size < QUICK_THROUGHPUT_CHARS:
+                size += len(ts[end])
+                end += 1
+            out[what] = ts[:end]
+    return out
 
 
 def _mb(texts: list[str]) -> float:

@@ -216,10 +216,6 @@ def message_text_for_count(message: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _tool_calls(message: Mapping[str, Any]) -> int:
-    return sum(1 for b in _content_blocks(message) if b.get("type") == "tool-call")
-
-
 def count_message(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
     """Tokens of one message: the exact count of ``message_text_for_count`` plus the chat
     framing (``CHAT_TOKENS_PER_MESSAGE``, ``CHAT_TOKENS_PER_TOOL_CALL`` per tool call).
@@ -228,12 +224,25 @@ def count_message(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
     """
     if isinstance(tokenizer, _EstimateTokenizer):
         return estimate_message(message)
-    text = message_text_for_count(message)
-    return _framing(message) + tokenizer.count(text)
+    text, framing = _text_and_framing(message)
+    return framing + tokenizer.count(text)
 
 
-def _framing(message: Mapping[str, Any]) -> int:
-    return CHAT_TOKENS_PER_MESSAGE + CHAT_TOKENS_PER_TOOL_CALL * _tool_calls(message)
+def _text_and_framing(message: Mapping[str, Any]) -> tuple[str, int]:
+    """``message_text_for_count(message)`` and the message's chat framing, in one pass."""
+    content = message.get("content")
+    if type(content) is list and len(content) == 1:  # one text block: the common message
+        block = content[0]
+        if type(block) is dict and block.get("type") in ("text", "reasoning"):
+            text = block.get("text")
+            if type(text) is str:
+                return text, CHAT_TOKENS_PER_MESSAGE
+    blocks = _content_blocks(message)
+    parts: list[str] = []
+    _text_parts(blocks, parts)
+    calls = sum(1 for b in blocks if b.get("type") == "tool-call")
+    text = "\n".join(p for p in parts if p)
+    return text, CHAT_TOKENS_PER_MESSAGE + CHAT_TOKENS_PER_TOOL_CALL * calls
 
 
 class TokenCounter:
@@ -280,31 +289,32 @@ class TokenCounter:
         messages = list(messages)
         if isinstance(self.tokenizer, _EstimateTokenizer):
             return [estimate_message(m) for m in messages]  # cheaper than any cache lookup
-        texts = [message_text_for_count(m) for m in messages]
+        counted = [_text_and_framing(m) for m in messages]
         # Keyed by the counted text's hash and length: Python caches str hashes, so a warm
         # lookup costs almost nothing; a 64-bit hash plus the length makes a collision in a
         # cache of 100k entries a practical impossibility.
-        keys = [(hash(t), len(t)) for t in texts]
+        keys = [(hash(t), len(t)) for t, _ in counted]
         cache = self._cache
-        found: dict[tuple[int, int], int] = {}
+        cached = [cache.get(k) for k in keys]
         todo: dict[tuple[int, int], str] = {}
-        for key, text in zip(keys, texts, strict=True):
-            if key in found or key in todo:
-                self.hits += 1  # a repeat inside this batch is counted once
-            elif key in cache:
-                cache.move_to_end(key)
-                found[key] = cache[key]
-                self.hits += 1
-            else:
+        move_to_end = cache.move_to_end
+        for key, (text, _), n in zip(keys, counted, cached, strict=True):
+            if n is not None:
+                move_to_end(key)
+            elif key not in todo:
                 todo[key] = text
-                self.misses += 1
-        if todo:
-            fresh = self.tokenizer.count_batch(list(todo.values()))
-            found.update(zip(todo, fresh, strict=True))
-            cache.update(zip(todo, fresh, strict=True))
-            while len(cache) > self.max_entries:
-                cache.popitem(last=False)
-        return [_framing(m) + found[k] for m, k in zip(messages, keys, strict=True)]
+        self.misses += len(todo)
+        self.hits += len(keys) - len(todo)  # a repeat inside this batch is counted once
+        if not todo:
+            return [f + n for (_, f), n in zip(counted, cached, strict=True)]  # type: ignore[operator]
+        fresh = dict(zip(todo, self.tokenizer.count_batch(list(todo.values())), strict=True))
+        cache.update(fresh)
+        while len(cache) > self.max_entries:
+            cache.popitem(last=False)
+        return [
+            f + (n if n is not None else fresh[k])
+            for k, (_, f), n in zip(keys, counted, cached, strict=True)
+        ]
 
 
 # --- the tokenizers ------------------------------------------------------------------------------
@@ -326,12 +336,48 @@ class _EstimateTokenizer:
         return [estimate_text(t) for t in texts]
 
 
-class _TiktokenTokenizer:
-    __slots__ = ("encoding", "name")
+# Where quicktok (a native BPE with the same vocabularies) counts exactly what tiktoken counts:
+# every code point of these ranges was checked in context (letters, digits, apostrophes, marks,
+# spaces and newlines around it) and in random mixtures against tiktoken's encode_ordinary, for
+# both encodings (tests/test_tokens_batch.py keeps a sample of that check). Outside them some
+# scripts differ (Telugu and Kannada vowel signs, Arabic Extended-B, ...): a text holding any
+# such character, or a lone surrogate, is counted by tiktoken itself.
+_QUICK_RANGES: Final[tuple[tuple[int, int], ...]] = (
+    (0x0000, 0x04FF),  # ASCII, Latin-1, Latin Extended A/B, IPA, combining marks, Greek, Cyrillic
+    (0x2000, 0x206F),  # general punctuation (ZWJ, quotes, dashes)
+    (0x20A0, 0x20CF),  # currency symbols
+    (0x2100, 0x214F),  # letterlike symbols (the Kelvin sign among them)
+    (0x2190, 0x27BF),  # arrows, math operators, technical, box drawing, shapes, dingbats
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3000, 0x31FF),  # CJK punctuation, kana, bopomofo, Hangul compatibility jamo
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFE00, 0xFE0F),  # variation selectors (emoji presentation)
+    (0xFE30, 0xFE4F),  # CJK compatibility forms
+    (0xFF00, 0xFFEF),  # full-width and half-width forms
+    (0x1F300, 0x1FAFF),  # emoji and pictographs
+)
+_QUICK_OUTSIDE: Final = re.compile(
+    "[^" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _QUICK_RANGES) + "]"
+)
+_QUICK_GROUP_CHARS: Final = 1 << 23  # texts per native call, by size: bounds the ids it holds
+_QUICK_THREADED_CHARS: Final = 1 << 20  # a native call this big spreads over the cores
 
-    def __init__(self, name: str, encoding: Any) -> None:
+
+def _quick_ok(text: str) -> bool:
+    """Whether quicktok counts ``text`` exactly as tiktoken does (see ``_QUICK_RANGES``)."""
+    return text.isascii() or _QUICK_OUTSIDE.search(text) is None
+
+
+class _TiktokenTokenizer:
+    __slots__ = ("encoding", "name", "quick")
+
+    def __init__(self, name: str, encoding: Any, quick: Any = None) -> None:
         self.name = name
         self.encoding = encoding  # tiktoken.Encoding
+        self.quick = quick  # quicktok.Tokenizer of the same encoding, or None
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r})"
@@ -342,10 +388,46 @@ class _TiktokenTokenizer:
         return ids
 
     def count(self, text: str) -> int:
+        if self.quick is not None and _quick_ok(text):
+            n: int = self.quick.count(text)
+            return n
         return len(self.encoding.encode_ordinary(text))
 
     def count_batch(self, texts: list[str]) -> list[int]:
-        # A plain loop: tiktoken's threaded batch was slower on chat-sized texts here.
+        """Exact counts, in native threads without a Python list of ids: quicktok for the
+        texts inside ``_QUICK_RANGES`` (nearly all), tiktoken for the rest."""
+        if self.quick is None:
+            return self._tiktoken_counts(texts)
+        slow = [i for i, t in enumerate(texts) if not _quick_ok(t)]
+        if not slow:
+            return self._quick_counts(texts)
+        rest = set(slow)
+        fast = [i for i in range(len(texts)) if i not in rest]
+        out = [0] * len(texts)
+        for i, n in zip(fast, self._quick_counts([texts[i] for i in fast]), strict=True):
+            out[i] = n
+        for i, n in zip(slow, self._tiktoken_counts([texts[i] for i in slow]), strict=True):
+            out[i] = n
+        return out
+
+    def _quick_counts(self, texts: list[str]) -> list[int]:
+        out: list[int] = []
+        start = size = 0
+        for end, text in enumerate(texts, 1):
+            size += len(text)
+            if size >= _QUICK_GROUP_CHARS or end == len(texts):
+                # one native thread up to a megabyte or so: starting more cost more than they
+                # saved in the measurements here (2 busy cores); beyond, one per core
+                threads = 1 if size < _QUICK_THREADED_CHARS else 0
+                offsets = self.quick.encode_batch(texts[start:end], threads, False)[1]
+                out += (offsets[1:] - offsets[:-1]).tolist()
+                start, size = end, 0
+        return out
+
+    def _tiktoken_counts(self, texts: list[str]) -> list[int]:
+        if len(texts) > 1 and sum(map(len, texts)) > 1 << 16:
+            # enough text for tiktoken's threads to beat their start-up
+            return [len(ids) for ids in self.encoding.encode_ordinary_batch(texts)]
         encode = self.encoding.encode_ordinary
         return [len(encode(t)) for t in texts]
 
@@ -367,11 +449,14 @@ class _HFTokenizer:
         return ids
 
     def count(self, text: str) -> int:
-        return len(self.tokenizer.encode(shown_text(text), add_special_tokens=False).ids)
+        return len(self.tokenizer.encode(shown_text(text), add_special_tokens=False))
 
     def count_batch(self, texts: list[str]) -> list[int]:
+        # encode_batch_fast: the same ids without character offsets; len() of an encoding is
+        # its number of ids, no Python list of them is built
         shown = [shown_text(t) for t in texts]
-        return [len(e.ids) for e in self.tokenizer.encode_batch(shown, add_special_tokens=False)]
+        encodings = self.tokenizer.encode_batch_fast(shown, add_special_tokens=False)
+        return [len(e) for e in encodings]
 
 
 def get_tokenizer(name: str) -> Tokenizer:
@@ -392,7 +477,29 @@ def _load_tokenizer(name: str) -> Tokenizer:
         return _EstimateTokenizer()
     if name == "deepseek":
         return _HFTokenizer(name, _load_deepseek())
-    return _TiktokenTokenizer(name, _load_tiktoken(name))
+    encoding = _load_tiktoken(name)
+    return _TiktokenTokenizer(name, encoding, _load_quicktok(name, encoding))
+
+
+# Checked against tiktoken when loaded: a quicktok that disagrees on any of them is not used.
+_QUICK_PROBES: Final = (
+    "hello world",
+    "def f(x):\n    return {'a': [1, 2]}  # don't\n\n\n",
+    "深度求索是一家人工智能公司。東京は日本の首都です。한국어 텍스트 😀👍🏽",
+    "  \t<|endoftext|> 12345678 ÀÉÎõü ПРИВЕТ мир",
+)
+
+
+def _load_quicktok(name: str, encoding: Any) -> Any:
+    try:
+        import quicktok
+
+        quick = quicktok.get_encoding(name)
+        if all(quick.encode_ordinary(t) == encoding.encode_ordinary(t) for t in _QUICK_PROBES):
+            return quick
+    except (ImportError, OSError, RuntimeError, ValueError):
+        pass
+    return None
 
 
 def _load_deepseek() -> Any:
