@@ -42,10 +42,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..session import Session, read_facts, redact
 from ..session.kernel import is_filler, message_of, message_text, redact_json
@@ -53,11 +55,16 @@ from ._door import refusal, screen, session_key
 from ._facts_in import Caps, FactLike, caps_for, dedupe_and_cap, fact_candidates
 from ._model import Candidate, Node, Source
 
+if TYPE_CHECKING:
+    from ._store import MemoryStore
+
 __all__ = [
     "DEFAULT_CAPS",
     "IMPORT_CAPS",
+    "MERGED_TYPES",
     "Caps",
     "Extraction",
+    "MergeIndex",
     "caps_for",
     "extract",
     "held_secret",
@@ -66,6 +73,7 @@ __all__ = [
     "observations",
     "parse_until",
     "refuse_secret",
+    "still_matches",
     "told_by",
 ]
 
@@ -542,4 +550,254 @@ def merged(node: Node, candidate: Candidate) -> Node:
         fail=node.fail or candidate.fail,
         fix=node.fix or candidate.fix,
         extra=extra,
+    )
+
+
+# -- the merge rule, indexed -----------------------------------------------------------------
+MERGED_TYPES = ("entity", "preference", "decision", "experience")  # what merge_target merges
+_HEAD = 8  # the shortest text the merge rule compares (``merge_target``)
+_BLOCK = 512  # texts per searched block: a change rejoins one block, not the whole pool
+
+
+class _Block:
+    """Up to ``_BLOCK`` normalised texts joined by NUL: ``str.find`` scans them in C."""
+
+    __slots__ = ("blob", "dirty", "ids", "starts")
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.blob = ""
+        self.starts: list[int] = []
+        self.dirty = False
+
+
+class _Pool:
+    """The active nodes of one type, indexed for the merge rule."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.norm: dict[str, str] = {}  # id -> normalised text (8 chars or more)
+        self.equal: dict[str, set[str]] = {}  # normalised text -> ids
+        self.heads: dict[str, dict[int, int]] = {}  # its first 8 chars -> {length: texts}
+        self.names: dict[str, set[str]] = {}  # casefolded name or alias -> ids (entities)
+        self.blocks: list[_Block] = []
+        self.block_of: dict[str, _Block] = {}
+
+    def add(self, node: Node) -> None:
+        self.discard(node.id)
+        self.nodes[node.id] = node
+        if node.type == "entity":
+            for key in {node.name.casefold(), *(a.casefold() for a in node.aliases)}:
+                self.names.setdefault(key, set()).add(node.id)
+        text = _norm(node.text)
+        if len(text) < _HEAD:
+            return
+        self.norm[node.id] = text
+        self.equal.setdefault(text, set()).add(node.id)
+        lengths = self.heads.setdefault(text[:_HEAD], {})
+        lengths[len(text)] = lengths.get(len(text), 0) + 1
+        if not self.blocks or len(self.blocks[-1].ids) >= _BLOCK:
+            self.blocks.append(_Block())
+        block = self.blocks[-1]
+        block.ids.append(node.id)
+        if not block.dirty:  # appended in place: no rejoin of the block
+            block.starts.append(len(block.blob))
+            block.blob += text + "\x00"
+        self.block_of[node.id] = block
+
+    def discard(self, node_id: str) -> None:
+        node = self.nodes.pop(node_id, None)
+        if node is None:
+            return
+        for key in {node.name.casefold(), *(a.casefold() for a in node.aliases)}:
+            _drop(self.names, key, node_id)
+        text = self.norm.pop(node_id, None)
+        if text is None:
+            return
+        _drop(self.equal, text, node_id)
+        lengths = self.heads[text[:_HEAD]]
+        lengths[len(text)] -= 1
+        if not lengths[len(text)]:
+            del lengths[len(text)]
+            if not lengths:
+                del self.heads[text[:_HEAD]]
+        block = self.block_of.pop(node_id)
+        block.ids.remove(node_id)
+        block.dirty = True
+
+    def containing(self, text: str) -> set[str]:
+        """The ids whose text contains ``text``."""
+        out: set[str] = set()
+        for block in self.blocks:
+            if block.dirty:
+                texts = [self.norm[i] for i in block.ids]
+                block.blob = "".join(t + "\x00" for t in texts)
+                block.starts, at = [], 0
+                for t in texts:
+                    block.starts.append(at)
+                    at += len(t) + 1
+                block.dirty = False
+            at = block.blob.find(text)
+            while at >= 0:
+                nid = block.ids[bisect_right(block.starts, at) - 1]
+                if text in self.norm[nid]:
+                    out.add(nid)
+                at = block.blob.find(text, at + 1)
+        return out
+
+    def contained(self, text: str) -> set[str]:
+        """The ids whose text (8 chars or more) ``text`` contains: such a text starts at
+        one of ``text``'s positions with its first 8 chars and has one of the lengths
+        texts starting so have, so it is ``text[at : at + length]``, looked up whole."""
+        out: set[str] = set()
+        size = len(text)
+        for at in range(size - _HEAD + 1):
+            lengths = self.heads.get(text[at : at + _HEAD])
+            if lengths:
+                for length in lengths:
+                    if at + length <= size:
+                        out.update(self.equal.get(text[at : at + length], ()))
+        return out
+
+
+def _drop(index: dict[str, set[str]], key: str, node_id: str) -> None:
+    ids = index.get(key)
+    if ids is not None:
+        ids.discard(node_id)
+        if not ids:
+            del index[key]
+
+
+class MergeIndex:
+    """``merge_target`` over a store's active nodes without reading them all at each write:
+    the nodes of ``MERGED_TYPES`` kept in memory by type, with what the rule compares
+    indexed (an entity's names, a text's normalised form, its first 8 chars, and the
+    texts joined for a substring search), kept in step with the store by its revision
+    (``store.changes``: only what was written since; everything when the store cannot
+    say). ``target`` and ``entity`` give what ``merge_target`` and a scan of the entities
+    would; the caller checks the node against the store before it writes on it (a batch
+    rolled back leaves nodes here that are not there), and calls ``reset`` when it does
+    not match. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._pools: dict[str, _Pool] = {}
+        self._rev = -1
+        self._pending = False
+
+    def reset(self) -> None:
+        """Forget everything: the next ``sync`` reads every node again."""
+        with self._lock:
+            self._pools = {}
+            self._rev = -1
+            self._pending = False
+
+    def unsettled(self) -> None:
+        """Writes went in inside a caller's batch: this index holds them before the batch
+        commits (or rolls them back)."""
+        with self._lock:
+            self._pending = True
+
+    def settle(self) -> None:
+        """Called outside any batch: after writes inside a caller's batch, whether it
+        committed or rolled back, every node is read again at the next ``sync``."""
+        with self._lock:
+            if self._pending:
+                self.reset()
+
+    @property
+    def revision(self) -> int:
+        """The store revision this index is in step with (-1: none yet)."""
+        return self._rev
+
+    def committed(self, synced: int, revision: int | None) -> None:
+        """The write that synced at revision ``synced`` (inside its transaction) and put
+        every node it wrote of ``MERGED_TYPES`` here committed as ``revision``: when that is
+        the next one, no other write came in between, and the index is in step with it
+        without reading it back."""
+        with self._lock:
+            if revision is not None and self._rev == synced and revision == synced + 1:
+                self._rev = revision
+
+    def sync(self, store: MemoryStore) -> None:
+        """Bring the index in step with ``store`` (inside a write, it sees what the
+        transaction wrote too)."""
+        with self._lock:
+            rev = store.revision()
+            if rev == self._rev:
+                return
+            delta = store.changes(self._rev) if self._rev >= 0 else None
+            if delta is None:
+                self._pools = {}
+                for node in store.nodes(types=MERGED_TYPES):
+                    self.put(node)
+            else:
+                for nid in delta.gone:
+                    self.discard(nid)
+                for node in delta.nodes:
+                    self.put(node)
+            self._rev = rev
+
+    def put(self, node: Node) -> None:
+        """``node`` as the store now holds it (written by this process)."""
+        with self._lock:
+            for t, pool in self._pools.items():
+                if t != node.type:
+                    pool.discard(node.id)
+            if node.type in MERGED_TYPES and node.active:
+                self._pools.setdefault(node.type, _Pool()).add(node)
+            elif node.type in self._pools:
+                self._pools[node.type].discard(node.id)
+
+    def discard(self, node_id: str) -> None:
+        with self._lock:
+            for pool in self._pools.values():
+                pool.discard(node_id)
+
+    def target(self, candidate: Candidate) -> Node | None:
+        """What ``merge_target(candidate, <the store's active nodes>)`` gives."""
+        if candidate.type in ("workspace", "episode") or candidate.type not in MERGED_TYPES:
+            return None
+        with self._lock:
+            pool = self._pools.get(candidate.type)
+            if pool is None:
+                return None
+            if candidate.type == "entity":
+                scope = candidate.extra.get("scope")
+                ids = [
+                    nid
+                    for nid in pool.names.get(candidate.name.casefold(), ())
+                    if scope is None
+                    or (other := pool.nodes[nid].extra.get("scope")) is None
+                    or other == scope
+                ]
+                return pool.nodes[min(ids)] if ids else None
+            text = _norm(candidate.text)
+            if len(text) < _HEAD:
+                return None
+            same = pool.equal.get(text)
+            if same:
+                return pool.nodes[min(same)]
+            found = pool.containing(text) | pool.contained(text)
+            return pool.nodes[min(found)] if found else None
+
+    def entity(self, name: str) -> Node | None:
+        """The first active entity (in id order) named or aliased ``name`` (case ignored)."""
+        with self._lock:
+            pool = self._pools.get("entity")
+            ids = pool.names.get(name.casefold().strip()) if pool is not None else None
+            return pool.nodes[min(ids)] if pool is not None and ids else None
+
+
+def still_matches(indexed: Node, fresh: Node | None) -> bool:
+    """Whether ``fresh`` (the store's node of ``indexed``'s id) is still what the index
+    matched on: active, the same type, names and normalised text."""
+    return (
+        fresh is not None
+        and fresh.active
+        and fresh.type == indexed.type
+        and fresh.name == indexed.name
+        and fresh.aliases == indexed.aliases
+        and _norm(fresh.text) == _norm(indexed.text)
+        and fresh.extra.get("scope") == indexed.extra.get("scope")
     )

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -62,14 +64,23 @@ from ._find import (
     said_text,
 )
 from ._index_doc import UNINDEXED, index_doc, is_embedded
-from ._ingest import extract, is_agent_log, merge_target, merged, observations, told_by
+from ._ingest import (
+    MergeIndex,
+    extract,
+    is_agent_log,
+    merge_target,
+    merged,
+    observations,
+    still_matches,
+    told_by,
+)
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
 from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, clip, edge_label, node_type
 from ._open import open_store
 from ._propose import Proposal, propose
 from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
-from ._store import MaintainedStore, MemoryStore
+from ._store import MaintainedStore, MemoryStore, link_all, nodes_at, put_all
 
 if TYPE_CHECKING:
     import networkx as nx  # type: ignore[import-untyped]
@@ -291,6 +302,25 @@ def _now_iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _observation_uri(cand: Candidate) -> str:
+    """An observation's uri: one node per (seq, text). A fork's inherited copy of a message
+    (same seq, same words, another session) joins the parent's node as a second source."""
+    key = hashlib.sha256(f"{cand.source.seq}#{cand.text}".encode()).hexdigest()[:16]
+    return f"ctx://observation/{key}"
+
+
+def _observed(old: Node, cand: Candidate) -> Node:
+    """The observation ``old`` with ``cand`` (same uri) joined: its source appended, or,
+    ingested before by older rules, what they did not record (the turn) added; ``old``
+    itself when nothing changes."""
+    s = cand.source
+    if s in old.sources:
+        extra = {**cand.extra, **old.extra}
+        return old if extra == old.extra else replace(old, extra=extra)
+    extra = {**old.extra, **told_by(old.extra, cand.extra)}
+    return replace(old, sources=(*old.sources, s), extra=extra)
+
+
 class Memory:
     """A graph memory in one SQLite file, or in a team's PostgreSQL database (see the
     module docs).
@@ -473,13 +503,22 @@ class Memory:
         """The embedder search uses (None: lexical only)."""
         return self._embedder
 
-    def _vectors(self, nodes: Sequence[Node]) -> dict[str, Any]:
+    def _vectors(
+        self,
+        nodes: Sequence[Node],
+        *,
+        ready: Mapping[str, Any] | None = None,
+        unstored: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
         """The vectors of ``nodes`` for the memory's embedder: the stored ones whose text
-        hash still matches, and the rest embedded now in batches, each batch stored at once
-        (its own transaction, or the caller's batch), so an interrupted fill keeps what it
-        did and another process never embeds it again. When the embedder fails, the nodes
-        left get none here: the retriever tries again at the search, which answers
-        lexically if it fails there too (``degraded_reason``)."""
+        hash still matches, those embedded ahead (``ready``, by text hash: a write embeds
+        before it takes the write lock, ``_embed_ahead``), and the rest embedded now in
+        batches, each batch stored at once (its own transaction, or the caller's batch), so
+        an interrupted fill keeps what it did and another process never embeds it again.
+        ``unstored``: ids known to have no stored vector (nodes this write made), not
+        looked up. When the embedder fails, the nodes left get none here: the retriever
+        tries again at the search, which answers lexically if it fails there too
+        (``degraded_reason``)."""
         emb = self._embedder
         if emb is None or not nodes:
             return {}
@@ -488,16 +527,28 @@ class Memory:
         dim = emb.dim
         # a node's own words are embedded (the kind words of ``index_text`` are for BM25)
         want = {n.id: _text_hash(said_text(n)) for n in nodes}
-        stored = self.store.vectors(self._model, None if len(want) > 2000 else want)
+        asked = {k: v for k, v in want.items() if k not in unstored}
+        stored = (
+            self.store.vectors(self._model, None if len(asked) > 2000 else asked) if asked else {}
+        )
         out: dict[str, Any] = {}
         todo: list[Node] = []
+        early: list[tuple[str, str, bytes]] = []
         for n in nodes:
             got = stored.get(n.id)
             if got is not None and got[0] == want[n.id] and len(got[1]) == 4 * dim:
                 out[n.id] = np.frombuffer(got[1], dtype="<f4")
+            elif ready is not None and want[n.id] in ready:
+                out[n.id] = ready[want[n.id]]
+                early.append((n.id, want[n.id], out[n.id].tobytes()))
             else:
                 todo.append(n)
         persist = True
+        if early:
+            try:
+                self.store.put_vectors(self._model, early)
+            except (LockHeld, WriteError):
+                persist = False  # used in this process; stored by a later search
         for at in range(0, len(todo), _EMBED_BATCH):
             chunk = todo[at : at + _EMBED_BATCH]
             try:
@@ -516,17 +567,56 @@ class Memory:
                     persist = False  # used in this process; stored by a later search
         return out
 
-    def _store_vectors(self, ids: Sequence[str]) -> None:
+    def _embed_ahead(self, cands: Sequence[Candidate]) -> dict[str, Any]:
+        """The vectors of the nodes ``cands`` would make, by text hash, embedded in batches
+        before a write takes the lock (the lock is held for the writes alone; a candidate
+        merged into another text is embedded inside, by ``_vectors``). Empty without an
+        embedder, and when it fails (``_vectors`` tries again and degrades as it says)."""
+        emb = self._embedder
+        if emb is None:
+            return {}
+        import numpy as np
+
+        texts: dict[str, str] = {}
+        for c in cands:
+            if c.type not in UNINDEXED and not c.extra.get("agent_log"):
+                text = said_text(self._new(c, ""))
+                texts.setdefault(_text_hash(text), text)
+        items = list(texts.items())
+        out: dict[str, Any] = {}
+        for at in range(0, len(items), _EMBED_BATCH):
+            chunk = items[at : at + _EMBED_BATCH]
+            try:
+                vecs = np.asarray(emb.embed([t for _, t in chunk]), dtype="<f4")
+            except Exception:  # embedded (or not) inside the write, as before
+                break
+            if vecs.shape != (len(chunk), emb.dim):
+                break
+            out.update(zip((h for h, _ in chunk), vecs, strict=True))
+        return out
+
+    def _store_vectors(
+        self,
+        ids: Sequence[str],
+        written: Mapping[str, Node] | None = None,
+        ready: Mapping[str, Any] | None = None,
+        unstored: frozenset[str] = frozenset(),
+    ) -> None:
         """Embed and store the vectors of the nodes ``ids`` that lack a current one (inside
-        the caller's batch: one transaction with the nodes themselves)."""
+        the caller's batch: one transaction with the nodes themselves). ``written``: the
+        nodes as this write stored them (the rest are read); ``ready``: vectors embedded
+        ahead (``_embed_ahead``); ``unstored``: ids with no stored vector yet."""
         if self._embedder is None or not ids:
             return
+        have = written or {}
         nodes = [
             n
             for nid in dict.fromkeys(ids)
-            if (n := self.store.get(nid)) is not None and n.type not in UNINDEXED and is_embedded(n)
+            if (n := have.get(nid) or self.store.get(nid)) is not None
+            and n.type not in UNINDEXED
+            and is_embedded(n)
         ]
-        self._vectors(nodes)
+        self._vectors(nodes, ready=ready, unstored=unstored)
 
     def close(self) -> None:
         self.store.close()
@@ -717,48 +807,127 @@ class Memory:
             until=until,
             until_at=until_at,
         )
-        with self.store.batch():
-            node, _ = self._apply(cand)
+        ready = self._embed_ahead([cand])  # before the write lock: it is held for writes
+        with self._writing():
+            node, _ = self._apply(cand, admitted=True)  # every text above passed the door
             for t in targets:
-                other = self.store.get(t) or self._entity(t)
+                other = self.store.get(t) or self._indexed_entity(t)
                 if other is None:
                     other, _ = self._apply(
-                        Candidate(type="entity", name=t, text=t, source=cand.source)
+                        Candidate(type="entity", name=t, text=t, source=cand.source),
+                        admitted=True,
                     )
                 self._link(node.id, other.id, label)
-            self._store_vectors([node.id])
+            self._store_vectors([node.id], {node.id: node}, ready)
         return self.store.get(node.id) or node
 
-    def _apply(self, cand: Candidate) -> tuple[Node, bool]:
+    # -- the merge rule, indexed (``MergeIndex``): a write reads what changed, not the file
+    _merge_index: MergeIndex | None = None
+    _synced_by: int | None = None  # the thread whose write synced the index in its lock
+
+    def _merging(self) -> MergeIndex:
+        """The merge index, in step with the store (called inside the write's batch, so
+        it sees every other process's commits and this transaction's writes; once per
+        ``_writing`` batch)."""
+        index = self._merge_index
+        if index is None:
+            index = self._merge_index = MergeIndex()
+        if self._synced_by != threading.get_ident():
+            index.sync(self.store)
+        return index
+
+    def _merged(self, node: Node) -> None:
+        """``node`` as this write stored it, into the merge index."""
+        if self._merge_index is not None:
+            self._merge_index.put(node)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The batch of a ``remember`` or ``ingest``, with the merge index in step: read
+        up to date before the write lock is taken (reads need none), then only what other
+        writers committed meanwhile, inside it. A batch that fails leaves the index holding
+        nodes it rolled back: it is read again. Inside a caller's batch the writes are not
+        committed yet: the index is read again once that batch is over."""
+        outer = bool(getattr(self.store, "in_batch", False))
+        index = self._merge_index
+        if index is None:
+            index = self._merge_index = MergeIndex()
+        if not outer:
+            index.settle()
+            index.sync(self.store)
+        me = threading.get_ident()
+        synced = -1
+        try:
+            with self.store.batch():
+                index.sync(self.store)
+                synced = index.revision
+                self._synced_by = me
+                try:
+                    yield
+                finally:
+                    self._synced_by = None
+        except BaseException:
+            index.reset()
+            raise
+        if outer:
+            index.unsettled()
+        else:
+            index.committed(synced, getattr(self.store, "committed_revision", None))
+
+    def _merge_target(self, cand: Candidate) -> Node | None:
+        """``merge_target(cand, <every active node of its type>)``, by the index; the node
+        found is read from the store (the write's transaction) and, when it no longer
+        matches, the index is read again from the store and asked again."""
+        for _ in range(2):
+            index = self._merging()
+            hit = index.target(cand)
+            if hit is None:
+                return None
+            fresh = self.store.get(hit.id)
+            if fresh is not None and still_matches(hit, fresh):
+                return fresh
+            index.reset()
+        return merge_target(cand, self.store.nodes(types=[cand.type]))
+
+    def _indexed_entity(self, name: str) -> Node | None:
+        """``_entity(name)`` by the merge index (checked against the store, as
+        ``_merge_target``)."""
+        for _ in range(2):
+            index = self._merging()
+            hit = index.entity(name)
+            if hit is None:
+                return None
+            fresh = self.store.get(hit.id)
+            if fresh is not None and still_matches(hit, fresh):
+                return fresh
+            index.reset()
+        return self._entity(name)
+
+    def _apply(self, cand: Candidate, *, admitted: bool = False) -> tuple[Node, bool]:
         """Merge ``cand`` into its target or insert it; returns the node and whether it is
-        new. Observations are identified by their source (uri), the rest by the seed's rule.
-        Every candidate passes the door here, whoever made it (``MemoryRefused``)."""
-        cand = admit_candidate(cand)
+        new. Observations are identified by their source (uri), the rest by the seed's rule
+        (``_merge_target``). Every candidate passes the door here, whoever made it
+        (``MemoryRefused``), unless the caller passed it already (``admitted``)."""
+        if not admitted:
+            cand = admit_candidate(cand)
         if cand.type == "observation":
-            # One node per (seq, text): a fork's inherited copy of a message (same seq, same
-            # words, another session) joins the parent's node as a second source.
-            s = cand.source
-            key = hashlib.sha256(f"{s.seq}#{cand.text}".encode()).hexdigest()[:16]
-            uri = f"ctx://observation/{key}"
+            uri = _observation_uri(cand)
             old = self.store.by_uri(uri)
             if old is None:
                 return self.store.put(self._new(cand, uri)), True
-            if s in old.sources:
-                # Ingested before by older rules: what they did not record (the turn) is added.
-                extra = {**cand.extra, **old.extra}
-                return (
-                    old if extra == old.extra else self.store.put(replace(old, extra=extra))
-                ), False
-            extra = {**old.extra, **told_by(old.extra, cand.extra)}
-            return self.store.put(replace(old, sources=(*old.sources, s), extra=extra)), False
-        pool = self.store.nodes(types=[cand.type])
-        target = merge_target(cand, pool)
+            after = _observed(old, cand)
+            return (old if after is old else self.store.put(after)), False
+        target = self._merge_target(cand)
         if target is None:
-            return self.store.put(self._new(cand, "")), True
+            stored = self.store.put(self._new(cand, ""))
+            self._merged(stored)
+            return stored, True
         after = merged(target, cand)
         if after == target:
             return target, False
-        return self.store.put(after), False
+        stored = self.store.put(after)
+        self._merged(stored)
+        return stored, False
 
     def _new(self, cand: Candidate, uri: str) -> Node:
         return Node(
@@ -998,9 +1167,12 @@ class Memory:
             told["agent_log"] = True
         cands = [replace(c, extra={**c.extra, **told}) if told else c for c in cands]
         cands, refused = _through_door(cands)
-        with self.store.batch():
-            added, touched, edges = self._write_candidates(cands)
-            self._store_vectors([*added, *touched])  # with the nodes, in this transaction
+        ready = self._embed_ahead(cands)  # before the write lock: it is held for writes
+        with self._writing():
+            written: dict[str, Node] = {}
+            added, touched, edges = self._write_candidates(cands, admitted=True, written=written)
+            # with the nodes, in this transaction (a new node has no stored vector yet)
+            self._store_vectors([*added, *touched], written, ready, frozenset(added))
             boxes = write_episodes(self.store, session, self._cuts(sid))
             self.store.set_meta(
                 marker, {"through": through, "verbatim": verbatim, "rules": _INGEST_RULES}
@@ -1042,36 +1214,92 @@ class Memory:
             boxes = write_episodes(self.store, session, self._cuts(sid))
         return next(b for b in boxes if b.extra.get("atSeq") == last and b.extra["kind"] != "tail")
 
-    def _write_candidates(self, cands: Sequence[Candidate]) -> tuple[list[str], list[str], int]:
+    def _write_candidates(
+        self,
+        cands: Sequence[Candidate],
+        *,
+        admitted: bool = False,
+        written: dict[str, Node] | None = None,
+    ) -> tuple[list[str], list[str], int]:
         """Apply ``cands`` (entities first, so links find them), then link each to the
         entities it names, and a memory ``observed_in`` the observation it was read from (the
         same session and seq, when the record is kept); returns the new ids, the merged-into
-        ids and the edges added.
-        The caller holds the batch."""
+        ids and the edges added. The observations (most of a session) are written together
+        (``_apply_observations``), the edges in one call (``link_all``). ``admitted``: the
+        candidates passed the door already (else they pass it here); ``written`` collects
+        the nodes as stored. The caller holds the batch."""
+        ordered = sorted(cands, key=lambda c: c.type != "entity")
+        if not admitted:
+            ordered = [admit_candidate(c) for c in ordered]
+        results: list[tuple[Node, bool] | None] = [None] * len(ordered)
+        mine: dict[str, Node] = {}  # this write's entities: a name links to its own project's
+        for i, cand in enumerate(ordered):
+            if cand.type != "observation":
+                node, new = self._apply(cand, admitted=True)
+                results[i] = (node, new)
+                if node.type == "entity":
+                    mine.setdefault(cand.name.casefold(), node)
+        seen = [i for i, c in enumerate(ordered) if c.type == "observation"]
+        observed = self._apply_observations([ordered[i] for i in seen])
+        for i, result in zip(seen, observed, strict=True):
+            results[i] = result
         added: list[str] = []
         touched: list[str] = []
-        edges = 0
         applied: list[tuple[Candidate, Node]] = []
-        mine: dict[str, Node] = {}  # this write's entities: a name links to its own project's
-        for cand in sorted(cands, key=lambda c: c.type != "entity"):
-            node, new = self._apply(cand)
+        final: dict[str, Node] = {}
+        for cand, got in zip(ordered, results, strict=True):
+            assert got is not None
+            node, new = got
             (added if new else touched).append(node.id)
             applied.append((cand, node))
-            if node.type == "entity":
-                mine.setdefault(cand.name.casefold(), node)
+            final[node.id] = node  # the last write of a node is what it holds
+        if written is not None:
+            written.update(final)
         # the record a memory was read from: the observation of its (session, seq)
         said_at = {
             (c.source.session, c.source.seq): n.id for c, n in applied if c.type == "observation"
         }
+        links: list[Edge] = []
         for cand, node in applied:
             for label, name in cand.links:
-                other = mine.get(name.casefold()) or self._entity(name)
-                if other is not None and self._link(node.id, other.id, label):
-                    edges += 1
+                other = mine.get(name.casefold()) or self._indexed_entity(name)
+                if other is not None and other.id != node.id:
+                    links.append(Edge.weighted(node.id, other.id, label))
             said = said_at.get((cand.source.session, cand.source.seq))
-            if cand.type != "observation" and said and self._link(node.id, said, "observed_in"):
-                edges += 1
+            if cand.type != "observation" and said and said != node.id:
+                links.append(Edge.weighted(node.id, said, "observed_in"))
+        edges = link_all(self.store, links)
         return added, touched, edges
+
+    def _apply_observations(self, cands: Sequence[Candidate]) -> list[tuple[Node, bool]]:
+        """``[_apply(c) for c in cands]`` for observations that passed the door, written
+        together: the nodes of their uris read in a few queries, the new ones inserted in
+        one call (``put_all``), ids in the candidates' order. Two with one uri (a message
+        said twice at one seq) make one node, as one by one."""
+        uris = [_observation_uri(c) for c in cands]
+        have = nodes_at(self.store, uris)
+        fresh: list[Node] = []  # the new nodes, in order
+        fresh_at: dict[str, int] = {}  # uri -> its place in fresh
+        plan: list[tuple[str, bool]] = []  # per candidate: its uri, and whether it made it
+        for cand, uri in zip(cands, uris, strict=True):
+            if uri in fresh_at:
+                at = fresh_at[uri]
+                fresh[at] = _observed(fresh[at], cand)
+                plan.append((uri, False))
+            elif uri in have:
+                old = have[uri]
+                after = _observed(old, cand)
+                if after is not old:
+                    have[uri] = self.store.put(after)
+                plan.append((uri, False))
+            else:
+                fresh_at[uri] = len(fresh)
+                fresh.append(self._new(cand, uri))
+                plan.append((uri, True))
+        stored = put_all(self.store, fresh)
+        for uri, at in fresh_at.items():
+            have[uri] = stored[at]
+        return [(have[uri], new) for uri, new in plan]
 
     def import_memory_md(self, text: str) -> IngestReport:
         """A one-shot import of a MEMORY.md file (strict: the seed's cues and caps)."""

@@ -107,9 +107,15 @@ def new_node_id() -> str:
     return f"n{ms:011x}{rand:08x}"
 
 
+# One encoder for every value (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True)
+
+
 def dumps_value(value: Any, what: str) -> str:
+    if not value and isinstance(value, list | dict):
+        return "[]" if isinstance(value, list) else "{}"  # most aliases, many extras
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
     if too_deep(text, value):  # the reader would refuse it as damage

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
@@ -212,6 +214,19 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 # --- the store ---------------------------------------------------------------------------
 
 
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is another connection holding the lock (try again)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
+
+
+def _counts(values: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
 class SQLiteStore:
     """A ``MemoryStore`` in one SQLite file (see the module docs). One connection per
     object, guarded by a lock, so threads may share an object; processes each open their
@@ -227,6 +242,7 @@ class SQLiteStore:
         self._depth = 0  # nesting of write transactions (guarded by _lock)
         self._reading = False  # inside snapshot() (guarded by _lock)
         self._changes_at_begin = 0
+        self._committed: int | None = None  # the revision this object's last commit made
         self._db: sqlite3.Connection | None = None
         memory = os.fspath(path) == ":memory:"
         self._path = ":memory:" if memory else str(Path(os.fspath(path)).absolute())
@@ -448,6 +464,30 @@ class SQLiteStore:
             f"{self._path}: a text holds a lone surrogate ({code}), which is not text"
         )
 
+    def _begin(self, db: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE``, waiting up to ``timeout`` for another writer. SQLite's own
+        busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so with a few writers the
+        lock was often free while every waiter slept (four processes wrote less than one);
+        here a waiter tries again within a millisecond (with jitter): a try costs a few
+        microseconds, a lock left idle a whole write.
+        The connection's ``busy_timeout`` is off for these tries only, and stays for
+        everything else (a checkpoint, a migration, WAL recovery)."""
+        db.execute("PRAGMA busy_timeout=0")
+        try:
+            deadline = time.monotonic() + self._timeout
+            delay = 0.0001
+            while True:
+                try:
+                    db.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    if not _busy(exc) or time.monotonic() >= deadline:
+                        raise
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 1.5, 0.001)
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
+
     @contextmanager
     def _write(self) -> Iterator[None]:
         """One write transaction (outermost) or a savepoint inside one (nested)."""
@@ -458,7 +498,7 @@ class SQLiteStore:
             depth = self._depth
             with self._translate():
                 if depth == 0:
-                    db.execute("BEGIN IMMEDIATE")
+                    self._begin(db)
                     self._changes_at_begin = db.total_changes
                 else:
                     db.execute(f"SAVEPOINT sp{depth}")
@@ -486,13 +526,20 @@ class SQLiteStore:
             with self._translate():
                 if depth == 0:
                     try:
+                        committed = None
                         if db.total_changes != self._changes_at_begin:
                             db.execute(
                                 "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key)"
                                 " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
                                 (REVISION_KEY,),
                             )
+                            committed = int(
+                                db.execute(
+                                    "SELECT value FROM meta WHERE key = ?", (REVISION_KEY,)
+                                ).fetchone()[0]
+                            )
                         db.execute("COMMIT")
+                        self._committed = committed
                     except BaseException:
                         if db.in_transaction:
                             db.execute("ROLLBACK")
@@ -537,6 +584,14 @@ class SQLiteStore:
                 with suppress(sqlite3.Error):
                     db.execute("ROLLBACK")  # read only: nothing to commit
 
+    @property
+    def committed_revision(self) -> int | None:
+        """The revision this store object's last write transaction committed as; None when
+        it changed nothing (or none has committed). A cache that read revision ``r`` inside
+        the transaction and sees ``r + 1`` here knows no other write came in between."""
+        with self._lock:
+            return self._committed
+
     def revision(self) -> int:
         """The file's write counter: every committed transaction that changed a row bumps
         it, whichever process or store object made it (it lives in the file, unlike
@@ -559,10 +614,12 @@ class SQLiteStore:
         if since < 0:
             return None
         with self.snapshot():
+            # ``+id``: sorted after the search by ``changed`` (an ORDER BY the primary key
+            # could use made SQLite walk every row in id order: a scan of the file per call)
             rows = self._read(
-                f"SELECT {NODE_COLUMNS} FROM nodes WHERE changed > ? ORDER BY id", (since,)
+                f"SELECT {NODE_COLUMNS} FROM nodes WHERE changed > ? ORDER BY +id", (since,)
             )
-            gone = self._read("SELECT id FROM gone WHERE changed > ? ORDER BY id", (since,))
+            gone = self._read("SELECT id FROM gone WHERE changed > ? ORDER BY +id", (since,))
         return Changes([node_of(r, self._path) for r in rows], [str(r[0]) for r in gone])
 
     def put(self, node: Node) -> Node:
@@ -606,6 +663,95 @@ class SQLiteStore:
             if old is not None and tuple(old[1:]) != tuple(columns[c] for c in INDEXED):
                 db.execute("DELETE FROM vectors WHERE node = ?", (node_id,))
         return stored
+
+    def put_many(self, nodes: Sequence[Node]) -> list[Node]:
+        """``[put(n) for n in nodes]`` in one transaction (``BatchStore``). New nodes (no
+        id) are inserted with one prepared statement for all of them: their ids drawn
+        together, their uris checked against the file and each other in a few queries; a
+        node with an id goes through ``put``. Every node is checked before anything is
+        written; a taken uri is ``InvalidArgument`` and nothing of the call is kept."""
+        nodes = list(nodes)
+        for node in nodes:
+            check_node(node)
+        if not nodes:
+            return []
+        with self._write():
+            if any(n.id for n in nodes):
+                return [self.put(n) for n in nodes]
+            db = self._conn()
+            ids = [new_node_id() for _ in nodes]
+            while taken := self._present(db, "id", ids):  # another process's id (2**-32)
+                ids = [new_node_id() if i in taken else i for i in ids]
+            uris = [n.uri or _node_uri(n.type, i) for n, i in zip(nodes, ids, strict=True)]
+            twice = next((u for u, k in _counts(uris).items() if k > 1), None)
+            if twice is not None:
+                raise InvalidArgument(f"uri {twice!r} is given to two new nodes")
+            held = self._present(db, "uri", uris)
+            if held:
+                uri = next(u for u in uris if u in held)
+                holder = db.execute("SELECT id FROM nodes WHERE uri = ?", (uri,)).fetchone()
+                raise InvalidArgument(f"uri {uri!r} is already node {holder[0]!r}")
+            now = now_stamp()
+            stored = [
+                stamped(n, i, u, n.created_at or now, now)
+                for n, i, u in zip(nodes, ids, uris, strict=True)
+            ]
+            rows = [tuple(cols[c] for c in NODE_ORDER) for cols in map(node_columns, stored)]
+            db.executemany(
+                f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 15)})", rows
+            )
+        return stored
+
+    def _present(self, db: sqlite3.Connection, column: str, values: Sequence[str]) -> set[str]:
+        """The ``values`` some node holds in ``column`` (``id`` or ``uri``, both indexed)."""
+        found: set[str] = set()
+        wanted = sorted(set(values))
+        for at in range(0, len(wanted), 500):  # under SQLite's bound-parameter limit
+            chunk = wanted[at : at + 500]
+            sql = f"SELECT {column} FROM nodes WHERE {column} IN ({', '.join('?' * len(chunk))})"
+            found.update(str(r[0]) for r in db.execute(sql, chunk))
+        return found
+
+    def by_uris(self, uris: Iterable[str]) -> dict[str, Node]:
+        """The nodes holding ``uris``, by uri, read in a few queries (``BatchStore``)."""
+        wanted = sorted(set(uris))
+        out: dict[str, Node] = {}
+        for at in range(0, len(wanted), 500):
+            chunk = wanted[at : at + 500]
+            sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE uri IN ({', '.join('?' * len(chunk))})"
+            for row in self._read(sql, chunk):
+                node = node_of(row, self._path)
+                out[node.uri] = node
+        return out
+
+    def link_many(self, edges: Sequence[Edge]) -> int:
+        """``link`` each edge in one transaction with one prepared statement (``BatchStore``);
+        how many were new. Every edge is checked first (its label, weight and both ends:
+        ``NotFound`` for a missing one, nothing written)."""
+        edges = list(edges)
+        for edge in edges:
+            if edge.label not in EDGE_LABELS:
+                raise InvalidArgument(
+                    f"unknown edge label {edge.label!r}; known: {', '.join(EDGE_LABELS)}"
+                )
+            if not math.isfinite(edge.weight):
+                raise InvalidArgument(f"an edge weight is a finite number, not {edge.weight!r}")
+        if not edges:
+            return 0
+        with self._write():
+            db = self._conn()
+            ends = {x for e in edges for x in (e.src, e.dst)}
+            missing = ends - self._present(db, "id", sorted(ends))
+            if missing:
+                first = next(x for e in edges for x in (e.src, e.dst) if x in missing)
+                raise NotFound(f"{self._path}: no node {first!r} to link")
+            now = now_stamp()
+            cur = db.executemany(
+                "INSERT INTO edges (src, dst, label, weight, created_at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(src, dst, label) DO NOTHING",
+                [(e.src, e.dst, e.label, float(e.weight), e.created_at or now) for e in edges],
+            )
+            return max(cur.rowcount, 0)
 
     def get(self, node_id: str) -> Node | None:
         rows = self._read(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,))

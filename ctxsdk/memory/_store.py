@@ -14,7 +14,15 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ._model import Edge, Node
 
-__all__ = ["Changes", "MaintainedStore", "MemoryStore"]
+__all__ = [
+    "BatchStore",
+    "Changes",
+    "MaintainedStore",
+    "MemoryStore",
+    "link_all",
+    "nodes_at",
+    "put_all",
+]
 
 
 class Changes(NamedTuple):
@@ -154,3 +162,47 @@ class MaintainedStore(MemoryStore, Protocol):
     def compact(self) -> bool:
         """Drop the bytes no row holds any more; False when they may remain (another reader)."""
         ...
+
+
+@runtime_checkable
+class BatchStore(MemoryStore, Protocol):
+    """A store that writes many rows in one statement each (``SQLiteStore``): what a long
+    session's ingest writes, without a round of statements per node. Each call is one
+    transaction (or part of the caller's batch) and means exactly what the same calls one
+    by one would (``put`` per node, ``link`` per edge, ``by_uri`` per uri). The engine uses
+    it when the store offers it, and the one-by-one calls otherwise."""
+
+    def put_many(self, nodes: Sequence[Node]) -> list[Node]:
+        """``[put(n) for n in nodes]`` in one transaction: what was stored, in order."""
+        ...
+
+    def link_many(self, edges: Sequence[Edge]) -> int:
+        """``link`` each edge in one transaction; how many were new (a src/dst/label
+        already there, or given twice, counts once)."""
+        ...
+
+    def by_uris(self, uris: Iterable[str]) -> dict[str, Node]:
+        """The nodes holding ``uris``, by uri (a uri no node holds is left out)."""
+        ...
+
+
+def put_all(store: MemoryStore, nodes: Sequence[Node]) -> list[Node]:
+    """``store.put_many(nodes)`` when the store has it, else ``put`` one by one (the caller
+    holds the batch that makes them one transaction)."""
+    if isinstance(store, BatchStore):
+        return store.put_many(nodes)
+    return [store.put(n) for n in nodes]
+
+
+def link_all(store: MemoryStore, edges: Sequence[Edge]) -> int:
+    """``store.link_many(edges)`` when the store has it, else ``link`` one by one."""
+    if isinstance(store, BatchStore):
+        return store.link_many(edges)
+    return sum(1 for e in edges if store.link(e))
+
+
+def nodes_at(store: MemoryStore, uris: Iterable[str]) -> dict[str, Node]:
+    """``store.by_uris(uris)`` when the store has it, else ``by_uri`` one by one."""
+    if isinstance(store, BatchStore):
+        return store.by_uris(uris)
+    return {u: n for u in dict.fromkeys(uris) if (n := store.by_uri(u)) is not None}

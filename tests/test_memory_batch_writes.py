@@ -1,0 +1,270 @@
+"""Memory writes in batches: the merge rule by an index (the same answers as reading every
+node), the store's batch path (``put_many``, ``link_many``, ``by_uris``: what the calls one
+by one would do), an ingest written together equal to one written call by call, a write
+rolled back leaving no trace in what later writes merge into, writer processes on one file
+(nothing lost, one entity per name), and the write bench producing its figures."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxsdk.errors import InvalidArgument, NotFound
+from ctxsdk.memory import Memory
+from ctxsdk.memory._ingest import MergeIndex, merge_target
+from ctxsdk.memory._model import Candidate, Edge, Node, Source
+from ctxsdk.memory._sqlite import SQLiteStore
+from ctxsdk.memory._store import BatchStore, MemoryStore
+from ctxsdk.session import Session
+
+WORDS = "run the tests first before you commit always use pnpm deploy on tuesday".split()
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 7)))
+
+
+def _candidate(rng: random.Random, kind: str) -> Candidate:
+    text = _text(rng)
+    extra: dict[str, Any] = {}
+    if kind == "entity" and rng.random() < 0.5:
+        extra["scope"] = rng.choice(["a", "b"])
+    name = rng.choice(WORDS).upper() if kind == "entity" and rng.random() < 0.5 else text
+    return Candidate(type=kind, name=name, text=text, source=Source(via="user"), extra=extra)  # type: ignore[arg-type]
+
+
+def test_the_merge_index_answers_as_the_rule_over_every_node(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    store = SQLiteStore(tmp_path / "m.db")
+    index = MergeIndex()
+    kinds = ("preference", "decision", "entity")
+    for step in range(400):
+        kind = rng.choice(kinds)
+        cand = _candidate(rng, kind)
+        index.sync(store)
+        pool = store.nodes(types=[kind])
+        assert index.target(cand) == merge_target(cand, pool), (step, cand)
+        name = cand.name if rng.random() < 0.7 else cand.name.lower()
+        scan = next(
+            (
+                n
+                for n in store.nodes(types=["entity"])
+                if name.casefold().strip()
+                in {n.name.casefold(), *(a.casefold() for a in n.aliases)}
+            ),
+            None,
+        )
+        assert index.entity(name) == scan
+        roll = rng.random()
+        if roll < 0.6:  # a new node (another writer: the index learns it from the store)
+            aliases = (rng.choice(WORDS),) if kind == "entity" and rng.random() < 0.3 else ()
+            store.put(
+                Node(
+                    id="",
+                    type=cand.type,
+                    name=cand.name,
+                    text=cand.text,
+                    aliases=aliases,
+                    extra=cand.extra,
+                )
+            )
+        elif roll < 0.75 and pool:  # archived, deleted, or its text changed
+            victim = rng.choice(pool)
+            what = rng.random()
+            if what < 0.3:
+                store.put(replace(victim, status="archived"))
+            elif what < 0.6:
+                store.delete(victim.id)
+            else:
+                store.put(replace(victim, text=_text(rng)))
+    store.close()
+
+
+def _entity(name: str, **kw: Any) -> Node:
+    return Node(id="", type="entity", name=name, **kw)
+
+
+def test_put_many_is_put_one_by_one_in_one_transaction(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "m.db") as s:
+        assert isinstance(s, BatchStore)
+        before = s.revision()
+        got = s.put_many([_entity(f"e{i}", text=f"t{i}") for i in range(1200)])
+        assert s.revision() == before + 1  # one transaction
+        assert [n.name for n in got] == [f"e{i}" for i in range(1200)]
+        assert [n.id for n in got] == sorted(n.id for n in got)  # ids in the given order
+        assert all(s.get(n.id) == n for n in got)
+        assert s.by_uris([got[5].uri, got[700].uri, "ctx://entity/none"]) == {
+            got[5].uri: got[5],
+            got[700].uri: got[700],
+        }
+        # a node with an id is replaced, as put does
+        again = s.put_many([replace(got[0], text="changed"), _entity("new")])
+        assert again[0].id == got[0].id and s.get(got[0].id).text == "changed"  # type: ignore[union-attr]
+        count = len(s.nodes())
+        # a taken uri, or one given twice, is refused and nothing of the call is kept
+        with pytest.raises(InvalidArgument, match="already node"):
+            s.put_many([_entity("x"), _entity("y", uri=got[3].uri)])
+        with pytest.raises(InvalidArgument, match="two new nodes"):
+            s.put_many([_entity("x", uri="ctx://entity/u"), _entity("y", uri="ctx://entity/u")])
+        assert len(s.nodes()) == count
+
+
+def test_link_many_counts_new_edges_and_refuses_a_missing_end(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "m.db") as s:
+        a, b, c = s.put_many([_entity(n) for n in "ABC"])
+        s.link(Edge.weighted(a.id, b.id, "about"))
+        edges = [
+            Edge.weighted(a.id, b.id, "about"),  # there already
+            Edge.weighted(a.id, c.id, "about"),
+            Edge.weighted(a.id, c.id, "about"),  # given twice
+            Edge.weighted(c.id, b.id, "decided"),
+        ]
+        assert s.link_many(edges) == 2
+        assert {(e.src, e.dst, e.label) for e in s.edges()} == {
+            (a.id, b.id, "about"),
+            (a.id, c.id, "about"),
+            (c.id, b.id, "decided"),
+        }
+        with pytest.raises(NotFound, match="no node 'nope'"):
+            s.link_many([Edge.weighted(b.id, c.id, "about"), Edge.weighted(b.id, "nope", "about")])
+        assert len(s.edges()) == 3  # nothing of the refused call
+
+
+class _OneByOne:
+    """A SQLite store seen without its batch methods: what a store without them gets."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._s = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("put_many", "link_many", "by_uris"):
+            raise AttributeError(name)
+        return getattr(self._s, name)
+
+    @property
+    def location(self) -> str:
+        return self._s.location
+
+
+def _chat(n: int, seed: int = 3) -> Session:
+    rng = random.Random(seed)
+    msgs = []
+    for i in range(n):
+        said = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
+        if i % 7 == 0:
+            said = f"Always run the tests before you commit. We use pnpm in project {i % 3}."
+        msgs.append({"role": "user" if i % 2 == 0 else "assistant", "content": said})
+    return Session.from_messages(msgs)
+
+
+def _shape(mem: Memory) -> tuple[list[tuple[Any, ...]], set[tuple[Any, ...]]]:
+    nodes = mem.nodes(include_archived=True)
+    key = {n.id: (n.type, n.name, n.text) for n in nodes}
+    shaped = [
+        (n.type, n.name, n.text, n.uri if n.type == "observation" else "", n.sources, n.status)
+        for n in nodes
+    ]
+    edges = {(key[e.src], key[e.dst], e.label) for e in mem.store.edges()}
+    return shaped, edges
+
+
+def test_an_ingest_written_together_is_the_ingest_written_call_by_call(tmp_path: Path) -> None:
+    session, other = _chat(300), _chat(120, seed=4)
+    together = Memory(tmp_path / "a.db", embedder=None)
+    raw = SQLiteStore(tmp_path / "b.db")
+    plain = _OneByOne(raw)
+    assert isinstance(plain, MemoryStore) and not isinstance(plain, BatchStore)
+    one_by_one = Memory(plain, embedder=None)
+    for mem in (together, one_by_one):
+        first = mem.ingest(session)
+        assert len(first.added) > 200 and first.edges > 0
+        second = mem.ingest(other)  # its project facts merge into the first's
+        assert second.merged
+    assert _shape(together) == _shape(one_by_one)
+    assert together.ingest(session).skipped
+    together.close()
+    one_by_one.close()
+    raw.close()
+
+
+def test_a_rolled_back_write_leaves_nothing_later_writes_merge_into(tmp_path: Path) -> None:
+    mem = Memory(tmp_path / "m.db", embedder=None)
+    mem.remember("Deploys go out on Tuesdays after the review.")
+    with pytest.raises(RuntimeError), mem.store.batch():
+        mem.remember("Always run the tests before you commit.", link_to="CI")
+        raise RuntimeError("the caller's batch fails")
+    node = mem.remember("Always run the tests before you commit.", link_to="CI")
+    assert mem.store.get(node.id) == node
+    assert [n.text for n in mem.nodes("preference")] == [
+        "Deploys go out on Tuesdays after the review.",
+        "Always run the tests before you commit.",
+    ]
+    assert [n.name for n in mem.nodes("entity")] == ["CI"]
+    # a write that fails inside remember itself (an unknown label) keeps nothing either
+    with pytest.raises(InvalidArgument):
+        mem.remember("Use pnpm, never npm.", link_to="npm", label="no-such-label")
+    assert mem.remember("Use pnpm, never npm, in every project.").text.startswith("Use pnpm")
+    assert len(mem.nodes("preference")) == 3
+    mem.close()
+
+
+def test_a_remember_merges_into_what_another_process_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    mine, theirs = Memory(path, embedder=None), Memory(path, embedder=None)
+    first = mine.remember("Always run the tests before you commit.")
+    held = theirs.remember("Use pnpm, never npm.")
+    theirs.archive(first.id)
+    again = mine.remember("use PNPM,  never npm.", source=Source(via="user", quote="again"))
+    assert again.id == held.id and len(again.sources) == 2  # merged into theirs
+    assert [n.id for n in mine.nodes("preference")] == [held.id]
+    assert mine.remember("Always run the tests before you commit.").id != first.id
+    mine.close()
+    theirs.close()
+
+
+def _remember(path: str, tag: str, n: int) -> None:
+    with Memory(path, embedder=None, timeout=60) as mem:
+        for i in range(n):
+            mem.remember(f"{tag} keeps rule {i} for the service.", link_to="SharedService")
+
+
+def test_writer_processes_lose_nothing_and_make_one_entity_per_name(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    Memory(path, embedder=None).close()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_remember, args=(path, f"P{i}", 25)) for i in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(300)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    with Memory(path, embedder=None) as mem:
+        texts = {n.text for n in mem.nodes("preference")}
+        assert texts == {
+            f"P{i} keeps rule {j} for the service." for i in range(4) for j in range(25)
+        }
+        (shared,) = mem.nodes("entity")
+        assert shared.name == "SharedService"
+        assert len(mem.store.edges(dst=shared.id)) == 100
+
+
+def _figures(names: Iterable[str], got: dict[str, float]) -> Sequence[str]:
+    return [n for n in names if n not in got]
+
+
+def test_the_write_bench_gives_its_figures_and_targets() -> None:
+    from ctxsdk.bench._memory_engine import WRITE_TARGETS, writer_throughput
+
+    got = writer_throughput(6, procs=(1, 4), rounds=1, batch_messages=150)
+    assert not _figures([t.metric for t in WRITE_TARGETS], got)
+    assert got["writers_1_lost"] == got["writers_4_lost"] == 0.0
+    assert got["writer_errors"] == 0.0
+    assert got["memory_batch_items"] > 150
+    assert got["memory_batch_10k_over_executemany_ratio"] > 0
+    assert got["memory_batch_10k_store_over_executemany_ratio"] > 0
