@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Protocol
 
 from .._display import Rendered, badge, esc, plural, table
@@ -291,10 +292,18 @@ def _plain(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text).split())
 
 
+@lru_cache(maxsize=1 << 16)
+def _plain_names(name: str, aliases: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A node's lowercased name and aliases, and the same without punctuation: read once
+    per name, not once per query (a find compares the query with every anchor's)."""
+    names = (name.lower(), *(a.lower() for a in aliases))
+    return names, frozenset(_plain(n) for n in names)
+
+
 def _is_name(node: Node, q: str) -> bool:
     """The lowercased query ``q`` is the node's name or one of its aliases (punctuation aside)."""
-    names = [node.name.lower(), *(a.lower() for a in node.aliases)]
-    return q in names or bool(_plain(q) and _plain(q) in {_plain(n) for n in names})
+    names, plain = _plain_names(node.name, node.aliases)
+    return q in names or bool(_plain(q) and _plain(q) in plain)
 
 
 def _rule_score(node: Node, q: str) -> float:
@@ -343,9 +352,11 @@ def _relevant(node: Node, terms: set[str], retriever: Ranker, rank: int, *, dens
 
 def _mentions(q: str, name: str) -> bool:
     """``name`` appears in the query; an ASCII name needs word boundaries."""
+    if name not in q:
+        return False
     if name.isascii():
         return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", q) is not None
-    return name in q
+    return True
 
 
 def _search(retriever: Ranker, query: str, k: int) -> tuple[list[Hit], str | None]:
@@ -550,12 +561,13 @@ def find_nodes(
     if anchors is None:
         anchors = [n for n in nodes.values() if n.type == "entity" or n.until]
     best = max((s for s, _ in direct.values()), default=1.0)
+    plain_q = _plain(q)
     for node in anchors:  # entity anchors, and deadline decisions when the query asks
         if node.id in direct:
             continue
         if node.type == "entity":
-            names = [node.name.lower(), *(a.lower() for a in node.aliases)]
-            if _is_name(node, q):
+            names, plain = _plain_names(node.name, node.aliases)
+            if q in names or bool(plain_q and plain_q in plain):  # _is_name
                 offer(direct, node.id, 1.0 + best, "anchor")
             elif any(len(n) >= 3 and _mentions(q, n) for n in names):
                 offer(near, node.id, best, "anchor")

@@ -150,6 +150,50 @@ class Hit:
     parts: dict[str, float] = field(default_factory=dict)
 
 
+class _Arrays(NamedTuple):
+    """Per slot, for numpy: its length in terms, its neighbours (-1: none), its section."""
+
+    length: NDArray[np.float64]
+    prev: NDArray[np.int64]
+    next: NDArray[np.int64]
+    section: NDArray[np.int64]
+
+
+class _Scores(NamedTuple):
+    """Scores of some slots: ascending slot numbers and their scores."""
+
+    slots: NDArray[np.int64]
+    values: NDArray[np.float64]
+
+    def as_dict(self) -> dict[int, float]:
+        return dict(zip(self.slots.tolist(), self.values.tolist(), strict=True))
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        """The ``k`` best slots scoring above 0, best first, ties to the lower slot."""
+        xp = _numpy()
+        keep = self.values > 0
+        slots, values = self.slots[keep], self.values[keep]
+        if len(values) > k:
+            cut = xp.partition(values, len(values) - k)[len(values) - k]
+            near = values >= cut
+            slots, values = slots[near], values[near]
+        order = xp.lexsort((slots, -values))[:k]
+        return list(zip(slots[order].tolist(), values[order].tolist(), strict=True))
+
+
+class _Unread(NamedTuple):
+    """Matches whose text was not read for the answer kind yet: left unraised."""
+
+    pattern: re.Pattern[str]
+    up: float
+    slots: NDArray[np.int64]
+
+
+def _empty() -> _Scores:
+    xp = _numpy()
+    return _Scores(xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.float64))
+
+
 class _Group:
     """The slots of one group sorted by order, for neighbour links."""
 
@@ -222,7 +266,10 @@ class Retriever:
         self._sections: dict[Hashable, int] = {}
         self._members: list[list[int]] = []  # per section number: its slots
         self._section_arr: NDArray[np.int64] | None = None  # _section for numpy, until a change
-        self._kind: dict[re.Pattern[str], list[bool]] = {}
+        # per answer kind, per slot: whether its text holds one (-1: not read yet)
+        self._kind: dict[re.Pattern[str], NDArray[np.int8]] = {}
+        self._post_arr: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
+        self._arr: _Arrays | None = None  # per-slot lists for numpy, until a change
         self._ids: list[str] = []
         self._slot: dict[str, int] = {}
         self._tf: list[Counter[str]] = []
@@ -282,6 +329,8 @@ class Retriever:
         self._total += n
         for t, f in tf.items():
             self._post.setdefault(t, {})[slot] = f
+            self._post_arr.pop(t, None)
+        self._arr = None
         self._text.append(text)
         self._group.append(group)
         self._section.append(self._section_of(section, slot))
@@ -341,7 +390,9 @@ class Retriever:
         slot = self._slot.pop(doc_id, None)
         if slot is None:
             return
+        self._arr = None
         for t in self._tf[slot]:
+            self._post_arr.pop(t, None)
             post = self._post[t]
             del post[slot]
             if not post:
@@ -416,37 +467,80 @@ class Retriever:
 
     # -- scoring -------------------------------------------------------------------------
 
-    def _bm25(self, query: dict[str, float]) -> dict[int, float]:
-        """BM25 per slot for weighted query terms, for the slots that match one; with
-        ``coordination`` a score is scaled by (the share of the query's idf weight it
-        matches) ** coordination, so a turn answering most of the question beats one
-        repeating a single rare word."""
+    def _postings(self, term: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """A term's postings as arrays (slots, term frequencies), in the posting dict's
+        order; made at the first search that asks for the term after it changed."""
+        got = self._post_arr.get(term)
+        if got is None:
+            xp = _numpy()
+            post = self._post[term]
+            got = (
+                xp.fromiter(post.keys(), dtype=xp.int64, count=len(post)),
+                xp.fromiter(post.values(), dtype=xp.float64, count=len(post)),
+            )
+            self._post_arr[term] = got
+        return got
+
+    def _slot_arrays(self) -> _Arrays:
+        """Per slot, for numpy: lengths, neighbours, sections (made once per change)."""
+        if self._arr is None:
+            xp = _numpy()
+            self._arr = _Arrays(
+                xp.asarray(self._len, dtype=xp.float64),
+                xp.asarray(self._prev, dtype=xp.int64),
+                xp.asarray(self._next, dtype=xp.int64),
+                xp.asarray(self._section, dtype=xp.int64),
+            )
+        return self._arr
+
+    def _bm25(self, query: dict[str, float]) -> _Scores:
+        """BM25 per slot for weighted query terms, for the slots that match one (ascending
+        slots, their scores); with ``coordination`` a score is scaled by (the share of the
+        query's idf weight it matches) ** coordination, so a turn answering most of the
+        question beats one repeating a single rare word.
+
+        The sums run term by term in the query's order, as a loop over the postings would
+        add them, so every score is the same float to the last bit."""
+        xp = _numpy()
         n = len(self)
         if not n or not self._total:
-            return {}
+            return _empty()
         avg = self._total / n
         k1, b = self.k1, self.b
         base, scale = k1 * (1 - b), k1 * b / avg
-        out: dict[int, float] = {}
-        hit: dict[int, float] = {}
+        lengths = self._slot_arrays().length
+        slots: list[NDArray[np.int64]] = []
+        parts: list[NDArray[np.float64]] = []
+        weights: list[NDArray[np.float64]] = []
         total = 0.0
-        lengths = self._len
         for t, qw in query.items():
-            post = self._post.get(t)
-            if not post:
+            if not self._post.get(t):
                 continue
-            df = len(post)
+            s, f = self._postings(t)
+            df = len(s)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             total += qw * idf
             w = qw * idf * (k1 + 1)
-            for slot, f in post.items():
-                out[slot] = out.get(slot, 0.0) + w * f / (f + base + scale * lengths[slot])
-                if self.coordination:
-                    hit[slot] = hit.get(slot, 0.0) + qw * idf
+            slots.append(s)
+            parts.append(w * f / (f + base + scale * lengths[s]))
+            weights.append(xp.full(df, qw * idf))
+        if not slots:
+            return _empty()
+        every = xp.concatenate(slots)
+        rows = len(self._ids)
+        # bincount adds each slot's values in input order: term by term, as the loop did
+        summed = xp.bincount(every, weights=xp.concatenate(parts), minlength=rows)
+        matched = xp.flatnonzero(xp.bincount(every, minlength=rows))
+        out = summed[matched]
         if self.coordination and total:
+            hit = xp.bincount(every, weights=xp.concatenate(weights), minlength=rows)[matched]
+            share, back = xp.unique(hit / total, return_inverse=True)
             c = self.coordination
-            out = {s: v * (hit[s] / total) ** c for s, v in out.items()}
-        return out
+            # Python's ** per distinct share (a handful: sums of the query's idfs), not
+            # numpy's power, which may round differently
+            scaled = xp.fromiter((x**c for x in share.tolist()), dtype=xp.float64)
+            out = out * scaled[back.reshape(-1)]
+        return _Scores(matched, out)
 
     def _idf(self, term: str) -> float:
         n, df = len(self), len(self._post.get(term, ()))
@@ -458,13 +552,24 @@ class Retriever:
         first-round matches share (evidence answering in other words than the question's),
         and with ``answer_boost`` a match holding the kind of text the question asks for
         (when: a time, how many: a number, where / who: a name) is raised."""
+        return self._lexical_arrays(query).as_dict()
+
+    def _lexical_arrays(self, query: str) -> _Scores:
+        """``lexical_scores`` as arrays (ascending slots, their scores)."""
+        return self._relevance(query, read=True)[0]
+
+    def _relevance(self, query: str, *, read: bool) -> tuple[_Scores, _Unread | None]:
+        """``lexical_scores`` as arrays; with ``read=False`` the answer boost is left out
+        where a slot's text was not read for the kind yet, and what was left out is
+        returned (``_Unread``; None when nothing was)."""
         q = {t: float(f) for t, f in Counter(self.tokenize(query)).items() if t in self._post}
         if not q:
-            return {}
+            return _empty(), None
         first = self._bm25(q)
         rel = first
-        if self.feedback and first:
-            top = heapq.nlargest(_FEEDBACK_DOCS, ((v, -s) for s, v in first.items() if v > 0))
+        if self.feedback and len(first.slots):
+            firsts = first.as_dict()
+            top = heapq.nlargest(_FEEDBACK_DOCS, ((v, -s) for s, v in firsts.items() if v > 0))
             pool: dict[str, float] = {}
             best = top[0][0] if top else 1.0
             for v, neg in top:
@@ -480,36 +585,56 @@ class Retriever:
                 rel = self._bm25(expanded)
         if self.answer_boost:
             want = _answer_type(query)
-            if want is not None:
-                has = self._kinds(want)
+            if want is not None and len(rel.slots):
+                xp = _numpy()
+                has, unread = self._kind_mask(want, rel.slots, read=read)
                 up = 1 + self.answer_boost
-                rel = {s: v * up if has[s] else v for s, v in rel.items()}
-        return rel
+                rel = _Scores(rel.slots, xp.where(has, rel.values * up, rel.values))
+                if unread.any():
+                    return rel, _Unread(want, up, rel.slots[unread])
+        return rel, None
 
-    def _kinds(self, pattern: re.Pattern[str]) -> list[bool]:
-        """Which slots hold text of the kind ``pattern`` finds, extended as slots are added."""
-        has = self._kind.setdefault(pattern, [])
-        if len(has) < len(self._text):
-            has += [bool(pattern.search(t)) for t in self._text[len(has) :]]
-        return has
+    def _kind_mask(
+        self, pattern: re.Pattern[str], slots: NDArray[np.int64], *, read: bool = True
+    ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """Which of ``slots`` hold text of the kind ``pattern`` finds, and which were not
+        read (none when ``read``): each slot's text read once, when a search first needs
+        it (a slot's text never changes)."""
+        xp = _numpy()
+        known = self._kind.get(pattern)
+        rows = len(self._text)
+        if known is None or known.shape[0] < rows:
+            grown = xp.full(max(rows, 2 * (0 if known is None else known.shape[0])), -1, xp.int8)
+            if known is not None:
+                grown[: known.shape[0]] = known
+            known = self._kind[pattern] = grown
+        got = known[slots]
+        todo = slots[got < 0]
+        if read and len(todo):
+            text = self._text
+            known[todo] = [1 if pattern.search(text[t]) else 0 for t in todo.tolist()]
+            got = known[slots]
+        return got == 1, got < 0
 
-    def _smooth(self, raw: dict[int, float], share: float) -> dict[int, float]:
-        """Each matched slot and its neighbours raised by ``share`` of the neighbours'."""
-        if not share or not raw:
+    def _smooth(self, raw: _Scores, share: float) -> _Scores:
+        """Each matched slot and its neighbours raised by ``share`` of the neighbours'
+        (``smoothing``: the better one, or both)."""
+        if not share or not len(raw.slots):
             return raw
-        prev, nxt = self._prev, self._next
-        todo = set(raw)
-        for s in raw:
-            if prev[s] >= 0:
-                todo.add(prev[s])
-            if nxt[s] >= 0:
-                todo.add(nxt[s])
-        out: dict[int, float] = {}
-        for s in todo:
-            a = raw.get(prev[s], 0.0) if prev[s] >= 0 else 0.0
-            c = raw.get(nxt[s], 0.0) if nxt[s] >= 0 else 0.0
-            out[s] = raw.get(s, 0.0) + share * (a + c if self.smoothing == "sum" else max(a, c))
-        return out
+        xp = _numpy()
+        arr = self._slot_arrays()
+        rows = len(self._ids)
+        dense = xp.zeros(rows + 1, dtype=xp.float64)  # the last: no neighbour (-1)
+        dense[raw.slots] = raw.values
+        todo = xp.zeros(rows, dtype=bool)
+        todo[raw.slots] = True
+        for link in (arr.prev[raw.slots], arr.next[raw.slots]):
+            todo[link[link >= 0]] = True
+        slots = xp.flatnonzero(todo)
+        a = dense[arr.prev[slots]]
+        c = dense[arr.next[slots]]
+        near = a + c if self.smoothing == "sum" else xp.maximum(a, c)
+        return _Scores(slots, dense[slots] + share * near)
 
     def _dense(self, query: str) -> NDArray[np.float32]:
         xp = _numpy()
@@ -545,9 +670,7 @@ class Retriever:
         if mode == "hybrid" and not self._embedded:
             mode = "lexical"  # nothing is embedded: no query to embed either
         if mode == "lexical":
-            lex = self._lexical(query, k)
-            best = heapq.nlargest(k, ((v, -s) for s, v in lex.items() if v > 0))
-            return [Hit(self._ids[-s], v, {"lexical": v}) for v, s in best]
+            return [Hit(self._ids[s], v, {"lexical": v}) for s, v in self._lexical_top(query, k)]
         lex = self._smoothed(query)
         xp = _numpy()
         fused, lex_arr, cos, alive = self._fused(query, lex, mode)
@@ -582,48 +705,126 @@ class Retriever:
         if not alive or not query.strip():
             return {self._ids[s]: 0.0 for s in alive}
         if mode == "lexical":
-            lex = self._lexical(query)
+            lex = self._lexical(query).as_dict()
             return {self._ids[s]: lex.get(s, 0.0) for s in alive}
         fused = self._fused(query, self._smoothed(query), mode)[0].tolist()
         return {self._ids[s]: fused[s] for s in alive}
 
-    def _smoothed(self, query: str) -> dict[int, float]:
+    def _lexical_top(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The lexical ranking's ``k`` best (slot, score), best first, ties to the lower slot.
+
+        The answer boost needs to know which matches hold the kind of text the question
+        asks for, and reading every match's text for it would cost a common word's
+        thousands of regular-expression searches. The texts are read where the ranking
+        depends on them: every score is bounded from below (the unread matches not raised)
+        and from above (all of them raised); a slot whose upper bound is below the k-th
+        best lower bound cannot be among the ``k`` best, and the candidates' exact scores
+        depend only on the matches next to them and in their sections, which are read.
+        So the ranking and the scores are the ones of every text read."""
+        rel, unread = self._relevance(query, read=False)
+        if unread is None:
+            return self._lift_sections(self._neighbours(rel), k).top(k)
+        xp = _numpy()
+        lo = self._lift_sections(self._neighbours(rel), None)
+        raised = rel.values.copy()
+        raised[xp.isin(rel.slots, unread.slots)] *= unread.up
+        hi = self._lift_sections(self._neighbours(_Scores(rel.slots, raised)), None)
+        positive = lo.values[lo.values > 0]
+        cut = 0.0
+        if len(positive) >= k:
+            cut = float(xp.partition(positive, len(positive) - k)[len(positive) - k])
+        near = (hi.values >= cut) & (hi.values > 0)
+        candidates = hi.slots[near]
+        # what their exact scores read: themselves, their sections, and the neighbours of both
+        arr = self._slot_arrays()
+        secs = arr.section[candidates]
+        secs = secs[secs >= 0]
+        need = xp.zeros(len(self._ids), dtype=bool)
+        need[candidates] = True
+        if len(secs):
+            need |= xp.isin(arr.section, secs)
+        around = xp.flatnonzero(need)
+        for link in (arr.prev[around], arr.next[around]):
+            need[link[link >= 0]] = True
+        todo = unread.slots[need[unread.slots]]
+        if len(todo):
+            self._kind_mask(unread.pattern, todo)
+            has, _ = self._kind_mask(unread.pattern, rel.slots, read=False)
+            rel, _ = self._relevance_boosted(rel, has, unread)
+        exact = self._lift_sections(self._neighbours(rel), None)
+        keep = xp.isin(exact.slots, candidates)
+        return _Scores(exact.slots[keep], exact.values[keep]).top(k)
+
+    def _relevance_boosted(
+        self, rel: _Scores, has: NDArray[np.bool_], unread: _Unread
+    ) -> tuple[_Scores, None]:
+        """``rel`` (its read matches raised already) with the matches now read raised."""
+        xp = _numpy()
+        now = has & xp.isin(rel.slots, unread.slots)
+        values = rel.values.copy()
+        values[now] = values[now] * unread.up
+        return _Scores(rel.slots, values), None
+
+    def _smoothed(self, query: str) -> _Scores:
         """Lexical scores after the neighbour step, for the live slots that have one."""
-        lex = self._smooth(self.lexical_scores(query), self.neighbour)
-        for s in self._dead & lex.keys():
-            del lex[s]
+        return self._neighbours(self._lexical_arrays(query))
+
+    def _neighbours(self, rel: _Scores) -> _Scores:
+        """``rel`` after the neighbour step, without dead slots."""
+        lex = self._smooth(rel, self.neighbour)
+        if self._dead and len(lex.slots):
+            xp = _numpy()
+            live = ~xp.isin(lex.slots, xp.fromiter(self._dead, dtype=xp.int64))
+            lex = _Scores(lex.slots[live], lex.values[live])
         return lex
 
-    def _lexical(self, query: str, k: int | None = None) -> dict[int, float]:
+    def _lexical(self, query: str, k: int | None = None) -> _Scores:
         """The lexical ranking's scores: after neighbours, each section raised by
         ``section_boost`` of its best (members no query word reaches join at that lift).
 
         With ``k`` (a search for the ``k`` best) an unmatched member joins only when its lift
         reaches the k-th best score before lifting: lifting lowers no score, so a smaller
         lift cannot reach the top ``k``, and the ranking is the one without the cut."""
-        lex = self._smoothed(query)
-        if not self.section_boost or not self._members:
+        return self._lift_sections(self._smoothed(query), k)
+
+    def _lift_sections(self, lex: _Scores, k: int | None) -> _Scores:
+        """``_lexical``'s section step on scores after neighbours."""
+        if not self.section_boost or not self._members or not len(lex.slots):
             return lex
-        best: dict[int, float] = {}
-        matched: dict[int, list[int]] = {}
-        for s, v in lex.items():
-            sec = self._section[s]
-            if sec >= 0:
-                matched.setdefault(sec, []).append(s)
-                if v > best.get(sec, 0.0):
-                    best[sec] = v
+        xp = _numpy()
+        sec_of = self._slot_arrays().section
+        sec = sec_of[lex.slots]
+        inside = sec >= 0
+        # each section's best score, where one of its members has a score above 0
+        best = xp.zeros(len(self._members), dtype=xp.float64)
+        xp.maximum.at(best, sec[inside], lex.values[inside])
         floor = 0.0
-        if k is not None and len(lex) >= k:
-            floor = heapq.nlargest(k, lex.values())[-1]
-        out = dict(lex)
-        for sec, top in best.items():
-            lift = self.section_boost * top
-            for s in self._members[sec] if lift >= floor else matched[sec]:
-                out[s] = out.get(s, 0.0) + lift
-        return out
+        if k is not None and len(lex.slots) >= k:
+            floor = float(xp.partition(lex.values, len(lex.values) - k)[len(lex.values) - k])
+        lift = self.section_boost * best
+        lifted = best > 0
+        # every member of a section whose lift reaches the floor joins; elsewhere the
+        # matched members alone are raised
+        whole = lifted & (lift >= floor)
+        rows = len(self._ids)
+        values = xp.zeros(rows, dtype=xp.float64)
+        values[lex.slots] = lex.values
+        scored = xp.zeros(rows, dtype=bool)
+        scored[lex.slots] = True
+        member = sec_of >= 0
+        if whole.any():
+            joins = member.copy()
+            joins[member] = whole[sec_of[member]]
+            scored |= joins
+        slots = xp.flatnonzero(scored)
+        s_sec = sec_of[slots]
+        up = (s_sec >= 0) & lifted[xp.maximum(s_sec, 0)]
+        values = values[slots]
+        values[up] = values[up] + lift[s_sec[up]]
+        return _Scores(slots, values)
 
     def _fused(
-        self, query: str, lex: dict[int, float], mode: Mode
+        self, query: str, lex: _Scores, mode: Mode
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float32], NDArray[np.bool_]]:
         """Per slot: the fused score (dead slots -inf), the lexical and dense scores, and
         which slots are alive."""
@@ -639,10 +840,8 @@ class Retriever:
             rest = alive & ~wordy
             cos = xp.where(wordy, cos[rest].min() if rest.any() else 0.0, cos).astype(cos.dtype)
         lex_arr = xp.zeros(rows, dtype=xp.float64)
-        if lex:
-            lex_arr[xp.fromiter(lex.keys(), dtype=xp.int64)] = xp.fromiter(
-                lex.values(), dtype=xp.float64
-            )
+        if len(lex.slots):
+            lex_arr[lex.slots] = lex.values
         if mode == "dense":
             fused = cos.astype(xp.float64)
         elif self.fusion == "rrf":
