@@ -20,6 +20,7 @@ from ctxsdk.session._workspace import Workspace
 
 RATIOS = [
     "warm_over_stat_floor_ratio",
+    "warm_over_stat_floor_cpu_ratio",
     "warm_over_cold_speedup",
     "partial_over_warm_ratio",
     "cold_over_header_only_ratio",
@@ -36,12 +37,18 @@ def test_result_shape(result: BenchResult) -> None:
     assert result.name == "workspace"
     for name in [*RATIOS, *bw.CHECKS]:
         assert name in result.metrics, name
-    assert set(result.baselines) == {"stat_floor_seconds", "header_only_seconds"}
+    assert set(result.baselines) == {
+        "stat_floor_seconds",
+        "header_only_seconds",
+        "stat_floor_cpu_seconds",
+    }
     targets = {t.metric: t for t in result.targets}
     assert (
-        targets["warm_over_stat_floor_ratio"].op,
-        targets["warm_over_stat_floor_ratio"].value,
+        targets["warm_over_stat_floor_cpu_ratio"].op,
+        targets["warm_over_stat_floor_cpu_ratio"].value,
     ) == ("<=", 3.0)
+    assert "warm_over_stat_floor_ratio" not in targets  # the wall ratio: reported beside it
+    assert set(result.baselines) >= {"stat_floor_cpu_seconds"}
     assert (targets["warm_over_cold_speedup"].op, targets["warm_over_cold_speedup"].value) == (
         ">=",
         10.0,
@@ -71,6 +78,8 @@ def test_notes(result: BenchResult) -> None:
     assert notes["sessions"] == 200
     assert notes["touched_sessions"] == 2
     assert notes["total_bytes"] > 0 and notes["events"] > notes["sessions"]
+    assert notes["quick"] is True
+    assert "interleaved" in notes
 
 
 def test_generated_home_is_a_valid_workspace(tmp_path: Path) -> None:

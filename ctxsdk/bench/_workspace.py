@@ -2,7 +2,8 @@
 
 The home is generated (not timed): the four shipped sample logs copied round-robin with a
 rewritten header frame (a new id, cwd, createdAt and parentSession), laid out as the harness
-lays them out. Then, in the same run, best of N with the cyclic GC off while timing:
+lays them out. Then, in the same run, best of N with the cyclic GC off while timing (the
+floor, header-only and warm listings interleaved round by round):
 
 - **floor**: walk the home and ``stat`` every session file, what any lister must do;
 - **header-only**: the floor plus what the harness's own listing does, decompressing the
@@ -22,8 +23,10 @@ the touched logs, and a cold one reports its progress. The OS page cache is warm
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,13 +226,29 @@ def append_title(path: Path, title: str) -> int:
     return path.stat().st_size
 
 
+def _wall_and_cpu(fn: Callable[[], object]) -> tuple[float, float]:
+    """One run's wall time and this process's CPU time (every thread, user and system),
+    the cyclic GC off. The CPU time is what a run costs whether or not the process was
+    descheduled meanwhile: on a shared machine it is the steadier of the two."""
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        return time.perf_counter() - t0, time.process_time() - c0
+    finally:
+        if was:
+            gc.enable()
+
+
 def _rows_by_path(df: pl.DataFrame) -> dict[str, dict[str, Any]]:
     return {r["path"]: r for r in df.to_dicts()}
 
 
 def run(*, quick: bool = False, progress: Progress | bool | None = None) -> BenchResult:
     n = 200 if quick else 1_000
-    repeat_fast = 7 if quick else 15  # floor, header-only, warm: tens of milliseconds at most
+    repeat_fast = 15 if quick else 21  # floor, header-only, warm rounds: milliseconds each
     repeat_slow = 3  # cold: every log read
     repeat_partial = 5 if quick else 7
     report = resolve_progress(progress)
@@ -245,10 +264,8 @@ def run(*, quick: bool = False, progress: Progress | bool | None = None) -> Benc
 
         phase(0)
         floor_rows = stat_floor(root)
-        floor = best_of(lambda: stat_floor(root), repeat_fast)
         phase(1)
         headers = header_only(root)
-        head = best_of(lambda: header_only(root), repeat_fast)
 
         phase(2)
         reads = _Reads()
@@ -263,9 +280,22 @@ def run(*, quick: bool = False, progress: Progress | bool | None = None) -> Benc
         index_bytes = cache.stat().st_size
 
         phase(3)
-        warm = best_of(_listing(home, reads, frames), repeat_fast)
+        # The floor, the header-only listing and the warm listing interleaved round by round
+        # (floor, header-only, warm, floor, ...), best of each: drift and load on a shared
+        # machine hit the three alike.
+        warm_reads_none = True
+        listing = _listing(home, reads, frames)
+        floor = head = warm = float("inf")
+        floor_cpu = warm_cpu = float("inf")
+        for _ in range(repeat_fast):
+            wall, cpu = _wall_and_cpu(lambda: stat_floor(root))
+            floor, floor_cpu = min(floor, wall), min(floor_cpu, cpu)
+            head = min(head, best_of(lambda: header_only(root), 1))
+            wall, cpu = _wall_and_cpu(listing)
+            warm, warm_cpu = min(warm, wall), min(warm_cpu, cpu)
+            warm_reads_none = warm_reads_none and reads.total is None
         warm_df = frames[0]
-        checks["warm_reads_no_log"] = reads.total is None
+        checks["warm_reads_no_log"] = warm_reads_none
         checks["warm_equals_cold"] = warm_df.equals(cold_df)
         checks["cold_reports_progress"] = cold_read_all
         checks["listing_complete"] = (
@@ -306,6 +336,7 @@ def run(*, quick: bool = False, progress: Progress | bool | None = None) -> Benc
         phase(6)
     metrics: dict[str, float] = {
         "warm_over_stat_floor_ratio": warm / floor,
+        "warm_over_stat_floor_cpu_ratio": warm_cpu / floor_cpu,
         "warm_over_cold_speedup": cold / warm,
         "partial_over_warm_ratio": partial / warm,
         "cold_over_header_only_ratio": cold / head,
@@ -320,9 +351,17 @@ def run(*, quick: bool = False, progress: Progress | bool | None = None) -> Benc
     return BenchResult(
         name="workspace",
         metrics=metrics,
-        baselines={"stat_floor_seconds": floor, "header_only_seconds": head},
+        baselines={
+            "stat_floor_seconds": floor,
+            "header_only_seconds": head,
+            "stat_floor_cpu_seconds": floor_cpu,
+        },
         targets=[
-            Target.at_most("warm_over_stat_floor_ratio", 3.0),
+            # On CPU time: the warm listing and the floor are both CPU work on a warm page
+            # cache, and on a shared machine a run of a few milliseconds is descheduled
+            # while a 2 ms floor mostly is not, so the wall ratio measures the load (it is
+            # reported beside it; on a quiet machine the two agree).
+            Target.at_most("warm_over_stat_floor_cpu_ratio", 3.0),
             Target.at_least("warm_over_cold_speedup", 10.0),
             *(Target(metric=name, op=">=", value=1.0) for name in CHECKS),
         ],
@@ -340,5 +379,7 @@ def run(*, quick: bool = False, progress: Progress | bool | None = None) -> Benc
                 "partial": repeat_partial,
             },
             "page_cache": "warm throughout: cold means no index file, not an unread disk",
+            "interleaved": "floor, header-only and warm alternate round by round, best of each",
+            "quick": quick,
         },
     )

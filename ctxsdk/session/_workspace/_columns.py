@@ -84,14 +84,15 @@ def sessions_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
             {k: shown_text(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows
         ]
         df = pl.DataFrame(shown, schema=_raw_schema())
-    df = df.with_columns(
-        pl.col("created").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
-        pl.col("updated").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
-    )
     key = pl.coalesce("updated", "created")
-    return (
-        df.with_columns(key.alias("_key"))
+    return (  # one lazy query: a warm listing of thousands of rows collects once
+        df.lazy()
+        .with_columns(
+            pl.col("created").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
+            pl.col("updated").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
+        )
+        .with_columns(key.alias("_key"))
         .sort(["_key", "id", "path"], descending=[True, False, False], nulls_last=True)
-        .drop("_key")
         .select(list(_schema()))
+        .collect()
     )

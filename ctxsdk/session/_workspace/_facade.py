@@ -212,10 +212,10 @@ class Workspace(Rendered):
         todo: list[int] = []
         live: set[str] = set()
         for i, item in enumerate(found):
-            if item.problem is not None and not item.path.is_file():
+            path = item.where
+            if item.problem is not None and not os.path.isfile(path):
                 rows[i] = unreadable(item, item.problem)  # nothing to read
                 continue
-            path = str(item.path)
             try:
                 item.stat = st = os.stat(path)
             except OSError as exc:
@@ -228,7 +228,7 @@ class Workspace(Rendered):
             live.add(rel)
             cached = index.get(rel, item.stat, item.problem)
             if cached is not None:
-                rows[i] = dict(cached)
+                rows[i] = cached  # copied into the listing row below, never changed
             else:
                 todo.append(i)
         if todo:
@@ -241,7 +241,7 @@ class Workspace(Rendered):
                     row, cacheable = read_row(item, self.max_bytes)
                     rows[i] = row
                     if cacheable:
-                        rel = str(item.path)[prefix:].replace(os.sep, "/")
+                        rel = item.where[prefix:].replace(os.sep, "/")
                         index.put(rel, item.stat, item.problem, row)
                     report(n, len(todo), "reading sessions")
         index.keep_only(live)
@@ -251,17 +251,16 @@ class Workspace(Rendered):
             if summary is None:
                 continue
             size = item.stat.st_size if item.stat is not None else None
-            if size is None and item.path.is_file():
+            if size is None and os.path.isfile(item.where):
                 with contextlib.suppress(OSError):
-                    size = item.path.stat().st_size
-            out.append(
-                {
-                    **{k: summary.get(k) for k in SUMMARY_KEYS},
-                    "bytes": size,
-                    "project": item.project,
-                    "path": str(item.path),
-                }
-            )
+                    size = os.stat(item.where).st_size
+            # A cached row has exactly SUMMARY_KEYS in order (Index.get checks it): copied as
+            # it is; a row just read may hold fewer or more keys: picked.
+            row = dict(summary) if tuple(summary) == SUMMARY_KEYS else _summary_only(summary)
+            row["bytes"] = size
+            row["project"] = item.project
+            row["path"] = item.where
+            out.append(row)
         return out
 
     # --- opening -------------------------------------------------------------------------------
@@ -412,6 +411,10 @@ def _home_key(home: Path, format: str) -> str:
 
     digest = hashlib.sha256(os.fsencode(str(home))).hexdigest()[:16]
     return f"{format}-{digest}"
+
+
+def _summary_only(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: summary.get(k) for k in SUMMARY_KEYS}
 
 
 def _unstattable(item: Found, exc: OSError) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@ and every log file under another agent's home."""
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,19 +15,27 @@ from .._files import file_kind
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
 
-@dataclass
+@dataclass(slots=True)
 class Found:
     """One session the walk found: a session dir's chosen log, or something the harness
-    would reject (``problem`` says what, without reading the file)."""
+    would reject (``problem`` says what, without reading the file).
 
-    path: Path  # the log file, or the session dir when it has no log
+    ``where`` is the path as a string (what ``os.scandir`` gives; a warm listing of
+    thousands of sessions never builds a ``Path`` for each), ``path`` the same as a ``Path``."""
+
+    where: str  # the log file, or the session dir when it has no log
     project: str
     dir_name: str | None  # the session dir name (None for a flat file)
     problem: str | None = None
     stat: os.stat_result | None = None
     format: str | None = "dsh"  # what wrote it ("dsh"; None: detect it from the content)
 
+    @property
+    def path(self) -> Path:
+        return Path(self.where)
 
+
+@functools.lru_cache(maxsize=1024)  # a home's logs share a handful of names
 def generation(name: str) -> int | None:
     """The format generation a canonical session file name says, None for any other name."""
     if not is_session_file_name(name):
@@ -84,12 +93,12 @@ def walk(root: Path, compression: Compression | None) -> list[Found]:
         odd = _odd_entry(proj)
         if odd is not None:  # a symlink loop, a dangling symlink, a FIFO named like a log
             if not proj.name.startswith("."):
-                found.append(Found(Path(proj.path), proj.name, None, odd))
+                found.append(Found(proj.path, proj.name, None, odd))
             continue
         if proj.is_file() and _is_log_name(proj.name):
             found.append(
                 Found(
-                    Path(proj.path),
+                    proj.path,
                     "",
                     None,
                     "a log file directly in the session root; the harness only reads "
@@ -103,18 +112,18 @@ def walk(root: Path, compression: Compression | None) -> list[Found]:
         try:
             entries = sorted(os.scandir(proj.path), key=lambda e: e.name)
         except OSError as exc:
-            found.append(Found(Path(proj.path), proj.name, None, f"cannot list: {exc}"))
+            found.append(Found(proj.path, proj.name, None, f"cannot list: {exc}"))
             continue
         for entry in entries:
             odd = _odd_entry(entry)
             if odd is not None:
-                found.append(Found(Path(entry.path), proj.name, entry.name, odd))
+                found.append(Found(entry.path, proj.name, entry.name, odd))
             elif entry.is_dir():
-                found.append(_session_dir(Path(entry.path), proj.name, compression))
+                found.append(_session_dir(entry.path, entry.name, proj.name, compression))
             elif entry.is_file() and _is_log_name(entry.name):
                 found.append(
                     Found(
-                        Path(entry.path),
+                        entry.path,
                         proj.name,
                         None,
                         "a flat session file, which the harness rejects: a log lives in its "
@@ -125,37 +134,39 @@ def walk(root: Path, compression: Compression | None) -> list[Found]:
     return found
 
 
-def _session_dir(path: Path, project: str, compression: Compression | None) -> Found:
-    """Choose a session dir's log: the numerically highest canonical generation (§1)."""
-    gens: dict[int, dict[str, Path]] = {}
+def _session_dir(where: str, name: str, project: str, compression: Compression | None) -> Found:
+    """Choose a session dir's log (``where``, named ``name``): the numerically highest
+    canonical generation (§1). Plain string paths: this runs for every session of a
+    listing, warm or cold."""
+    gens: dict[int, dict[str, str]] = {}
     try:
-        names = os.listdir(path)
+        names = os.listdir(where)
     except OSError as exc:
-        return Found(path, project, path.name, f"cannot list the session directory: {exc}")
-    for name in names:
-        gen = generation(name)
+        return Found(where, project, name, f"cannot list the session directory: {exc}")
+    for file_name in names:
+        gen = generation(file_name)
         if gen is None:
             continue
-        enc = "zstd" if name.endswith(".zstd") else "none"
-        gens.setdefault(gen, {})[enc] = path / name
+        enc = "zstd" if file_name.endswith(".zstd") else "none"
+        gens.setdefault(gen, {})[enc] = file_name
     if not gens:
         return Found(
-            path,
+            where,
             project,
-            path.name,
+            name,
             "no session log in this directory (the harness writes session[.vN].jsonl[.zstd] "
             "on the first append; an empty directory is not a session)",
         )
     if compression is not None:
-        usable: dict[int, dict[str, Path]] = {
+        usable: dict[int, dict[str, str]] = {
             g: {compression: f[compression]} for g, f in gens.items() if compression in f
         }
         if not usable:
-            other = next(iter(next(iter(gens.values())).values())).name
+            other = next(iter(next(iter(gens.values())).values()))
             return Found(
-                path,
+                where,
                 project,
-                path.name,
+                name,
                 f"this root is {compression}-encoded but the directory only holds {other} "
                 "(the other encoding), which the harness rejects",
             )
@@ -164,14 +175,14 @@ def _session_dir(path: Path, project: str, compression: Compression | None) -> F
     files = gens[top]
     if len(files) > 1:
         return Found(
-            files["zstd"],
+            f"{where}{os.sep}{files['zstd']}",
             project,
-            path.name,
-            f"both {files['none'].name} and {files['zstd'].name} exist; a root has one "
+            name,
+            f"both {files['none']} and {files['zstd']} exist; a root has one "
             "encoding and the harness rejects the other: pass compression='zstd' or 'none' "
             "to Workspace, or remove one",
         )
-    return Found(next(iter(files.values())), project, path.name)
+    return Found(f"{where}{os.sep}{next(iter(files.values()))}", project, name)
 
 
 # --- another agent's home ----------------------------------------------------------------------
@@ -217,7 +228,7 @@ def walk_agent(root: Path, agent: str) -> list[Found]:
                 raise NotFound(
                     f"cannot list the agent home {root}: {exc}; make it a readable directory"
                 ) from exc
-            found.append(Found(directory, rel, None, f"cannot list: {exc}", format=fmt))
+            found.append(Found(str(directory), rel, None, f"cannot list: {exc}", format=fmt))
             return
         for entry in entries:
             if entry.name.startswith("."):
@@ -225,18 +236,18 @@ def walk_agent(root: Path, agent: str) -> list[Found]:
             odd = _odd_entry(entry)
             if odd is not None:
                 if _agent_file(entry.name, directory.name, agent):
-                    found.append(Found(Path(entry.path), rel, None, odd, format=fmt))
+                    found.append(Found(entry.path, rel, None, odd, format=fmt))
                 continue
             if entry.is_dir():
                 if entry.is_symlink() or depth >= _MAX_DEPTH:
                     continue  # a walk never loops through links nor runs away down a tree
                 sub = Path(entry.path)
                 if agent in ("auto", "dsh") and _holds_dsh_log(sub):
-                    found.append(_session_dir(sub, rel, None))
+                    found.append(_session_dir(entry.path, entry.name, rel, None))
                     continue
                 visit(sub, f"{rel}/{entry.name}" if rel else entry.name, depth + 1)
             elif entry.is_file() and _agent_file(entry.name, directory.name, agent):
-                found.append(Found(Path(entry.path), rel, None, format=fmt))
+                found.append(Found(entry.path, rel, None, format=fmt))
 
     visit(root, "", 0)
     return found
