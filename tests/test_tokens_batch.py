@@ -139,7 +139,11 @@ def test_deepseek_batch_equals_the_rust_tokenizer() -> None:
     assert tok.count_batch(texts) == expected
     assert [tok.count(t) for t in texts] == expected
     # a lone surrogate is counted as U+FFFD
-    assert tok.count_batch(["a\ud800b"]) == [len(rust.encode("a\ufffdb").ids)]
+    assert tok.count_batch(["a\ud800b", "hi"]) == [
+        len(rust.encode("a\ufffdb").ids),
+        len(rust.encode("hi").ids),
+    ]
+    assert tok.count_batch(("hi", "a b")) == tok.count_batch(["hi", "a b"])  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")

@@ -41,14 +41,28 @@ magnitude, signed) and the total (``sum(estimate) / sum(exact) - 1``, what a bud
 too, the harness's ``estimate_message`` (with its +4 overheads)
 against ``count_message``: ``message_estimate_rel_error_*``.
 
-**Throughput.** ``TokenCounter.count_messages`` on all messages with a cold cache (text
-extraction, content hashing, framing, one ``count_batch``) against the raw tokenizer at its
-fastest (its own ``count_batch`` or a plain ``count`` loop, whichever wins) on the same,
-already extracted texts; interleaved, best of N each, in the same run, GC off:
-``counting_over_raw_throughput_ratio_<tokenizer>`` = raw time / ctxsdk time
-(target >= 0.8). ``counting_warm_over_cold_speedup_<tokenizer>`` is the cold time over the
-time with every count cached (target >= 2: the cache must pay). Baselines give the raw
-throughput of ``count_batch`` and of a plain ``count`` loop, in MB of UTF-8 per second.
+**Throughput.** For each exact tokenizer and each kind of text, ctxsdk's
+``Tokenizer.count_batch`` against the raw tokenizer's own ways of counting a batch
+(``raw_batches``: tiktoken's threaded ``encode_ordinary_batch`` with its default 8 threads and
+with one per CPU, and a plain ``encode_ordinary`` loop; the rust ``tokenizers``'
+``encode_batch`` and ``encode_batch_fast``), on the same texts. Each round runs every raw way
+and then ctxsdk once (interleaved, GC off); each keeps its best time and the raw side is its
+fastest way: ``counting_over_raw_batch_ratio_<tokenizer>_<kind>`` = raw time / ctxsdk time
+(target >= 0.9), beside the baseline ``raw_batch_mb_per_s_<tokenizer>_<kind>`` (MB of UTF-8
+per second) and the raw way that won (``notes["raw_batch_fastest"]``). The counts must agree
+text for text: ``counting_mismatched_texts_<tokenizer>_<kind>`` (target 0). The kinds: the
+``english``, ``code`` and ``json`` pieces; ``cjk``, chat-sized texts made of the CJK
+pieces taken in turn, because the data has few of them (text ``i`` joins ``1 + (i % 8) * n``
+of the ``n`` pieces; 64 texts, 256 in the full run); ``mixed``, the counted text of every
+message; ``locomo``, that of the LoCoMo turns. ``--quick`` times the first texts of each kind
+up to ``QUICK_THROUGHPUT_CHARS``.
+
+Whole messages (those whose texts ``mixed`` times): ``TokenCounter.count_messages`` with a
+cold cache (text extraction, content hashing, framing, one ``count_batch``) and with every
+count cached, against the raw tokenizer's fastest way on the already extracted texts, all in
+the same rounds: ``counting_over_raw_throughput_ratio_<tokenizer>`` (target >= 0.8), baseline
+``raw_count_batch_mb_per_s_<tokenizer>``; ``counting_warm_over_cold_speedup_<tokenizer>`` is
+the cold time over the cached one (target >= 2: the cache must pay).
 
 **Published.** The LoCoMo paper gives about 16.6k tokens per conversation; the bench counts
 the dialogue text (the turns' ``text``, one per line, no speaker names) of all 10
@@ -63,6 +77,7 @@ import gc
 import json
 import os
 import re
+import statistics
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -81,7 +96,7 @@ from ctxsdk.session.kernel import (
 )
 
 from .._progress import Progress, resolve_progress
-from ._result import BenchResult, Target, best_of
+from ._result import BenchResult, Target
 
 __all__ = [
     "CODE_LINE",
@@ -104,7 +119,7 @@ EXACT_TOKENIZERS: Final[tuple[str, ...]] = ("cl100k_base", "o200k_base", "deepse
 MIN_CHARS: Final = 20
 """Pieces shorter than this many characters are left out of the error statistics."""
 
-QUICK_THROUGHPUT_CHARS: Final = 50_000
+QUICK_THROUGHPUT_CHARS: Final = 30_000
 """``--quick`` times the first texts of each throughput kind up to this many characters."""
 
 LOCOMO_TOKENS_PER_CONVERSATION: Final = 16_600.0
@@ -428,7 +443,7 @@ def run(
     *, quick: bool = False, progress: Progress | bool | None = None, root: Path | None = None
 ) -> BenchResult:
     report = resolve_progress(progress)
-    repeat = 5 if quick else 11  # interleaved rounds; the tokenizers are multi-threaded
+    repeat = 11 if quick else 15  # interleaved rounds; the tokenizers are multi-threaded
     steps = 1 + 2 * len(EXACT_TOKENIZERS)
     report(0, steps, "bench tokens")
     corpus = load_corpus(quick=quick, root=root)
@@ -439,6 +454,10 @@ def run(
     msg_estimates = [estimate_message(m) for m in corpus.messages]
     framing = [count_message(m, _ZERO) for m in corpus.messages]
     throughput_texts = _throughput_texts(corpus, by_kind, texts, quick=quick)
+    messages = corpus.messages[: len(throughput_texts["mixed"])]  # "mixed" is their texts
+    framing = framing[: len(messages)]
+    gc.collect()
+    gc.freeze()  # what is loaded stays: each timing's collection before it is then quick
     raw_winners: dict[str, str] = {}
 
     metrics: dict[str, float] = {}
@@ -469,32 +488,38 @@ def run(
         # count_batch on the same texts, interleaved; the counts must agree text for text.
         raw = raw_batches(tk)
         for what, what_texts in throughput_texts.items():
-            t_raw, t_ours, best, mismatched = _versus_raw(raw, tk.count_batch, what_texts, repeat)
-            metrics[f"counting_over_raw_batch_ratio_{name}_{what}"] = t_raw / t_ours
-            metrics[f"counting_mismatched_texts_{name}_{what}"] = float(mismatched)
-            baselines[f"raw_batch_mb_per_s_{name}_{what}"] = _mb(what_texts) / t_raw
-            raw_winners[f"{name}_{what}"] = best
+            v = _versus_raw(raw, {"count_batch": tk.count_batch}, what_texts, repeat)
+            metrics[f"counting_over_raw_batch_ratio_{name}_{what}"] = v.ratio["count_batch"]
+            metrics[f"counting_mismatched_texts_{name}_{what}"] = float(v.mismatched)
+            baselines[f"raw_batch_mb_per_s_{name}_{what}"] = _mb(what_texts) / v.raw_best
+            raw_winners[f"{name}_{what}"] = v.fastest
 
-        # Whole messages: ctxsdk's cold counter (text extraction, hashing, framing, one
-        # count_batch) against the raw tokenizer's fastest batch on the already extracted texts.
-        def cold(tk: Any = tk) -> list[int]:
-            counts = TokenCounter(tk).count_messages(corpus.messages)
+        # Whole messages (those whose texts "mixed" times): ctxsdk's cold counter (text
+        # extraction, hashing, framing, one count_batch) and a warm one (every count cached)
+        # against the raw tokenizer's fastest batch on the already extracted texts.
+        warm_counter = TokenCounter(tk)
+        warm_counter.count_messages(messages)
+
+        def cold(_: list[str], tk: Any = tk) -> list[int]:
+            counts = TokenCounter(tk).count_messages(messages)
             return [c - f for c, f in zip(counts, framing, strict=True)]
 
-        t_raw, t_cold, best, mismatched = _versus_raw(raw, lambda _: cold(), texts, repeat)
-        metrics[f"counting_over_raw_throughput_ratio_{name}"] = t_raw / t_cold
-        metrics[f"counting_mismatched_texts_{name}_messages"] = float(mismatched)
-        baselines[f"raw_count_batch_mb_per_s_{name}"] = _mb(texts) / t_raw
-        raw_winners[f"{name}_messages"] = best
-        warm_counter = TokenCounter(tk)
-        warm_counter.count_messages(corpus.messages)
+        def warm(_: list[str], counter: TokenCounter = warm_counter) -> list[int]:
+            counts = counter.count_messages(messages)
+            return [c - f for c, f in zip(counts, framing, strict=True)]
 
-        def warm(counter: TokenCounter = warm_counter) -> object:
-            return counter.count_messages(corpus.messages)
-
-        t_warm = best_of(warm, repeat)
-        metrics[f"counting_warm_over_cold_speedup_{name}"] = t_cold / t_warm
+        mixed = throughput_texts["mixed"]
+        v = _versus_raw(raw, {"cold": cold, "warm": warm}, mixed, repeat)
+        metrics[f"counting_over_raw_throughput_ratio_{name}"] = v.ratio["cold"]
+        metrics[f"counting_mismatched_texts_{name}_messages"] = float(v.mismatched)
+        baselines[f"raw_count_batch_mb_per_s_{name}"] = _mb(mixed) / v.raw_best
+        raw_winners[f"{name}_messages"] = v.fastest
+        metrics[f"counting_warm_over_cold_speedup_{name}"] = statistics.median(
+            c / w for c, w in zip(v.ours_times["cold"], v.ours_times["warm"], strict=True)
+        )
         report(3 + 2 * i, steps, "bench tokens")
+
+    gc.unfreeze()
 
     published: dict[str, float] = {}
     if corpus.locomo_dialogues:
@@ -616,35 +641,59 @@ def raw_batches(tokenizer: Any) -> dict[str, RawCount]:
     return {"encode_batch": encode_batch, "encode_batch_fast": encode_batch_fast}
 
 
-def _versus_raw(
-    raw: dict[str, RawCount], ours: RawCount, texts: list[str], repeat: int
-) -> tuple[float, float, str, int]:
-    """(raw time, ctxsdk time, the raw way that was fastest, texts whose counts differ).
+@dataclass
+class _Versus:
+    raw_best: float  # the best time of the fastest raw way
+    ours_times: dict[str, list[float]]  # per round
+    ratio: dict[str, float]  # median over the rounds of raw time / our time in that round
+    fastest: str
+    mismatched: int
 
-    Each of ``repeat`` rounds runs every raw way and then ``ours`` once, so that all see the
-    same machine state; each keeps its best time, and the raw side is its fastest way. The
-    cyclic GC is off for the whole timing (collected once before)."""
+
+def _versus_raw(
+    raw: dict[str, RawCount], ours: dict[str, RawCount], texts: list[str], repeat: int
+) -> _Versus:
+    """Every raw way and every one of ``ours`` on ``texts``, and how many counts of ``ours``
+    differ from the raw tokenizer's.
+
+    Each of ``repeat`` rounds runs every raw way and every one of ``ours`` once, so that all
+    see the same machine state, in reverse order every other round (what runs right after
+    another batch was measurably favoured). The fastest raw way is the one with the lowest
+    median time; a ratio is the median over the rounds of its time over ours in the same round
+    (pairs cancel the load of a busy machine, the median its outliers). The cyclic GC is off
+    for the whole timing (collected once before)."""
     expected = next(iter(raw.values()))(texts)
-    got = ours(texts)  # also the warm-up
-    mismatched = sum(1 for a, b in zip(expected, got, strict=False) if a != b)
-    mismatched += abs(len(expected) - len(got))
-    sides: dict[str, RawCount] = {**raw, "": ours}
-    best = dict.fromkeys(sides, float("inf"))
+    mismatched = 0
+    for fn in ours.values():
+        got = fn(texts)  # also the warm-up
+        mismatched += sum(1 for a, b in zip(expected, got, strict=False) if a != b)
+        mismatched += abs(len(expected) - len(got))
+    sides = [*(("raw", n, f) for n, f in raw.items()), *(("ours", n, f) for n, f in ours.items())]
+    times: dict[tuple[str, str], list[float]] = {(side, n): [] for side, n, _ in sides}
     gc.collect()
     was = gc.isenabled()
     gc.disable()
     try:
-        for _ in range(repeat):
-            for name, fn in sides.items():
+        for r in range(repeat):
+            for side, n, fn in sides if r % 2 == 0 else sides[::-1]:
                 t0 = time.perf_counter()
                 fn(texts)
-                best[name] = min(best[name], time.perf_counter() - t0)
+                times[side, n].append(time.perf_counter() - t0)
     finally:
         if was:
             gc.enable()
-    t_ours = best.pop("")
-    fastest = min(best, key=lambda n: best[n])
-    return best[fastest], t_ours, fastest, mismatched
+    fastest = min(raw, key=lambda n: statistics.median(times["raw", n]))
+    base = times["raw", fastest]
+    return _Versus(
+        raw_best=min(base),
+        ours_times={n: times["ours", n] for n in ours},
+        ratio={
+            n: statistics.median(b / t for b, t in zip(base, times["ours", n], strict=True))
+            for n in ours
+        },
+        fastest=fastest,
+        mismatched=mismatched,
+    )
 
 
 def _throughput_texts(

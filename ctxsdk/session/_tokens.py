@@ -20,6 +20,12 @@ Four tokenizers, by name (``TOKENIZER_NAMES``):
 estimates (spec §14) on the raw JSON shapes of the log; ``count_message`` is the exact count
 of one message under a real tokenizer, and ``TokenCounter`` caches those counts by content.
 
+Counting is exact: ``count`` and ``count_batch`` of ``"cl100k_base"`` and ``"o200k_base"`` give
+``len(encoding.encode_ordinary(text))``. They count with ``quicktok``'s native BPE (same
+vocabularies, native threads, no Python list of ids) the texts whose every character lies in
+``_QUICK_RANGES``, where quicktok was checked identical to tiktoken, and with tiktoken itself
+any other text (or all of them when quicktok is missing or disagrees with tiktoken on load).
+
 Nothing heavy is imported until a tokenizer is asked for.
 """
 
@@ -454,8 +460,11 @@ class _HFTokenizer:
     def count_batch(self, texts: list[str]) -> list[int]:
         # encode_batch_fast: the same ids without character offsets; len() of an encoding is
         # its number of ids, no Python list of them is built
-        shown = [shown_text(t) for t in texts]
-        encodings = self.tokenizer.encode_batch_fast(shown, add_special_tokens=False)
+        encode = self.tokenizer.encode_batch_fast
+        try:
+            encodings = encode(texts, add_special_tokens=False)
+        except TypeError:  # a lone surrogate somewhere (or not a list): each text made valid
+            encodings = encode([shown_text(t) for t in texts], add_special_tokens=False)
         return [len(e) for e in encodings]
 
 
