@@ -12,6 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 __all__ = ["BM25", "words"]
 
@@ -50,15 +51,23 @@ def _stem(word: str) -> str:
     return w[:_PREFIX]
 
 
+@lru_cache(maxsize=1 << 17)
+def _terms(token: str) -> tuple[str, ...]:
+    """The index terms of one token (a word's stem, none for a stop word, a CJK run's
+    bigrams): a memory's texts repeat their words, each is stemmed once."""
+    if _CJK.match(token):
+        return tuple(token[i : i + 2] for i in range(max(1, len(token) - 1)))
+    if token in _STOP:
+        return ()
+    return (_stem(token),)
+
+
 def words(text: str) -> list[str]:
     """Index terms of a text: words without stop words, suffix-stripped and cut to a prefix;
     CJK text as character bigrams."""
     out: list[str] = []
     for token in _WORD.findall(text.lower()):
-        if _CJK.match(token):
-            out += [token[i : i + 2] for i in range(max(1, len(token) - 1))]
-        elif token not in _STOP:
-            out.append(_stem(token))
+        out += _terms(token)
     return out
 
 
