@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import itertools
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -15,6 +18,12 @@ import pytest
 
 if TYPE_CHECKING:
     from ctxsdk.testing import LocalPostgres
+
+# Embeddings the tests compute are cached in a directory of this run's own, never the user's
+# cache (~/.cache/ctxsdk): a test sees what a fresh machine would, and leaves nothing behind.
+_TEST_CACHE = tempfile.mkdtemp(prefix="ctxsdk-test-cache-")
+os.environ["CTXSDK_CACHE_DIR"] = _TEST_CACHE
+atexit.register(shutil.rmtree, _TEST_CACHE, True)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
