@@ -17,6 +17,15 @@ lexical and dense scores. Each conversation is embedded once (the index keeps th
 A ``hybrid_zero`` arm fits the hybrid with the zero-token option.
 ``best_evidence_coverage_cat1_4_at_4k`` is the best of the four arms a user can choose
 (lexical or hybrid, markers or zero-token).
+
+Every fit of one question ranks the nodes the same way (the ranking depends on the texts and
+the query, not on the budget or the marker option), so each ranker scores a question once and
+the four budgets of both indexes (markers and zero-token: the same texts) share it; the plans
+are the ones ranking per fit gives.
+
+``--quick`` runs every arm and budget on the first conversation only, on ``_QUICK_QAS``
+questions of categories 1-4 spread evenly over it (its costs: one conversation embedded,
+the fits of those questions); the full run is every question of all ten.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from ctxsdk.session import Session, TokenCounter
 
 from .._progress import Progress, resolve_progress
 from ..assemble import DigestConfig
+from ..assemble._rank import Ranker
 from ..assemble.kernel import FitIndex, fit_plan
 from ..errors import DataMissing
 from ..session import Embedder, available_embedders, get_embedder
@@ -43,6 +53,8 @@ from ._result import BenchResult, Target
 __all__ = ["run"]
 
 BUDGETS = (1000, 2000, 4000, 8000)
+_QUICK_CONVERSATIONS = 1
+_QUICK_QAS = 60  # of the first conversation's 152 questions of categories 1-4
 _BEAT = 1.001  # "strictly better": a ratio of 1 (a tie) misses
 _CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
 
@@ -108,6 +120,56 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _quick_qas(qas: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """``n`` questions of categories 1-4 with evidence, spread evenly over the conversation's
+    list (LoCoMo lists its questions by category: the first ``n`` would miss some)."""
+    usable = [q for q in qas if int(q.get("category", 0)) in (1, 2, 3, 4) and _evidence(q)]
+    if len(usable) <= n:
+        return usable
+    return [usable[j * len(usable) // n] for j in range(n)]
+
+
+class _OncePerQuery(Ranker):
+    """A ranker that keeps the scores of the last query it was asked: the fits of one question
+    (every budget, with markers or zero-token) rank the same texts by the same query, so the
+    scoring is done once per question instead of once per fit. The scores are the inner
+    ranker's, unchanged."""
+
+    def __init__(self, inner: Ranker) -> None:  # no super().__init__: the inner one ranks
+        self._n = inner._n
+        self.retriever = inner.retriever
+        self._inner = inner
+        self._query: str | None = None
+        self._scores: list[float] = []
+        self.scored = 0  # queries the inner ranker was asked
+
+    def scores(self, query: str | None) -> list[float]:
+        if query != self._query or not self._scores:
+            self._scores = self._inner.scores(query)
+            self._query = query
+            self.scored += 1
+        return list(self._scores)
+
+
+def _share_rankers(
+    ix: FitIndex, ix_zero: FitIndex, embedder: Embedder | None
+) -> list[_OncePerQuery]:
+    """Give both indexes of a conversation the same rankers, each scoring a query once. The two
+    hold the same node texts and turns (checked): only the marker option differs."""
+    if ix.texts != ix_zero.texts or ix.sections != ix_zero.sections:
+        raise AssertionError("the marker and zero-token indexes rank different texts")
+    lexical = _OncePerQuery(ix.ranker)
+    ix.ranker = ix_zero.ranker = lexical
+    shared = [lexical]
+    if embedder is not None:
+        hybrid = _OncePerQuery(ix.ranker_for(embedder))
+        # FitIndex keeps the hybrid ranker per embedder: both indexes get the shared one.
+        ix._hybrid[:] = [(embedder, hybrid)]
+        ix_zero._hybrid[:] = [(embedder, hybrid)]
+        shared.append(hybrid)
+    return shared
+
+
 def _best_embedder() -> Embedder | None:
     """The best installed local embedder for this data (e5-small measured best on LoCoMo in
     ``bench memory``), or None."""
@@ -120,8 +182,11 @@ def _best_embedder() -> Embedder | None:
 
 def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult:
     data = load_locomo()
-    conversations = range(2) if quick else range(len(data))
-    per_conv_qas = 60 if quick else None
+    conversations = range(_QUICK_CONVERSATIONS) if quick else range(len(data))
+    qas_of = {
+        i: _quick_qas(data[i]["qa"], _QUICK_QAS) if quick else list(data[i]["qa"])
+        for i in conversations
+    }
     counter = TokenCounter("cl100k_base")
     config = DigestConfig()
     zero = DigestConfig(absorb_off=True)
@@ -135,7 +200,8 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
     fits = 0
     missing_evidence = 0
     started = time.perf_counter()
-    total_qas = sum(len(data[i]["qa"][:per_conv_qas]) for i in conversations)
+    total_qas = sum(len(qas) for qas in qas_of.values())
+    scored = 0
     done = 0
     for i in conversations:
         session = from_locomo(data, i)
@@ -147,15 +213,15 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
             ("fit", config, ix, None),
             ("zero", zero, ix_zero, None),
         ]
+        shared = _share_rankers(ix, ix_zero, embedder)
         if embedder is not None:
             report(done, total_qas, f"embedding conversation {i + 1} with {embedder.name}")
             t0 = time.perf_counter()
-            ix.ranker_for(embedder).retriever.flush()
-            ix_zero.ranker_for(embedder).retriever.flush()  # the session's vectors, again
+            ix.ranker_for(embedder).retriever.flush()  # the session's vectors, once
             embed_seconds += time.perf_counter() - t0
             arms.append(("hybrid", config, ix, embedder))
             arms.append(("hybrid_zero", zero, ix_zero, embedder))
-        for qa in data[i]["qa"][:per_conv_qas]:
+        for qa in qas_of[i]:
             done += 1
             report(done, total_qas, "fitting LoCoMo QAs")
             evidence = [dia[d] for d in _evidence(qa) if d in dia]
@@ -187,6 +253,7 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
                     got = set()
                 cov["bm25"][(budget, category)].append(_share(got, evidence))
                 cov["recency"][(budget, category)].append(_share(_recent(ix, budget), evidence))
+        scored += sum(r.scored for r in shared)
     metrics: dict[str, float] = {}
     baselines: dict[str, float] = {}
 
@@ -255,9 +322,17 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         baselines=baselines,
         targets=targets,
         notes={
+            "quick": quick,
+            "sample": (
+                f"quick: conversation 1 of {len(data)}, {total_qas} questions of categories 1-4 "
+                "spread over it; every arm and budget"
+                if quick
+                else f"all {len(data)} conversations, every question"
+            ),
             "conversations": len(conversations),
             "qas": total_qas,
             "fits": fits,
+            "rankings": scored,
             "evidence_ids_not_found": missing_evidence,
             "tokenizer": "cl100k_base",
             "embedder": embedder.name if embedder is not None else "none installed",
