@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import sqlite3
+import struct
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,8 +88,6 @@ def test_hits_misses_and_duplicates(tmp_path: Path) -> None:
 
 
 def test_vectors_come_back_bit_identical(tmp_path: Path) -> None:
-    import struct
-
     cache = EmbeddingCache(tmp_path / "e.sqlite")
     f32 = [struct.unpack("<f", struct.pack("<f", x))[0] for x in _vector("x")]  # model output
     f64 = [*_vector("y"), 1e-300, -0.0, float("inf")]
@@ -98,9 +97,24 @@ def test_vectors_come_back_bit_identical(tmp_path: Path) -> None:
     assert [struct.pack("<d", x) for x in got[b"k32"]] == [struct.pack("<d", x) for x in f32]
     assert [struct.pack("<d", x) for x in got[b"k64"]] == [struct.pack("<d", x) for x in f64]
     stored = sqlite3.connect(tmp_path / "e.sqlite").execute(
-        "SELECT key, dtype, length(vec) FROM vectors ORDER BY key"
+        "SELECT key, dtype, length(vec) FROM embedding ORDER BY key"
     )
     assert stored.fetchall() == [(b"k32", "f4", 4 * DIM), (b"k64", "f8", 8 * (DIM + 3))]
+
+
+def test_the_first_layout_is_copied_into_the_table(tmp_path: Path) -> None:
+    path = tmp_path / "e.sqlite"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE vectors (key BLOB PRIMARY KEY, dtype TEXT NOT NULL, vec BLOB NOT NULL) "
+        "WITHOUT ROWID"
+    )
+    old.execute("INSERT INTO vectors VALUES (?, 'f8', ?)", (b"k", struct.pack("<2d", 0.1, 0.2)))
+    old.commit()
+    old.close()
+    assert EmbeddingCache(path).get([b"k"]) == {b"k": [0.1, 0.2]}
+    tables = sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")
+    assert [name for (name,) in tables] == ["embedding"]
 
 
 def test_a_vector_of_another_length_is_a_miss(tmp_path: Path) -> None:

@@ -42,12 +42,14 @@ _OFF = frozenset({"0", "off", "false", "no"})
 _FILE = "embeddings.sqlite"
 _CHUNK = 400  # keys per SELECT (under SQLite's variable limit)
 _BUSY_MS = 30_000
+# A rowid table, the key in its own index: a vector (1.5 KB for 384 float32) fits in its
+# table page, where a WITHOUT ROWID row that size spills into an overflow page (3x the file).
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors (
-    key BLOB PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS embedding (
+    key BLOB NOT NULL UNIQUE,
     dtype TEXT NOT NULL,
     vec BLOB NOT NULL
-) WITHOUT ROWID
+)
 """
 
 
@@ -97,6 +99,27 @@ def _unpack(dtype: str, blob: bytes) -> list[float] | None:
     return list(struct.unpack(f"<{len(blob) // size}{'f' if size == 4 else 'd'}", blob))
 
 
+def _create(conn: sqlite3.Connection) -> None:
+    """The table, in one write transaction; the first layout's ``vectors`` table (a WITHOUT
+    ROWID table, three times the size on disk) is copied into it and dropped."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "embedding" in tables and "vectors" not in tables:
+        return  # no write: a read-only file still serves
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_SCHEMA)
+        old = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'"
+        ).fetchone()
+        if old:
+            conn.execute("INSERT OR IGNORE INTO embedding SELECT key, dtype, vec FROM vectors")
+            conn.execute("DROP TABLE vectors")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 class EmbeddingCache:
     """One SQLite cache file; its connection is opened on first use (again in a forked
     child) and shared by the process's threads under a lock."""
@@ -129,7 +152,7 @@ class EmbeddingCache:
                 if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
                 conn.execute("PRAGMA synchronous = NORMAL")
-                self._retry(lambda: conn.execute(_SCHEMA))
+                self._retry(lambda: _create(conn))
             except BaseException:
                 conn.close()
                 raise
@@ -188,7 +211,7 @@ class EmbeddingCache:
                     part = unique[at : at + _CHUNK]
                     marks = ",".join("?" * len(part))
                     rows = conn.execute(
-                        f"SELECT key, dtype, vec FROM vectors WHERE key IN ({marks})", part
+                        f"SELECT key, dtype, vec FROM embedding WHERE key IN ({marks})", part
                     ).fetchall()
                     for key, dtype, blob in rows:
                         vec = _unpack(dtype, blob)
@@ -215,7 +238,7 @@ class EmbeddingCache:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     conn.executemany(
-                        "INSERT OR IGNORE INTO vectors (key, dtype, vec) VALUES (?, ?, ?)", rows
+                        "INSERT OR IGNORE INTO embedding (key, dtype, vec) VALUES (?, ?, ?)", rows
                     )
                 except BaseException:
                     conn.execute("ROLLBACK")
@@ -239,7 +262,7 @@ class EmbeddingCache:
             if conn is None:
                 return 0
             try:
-                return int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
+                return int(conn.execute("SELECT count(*) FROM embedding").fetchone()[0])
             except sqlite3.Error:
                 return 0
 
