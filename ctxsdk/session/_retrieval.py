@@ -718,24 +718,51 @@ class Retriever:
         thousands of regular-expression searches. The texts are read where the ranking
         depends on them: every score is bounded from below (the unread matches not raised)
         and from above (all of them raised); a slot whose upper bound is below the k-th
-        best lower bound cannot be among the ``k`` best, and the candidates' exact scores
-        depend only on the matches next to them and in their sections, which are read.
-        So the ranking and the scores are the ones of every text read."""
+        best lower bound cannot be among the ``k`` best, and a candidate's exact score
+        depends only on the matches next to it and in its section. Those are read, the
+        best candidates' first, and the bounds drawn again until every candidate's score
+        is exact. So the ranking and the scores are the ones of every text read."""
         rel, unread = self._relevance(query, read=False)
         if unread is None:
             return self._lift_sections(self._neighbours(rel), k).top(k)
         xp = _numpy()
-        lo = self._lift_sections(self._neighbours(rel), None)
-        raised = rel.values.copy()
-        raised[xp.isin(rel.slots, unread.slots)] *= unread.up
-        hi = self._lift_sections(self._neighbours(_Scores(rel.slots, raised)), None)
-        positive = lo.values[lo.values > 0]
-        cut = 0.0
-        if len(positive) >= k:
-            cut = float(xp.partition(positive, len(positive) - k)[len(positive) - k])
-        near = (hi.values >= cut) & (hi.values > 0)
-        candidates = hi.slots[near]
-        # what their exact scores read: themselves, their sections, and the neighbours of both
+        batch = max(2 * k, 64)
+        while True:
+            lo = self._lift_sections(self._neighbours(rel), None)
+            raised = rel.values.copy()
+            raised[xp.isin(rel.slots, unread.slots)] *= unread.up
+            hi = self._lift_sections(self._neighbours(_Scores(rel.slots, raised)), None)
+            positive = lo.values[lo.values > 0]
+            cut = 0.0
+            if len(positive) >= k:
+                cut = float(xp.partition(positive, len(positive) - k)[len(positive) - k])
+            near = (hi.values >= cut) & (hi.values > 0)
+            candidates, bound = hi.slots[near], hi.values[near]
+            todo = self._unread_around(candidates, unread)
+            if not len(todo):
+                break
+            if len(candidates) > batch:  # the best candidates' first
+                best = candidates[xp.argpartition(-bound, batch)[:batch]]
+                first = self._unread_around(best, unread)
+                if len(first):
+                    todo = first
+            self._kind_mask(unread.pattern, todo)
+            has, still = self._kind_mask(unread.pattern, rel.slots, read=False)
+            values = rel.values.copy()
+            now = has & xp.isin(rel.slots, todo)
+            values[now] = values[now] * unread.up
+            rel = _Scores(rel.slots, values)
+            if not still.any():
+                return self._lift_sections(self._neighbours(rel), k).top(k)
+            unread = _Unread(unread.pattern, unread.up, rel.slots[still])
+        exact = self._lift_sections(self._neighbours(rel), None)
+        keep = xp.isin(exact.slots, candidates)
+        return _Scores(exact.slots[keep], exact.values[keep]).top(k)
+
+    def _unread_around(self, candidates: NDArray[np.int64], unread: _Unread) -> NDArray[np.int64]:
+        """The unread matches a candidate's exact score reads: the candidates, the members of
+        their sections, and the neighbours of both."""
+        xp = _numpy()
         arr = self._slot_arrays()
         secs = arr.section[candidates]
         secs = secs[secs >= 0]
@@ -746,24 +773,8 @@ class Retriever:
         around = xp.flatnonzero(need)
         for link in (arr.prev[around], arr.next[around]):
             need[link[link >= 0]] = True
-        todo = unread.slots[need[unread.slots]]
-        if len(todo):
-            self._kind_mask(unread.pattern, todo)
-            has, _ = self._kind_mask(unread.pattern, rel.slots, read=False)
-            rel, _ = self._relevance_boosted(rel, has, unread)
-        exact = self._lift_sections(self._neighbours(rel), None)
-        keep = xp.isin(exact.slots, candidates)
-        return _Scores(exact.slots[keep], exact.values[keep]).top(k)
-
-    def _relevance_boosted(
-        self, rel: _Scores, has: NDArray[np.bool_], unread: _Unread
-    ) -> tuple[_Scores, None]:
-        """``rel`` (its read matches raised already) with the matches now read raised."""
-        xp = _numpy()
-        now = has & xp.isin(rel.slots, unread.slots)
-        values = rel.values.copy()
-        values[now] = values[now] * unread.up
-        return _Scores(rel.slots, values), None
+        todo: NDArray[np.int64] = unread.slots[need[unread.slots]]
+        return todo
 
     def _smoothed(self, query: str) -> _Scores:
         """Lexical scores after the neighbour step, for the live slots that have one."""
