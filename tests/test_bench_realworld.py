@@ -125,6 +125,7 @@ def test_quick_run_end_to_end() -> None:
     assert all(math.isfinite(v) for v in values)
     assert set(out["met"]) == {str(t) for t in result.targets}
     assert out["notes"]["sessions"] == 2
+    assert out["notes"]["quick"] is True
 
 
 def test_absent_corpus_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -217,6 +217,7 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
             Target.at_most("scale.per_message_ratio", 1.5),
         ],
         notes={
+            "quick": quick,
             "data": str(root / T1_FILE),
             "mismatches": mismatches[:50],
             "not_compared": skipped,

@@ -6,7 +6,8 @@ Sessions are generated (seeded): 250 turns each, a user line and an assistant an
 turn. About one message in five asserts a keyed fact ("The <key> is <value>.", "We use
 <value> for the <key>.", "<key>: <value>") over a shared pool of 120 keys, so sessions
 agree, disagree and tie the way real ones do; the rest is chatter. Times are measured in
-one run on this machine, so only their ratios are compared.
+one run on this machine, best of two rounds that each merge every count in turn
+(interleaved), so only their ratios are compared.
 """
 
 from __future__ import annotations
@@ -96,10 +97,16 @@ def scale_run(counts: Sequence[int] = SCALE_SESSIONS, *, budget: int = 1200) -> 
     per-message time at the largest count to the smallest (1.0 = perfectly flat)."""
     metrics: dict[str, float] = {}
     per_message: dict[int, float] = {}
+    built = {n: scale_sessions(n) for n in counts}
+    best: dict[int, tuple[float, int]] = {}
+    for _ in range(2):  # best of two, the counts interleaved: drift and load hit them alike
+        for n in counts:
+            got = _merge_once(built[n], budget)
+            best[n] = min(best.get(n, got), got)
     for n in counts:
-        sessions = scale_sessions(n)
+        sessions = built[n]
         total = sum(len(s.surface()) for s in sessions)
-        secs, slots = min(_merge_once(sessions, budget) for _ in range(2))  # best of two
+        secs, slots = best[n]
         per_message[n] = secs / max(total, 1)
         metrics[f"scale.{n}.seconds"] = secs
         metrics[f"scale.{n}.messages"] = float(total)

@@ -370,6 +370,7 @@ def run(
     metrics: dict[str, float] = {}
     baselines: dict[str, float] = {}
     notes: dict[str, Any] = {
+        "quick": quick,  # quick: the QUICK_SESSIONS subset, every measure
         "sessions": len(rels),
         "facts": dict(Counter(f["split"] for f in facts)),
         "kinds": dict(Counter(f["kind"] for f in facts)),
