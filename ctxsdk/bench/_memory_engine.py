@@ -179,6 +179,8 @@ WRITE_TARGETS: tuple[Target, ...] = (
     # ingest of a 10k-message session (one call) against plain executemany of the rows it
     # wrote, into a fresh file of the same schema, timed in turn in the same run
     Target.at_most("memory_batch_10k_over_executemany_ratio", 3.0),
+    # the store's own batch path (put_many / link_many) on the same nodes and edges
+    Target.at_most("memory_batch_10k_store_over_executemany_ratio", 3.0),
     # four processes remembering into one file at once write faster than one, and lose nothing
     Target.at_least("writers_4_over_1_throughput_ratio", 1.5),
     Target.at_most("writers_1_lost", 0.0),

@@ -47,6 +47,7 @@ from ._db_search import DatabaseSearch, IndexedStore, StoreNodes
 from ._door import (
     admit,
     admit_candidate,
+    admit_json,
     admit_node,
     admit_source,
     screen,
@@ -300,6 +301,23 @@ def _setting_ok(key: str, value: Any) -> bool:
 
 def _now_iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _told_through_door(
+    cands: Sequence[Candidate], told: Mapping[str, Any]
+) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """``_through_door`` of ``cands`` with ``told`` (the session's words, whether it is an
+    agent's log) in each one's ``extra``. ``told`` is the same for every candidate, so it
+    passes the door once, and each candidate's own fields once: what the door makes of
+    each candidate whole (``admit_json`` admits every key and value alone). A ``told`` the
+    door refuses (nothing but credentials) goes with each candidate, refusing each."""
+    if told:
+        try:
+            told = admit_json(dict(told), "extra")
+        except MemoryRefused:
+            return _through_door([replace(c, extra={**c.extra, **told}) for c in cands])
+    kept, refused = _through_door(cands)
+    return [replace(c, extra={**c.extra, **told}) if told else c for c in kept], refused
 
 
 def _observation_uri(cand: Candidate) -> str:
@@ -807,11 +825,14 @@ class Memory:
             until=until,
             until_at=until_at,
         )
-        ready = self._embed_ahead([cand])  # before the write lock: it is held for writes
+        # before the write lock, which is held for the writes: the embedding, and the
+        # targets given by id (a name is looked up inside, where entities are made)
+        ready = self._embed_ahead([cand])
+        by_id = {t: self.store.get(t) for t in targets}
         with self._writing():
             node, _ = self._apply(cand, admitted=True)  # every text above passed the door
             for t in targets:
-                other = self.store.get(t) or self._indexed_entity(t)
+                other = by_id[t] or self._indexed_entity(t)
                 if other is None:
                     other, _ = self._apply(
                         Candidate(type="entity", name=t, text=t, source=cand.source),
@@ -1165,8 +1186,7 @@ class Memory:
         told: dict[str, object] = {"from": words} if words else {}
         if is_agent_log(session):
             told["agent_log"] = True
-        cands = [replace(c, extra={**c.extra, **told}) if told else c for c in cands]
-        cands, refused = _through_door(cands)
+        cands, refused = _told_through_door(cands, told)
         ready = self._embed_ahead(cands)  # before the write lock: it is held for writes
         with self._writing():
             written: dict[str, Node] = {}
@@ -1330,26 +1350,38 @@ class Memory:
             for i, e in enumerate(edges)
         ]
         idmap: dict[str, str] = {}
-        added: list[str] = []
         with self.store.batch():
+            # the nodes already here by uri read together, the new ones written together
+            # (``put_all``), the edges in one call (``link_all``); a uri given twice is one
+            # node, as one by one
+            have = nodes_at(self.store, [n.uri for n in nodes if n.uri and n.type != "workspace"])
+            fresh: list[Node] = []
+            slot: dict[str, int] = {}  # a new node's uri -> its place in fresh
+            place: dict[str, int] = {}  # an imported id -> its new node's place in fresh
             for n in nodes:
                 if n.type == "workspace":
                     idmap[n.id] = self.root.id
-                    continue
-                here = self.store.by_uri(n.uri) if n.uri else None
-                if here is None:
-                    here = self.store.put(replace(n, id=""))
-                    added.append(here.id)
-                idmap[n.id] = here.id
-            count = 0
-            for e in edges:
-                if (
-                    e.src in idmap
-                    and e.dst in idmap
-                    and self.store.link(replace(e, src=idmap[e.src], dst=idmap[e.dst]))
-                ):
-                    count += 1
-        return IngestReport("import", tuple(added), (), count, ())
+                elif n.uri and n.uri in have:
+                    idmap[n.id] = have[n.uri].id
+                elif n.uri and n.uri in slot:
+                    place[n.id] = slot[n.uri]
+                else:
+                    if n.uri:
+                        slot[n.uri] = len(fresh)
+                    place[n.id] = len(fresh)
+                    fresh.append(replace(n, id=""))
+            stored = put_all(self.store, fresh)
+            for old_id, at in place.items():
+                idmap[old_id] = stored[at].id
+            count = link_all(
+                self.store,
+                [
+                    replace(e, src=idmap[e.src], dst=idmap[e.dst])
+                    for e in edges
+                    if e.src in idmap and e.dst in idmap
+                ],
+            )
+        return IngestReport("import", tuple(n.id for n in stored), (), count, ())
 
     def copy_to(
         self,

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -489,18 +489,21 @@ class SQLiteStore:
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 
     @contextmanager
-    def _write(self) -> Iterator[None]:
-        """One write transaction (outermost) or a savepoint inside one (nested)."""
+    def _write(self, *, savepoint: bool = True) -> Iterator[None]:
+        """One write transaction (outermost) or a savepoint inside one (nested).
+        ``savepoint=False``: a call whose one write is a single statement (atomic by
+        itself) takes no savepoint when nested, two statements fewer inside the lock."""
         with self._lock:
             db = self._conn()
             if self._reading:
                 raise InvalidArgument(f"{self._path}: a write inside snapshot(); use batch()")
             depth = self._depth
+            marked = depth == 0 or savepoint
             with self._translate():
                 if depth == 0:
                     self._begin(db)
                     self._changes_at_begin = db.total_changes
-                else:
+                elif marked:
                     db.execute(f"SAVEPOINT sp{depth}")
             self._depth = depth + 1
             try:
@@ -510,7 +513,7 @@ class SQLiteStore:
                 try:
                     if depth == 0:
                         db.execute("ROLLBACK")
-                    else:
+                    elif marked:
                         db.execute(f"ROLLBACK TO sp{depth}")
                         db.execute(f"RELEASE sp{depth}")
                 except sqlite3.Error:
@@ -544,7 +547,7 @@ class SQLiteStore:
                         if db.in_transaction:
                             db.execute("ROLLBACK")
                         raise
-                else:
+                elif marked:
                     db.execute(f"RELEASE sp{depth}")
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
@@ -627,7 +630,9 @@ class SQLiteStore:
         ``created_at`` and its edges; a ``uri`` held by another node is refused with
         ``InvalidArgument`` (uris are the import dedupe key: two nodes never share one)."""
         check_node(node)
-        with self._write():
+        # no savepoint for a new node: its one write is one statement; a replace may
+        # write twice (the row, its vectors) and takes one
+        with self._write(savepoint=False):
             db = self._conn()
             node_id = node.id
             old = None
@@ -648,21 +653,28 @@ class SQLiteStore:
             created = old[0] if old is not None else (node.created_at or now)
             stored = stamped(node, node_id, uri, created, now)
             columns = node_columns(stored)
-            values = tuple(columns[c] for c in NODE_ORDER)
-            # An upsert, not INSERT OR REPLACE: REPLACE deletes the row first, and the
-            # ON DELETE CASCADE would take the node's edges with it.
-            db.execute(
-                f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
-                "ON CONFLICT(id) DO UPDATE SET type=excluded.type, name=excluded.name, "
-                "text=excluded.text, aliases=excluded.aliases, uri=excluded.uri, "
-                "sources=excluded.sources, until=excluded.until, until_at=excluded.until_at, "
-                "fail=excluded.fail, fix=excluded.fix, status=excluded.status, "
-                "updated_at=excluded.updated_at, extra=excluded.extra",
-                values,
-            )
-            if old is not None and tuple(old[1:]) != tuple(columns[c] for c in INDEXED):
-                db.execute("DELETE FROM vectors WHERE node = ?", (node_id,))
+            # a replace inside a caller's batch: its two writes in a savepoint of their own
+            with self._write() if old is not None and self._depth > 1 else nullcontext():
+                self._upsert(db, old, node_id, columns)
         return stored
+
+    def _upsert(
+        self, db: sqlite3.Connection, old: Any, node_id: str, columns: Mapping[str, Any]
+    ) -> None:
+        """The row of a put, and (a replace that changed what is embedded) its vectors.
+        An upsert, not INSERT OR REPLACE: REPLACE deletes the row first, and the ON DELETE
+        CASCADE would take the node's edges with it."""
+        db.execute(
+            f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
+            "ON CONFLICT(id) DO UPDATE SET type=excluded.type, name=excluded.name, "
+            "text=excluded.text, aliases=excluded.aliases, uri=excluded.uri, "
+            "sources=excluded.sources, until=excluded.until, until_at=excluded.until_at, "
+            "fail=excluded.fail, fix=excluded.fix, status=excluded.status, "
+            "updated_at=excluded.updated_at, extra=excluded.extra",
+            tuple(columns[c] for c in NODE_ORDER),
+        )
+        if old is not None and tuple(old[1:]) != tuple(columns[c] for c in INDEXED):
+            db.execute("DELETE FROM vectors WHERE node = ?", (node_id,))
 
     def put_many(self, nodes: Sequence[Node]) -> list[Node]:
         """``[put(n) for n in nodes]`` in one transaction (``BatchStore``). New nodes (no
@@ -738,7 +750,7 @@ class SQLiteStore:
                 raise InvalidArgument(f"an edge weight is a finite number, not {edge.weight!r}")
         if not edges:
             return 0
-        with self._write():
+        with self._write(savepoint=False):  # one statement
             db = self._conn()
             ends = {x for e in edges for x in (e.src, e.dst)}
             missing = ends - self._present(db, "id", sorted(ends))
@@ -801,7 +813,7 @@ class SQLiteStore:
             )
         if not math.isfinite(edge.weight):
             raise InvalidArgument(f"an edge weight is a finite number, not {edge.weight!r}")
-        with self._write():
+        with self._write(savepoint=False):  # one write, one statement
             db = self._conn()
             for end in dict.fromkeys((edge.src, edge.dst)):
                 if db.execute("SELECT 1 FROM nodes WHERE id = ?", (end,)).fetchone() is None:
@@ -873,7 +885,7 @@ class SQLiteStore:
     def set_meta(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON) under ``key``; None deletes it."""
         check_meta_key(key)
-        with self._write():
+        with self._write(savepoint=False):  # one statement
             db = self._conn()
             if value is None:
                 db.execute("DELETE FROM meta WHERE key = ?", (key,))
