@@ -268,3 +268,52 @@ def test_the_write_bench_gives_its_figures_and_targets() -> None:
     assert got["memory_batch_items"] > 150
     assert got["memory_batch_10k_over_executemany_ratio"] > 0
     assert got["memory_batch_10k_store_over_executemany_ratio"] > 0
+
+
+class _LockWatchingEmbedder:
+    """Embeds a hashed bag of words, and notes whether its store held a write transaction
+    at each call."""
+
+    name = "lock-watching"
+    dim = 16
+    version = "1"
+
+    def __init__(self) -> None:
+        self.store: SQLiteStore | None = None
+        self.in_lock: list[bool] = []
+        self.texts: list[str] = []
+
+    def _vec(self, text: str) -> list[float]:
+        v = [0.0] * self.dim
+        for w in text.lower().split():
+            v[sum(w.encode()) % self.dim] += 1.0
+        return v
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        assert self.store is not None
+        self.in_lock.append(self.store.in_batch)
+        self.texts += texts
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+
+def test_a_write_embeds_before_it_takes_the_write_lock(tmp_path: Path) -> None:
+    emb = _LockWatchingEmbedder()
+    store = SQLiteStore(tmp_path / "m.db")
+    emb.store = store
+    mem = Memory(store, embedder=emb)
+    report = mem.ingest(_chat(40))
+    mem.remember("Deploys go out on Tuesdays after the review.")
+    assert emb.texts and emb.in_lock and not any(emb.in_lock)
+    # every node written got its vector in the same transaction, none embedded twice
+    model = f"{emb.name}/{emb.dim}/{emb.version}"
+    stored = store.vectors(model)
+    assert set(report.added) <= set(stored)
+    assert len(emb.texts) == len(set(emb.texts))
+    before = len(emb.texts)
+    assert mem.find("when do deploys go out?")[0].node.text.startswith("Deploys go out")
+    assert len(emb.texts) == before  # the search embedded no node again
+    mem.close()
+    store.close()
