@@ -27,6 +27,7 @@ def test_every_family_is_reported_and_every_target_is_a_metric(result: BenchResu
         assert 0 <= result.metrics[f"false_positive_rate_{fam}"] <= 1
     assert {t.metric for t in result.targets} <= set(result.metrics)
     assert math.isfinite(result.metrics["redact_mb_per_s"])
+    assert result.notes["quick"] is True
 
 
 def test_the_targets_are_met_on_the_corpus_the_rules_were_written_against(
