@@ -124,3 +124,24 @@ def test_the_quick_suite_reports_metrics_targets_and_published() -> None:
     for name, t in out["targets"].items():
         assert t["metric"] in name
         assert isinstance(out["met"][name], bool)
+    # the headline comes first: economy's prompt-token cost over basic's (basic's summary
+    # call left out), per workload and on average, then the folds of each arm
+    head = out["headline"]
+    assert list(m)[: len(head)] == head
+    assert head[0] == "prompt_cost_ratio_economy_mean"
+    for wl in ("w1", "w2", "w3", "w4", "w5"):
+        assert m[f"prompt_cost_ratio_economy_{wl}"] == m[f"prompt_cost_ratio_economy_{wl}_32"]
+        assert {f"folds_basic_{wl}", f"folds_economy_{wl}"} <= set(head)
+        # every workload is built so that a fold is needed within the quick run's 32 steps
+        assert m[f"folds_basic_{wl}"] >= 1, wl
+    ratios = [m[f"prompt_cost_ratio_economy_{wl}"] for wl in ("w1", "w2", "w3", "w4", "w5")]
+    assert m["prompt_cost_ratio_economy_mean"] == pytest.approx(sum(ratios) / 5)
+    names = {t["metric"] for t in out["targets"].values()}
+    assert {
+        "prompt_cost_ratio_economy_mean",
+        "prompt_cost_ratio_economy_w1",
+        "fold_excess_over_basic_economy_w4_32",
+        "folds_basic_w1",
+    } <= names
+    # the prompt-token ratio prices no summary call: basic's aux makes the other one lower
+    assert m["bcr_economy_w3_32"] < m["prompt_cost_ratio_economy_w3_32"]
