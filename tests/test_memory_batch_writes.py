@@ -317,3 +317,23 @@ def test_a_write_embeds_before_it_takes_the_write_lock(tmp_path: Path) -> None:
     assert len(emb.texts) == before  # the search embedded no node again
     mem.close()
     store.close()
+
+
+def test_postgres_ingests_the_same_memory_and_reads_uris_together(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    from ctxsdk.memory import PostgresStore
+
+    session, other = _chat(120), _chat(60, seed=4)
+    pg = PostgresStore(postgres_dsn, namespace="batch")
+    on_pg = Memory(pg, embedder=None)
+    on_file = Memory(tmp_path / "m.db", embedder=None)
+    for mem in (on_file, on_pg):
+        assert mem.ingest(session).added
+        assert mem.ingest(other).merged
+    assert _shape(on_pg) == _shape(on_file)
+    uris = [*[n.uri for n in on_pg.nodes(include_archived=True)][::3], "ctx://entity/none"]
+    assert pg.by_uris(uris) == {u: n for u in uris if (n := pg.by_uri(u)) is not None}
+    on_pg.close()
+    on_file.close()
+    pg.close()

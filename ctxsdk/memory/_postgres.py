@@ -515,6 +515,21 @@ class PostgresStore:
         )
         return node_of(rows[0], self._where) if rows else None
 
+    def by_uris(self, uris: Iterable[str]) -> dict[str, Node]:
+        """The nodes holding ``uris``, by uri, in one query per thousand (what ingest
+        reads of a session's observations before it writes them)."""
+        wanted = sorted(set(uris))
+        out: dict[str, Node] = {}
+        for at in range(0, len(wanted), 1000):
+            rows = self._read(
+                f"SELECT {NODE_COLUMNS} FROM {{S}}.nodes WHERE namespace = %s AND uri = ANY(%s)",
+                (self.namespace, wanted[at : at + 1000]),
+            )
+            for row in rows:
+                node = node_of(row, self._where)
+                out[node.uri] = node
+        return out
+
     def nodes(
         self, *, types: Iterable[str] | None = None, include_archived: bool = False
     ) -> list[Node]:

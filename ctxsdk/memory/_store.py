@@ -202,7 +202,10 @@ def link_all(store: MemoryStore, edges: Sequence[Edge]) -> int:
 
 
 def nodes_at(store: MemoryStore, uris: Iterable[str]) -> dict[str, Node]:
-    """``store.by_uris(uris)`` when the store has it, else ``by_uri`` one by one."""
-    if isinstance(store, BatchStore):
-        return store.by_uris(uris)
+    """``store.by_uris(uris)`` when the store has it (a ``BatchStore``, or a store with
+    that one method: ``PostgresStore``), else ``by_uri`` one by one."""
+    by_uris = getattr(store, "by_uris", None)
+    if callable(by_uris):
+        found: dict[str, Node] = by_uris(uris)
+        return found
     return {u: n for u in dict.fromkeys(uris) if (n := store.by_uri(u)) is not None}
