@@ -337,3 +337,23 @@ def test_postgres_ingests_the_same_memory_and_reads_uris_together(
     on_pg.close()
     on_file.close()
     pg.close()
+
+
+def test_a_target_the_store_no_longer_holds_is_looked_up_again(tmp_path: Path) -> None:
+    mem = Memory(tmp_path / "m.db", embedder=None)
+    real = mem.remember("Always run the tests before you commit, every time.")
+    index = mem._merge_index
+    assert index is not None
+    # what a write rolled back elsewhere could leave: a node the store does not hold,
+    # equal to the next text (an equal text wins over the real node, which contains it)
+    index.put(replace(real, id="n00000000000000000000", text="Always run the tests first."))
+    got = mem.remember("always run the tests  first.")
+    assert got.id != "n00000000000000000000" and mem.store.get(got.id) == got
+    assert [n.id for n in mem.nodes("preference")] == [real.id, got.id]
+    index.put(
+        replace(real, id="n00000000000000000001", text="Always run the tests before you commit")
+    )
+    merged_in = mem.remember("Always run the tests before you commit")
+    assert merged_in.id == real.id  # the real node holds that text: merged into it
+    assert len(mem.nodes("preference")) == 2
+    mem.close()

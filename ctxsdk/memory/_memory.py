@@ -908,6 +908,7 @@ class Memory:
             if fresh is not None and still_matches(hit, fresh):
                 return fresh
             index.reset()
+            index.sync(self.store)  # read whole again, inside this write
         return merge_target(cand, self.store.nodes(types=[cand.type]))
 
     def _indexed_entity(self, name: str) -> Node | None:
@@ -922,6 +923,7 @@ class Memory:
             if fresh is not None and still_matches(hit, fresh):
                 return fresh
             index.reset()
+            index.sync(self.store)  # read whole again, inside this write
         return self._entity(name)
 
     def _apply(self, cand: Candidate, *, admitted: bool = False) -> tuple[Node, bool]:
