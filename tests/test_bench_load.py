@@ -20,3 +20,44 @@ def test_the_synthetic_log_opens_and_holds_its_replace_ops(tmp_path: Path) -> No
     assert prunes
     for rep in prunes:  # the harness refuses a tool/result rewrite outside an open turn
         assert s.index.turn_of(rep) is not None, f"prune {rep} is outside a turn"
+
+
+def test_floor_and_ours_are_timed_interleaved_and_keep_what_they_read(tmp_path: Path) -> None:
+    from ctxsdk.bench import _load
+
+    path = make_log(tmp_path / "bench.jsonl.zstd", 600)
+    calls: list[str] = []
+    floor = _load._floor(path, _load._parsers()["orjson"])
+    ours = _load._ours(path)
+
+    def floor_logged() -> object:
+        calls.append("floor")
+        return floor()
+
+    def ours_logged() -> object:
+        calls.append("ours")
+        return ours()
+
+    got = _load.interleaved(floor_logged, ours_logged, 4)
+    # a warm-up pair, then alternating pairs: neither side runs twice in a row within a pair
+    assert calls[:2] == ["floor", "ours"]
+    pairs = [calls[k : k + 2] for k in range(2, len(calls), 2)]
+    assert len(pairs) == 4 and all(sorted(p) == ["floor", "ours"] for p in pairs)
+    assert pairs[0] != pairs[1]  # A,B then B,A
+    for key in ("ratio", "ratio_best", "ratio_cpu", "floor_seconds", "ours_seconds"):
+        assert got[key] > 0
+    # what each side returns is what a user holds: every parsed line, the session and messages
+    rows = floor()
+    session, messages = ours()  # type: ignore[misc]
+    assert isinstance(rows, list) and len(rows) == len(session) + 1  # the header line too
+    assert messages == session.messages() and messages
+
+
+def test_rss_is_measured_in_child_processes_for_both(tmp_path: Path) -> None:
+    from ctxsdk.bench import _load
+
+    path = make_log(tmp_path / "bench.jsonl.zstd", 2000)
+    got = _load.rss(path, "orjson", rounds=1)
+    assert got["floor_rss_mib"] > 0 and got["ours_rss_mib"] > 0
+    assert got["rss_over_floor_ratio"] == got["ours_rss_mib"] / got["floor_rss_mib"]
+    assert got["rss_over_floor_ratio_process"] > 0
