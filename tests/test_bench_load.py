@@ -48,7 +48,10 @@ def test_floor_and_ours_are_timed_interleaved_and_keep_what_they_read(tmp_path: 
         assert got[key] > 0
     # what each side returns is what a user holds: every parsed line, the session and messages
     rows = floor()
-    session, messages = ours()  # type: ignore[misc]
+    held = ours()
+    assert isinstance(held, tuple)
+    session, messages = held
+    assert isinstance(session, cx.Session)
     assert isinstance(rows, list) and len(rows) == len(session) + 1  # the header line too
     assert messages == session.messages() and messages
 
