@@ -1,7 +1,9 @@
 """``ctxsdk bench memory``: evidence recall@k of the base's Retriever over LoCoMo turns, and
 of the Memory engine itself (``_memory_engine``: each conversation ingested into a
-``cx.Memory`` with verbatim observations and asked with ``Memory.find``; its latency at 6k and
-at the synthetic size; concurrent writer processes).
+``cx.Memory`` with verbatim observations and asked with ``Memory.find``; concurrent writer
+processes), and ``find``'s latency as a memory built by ``ingest`` grows, against ``bm25s``
+over the same texts in the same run (``_memory_scale``: 6k and 100k nodes, 6k and 20k with
+``--quick``, 1M when asked with ``scale_sizes``).
 
 Every turn of a conversation is one document: ``speaker: text`` plus the turn's BLIP image
 caption when it has one (``blip_caption``; the image itself and its search ``query`` are not
@@ -23,7 +25,8 @@ Reported per category id (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
 ids found / evidence ids). Baselines run in the same pass: plain BM25 over turns (the spec's
 reference: its stop list, no stemming; 52.4 R@5 over all) and the tuned BM25 of ``bench fit``
 (Porter stemming, neighbour smoothing). Our arms: lexical (the Retriever's defaults),
-lexical_bm25 (its BM25 and neighbours alone), dense per installed embedder,
+lexical_bm25 (its BM25 and neighbours alone), dense per installed embedder (one with
+``--quick``: minilm when installed),
 hybrid per fusion, and ``fit``'s own ranker (the base's BM25 plus coordination, feedback
 words, answer kinds and neighbours) for what a switch of ``fit`` would gain or lose.
 A reference arm, never counted as ours (``reference_model_facts_<embedder>``): the same
@@ -60,7 +63,8 @@ from .._progress import Progress, resolve_progress
 from ..errors import InvalidArgument
 from ._bm25 import _SMOOTH, _Index
 from ._fit import load_locomo
-from ._memory_engine import memory_recall_rows, memory_scale, writer_throughput
+from ._memory_engine import WRITE_TARGETS, memory_recall_rows, writer_throughput
+from ._memory_scale import SIZES_FULL, SIZES_QUICK, label, memory_scale
 from ._memory_stores import StoreSizes, compare_stores
 from ._result import BenchResult, Target
 
@@ -222,10 +226,13 @@ def run(
     embedders: Sequence[str | Embedder] | None = None,
     store: str = "sqlite",
     store_sizes: StoreSizes | None = None,
+    scale_sizes: Sequence[int] | None = None,
 ) -> BenchResult:
     """Run the benchmark; ``embedders`` defaults to every installed local embedder.
     ``store="postgres"``: the engine on both stores instead (``_memory_stores``; its sizes
-    from ``quick`` unless ``store_sizes`` gives them)."""
+    from ``quick`` unless ``store_sizes`` gives them). ``scale_sizes``: the memory sizes
+    ``find`` is timed at against ``bm25s`` (``_memory_scale``; default 6k and 100k, 6k
+    and 20k with ``quick``; 1M only when asked: ``(6_000, 100_000, 1_000_000)``)."""
     if store not in ("sqlite", "postgres"):
         raise InvalidArgument(f"bench memory: store is sqlite or postgres, not {store!r}")
     if store == "postgres":
@@ -245,9 +252,22 @@ def run(
     data = load_locomo()
     samples = data[:2] if quick else data
     chosen = available_embedders() if embedders is None else list(embedders)
+    if quick and embedders is None and chosen:
+        # --quick: the dense arms with one installed embedder (minilm when there: the
+        # one the memory's hybrid arm and the reference arm prefer), not every one
+        chosen = [min(chosen, key=lambda name: name != "minilm")]
     embs: list[Embedder] = [get_embedder(e) if isinstance(e, str) else e for e in chosen]
     report = resolve_progress(progress)
     started = time.perf_counter()
+    # where the run's time goes: wall and this process's CPU seconds per stage
+    stages: dict[str, tuple[float, float]] = {}
+    mark = [time.perf_counter(), time.process_time()]
+
+    def stage(name: str) -> None:
+        now = (time.perf_counter(), time.process_time())
+        stages[name] = (round(now[0] - mark[0], 1), round(now[1] - mark[1], 1))
+        mark[:] = now
+
     # arm -> list of (category, evidence ids, retrieved ids top-_DEPTH)
     got: dict[str, list[tuple[int, list[str], list[str]]]] = defaultdict(list)
     embed_seconds: dict[str, float] = defaultdict(float)
@@ -340,6 +360,7 @@ def run(
     # The Memory engine asked the same questions (``_memory_engine``): lexical, and with the
     # embedder of the best turn-level hybrid when one is installed.
     questions = locomo_questions
+    stage("turn_arms")
     report(total_qas, total_qas, "asking a cx.Memory of each conversation")
     # The headline: Memory(path).find(q), exactly as a user calls them (default settings).
     # ``Memory(path)`` embeds with the default embedder (``auto``: e5-small when the embed
@@ -350,7 +371,12 @@ def run(
         samples, questions, as_called=True, lexical=quick
     )
     got[_AS_CALLED] = called_rows
-    mem_rows, mem_times = memory_recall_rows(samples, questions)
+    if quick:
+        # the as-called memory is asked lexically for its default 10 hits with --quick:
+        # the lexical arm already (a file rather than an in-memory store), not asked twice
+        mem_rows, mem_times = called_rows, called_times
+    else:
+        mem_rows, mem_times = memory_recall_rows(samples, questions)
     got["memory_lexical"] = mem_rows
     engine_metrics: dict[str, float] = dict(mem_times)
     engine_metrics.update({f"{k}_as_called": v for k, v in called_times.items()})
@@ -397,14 +423,26 @@ def run(
             metrics[f"hybrid_{what}{name}_over_bm25_p50_ratio_locomo"] = p50 / max(bm_p50, 1e-9)
             metrics[f"hybrid_{what}{name}_over_bm25_p95_ratio_locomo"] = p95 / max(bm_p95, 1e-9)
     size = 20_000 if quick else 100_000
+    stage("memory_arms")
     report(total_qas, total_qas, f"timing a synthetic {size:,}-document index")
     scale = _scale(data, size)
     metrics.update(scale)
-    report(total_qas, total_qas, "timing Memory.find at 6k and at the synthetic size")
-    pool, asks = _scale_texts(data)
-    metrics.update(memory_scale(pool, asks, (6_000, size)))
+    stage("synthetic_index")
+    sizes = tuple(scale_sizes or (SIZES_QUICK if quick else SIZES_FULL))
+    scale_metrics, scale_baselines, scale_notes = memory_scale(
+        data,
+        [str(qa["question"]) for sm in data for qa in sm["qa"]],
+        sizes,
+        unit_conversations=2 if quick else None,
+        queries=50 if quick else 100,
+        report=lambda what: report(total_qas, total_qas, what),
+    )
+    metrics.update(scale_metrics)
+    baselines.update(scale_baselines)
+    stage("memory_scale")
     report(total_qas, total_qas, "timing concurrent writer processes")
     metrics.update(writer_throughput(30 if quick else 100))
+    stage("writers")
     targets = [
         Target.at_least("r5_all", 0.65),
         Target.at_least("r10_all", 0.75),
@@ -413,9 +451,19 @@ def run(
         # Must at least beat the plain BM25 reference measured in the same run.
         Target.at_least("r5_over_bm25_plain_ratio", 1.0),
         Target.at_most("synthetic_hybrid_query_ms_p95", 1000.0),
-        # the engine: nothing lost by concurrent writers, and find stays interactive
-        Target.at_most("writers_4_lost", 0.0),
-        Target.at_most(f"memory_find_ms_p95_{size}", 1000.0),
+        # the engine's writes (_memory_engine): nothing lost by concurrent writers, the
+        # batch write against executemany, four writers against one
+        *WRITE_TARGETS,
+        # find on a memory built by ingest, against bm25s over the same texts, same run: the
+        # target is at 100k nodes and more (--quick's 20k reports the ratio, unjudged: at a
+        # few thousand nodes find's fixed cost per query, its rules and the graph, weighs
+        # more than scoring, where bm25s's sub-millisecond query has none)
+        *(
+            Target.at_most(f"memory_find_p95_over_bm25s_{label(n)}", 2.0)
+            for n in sizes
+            if n >= 100_000
+        ),
+        Target.at_most(f"memory_find_ms_p95_{label(max(sizes))}", 1000.0),
     ]
     metrics["r5_over_bm25_plain_ratio"] = metrics["r5_all"] / max(
         baselines["bm25_plain_r5_all"], 1e-9
@@ -456,7 +504,9 @@ def run(
             "indexed_text": "speaker + ': ' + text + ' ' + blip_caption (when present)",
             "categories": CATEGORIES,
             "synthetic_docs": size,
+            "scale": scale_notes,
             "seconds": round(time.perf_counter() - started, 1),
+            "stage_seconds_wall_cpu": stages,
         },
     )
 
