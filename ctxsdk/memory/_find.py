@@ -547,12 +547,18 @@ def find_nodes(
         prefetch_nodes(h.doc_id for h in hits)
     top = hits[0].score if hits else 0.0
     terms = query_terms(query, retriever)
+    plain_q = _plain(q)
+
+    def is_name(node: Node) -> bool:  # _is_name(node, q), the query's plain form made once
+        names, plain = _plain_names(node.name, node.aliases)
+        return q in names or bool(plain_q and plain_q in plain)
+
     for rank, h in enumerate(hits):
         node = nodes.get(h.doc_id)
         if node is None or top <= 0:
             continue
         rel = h.score / top
-        if _is_name(node, q):
+        if is_name(node):
             offer(direct, node.id, 1.0 + rel, "match")
         elif len(q) >= 3 and q in " ".join(said_text(node).casefold().split()):
             offer(direct, node.id, 1.0 + rel, "match")  # the query word for word
@@ -561,13 +567,12 @@ def find_nodes(
     if anchors is None:
         anchors = [n for n in nodes.values() if n.type == "entity" or n.until]
     best = max((s for s, _ in direct.values()), default=1.0)
-    plain_q = _plain(q)
     for node in anchors:  # entity anchors, and deadline decisions when the query asks
         if node.id in direct:
             continue
         if node.type == "entity":
-            names, plain = _plain_names(node.name, node.aliases)
-            if q in names or bool(plain_q and plain_q in plain):  # _is_name
+            names, _ = _plain_names(node.name, node.aliases)
+            if is_name(node):
                 offer(direct, node.id, 1.0 + best, "anchor")
             elif any(len(n) >= 3 and _mentions(q, n) for n in names):
                 offer(near, node.id, best, "anchor")
