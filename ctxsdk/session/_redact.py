@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -67,6 +69,7 @@ __all__ = [
     "redact",
     "redact_json",
     "redact_message",
+    "redaction_memo",
     "withheld",
     "withheld_notice",
 ]
@@ -171,7 +174,44 @@ def _spans(text: str) -> list[Span]:
     return merged
 
 
+# Within ``redaction_memo()``, each distinct text is redacted once: an ingest reads one
+# message's text at several doors (the facts, the findings, the user's words, the
+# observation), and a candidate's text and quote are often the same string.
+_MEMO: ContextVar[dict[str, tuple[str, tuple[tuple[str, int], ...]]] | None] = ContextVar(
+    "ctxsdk_redaction_memo", default=None
+)
+
+
+@contextmanager
+def redaction_memo() -> Iterator[None]:
+    """A block within which a text redacted again is answered from its first redaction:
+    the same text and the same counts (``redact`` is deterministic, so nothing read inside
+    differs from a redaction made afresh). Nested blocks share the outermost one's memo,
+    which ends with it; each thread and task has its own."""
+    if _MEMO.get() is not None:
+        yield
+        return
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def _redact_counting(text: str, counts: Counter[str]) -> str:
+    memo = _MEMO.get()
+    if memo is None:
+        return _redact_passes(text, counts)
+    hit = memo.get(text)
+    if hit is None:
+        found: Counter[str] = Counter()
+        hit = memo[text] = (_redact_passes(text, found), tuple(found.items()))
+    for kind, n in hit[1]:
+        counts[kind] += n
+    return hit[0]
+
+
+def _redact_passes(text: str, counts: Counter[str]) -> str:
     # A replacement can open a boundary a token needed ("-----END …-----sk-…" becomes
     # "[REDACTED:private-key]sk-…"), so passes repeat until one finds nothing (idempotence).
     for _ in range(4):
@@ -197,8 +237,19 @@ def _redact_once(text: str, counts: Counter[str]) -> str:
     return "".join(parts)
 
 
+_KIND_ORDER = {k: i for i, k in enumerate(REDACTION_KINDS)}
+_NONE: Mapping[str, int] = MappingProxyType({})
+
+
 def _ordered(counts: Counter[str]) -> Mapping[str, int]:
-    return MappingProxyType({k: counts[k] for k in REDACTION_KINDS if counts[k] > 0})
+    # The kinds found, in REDACTION_KINDS order (a kind outside it is never counted); most
+    # texts hold none, and then nothing is built.
+    if not counts:
+        return _NONE
+    kinds = sorted(
+        (k for k, n in counts.items() if n > 0 and k in _KIND_ORDER), key=_KIND_ORDER.__getitem__
+    )
+    return MappingProxyType({k: counts[k] for k in kinds})
 
 
 def redact(text: str) -> Redaction:
@@ -287,7 +338,7 @@ def redact_message(message: Mapping[str, Any]) -> tuple[dict[str, Any], Counter[
     out: dict[str, Any] = {k: _copy(v) for k, v in message.items()}
     if "content" in message:
         out["content"] = _redact_content(message["content"], counts)
-    return out, Counter({k: counts[k] for k in REDACTION_KINDS if counts[k] > 0})
+    return out, Counter(_ordered(counts))
 
 
 def withheld(text: str) -> list[str]:

@@ -190,7 +190,21 @@ _DIRECTIVES = re.compile(
 )
 
 
+# Every branch of ``_DIRECTIVES`` holds one of these, as written (it ignores no case).
+_DIRECTIVE_WORDS = (
+    "requirepass",
+    "masterauth",
+    "rpcpassword",
+    "PresharedKey",
+    "PrivateKey",
+    "AWS Secret Access Key",
+    "setx",
+)
+
+
 def _directives(text: str) -> Iterator[Span]:
+    if not any(w in text for w in _DIRECTIVE_WORDS):
+        return  # no branch can match: the scan is skipped
     for m in _DIRECTIVES.finditer(text):
         if m.group("setx") is not None:
             if key_strength(m.group("name")) != 2:

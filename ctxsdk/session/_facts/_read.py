@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._redact import redact, redact_json
+from .._redact import redact, redact_json, redaction_memo
 from .._text import message_of
 from .._text import message_text as _raw_text
 from ._harness import RunSettings
@@ -258,7 +258,8 @@ def read_facts(
     )
     reader = FactReader(session, harness=harness, rule_files=rule_files)
     out: list[Fact] = []
-    for ev in ordered:
-        out += reader.feed(ev)
-    out += reader.finish()
+    with redaction_memo():  # a text said again (a repeated block, a re-read file) is redacted once
+        for ev in ordered:
+            out += reader.feed(ev)
+        out += reader.finish()
     return Facts(session, tuple(once(out)))  # a thing said twice is one fact
