@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MemoryRefused
-from ..session import redact
+from ..session import Redaction, redact
 from ..session.kernel import REDACTION_KINDS, REDACTION_MARKER
 from ._model import Candidate, Node, Source
 
@@ -66,12 +66,14 @@ class Screened:
 
 def _kinds(withheld: Mapping[str, int], text: str) -> tuple[str, ...]:
     # A marker already in the text counts too: it stands where a secret was.
+    if not withheld and "[REDACTED:" not in text:
+        return ()  # nothing withheld and no marker: most texts
     found = set(withheld) | set(REDACTION_MARKER.findall(text))
     known = [k for k in REDACTION_KINDS if k in found]
     return (*known, *sorted(found - set(known)))
 
 
-def screen(text: str, what: str = "the text") -> Screened:
+def screen(text: str, what: str = "the text", seen: dict[str, Redaction] | None = None) -> Screened:
     """``text`` through the door (see the module docs): redacted whole, and refused when
     it held a secret and no letter or digit is left once the markers are removed. A NUL
     character (U+0000) is dropped: it is no text a memory keeps, and PostgreSQL cannot store
@@ -79,7 +81,11 @@ def screen(text: str, what: str = "the text") -> Screened:
     text = text.replace("\x00", "")
     if not text:
         return Screened(text, (), None)
-    red = redact(text)
+    red = seen.get(text) if seen is not None else None
+    if red is None:
+        red = redact(text)
+        if seen is not None:
+            seen[text] = red
     kinds = _kinds(red.counts, red.text)
     if not kinds:
         return Screened(red.text, (), None)
@@ -101,9 +107,11 @@ def refusal(text: str, what: str = "the text") -> str | None:
     return screen(text, what).refused
 
 
-def admit(text: str, what: str = "the text") -> str:
-    """``text`` as a memory stores it (redacted), or ``MemoryRefused`` (see ``screen``)."""
-    s = screen(text, what)
+def admit(text: str, what: str = "the text", seen: dict[str, Redaction] | None = None) -> str:
+    """``text`` as a memory stores it (redacted), or ``MemoryRefused`` (see ``screen``).
+    ``seen``: the redactions of texts already through (one candidate's text and quote are
+    often the same string), filled as it goes."""
+    s = screen(text, what, seen)
     if s.refused is not None:
         raise MemoryRefused(f"refused: {s.refused}")
     return s.text
@@ -127,22 +135,26 @@ def admit_json(value: Any, what: str) -> Any:
     return value
 
 
-def admit_source(source: Source, what: str = "the source") -> Source:
+def admit_source(
+    source: Source, what: str = "the source", *, seen: dict[str, Redaction] | None = None
+) -> Source:
     return Source(
         session=admit_optional(source.session, f"{what}'s session"),
         seq=source.seq,
-        quote=admit(source.quote, f"{what}'s quote"),
+        quote=admit(source.quote, f"{what}'s quote", seen),
         via=admit(source.via, f"{what}'s via"),
     )
 
 
 def admit_candidate(cand: Candidate) -> Candidate:
-    """Every text of ``cand`` through the door (``MemoryRefused`` names the field)."""
+    """Every text of ``cand`` through the door (``MemoryRefused`` names the field); a text
+    and a quote that are the same string are redacted once."""
+    seen: dict[str, Redaction] = {}  # its texts by value: a name, text and quote often repeat
     return replace(
         cand,
-        name=admit(cand.name, "the name"),
-        text=admit(cand.text, "the text"),
-        source=admit_source(cand.source),
+        name=admit(cand.name, "the name", seen),
+        text=admit(cand.text, "the text", seen),
+        source=admit_source(cand.source, seen=seen),
         until=admit_optional(cand.until, "until"),
         until_at=admit_optional(cand.until_at, "until_at"),
         fail=admit_optional(cand.fail, "fail"),
