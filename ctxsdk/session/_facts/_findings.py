@@ -113,6 +113,8 @@ def _words(sentence: str) -> int:
 
 def _other_script(sentence: str) -> bool:
     """Whether a sentence is written mostly in letters that are not Latin."""
+    if sentence.isascii():
+        return False  # every letter is Latin
     latin = sum(1 for ch in sentence if ch.isascii() and ch.isalpha())
     other = sum(1 for ch in sentence if ch.isalpha() and not ch.isascii())
     return other > latin
