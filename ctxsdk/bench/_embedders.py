@@ -22,7 +22,7 @@ Per embedder (``available_embedders()``: e5-small, minilm, wordllama when instal
   (``lexical_locomo_r10``); with ``--quick`` the first conversation's first four sessions
   (76 turns, 50 questions), else all ten conversations. The real-session benchmark
   (``bench realworld``'s labelled questions; not with ``--quick``): dense top 5 over the
-  raw messages of the labelled sessions, each embedded by its first 1,000 characters; a
+  raw messages of the labelled sessions, each embedded by its first 400 characters; a
   question is answered when a hit holds all its terms (beside ``bm25_top5`` there).
   Quality runs through the user's embedding cache, so a second run embeds nothing.
 
@@ -55,7 +55,7 @@ __all__ = ["run"]
 
 _DEPTH = 10
 _QUICK_SESSIONS = 4  # --quick: the first conversation's first sessions
-_HEAD = 1000  # realworld: characters of each raw message embedded
+_HEAD = 400  # realworld: characters of each raw message embedded
 
 
 def _fn(e: Embedder, query: bool = False) -> Callable[[list[str]], list[list[float]]]:
@@ -295,7 +295,7 @@ def run(
         report_(done, steps, what)
 
     data = load_locomo()
-    texts = _speed_sample(data, 8 if quick else 128)
+    texts = _speed_sample(data, 8 if quick else 64)
     queries = [str(qa["question"]) for sample in data for qa in sample["qa"]][::97][
         : 3 if quick else 20
     ]
