@@ -93,8 +93,8 @@ class Span(NamedTuple):
 def clean(piece: str) -> str:
     """A sentence as one readable line: links to their words, emphasis and backticks
     removed, whitespace folded, leading list marks and trailing colons dropped."""
-    piece = _LINK.sub(r"\1", piece)
-    piece = _EMPHASIS.sub("", piece)
+    piece = _LINK.sub(r"\1", piece) if "](" in piece else piece
+    piece = _EMPHASIS.sub("", piece) if any(c in piece for c in "*_`~") else piece
     piece = _INLINE_ELEMENT.sub(" ", piece) if "<" in piece else piece
     piece = _SPACE.sub(" ", piece).strip()
     piece = _PREFIX.sub("", piece) if piece[:1] in "-*+•●◦▪>([0123456789①" else piece
@@ -219,8 +219,11 @@ _OPEN_END = re.compile(
 
 def _split(text: str, start: int, end: int, out: list[Span]) -> None:
     pos = start
+    ticks, counted = 0, start  # backticks before ``counted``: each stop counts on from the last
     for m in _END.finditer(text, start, end):
-        if text.count("`", start, m.start()) % 2:
+        ticks += text.count("`", counted, m.start())
+        counted = m.start()
+        if ticks % 2:
             continue  # a stop inside inline code (`1.`, `a.b`) ends no sentence
         dot = text[m.start()] == "."
         if dot and m.group().rstrip().endswith("."):
