@@ -112,6 +112,26 @@ def test_the_database_ranks_as_the_engine_does(postgres_dsn: str) -> None:
         assert any(_hits(db, q) for q in questions)
 
 
+def test_a_cut_ranking_is_the_whole_ranking(postgres_dsn: str, monkeypatch: Any) -> None:
+    """The database sends only the best documents of a query; with so few sent that many
+    searches must ask again for every match (and many need not), every question still gets
+    the engine's hits, order and scores."""
+    monkeypatch.setattr(_db_search, "_LEAST_SENT", 1)
+    monkeypatch.setattr(_db_search, "_SENT_PER_HIT", 1)
+    session, questions = _locomo_session()
+    with (
+        cx.Memory(postgres_dsn, namespace="t", embedder=None) as db,
+        cx.Memory(postgres_dsn, namespace="t", embedder=None, search="engine") as engine,
+    ):
+        db.ingest(session, verbatim=True)
+        asked = questions[::2]
+        for q in asked:
+            assert _hits(db, q) == _hits(engine, q), q
+        search = db._db
+        assert search is not None
+        assert 0 < search.asked_again < len(asked)
+
+
 def test_the_index_follows_every_writer_and_never_moves_the_revision(postgres_dsn: str) -> None:
     with (
         cx.Memory(postgres_dsn, namespace="t", embedder=None) as mem,

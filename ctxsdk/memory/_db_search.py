@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import InvalidArgument
 from ..session import Hit, Retriever
 from ..session.kernel import answer_kind
-from ._index_doc import LexicalMatch, LexicalRow, index_doc, lexical_row
+from ._index_doc import LexicalRanking, LexicalRow, index_doc, lexical_row
 from ._model import Node
 from ._store import Changes
 
@@ -39,6 +39,8 @@ __all__ = ["INDEX_VERSION", "DatabaseSearch", "IndexedStore", "StoreNodes"]
 # ``test_the_index_version_names_what_is_indexed`` holds the rows of a fixed set of nodes.
 INDEX_VERSION = "lexical-1"
 _REBUILD_CHUNK = 20_000  # nodes tokenized per batch while rebuilding (bounded memory)
+_LEAST_SENT = 256  # documents the database sends at least for a search (see search)
+_SENT_PER_HIT = 8  # and per hit asked for
 
 
 @runtime_checkable
@@ -66,12 +68,14 @@ class IndexedStore(Protocol):
     ) -> int: ...
 
     def lexical_matches(
-        self, terms: Mapping[str, float], *, want: int, settings: Mapping[str, float]
-    ) -> list[LexicalMatch]: ...
-
-    def lexical_docs(
-        self, ids: Iterable[str]
-    ) -> dict[str, tuple[str | None, str | None, str | None]]: ...
+        self,
+        terms: Mapping[str, float],
+        *,
+        want: int,
+        settings: Mapping[str, float],
+        k: int,
+        limit: int | None = None,
+    ) -> LexicalRanking: ...
 
     def section_members(self, sections: Iterable[str]) -> dict[str, list[str]]: ...
 
@@ -97,10 +101,12 @@ class DatabaseSearch:
             "b": retriever.b,
             "coordination": retriever.coordination,
             "boost": retriever.answer_boost,
+            "share": retriever.neighbour,
+            "section_boost": retriever.section_boost,
         }
-        self._share = retriever.neighbour
         self._section_boost = retriever.section_boost
         self.rebuilt = 0  # whole rebuilds this object made (for reports and tests)
+        self.asked_again = 0  # searches whose cut could hide a best one (asked for all)
 
     def rows(self, nodes: Iterable[Node]) -> tuple[list[LexicalRow], list[str]]:
         """The index rows of ``nodes``, and the ids of those the index leaves out."""
@@ -142,58 +148,55 @@ class DatabaseSearch:
         self.rebuilt += 1
 
     def search(self, query: str, k: int = 10, *, mode: str | None = None) -> list[Hit]:
-        """The ``k`` best nodes for ``query`` by the engine's lexical ranking: the matches
-        and their scores from the database, then its neighbour and section steps here
-        (``Retriever._smooth`` and ``_lexical``, over the matches and the documents next to
-        them), ties to the smaller id."""
+        """The ``k`` best nodes for ``query`` by the engine's lexical ranking: the scores
+        after the neighbour step from the database, then its section step and the top k here
+        (``Retriever._smooth`` and ``_lexical``), ties to the smaller id.
+
+        The database sends the ``max(8k, 256)`` documents that the section step can raise
+        highest, not every match of a common word; what it leaves out scores at most
+        ``cut``. When the k-th best found beats it, the answer is the one over every match;
+        else (a tie at the cut) the search asks again for all."""
         if mode not in (None, "lexical"):
             raise InvalidArgument(f"the database ranks lexically, not {mode!r}")
         terms = Counter(self.tokenize(query))
         if k <= 0 or not terms or not query.strip():
             return []
-        matches = self.store.lexical_matches(
-            {t: float(n) for t, n in terms.items()},
-            want=answer_kind(query),
-            settings=self._settings,
-        )
-        raw = {m.id: m.score for m in matches}
-        place = {m.id: (m.prev, m.next, m.section) for m in matches}
-        share = self._share
-        scores = raw
-        if share and raw:  # each match and its neighbours: share of the better neighbour's
-            beside = {n for m in matches for n in (m.prev, m.next) if n and n not in place}
-            place.update(self.store.lexical_docs(beside))
-            scores = {}
-            for doc in (*raw, *sorted(beside)):
-                if doc not in place:
-                    continue  # deleted since the index was caught up
-                before, after, _ = place[doc]
-                lift = max(raw.get(before or "", 0.0), raw.get(after or "", 0.0))
-                scores[doc] = raw.get(doc, 0.0) + share * lift
-        scores = self._sections(scores, place, k)
-        best = heapq.nsmallest(k, ((-v, doc) for doc, v in scores.items() if v > 0))
+        weights = {t: float(n) for t, n in terms.items()}
+        want = answer_kind(query)
+        # a whole section's unmatched members score boost * its best, under the cut only
+        # while boost < 1
+        cut_ok = 0.0 <= self._section_boost < 1.0
+        limit: int | None = max(_SENT_PER_HIT * k, _LEAST_SENT) if cut_ok else None
+        while True:
+            got = self.store.lexical_matches(
+                weights, want=want, settings=self._settings, k=k, limit=limit
+            )
+            lifted = self._sections(got, k)
+            best = heapq.nsmallest(k, ((-v, doc) for doc, v in lifted.items() if v > 0))
+            if limit is None or got.total <= limit:
+                break
+            if len(best) == k and -best[-1][0] > _above(got.cut):
+                break
+            limit = None  # a tie at the cut: the k best are in doubt, ask for every one
+            self.asked_again += 1
         return [Hit(doc, -neg, {"lexical": -neg}) for neg, doc in best]
 
-    def _sections(
-        self,
-        scores: dict[str, float],
-        place: Mapping[str, tuple[str | None, str | None, str | None]],
-        k: int,
-    ) -> dict[str, float]:
-        """Each section raised by ``section_boost`` of its best; its unmatched members join
-        only when that lift reaches the k-th best score before lifting."""
+    def _sections(self, got: LexicalRanking, k: int) -> dict[str, float]:
+        """The scores after the section step: each section raised by ``section_boost`` of
+        its best, and its unmatched members joining only when that lift reaches the k-th
+        best score before lifting (``got.floor``). Members left out by the cut are known
+        to score no more than it, so their lift never matters."""
+        scores = {m.id: m.score for m in got.matches}
         boost = self._section_boost
         if not boost:
             return scores
         best: dict[str, float] = {}
         matched: dict[str, list[str]] = {}
-        for doc, v in scores.items():
-            sec = place[doc][2]
-            if sec is not None:
-                matched.setdefault(sec, []).append(doc)
-                if v > best.get(sec, 0.0):
-                    best[sec] = v
-        floor = heapq.nlargest(k, scores.values())[-1] if len(scores) >= k else 0.0
+        for m in got.matches:
+            if m.section is not None and m.section_best is not None:
+                matched.setdefault(m.section, []).append(m.id)
+                best[m.section] = m.section_best
+        floor = got.floor
         whole = self.store.section_members(s for s, top in best.items() if boost * top >= floor)
         out = dict(scores)
         for sec, top in best.items():
@@ -201,6 +204,11 @@ class DatabaseSearch:
             for doc in whole.get(sec, matched[sec]) if lift >= floor else matched[sec]:
                 out[doc] = out.get(doc, 0.0) + lift
         return out
+
+
+def _above(bound: float) -> float:
+    """``bound`` nudged up past the rounding of the sums that made it."""
+    return bound + abs(bound) * 1e-9
 
 
 class StoreNodes(Mapping[str, Node]):

@@ -25,6 +25,7 @@ __all__ = [
     "UNINDEXED",
     "IndexDoc",
     "LexicalMatch",
+    "LexicalRanking",
     "LexicalRow",
     "index_doc",
     "is_embedded",
@@ -111,11 +112,23 @@ def lexical_row(node: Node, tokenize: Callable[[str], list[str]]) -> LexicalRow 
 
 
 class LexicalMatch(NamedTuple):
-    """A node a query matches in a database's lexical index: its score (BM25 with the
-    coordination factor and the answer boost), its neighbours and its section."""
+    """A document of a database's lexical ranking: its score after the neighbour step (BM25
+    with the coordination factor and the answer boost, raised by its better neighbour's),
+    its section and that section's best score (None without a section)."""
 
     id: str
     score: float
-    prev: str | None
-    next: str | None
     section: str | None
+    section_best: float | None
+
+
+class LexicalRanking(NamedTuple):
+    """The documents of a query in a database's lexical index, best first by what the
+    section step can give them (at most the limit asked), with how many there are
+    (``total``), the k-th best score before the section step (``floor``; 0.0 with fewer)
+    and the bound of the last one returned (``cut``: no document left out scores above it)."""
+
+    matches: list[LexicalMatch]
+    total: int
+    floor: float
+    cut: float

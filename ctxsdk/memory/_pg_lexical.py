@@ -7,18 +7,24 @@ normalised by its mean length), each score scaled by (the share of the query's i
 the document matches) ** coordination, and raised by the answer boost when the document
 holds the kind of text the question asks for (``answer_kind``).
 
-Each match comes with its neighbours (``prev`` / ``next`` in its group, kept by
-``write_index``) and its section, for the steps ``_db_search`` takes beside (neighbours,
-sections, the top k). Those steps join every match with others; the planner cannot know how
-many documents a query's terms match (they come in an array), and a join planned for a few
-rows that meets thousands took seconds. Index lookups by key, as here, do not depend on it.
+The engine's neighbour step runs here too (each document raised by ``share`` of its better
+neighbour's score), and so does the bound of its section step: a document's score plus
+``section_boost`` of its section's best is what that step can give it at most (and all it
+gives, unless the section is taken whole). The documents come back in that order, at most
+``limit`` of them, each with its section's best, with the count of all, the k-th best
+score before the section step (the floor that decides which sections are taken whole)
+and the bound of the last one returned (``cut``): ``_db_search`` takes the section step
+and the top k over them, and asks again without a limit when a tie at the cut leaves the
+k best in doubt. A join of the matches with their neighbours would be planned for a few
+rows (the query's terms come in an array) and take seconds on thousands; the neighbours'
+lift is an aggregate of what each match offers instead.
 
 The parameters are named (``%(ns)s`` ...); ``{S}`` is the schema.
 """
 
 from __future__ import annotations
 
-__all__ = ["DOCS_SQL", "MARKED_SQL", "MATCHES_SQL", "MEMBERS_SQL"]
+__all__ = ["MARKED_SQL", "MATCHES_SQL", "MEMBERS_SQL"]
 
 MATCHES_SQL = """
 WITH st AS (
@@ -51,18 +57,54 @@ raw AS (
     JOIN {S}.lex_docs d ON d.namespace = %(ns)s AND d.id = p.id
     CROSS JOIN st
     GROUP BY p.id
+),
+m AS MATERIALIZED (
+    SELECT r.id,
+           r.s * power(r.hit / total.t, %(coordination)s)
+             * CASE WHEN (r.kinds & %(want)s) <> 0 THEN 1 + %(boost)s ELSE 1 END AS v,
+           r.prev, r.next, r.sec
+    FROM raw r CROSS JOIN total
+),
+-- each match offers its score to the documents before and after it: a document's lift is
+-- the better of its neighbours' (their links are mutual: write_index keeps them so)
+o AS (
+    SELECT m.id, m.v, 0::float8 AS lift, m.sec, true AS own FROM m
+    UNION ALL SELECT m.prev, 0::float8, m.v, NULL, false FROM m
+        WHERE m.prev IS NOT NULL AND %(share)s > 0
+    UNION ALL SELECT m.next, 0::float8, m.v, NULL, false FROM m
+        WHERE m.next IS NOT NULL AND %(share)s > 0
+),
+s AS MATERIALIZED (
+    SELECT o.id, max(o.v) + %(share)s * max(o.lift) AS s,
+           max(o.sec) AS sec, bool_or(o.own) AS own
+    FROM o GROUP BY o.id
+),
+-- a match's section came with it; a neighbour's is looked up, and one deleted since the
+-- index was caught up is no longer a document
+sd AS MATERIALIZED (
+    SELECT s.id, s.s, s.sec FROM s WHERE s.own AND s.s > 0
+    UNION ALL
+    SELECT s.id, s.s, d.sec FROM s
+    JOIN {S}.lex_docs d ON d.namespace = %(ns)s AND d.id = s.id
+    WHERE NOT s.own AND s.s > 0
+),
+-- each document's section step from above: its score and its section's best share
+u AS (
+    SELECT sd.id, sd.s, sd.sec, b.best,
+           sd.s + coalesce(%(section_boost)s * b.best, 0) AS up
+    FROM sd LEFT JOIN (
+        SELECT sd.sec, max(sd.s) AS best FROM sd WHERE sd.sec IS NOT NULL GROUP BY sd.sec
+    ) b ON b.sec = sd.sec
+),
+best AS MATERIALIZED (
+    SELECT u.id, u.s, u.sec, u.best, u.up FROM u
+    ORDER BY u.up DESC, u.id COLLATE "C" LIMIT %(limit)s
 )
-SELECT r.id,
-       r.s * power(r.hit / total.t, %(coordination)s)
-         * CASE WHEN (r.kinds & %(want)s) <> 0 THEN 1 + %(boost)s ELSE 1 END AS v,
-       r.prev, r.next, r.sec
-FROM raw r CROSS JOIN total
-"""
-
-# The neighbours and section of documents by id (a match's neighbours that match nothing).
-DOCS_SQL = """
-SELECT d.id, d.prev, d.next, d.sec FROM {S}.lex_docs d
-WHERE d.namespace = %(ns)s AND d.id = ANY(%(ids)s::text[])
+SELECT b.id, b.s, b.sec, b.best,
+       (SELECT count(*) FROM sd) AS n,
+       coalesce((SELECT sd.s FROM sd ORDER BY sd.s DESC LIMIT 1 OFFSET %(k)s - 1), 0) AS floor,
+       (SELECT min(best.up) FROM best) AS cut
+FROM best b
 """
 
 # The documents of sections.

@@ -56,10 +56,10 @@ from ..errors import (
     StoreUnavailable,
     WriteError,
 )
-from ._index_doc import LexicalMatch
+from ._index_doc import LexicalMatch, LexicalRanking
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
 from ._model import node_uri as _node_uri
-from ._pg_lexical import DOCS_SQL, MARKED_SQL, MATCHES_SQL, MEMBERS_SQL
+from ._pg_lexical import MARKED_SQL, MATCHES_SQL, MEMBERS_SQL
 from ._pg_schema import SCHEMA, create_namespace, ensure_namespace, migrate, public_location
 from ._rows import (
     COLUMNS,
@@ -95,7 +95,7 @@ __all__ = ["PostgresStore", "is_postgres_url"]
 
 _T = TypeVar("_T")
 _C = 'COLLATE "C"'  # byte order, as SQLite compares text
-_LEXICAL_SETTINGS = ("k1", "b", "coordination", "boost")
+_LEXICAL_SETTINGS = ("k1", "b", "coordination", "boost", "share", "section_boost")
 _MARKED = MARKED_SQL.replace("{columns}", ", ".join(f"n.{c}" for c in NODE_ORDER))
 # A node's plain text columns, checked for NUL before a write (JSON ones escape it).
 _TEXT_FIELDS = ("id", "name", "text", "uri", "until", "until_at", "fail", "fix", "created_at")
@@ -778,34 +778,47 @@ class PostgresStore:
         return int(got[0])
 
     def lexical_matches(
-        self, terms: Mapping[str, float], *, want: int, settings: Mapping[str, float]
-    ) -> list[LexicalMatch]:
-        """Every indexed node a query's index ``terms`` (term -> how often the query says
-        it) match, with its score (the first step of the engine's lexical ranking, run by
-        the database: ``_pg_lexical``), its neighbours and its section; ``want`` the bits of
-        the answer kind the question asks for, ``settings`` the ranking's (k1, b,
-        coordination, boost). Reads the index as it is: ``_db_search`` catches it up first."""
+        self,
+        terms: Mapping[str, float],
+        *,
+        want: int,
+        settings: Mapping[str, float],
+        k: int,
+        limit: int | None = None,
+    ) -> LexicalRanking:
+        """The indexed nodes a query's index ``terms`` (term -> how often the query says it)
+        find, at most ``limit`` (None: all), best first by what the section step can give
+        each: the engine's lexical ranking up to that step, run by the database
+        (``_pg_lexical``); ``want`` the bits of the answer kind the question asks for,
+        ``settings`` the ranking's (k1, b, coordination, boost, share, section_boost), ``k``
+        the hits wanted. Reads the index as it is: ``_db_search`` catches it up first."""
         params: dict[str, Any] = {
             "ns": self.namespace,
             "terms": list(terms),
             "weights": [float(v) for v in terms.values()],
             "want": int(want),
+            "k": max(1, int(k)),
+            "limit": limit,
         }
         params.update({key: float(settings[key]) for key in _LEXICAL_SETTINGS})
         rows = self._read(MATCHES_SQL, params)
-        return [
-            LexicalMatch(str(r["id"]), float(r["v"]), r["prev"], r["next"], r["sec"]) for r in rows
-        ]
-
-    def lexical_docs(
-        self, ids: Iterable[str]
-    ) -> dict[str, tuple[str | None, str | None, str | None]]:
-        """The neighbours (previous, next) and section of the indexed nodes of ``ids``."""
-        want = sorted(set(ids))
-        if not want:
-            return {}
-        rows = self._read(DOCS_SQL, {"ns": self.namespace, "ids": want})
-        return {str(r["id"]): (r["prev"], r["next"], r["sec"]) for r in rows}
+        if not rows:
+            return LexicalRanking([], 0, 0.0, 0.0)
+        first = rows[0]
+        return LexicalRanking(
+            [
+                LexicalMatch(
+                    str(r["id"]),
+                    float(r["s"]),
+                    r["sec"],
+                    None if r["best"] is None else float(r["best"]),
+                )
+                for r in rows
+            ],
+            int(first["n"]),
+            float(first["floor"]),
+            float(first["cut"]),
+        )
 
     def section_members(self, sections: Iterable[str]) -> dict[str, list[str]]:
         """The indexed nodes of each of ``sections``."""
