@@ -849,13 +849,13 @@ def test_fold_dry_run_prints_the_plan_and_writes_nothing(home_copy: Path) -> Non
     assert log.read_bytes() == before
     assert not (home_copy / "ctxsdk").exists()  # no bundle, no store folder
     assert "threshold 6,553 of a 8,192-token window" in proc.stdout
-    assert re.search(r"would leaf fold seq \d+\.\.\d+ \(43 nodes", proc.stdout), proc.stdout
+    assert re.search(r"would leaf fold seq \d+\.\.\d+ \(60 nodes", proc.stdout), proc.stdout
     assert "  why: pressure: 7,077 tokens" in proc.stdout
     assert "dry run, nothing written" in proc.stdout
     plan = run("--home", home_copy, "fold", "b93e", "--window", WINDOW, "--dry-run", "--json")
     data = json.loads(plan.stdout)
     assert data["dryRun"] and data["folds"] and data["action"] == "leaf"
-    assert len(data["seqs"]) == 43 and data["pressure"]["window"] == 8192
+    assert len(data["seqs"]) == 60 and data["pressure"]["window"] == 8192
     assert log.read_bytes() == before
 
 
@@ -868,7 +868,7 @@ def test_fold_appends_the_fold_and_archives_it(home_copy: Path) -> None:
     assert "no fold: idle" in below.stdout and "nothing written" in below.stdout
     proc = run("--home", home_copy, "fold", "b93e", "--window", WINDOW)
     assert proc.returncode == 0, proc.stderr
-    m = re.search(r"leaf fold cp:(cp-[0-9a-f]{16}): 43 nodes .* archived and verified", proc.stdout)
+    m = re.search(r"leaf fold cp:(cp-[0-9a-f]{16}): 60 nodes .* archived and verified", proc.stdout)
     assert m, proc.stdout
     assert "wrote the fold to " in proc.stdout and "bundle in " in proc.stdout
     f = Fold(Session.open(log), window=int(WINDOW))
@@ -958,11 +958,11 @@ def test_recall_is_exact_and_reads_from_a_seq(home_copy: Path) -> None:
     assert f"[cx-fold L cp:{cid}]" in summary.stdout
     proc = run("--home", home_copy, "recall", "b93e", "148", "--depth", "exact", "--limit", "2")
     assert proc.returncode == 0, proc.stderr
-    assert f"recall cp:{cid} (exact, verified): messages 2–3 of 43" in proc.stdout
+    assert f"recall cp:{cid} (exact, verified): messages 2–3 of 60" in proc.stdout
     assert "  seq 148 tool: result: ledger/__init__.py" in proc.stdout
     raw = run("--home", home_copy, "recall", "b93e", cid, "--depth", "exact", "--json")
     data = json.loads(raw.stdout)
-    assert data["verified"] and data["total"] == 43 and data["nextOffset"] == 20
+    assert data["verified"] and data["total"] == 60 and data["nextOffset"] == 20
     for item in data["messages"]:
         assert item["message"] == message_of(original.raw_events[item["seq"]])
 
@@ -1014,7 +1014,7 @@ def test_demo_folds_the_long_sample_and_the_recalled_bytes_match(tmp_path: Path)
     proc = run("demo", "--last", "0", "--html", tmp_path / "pages", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "== fold: long-refactor at a 8,192-token window (on a temp copy)" in proc.stdout
-    assert re.search(r"leaf fold cp:cp-[0-9a-f]{16}: 43 nodes", proc.stdout)
+    assert re.search(r"leaf fold cp:cp-[0-9a-f]{16}: 60 nodes", proc.stdout)
     assert "Fold status" in proc.stdout
     assert "probe (the first file path in the archived tool output): " in proc.stdout
     assert "the bytes match the original message in the sample" in proc.stdout

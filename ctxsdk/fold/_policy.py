@@ -16,6 +16,14 @@ looping.
   a root rebase merges the checkpoints into one when its payback horizon is short enough
   (at most once per ``rebase_cooldown`` folds), when no leaf can be made or admitted, or
   when the frozen prefix holds over ``rebase_frozen_share`` of the room a leaf can free.
+  A fold under pressure over the policy's own checkpoints takes them with it into one root
+  checkpoint when the room that wins back (at the warm price, every later request) pays for
+  the larger checkpoint read cold once within ``payback_horizon`` requests (``_merged``);
+  else the leaf keeps them and the cache prefix. ``economy`` keeps a verbatim tail of 0.04
+  of the window in the folds it decides itself (``pressure_retain_ratio``): what it folds
+  is archived exactly and recallable, and each token of tail is paid for, cold once and
+  warm on every request until the next fold, so it keeps the work in progress, not the
+  last sixth of the window (a fold you ask for keeps ``retain_ratio``, 0.16).
   ``balanced`` keeps a longer tail (0.24); ``quality`` adds a model rationale (which never
   feeds state).
 """
@@ -60,6 +68,7 @@ class FoldPolicy:
     threshold_ratio: float = 0.8
     retain_ratio: float = 0.16
     retain_tokens: int | None = None
+    pressure_retain_ratio: float | None = None
     window: int | None = None
     reserve_tokens: int = 0
     span: Literal["frontier", "head"] = "frontier"
@@ -81,6 +90,11 @@ class FoldPolicy:
         if not 0 <= self.retain_ratio < self.threshold_ratio:
             raise InvalidArgument(
                 f"retain_ratio must be in [0, threshold_ratio), got {self.retain_ratio}"
+            )
+        lean = self.pressure_retain_ratio
+        if lean is not None and not 0 <= lean < self.threshold_ratio:
+            raise InvalidArgument(
+                f"pressure_retain_ratio must be in [0, threshold_ratio), got {lean}"
             )
         if self.window is not None and self.window < 1:
             raise InvalidArgument(f"window must be a positive token count, got {self.window}")
@@ -106,7 +120,7 @@ POLICIES: dict[str, FoldPolicy] = {
         "basic", span="head", checkpoint="summary", admission="always", root="never"
     ),
     "masking": FoldPolicy("masking", checkpoint="mask", admission="always", root="never"),
-    "economy": FoldPolicy("economy"),
+    "economy": FoldPolicy("economy", pressure_retain_ratio=0.04),
     "balanced": FoldPolicy("balanced", retain_ratio=0.24),
     "quality": FoldPolicy("quality", retain_ratio=0.24, rationale=True),
 }
@@ -130,6 +144,10 @@ def resolve_policy(policy: str | FoldPolicy, **overrides: Any) -> FoldPolicy:
             f"unknown fold setting(s) {', '.join(bad)}; "
             f"the settings are: {', '.join(sorted(known))}"
         )
+    if ("retain_ratio" in overrides or "retain_tokens" in overrides) and (
+        "pressure_retain_ratio" not in overrides
+    ):
+        overrides["pressure_retain_ratio"] = None  # the tail you name is the tail you get
     return replace(base, **overrides) if overrides else base
 
 
@@ -338,7 +356,10 @@ def _decide_leaf(
         )
     retain = policy.retain_tokens
     if retain is None:
-        retain = int(pressure.window * policy.retain_ratio)
+        ratio = policy.retain_ratio
+        if policy.pressure_retain_ratio is not None and not force:
+            ratio = policy.pressure_retain_ratio
+        retain = int(pressure.window * ratio)
     if policy.checkpoint == "mask":
         span = leaf_span(frontier.head, tokens, retain, groups)
         if span is None:
@@ -413,6 +434,10 @@ def _decide_leaf(
                 span_tokens,
                 cp,
             )
+    if policy.root == "economics" and frontier.frozen and not emergency and not force:
+        merged = _merged(policy, surface, span, span_tokens, cp)
+        if merged is not None:
+            return merged
     if (
         policy.root == "economics"
         and len(frontier.frozen) >= 2
@@ -432,6 +457,47 @@ def _decide_leaf(
         span,
         span_tokens,
         cp,
+    )
+
+
+def _merged(
+    policy: FoldPolicy, surface: _Surface, span: tuple[int, int], span_tokens: int, cp: int
+) -> Decision | None:
+    """The leaf fold of ``span`` (its checkpoint ``cp`` tokens) against folding the frozen
+    prefix with it, into one root checkpoint: a root decision when that pays back, else None.
+
+    After either fold everything from the new checkpoint on is read cold; the leaf keeps the
+    frozen prefix warm, the merged fold replaces it. So the merged fold costs the difference
+    of the two checkpoints, read cold once, and saves what the frozen prefix and the leaf
+    checkpoint hold beyond the root checkpoint, at the warm price, on every later request
+    (and leaves that much more room before the next fold). It is taken when that saving pays
+    the cost back within ``payback_horizon`` requests."""
+    frontier, tokens = surface.frontier, surface.tokens
+    if not frontier.consistent or any(c.checkpoint_id is None for c in frontier.frozen):
+        return None  # a harness's own compaction summary is left to a rebase to merge
+    whole = (frontier.head, span[1])
+    whole_tokens = sum(tokens[whole[0] : whole[1]])
+    root_cp = int(surface.checkpoint_tokens(whole, True))
+    if root_cp >= whole_tokens:
+        return None
+    econ, h = policy.economics, policy.cache_realisation
+    frozen = whole_tokens - span_tokens
+    saving = (frozen + cp - root_cp) * econ.warm_price(h)
+    if saving <= 0:
+        return None
+    extra = max(0, root_cp - cp) * h * (econ.input_miss_per_m - econ.input_hit_per_m) / 1e6
+    horizon = extra / saving
+    if horizon > policy.payback_horizon:
+        return None
+    return Decision(
+        "root",
+        f"pressure: {surface.pressure.total:,} tokens ≥ threshold {surface.pressure.threshold:,}; "
+        f"fold the {len(frontier.frozen)} checkpoint(s) ({frozen:,} tokens) with the "
+        f"{span_tokens:,} open tokens into one root checkpoint of {root_cp:,} (a leaf's would "
+        f"be {cp:,} behind the frozen prefix): it pays back in {horizon:.1f} requests",
+        whole,
+        whole_tokens,
+        root_cp,
     )
 
 
