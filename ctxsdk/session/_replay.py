@@ -421,7 +421,31 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
             continue
         if op is not None or "sourceEventSeqs" in ev:
             raise _fail(f"{etype} is not a surface type and may not carry surfaceOp/sources", i)
-        if etype == "turn/start":
+        if etype in _STEP_EVENTS:  # the most frequent kind (tool/call): first
+            if not (
+                type(data) is dict
+                and index.open_step is not None
+                and data.get("turn") == index.open_turn
+                and data.get("step") == index.open_step
+            ):
+                _check_in_step(index, data, etype, i)
+            if etype == "tool/call":
+                cid = data.get("callId")
+                call = index.pending.get(cid) if isinstance(cid, str) else None
+                if call is None:
+                    _invariant(
+                        index,
+                        "tool-pairing",
+                        f"tool/call {cid!r} answers no tool-call block of this step",
+                        i,
+                    )
+                elif call.call_seq is not None:
+                    _invariant(index, "tool-pairing", f"tool/call {cid!r} logged twice", i)
+                else:
+                    call.call_seq = i
+            elif etype == "assistant/chunk" and v2plus:
+                raise _fail(f"assistant/chunk events do not exist in v{version} logs", i)
+        elif etype == "turn/start":
             turn = data.get("turn") if isinstance(data, dict) else None
             if index.open_turn is not None:
                 raise _fail(f"turn/start while turn {index.open_turn} is still open", i)
@@ -477,24 +501,6 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
             steps = index.turns[-1].steps
             steps[-1] = (steps[-1][0], steps[-1][1], i)
             index.open_step = None
-        elif etype in _STEP_EVENTS:
-            _check_in_step(index, data, etype, i)
-            if etype == "tool/call":
-                cid = data.get("callId")
-                call = index.pending.get(cid) if isinstance(cid, str) else None
-                if call is None:
-                    _invariant(
-                        index,
-                        "tool-pairing",
-                        f"tool/call {cid!r} answers no tool-call block of this step",
-                        i,
-                    )
-                elif call.call_seq is not None:
-                    _invariant(index, "tool-pairing", f"tool/call {cid!r} logged twice", i)
-                else:
-                    call.call_seq = i
-            elif etype == "assistant/chunk" and v2plus:
-                raise _fail(f"assistant/chunk events do not exist in v{version} logs", i)
         elif etype in _TURN_EVENTS:
             if index.open_turn is None:
                 _invariant(index, "enclosure", f"{etype} outside an open turn", i)
@@ -645,7 +651,12 @@ def _replay_surface(
         if sources is not None and not sources:
             raise _fail("sourceEventSeqs may not be empty here", i)
     elif etype == "assistant/message":
-        if not replacing:
+        if not replacing and not (
+            type(data) is dict
+            and index.open_step is not None
+            and data.get("turn") == index.open_turn
+            and data.get("step") == index.open_step
+        ):
             _check_in_step(index, data, etype, i)
         inner = data.get("message") if isinstance(data, dict) else None
         msg = _check_message(inner, "assistant", i, "assistant/message")
@@ -672,7 +683,13 @@ def _replay_surface(
     elif etype == "tool/result":
         call_id = _tool_result_call_id(data, i, version)
         if not replacing:
-            _check_in_step(index, data, etype, i)
+            if not (
+                type(data) is dict
+                and index.open_step is not None
+                and data.get("turn") == index.open_turn
+                and data.get("step") == index.open_step
+            ):
+                _check_in_step(index, data, etype, i)
             call = index.pending.pop(call_id, None)
             error = data.get("error")
             code = error.get("code") if isinstance(error, dict) else None
@@ -693,7 +710,12 @@ def _replay_surface(
         if sources is not None and not sources:
             raise _fail("sourceEventSeqs may not be empty here", i)
     else:  # system/message
-        if not replacing:
+        if not replacing and not (
+            type(data) is dict
+            and index.open_step is not None
+            and data.get("turn") == index.open_turn
+            and data.get("step") == index.open_step
+        ):
             _check_in_step(index, data, etype, i)
         _check_message(
             data.get("message") if isinstance(data, dict) else None, "system", i, "system/message"
