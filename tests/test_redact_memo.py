@@ -91,3 +91,16 @@ def test_candidate_whose_quote_is_only_a_secret_is_refused_naming_the_quote() ->
     cand = Candidate("observation", "deploy notes", "deploy notes", Source("s1", 3, OPENAI, "rule"))
     with pytest.raises(MemoryRefused, match="quote"):
         admit_candidate(cand)
+
+
+def test_sentences_in_a_memo_are_the_same_and_a_fresh_list_each_time() -> None:
+    from ctxsdk.session._facts._sentences import sentence_spans
+
+    text = "Use pnpm, not npm. The `a.b` file is read first! Then run `make test`.\n\n- one item"
+    want = sentence_spans(text)
+    with redaction_memo():
+        first = sentence_spans(text)
+        first.insert(0, first[-1])  # a caller may change its list (text_facts inserts a title)
+        again = sentence_spans(text)
+    assert again == want and len(want) >= 3
+    assert again is not first

@@ -176,25 +176,37 @@ def _spans(text: str) -> list[Span]:
 
 # Within ``redaction_memo()``, each distinct text is redacted once: an ingest reads one
 # message's text at several doors (the facts, the findings, the user's words, the
-# observation), and a candidate's text and quote are often the same string.
+# observation), and a candidate's text and quote are often the same string. Other pure
+# readings of a text (the fact kernel's sentences) keep theirs beside it (``memo_of``).
 _MEMO: ContextVar[dict[str, tuple[str, tuple[tuple[str, int], ...]]] | None] = ContextVar(
     "ctxsdk_redaction_memo", default=None
 )
+_MEMOS: ContextVar[dict[str, dict[str, Any]] | None] = ContextVar("ctxsdk_text_memos", default=None)
+
+
+def memo_of(name: str) -> dict[str, Any] | None:
+    """The memo named ``name`` of the ``redaction_memo()`` block in force (text -> what a
+    pure function of that text gave), None outside one."""
+    memos = _MEMOS.get()
+    return None if memos is None else memos.setdefault(name, {})
 
 
 @contextmanager
 def redaction_memo() -> Iterator[None]:
     """A block within which a text redacted again is answered from its first redaction:
     the same text and the same counts (``redact`` is deterministic, so nothing read inside
-    differs from a redaction made afresh). Nested blocks share the outermost one's memo,
+    differs from a redaction made afresh; ``memo_of`` keeps other readings of a text the
+    same way). Nested blocks share the outermost one's memo,
     which ends with it; each thread and task has its own."""
     if _MEMO.get() is not None:
         yield
         return
     token = _MEMO.set({})
+    others = _MEMOS.set({})
     try:
         yield
     finally:
+        _MEMOS.reset(others)
         _MEMO.reset(token)
 
 

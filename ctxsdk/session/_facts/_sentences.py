@@ -21,6 +21,8 @@ import re
 import unicodedata
 from typing import NamedTuple
 
+from .._redact import memo_of
+
 __all__ = ["MAX_CHARS", "MAX_SENTENCES", "Span", "clean", "sentence_spans", "sentences"]
 
 MAX_CHARS = 120_000
@@ -245,9 +247,20 @@ def _emit(text: str, start: int, end: int, out: list[Span]) -> None:
 
 
 def sentence_spans(text: str) -> list[Span]:
-    """The prose sentences of a text with their spans (see the module docstring)."""
+    """The prose sentences of a text with their spans (see the module docstring); within
+    ``redaction_memo()`` a text split before is answered from its first split (a new list)."""
     if not isinstance(text, str) or not text:
         return []
+    memo = memo_of("sentences")
+    if memo is None:
+        return _sentence_spans(text)
+    got: tuple[Span, ...] | None = memo.get(text)
+    if got is None:
+        got = memo[text] = tuple(_sentence_spans(text))
+    return list(got)
+
+
+def _sentence_spans(text: str) -> list[Span]:
     body = text[:MAX_CHARS]
     if "<!--" in body:  # keep offsets: blank the comment out rather than cut it
         body = _HTML_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)
