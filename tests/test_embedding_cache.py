@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ctxsdk.session import Retriever, get_embedder
-from ctxsdk.session._embedders import _Lazy
+from ctxsdk.session._embedders import LocalEmbedder
 from ctxsdk.session._embedding_cache import (
     EmbeddingCache,
     EmbeddingCacheWarning,
@@ -47,7 +47,7 @@ class Counting:
         return [_vector(t, self.salt) for t in texts]
 
 
-class Fake(_Lazy):
+class Fake(LocalEmbedder):
     """A local embedder whose "package" is numpy (always installed); queries and passages
     embed differently, as E5's do."""
 

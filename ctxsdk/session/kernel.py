@@ -24,6 +24,8 @@ from ._codec import (
     zstd_frame,
 )
 from ._composition import COMPOSITION_PARTS, turn_tokens
+from ._embedders import LocalEmbedder, MiniLM
+from ._embedding_cache import EmbeddingCache, cached_embed
 from ._event_writer import EventWriter, now_ms
 from ._facts import (
     PATH_KEYS,
@@ -139,14 +141,18 @@ __all__ = [
     "CommandPart",
     "Compression",
     "Doc",
+    "EmbeddingCache",
     "EventWriter",
     "FactReader",
+    "LocalEmbedder",
     "LogIndex",
+    "MiniLM",
     "Statement",
     "answer_kind",
     "answer_kinds",
     "assembly_header",
     "assembly_source",
+    "cached_embed",
     "call_command",
     "call_target",
     "canonical_file_name",
