@@ -147,6 +147,28 @@ def test_a_fold_over_earlier_checkpoints_merges_them_when_it_pays_and_loses_noth
     assert now == {k: v for k, v in was.items() if k != "upto"}
 
 
+def test_an_asked_fold_that_the_policy_answers_with_a_rebase_rebases(tmp_path: Path) -> None:
+    """Two checkpoints and nothing open to fold: ``fold()`` asks the policy, which answers
+    with a root rebase; the fold is that rebase (one root checkpoint over both), never a
+    leaf checkpoint laid over the checkpoints."""
+    s, clock = _start()
+    s, i = _to_threshold(s, clock, 1)
+    f = cx.Fold(s, store=tmp_path, window=6000, write=False, root="never")
+    assert f.run().action == "leaf"
+    f.session, i = _to_threshold(f.session, clock, i)
+    assert f.run().action == "leaf"
+    g = cx.Fold(f.session, store=tmp_path, window=6000, write=False)
+    before = locate_frontier(g.session)
+    assert len(before.frozen) == 2
+    plan = g.plan(force=True)
+    assert plan.action == "root"
+    r = g.fold()
+    assert r.folded and r.action == "root" and r.record is not None
+    assert set(r.record.children) == set(before.checkpoint_ids)
+    after = locate_frontier(g.session)
+    assert after.consistent and [c.mode for c in after.frozen] == ["root"]
+
+
 def test_a_harness_compaction_is_not_merged_by_a_pressure_fold(tmp_path: Path) -> None:
     from ctxsdk.samples import sample
 

@@ -497,7 +497,9 @@ class Fold(Rendered):
             d = self.plan(force=True)
             if d.span is None or not d.folds:
                 raise FoldRefused(d.reason)
-            action = d.action if d.action == "mask" else mode
+            # the policy may answer with a mask or, when no leaf can be made, a root rebase
+            # of the checkpoints: apply what it decided, never a leaf over checkpoints
+            action = d.action if d.action in ("mask", "root") else mode
             return self._apply(action, d.span, "asked: " + d.reason, d.checkpoint_id)
         seqs = list(self.session.index.surface_seqs())
         try:
