@@ -41,7 +41,7 @@ from ..errors import (
 )
 from ..model import ModelProtocol
 from ..session import Embedder, Retriever, Session, get_embedder, get_tokenizer
-from ..session.kernel import clean_text, neutralize, short_id, widget
+from ..session.kernel import clean_text, neutralize, redaction_memo, short_id, widget
 from ._copy import CopyReport, copy_memory
 from ._db_search import DatabaseSearch, IndexedStore, StoreNodes
 from ._door import (
@@ -1177,18 +1177,21 @@ class Memory:
             and (done.get("verbatim") or not verbatim)
         ):
             return IngestReport(sid, (), (), 0, (), skipped=True)
-        ex = extract(session, now=now)
-        model: Proposal | None = None
-        if llm is not None:
-            ex, model = propose(session, llm, now=now or self.now(), rules=ex)
-        cands: list[Candidate] = list(ex.candidates)
-        if verbatim:
-            cands += list(observations(session))
-        words = session_words(session)
-        told: dict[str, object] = {"from": words} if words else {}
-        if is_agent_log(session):
-            told["agent_log"] = True
-        cands, refused = _told_through_door(cands, told)
+        # one session's texts pass redaction several times (its facts, its observations,
+        # the door): each is redacted once within this block, the same result every time
+        with redaction_memo():
+            ex = extract(session, now=now)
+            model: Proposal | None = None
+            if llm is not None:
+                ex, model = propose(session, llm, now=now or self.now(), rules=ex)
+            cands: list[Candidate] = list(ex.candidates)
+            if verbatim:
+                cands += list(observations(session))
+            words = session_words(session)
+            told: dict[str, object] = {"from": words} if words else {}
+            if is_agent_log(session):
+                told["agent_log"] = True
+            cands, refused = _told_through_door(cands, told)
         ready = self._embed_ahead(cands)  # before the write lock: it is held for writes
         with self._writing():
             written: dict[str, Node] = {}

@@ -89,6 +89,7 @@ from ._redact import (
     REDACTION_RULES_VERSION,
     redact_json,
     redact_message,
+    redaction_memo,
     withheld_notice,
 )
 from ._replay import LogIndex, replay_log
@@ -207,6 +208,7 @@ __all__ = [
     "read_regular_file",
     "redact_json",
     "redact_message",
+    "redaction_memo",
     "refuse_shipped_sample",
     "replay_log",
     "rule_file",
