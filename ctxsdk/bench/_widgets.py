@@ -29,7 +29,6 @@ faked on the Python side: every request runs the widget's own handler.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shutil
@@ -42,7 +41,7 @@ from typing import Any
 
 from .._progress import Progress, resolve_progress
 from ..errors import DataMissing
-from ._result import BenchResult, Target
+from ._result import BenchResult, Target, wall_and_cpu
 
 __all__ = ["BROWSER_ARGS", "Harness", "chromium_path", "harness_html", "run", "synthetic_session"]
 
@@ -191,20 +190,6 @@ def _switcher(widget: Any) -> Callable[[], object]:
     return switch
 
 
-def _wall_and_cpu(fn: Callable[[], object]) -> tuple[float, float]:
-    """One run's wall time and this process's CPU time (every thread), the cyclic GC off."""
-    gc.collect()
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        c0, t0 = time.process_time(), time.perf_counter()
-        fn()
-        return time.perf_counter() - t0, time.process_time() - c0
-    finally:
-        if was:
-            gc.enable()
-
-
 def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult:
     report = resolve_progress(progress)
     paints = 3 if quick else 7
@@ -229,9 +214,9 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         to_small, to_large = _switcher(small), _switcher(large)
         switch_small = switch_large = cpu_small = cpu_large = float("inf")
         for _ in range(switches):
-            wall, cpu = _wall_and_cpu(to_small)
+            wall, cpu = wall_and_cpu(to_small)
             switch_small, cpu_small = min(switch_small, wall), min(cpu_small, cpu)
-            wall, cpu = _wall_and_cpu(to_large)
+            wall, cpu = wall_and_cpu(to_large)
             switch_large, cpu_large = min(switch_large, wall), min(cpu_large, cpu)
 
         report(3, stages, "first paint in headless chromium")

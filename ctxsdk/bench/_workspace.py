@@ -23,10 +23,8 @@ the touched logs, and a cold one reports its progress. The OS page cache is warm
 
 from __future__ import annotations
 
-import gc
 import os
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +46,7 @@ from ctxsdk.session.kernel import (
 
 from .._progress import Progress, resolve_progress
 from ..samples import sample
-from ._result import BenchResult, Target, best_of
+from ._result import BenchResult, Target, best_of, wall_and_cpu
 
 if TYPE_CHECKING:
     import polars as pl
@@ -226,22 +224,6 @@ def append_title(path: Path, title: str) -> int:
     return path.stat().st_size
 
 
-def _wall_and_cpu(fn: Callable[[], object]) -> tuple[float, float]:
-    """One run's wall time and this process's CPU time (every thread, user and system),
-    the cyclic GC off. The CPU time is what a run costs whether or not the process was
-    descheduled meanwhile: on a shared machine it is the steadier of the two."""
-    gc.collect()
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        c0, t0 = time.process_time(), time.perf_counter()
-        fn()
-        return time.perf_counter() - t0, time.process_time() - c0
-    finally:
-        if was:
-            gc.enable()
-
-
 def _rows_by_path(df: pl.DataFrame) -> dict[str, dict[str, Any]]:
     return {r["path"]: r for r in df.to_dicts()}
 
@@ -288,10 +270,10 @@ def run(*, quick: bool = False, progress: Progress | bool | None = None) -> Benc
         floor = head = warm = float("inf")
         floor_cpu = warm_cpu = float("inf")
         for _ in range(repeat_fast):
-            wall, cpu = _wall_and_cpu(lambda: stat_floor(root))
+            wall, cpu = wall_and_cpu(lambda: stat_floor(root))
             floor, floor_cpu = min(floor, wall), min(floor_cpu, cpu)
             head = min(head, best_of(lambda: header_only(root), 1))
-            wall, cpu = _wall_and_cpu(listing)
+            wall, cpu = wall_and_cpu(listing)
             warm, warm_cpu = min(warm, wall), min(warm_cpu, cpu)
             warm_reads_none = warm_reads_none and reads.total is None
         warm_df = frames[0]

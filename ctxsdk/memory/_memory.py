@@ -23,7 +23,7 @@ import os
 import threading
 import uuid
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -896,35 +896,31 @@ class Memory:
             index.committed(synced, getattr(self.store, "committed_revision", None))
 
     def _merge_target(self, cand: Candidate) -> Node | None:
-        """``merge_target(cand, <every active node of its type>)``, by the index; the node
-        found is read from the store (the write's transaction) and, when it no longer
-        matches, the index is read again from the store and asked again."""
-        for _ in range(2):
-            index = self._merging()
-            hit = index.target(cand)
-            if hit is None:
-                return None
-            fresh = self.store.get(hit.id)
-            if fresh is not None and still_matches(hit, fresh):
-                return fresh
-            index.reset()
-            index.sync(self.store)  # read whole again, inside this write
-        return merge_target(cand, self.store.nodes(types=[cand.type]))
+        """``merge_target(cand, <every active node of its type>)``, by the index."""
+        answered, node = self._by_index(lambda index: index.target(cand))
+        return node if answered else merge_target(cand, self.store.nodes(types=[cand.type]))
 
     def _indexed_entity(self, name: str) -> Node | None:
-        """``_entity(name)`` by the merge index (checked against the store, as
-        ``_merge_target``)."""
+        """``_entity(name)``, by the index."""
+        answered, node = self._by_index(lambda index: index.entity(name))
+        return node if answered else self._entity(name)
+
+    def _by_index(self, ask: Callable[[MergeIndex], Node | None]) -> tuple[bool, Node | None]:
+        """What ``ask`` finds in the merge index, read from the store (the write's
+        transaction): (True, the node, or None for nothing found). A node that no longer
+        matches what the index held makes the index read the store whole again and answer
+        again; (False, None) when it still does not (the caller asks the store itself)."""
         for _ in range(2):
             index = self._merging()
-            hit = index.entity(name)
+            hit = ask(index)
             if hit is None:
-                return None
+                return True, None
             fresh = self.store.get(hit.id)
             if fresh is not None and still_matches(hit, fresh):
-                return fresh
+                return True, fresh
             index.reset()
             index.sync(self.store)  # read whole again, inside this write
-        return self._entity(name)
+        return False, None
 
     def _apply(self, cand: Candidate, *, admitted: bool = False) -> tuple[Node, bool]:
         """Merge ``cand`` into its target or insert it; returns the node and whether it is
