@@ -79,19 +79,25 @@ def _specific(value: str) -> bool:
 
 
 def _inside(value: str, line: str) -> bool:
-    pattern = r"(?<![A-Za-z0-9_])" + re.escape(value.lower()) + r"(?![A-Za-z0-9_])"
-    return re.search(pattern, line.lower()) is not None
+    """``value`` in ``line`` as a whole word or more (both already lowercased)."""
+    if value not in line:  # the common answer, without a pattern
+        return False
+    pattern = r"(?<![A-Za-z0-9_])" + re.escape(value) + r"(?![A-Za-z0-9_])"
+    return re.search(pattern, line) is not None
 
 
 def repeats(slots: Sequence[Slot], line: Callable[[Slot], str]) -> dict[str, str]:
     """``{key: the key it repeats}`` for each slot whose content another kept slot's
     ``line`` already shows, that slot reaching as many sessions (see the module docs)."""
-    order = sorted(slots, key=lambda s: (-agreement(s), -len(s.sources), len(line(s)), s.key))
+    # each slot rendered, lowered and read for its file once: the checks below are pairwise
+    lines = {s.key: line(s) for s in slots}
+    facts = {s.key: _Shown(s, lines[s.key]) for s in slots}
+    order = sorted(slots, key=lambda s: (-agreement(s), -len(s.sources), len(lines[s.key]), s.key))
     kept: list[Slot] = []
     out: dict[str, str] = {}
     for s in order:
         peers = [k for k in kept if _reach(k) >= _reach(s)]
-        other = None if s.statement else _repeated(s, peers, line)
+        other = None if s.statement else _repeated(facts[s.key], [facts[k.key] for k in peers])
         if other is None:
             kept.append(s)
         else:
@@ -100,7 +106,7 @@ def repeats(slots: Sequence[Slot], line: Callable[[Slot], str]) -> dict[str, str
     # command ``python3 tests/runtests.py``) though its own shorter line shows not that one
     for i, s in enumerate(kept):
         later = [k for k in kept[i + 1 :] if k.key not in out and _reach(k) == _reach(s)]
-        other = None if s.statement else _repeated(s, later, line)
+        other = None if s.statement else _repeated(facts[s.key], [facts[k.key] for k in later])
         if other is not None:
             out[s.key] = other
     return out
@@ -110,14 +116,26 @@ def _reach(slot: Slot) -> tuple[int, int]:
     return agreement(slot), len(slot.sources)
 
 
-def _repeated(slot: Slot, kept: Sequence[Slot], line: Callable[[Slot], str]) -> str | None:
-    values = [slot.display(v) for v in slot.presented]
-    path = file_of(slot)
+class _Shown:
+    """What ``_repeated`` reads of a slot: its key, its file, its line lowered, and its
+    values lowered when every one names something (else none: a plain word is no repeat)."""
+
+    __slots__ = ("key", "line", "path", "values")
+
+    def __init__(self, slot: Slot, line: str) -> None:
+        values = [slot.display(v) for v in slot.presented]
+        self.key = slot.key
+        self.path = file_of(slot)
+        self.line = line.lower()
+        specific = bool(values) and all(_specific(v) for v in values)
+        self.values = [v.lower() for v in values] if specific else []
+
+
+def _repeated(slot: _Shown, kept: Sequence[_Shown]) -> str | None:
     for k in kept:
-        if path is not None and (other := file_of(k)) is not None and same_file(path, other):
+        if slot.path is not None and k.path is not None and same_file(slot.path, k.path):
             return k.key
-        shown = line(k)
-        if values and all(_specific(v) and _inside(v, shown) for v in values):
+        if slot.values and all(_inside(v, k.line) for v in slot.values):
             return k.key
     return None
 
