@@ -223,7 +223,9 @@ if target:
         read_log(target)
     except Exception as exc:
         opened = [type(exc).__name__, str(exc), isinstance(exc, cx.errors.CtxError)]
-peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# the peak of this process's own memory (VmHWM): ru_maxrss would carry the parent's peak
+# across exec (a forked pytest process of a gigabyte)
+peak_mb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) // 1024
 print(json.dumps({"rows": rows, "opened": opened, "peak_mb": peak_mb}))
 """
 
