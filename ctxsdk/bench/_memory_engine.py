@@ -33,6 +33,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,8 @@ __all__ = [
     "long_session",
     "memory_recall_rows",
     "memory_scale",
+    "writer_loop",
+    "writer_text",
     "writer_throughput",
 ]
 
@@ -327,23 +330,24 @@ def batch_write(messages: int = BATCH_ITEMS, rounds: int = 3) -> dict[str, float
     }
 
 
-def _text(tag: str, i: int) -> str:
+def writer_text(tag: str, i: int) -> str:
     return f"{tag} keeps rule {i} for the service."
 
 
-def _writer_loop(inbox: Any, outbox: Any) -> None:
-    """A writer process: per task, open the memory, say ready, wait for the start, then
+def writer_loop(inbox: Any, outbox: Any) -> None:
+    """A writer process: per task ``(open_memory, n, tag)``, open the memory (a picklable
+    callable: a file's or a store's, lexical), say ready, wait for the start, then
     remember ``n`` items (a preference linked to the writer's entity, one call each) and
     report when the last was written, and any error."""
     while True:
         task = inbox.get()
         if task is None:
             return
-        path, n, tag = task
+        open_memory, n, tag = task
         mem: Memory | None = None
         error = ""
         try:
-            mem = Memory(path, embedder=None)  # the write lock's throughput, not a model's
+            mem = open_memory()  # lexical: the write lock's throughput, not a model's
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         outbox.put(("ready", tag))
@@ -351,7 +355,7 @@ def _writer_loop(inbox: Any, outbox: Any) -> None:
         if mem is not None:
             try:
                 for i in range(n):
-                    mem.remember(_text(tag, i), link_to=f"Service{tag}")
+                    mem.remember(writer_text(tag, i), link_to=f"Service{tag}")
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
         end = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process here
@@ -382,7 +386,7 @@ def writer_throughput(
     ctx.set_forkserver_preload(["ctxsdk.memory"])
     outbox: Any = ctx.Queue()
     inboxes: list[Any] = [ctx.Queue() for _ in range(max(counts))]
-    workers = [ctx.Process(target=_writer_loop, args=(box, outbox), daemon=True) for box in inboxes]
+    workers = [ctx.Process(target=writer_loop, args=(box, outbox), daemon=True) for box in inboxes]
     for w in workers:
         w.start()
     rates: dict[int, list[float]] = {c: [] for c in counts}
@@ -402,7 +406,7 @@ def writer_throughput(
                     path = str(Path(tmp) / f"w{c}-{r}.db")
                     Memory(path, embedder=None).close()  # made before the clock
                     for i in range(c):
-                        inboxes[i].put((path, n, f"P{i}"))
+                        inboxes[i].put((partial(Memory, path, embedder=None), n, f"P{i}"))
                     for _ in range(c):
                         get()
                     t0 = time.monotonic()
@@ -415,7 +419,7 @@ def writer_throughput(
                         if error:
                             errors.append(f"{c} writers, {tag}: {error}")
                     secs = max(ends) - t0
-                    expected = {_text(f"P{i}", j) for i in range(c) for j in range(n)}
+                    expected = {writer_text(f"P{i}", j) for i in range(c) for j in range(n)}
                     with Memory(path, embedder=None) as mem:
                         found = expected & {x.text for x in mem.nodes("preference")}
                     rates[c].append(len(found) / max(secs, 1e-9))

@@ -56,6 +56,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,7 +65,7 @@ from ..errors import CtxError, InvalidArgument, ServerError, StoreUnavailable
 from ..memory import Memory, Node, PostgresStore, Source
 from ..memory.kernel import default_embedder
 from ..session import Embedder, Session
-from ._memory_engine import _dia_ids
+from ._memory_engine import _dia_ids, writer_loop, writer_text
 from ._result import BenchResult, Target
 
 __all__ = ["PG_DSN_ENV", "StoreSizes", "compare_stores"]
@@ -199,38 +200,6 @@ def _ratio(pg: float, lite: float) -> float:
 # --- writers ----------------------------------------------------------------------------------
 
 
-def _text(tag: str, i: int) -> str:
-    return f"{tag} keeps rule {i} for the service."
-
-
-def _writer_loop(inbox: Any, outbox: Any) -> None:
-    """A writer process: per task, open the memory, say ready, wait for the start, then
-    remember ``n`` items and report when the last was written (and any error)."""
-    while True:
-        task = inbox.get()
-        if task is None:
-            return
-        where, n, tag = task
-        mem: Memory | None = None
-        error: str | None = None
-        try:
-            mem = where.open(None)  # the store's throughput, not a model's
-        except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        outbox.put(("ready", tag))
-        inbox.get()  # the start
-        if mem is not None:
-            try:
-                for i in range(n):
-                    mem.remember(_text(tag, i), link_to=f"Service{tag}")
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-        end = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process here
-        if mem is not None:
-            mem.close()
-        outbox.put(("done", tag, end, error))
-
-
 class _Writers:
     """``count`` writer processes, started once and reused for every trial."""
 
@@ -242,7 +211,7 @@ class _Writers:
         self._outbox: Any = ctx.Queue()
         self._inboxes: list[Any] = [ctx.Queue() for _ in range(count)]
         self._procs = [
-            ctx.Process(target=_writer_loop, args=(box, self._outbox), daemon=True)
+            ctx.Process(target=writer_loop, args=(box, self._outbox), daemon=True)
             for box in self._inboxes
         ]
         for p in self._procs:
@@ -262,7 +231,7 @@ class _Writers:
         """Seconds from the start until ``procs`` writers wrote ``n`` items each, and
         their errors."""
         for i in range(procs):
-            self._inboxes[i].put((where, n, f"P{i}"))
+            self._inboxes[i].put((partial(where.open, None), n, f"P{i}"))
         for _ in range(procs):
             self._get()
         t0 = time.monotonic()
@@ -308,7 +277,7 @@ def _writers(
                     )
                     where.open(None).close()  # made before the clock, as writer_throughput
                     secs, errs = pool.trial(where, procs, n)
-                    expected = {_text(f"P{i}", j) for i in range(procs) for j in range(n)}
+                    expected = {writer_text(f"P{i}", j) for i in range(procs) for j in range(n)}
                     with where.open(None) as mem:
                         found = expected & {x.text for x in mem.nodes("preference")}
                     rates[store].append(len(found) / max(secs, 1e-9))
