@@ -34,6 +34,7 @@ from ._commands import (
     conversation,
     sessions_table,
     short_ids,
+    sizes,
 )
 from ._fold import cmd_fold, cmd_fold_search, cmd_fold_status, cmd_recall
 from ._memory import cmd_memory
@@ -353,6 +354,15 @@ def _build_parser() -> argparse.ArgumentParser:
         choices=("sqlite", "postgres"),
         help="bench memory only: sqlite (the default) or postgres, the engine on both stores "
         "in one run (a throwaway local server, or the one $CTXSDK_BENCH_PG_DSN names)",
+    )
+    c.add_argument(
+        "--scale-sizes",
+        "--scale",
+        dest="scale_sizes",
+        type=sizes,
+        metavar="N,N,...",
+        help="bench memory only: the memory sizes (nodes) find is timed at against bm25s, "
+        "e.g. 6000,100000,1000000 (default 6000,100000; 6000,20000 with --quick)",
     )
     c.set_defaults(fn=cmd_bench)
 

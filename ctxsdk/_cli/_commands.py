@@ -256,6 +256,21 @@ def conversation(value: str) -> int | str:
     return int(value) if value.strip().isdigit() else value
 
 
+def sizes(value: str) -> tuple[int, ...]:
+    """``--scale-sizes``: positive whole numbers separated by commas (``6000,100000``;
+    ``_`` allowed as in Python, ``6_000``)."""
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    try:
+        got = tuple(int(p) for p in parts)
+    except ValueError:
+        got = ()
+    if not got or min(got) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: sizes are positive whole numbers separated by commas, e.g. 6000,100000"
+        )
+    return got
+
+
 def _import_source(args: argparse.Namespace) -> tuple[str, Path]:
     """``ctxsdk import``'s format and path: ``[FORMAT] PATH`` and ``--format``; a format not
     named is detected from the file's content."""
@@ -342,6 +357,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run = "a quick run" if args.quick else "a full run"
         if args.store:
             run += f" on --store {args.store}"
+        if args.scale_sizes:
+            run += f", find timed at {','.join(map(str, args.scale_sizes))} nodes"
         stages = progress
         said: list[bool] = []
 
@@ -352,7 +369,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             stages(done, total, what)
 
     # an option is passed only when given: a benchmark without it refuses it by name
-    options = {"store": args.store} if args.store else {}
+    options: dict[str, object] = {"store": args.store} if args.store else {}
+    if args.scale_sizes:
+        options["scale_sizes"] = args.scale_sizes
     result = run_benchmark(args.name, quick=args.quick, progress=progress, **options)
     print(result.table())
     if args.json:

@@ -235,6 +235,11 @@ def run(
     and 20k with ``quick``; 1M only when asked: ``(6_000, 100_000, 1_000_000)``)."""
     if store not in ("sqlite", "postgres"):
         raise InvalidArgument(f"bench memory: store is sqlite or postgres, not {store!r}")
+    if scale_sizes is not None and (store == "postgres" or not scale_sizes or min(scale_sizes) < 1):
+        raise InvalidArgument(
+            "bench memory: scale_sizes are positive node counts of the sqlite run "
+            f"(store='sqlite'), not {tuple(scale_sizes)!r} with store={store!r}"
+        )
     if store == "postgres":
         data = load_locomo()
         pool, asks = _scale_texts(data)

@@ -27,6 +27,7 @@ alternating. Reported per size: p50 / p95 of both, ``memory_find_p95_over_bm25s_
 
 from __future__ import annotations
 
+import logging
 import re
 import tempfile
 import time
@@ -152,6 +153,9 @@ def _bm25s_index(texts: list[str]) -> Callable[[str], object]:
     function that asks it for the 10 best of a query."""
     import bm25s  # type: ignore[import-untyped]  # the bench's baseline (dev extra)
 
+    # bm25s sets its logger to DEBUG when imported: its "Building index" lines would land
+    # in the bench's output wherever a handler is installed
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
     k = min(10, len(texts))
