@@ -61,6 +61,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .._redact import memo_of
 from ._formats import format_statement
 from ._keys import CJK, KeyPhrase, domain_of, is_setting_head, key_phrase
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
@@ -1031,9 +1032,21 @@ def parse_setting(sentence: str, role: str = "user") -> list[Setting]:
     """The settings one sentence states (see the module docstring); ``[]`` for none.
 
     A "sentence" that still holds two ("bump the timeout to 60 s. The API is not public.",
-    where a splitter took "s." for an abbreviation) is read as its parts."""
+    where a splitter took "s." for an abbreviation) is read as its parts. Within
+    ``redaction_memo()`` a sentence read before is answered from its first reading (a new
+    list)."""
     if not isinstance(sentence, str) or len(sentence) > 400:
         return []
+    memo = memo_of("settings:" + role)
+    if memo is None:
+        return _parse_setting(sentence, role)
+    got: tuple[Setting, ...] | None = memo.get(sentence)
+    if got is None:
+        got = memo[sentence] = tuple(_parse_setting(sentence, role))
+    return list(got)
+
+
+def _parse_setting(sentence: str, role: str) -> list[Setting]:
     parts = _PARTS.split(sentence.strip())
     if len(parts) > 1:
         return [st for part in parts for st in _parse_one(part, role)]
