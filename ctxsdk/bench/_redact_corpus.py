@@ -402,6 +402,24 @@ _LABELLED: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("powershell", lambda v: f'$env:AZURE_OPENAI_KEY = "{v}"'),
     ("prose-en", lambda v: f"use passphrase {v.replace(' ', '')} to unlock"),
 )
+# A literal beside code that obtains a credential: the literal is the secret. Drawn from a
+# generator of their own, so the cases above keep their values.
+_BESIDE_CODE: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("powershell", lambda v: f"$dbPassword = '{v}'"),
+    (
+        "powershell-securestring",
+        lambda v: f"$pw = ConvertTo-SecureString -AsPlainText -Force -String '{v}'",
+    ),
+    (
+        "powershell-securestring",
+        lambda v: (
+            "$cred = New-Object PSCredential('svc', "
+            f'(ConvertTo-SecureString "{v}" -AsPlainText -Force))'
+        ),
+    ),
+    ("env-fallback", lambda v: f"db_password = os.getenv('DB_PASSWORD') or '{v}'"),
+    ("env-default", lambda v: f'SMTP_PASSWORD = os.environ.get("SMTP_PASSWORD", "{v}")'),
+)
 
 
 def _labelled(rng: random.Random) -> list[Case]:
@@ -424,6 +442,11 @@ def _labelled(rng: random.Random) -> list[Case]:
                 value,
             )
             out.append(Case(text, "labelled", shape, True, secret))
+    beside = random.Random(20261206)
+    for shape, make in _BESIDE_CODE:
+        for _ in range(3):
+            value = _value(beside)
+            out.append(Case(make(value), "labelled", shape, True, value))
     for _ in range(3):  # curl -u and Basic auth carry user:password
         pw = rng.choice(_PASSWORDS) + _body(rng, 5)
         out.append(
@@ -632,5 +655,19 @@ def _identifiers(rng: random.Random) -> list[Case]:
         "keyof typeof tokens",
         "secrets.token_hex(16)",
         "jwt.decode(token, key, algorithms=['HS256'])",
+        # code that obtains a credential when it runs: a cmdlet, a command, a lookup
+        "$cred = Get-Credential -UserName deploy -Message 'Deploy account'",
+        "$apiKey = Get-Secret -Name OpenAIKey -Vault CI -AsPlainText",
+        '$dbPassword = Read-Host -Prompt "Password for $dbUser" -AsSecureString',
+        "$secret = (Get-AzKeyVaultSecret -VaultName ops -Name api).SecretValue",
+        "$token = $env:GITHUB_TOKEN",
+        "$Env:NPM_TOKEN = Get-Content -Raw ~/.npm-token",
+        "$pw = ConvertTo-SecureString $plainText -AsPlainText -Force",
+        "password = Read-Host -AsSecureString 'vault'",
+        'let token = std::env::var("GITHUB_TOKEN")?;',
+        "export GH_TOKEN=$(gh auth token)",
+        "NPM_TOKEN=`cat ~/.npm-token`",
+        "api_key = input('API key: ')",
+        "const secret = prompt('Enter the shared secret');",
     ]
     return [Case(t, "identifier", "identifier", False) for t in texts]

@@ -27,7 +27,8 @@ specific kind); each span is replaced by ``[REDACTED:<kind>]``:
 
 Placeholders are left (``<your-key>``, ``${TOKEN}``, ``xxxx``, ``AKIA…EXAMPLE``), and so are
 hashes, UUIDs, ordinary words about tokens and passwords, and code that names a credential
-without holding one (``max_tokens = 4096``, ``password = getpass()``). ``ctxsdk bench
+without holding one (``max_tokens = 4096``, ``password = getpass()``) or obtains one when it
+runs (``TOKEN=$(gh auth token)``, ``$pw = Read-Host -AsSecureString``, ``$env:X``). ``ctxsdk bench
 redact`` measures all of it on a corpus built from the scanners' documented formats. A
 secret of an unknown shape with no label still passes: redaction lowers the risk, it is
 not a guarantee.

@@ -32,6 +32,7 @@ def find_in_context(text: str) -> Iterator[Span]:
     yield from _auth_headers(text)
     yield from _cookies(text)
     yield from _commands(text)
+    yield from _secure_strings(text)
     yield from _files(text)
     yield from _xml(text)
     yield from _call_pairs(text)
@@ -142,15 +143,43 @@ _COMMANDS = (
         re.compile(r"(?=-)(?<![\w-])-pass(?:in|out)?[ \t]++pass:(?P<pw>[^\s'\"]{1,200}+)"),
         "pw",
     ),
-    (
-        ("SecureString",),
-        re.compile(
-            r"(?=C)(?<![\w-])ConvertTo-SecureString[ \t]++(?:-String[ \t]++)?"
-            + _value("pw") + r"(?=[^\n]{0,80}?-AsPlainText)"
-        ),
-        "pw",
-    ),
 )  # fmt: skip
+
+
+# ConvertTo-SecureString's arguments, up to the command's end: the string is the plain text
+# when -AsPlainText is among them, before or after it.
+_SECURE_STRING = re.compile(
+    r"(?=[Cc])(?<![\w-])(?i:ConvertTo-SecureString)"
+    r"(?P<args>(?:[ \t]++(?:'[^'\n]{0,200}+'|\"[^\"\n]{0,200}+\"|[^\s'\"|;)]{1,200}+)){1,12}+)"
+)
+_KEY_PARAMS = ("-key", "-securekey")  # its only parameters with a value but -String
+_ARG = re.compile(
+    r"'(?P<sq>[^'\n]{0,200}+)'|\"(?P<dq>[^\"\n]{0,200}+)\"|(?P<bare>[^\s'\"|;)]{1,200}+)"
+)
+
+
+def _secure_strings(text: str) -> Iterator[Span]:
+    """``ConvertTo-SecureString 'x' -AsPlainText``, ``… -AsPlainText -Force -String 'x'``:
+    the plain text given to the cmdlet (a ``$variable`` or ``(…)`` there is code; -AsPlainText
+    and -Force are switches, so a literal after them is the string too)."""
+    if "SecureString" not in text and "securestring" not in text:
+        return
+    for m in _SECURE_STRING.finditer(text):
+        if "-asplaintext" not in m.group("args").lower():
+            continue
+        previous = ""
+        for a in _ARG.finditer(text, m.start("args"), m.end("args")):
+            bare = a.group("bare")
+            if bare is not None:
+                literal = previous.lower() not in _KEY_PARAMS and bare[:1] not in "-$(@["
+                previous = bare
+                if literal and not is_placeholder(bare) and secret_looking(bare):
+                    yield a.start("bare"), a.end("bare"), _KIND
+                continue
+            group = "sq" if a.group("sq") is not None else "dq"
+            if previous.lower() not in _KEY_PARAMS and not is_placeholder(a.group(group)):
+                yield a.start(group), a.end(group), _KIND
+            previous = "'…'"
 
 
 def _unquoted(m: re.Match[str], group: str) -> Span:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 from ._secret_shapes import Span, looks_random
 from ._secret_values import WORDY as _WORDY
-from ._secret_values import is_code
+from ._secret_values import is_cmdlet, is_code
 from ._secret_values import is_placeholder as _placeholder
 from ._secret_values import machine_made as _machine_made
 from ._secret_values import secret_looking as _secret_looking
@@ -99,8 +99,15 @@ _AFTER_KEY = re.compile(
 # Chinese label only CJK punctuation ends it (密码：青山绿水8133@ is a password).
 _CJK_STOP = re.compile(r"[\s\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]")
 # A code reference with a literal fallback: process.env.X || 'literal', getenv(X) or "literal"
+# (the reference's closing brackets and quotes may stand between: getenv('X') or 'literal')
 _FALLBACK = re.compile(
-    r"[ \t]*+(?:\|\||\?\?|\bor\b)[ \t]*+(?P<q>[\"'`])(?P<lit>[^\"'`\n]{4,200}+)(?P=q)"
+    r"[)\]\"'`]{0,4}+[ \t]*+(?:\|\||\?\?|\bor\b)[ \t]*+"
+    r"(?P<q>[\"'`])(?P<lit>[^\"'`\n]{4,200}+)(?P=q)"
+)
+# ... or a default given to the lookup: os.getenv("X", "literal"), ENV.fetch('X', 'literal')
+_DEFAULT_ARG = re.compile(
+    r"[A-Za-z_$][\w.$]{0,80}?\b(?:getenv|get|fetch|env)\([ \t]*+(?P<q0>[\"'])[^\"'\n]{1,100}+"
+    r"(?P=q0)[ \t]*+,[ \t]*+(?P<q>[\"'])(?P<lit>[^\"'\n]{4,200}+)(?P=q)[ \t]*+\)"
 )
 _FLAG_AFTER = re.compile(r"(?:=|[ \t]++)")
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "「": "」", "『": "』", "‘": "’"}
@@ -262,6 +269,27 @@ def _value_end(text: str, key_start: int, op: str, v_start: int, v_end: int) -> 
     return max(v_end, rest)
 
 
+_PS_VARIABLE = re.compile(r"\$(?:[A-Za-z]{1,12}+:)?$")  # $password, $env:TOKEN, $script:pw
+_PS_ARGUMENT = re.compile(r"[ \t]++-[A-Za-z]|[ \t]*+\|")  # -AsSecureString, a pipe
+
+
+_SHELL_LEADS = ("", "export", "local", "readonly", "declare", "set", "env")
+
+
+def _shell_assignment(text: str, key_start: int) -> bool:
+    """``NAME=`` at a line's start (after ``export``/``local``/…): a shell assignment."""
+    lead = text[text.rfind("\n", 0, key_start) + 1 : key_start].strip()
+    return lead in _SHELL_LEADS or lead.endswith(";")
+
+
+def _cmdlet_run(text: str, key_start: int, v_end: int) -> bool:
+    """Whether a cmdlet's name after a key is run (its output the value): the key is a
+    PowerShell variable, where a bare word is a command, or a parameter or a pipe follows."""
+    if _PS_VARIABLE.search(text, max(0, key_start - 14), key_start):
+        return True
+    return _PS_ARGUMENT.match(text, v_end) is not None
+
+
 def _judge(
     text: str, key_start: int, key: str, word: str, op: str, value_at: int, strength: int,
     flag: bool,
@@ -272,12 +300,18 @@ def _judge(
         return None
     v_start, v_end, quoted = read
     value = text[v_start:v_end]
-    fallback = None if quoted else _FALLBACK.match(text, v_end)
+    fallback = None
+    if not quoted:
+        fallback = _FALLBACK.match(text, v_end) or _DEFAULT_ARG.match(text, v_start)
     if fallback is not None:  # the literal is the value, judged as a quoted one
         v_start, v_end, quoted = fallback.start("lit"), fallback.end("lit"), True
         value = fallback.group("lit")
     if _placeholder(value):
         return None
+    if not quoted and is_cmdlet(value) and _cmdlet_run(text, key_start, v_end):
+        return None  # $password = Read-Host -AsSecureString: what a cmdlet obtains, no literal
+    if quoted and text[v_start - 1] == "`" and op == "=" and _shell_assignment(text, key_start):
+        return None  # TOKEN=`gh auth token`: the shell runs what backquotes hold
     op = op.strip()
     if not op and not flag:  # "passphrase 3f9a…": no operator, a machine-made value
         # or a quoted literal right after a password (SQL's WITH PASSWORD 'x')

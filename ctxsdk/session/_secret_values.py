@@ -10,11 +10,21 @@ import re
 
 from ._secret_shapes import looks_random
 
-__all__ = ["WORDY", "is_code", "is_placeholder", "machine_made", "secret_looking"]
+__all__ = [
+    "WORDY",
+    "is_cmdlet",
+    "is_code",
+    "is_placeholder",
+    "machine_made",
+    "secret_looking",
+]
 
 # Lower-case words joined up: an identifier, a slug or a sentence, not a credential.
 WORDY = re.compile(r"[a-z]++(?:[-_ .][a-z]++)*+")
-_CODE_REF = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)*+(?:\(.*|\[.*)?", re.DOTALL)
+# A name, a dotted or ``::`` path (std::env::var), then maybe a call or a subscript.
+_CODE_REF = re.compile(
+    r"[A-Za-z_$][\w$]*+(?:(?:\.|::)[A-Za-z_$][\w$]*+)*+(?:\(.*|\[.*)?", re.DOTALL
+)
 _PLACEHOLDER_WORDS = frozenset(
     {"string", "str", "password", "passwd", "secret", "token", "test", "example", "sample"}
     | {"dummy", "fake", "changeme", "change-me", "change_me", "none", "null", "nil", "true"}
@@ -50,6 +60,31 @@ _TYPE = re.compile(
 )
 
 
+_VARIABLE = re.compile(r"\$\{?(?:env:)?[a-z_][a-z0-9_]*\}?")
+# PowerShell's approved verbs (``Get-Verb``): ``Verb-Noun`` names a cmdlet, and a cmdlet
+# after an assignment is run, its output the value (``$pw = Read-Host -AsSecureString``).
+_PS_VERBS = (
+    "Add Approve Assert Backup Block Build Checkpoint Clear Close Compare Complete Compress "
+    "Confirm Connect Convert ConvertFrom ConvertTo Copy Debug Deny Deploy Disable Disconnect "
+    "Dismount Edit Enable Enter Exit Expand Export Find Format Get Grant Group Hide Import "
+    "Initialize Install Invoke Join Limit Lock Measure Merge Mount Move New Open Optimize Out "
+    "Ping Pop Protect Publish Push Read Receive Redo Register Remove Rename Repair Request "
+    "Reset Resize Resolve Restart Restore Resume Revoke Save Search Select Send Set Show Skip "
+    "Split Start Step Stop Submit Suspend Switch Sync Test Trace Unblock Undo Uninstall "
+    "Unlock Unprotect Unpublish Unregister Update Use Wait Watch Write"
+).split()
+_CMDLET = re.compile(
+    r"(?i:" + "|".join(sorted(_PS_VERBS, key=len, reverse=True)) + r")-[A-Za-z][A-Za-z0-9]++"
+)
+
+
+def is_cmdlet(value: str) -> bool:
+    """A PowerShell cmdlet's name (``Read-Host``, ``Get-Credential``, ``Get-AzKeyVaultSecret``):
+    an approved verb, a hyphen, a noun. Whether it is run, not written, is the caller's to
+    judge (after ``$var =``, or before a ``-Parameter``)."""
+    return _CMDLET.fullmatch(value) is not None
+
+
 def is_placeholder(value: str) -> bool:
     """A stand-in, not a credential: ``<your-key>``, ``${TOKEN}``, ``xxxx``, ``changeme``,
     ``None``, a reference (``op://…``), a type (``&str``), a variable's name."""
@@ -70,8 +105,8 @@ def is_placeholder(value: str) -> bool:
         return True  # a type (password: &str, token: Optional[str])
     if len(v) <= 12 and v.endswith(("-", "_")):
         return True  # a bare prefix (sk-ant-), not a key
-    if v.startswith("$") and re.fullmatch(r"\$\{?[a-z_][a-z0-9_]*\}?", v):
-        return True
+    if v.startswith("$") and _VARIABLE.fullmatch(v):
+        return True  # $TOKEN, ${TOKEN}, PowerShell's $env:TOKEN / ${env:TOKEN}
     core = v.replace("-", "").replace("_", "")
     return bool(core) and (set(core) <= {"*", "x", ".", "•", "?", "#"} or len(set(core)) == 1)
 
