@@ -523,11 +523,13 @@ def fact_candidates(
     held += [_norm(f.source.quote) for f in kept if f.source.quote]
     rest += _findings(session, sid, caps.experience, links, held)
     # a question the kernel read as an ask ("can you add a test?": "add a test") is said once
-    read = {(f.source.seq, _norm(f.text)) for f in asks}
+    read: dict[int, set[str]] = {}
+    for f in asks:
+        read.setdefault(f.source.seq, set()).add(_norm(f.text))
     questions = [
         (seq, q)
         for seq, q in user_questions(session)
-        if not any(at == seq and t in _norm(q) for at, t in read)
+        if not any(t in _norm(q) for t in read.get(seq, ()))
     ]
     said_asks = sorted([(f.source.seq, f.text) for f in asks] + questions)
     gathered = [
@@ -656,6 +658,7 @@ def _findings(
     one memory, in the order said: a reply's list ("compose: …", "Object/Record utilities:
     …") or what a run of tool steps found is one answer, as a teammate notes it, not a
     dozen things the session found."""
+    holds = _holder(held)
     found: dict[str, tuple[int, Statement]] = {}
     proposed: dict[str, tuple[int, Statement]] = {}
     turn: dict[int, int] = {}  # seq -> the seq of the first assistant message of its turn
@@ -681,7 +684,7 @@ def _findings(
     for seq, st in select_statements(list(found.values()), cap * _PICK):
         if not st.names or screen(st.text).held_secret:
             continue  # a plain statement names nothing a teammate would look for
-        if any(_norm(st.text) in h for h in held):
+        if holds(_norm(st.text)):
             continue  # a fact already holds its words
         groups.setdefault(turn[seq], []).append((seq, st))
     out: list[Candidate] = []
@@ -701,7 +704,7 @@ def _findings(
                 extra={"kind": "finding"},
             )
         )
-    line = _proposed_line(sid, list(proposed.values()), cap * _PICK, links, held)
+    line = _proposed_line(sid, list(proposed.values()), cap * _PICK, links, holds)
     return [*out, line] if line is not None else out
 
 
@@ -710,7 +713,7 @@ def _proposed_line(
     proposed: Sequence[tuple[int, Statement]],
     cap: int,
     links: Callable[[str, str], tuple[tuple[str, str], ...]],
-    held: Sequence[str],
+    holds: Callable[[str], bool],
 ) -> Candidate | None:
     """The steps the assistant proposed that name something ("Refactor Registries: Convert
     AgentRegistry … for dynamic plugin loading", "Install the keyboard package (pip install
@@ -721,7 +724,7 @@ def _proposed_line(
     picked = [
         (seq, st.text)
         for seq, st in select_statements(proposed, cap)
-        if not screen(st.text).held_secret and not any(_norm(st.text) in h for h in held)
+        if not screen(st.text).held_secret and not holds(_norm(st.text))
     ]
     if not picked:
         return None
@@ -738,6 +741,22 @@ def _proposed_line(
 
 def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+def _holder(held: Sequence[str]) -> Callable[[str], bool]:
+    """``lambda t: any(t in h for h in held)``, one search of the texts joined by NUL
+    instead of one per text (a text holding NUL itself is looked up text by text)."""
+    if not held:
+        return lambda t: False
+    blob = "\x00".join(held)
+    nul = any("\x00" in h for h in held)
+
+    def holds(t: str) -> bool:
+        if nul or "\x00" in t:
+            return any(t in h for h in held)
+        return t in blob
+
+    return holds
 
 
 _ORDER: dict[NodeType, int] = {"entity": 0, "preference": 1, "decision": 2, "experience": 3}
@@ -761,6 +780,33 @@ def _near(mine: frozenset[str], others: Sequence[frozenset[str]]) -> bool:
     return any(len(o) >= _NEAR_MIN and len(mine & o) >= _NEAR * len(mine | o) for o in others)
 
 
+class _Kept:
+    """The word sets of the memories of one type kept so far, by size: a near one
+    (``_near``) shares ``_NEAR`` of the union, so its size is within ``_NEAR`` of the
+    text's own, and only the sets of those sizes are compared (a long session's
+    thousands of memories are not each compared with every earlier one)."""
+
+    __slots__ = ("by_size",)
+
+    def __init__(self) -> None:
+        self.by_size: dict[int, list[frozenset[str]]] = {}
+
+    def add(self, words: frozenset[str]) -> None:
+        self.by_size.setdefault(len(words), []).append(words)
+
+    def near(self, mine: frozenset[str]) -> bool:
+        """``_near(mine, <every set added>)``."""
+        n = len(mine)
+        if n < _NEAR_MIN:
+            return False
+        # |a & b| <= min and |a | b| >= max: a near pair has min >= _NEAR * max; the
+        # bounds are widened by one so rounding never leaves a size out
+        low, high = max(_NEAR_MIN, int(n * _NEAR) - 1), int(n / _NEAR) + 1
+        return any(
+            _near(mine, self.by_size[size]) for size in range(low, high + 1) if size in self.by_size
+        )
+
+
 def dedupe_and_cap(
     cands: Sequence[Candidate], dropped: list[tuple[str, str]], caps: Caps
 ) -> tuple[list[Candidate], list[tuple[str, str]]]:
@@ -769,15 +815,17 @@ def dedupe_and_cap(
     seen: set[str] = set()
     counts: dict[str, int] = {}
     kept: list[Candidate] = []
-    words: dict[str, list[frozenset[str]]] = {}
+    words: dict[str, _Kept] = {}
     for c in cands:
         k = f"{c.type}|{_norm(c.name)}|{_norm(c.text)}"
         mine = _words(c.text)
-        if k in seen or (c.type != "entity" and _near(mine, words.get(c.type, []))):
+        if k in seen or (
+            c.type != "entity" and (pool := words.get(c.type)) is not None and pool.near(mine)
+        ):
             dropped.append((c.text, "duplicate"))
             continue
         seen.add(k)
-        words.setdefault(c.type, []).append(mine)
+        words.setdefault(c.type, _Kept()).add(mine)
         cap = caps.of(c.type)
         if cap is not None and counts.get(c.type, 0) >= cap:
             dropped.append((c.text, "over the cap"))

@@ -20,6 +20,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
+from .._redact import memo_of
+
 __all__ = [
     "CommandPart",
     "Purpose",
@@ -702,10 +704,22 @@ def _npm_script(script: str) -> Purpose:
 
 
 def parts(command: str) -> list[CommandPart]:
-    """The simple commands of a command line, classified (never raises)."""
-    out: list[CommandPart] = []
+    """The simple commands of a command line, classified (never raises). Within
+    ``redaction_memo()`` a command line read before is answered from its first reading (a
+    new list): one log names the same command at a call, its result and its files."""
     if not isinstance(command, str) or not command.strip():
-        return out
+        return []
+    memo = memo_of("command parts")
+    if memo is None:
+        return _parts(command)
+    got: tuple[CommandPart, ...] | None = memo.get(command)
+    if got is None:
+        got = memo[command] = tuple(_parts(command))
+    return list(got)
+
+
+def _parts(command: str) -> list[CommandPart]:
+    out: list[CommandPart] = []
     try:
         # a command substitution is a value ("GH_TOKEN=$(gh auth token) pytest"), not a step
         line = _SUBST.sub("_", command[:20_000])

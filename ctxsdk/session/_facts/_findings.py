@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from .._redact import memo_of
 from ._anchors import names_in
 from ._cues import IMPERATIVE
 from ._sentences import sentences
@@ -121,20 +122,38 @@ def _other_script(sentence: str) -> bool:
 
 
 def statements(text: str) -> Iterator[Statement]:
-    """The statements of an assistant text, each with its names (module docs)."""
+    """The statements of an assistant text, each with its names (module docs). Within
+    ``redaction_memo()`` a sentence of a text with no code span, read before, is answered
+    from its first reading (its names depend on the sentence alone)."""
     spans = _spans(text)
+    memo = None if spans else memo_of("statement")
     for raw in sentences(text):
-        sentence = _LABEL.sub("", raw).strip()
-        if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or is_filler(sentence):
-            continue
-        if _INTRO.search(sentence):
-            continue
-        step = _STEP.match(sentence)
-        if step and IMPERATIVE.match(sentence[step.end() :]):
-            continue
-        names = _names(sentence, spans)
-        if _words(sentence) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
-            yield Statement(sentence, names)
+        if memo is None:
+            got = _statement(raw, spans)
+        else:
+            got = memo.get(raw, _UNREAD)
+            if got is _UNREAD:
+                got = memo[raw] = _statement(raw, spans)
+        if got is not None:
+            yield got
+
+
+_UNREAD = object()  # a memo's miss (None is a reading)
+
+
+def _statement(raw: str, spans: Sequence[str]) -> Statement | None:
+    sentence = _LABEL.sub("", raw).strip()
+    if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or is_filler(sentence):
+        return None
+    if _INTRO.search(sentence):
+        return None
+    step = _STEP.match(sentence)
+    if step and IMPERATIVE.match(sentence[step.end() :]):
+        return None
+    names = _names(sentence, spans)
+    if _words(sentence) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
+        return Statement(sentence, names)
+    return None
 
 
 def select_statements(
