@@ -9,6 +9,18 @@ mode, written with ``INSERT OR IGNORE`` in short transactions under a busy timeo
 concurrent processes neither block long nor lose a write. ``CTXSDK_EMBEDDING_CACHE=0`` (or
 ``off``, ``false``, ``no``) turns it off.
 
+It is bounded: when the pages its rows use pass ``CTXSDK_EMBEDDING_CACHE_MAX_MB`` (MiB,
+default 1024, about half a million 384-d vectors; ``unlimited`` for no bound) the least
+recently used vectors are deleted, down to 90% of it, in one write transaction, on open and
+after a write that passed it (never on a read). Rows are kept in the order of their last use:
+a vector is written at the table's end, and once the file passes half its bound a hit on one
+in the older half of the table moves it there (batched, 256 to a transaction, or with the
+next write, or when the cache closes); a hit on a recent vector, or any hit while the file is
+under half its bound, writes nothing, so a hot loop reads only. Deleting the oldest rows
+thus frees whole pages, which the next vectors reuse: the file stays near the bound.
+:meth:`EmbeddingCache.clear` (``clear_default_cache()``) empties it and gives its space
+back.
+
 A vector comes back bit-identical to the one stored: float32 bytes when the floats are all
 float32 values (the local models' output), float64 bytes otherwise. A cache that cannot be
 opened, read or written (a corrupted file, a read-only directory, a full disk) is never an
@@ -18,6 +30,7 @@ were no cache.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -34,7 +47,9 @@ __all__ = [
     "EmbeddingCacheWarning",
     "cache_dir",
     "cached_embed",
+    "clear_default_cache",
     "default_cache",
+    "max_bytes_from_env",
     "reset_default_cache",
 ]
 
@@ -42,6 +57,13 @@ _OFF = frozenset({"0", "off", "false", "no"})
 _FILE = "embeddings.sqlite"
 _CHUNK = 400  # keys per SELECT (under SQLite's variable limit)
 _BUSY_MS = 30_000
+_MAX_ENV = "CTXSDK_EMBEDDING_CACHE_MAX_MB"
+_DEFAULT_MAX_MB = 1024
+_UNLIMITED = frozenset({"unlimited", "none", "inf"})
+_LOW_WATER = 0.9  # a prune deletes down to this share of the bound
+_FROM_ENV = -1  # EmbeddingCache's max_bytes when not given: the environment's, or the default
+_TOUCH_BATCH = 256  # hits on old vectors moved to the table's end in one transaction
+_MARK_EVERY = 32  # reads between two looks at where the table's older half ends
 # A rowid table, the key in its own index: a vector (1.5 KB for 384 float32) fits in its
 # table page, where a WITHOUT ROWID row that size spills into an overflow page (3x the file).
 _SCHEMA = """
@@ -120,19 +142,61 @@ def _create(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+def max_bytes_from_env() -> int | None:
+    """The bound ``CTXSDK_EMBEDDING_CACHE_MAX_MB`` sets, in bytes (MiB, a number above 0;
+    ``unlimited``: None); unset, the default 1024 MiB. A value that is none of these warns
+    and the default holds."""
+    raw = os.environ.get(_MAX_ENV, "").strip().lower()
+    if not raw:
+        return _DEFAULT_MAX_MB << 20
+    if raw in _UNLIMITED:
+        return None
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = -1.0
+    if not mb > 0 or mb == float("inf"):
+        warnings.warn(
+            f"{_MAX_ENV}={raw!r} is not a size in MiB above 0 nor 'unlimited'; "
+            f"the embedding cache keeps to {_DEFAULT_MAX_MB} MiB",
+            EmbeddingCacheWarning,
+            stacklevel=3,
+        )
+        return _DEFAULT_MAX_MB << 20
+    return max(1, int(mb * (1 << 20)))
+
+
+def _pages_used(conn: sqlite3.Connection) -> int:
+    """Bytes of the file's pages that hold something (its size less its free pages)."""
+    pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    return (pages - free) * size
+
+
 class EmbeddingCache:
     """One SQLite cache file; its connection is opened on first use (again in a forked
-    child) and shared by the process's threads under a lock."""
+    child) and shared by the process's threads under a lock.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``max_bytes`` bounds the bytes its pages use (the least recently used vectors go first);
+    by default ``CTXSDK_EMBEDDING_CACHE_MAX_MB`` or 1024 MiB, None for no bound."""
+
+    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int | None = _FROM_ENV) -> None:
         self.path = Path(path)
+        self.max_bytes = max_bytes_from_env() if max_bytes == _FROM_ENV else max_bytes
+        if self.max_bytes is not None and self.max_bytes <= 0:
+            raise ValueError(f"max_bytes must be above 0 or None, not {self.max_bytes}")
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
         self._broken = False  # no reads nor writes: the file could not be opened or read
         self._readonly = False  # reads go on, writes stopped failing
+        self._old_below = 0  # a hit on a rowid under this moves the vector to the end
+        self._touch: dict[bytes, tuple[str, bytes]] = {}  # key -> its row, to move
+        self._gets = 0
         self.hits = 0
         self.misses = 0
+        self.evicted = 0  # vectors this object's prunes deleted
 
     # -- connection ----------------------------------------------------------------------
 
@@ -160,7 +224,60 @@ class EmbeddingCache:
             self._give_up(f"cannot open it ({e})")
             return None
         self._conn, self._pid = conn, os.getpid()
+        self._touch.clear()  # a parent's pending moves are the parent's to write
+        try:
+            self._prune(conn)  # on open: a bound lowered since, or another ctxsdk's writes
+            self._mark_old(conn)
+        except sqlite3.Error:
+            pass  # a read-only file still serves; its bound is its writers' to keep
         return conn
+
+    def _mark_old(self, conn: sqlite3.Connection) -> None:
+        """Where the table's older half ends: a hit below it is moved to the end. Nothing is
+        moved while the file is under half its bound (or has none): no eviction is near,
+        and a read then writes nothing."""
+        if self.max_bytes is None or _pages_used(conn) <= self.max_bytes // 2:
+            self._old_below = 0
+            return
+        lo = conn.execute("SELECT min(rowid) FROM embedding").fetchone()[0]
+        hi = conn.execute("SELECT max(rowid) FROM embedding").fetchone()[0]
+        self._old_below = 0 if lo is None else lo + (hi - lo + 1) // 2
+
+    def _prune(self, conn: sqlite3.Connection, *, within: bool = False) -> int:
+        """Delete the least recently used vectors (the table's first rows) while the pages
+        used pass the bound, down to ``_LOW_WATER`` of it; the count deleted. Its own write
+        transaction unless ``within`` one; checked again inside it, so two processes that
+        both saw the file over the bound prune once."""
+        bound = self.max_bytes
+        if bound is None or _pages_used(conn) <= bound:
+            return 0  # two PRAGMA reads: the common case costs nothing more
+        if not within:
+            conn.execute("BEGIN IMMEDIATE")
+        deleted = 0
+        try:
+            target = int(bound * _LOW_WATER)
+            for _ in range(8):  # freed pages may lag the rows deleted (a page shared by rows)
+                used = _pages_used(conn)
+                if used <= target:
+                    break
+                count = int(conn.execute("SELECT count(*) FROM embedding").fetchone()[0])
+                if count == 0:
+                    break
+                n = max(1, -(-count * (used - target) // used))
+                cur = conn.execute(
+                    "DELETE FROM embedding WHERE rowid IN "
+                    "(SELECT rowid FROM embedding ORDER BY rowid LIMIT ?)",
+                    (n,),
+                )
+                deleted += cur.rowcount
+        except BaseException:
+            if not within:
+                conn.execute("ROLLBACK")
+            raise
+        if not within:
+            conn.execute("COMMIT")
+        self.evicted += deleted
+        return deleted
 
     @staticmethod
     def _retry(op: Callable[[], object], tries: int = 20) -> None:
@@ -189,10 +306,78 @@ class EmbeddingCache:
         )
 
     def close(self) -> None:
+        """Write the pending moves of recently hit vectors, and close the file."""
         with self._lock:
             if self._conn is not None:
+                if self._pid == os.getpid():
+                    self._flush_touches(self._conn)
                 self._conn.close()
                 self._conn = None
+
+    def flush(self) -> None:
+        """Write the pending moves of recently hit vectors now (``close`` does it too)."""
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._flush_touches(self._conn)
+
+    def clear(self) -> int:
+        """Delete every vector, and give the file's space back (a ``VACUUM``, skipped while
+        another process reads it); the count deleted."""
+        with self._lock:
+            conn = self._connect()
+            if conn is None:
+                return 0
+            self._touch.clear()
+            try:
+                n = conn.execute("DELETE FROM embedding").rowcount
+                conn.execute("PRAGMA busy_timeout = 1000")  # not half a minute for a VACUUM
+                try:
+                    with contextlib.suppress(sqlite3.OperationalError):
+                        conn.execute("VACUUM")
+                    with contextlib.suppress(sqlite3.OperationalError):
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            except sqlite3.Error as e:
+                self._give_up(f"cannot clear it ({e})")
+                return 0
+            self._old_below = 0
+            return max(0, n)
+
+    @staticmethod
+    def _write_touches(conn: sqlite3.Connection, rows: list[tuple[bytes, str, bytes]]) -> None:
+        """Move these vectors to the table's end (inside a write transaction): deleted and
+        written again, a new rowid each, so the table keeps their order of use."""
+        if rows:
+            conn.executemany("DELETE FROM embedding WHERE key = ?", [(r[0],) for r in rows])
+            conn.executemany(
+                "INSERT OR IGNORE INTO embedding (key, dtype, vec) VALUES (?, ?, ?)", rows
+            )
+
+    def _pending(self) -> list[tuple[bytes, str, bytes]]:
+        rows = [(key, dtype, blob) for key, (dtype, blob) in self._touch.items()]
+        self._touch.clear()
+        return rows
+
+    def _flush_touches(self, conn: sqlite3.Connection) -> None:
+        rows = self._pending()
+        if not rows or self._readonly:
+            return
+
+        def write() -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._write_touches(conn, rows)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+        try:
+            self._retry(write)
+            self._mark_old(conn)
+        except sqlite3.Error:
+            pass  # an order of use is a hint: lost, nothing is wrong
 
     # -- reads and writes ----------------------------------------------------------------
 
@@ -211,15 +396,29 @@ class EmbeddingCache:
                     part = unique[at : at + _CHUNK]
                     marks = ",".join("?" * len(part))
                     rows = conn.execute(
-                        f"SELECT key, dtype, vec FROM embedding WHERE key IN ({marks})", part
+                        f"SELECT rowid, key, dtype, vec FROM embedding WHERE key IN ({marks})",
+                        part,
                     ).fetchall()
-                    for key, dtype, blob in rows:
+                    old: dict[bytes, tuple[str, bytes]] = {}
+                    for rowid, key, dtype, blob in rows:
                         vec = _unpack(dtype, blob)
                         if vec is not None and (dim is None or len(vec) == dim):
                             out[bytes(key)] = vec
+                            if rowid < self._old_below:  # soon evicted: moved to the end
+                                old[bytes(key)] = (dtype, bytes(blob))
+                    for key in part if old else ():  # in the order asked for
+                        if key in old:
+                            self._touch[key] = old[key]
             except sqlite3.Error as e:
                 self._give_up(f"cannot read it ({e})")
                 return {}
+            if len(self._touch) >= _TOUCH_BATCH:
+                self._flush_touches(conn)
+            else:
+                self._gets += 1
+                if self._gets % _MARK_EVERY == 0:  # others' writes and prunes move the half
+                    with contextlib.suppress(sqlite3.Error):
+                        self._mark_old(conn)
         return out
 
     def put(self, items: Sequence[tuple[bytes, Sequence[float]]]) -> None:
@@ -234,12 +433,16 @@ class EmbeddingCache:
             if conn is None:
                 return
 
+            touches = self._pending()  # written with the new vectors, one transaction
+
             def write() -> None:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
+                    self._write_touches(conn, touches)
                     conn.executemany(
                         "INSERT OR IGNORE INTO embedding (key, dtype, vec) VALUES (?, ?, ?)", rows
                     )
+                    self._prune(conn, within=True)
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
@@ -247,6 +450,7 @@ class EmbeddingCache:
 
             try:
                 self._retry(write)
+                self._mark_old(conn)
             except sqlite3.Error as e:
                 self._readonly = True
                 warnings.warn(
@@ -284,6 +488,21 @@ def default_cache() -> EmbeddingCache | None:
         if cache is None:
             cache = _DEFAULT[path] = EmbeddingCache(path)
         return cache
+
+
+def clear_default_cache() -> int:
+    """Empty the user's cache (``ctxsdk.session.kernel`` has it; the file stays, emptied and
+    shrunk); the count of vectors deleted, 0 when the cache is off."""
+    cache = default_cache()
+    return 0 if cache is None else cache.clear()
+
+
+@atexit.register
+def _flush_defaults() -> None:
+    with _DEFAULT_LOCK:
+        for cache in _DEFAULT.values():
+            with contextlib.suppress(Exception):
+                cache.flush()
 
 
 def reset_default_cache() -> None:
