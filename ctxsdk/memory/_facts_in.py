@@ -75,6 +75,7 @@ from ._gather import (
     is_ask,
     is_plan_step,
     named_in,
+    own_messages,
     plan_line,
     rules_line,
     user_questions,
@@ -523,12 +524,13 @@ def fact_candidates(
     held += [_norm(f.source.quote) for f in kept if f.source.quote]
     rest += _findings(session, sid, caps.experience, links, held)
     # a question the kernel read as an ask ("can you add a test?": "add a test") is said once
+    own = own_messages(session)  # the person's messages: their questions and their words
     read: dict[int, set[str]] = {}
     for f in asks:
         read.setdefault(f.source.seq, set()).add(_norm(f.text))
     questions = [
         (seq, q)
-        for seq, q in user_questions(session)
+        for seq, q in user_questions(session, own)
         if not any(t in _norm(q) for t in read.get(seq, ()))
     ]
     said_asks = sorted([(f.source.seq, f.text) for f in asks] + questions)
@@ -557,7 +559,7 @@ def fact_candidates(
     ]
     # a file the user named, or another memory of the session names, is one the session
     # turns on: it stays an entity; the others are one line
-    said = [user_words(session), *(f.text for f in asks), *(f.text for f in steps)]
+    said = [user_words(session, own), *(f.text for f in asks), *(f.text for f in steps)]
     said += [c.text for c in rest] + [c.fix or "" for c in rest]
     said += [c.text for c, _ in entities if id(c) not in files]  # a setting's value
     key_files: list[Candidate] = []

@@ -43,6 +43,7 @@ __all__ = [
     "is_ask",
     "is_plan_step",
     "named_in",
+    "own_messages",
     "plan_line",
     "rules_line",
     "user_questions",
@@ -95,12 +96,15 @@ def asks_line(
     return Candidate("experience", name, text, src, links=links, extra={"kind": "asks"})
 
 
-def user_questions(session: Session) -> list[tuple[int, str]]:
+def user_questions(
+    session: Session, own: Sequence[tuple[int, str]] | None = None
+) -> list[tuple[int, str]]:
     """(seq, sentence) of each question the person asked in their own words ("what's
     1+1?", "which file holds the routes?"): what they asked is an ask as much as an order
-    is, and the kernel reads no instruction in a question."""
+    is, and the kernel reads no instruction in a question (``own``: ``own_messages(session)``
+    when the caller has read them)."""
     out: list[tuple[int, str]] = []
-    for seq, text in _own_messages(session):
+    for seq, text in own_messages(session) if own is None else own:
         out += [(seq, q) for q in sentences(text) if q.rstrip().endswith(("?", "？"))]
     return out
 
@@ -143,9 +147,10 @@ def files_line(files: Sequence[Candidate]) -> Candidate | None:
     return Candidate("experience", name, text, files[0].source, extra={"kind": "files"})
 
 
-def _own_messages(session: Session) -> list[tuple[int, str]]:
+def own_messages(session: Session) -> list[tuple[int, str]]:
     """(seq, text) of each message the person wrote (their own words: a harness template's
-    wrapper removed), redacted."""
+    wrapper removed), redacted: what ``user_questions`` and ``user_words`` read (a caller
+    asking both reads them once and passes them)."""
     out: list[tuple[int, str]] = []
     for seq, ev in enumerate(session.raw_events):
         if ev.get("type") != "user/message" or message_of(ev) is None:
@@ -159,10 +164,10 @@ def _own_messages(session: Session) -> list[tuple[int, str]]:
     return out
 
 
-def user_words(session: Session) -> str:
+def user_words(session: Session, own: Sequence[tuple[int, str]] | None = None) -> str:
     """What the person wrote in the session, one message a line: which files the user
-    named."""
-    return "\n".join(text for _, text in _own_messages(session))
+    named (``own``: ``own_messages(session)`` when the caller has read them)."""
+    return "\n".join(text for _, text in (own_messages(session) if own is None else own))
 
 
 def named_in(pattern: re.Pattern[str] | None, texts: Iterable[str]) -> bool:
