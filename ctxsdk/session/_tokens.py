@@ -255,7 +255,9 @@ class TokenCounter:
     """Exact per-message counts under one tokenizer, cached by the counted text.
 
     The cache keeps the ``max_entries`` most recently used counts. ``hits`` and ``misses`` say
-    how it went. Not thread-safe: use one counter per thread.
+    how it went. Not thread-safe: use one counter per thread. The tokenizers themselves
+    (``get_tokenizer``'s, one per process) may be shared by threads: quicktok, tiktoken and
+    the Hugging Face tokenizer count the same from several threads at once as from one.
     """
 
     def __init__(self, tokenizer: Tokenizer | str, *, max_entries: int = 100_000) -> None:
