@@ -104,21 +104,27 @@ class SurfaceState:
         i, j = self._slot.get(start), self._slot.get(end)
         if i is None or j is None or j < i:
             return None
+        if i == j:  # one node (a tool-result prune): the alive slot holds it
+            return [start]
         out = []
+        nodes, nxt = self._node, self._next
         k = i
         while k <= j:
-            out.append(self._node[k])
-            k = self._alive_from(k + 1)
+            out.append(nodes[k])
+            k += 1
+            if k < len(nxt) and nxt[k] != k:  # a dead slot: skip the run
+                k = self._alive_from(k)
         return out
 
     def replace(self, shadowed: list[int], seq: int) -> None:
-        first = self._slot.pop(shadowed[0])
+        slots, nodes, nxt = self._slot, self._node, self._next
+        first = slots.pop(shadowed[0])
         for node in shadowed[1:]:
-            slot = self._slot.pop(node)
-            self._node[slot] = -1
-            self._next[slot] = slot + 1
-        self._node[first] = seq
-        self._slot[seq] = first
+            slot = slots.pop(node)
+            nodes[slot] = -1
+            nxt[slot] = slot + 1
+        nodes[first] = seq
+        slots[seq] = first
         self.generation += 1
 
     def nodes(self) -> list[int]:
@@ -132,7 +138,7 @@ class SurfaceState:
         return sum(1 for n in self._node[:slot] if n >= 0)
 
 
-@dataclass
+@dataclass(slots=True)
 class PendingCall:
     call_id: str
     name: str
@@ -292,6 +298,41 @@ def _explain_tool_result(data: Any, seq: int, version: int) -> str:
     return call_id
 
 
+def _same_but_result_content(old: Any, new: Any) -> bool:
+    """``_without_result_content(old) == _without_result_content(new)``, without the copies
+    when both are tool/result data as the replay checked them (an object whose message
+    holds one tool-result block)."""
+    try:
+        om, nm = old["message"], new["message"]
+        oc, nc = om["content"], nm["content"]
+        ob, nb = oc[0], nc[0]
+        shaped = (
+            type(old) is dict
+            and type(new) is dict
+            and type(om) is dict
+            and type(nm) is dict
+            and type(oc) is list
+            and type(nc) is list
+            and len(oc) == 1
+            and len(nc) == 1
+            and type(ob) is dict
+            and type(nb) is dict
+            and "content" in ob
+            and "content" in nb
+        )
+    except (KeyError, TypeError, IndexError):
+        shaped = False
+    if not shaped:
+        return _without_result_content(old) == _without_result_content(new)
+    if old.keys() != new.keys() or om.keys() != nm.keys() or ob.keys() != nb.keys():
+        return False
+    return (
+        all(v == new[k] for k, v in old.items() if k != "message")
+        and all(v == nm[k] for k, v in om.items() if k != "content")
+        and all(v == nb[k] for k, v in ob.items() if k != "content")
+    )
+
+
 def _without_result_content(data: dict[str, Any]) -> dict[str, Any]:
     msg = dict(data.get("message") or {})
     content = list(msg.get("content") or [])
@@ -359,9 +400,7 @@ def check_replace(
             raise SurfaceError(
                 "a tool/result replacement must shadow exactly one tool/result", seq=seq
             )
-        old = events[shadowed[0]]["data"]
-        new = ev["data"]
-        if _without_result_content(old) != _without_result_content(new):
+        if not _same_but_result_content(events[shadowed[0]]["data"], ev["data"]):
             raise SurfaceError(
                 "a tool/result rewrite may change only message.content[0].content", seq=seq
             )
@@ -387,6 +426,8 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
     v2plus = version >= 2
     envelope = _ENVELOPE
     vocabulary = event_types(version)
+    step_events = _STEP_EVENTS
+    max_safe = _MAX_SAFE
     for i in range(start, len(events)):
         ev = events[i]
         try:  # the envelope of a well-formed event, checked in one go
@@ -394,18 +435,27 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
             t = ev["time"]
             seq = ev["seq"]
             data: Any = ev["data"]  # required, though it may be any JSON value
+            n_keys = len(ev)
             ok = (
                 seq == i
                 and type(seq) is int
                 and type(t) is int
                 and type(etype) is str
-                and envelope.issuperset(ev)
-                and ("ignorable" not in ev or ev["ignorable"] is True)
+                and -max_safe <= t <= max_safe
+                # four keys, all four read above: exactly the required envelope
+                and (
+                    n_keys == 4
+                    or (n_keys == 5 and "surfaceOp" in ev)  # an appended surface node
+                    or (envelope.issuperset(ev) and ev.get("ignorable", True) is True)
+                )
             )
         except (KeyError, TypeError):
             ok = False
-        if not ok or not -_MAX_SAFE <= t <= _MAX_SAFE:
+        if not ok:
             _explain_envelope(ev, i)
+        if etype in surface:  # every surface type is in the vocabulary
+            _replay_surface(index, events, ev, i, etype, data, ev.get("surfaceOp"), v2plus)
+            continue
         if etype not in vocabulary:  # unknown to this generation of the format
             if ev.get("ignorable") is True:
                 index.unknown_seqs.append(i)
@@ -415,13 +465,9 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
                 "marked ignorable: true; this log needs a newer reader (or was written wrong)",
                 seq=i,
             )
-        op = ev.get("surfaceOp")
-        if etype in surface:
-            _replay_surface(index, events, ev, i, etype, data, op, v2plus)
-            continue
-        if op is not None or "sourceEventSeqs" in ev:
+        if n_keys != 4 and (ev.get("surfaceOp") is not None or "sourceEventSeqs" in ev):
             raise _fail(f"{etype} is not a surface type and may not carry surfaceOp/sources", i)
-        if etype in _STEP_EVENTS:  # the most frequent kind (tool/call): first
+        if etype in step_events:  # the most frequent kind (tool/call): first
             if not (
                 type(data) is dict
                 and index.open_step is not None
@@ -445,93 +491,97 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
                     call.call_seq = i
             elif etype == "assistant/chunk" and v2plus:
                 raise _fail(f"assistant/chunk events do not exist in v{version} logs", i)
-        elif etype == "turn/start":
-            turn = data.get("turn") if isinstance(data, dict) else None
-            if index.open_turn is not None:
-                raise _fail(f"turn/start while turn {index.open_turn} is still open", i)
-            if turn != index.last_turn + 1:
-                if type(turn) is not int or not 0 < turn <= _MAX_SAFE:
-                    raise _fail(f"turn/start turn must be a positive integer, not {turn!r}", i)
-                _invariant(
-                    index,
-                    "turn-order",
-                    f"turn/start {turn} where {index.last_turn + 1} was expected",
-                    i,
-                )
-            index.open_turn = turn
-            index.turns.append(TurnSpan(turn, i))
-        elif etype == "turn/end":
-            turn = data.get("turn") if isinstance(data, dict) else None
-            if index.open_turn is None or turn != index.open_turn:
-                raise _fail(f"turn/end {turn!r} without that turn open", i)
-            if index.open_step is not None:
-                raise _fail(f"turn/end while step {index.open_step} is still open", i)
-            reason = data.get("reason")
-            if not isinstance(reason, dict) or not isinstance(reason.get("kind"), str):
-                raise _fail("turn/end needs a reason with a kind", i)
-            span = index.turns[-1]
-            span.end_seq, span.reason = i, reason
-            index.open_turn = None
-        elif etype == "step/start":
-            if not isinstance(data, dict) or data.get("turn") != index.open_turn:
-                raise _fail("step/start outside its open turn", i)
-            steps = index.turns[-1].steps
-            if index.open_step is not None:
-                raise _fail(f"step/start while step {index.open_step} is still open", i)
-            if data.get("step") != len(steps) + 1:
-                raise _fail(
-                    f"step/start {data.get('step')!r} where {len(steps) + 1} was expected", i
-                )
-            index.open_step = data["step"]
-            steps.append((data["step"], i, None))
-        elif etype == "step/end":
-            if (
-                not isinstance(data, dict)
-                or data.get("turn") != index.open_turn
-                or data.get("step") != index.open_step
-                or index.open_step is None
-            ):
-                raise _fail("step/end without that step open", i)
-            if index.pending:
-                ids = ", ".join(list(index.pending)[:3])
-                _invariant(
-                    index, "tool-pairing", f"step/end with tool call(s) still unanswered: {ids}", i
-                )
-                index.pending.clear()  # as the companion does: a step's calls end with it
-            steps = index.turns[-1].steps
-            steps[-1] = (steps[-1][0], steps[-1][1], i)
-            index.open_step = None
-        elif etype in _TURN_EVENTS:
-            if index.open_turn is None:
-                _invariant(index, "enclosure", f"{etype} outside an open turn", i)
-            if etype == "request/header":
-                if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
-                    raise _fail("request/header needs a header object", i)
-                _check_request_config(data["header"].get("config"), i)
-                _check_adapter_defaults(data["header"], i)
-                if version >= 3:
-                    header = data["header"]
-                    if "system" in header:
-                        raise _fail("a v3 request/header may not carry system", i)
-                    if header.get("tools") == [] or header.get("adapterDefaults") == {}:
-                        raise _fail(
-                            "a v3 request/header omits empty optional fields (tools: [], "
-                            "adapterDefaults: {}), as the harness requires",
-                            i,
-                        )
-                index.header_seqs.append(i)
-            elif etype == "request/context":
-                index.context_seqs.append(i)
-        elif etype == "session/title":
-            if not isinstance(data, dict) or not isinstance(data.get("title"), str):
-                raise _fail("session/title needs a title string", i)
-            index.title_seq = i
-        elif etype == "session/end-seed":
-            index.end_seed_seqs.append(i)
-        elif etype == "subagent/descriptor":
-            index.descriptor_seq = i
-        elif etype in ("compaction/start", "compaction/summary", "compaction/end"):
-            index.compaction_seqs.append(i)
+            continue
+        _replay_other(index, ev, i, etype, data)
+
+
+def _replay_other(index: LogIndex, ev: dict[str, Any], i: int, etype: str, data: Any) -> None:
+    """An event of a known type that is neither on the surface nor inside a step."""
+    if etype == "step/start":
+        if not isinstance(data, dict) or data.get("turn") != index.open_turn:
+            raise _fail("step/start outside its open turn", i)
+        steps = index.turns[-1].steps
+        if index.open_step is not None:
+            raise _fail(f"step/start while step {index.open_step} is still open", i)
+        if data.get("step") != len(steps) + 1:
+            raise _fail(f"step/start {data.get('step')!r} where {len(steps) + 1} was expected", i)
+        index.open_step = data["step"]
+        steps.append((data["step"], i, None))
+    elif etype == "step/end":
+        if (
+            not isinstance(data, dict)
+            or data.get("turn") != index.open_turn
+            or data.get("step") != index.open_step
+            or index.open_step is None
+        ):
+            raise _fail("step/end without that step open", i)
+        if index.pending:
+            ids = ", ".join(list(index.pending)[:3])
+            _invariant(
+                index, "tool-pairing", f"step/end with tool call(s) still unanswered: {ids}", i
+            )
+            index.pending.clear()  # as the companion does: a step's calls end with it
+        steps = index.turns[-1].steps
+        steps[-1] = (steps[-1][0], steps[-1][1], i)
+        index.open_step = None
+    elif etype == "turn/start":
+        turn = data.get("turn") if isinstance(data, dict) else None
+        if index.open_turn is not None:
+            raise _fail(f"turn/start while turn {index.open_turn} is still open", i)
+        if turn != index.last_turn + 1:
+            if type(turn) is not int or not 0 < turn <= _MAX_SAFE:
+                raise _fail(f"turn/start turn must be a positive integer, not {turn!r}", i)
+            _invariant(
+                index,
+                "turn-order",
+                f"turn/start {turn} where {index.last_turn + 1} was expected",
+                i,
+            )
+        index.open_turn = turn
+        index.turns.append(TurnSpan(turn, i))
+    elif etype == "turn/end":
+        turn = data.get("turn") if isinstance(data, dict) else None
+        if index.open_turn is None or turn != index.open_turn:
+            raise _fail(f"turn/end {turn!r} without that turn open", i)
+        if index.open_step is not None:
+            raise _fail(f"turn/end while step {index.open_step} is still open", i)
+        reason = data.get("reason")
+        if not isinstance(reason, dict) or not isinstance(reason.get("kind"), str):
+            raise _fail("turn/end needs a reason with a kind", i)
+        span = index.turns[-1]
+        span.end_seq, span.reason = i, reason
+        index.open_turn = None
+    elif etype in _TURN_EVENTS:
+        if index.open_turn is None:
+            _invariant(index, "enclosure", f"{etype} outside an open turn", i)
+        if etype == "request/header":
+            if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
+                raise _fail("request/header needs a header object", i)
+            _check_request_config(data["header"].get("config"), i)
+            _check_adapter_defaults(data["header"], i)
+            if index.version >= 3:
+                header = data["header"]
+                if "system" in header:
+                    raise _fail("a v3 request/header may not carry system", i)
+                if header.get("tools") == [] or header.get("adapterDefaults") == {}:
+                    raise _fail(
+                        "a v3 request/header omits empty optional fields (tools: [], "
+                        "adapterDefaults: {}), as the harness requires",
+                        i,
+                    )
+            index.header_seqs.append(i)
+        elif etype == "request/context":
+            index.context_seqs.append(i)
+    elif etype == "session/title":
+        if not isinstance(data, dict) or not isinstance(data.get("title"), str):
+            raise _fail("session/title needs a title string", i)
+        index.title_seq = i
+    elif etype == "session/end-seed":
+        index.end_seed_seqs.append(i)
+    elif etype == "subagent/descriptor":
+        index.descriptor_seq = i
+    elif etype in ("compaction/start", "compaction/summary", "compaction/end"):
+        index.compaction_seqs.append(i)
 
 
 def _explain_envelope(ev: Any, i: int) -> None:
@@ -727,7 +777,6 @@ def _replay_surface(
             raise _fail(exc.reason, i) from None
         index.surface.replace(shadowed, i)
         index.replaced[i] = shadowed
-        for node in shadowed:
-            index.shadowed_by[node] = i
+        index.shadowed_by.update(dict.fromkeys(shadowed, i))
     else:
         index.surface.append(i)

@@ -12,7 +12,7 @@ import zstandard
 from ...errors import CorruptLog
 from ._byte_cap import _READ_CHUNK, MAX_DECODED_BYTES, _too_big
 from ._decoded import Recovery
-from ._framing import _ZSTD_MAGIC, _frame_end, frame_spans
+from ._framing import _ZSTD_MAGIC, _frame_chain, _frame_end
 
 _HEADER_FRAME_MAX = 1 << 20  # decoded bytes of frame 1 looked at: a header line is small
 
@@ -83,21 +83,21 @@ def _refuse_damage_before_frames(
         pos = data.find(_ZSTD_MAGIC, pos + 1)
 
 
-def _declared_size(data: bytes, spans: list[tuple[int, int]]) -> tuple[int, bool]:
+def _declared_size(
+    data: bytes, spans: list[tuple[int, int]], sizes: list[int] | None = None
+) -> tuple[int, bool]:
     """The content sizes the frames declare in their headers, summed (a frame that declares
-    none counts 0: its text is counted as it decodes), and whether every frame declares one."""
-    total = 0
-    every = True
-    for a, _ in spans:
-        try:
-            size = zstandard.frame_content_size(data[a : a + 18])
-        except zstandard.ZstdError:
-            every = False
-            continue  # the decode names a damaged header
-        if size < 0:
-            every = False
-        total += max(size, 0)
-    return total, every
+    none counts 0: its text is counted as it decodes), and whether every frame declares one.
+    ``sizes``: those ``_frame_chain`` read while walking the frames (-1: none declared, or a
+    header zstd cannot parse), else each header is read again."""
+    if sizes is None:
+        sizes = []
+        for a, _ in spans:
+            try:
+                sizes.append(zstandard.frame_content_size(data[a : a + 18]))
+            except zstandard.ZstdError:
+                sizes.append(-1)  # the decode names a damaged header
+    return sum(size for size in sizes if size > 0), all(size >= 0 for size in sizes)
 
 
 def _read_capped(
@@ -122,7 +122,7 @@ def _decompress_frames(
     data: bytes, path: str | Path | None, max_bytes: int = MAX_DECODED_BYTES
 ) -> tuple[bytes, Recovery | None]:
     try:
-        spans, torn_at = frame_spans(data)
+        spans, torn_at, sizes = _frame_chain(data)
     except CorruptLog as exc:
         raise exc.at(path=path) from None
     if not spans:
@@ -132,13 +132,14 @@ def _decompress_frames(
     if torn_at is not None:
         _refuse_damage_before_frames(data, torn_at, len(spans) + 1, path, max_bytes)
     _check_header_frame(data, spans[0], path)
-    declared, every = _declared_size(data, spans)
+    declared, every = _declared_size(data, spans, sizes)
     if declared > max_bytes:  # refused before a byte is decoded
         raise _too_big(path, max_bytes)
     dctx = zstandard.ZstdDecompressor()
     try:
         # One C call over all complete frames; the per-frame walk below only runs on damage.
-        reader = dctx.stream_reader(data[: spans[-1][1]], read_across_frames=True)
+        complete = data if spans[-1][1] == len(data) else data[: spans[-1][1]]
+        reader = dctx.stream_reader(complete, read_across_frames=True)
         # Frames that all declare their size (the harness's and ctxsdk's do) are read in one
         # call of that size, under the cap: no chunks to join. Whatever they decode past it
         # (a frame that understates its size) is still read and counted in chunks.

@@ -34,6 +34,7 @@ _CONTAINERS = (dict, list, tuple)
 # Every byte but the two openers and the newline: what is left of a text after deleting these
 # is, line by line, its openers, and a line cannot nest deeper than it has openers.
 _NOT_OPENER = bytes(b for b in range(256) if b not in b"[{\n")
+_OPENERS_AS_ONE = bytes.maketrans(b"{", b"[")  # kept openers all "[": a line is a run of them
 _PATH_SHOWN = 6  # path members named in an error before the rest is counted
 
 
@@ -87,13 +88,14 @@ def depth_reason(path: list[str | int] | None, limit: int = MAX_JSON_DEPTH) -> s
 def _deep_lines(text: bytes, n_lines: int, limit: int = MAX_JSON_DEPTH) -> list[int]:
     """0-based indexes of the lines that may nest deeper than ``limit``: those with more than
     ``limit`` openers (``[``/``{``, strings included). One C pass over the text (a table
-    delete) and a split of what is left; the exact walk runs only on these lines."""
-    opens = text.translate(None, _NOT_OPENER)
+    delete, the openers kept as ``[``) and a substring search of what is left; the split into
+    lines, and the exact walk, run only when some line may be that deep."""
+    opens = text.translate(_OPENERS_AS_ONE, _NOT_OPENER)
     if len(opens) - n_lines <= limit:  # fewer openers in all than one deep line needs
         return []
-    parts = opens.split(b"\n")[:n_lines]
-    if max(map(len, parts)) <= limit:
+    if opens.find(b"[" * (limit + 1)) == -1:  # no line holds more than limit openers
         return []
+    parts = opens.split(b"\n")[:n_lines]
     return [i for i, part in enumerate(parts) if len(part) > limit]
 
 
