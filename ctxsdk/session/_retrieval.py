@@ -23,7 +23,6 @@ the core dependencies).
 from __future__ import annotations
 
 import bisect
-import heapq
 import math
 import re
 from collections import Counter
@@ -55,6 +54,7 @@ Smoothing = Literal["sum", "max"]
 _BATCH = 256  # texts per embedding call: bounded memory, and progress between calls
 _FEEDBACK_DOCS = 3  # best first-round matches the feedback words come from
 _FEEDBACK_WEIGHT = 0.3  # the weight of the strongest added word (a query word weighs 1)
+_SET_BITS = 16  # query terms up to which coordination tells the sets of terms held by bits
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _TIME = re.compile(
     rf"\b(?:\d{{4}}|\d{{1,2}}[:/.]\d{{2}}|{_MONTHS}|monday|tuesday|wednesday|thursday|friday|"
@@ -187,6 +187,18 @@ class _Unread(NamedTuple):
     pattern: re.Pattern[str]
     up: float
     slots: NDArray[np.int64]
+
+
+def _among(a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Which elements of ``a`` are in ``b``, which is sorted (``numpy.isin``, by binary
+    search rather than by sorting both)."""
+    xp = _numpy()
+    if not len(b):
+        none: NDArray[np.bool_] = xp.zeros(len(a), dtype=bool)
+        return none
+    pos = xp.minimum(xp.searchsorted(b, a), len(b) - 1)
+    found: NDArray[np.bool_] = xp.equal(b[pos], a)
+    return found
 
 
 def _empty() -> _Scores:
@@ -511,7 +523,7 @@ class Retriever:
         lengths = self._slot_arrays().length
         slots: list[NDArray[np.int64]] = []
         parts: list[NDArray[np.float64]] = []
-        weights: list[NDArray[np.float64]] = []
+        weights: list[float] = []  # per term: its idf weight
         total = 0.0
         for t, qw in query.items():
             if not self._post.get(t):
@@ -523,7 +535,7 @@ class Retriever:
             w = qw * idf * (k1 + 1)
             slots.append(s)
             parts.append(w * f / (f + base + scale * lengths[s]))
-            weights.append(xp.full(df, qw * idf))
+            weights.append(qw * idf)
         if not slots:
             return _empty()
         every = xp.concatenate(slots)
@@ -533,14 +545,50 @@ class Retriever:
         matched = xp.flatnonzero(xp.bincount(every, minlength=rows))
         out = summed[matched]
         if self.coordination and total:
-            hit = xp.bincount(every, weights=xp.concatenate(weights), minlength=rows)[matched]
-            share, back = xp.unique(hit / total, return_inverse=True)
-            c = self.coordination
-            # Python's ** per distinct share (a handful: sums of the query's idfs), not
-            # numpy's power, which may round differently
-            scaled = xp.fromiter((x**c for x in share.tolist()), dtype=xp.float64)
-            out = out * scaled[back.reshape(-1)]
+            out = out * self._coordinated(every, slots, weights, total, matched, rows)
         return _Scores(matched, out)
+
+    def _coordinated(
+        self,
+        every: NDArray[np.int64],
+        slots: Sequence[NDArray[np.int64]],
+        weights: Sequence[float],
+        total: float,
+        matched: NDArray[np.int64],
+        rows: int,
+    ) -> NDArray[np.float64]:
+        """Per matched slot: (the share of the query's idf weight it matches) **
+        coordination. A slot's share depends only on which of the query's terms it holds
+        (its weight is their idf weights added in the query's order, as bincount adds
+        them), so it is computed once per set of terms held, with Python's ``**`` (numpy's
+        power may round differently), not once per slot. The sets are told apart by a bit
+        per term (exact in a float: a sum of distinct powers of two), which for up to
+        ``_SET_BITS`` terms avoids sorting every match's weight to find the distinct ones."""
+        xp = _numpy()
+        c = self.coordination
+        if len(weights) > _SET_BITS:
+            hit = xp.bincount(
+                every,
+                weights=xp.concatenate(
+                    [xp.full(len(s), w) for s, w in zip(slots, weights, strict=True)]
+                ),
+                minlength=rows,
+            )[matched]
+            share, back = xp.unique(hit / total, return_inverse=True)
+            scaled = xp.fromiter((x**c for x in share.tolist()), dtype=xp.float64)
+            found: NDArray[np.float64] = scaled[back.reshape(-1)]
+            return found
+        bits = xp.concatenate([xp.full(len(s), float(1 << i)) for i, s in enumerate(slots)])
+        held = xp.bincount(every, weights=bits, minlength=rows)[matched].astype(xp.int64)
+        table = xp.zeros(1 << len(weights), dtype=xp.float64)
+        for held_set in xp.flatnonzero(xp.bincount(held, minlength=len(table))).tolist():
+            weight = 0.0
+            for i, w in enumerate(weights):
+                if held_set >> i & 1:
+                    weight += w
+            table[held_set] = (weight / total) ** c
+        got: NDArray[np.float64] = table[held]
+        return got
 
     def _idf(self, term: str) -> float:
         n, df = len(self), len(self._post.get(term, ()))
@@ -568,8 +616,9 @@ class Retriever:
         first = self._bm25(q)
         rel = first
         if self.feedback and len(first.slots):
-            firsts = first.as_dict()
-            top = heapq.nlargest(_FEEDBACK_DOCS, ((v, -s) for s, v in firsts.items() if v > 0))
+            # the best first-round matches, ties to the lower slot (numpy's partition, not
+            # a heap over every match)
+            top = [(v, -s) for s, v in first.top(_FEEDBACK_DOCS)]
             pool: dict[str, float] = {}
             best = top[0][0] if top else 1.0
             for v, neg in top:
@@ -730,7 +779,7 @@ class Retriever:
         while True:
             lo = self._lift_sections(self._neighbours(rel), None)
             raised = rel.values.copy()
-            raised[xp.isin(rel.slots, unread.slots)] *= unread.up
+            raised[_among(rel.slots, unread.slots)] *= unread.up
             hi = self._lift_sections(self._neighbours(_Scores(rel.slots, raised)), None)
             positive = lo.values[lo.values > 0]
             cut = 0.0
@@ -749,14 +798,14 @@ class Retriever:
             self._kind_mask(unread.pattern, todo)
             has, still = self._kind_mask(unread.pattern, rel.slots, read=False)
             values = rel.values.copy()
-            now = has & xp.isin(rel.slots, todo)
+            now = has & _among(rel.slots, todo)
             values[now] = values[now] * unread.up
             rel = _Scores(rel.slots, values)
             if not still.any():
                 return self._lift_sections(self._neighbours(rel), k).top(k)
             unread = _Unread(unread.pattern, unread.up, rel.slots[still])
         exact = self._lift_sections(self._neighbours(rel), None)
-        keep = xp.isin(exact.slots, candidates)
+        keep = _among(exact.slots, candidates)
         return _Scores(exact.slots[keep], exact.values[keep]).top(k)
 
     def _unread_around(self, candidates: NDArray[np.int64], unread: _Unread) -> NDArray[np.int64]:
@@ -768,8 +817,10 @@ class Retriever:
         secs = secs[secs >= 0]
         need = xp.zeros(len(self._ids), dtype=bool)
         need[candidates] = True
-        if len(secs):
-            need |= xp.isin(arr.section, secs)
+        if len(secs):  # the members of those sections (-1, no section, reads the last: no)
+            asked = xp.zeros(len(self._members) + 1, dtype=bool)
+            asked[secs] = True
+            need |= asked[arr.section]
         around = xp.flatnonzero(need)
         for link in (arr.prev[around], arr.next[around]):
             need[link[link >= 0]] = True
@@ -822,11 +873,8 @@ class Retriever:
         values[lex.slots] = lex.values
         scored = xp.zeros(rows, dtype=bool)
         scored[lex.slots] = True
-        member = sec_of >= 0
-        if whole.any():
-            joins = member.copy()
-            joins[member] = whole[sec_of[member]]
-            scored |= joins
+        if whole.any():  # (a slot in no section, -1, reads the last: False)
+            scored |= xp.append(whole, False)[sec_of]
         slots = xp.flatnonzero(scored)
         s_sec = sec_of[slots]
         up = (s_sec >= 0) & lifted[xp.maximum(s_sec, 0)]
