@@ -1,15 +1,16 @@
 """What the harness stated for the run, in the fold's state: a task template's rules are
 constraints (the template's message folds away, its rules still bind the run), the run's
 settings (its model) are ``run/<key>`` heads, shown apart from the work's values, retired
-(never superseded) by a switch, and never copied into a checkpoint (the harness states them
-to itself)."""
+(never superseded) by a switch, and copied into a checkpoint only when a message the fold
+takes away told the model (Codex's environment context): a request header's model the
+harness keeps to itself."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import ctxsdk as cx
-from ctxsdk.fold._checkpoint import state_lines
+from ctxsdk.fold._checkpoint import state_lines, told_run
 from ctxsdk.fold._state import FoldState, StateLimits, reduce_events
 from ctxsdk.testing import LogBuilder
 
@@ -84,3 +85,56 @@ def test_a_checkpoint_never_copies_the_runs_settings() -> None:
     shown = "\n".join(state_lines(reduce_events(events)))
     assert "timeout = 60 seconds" in shown
     assert "gpt-4o" not in shown
+
+
+CODEX_ENV = (
+    "<environment_context>\n  <cwd>/repo</cwd>\n  <approval_policy>never</approval_policy>\n"
+    "  <sandbox_mode>workspace-write</sandbox_mode>\n  <shell>zsh</shell>\n"
+    "</environment_context>"
+)
+
+
+def _codex_env(seq: int) -> dict[str, Any]:
+    msg = {
+        "role": "user",
+        "content": [{"type": "text", "text": CODEX_ENV}],
+        "source": {"kind": "plugin", "plugin": "codex", "form": "instructions"},
+    }
+    return {"type": "user/message", "seq": seq, "data": msg}
+
+
+def test_run_settings_a_folded_message_told_the_model_reach_the_checkpoint() -> None:
+    """Codex's environment context is a message the model reads, and a fold takes it away:
+    the checkpoint says the sandbox, approval policy and shell; a request header's model,
+    which the model never read as a message, stays out."""
+    # a log's events, each at its seq
+    events = [_header(0, "gpt-4o"), _codex_env(1), _user(2, "Set the timeout to 60 seconds.")]
+    s = reduce_events(events)
+    assert {"run/sandbox_mode", "run/approval_policy", "run/shell"} <= set(s.heads)
+    told = told_run(s, events, last_seq=2)
+    assert told == {"run/sandbox_mode", "run/approval_policy", "run/shell"}
+    shown = "\n".join(state_lines(s, told=told))
+    assert "sandbox_mode = workspace-write" in shown and "approval_policy = never" in shown
+    assert "gpt-4o" not in shown
+    # the environment message still on the surface (after the folded span): nothing to repeat
+    assert told_run(s, events, last_seq=0) == frozenset()
+    assert "workspace-write" not in "\n".join(state_lines(s))
+
+
+def test_a_fold_of_a_codex_log_keeps_its_sandbox_in_the_checkpoint(tmp_path: Any) -> None:
+    b = LogBuilder(session_id="codex-env", system=PLAIN_SYSTEM)
+    b.turn(CODEX_ENV).assistant(text="Ready.").end_turn()
+    for i in range(12):
+        b.turn(f"Step {i}: rename helper_{i} in src/util_{i}.py to helper_{i}_v2.")
+        b.assistant(text=f"Renamed helper_{i} in src/util_{i}.py. " + "Details. " * 40).end_turn()
+    events = b.events
+    # the harness's message, as Codex's importer marks it
+    env = events[b.surface[1]]
+    assert env["type"] == "user/message" and "environment_context" in str(env["data"])
+    env["data"]["source"] = {"kind": "plugin", "plugin": "codex", "form": "instructions"}
+    session = cx.Session.from_events(b.header, events)
+    f = cx.Fold(session, store=tmp_path / "bundles", window=1024)
+    done = f.run(force=True)
+    assert done.folded and done.record is not None
+    assert "sandbox_mode = workspace-write" in done.record.text
+    assert "approval_policy = never" in done.record.text

@@ -21,7 +21,7 @@ A masked tool result keeps its call and says where its bytes went, in one line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "shown_key",
     "state_checkpoint_text",
     "state_lines",
+    "told_run",
     "unshown",
 ]
 
@@ -90,10 +91,29 @@ def _head_line(key: str, anchor: Any, superseded: Iterable[Any]) -> str:
     return f"- {name} = {_value(anchor)} {_refs(anchor.sources)}{tail}"
 
 
-def _shown_value(key: str, anchor: Any) -> bool:
+def _shown_value(key: str, anchor: Any, told: AbstractSet[str] = frozenset()) -> bool:
     """A value head the checkpoint shows: not the run's settings (``run/<key>``: its model,
-    sandbox, shell), which the harness states to itself and the model needs no copy of."""
-    return bool(anchor.kind == "value" and not key.startswith(RUN_KEY_PREFIX))
+    sandbox, shell) the harness keeps to itself (a request's header, an importer's banner),
+    which the model never read as a message; those a message told the model (``told``:
+    Codex's environment context, a user turn) fold away with it, so the checkpoint says them."""
+    return bool(anchor.kind == "value" and (not key.startswith(RUN_KEY_PREFIX) or key in told))
+
+
+# the messages a conversation gives the model, which a fold takes away
+_TOLD_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+
+
+def told_run(state: Any, events: Sequence[Mapping[str, Any]], last_seq: int) -> frozenset[str]:
+    """The run settings (``run/<key>`` heads) a message the fold takes away (a seq up to
+    ``last_seq``) told the model: the checkpoint must say them (``_shown_value``)."""
+    out: set[str] = set()
+    for key, anchor in state.heads.items():
+        if not key.startswith(RUN_KEY_PREFIX):
+            continue
+        seqs = [q for q in anchor.sources if 0 <= q <= last_seq and q < len(events)]
+        if any(events[q].get("type") in _TOLD_TYPES for q in seqs):
+            out.add(key)
+    return frozenset(out)
 
 
 def shown_key(anchor: Any) -> tuple[str, str]:
@@ -143,9 +163,16 @@ def unshown(state: Any, shown: AbstractSet[tuple[str, str]]) -> Any:
     )
 
 
-def state_lines(state: Any, closed: Sequence[Any] = (), *, budget: int | None = None) -> list[str]:
+def state_lines(
+    state: Any,
+    closed: Sequence[Any] = (),
+    *,
+    budget: int | None = None,
+    told: AbstractSet[str] = frozenset(),
+) -> list[str]:
     """The state as checkpoint lines, empty sections left out; ``closed`` lists failures and
-    obligations an earlier checkpoint showed open that are closed now.
+    obligations an earlier checkpoint showed open that are closed now; ``told`` the run
+    settings a folded message told the model (``told_run``), shown with the values.
 
     Every group of the state reaches the model: what the state holds and what a checkpoint
     shows are one thing. The slots, values, failures, obligations, decisions, evidence and
@@ -171,7 +198,7 @@ def state_lines(state: Any, closed: Sequence[Any] = (), *, budget: int | None = 
     heads = [
         _head_line(k, a, state.superseded)
         for k, a in sorted(state.heads.items())
-        if _shown_value(k, a)
+        if _shown_value(k, a, told)
     ]
     section("Current values", heads)
     section("Open failures", [_item(a) for a in state.open_failures])
@@ -217,9 +244,11 @@ def state_checkpoint_text(
     framing: bool,
     rationale: str | None = None,
     closed: Sequence[Any] = (),
+    told: AbstractSet[str] = frozenset(),
 ) -> str:
     """The full text of a state checkpoint (``state`` already without what earlier
-    checkpoints show; ``closed`` what they showed open that is closed now)."""
+    checkpoints show; ``closed`` what they showed open that is closed now; ``told`` the run
+    settings a folded message told the model)."""
     span = f"seq {first_seq}–{last_seq}, {messages} message(s), {tokens:,} tokens"
     if framing:
         lines = [
@@ -230,7 +259,7 @@ def state_checkpoint_text(
         ]
     else:  # the first checkpoint explains; a later one says what it holds, in one line
         lines = [fold_line(mode, checkpoint_id, f"{span}, archived")]
-    body = state_lines(state, closed, budget=int(tokens * CHECKPOINT_SHARE))
+    body = state_lines(state, closed, budget=int(tokens * CHECKPOINT_SHARE), told=told)
     if body:
         since = ":" if framing else " (new since the earlier checkpoints):"
         lines.append(f"State as of seq {state.upto}{since}")

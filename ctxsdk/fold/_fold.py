@@ -34,6 +34,7 @@ from ._checkpoint import (
     mask_text,
     shown_in,
     state_checkpoint_text,
+    told_run,
     unshown,
 )
 from ._economics import EconomicsProfile, UsageCost, usage_cost
@@ -440,6 +441,7 @@ class Fold(Rendered):
             tokens=sum(tokens[span[0] : span[1]]),
             framing=root or not frontier.checkpoint_ids,
             rationale=asked.text if asked is not None else None,
+            told=told_run(state, raws, seqs[-1]),
         )
         return _Draft([{"type": "text", "text": text}], None, asked)
 

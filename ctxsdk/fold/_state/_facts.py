@@ -35,7 +35,9 @@ open work). Every anchor cites the fact's source seq.
   context: sandbox, approval policy, shell) are heads ``run/<key>`` (authority procedural;
   a model switch retires the earlier model, which is not kept in ``superseded``: a long
   run's switches must not push the work's earlier values out of that bounded list), shown as
-  ``FoldState.run``, apart from the work's ``values``, and never copied into a checkpoint.
+  ``FoldState.run``, apart from the work's ``values``; a checkpoint copies only those a
+  message it folds told the model (``_checkpoint.told_run``: Codex's environment context),
+  never a request header's model or an importer's banner, which the model never read.
 - open work the assistant's last text names ⇒ an open obligation (authority hypothesis).
   Its outcome claims are narrative and never state.
 """
