@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
@@ -138,6 +139,10 @@ def _text_hash(text: str) -> str:
 # each node with where it came from, an agent's log marked; 5: a session's asks, plan and
 # files as one line each, unkeyed project facts kept, findings limited per message).
 _INGEST_RULES = 5
+
+
+# nodes a write checked against the store before its lock (``Memory._check_ahead``)
+_Checked = Mapping[str, tuple[Node, Node]] | None
 
 
 def _is_anchor(node: Node) -> bool:
@@ -829,10 +834,12 @@ class Memory:
         # targets given by id (a name is looked up inside, where entities are made)
         ready = self._embed_ahead([cand])
         by_id = {t: self.store.get(t) for t in targets}
+        checked = self._check_ahead(cand, [t for t in targets if by_id[t] is None])
         with self._writing():
-            node, _ = self._apply(cand, admitted=True)  # every text above passed the door
+            # every text above passed the door
+            node, _ = self._apply(cand, admitted=True, checked=checked)
             for t in targets:
-                other = by_id[t] or self._indexed_entity(t)
+                other = by_id[t] or self._indexed_entity(t, checked)
                 if other is None:
                     other, _ = self._apply(
                         Candidate(type="entity", name=t, text=t, source=cand.source),
@@ -878,8 +885,13 @@ class Memory:
             index.sync(self.store)
         me = threading.get_ident()
         synced = -1
+        waits = not outer and hasattr(self.store, "waiting")
+        if waits:  # while another process writes, what it committed is read (SQLiteStore)
+            self.store.waiting = partial(index.sync, self.store)  # type: ignore[attr-defined]
         try:
             with self.store.batch():
+                if waits:
+                    self.store.waiting = None  # type: ignore[attr-defined]
                 index.sync(self.store)
                 synced = index.revision
                 self._synced_by = me
@@ -890,31 +902,63 @@ class Memory:
         except BaseException:
             index.reset()
             raise
+        finally:
+            if waits:
+                self.store.waiting = None  # type: ignore[attr-defined]
         if outer:
             index.unsettled()
         else:
             index.committed(synced, getattr(self.store, "committed_revision", None))
 
-    def _merge_target(self, cand: Candidate) -> Node | None:
+    def _merge_target(self, cand: Candidate, checked: _Checked = None) -> Node | None:
         """``merge_target(cand, <every active node of its type>)``, by the index."""
-        answered, node = self._by_index(lambda index: index.target(cand))
+        answered, node = self._by_index(lambda index: index.target(cand), checked)
         return node if answered else merge_target(cand, self.store.nodes(types=[cand.type]))
 
-    def _indexed_entity(self, name: str) -> Node | None:
+    def _indexed_entity(self, name: str, checked: _Checked = None) -> Node | None:
         """``_entity(name)``, by the index."""
-        answered, node = self._by_index(lambda index: index.entity(name))
+        answered, node = self._by_index(lambda index: index.entity(name), checked)
         return node if answered else self._entity(name)
 
-    def _by_index(self, ask: Callable[[MergeIndex], Node | None]) -> tuple[bool, Node | None]:
+    def _check_ahead(self, cand: Candidate, names: Sequence[str]) -> dict[str, tuple[Node, Node]]:
+        """Before the write lock (outside a caller's batch): the merge target of ``cand``
+        and the entities named ``names`` as the index gives them now, each checked against
+        the store as ``_by_index`` checks inside the lock: id -> (the index's node, the
+        store's). Inside the lock, a lookup that gives the very node object checked here
+        (the change feed brought no newer one of it since) takes the store's node read here
+        instead of reading it again while every other writer waits."""
+        if getattr(self.store, "in_batch", False):
+            return {}
+        index = self._merge_index
+        if index is None:
+            index = self._merge_index = MergeIndex()
+        index.settle()
+        index.sync(self.store)
+        out: dict[str, tuple[Node, Node]] = {}
+        for hit in (index.target(cand), *(index.entity(n) for n in names)):
+            if hit is not None and hit.id not in out:
+                fresh = self.store.get(hit.id)
+                if fresh is not None and still_matches(hit, fresh):
+                    out[hit.id] = (hit, fresh)
+        return out
+
+    def _by_index(
+        self, ask: Callable[[MergeIndex], Node | None], checked: _Checked = None
+    ) -> tuple[bool, Node | None]:
         """What ``ask`` finds in the merge index, read from the store (the write's
         transaction): (True, the node, or None for nothing found). A node that no longer
         matches what the index held makes the index read the store whole again and answer
-        again; (False, None) when it still does not (the caller asks the store itself)."""
+        again; (False, None) when it still does not (the caller asks the store itself).
+        ``checked``: nodes checked before the lock (``_check_ahead``), not read again while
+        the index still holds the same node object."""
         for _ in range(2):
             index = self._merging()
             hit = ask(index)
             if hit is None:
                 return True, None
+            seen = checked.get(hit.id) if checked else None
+            if seen is not None and seen[0] is hit:
+                return True, seen[1]
             fresh = self.store.get(hit.id)
             if fresh is not None and still_matches(hit, fresh):
                 return True, fresh
@@ -922,7 +966,9 @@ class Memory:
             index.sync(self.store)  # read whole again, inside this write
         return False, None
 
-    def _apply(self, cand: Candidate, *, admitted: bool = False) -> tuple[Node, bool]:
+    def _apply(
+        self, cand: Candidate, *, admitted: bool = False, checked: _Checked = None
+    ) -> tuple[Node, bool]:
         """Merge ``cand`` into its target or insert it; returns the node and whether it is
         new. Observations are identified by their source (uri), the rest by the seed's rule
         (``_merge_target``). Every candidate passes the door here, whoever made it
@@ -936,7 +982,7 @@ class Memory:
                 return self.store.put(self._new(cand, uri)), True
             after = _observed(old, cand)
             return (old if after is old else self.store.put(after)), False
-        target = self._merge_target(cand)
+        target = self._merge_target(cand, checked)
         if target is None:
             stored = self.store.put(self._new(cand, ""))
             self._merged(stored)

@@ -214,6 +214,21 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 # --- the store ---------------------------------------------------------------------------
 
 
+# Checkpoints: SQLite's own (``wal_autocheckpoint``, 1000 frames) runs after every commit
+# once the WAL holds that many frames. With several writers the log seldom restarts (another
+# process is always reading from it), so it stays past the mark and every commit ran a
+# checkpoint, two fsyncs each: four writers spent about a millisecond an item there. The
+# store checkpoints itself (``_checkpoint_if_due``): when the log has grown by
+# ``_CHECKPOINT_FRAMES`` since this connection's last checkpoint or the log's restart. The
+# log's size is read from its file, which a restart truncates to ``_WAL_KEEP`` bytes
+# (``journal_size_limit``), so the size follows the log. Checkpoints copy committed pages
+# into the file; every commit is in the WAL when it returns, checkpointed or not.
+_CHECKPOINT_FRAMES = 1000
+_WAL_KEEP = 1 << 20
+_WAL_HEADER = 32
+_FRAME_HEADER = 24
+
+
 def _busy(exc: sqlite3.Error) -> bool:
     """Whether ``exc`` is another connection holding the lock (try again)."""
     name = getattr(exc, "sqlite_errorname", "") or ""
@@ -246,6 +261,10 @@ class SQLiteStore:
         self._db: sqlite3.Connection | None = None
         memory = os.fspath(path) == ":memory:"
         self._path = ":memory:" if memory else str(Path(os.fspath(path)).absolute())
+        self._wal = None if memory else self._path + "-wal"
+        self._frame_bytes = 4096 + _FRAME_HEADER  # with the file's page size (_configure)
+        self._wal_mark = 0  # the log's frames at this connection's last checkpoint
+        self.waiting: Callable[[], None] | None = None  # run between tries for the lock
         if not memory:
             self._check_file(create)
         try:
@@ -322,6 +341,11 @@ class SQLiteStore:
             # the last few commits (never corrupting the file); FULL would fsync every commit
             # for that case, which memory writes (many small transactions) do not need.
             db.execute("PRAGMA synchronous=NORMAL")
+            if not memory:  # checkpointed by the store (_checkpoint_if_due)
+                db.execute("PRAGMA wal_autocheckpoint=0")
+                db.execute(f"PRAGMA journal_size_limit={_WAL_KEEP}")
+                page = int(db.execute("PRAGMA page_size").fetchone()[0])
+                self._frame_bytes = page + _FRAME_HEADER
             db.execute("PRAGMA foreign_keys=ON")
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 
@@ -469,9 +493,13 @@ class SQLiteStore:
         busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so with a few writers the
         lock was often free while every waiter slept (four processes wrote less than one);
         here a waiter tries again within a millisecond (with jitter): a try costs a few
-        microseconds, a lock left idle a whole write.
-        The connection's ``busy_timeout`` is off for these tries only, and stays for
-        everything else (a checkpoint, a migration, WAL recovery)."""
+        microseconds, a lock left idle a whole write. Between tries it runs ``waiting``
+        (when set: work a write would otherwise do holding the lock, such as reading what
+        the writer before it committed); what that raises is ignored.
+        The connection's ``busy_timeout`` is off from the first try to the end of the
+        transaction (``_end``: holding the write lock of a WAL file, no statement waits for
+        another connection), and stays for everything else (a checkpoint, a migration, WAL
+        recovery)."""
         db.execute("PRAGMA busy_timeout=0")
         try:
             deadline = time.monotonic() + self._timeout
@@ -483,9 +511,23 @@ class SQLiteStore:
                 except sqlite3.OperationalError as exc:
                     if not _busy(exc) or time.monotonic() >= deadline:
                         raise
-                time.sleep(delay * (0.5 + random.random()))
+                pause = delay * (0.5 + random.random())
+                waiting = self.waiting
+                if waiting is not None:
+                    began = time.monotonic()
+                    with suppress(Exception):
+                        waiting()
+                    pause -= time.monotonic() - began
+                if pause > 0:
+                    time.sleep(pause)
                 delay = min(delay * 1.5, 0.001)
-        finally:
+        except BaseException:
+            self._end(db)
+            raise
+
+    def _end(self, db: sqlite3.Connection) -> None:
+        """The connection's ``busy_timeout`` back, once its write transaction is over."""
+        with suppress(sqlite3.Error):
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 
     @contextmanager
@@ -518,6 +560,8 @@ class SQLiteStore:
                         db.execute(f"RELEASE sp{depth}")
                 except sqlite3.Error:
                     pass  # the original error says more; SQLite already rolled back
+                if depth == 0:
+                    self._end(db)
                 if isinstance(exc, sqlite3.Error):
                     self._raise(exc)
                 if isinstance(exc, UnicodeEncodeError):
@@ -526,20 +570,23 @@ class SQLiteStore:
                     raise self._not_utf8(exc) from exc
                 raise
             self._depth = depth
-            with self._translate():
-                if depth == 0:
+            if depth:
+                if marked:
+                    with self._translate():
+                        db.execute(f"RELEASE sp{depth}")
+                return
+            try:
+                with self._translate():
                     try:
                         committed = None
                         if db.total_changes != self._changes_at_begin:
-                            db.execute(
-                                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key)"
-                                " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-                                (REVISION_KEY,),
-                            )
                             committed = int(
                                 db.execute(
-                                    "SELECT value FROM meta WHERE key = ?", (REVISION_KEY,)
-                                ).fetchone()[0]
+                                    "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key)"
+                                    " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                                    " RETURNING value",
+                                    (REVISION_KEY,),
+                                ).fetchall()[0][0]
                             )
                         db.execute("COMMIT")
                         self._committed = committed
@@ -547,8 +594,30 @@ class SQLiteStore:
                         if db.in_transaction:
                             db.execute("ROLLBACK")
                         raise
-                elif marked:
-                    db.execute(f"RELEASE sp{depth}")
+            finally:
+                self._end(db)
+            if committed is not None:
+                self._checkpoint_if_due(db)
+
+    def _checkpoint_if_due(self, db: sqlite3.Connection) -> None:
+        """After a commit: a passive checkpoint (it waits for no reader or writer) when the
+        WAL has grown by ``_CHECKPOINT_FRAMES`` frames since this connection's last one, or
+        to that many since the log restarted (a restart, or ``compact``, shrinks the file).
+        One that fails is left to the next (the commit stands)."""
+        if self._wal is None:
+            return
+        try:
+            size = os.stat(self._wal).st_size
+        except OSError:
+            return
+        frames = max(size - _WAL_HEADER, 0) // self._frame_bytes
+        if frames < self._wal_mark:  # the log restarted since
+            self._wal_mark = 0
+        if frames < max(_CHECKPOINT_FRAMES, self._wal_mark + _CHECKPOINT_FRAMES):
+            return
+        self._wal_mark = frames
+        with suppress(sqlite3.Error):
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock, self._translate():
@@ -635,16 +704,12 @@ class SQLiteStore:
         with self._write(savepoint=False):
             db = self._conn()
             node_id = node.id
-            old = None
-            if node_id:
-                old = db.execute(
-                    f"SELECT created_at, {', '.join(INDEXED)} FROM nodes WHERE id = ?",
-                    (node_id,),
-                ).fetchone()
-            else:
-                node_id = new_node_id()
-                while db.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone():
-                    node_id = new_node_id()
+            if not node_id:
+                return self._insert_new(db, node)
+            old = db.execute(
+                f"SELECT created_at, {', '.join(INDEXED)} FROM nodes WHERE id = ?",
+                (node_id,),
+            ).fetchone()
             uri = node.uri or _node_uri(node.type, node_id)
             holder = db.execute("SELECT id FROM nodes WHERE uri = ?", (uri,)).fetchone()
             if holder is not None and holder[0] != node_id:
@@ -657,6 +722,31 @@ class SQLiteStore:
             with self._write() if old is not None and self._depth > 1 else nullcontext():
                 self._upsert(db, old, node_id, columns)
         return stored
+
+    def _insert_new(self, db: sqlite3.Connection, node: Node) -> Node:
+        """A node without an id, inserted with a new one: one statement, whose unique
+        indexes check the id and the uri (a drawn id some node holds, 2**-32, is drawn
+        again; a uri another node holds is ``InvalidArgument``). A refused statement
+        leaves nothing written (SQLite rolls the statement back, triggers and all)."""
+        while True:
+            node_id = new_node_id()
+            uri = node.uri or _node_uri(node.type, node_id)
+            now = now_stamp()
+            stored = stamped(node, node_id, uri, node.created_at or now, now)
+            columns = node_columns(stored)
+            try:
+                db.execute(
+                    f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 15)})",
+                    tuple(columns[c] for c in NODE_ORDER),
+                )
+                return stored
+            except sqlite3.IntegrityError:
+                if db.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone():
+                    continue  # the id is taken: another one
+                holder = db.execute("SELECT id FROM nodes WHERE uri = ?", (uri,)).fetchone()
+                if holder is not None:
+                    raise InvalidArgument(f"uri {uri!r} is already node {holder[0]!r}") from None
+                raise
 
     def _upsert(
         self, db: sqlite3.Connection, old: Any, node_id: str, columns: Mapping[str, Any]
@@ -815,20 +905,23 @@ class SQLiteStore:
             raise InvalidArgument(f"an edge weight is a finite number, not {edge.weight!r}")
         with self._write(savepoint=False):  # one write, one statement
             db = self._conn()
-            for end in dict.fromkeys((edge.src, edge.dst)):
-                if db.execute("SELECT 1 FROM nodes WHERE id = ?", (end,)).fetchone() is None:
-                    raise NotFound(f"{self._path}: no node {end!r} to link")
-            cur = db.execute(
-                "INSERT INTO edges (src, dst, label, weight, created_at) VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT(src, dst, label) DO NOTHING",
-                (
-                    edge.src,
-                    edge.dst,
-                    edge.label,
-                    float(edge.weight),
-                    edge.created_at or now_stamp(),
-                ),
-            )
+            try:  # both ends are checked by the foreign keys (on for every connection)
+                cur = db.execute(
+                    "INSERT INTO edges (src, dst, label, weight, created_at)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT(src, dst, label) DO NOTHING",
+                    (
+                        edge.src,
+                        edge.dst,
+                        edge.label,
+                        float(edge.weight),
+                        edge.created_at or now_stamp(),
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                for end in dict.fromkeys((edge.src, edge.dst)):
+                    if db.execute("SELECT 1 FROM nodes WHERE id = ?", (end,)).fetchone() is None:
+                        raise NotFound(f"{self._path}: no node {end!r} to link") from None
+                raise
             return cur.rowcount > 0
 
     def unlink(self, src: str, dst: str, label: str) -> bool:
