@@ -401,14 +401,16 @@ def observations(
         items: list[tuple[str, str, list[FactLike]]] = []
         if msg.role == "user" and not msg.tool_results:
             who = "user" if msg.source.kind == "user" else msg.source.kind or "user"
-            if not is_filler(msg.text):  # "ok, thanks" says nothing to find later
-                items.append((who, msg.text, []))
+            said_text = msg.text  # rendered once (``text`` joins the blocks at each call)
+            if not is_filler(said_text):  # "ok, thanks" says nothing to find later
+                items.append((who, said_text, []))
         elif msg.role == "assistant":
             # its text (a short "Done." says nothing), its reasoning, and its calls
             reasoning = [
                 getattr(b, "text", "").strip() for b in msg.content if b.type == "reasoning"
             ]
-            said = [msg.text.strip()] if len(msg.text.strip()) >= _OBS_MIN_REPLY else []
+            reply = msg.text.strip()
+            said = [reply] if len(reply) >= _OBS_MIN_REPLY else []
             said += [t for t in reasoning if len(t) >= _OBS_MIN_REPLY]
             for c in msg.tool_calls:
                 calls[c.id] = (redact(c.name).text, seq)

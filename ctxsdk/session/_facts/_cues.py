@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ._prefilter import prefiltered
+
 __all__ = [
     "ALTERNATIVE",
     "ASK",
@@ -429,3 +431,22 @@ OPEN_WORK = re.compile(
     r"|还需要|待办|尚未|还没|未完成|下一步|后续|遗留|仍需|待完成",
     _I,
 )
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+STANDING_RULE = prefiltered(STANDING_RULE)
+PROJECT_STATEMENT = prefiltered(PROJECT_STATEMENT)
+DECISION_WEAK = prefiltered(DECISION_WEAK)
+DECISION_STRONG = prefiltered(DECISION_STRONG)
+NORMATIVE = prefiltered(NORMATIVE)
+DECISION = prefiltered(DECISION)
+ALTERNATIVE = prefiltered(ALTERNATIVE)
+EXISTING = prefiltered(EXISTING)
+OUTCOME = prefiltered(OUTCOME)
+PREFERENCE = prefiltered(PREFERENCE)
+STANDING = prefiltered(STANDING)
+OPEN_WORK = prefiltered(OPEN_WORK)
+PROHIBITION = prefiltered(PROHIBITION)
+REASON = prefiltered(REASON)
+CORRECTION = prefiltered(CORRECTION)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from .._redact import memo_of
 from ._anchors import names_in
 from ._cues import IMPERATIVE
+from ._prefilter import prefiltered
 from ._sentences import sentences
 from ._text import is_filler
 
@@ -193,3 +194,8 @@ def select_statements(
     fill = cap if room is None else min(cap, room)
     chosen += plain[::-1][: max(fill - len(chosen), 0)]
     return sorted((found[i] for i in chosen), key=lambda f: f[0])
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+_PAIR = prefiltered(_PAIR)

@@ -28,6 +28,7 @@ from typing import Any
 from ._commands import heredoc_writes, parts
 from ._model import Fact, FactSource
 from ._outcomes import body
+from ._prefilter import prefiltered
 from ._text import instruction_kind
 from ._tools import _EDIT_FAILED, READ_PROGRAMS, READ_TOOLS, call_command, edit_texts, written_paths
 
@@ -369,3 +370,8 @@ def _written(args: Mapping[str, Any], path: str) -> str:
         return next((body for at, body in heredoc_writes(command) if at == path), "")
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     return _patch_added(patch, name) if patch else ""
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+_BINDING = prefiltered(_BINDING)

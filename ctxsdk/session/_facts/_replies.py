@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from . import _cues as C
+from ._prefilter import prefiltered
 
 __all__ = ["durable", "refers_back"]
 
@@ -83,3 +84,10 @@ def durable(s: str) -> bool:
     why = C.REASON.search(s)
     head = s[: why.start()] if why else s  # "… since it runs every time" is no standing rule
     return bool(_WHEN.search(head) or C.SCOPE.search(head) or C.STANDING_RULE.search(head))
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+_PICKS = prefiltered(_PICKS)
+_WHEN = prefiltered(_WHEN)
+_SAME = prefiltered(_SAME)

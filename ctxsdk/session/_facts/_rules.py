@@ -19,6 +19,7 @@ import re
 
 from . import _cues as C
 from ._model import QUOTE_MAX, RUN_SCOPE, Fact, FactSource
+from ._prefilter import prefiltered
 from ._templates import user_text
 
 __all__ = ["template_rules"]
@@ -96,3 +97,8 @@ def _rule(item: str) -> str | None:
     if cue is None and not (C.PROHIBITION.search(item) or C.NORMATIVE.search(item)):
         return None
     return item if len(item) <= _TEXT_MAX else item[: _TEXT_MAX - 1] + "…"
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+_SCAFFOLD = prefiltered(_SCAFFOLD)

@@ -65,6 +65,7 @@ from .._redact import memo_of
 from ._formats import format_statement
 from ._keys import CJK, KeyPhrase, domain_of, is_setting_head, key_phrase
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
+from ._prefilter import prefiltered
 from ._units import quantity
 
 __all__ = ["Setting", "facts_of_setting", "parse_setting", "setting_facts"]
@@ -107,6 +108,31 @@ _DOUBT = re.compile(
     r"considering|option|options|alternatively|suggest|suggests|propose|proposes)\b",
     re.I,
 )
+# ``_DOUBT`` read fast: on an ASCII sentence each of its one-word forms matches exactly a
+# whole run of word characters (``\b`` on both sides), so a set lookup of the sentence's
+# words answers for them, and only its forms with a dot or a space are searched for
+_DOUBT_WORDS = frozenset(
+    "if suppose supposing assuming imagine would maybe might perhaps could whether unless "
+    "probably possibly likely unlikely seem seems seemed appear appears guess wonder think "
+    "believe suspect hopefully try trying tried expected assume assumed hypothetically wish "
+    "can may consider considering option options alternatively suggest suggests propose "
+    "proposes".split()
+)
+_DOUBT_PHRASES = re.compile(r"\b(?:e\.g|i\.e|for example|for instance|such as)\b")
+_RUN = re.compile(r"\w+")
+
+
+def _doubt(s: str) -> bool:
+    """``_DOUBT.search(s) is not None``, without a search at every position of an ASCII
+    sentence (any other is searched as it is)."""
+    if not s.isascii():
+        return _DOUBT.search(s) is not None
+    low = s.lower()
+    if not _DOUBT_WORDS.isdisjoint(_RUN.findall(low)):
+        return True
+    return _DOUBT_PHRASES.search(low) is not None
+
+
 _ZH_DOUBT = re.compile(
     r"吗|呢|是否|要不要|如果|假如|假设|要是|也许|或许|可能|是不是|能否|可否|应该是|大概|估计|好像|似乎|比如|例如|"
     r"觉得|认为|猜|建议|考虑"
@@ -1023,7 +1049,7 @@ def _clean(sentence: str) -> str | None:
 def _doubtful(s: str) -> bool:
     if "?" in s or "？" in s:
         return True
-    if _QUESTION_START.match(s) or _START_CLAUSE.match(s) or _DOUBT.search(s):
+    if _QUESTION_START.match(s) or _START_CLAUSE.match(s) or _doubt(s):
         return True
     return bool(_ZH_DOUBT.search(s))
 
@@ -1069,7 +1095,8 @@ def _parse_one(sentence: str, role: str) -> list[Setting]:
         return []
     if re.search(r"^\s*(?:\$|>>>|#!|import\s|from\s\S+\simport\s|def\s|class\s|return\s)", s):
         return []
-    latin_verbs = re.search(r"\b(?:is|are|use|set|switch|to|not)\b", s, re.I)
+    # a CJK sentence with a Latin verb is read by the English table
+    latin_verbs = cjk and re.search(r"\b(?:is|are|use|set|switch|to|not)\b", s, re.I)
     parse: Callable[[str, str], list[Setting]] = _zh if cjk and not latin_verbs else _en
     try:
         # a data format said of a thing is that thing's format, however it is phrased
@@ -1150,3 +1177,13 @@ def facts_of_setting(st: Setting, src: FactSource) -> list[Fact]:
         if alt.casefold() != st.value.casefold()
     ]
     return [*denied, main]
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+_P_COLON = prefiltered(_P_COLON)
+_P_ALT = prefiltered(_P_ALT)
+_P_EQ = prefiltered(_P_EQ)
+_P_PORT = prefiltered(_P_PORT)
+_P_DEFAULT = prefiltered(_P_DEFAULT)
+_P_IS_ALT = prefiltered(_P_IS_ALT)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from ._prefilter import prefiltered
+
 __all__ = ["is_template", "user_text"]
 
 # Messages that are boilerplate as a whole (matched at the start, after whitespace).
@@ -150,3 +152,8 @@ def is_template(text: str) -> bool:
     """Whether a user-role text is a harness template or injected context only, not the
     user (a template that wraps the user's task is not: ``user_text`` unwraps it)."""
     return user_text(text) is None
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+_BOILERPLATE = prefiltered(_BOILERPLATE)

@@ -29,6 +29,7 @@ from .._redact import memo_of
 from . import _cues as C
 from ._corrections import correction
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
+from ._prefilter import prefiltered
 from ._replies import durable, refers_back
 from ._sentences import Span, clean, sentence_spans
 from ._settings import facts_of_setting, setting_facts
@@ -470,3 +471,10 @@ def instruction_kind(sentence: str) -> tuple[FactKind, bool] | None:
     """``(kind, is_rule)`` of a user sentence read as an instruction or preference, or None.
     A rule holds beyond the next step ("never push to main"); an ask is one piece of work."""
     return _instruction(sentence)
+
+
+# the tables most sentences hold no word of: a test of their literal words first
+# (``_prefilter``: the same answers)
+_TODO_BOX = prefiltered(_TODO_BOX)
+_NOT_YET = prefiltered(_NOT_YET)
+_GOALS = prefiltered(_GOALS)

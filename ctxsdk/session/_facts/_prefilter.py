@@ -1,0 +1,142 @@
+"""A cue table's regex with a cheap test before it: the words any match must hold.
+
+A cue table is one large alternation read at every position of a sentence ("don't",
+"never", "must not", …); most sentences hold none of its words, and Python's engine has no
+literal scan for such a pattern. ``prefiltered(pattern)`` reads the pattern's syntax tree
+once for the literal strings of which every match contains at least one (a run of literal
+characters, one per branch of an alternation, a repeat's body when it repeats at least
+once) and answers ``search`` / ``match`` / ``fullmatch`` with ``None`` at once when an
+ASCII sentence, lowercased, holds none of them; anything else goes to the pattern itself.
+The answer is the pattern's own: a match holds one of those strings, in any case, so a
+sentence without one has no match. A non-ASCII sentence is always searched (case folding
+outside ASCII maps other letters onto ASCII ones); a literal that only a non-ASCII
+character matches makes its branch unable to match an ASCII sentence.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+__all__ = ["Prefiltered", "prefiltered"]
+
+_p: Any = importlib.import_module("re._parser")  # the stdlib's own parser (3.11+)
+_MAX_FACTORS = 64  # more, and the test costs about what the search saves
+
+_LITERAL = _p.LITERAL
+_SUBPATTERN = _p.SUBPATTERN
+_BRANCH = _p.BRANCH
+_REPEATS = (_p.MAX_REPEAT, _p.MIN_REPEAT, _p.POSSESSIVE_REPEAT)
+_ATOMIC = _p.ATOMIC_GROUP
+
+
+def _char(code: int) -> str | bool | None:
+    """A literal's lowercase ASCII character; False when only a non-ASCII character matches
+    it (in any case); None when unknown (a non-ASCII letter one of whose cases is ASCII)."""
+    ch = chr(code)
+    if ch.isascii():
+        return ch.lower()
+    if any(x.isascii() for x in ch.lower() + ch.upper() + ch.casefold()):
+        return None
+    return False
+
+
+def _needs(items: Any) -> frozenset[str] | None:
+    """Strings one of which every match of the sequence ``items`` contains (lowercase); an
+    empty set when it cannot match ASCII text; None when nothing is known."""
+    found: list[frozenset[str]] = []
+    run = ""
+    for op, av in items:
+        if op is _LITERAL:
+            got = _char(av)
+            if isinstance(got, str):
+                run += got
+                continue
+            if run:
+                found.append(frozenset([run]))
+            run = ""
+            if got is False:
+                found.append(frozenset())
+            continue
+        if run:
+            found.append(frozenset([run]))
+        run = ""
+        need: frozenset[str] | None = None
+        if op is _SUBPATTERN:
+            need = _needs(av[3])
+        elif op is _BRANCH:
+            each = [_needs(b) for b in av[1]]
+            if all(e is not None for e in each):
+                need = frozenset().union(*(e for e in each if e is not None))
+        elif op in _REPEATS:
+            low, _, body = av
+            need = _needs(body) if low >= 1 else None
+        elif op is _ATOMIC:
+            need = _needs(av)
+        if need is not None:
+            found.append(need)
+    if run:
+        found.append(frozenset([run]))
+    best: frozenset[str] | None = None
+    for need in found:
+        if not need:
+            return need  # this sequence cannot match ASCII text
+        if best is None or _worth(need) > _worth(best):
+            best = need
+    return best
+
+
+def _worth(need: frozenset[str]) -> float:
+    """How selective a set is: its shortest string's length, then fewer strings."""
+    return min(len(x) for x in need) - 0.01 * len(need)
+
+
+def factors(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """The strings one of which every match of ``pattern`` holds (lowercase; an ASCII
+    text's matches), None when no such set is known."""
+    try:
+        need = _needs(list(_p.parse(pattern.pattern, pattern.flags)))
+    except Exception:  # a future parser's shape: no test, the pattern alone
+        return None
+    if need is None:
+        return None
+    return frozenset(x for x in need if not any(y != x and y in x for y in need))
+
+
+class Prefiltered:
+    """``pattern`` with the test of ``factors`` before ``search``, ``match`` and
+    ``fullmatch`` (every other attribute is the pattern's own)."""
+
+    __slots__ = ("_factors", "_pattern")
+
+    def __init__(self, pattern: re.Pattern[str], needs: frozenset[str]) -> None:
+        self._pattern = pattern
+        self._factors = tuple(sorted(needs, key=len))
+
+    def _absent(self, text: str) -> bool:
+        if not text.isascii():
+            return False
+        low = text.lower()
+        return not any(f in low for f in self._factors)
+
+    def search(self, text: str, *args: int) -> re.Match[str] | None:
+        return None if self._absent(text) else self._pattern.search(text, *args)
+
+    def match(self, text: str, *args: int) -> re.Match[str] | None:
+        return None if self._absent(text) else self._pattern.match(text, *args)
+
+    def fullmatch(self, text: str, *args: int) -> re.Match[str] | None:
+        return None if self._absent(text) else self._pattern.fullmatch(text, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pattern, name)
+
+
+def prefiltered(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` behind the test of its ``factors`` (see the module docs), or ``pattern``
+    itself when none is known or the set is too large to be cheaper than the search."""
+    needs = factors(pattern)
+    if needs is None or len(needs) > _MAX_FACTORS:
+        return pattern
+    return Prefiltered(pattern, needs)  # type: ignore[return-value]
