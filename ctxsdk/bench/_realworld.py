@@ -235,7 +235,6 @@ def _merge(
     root: Path,
     data: Mapping[str, Any],
     sessions: Mapping[str, Session],
-    facts: Sequence[Mapping[str, Any]],
     quick: bool,
 ) -> tuple[dict[str, float], dict[str, Any]]:
     from ..merge import Merge
@@ -261,7 +260,9 @@ def _merge(
             o["terms"] for o in data["cross_session"] if set(o["sessions"]) <= set(g["sessions"])
         ]
         shared += _disagreement_sides(data["disagreements"], g["sessions"])
-        mine = [f for f in facts if f["session"] in g["sessions"]]
+        # every labelled fact of the merged sessions: --quick merges groups whose sessions
+        # reach past its subset, and their own labels must count
+        mine = [f for f in data["facts"] if f["session"] in g["sessions"]]
         known = [f["terms"] for f in mine] + shared
         first = [f["terms"] for f in mine if f.get("pass", 1) == 1] + shared
         for slot in result.block.slots:
@@ -399,7 +400,7 @@ def run(
             if a is not None and b is not None:
                 metrics[f"memory_find_top5_minus_bm25_{split}"] = a - b
         report(3, steps, "realworld: merge")
-        merge_metrics, merge_notes = _merge(base, data, sessions, facts, quick)
+        merge_metrics, merge_notes = _merge(base, data, sessions, quick)
         metrics.update(merge_metrics)
         notes.update(merge_notes)
         report(4, steps, "realworld: fold")
