@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
@@ -885,13 +884,8 @@ class Memory:
             index.sync(self.store)
         me = threading.get_ident()
         synced = -1
-        waits = not outer and hasattr(self.store, "waiting")
-        if waits:  # while another process writes, what it committed is read (SQLiteStore)
-            self.store.waiting = partial(index.sync, self.store)  # type: ignore[attr-defined]
         try:
             with self.store.batch():
-                if waits:
-                    self.store.waiting = None  # type: ignore[attr-defined]
                 index.sync(self.store)
                 synced = index.revision
                 self._synced_by = me
@@ -902,9 +896,6 @@ class Memory:
         except BaseException:
             index.reset()
             raise
-        finally:
-            if waits:
-                self.store.waiting = None  # type: ignore[attr-defined]
         if outer:
             index.unsettled()
         else:

@@ -264,7 +264,6 @@ class SQLiteStore:
         self._wal = None if memory else self._path + "-wal"
         self._frame_bytes = 4096 + _FRAME_HEADER  # with the file's page size (_configure)
         self._wal_mark = 0  # the log's frames at this connection's last checkpoint
-        self.waiting: Callable[[], None] | None = None  # run between tries for the lock
         if not memory:
             self._check_file(create)
         try:
@@ -493,9 +492,7 @@ class SQLiteStore:
         busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so with a few writers the
         lock was often free while every waiter slept (four processes wrote less than one);
         here a waiter tries again within a millisecond (with jitter): a try costs a few
-        microseconds, a lock left idle a whole write. Between tries it runs ``waiting``
-        (when set: work a write would otherwise do holding the lock, such as reading what
-        the writer before it committed); what that raises is ignored.
+        microseconds, a lock left idle a whole write.
         The connection's ``busy_timeout`` is off from the first try to the end of the
         transaction (``_end``: holding the write lock of a WAL file, no statement waits for
         another connection), and stays for everything else (a checkpoint, a migration, WAL
@@ -511,15 +508,7 @@ class SQLiteStore:
                 except sqlite3.OperationalError as exc:
                     if not _busy(exc) or time.monotonic() >= deadline:
                         raise
-                pause = delay * (0.5 + random.random())
-                waiting = self.waiting
-                if waiting is not None:
-                    began = time.monotonic()
-                    with suppress(Exception):
-                        waiting()
-                    pause -= time.monotonic() - began
-                if pause > 0:
-                    time.sleep(pause)
+                time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 1.5, 0.001)
         except BaseException:
             self._end(db)
