@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from ..errors import CtxError
 from ._assemble import cmd_assemble, cmd_fit
+from ._cache import cmd_cache
 from ._commands import (
     IMPORT_FORMATS,
     MIN_ID_CHARS,
@@ -241,6 +242,14 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     max_bytes_arg(c)
     c.set_defaults(fn=cmd_merge)
+
+    c = command(
+        "cache",
+        "where the embedding cache is, how much it holds and its bound (--clear empties it)",
+    )
+    c.add_argument("--clear", action="store_true", help="delete every cached vector")
+    c.add_argument("--json", action="store_true", help="print it as JSON")
+    c.set_defaults(fn=cmd_cache)
 
     c = command(
         "memory",

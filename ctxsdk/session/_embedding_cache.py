@@ -460,6 +460,18 @@ class EmbeddingCache:
                     stacklevel=3,
                 )
 
+    def bytes_used(self) -> int:
+        """Bytes of the file's pages that hold vectors (what ``max_bytes`` bounds); 0 when
+        the file cannot be read."""
+        with self._lock:
+            conn = self._connect()
+            if conn is None:
+                return 0
+            try:
+                return _pages_used(conn)
+            except sqlite3.Error:
+                return 0
+
     def __len__(self) -> int:
         with self._lock:
             conn = self._connect()

@@ -25,7 +25,7 @@ from ._codec import (
 )
 from ._composition import COMPOSITION_PARTS, turn_tokens
 from ._embedders import LocalEmbedder, MiniLM
-from ._embedding_cache import EmbeddingCache, cached_embed
+from ._embedding_cache import EmbeddingCache, cached_embed, clear_default_cache, default_cache
 from ._event_writer import EventWriter, now_ms
 from ._facts import (
     PATH_KEYS,
@@ -160,10 +160,12 @@ __all__ = [
     "check_byte_limit",
     "checkpoint_content",
     "clean_text",
+    "clear_default_cache",
     "command_covers",
     "command_parts",
     "copy_json",
     "count_message",
+    "default_cache",
     "digest_text",
     "display_text",
     "dsh_home",
