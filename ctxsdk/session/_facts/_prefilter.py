@@ -104,6 +104,10 @@ def factors(pattern: re.Pattern[str]) -> frozenset[str] | None:
     return frozenset(x for x in need if not any(y != x and y in x for y in need))
 
 
+# the last text tested and its lowered form (None: not ASCII)
+_last: tuple[str | None, str | None] = (None, None)
+
+
 class Prefiltered:
     """``pattern`` with the test of ``factors`` before ``search``, ``match`` and
     ``fullmatch`` (every other attribute is the pattern's own)."""
@@ -115,10 +119,16 @@ class Prefiltered:
         self._factors = tuple(sorted(needs, key=len))
 
     def _absent(self, text: str) -> bool:
-        if not text.isascii():
+        global _last
+        last = _last  # one sentence is put to several tables in turn: lowered once
+        if last[0] is text:
+            low = last[1]
+        else:
+            low = text.lower() if text.isascii() else None
+            _last = (text, low)
+        if low is None:
             return False
-        low = text.lower()
-        return not any(f in low for f in self._factors)
+        return not any(map(low.__contains__, self._factors))
 
     def search(self, text: str, *args: int) -> re.Match[str] | None:
         return None if self._absent(text) else self._pattern.search(text, *args)
