@@ -666,14 +666,17 @@ def _findings(
     turn: dict[int, int] = {}  # seq -> the seq of the first assistant message of its turn
     start = -1
     for seq, ev in enumerate(session.raw_events):
-        user = ev.get("type") == "user/message" and message_of(ev) is not None
-        if user and not session.message_at(seq).tool_results:
-            start = -1  # the user spoke: a new turn
-        if ev.get("type") != "assistant/message" or message_of(ev) is None:
+        etype = ev.get("type")
+        if etype not in ("user/message", "assistant/message") or message_of(ev) is None:
+            continue
+        msg = session.message_at(seq)  # the typed message, looked up once
+        if etype == "user/message":
+            if not msg.tool_results:
+                start = -1  # the user spoke: a new turn
             continue
         start = seq if start < 0 else start
         turn[seq] = start
-        text = redact(session.message_at(seq).text).text
+        text = redact(msg.text).text
         for st in statements(text):
             found.pop(_norm(st.text), None)  # said again: the newer word
             proposed.pop(_norm(st.text), None)
