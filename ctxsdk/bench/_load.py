@@ -148,11 +148,15 @@ def _ours(path: Path) -> Callable[[], object]:
     return run
 
 
-def _timed(fn: Callable[[], object]) -> tuple[float, float]:
-    """(wall, process CPU) seconds of one call, GC off; its result is freed after the clock."""
+def _timed(fn: Callable[[], object], gc_on: bool = False) -> tuple[float, float]:
+    """(wall, process CPU) seconds of one call, the cyclic GC off (``gc_on``: on, as a user's
+    process runs it); its result is freed after the clock."""
     gc.collect()
     was = gc.isenabled()
-    gc.disable()
+    if gc_on:
+        gc.enable()
+    else:
+        gc.disable()
     try:
         w0, c0 = time.perf_counter(), time.process_time()
         kept = fn()
@@ -165,11 +169,12 @@ def _timed(fn: Callable[[], object]) -> tuple[float, float]:
 
 
 def interleaved(
-    floor: Callable[[], object], ours: Callable[[], object], rounds: int
+    floor: Callable[[], object], ours: Callable[[], object], rounds: int, *, gc_on: bool = False
 ) -> dict[str, float]:
     """``floor`` and ``ours`` timed alternately ``rounds`` times each (the first of each is a
     warm-up, not counted): the median of the per-pair wall ratios, the ratio of the best wall
-    times and of the best CPU times, and the best times themselves."""
+    times and of the best CPU times, and the best times themselves. The cyclic GC is off
+    while timing unless ``gc_on``."""
     floor()  # warm-up: page cache, imports, first allocations
     ours()
     fw: list[float] = []
@@ -178,8 +183,8 @@ def interleaved(
     oc: list[float] = []
     for k in range(rounds):
         first, second = (floor, ours) if k % 2 == 0 else (ours, floor)  # A,B then B,A
-        a = _timed(first)
-        b = _timed(second)
+        a = _timed(first, gc_on)
+        b = _timed(second, gc_on)
         (f, o) = (a, b) if first is floor else (b, a)
         fw.append(f[0])
         fc.append(f[1])
@@ -296,7 +301,8 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         flat_got = interleaved(_floor(flat, loads), _ours(flat), 3)
         metrics["load_over_floor_ratio_no_compaction"] = flat_got["ratio"]
         flat_messages = len(Session.open(flat).messages())
-        gc_on = _with_gc(_ours(small)) / _with_gc(_floor(small, loads))
+        # with the cyclic GC on (as a user's process runs), interleaved like the rest
+        gc_on = interleaved(_floor(small, loads), _ours(small), 3, gc_on=True)["ratio"]
 
         decoded_small = read_log(small)
         decoded_large = read_log(large)
@@ -334,13 +340,3 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
     return BenchResult(
         name="load", metrics=metrics, baselines=baselines, targets=targets, notes=notes
     )
-
-
-def _with_gc(fn: Callable[[], object]) -> float:
-    """One call's wall time with the cyclic GC on, as a user's process runs it."""
-    gc.collect()
-    t0 = time.perf_counter()
-    kept = fn()
-    took = time.perf_counter() - t0
-    del kept
-    return took
