@@ -833,7 +833,7 @@ class Memory:
         # targets given by id (a name is looked up inside, where entities are made)
         ready = self._embed_ahead([cand])
         by_id = {t: self.store.get(t) for t in targets}
-        checked = self._check_ahead(cand, [t for t in targets if by_id[t] is None])
+        checked = self._check_ahead([t for t in targets if by_id[t] is None])
         with self._writing():
             # every text above passed the door
             node, _ = self._apply(cand, admitted=True, checked=checked)
@@ -911,22 +911,20 @@ class Memory:
         answered, node = self._by_index(lambda index: index.entity(name), checked)
         return node if answered else self._entity(name)
 
-    def _check_ahead(self, cand: Candidate, names: Sequence[str]) -> dict[str, tuple[Node, Node]]:
-        """Before the write lock (outside a caller's batch): the merge target of ``cand``
-        and the entities named ``names`` as the index gives them now, each checked against
+    def _check_ahead(self, names: Sequence[str]) -> dict[str, tuple[Node, Node]]:
+        """Before the write lock (outside a caller's batch): the entities named ``names`` as
+        the merge index holds them now (in step with the last sync), each checked against
         the store as ``_by_index`` checks inside the lock: id -> (the index's node, the
         store's). Inside the lock, a lookup that gives the very node object checked here
         (the change feed brought no newer one of it since) takes the store's node read here
-        instead of reading it again while every other writer waits."""
-        if getattr(self.store, "in_batch", False):
-            return {}
+        instead of reading it again while every other writer waits. (A merge target is
+        looked up inside only: most texts have none, and the lookup would be made twice.)"""
         index = self._merge_index
-        if index is None:
-            index = self._merge_index = MergeIndex()
-        index.settle()
-        index.sync(self.store)
+        if index is None or not names or getattr(self.store, "in_batch", False):
+            return {}
         out: dict[str, tuple[Node, Node]] = {}
-        for hit in (index.target(cand), *(index.entity(n) for n in names)):
+        for name in names:
+            hit = index.entity(name)
             if hit is not None and hit.id not in out:
                 fresh = self.store.get(hit.id)
                 if fresh is not None and still_matches(hit, fresh):
