@@ -22,7 +22,6 @@ import math
 import os
 import random
 import sqlite3
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -219,17 +218,15 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 # once the WAL holds that many frames. With several writers the log seldom restarts (another
 # process is always reading from it), so it stays past the mark and every commit ran a
 # checkpoint, two fsyncs each: four writers spent about a millisecond an item there. The
-# store checkpoints itself (``_checkpoint_if_due``): when the log holds
-# ``_CHECKPOINT_FRAMES`` frames, some not yet checkpointed, and has grown by a quarter of
-# that since this connection's last checkpoint (or since it restarted). The counts are read from the
-# WAL-index header in the ``-shm`` file (https://sqlite.org/walformat.html: ``mxFrame`` and
-# ``nBackfill``, in the host's byte order); a file whose header does not read as that
-# format keeps SQLite's own checkpoints. Checkpoints copy committed pages into the file;
-# every commit is in the WAL when it returns, checkpointed or not.
+# store checkpoints itself (``_checkpoint_if_due``): when the log has grown by
+# ``_CHECKPOINT_FRAMES`` since this connection's last checkpoint or the log's restart. The
+# log's size is read from its file, which a restart truncates to ``_WAL_KEEP`` bytes
+# (``journal_size_limit``), so the size follows the log. Checkpoints copy committed pages
+# into the file; every commit is in the WAL when it returns, checkpointed or not.
 _CHECKPOINT_FRAMES = 1000
-_WAL_INDEX_VERSION = 3007000
-_WAL_INDEX = struct.Struct("=I4xI?3xI")  # iVersion, unused, iChange, isInit, ..., mxFrame
-_BACKFILL = struct.Struct("=I")  # nBackfill, at byte 96 (after the header's two copies)
+_WAL_KEEP = 1 << 20
+_WAL_HEADER = 32
+_FRAME_HEADER = 24
 
 
 def _busy(exc: sqlite3.Error) -> bool:
@@ -264,7 +261,8 @@ class SQLiteStore:
         self._db: sqlite3.Connection | None = None
         memory = os.fspath(path) == ":memory:"
         self._path = ":memory:" if memory else str(Path(os.fspath(path)).absolute())
-        self._shm: str | None = None  # the WAL-index file, when the store checkpoints itself
+        self._wal = None if memory else self._path + "-wal"
+        self._frame_bytes = 4096 + _FRAME_HEADER  # with the file's page size (_configure)
         self._wal_mark = 0  # the log's frames at this connection's last checkpoint
         if not memory:
             self._check_file(create)
@@ -342,11 +340,11 @@ class SQLiteStore:
             # the last few commits (never corrupting the file); FULL would fsync every commit
             # for that case, which memory writes (many small transactions) do not need.
             db.execute("PRAGMA synchronous=NORMAL")
-            if not memory:
-                db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a WAL read
-            if not memory and self._wal_frames(self._path + "-shm") is not None:
-                self._shm = self._path + "-shm"  # checkpointed by the store
+            if not memory:  # checkpointed by the store (_checkpoint_if_due)
                 db.execute("PRAGMA wal_autocheckpoint=0")
+                db.execute(f"PRAGMA journal_size_limit={_WAL_KEEP}")
+                page = int(db.execute("PRAGMA page_size").fetchone()[0])
+                self._frame_bytes = page + _FRAME_HEADER
             db.execute("PRAGMA foreign_keys=ON")
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 
@@ -590,45 +588,21 @@ class SQLiteStore:
             if committed is not None:
                 self._checkpoint_if_due(db)
 
-    @staticmethod
-    def _wal_frames(shm: str) -> tuple[int, int] | None:
-        """(frames in the WAL, frames of it checkpointed), read from the WAL-index header
-        of the ``-shm`` file; None when it does not read as that header (no file, another
-        version, not initialised)."""
-        try:
-            fd = os.open(shm, os.O_RDONLY)
-            try:
-                head = os.pread(fd, 100, 0)
-            finally:
-                os.close(fd)
-        except OSError:
-            return None
-        if len(head) < 100:
-            return None
-        version, _, init, frames = _WAL_INDEX.unpack_from(head, 0)
-        if version != _WAL_INDEX_VERSION or not init:
-            return None
-        return frames, _BACKFILL.unpack_from(head, 96)[0]
-
     def _checkpoint_if_due(self, db: sqlite3.Connection) -> None:
         """After a commit: a passive checkpoint (it waits for no reader or writer) when the
-        WAL holds ``_CHECKPOINT_FRAMES`` frames, some not copied into the file yet, and has
-        grown by a quarter of that since this connection's last checkpoint (a reader can
-        keep a checkpoint from copying every frame: the next one copies the rest, not the
-        next commit's). One that fails is left to the next (the commit stands)."""
-        if self._shm is None:
+        WAL has grown by ``_CHECKPOINT_FRAMES`` frames since this connection's last one, or
+        to that many since the log restarted (a restart, or ``compact``, shrinks the file).
+        One that fails is left to the next (the commit stands)."""
+        if self._wal is None:
             return
-        got = self._wal_frames(self._shm)
-        if got is None:
+        try:
+            size = os.stat(self._wal).st_size
+        except OSError:
             return
-        frames, done = got
+        frames = max(size - _WAL_HEADER, 0) // self._frame_bytes
         if frames < self._wal_mark:  # the log restarted since
             self._wal_mark = 0
-        if (
-            frames < _CHECKPOINT_FRAMES
-            or done >= frames  # all copied: the next writer restarts the log
-            or frames < self._wal_mark + _CHECKPOINT_FRAMES // 4
-        ):
+        if frames < max(_CHECKPOINT_FRAMES, self._wal_mark + _CHECKPOINT_FRAMES):
             return
         self._wal_mark = frames
         with suppress(sqlite3.Error):
