@@ -39,7 +39,7 @@ import struct
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 __all__ = [
@@ -121,14 +121,26 @@ def _unpack(dtype: str, blob: bytes) -> list[float] | None:
     return list(struct.unpack(f"<{len(blob) // size}{'f' if size == 4 else 'd'}", blob))
 
 
+@contextlib.contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (``BEGIN IMMEDIATE``: the lock taken up front), rolled back when
+    its body raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def _create(conn: sqlite3.Connection) -> None:
     """The table, in one write transaction; the first layout's ``vectors`` table (a WITHOUT
     ROWID table, three times the size on disk) is copied into it and dropped."""
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "embedding" in tables and "vectors" not in tables:
         return  # no write: a read-only file still serves
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with _immediate(conn):
         conn.execute(_SCHEMA)
         old = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'"
@@ -136,10 +148,6 @@ def _create(conn: sqlite3.Connection) -> None:
         if old:
             conn.execute("INSERT OR IGNORE INTO embedding SELECT key, dtype, vec FROM vectors")
             conn.execute("DROP TABLE vectors")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def max_bytes_from_env() -> int | None:
@@ -251,10 +259,8 @@ class EmbeddingCache:
         bound = self.max_bytes
         if bound is None or _pages_used(conn) <= bound:
             return 0  # two PRAGMA reads: the common case costs nothing more
-        if not within:
-            conn.execute("BEGIN IMMEDIATE")
         deleted = 0
-        try:
+        with contextlib.nullcontext() if within else _immediate(conn):
             target = int(bound * _LOW_WATER)
             for _ in range(8):  # freed pages may lag the rows deleted (a page shared by rows)
                 used = _pages_used(conn)
@@ -270,12 +276,6 @@ class EmbeddingCache:
                     (n,),
                 )
                 deleted += cur.rowcount
-        except BaseException:
-            if not within:
-                conn.execute("ROLLBACK")
-            raise
-        if not within:
-            conn.execute("COMMIT")
         self.evicted += deleted
         return deleted
 
@@ -365,13 +365,8 @@ class EmbeddingCache:
             return
 
         def write() -> None:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(conn):
                 self._write_touches(conn, rows)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
 
         try:
             self._retry(write)
@@ -436,17 +431,12 @@ class EmbeddingCache:
             touches = self._pending()  # written with the new vectors, one transaction
 
             def write() -> None:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with _immediate(conn):
                     self._write_touches(conn, touches)
                     conn.executemany(
                         "INSERT OR IGNORE INTO embedding (key, dtype, vec) VALUES (?, ?, ?)", rows
                     )
                     self._prune(conn, within=True)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
 
             try:
                 self._retry(write)
