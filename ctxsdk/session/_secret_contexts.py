@@ -29,17 +29,27 @@ _KIND = "labelled"
 
 def find_in_context(text: str) -> Iterator[Span]:
     """Spans of the credentials the module docs list."""
-    yield from _auth_headers(text)
+    # an ASCII text lowered once for the scans that ignore case: a match of theirs holds
+    # one of their words, which the lowered text then holds (None: not ASCII, where case
+    # folding maps other letters onto ASCII ones, "ſ" onto "s": always scanned)
+    low = text.lower() if text.isascii() else None
+    yield from _auth_headers(text, low)
     yield from _cookies(text)
     yield from _commands(text)
     yield from _secure_strings(text)
     yield from _files(text)
-    yield from _xml(text)
+    yield from _xml(text, low)
     yield from _call_pairs(text)
     yield from _name_value(text)
     yield from _directives(text)
     yield from _jwk(text)
-    yield from _prose(text)
+    yield from _prose(text, low)
+
+
+def _holds(low: str | None, words: tuple[str, ...]) -> bool:
+    """Whether a scan whose every match holds one of ``words`` (any case) may match the
+    text ``low`` is the lowered form of (always, for a text that is not ASCII)."""
+    return low is None or any(w in low for w in words)
 
 
 def _span(m: re.Match[str], group: str) -> Span:
@@ -52,8 +62,13 @@ _AUTH = re.compile(
 )
 
 
-def _auth_headers(text: str) -> Iterator[Span]:
+_AUTH_WORDS = ("bearer", "basic", "token")  # every match of _AUTH holds one
+
+
+def _auth_headers(text: str, low: str | None) -> Iterator[Span]:
     """``Bearer <token>`` / ``Basic <base64>`` / ``token <pat>`` credentials."""
+    if not _holds(low, _AUTH_WORDS):
+        return
     for m in _AUTH.finditer(text):
         value = m.group("value")
         if is_placeholder(value) or text[m.end() : m.end() + 1] in ("<", "{", "$"):
@@ -279,13 +294,16 @@ _XML_ADD = re.compile(
 )
 
 
-def _xml(text: str) -> Iterator[Span]:
+def _xml(text: str, low: str | None) -> Iterator[Span]:
     """``<password>…</password>``, and ``<add key="ApiSecret" value="…"/>`` settings."""
     if "<" not in text:
         return
-    for m in _XML_TAG.finditer(text):
-        if key_strength(m.group("tag")) == 2 and not is_placeholder(m.group("value")):
-            yield _span(m, "value")
+    if "</" in text:  # every match of _XML_TAG holds it
+        for m in _XML_TAG.finditer(text):
+            if key_strength(m.group("tag")) == 2 and not is_placeholder(m.group("value")):
+                yield _span(m, "value")
+    if not _holds(low, ("value",)):
+        return  # every match of _XML_ADD holds "value" in some case
     for m in _XML_ADD.finditer(text):
         if key_strength(m.group("name")) == 2 and not is_placeholder(m.group("value")):
             yield _span(m, "value")
@@ -370,8 +388,15 @@ _PROSE = re.compile(
 )
 
 
-def _prose(text: str) -> Iterator[Span]:
+# every match of _PROSE holds one of these: the first branch's password / passphrase /
+# passcode / pin, the second's password / passphrase / token / api key / secret
+_PROSE_WORDS = ("pass", "pin", "token", "api", "secret")
+
+
+def _prose(text: str, low: str | None) -> Iterator[Span]:
     """``the wifi password for the office is …``, ``use … as the admin password``."""
+    if not _holds(low, _PROSE_WORDS):
+        return
     for m in _PROSE.finditer(text):
         group = "is" if m.group("is") is not None else "use"
         value = m.group(group)
