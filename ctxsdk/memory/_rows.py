@@ -162,6 +162,7 @@ NODE_COLUMNS = (
 DAMAGED = "the memory database is damaged; restore it from a backup"
 _TEXT_COLUMNS = ("id", "type", "name", "text", "uri", "status", "created_at", "updated_at")
 OPTIONAL_COLUMNS = ("until", "until_at", "fail", "fix")
+_STR, _STR_OR_NONE = {str}, {str, type(None)}
 
 
 # What rows() and update() know of each table: its key, its JSON columns, the columns that
@@ -222,40 +223,51 @@ def node_of(row: RowLike, where: str) -> Node:
     def fail(column: str) -> Callable[[str], CorruptStore]:
         return lambda why: damaged(where, f"node {nid!r}", column, why)
 
-    for column in _TEXT_COLUMNS:
-        if not isinstance(row[column], str):
-            raise fail(column)(f"holds {kind_of(row[column])}, not text")
-    for column in OPTIONAL_COLUMNS:
-        if row[column] is not None and not isinstance(row[column], str):
-            raise fail(column)(f"holds {kind_of(row[column])}, not text or NULL")
-    if row["type"] not in NODE_TYPES:
-        raise fail("type")(f"{row['type']!r} is not a node type")
-    if row["status"] not in STATUSES:
-        raise fail("status")(f"{row['status']!r} is not active or archived")
-    aliases = load_json(row["aliases"], fail("aliases"))
+    # each value read once; the checks in one step when every value is what this store
+    # writes (the first find of a memory reads every node), column by column when not
+    texts = [row[c] for c in _TEXT_COLUMNS]
+    if set(map(type, texts)) != _STR:
+        for column, value in zip(_TEXT_COLUMNS, texts, strict=True):
+            if not isinstance(value, str):
+                raise fail(column)(f"holds {kind_of(value)}, not text")
+    optional = [row[c] for c in OPTIONAL_COLUMNS]
+    if not set(map(type, optional)) <= _STR_OR_NONE:
+        for column, value in zip(OPTIONAL_COLUMNS, optional, strict=True):
+            if value is not None and not isinstance(value, str):
+                raise fail(column)(f"holds {kind_of(value)}, not text or NULL")
+    _, type_, name, text, uri, status, created_at, updated_at = texts
+    if type_ not in NODE_TYPES:
+        raise fail("type")(f"{type_!r} is not a node type")
+    if status not in STATUSES:
+        raise fail("status")(f"{status!r} is not active or archived")
+    # no aliases and no extra, as most nodes are stored: read without the JSON parser
+    raw = row["aliases"]
+    aliases = [] if raw == "[]" else load_json(raw, fail("aliases"))
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise fail("aliases")("is not a list of strings")
     sources = load_json(row["sources"], fail("sources"))
     if not isinstance(sources, list) or not all(isinstance(x, dict) for x in sources):
         raise fail("sources")("is not a list of objects")
-    extra = load_json(row["extra"], fail("extra"))
+    raw = row["extra"]
+    extra = {} if raw == "{}" else load_json(raw, fail("extra"))
     if not isinstance(extra, dict):
         raise fail("extra")(f"holds a JSON {kind_of(extra)}, not an object")
+    until, until_at, fail_text, fix = optional
     return Node(
         id=nid,
-        type=cast(NodeType, row["type"]),
-        name=row["name"],
-        text=row["text"],
+        type=cast(NodeType, type_),
+        name=name,
+        text=text,
         aliases=tuple(aliases),
-        uri=row["uri"],
+        uri=uri,
         sources=tuple(Source.from_json(x) for x in sources),
-        until=row["until"],
-        until_at=row["until_at"],
-        fail=row["fail"],
-        fix=row["fix"],
-        status=cast(NodeStatus, row["status"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
+        until=until,
+        until_at=until_at,
+        fail=fail_text,
+        fix=fix,
+        status=cast(NodeStatus, status),
+        created_at=created_at,
+        updated_at=updated_at,
         extra=extra,
     )
 

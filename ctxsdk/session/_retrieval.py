@@ -339,9 +339,17 @@ class Retriever:
         n = sum(tf.values())
         self._len.append(n)
         self._total += n
+        post = self._post
         for t, f in tf.items():
-            self._post.setdefault(t, {})[slot] = f
-            self._post_arr.pop(t, None)
+            got = post.get(t)
+            if got is None:
+                post[t] = {slot: f}
+            else:
+                got[slot] = f
+        if self._post_arr:  # none before the first search: a memory's first read skips it
+            post_arr = self._post_arr
+            for t in tf:
+                post_arr.pop(t, None)
         self._arr = None
         self._text.append(text)
         self._group.append(group)
