@@ -290,9 +290,21 @@ def extract(
     def until_of(text: str, seq: int) -> tuple[str, str] | None:
         return parse_until(text, now or _time_of(session, seq))
 
+    _typed_at_once(session)
     got = facts_of(session) if facts is None else facts
     cands, dropped = fact_candidates(session, got, until_of=until_of)
     return Extraction(tuple(cands), tuple(dropped))
+
+
+def _typed_at_once(session: Session) -> None:
+    """The session's messages typed in one validation (``Session.messages``), before the
+    ingest looks each up by its seq (``message_at``, which validates one at a time what is
+    not typed yet): the same messages, kept by the session. A message that does not
+    validate leaves the rest untyped, each lookup raising as it did."""
+    try:
+        session.messages()
+    except Exception:  # looked up one by one, as before
+        return
 
 
 # -- observations ----------------------------------------------------------------------------
@@ -392,6 +404,7 @@ def observations(
             by_seq.setdefault(seq, []).append(f)
     calls: dict[str, tuple[str, int]] = {}
     seen: set[tuple[str, str]] = set()
+    _typed_at_once(session)
     for seq, event in enumerate(session.raw_events):
         if event.get("type") not in _OBS_TYPES or message_of(event) is None:
             continue
