@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ctxsdk.errors import CorruptStore
 from ctxsdk.memory import Memory
-from ctxsdk.memory._find import _VARYING, boilerplate, template_shape
+from ctxsdk.memory._find import _VARYING, boilerplate, said_text, template_shape
 from ctxsdk.memory._model import Node, Source
 from ctxsdk.memory._rows import node_of
 from ctxsdk.session import Retriever
@@ -202,3 +202,45 @@ def test_a_reopened_memory_finds_what_the_writer_found(tmp_path: Path) -> None:
     with Memory(path, embedder=None) as again:
         assert [json.dumps(again.find(q).to_json()) for q in queries] == before
         assert again._boilerplate == hidden
+
+
+def _said_as_defined(node: Node) -> str:
+    """``said_text`` by its definition: the name and aliases the text does not say yet,
+    then the text, fail, fix and until."""
+    body = [node.text, node.fail or "", node.fix or "", node.until or ""]
+    seen = " ".join(body).casefold()
+    head: list[str] = []
+    for part in (node.name, *node.aliases):
+        stem = part.rstrip("…").strip()
+        if stem and stem.casefold() not in seen:
+            head.append(part)
+            seen += " " + stem.casefold()
+    return " ".join(p for p in (*head, *body) if p)
+
+
+_WORDS = st.sampled_from(
+    ["", " ", "user@5", "Mel", "mel ", "MEL…", "…", "ß", "SS", "\u00a0", "x y"]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    name=_WORDS | st.text(max_size=5),
+    text=st.lists(_WORDS | st.text(max_size=5), max_size=4).map(" ".join),
+    aliases=st.lists(_WORDS, max_size=2),
+    until=st.none() | _WORDS,
+    fail=st.none() | _WORDS,
+)
+def test_said_text_is_its_definition(
+    name: str, text: str, aliases: list[str], until: str | None, fail: str | None
+) -> None:
+    node = Node(
+        id="n1",
+        type="observation",
+        name=name,
+        text=text,
+        aliases=tuple(aliases),
+        until=until,
+        fail=fail,
+    )
+    assert said_text(node) == _said_as_defined(node)

@@ -97,6 +97,13 @@ def index_text(node: Node) -> str:
 
 def said_text(node: Node) -> str:
     """The node's own words: its name, aliases, text, fail / fix and until."""
+    if not (node.fail or node.fix or node.until or node.aliases):
+        # the name and the text alone (an observation, most memories): the same words as
+        # below without joining the empty parts (a first find reads every node's)
+        stem = node.name.rstrip("…").strip()
+        if stem and stem.casefold() not in node.text.casefold():
+            return f"{node.name} {node.text}" if node.text else node.name
+        return node.text
     body = [node.text, node.fail or "", node.fix or "", node.until or ""]
     seen = " ".join(body).casefold()
     head: list[str] = []

@@ -490,7 +490,9 @@ class Memory:
         changed = [n for n in written if self._nodes.get(n.id) != n]
         new_ids = [n.id for n in changed if n.id not in self._nodes]
         tail = next(reversed(self._nodes), "")
-        vectors = self._vectors([n for n in changed if is_embedded(n)])
+        vectors = (
+            {} if self._embedder is None else self._vectors([n for n in changed if is_embedded(n)])
+        )
         for node in changed:
             doc = index_doc(node)
             assert doc is not None  # an active node of an indexed type

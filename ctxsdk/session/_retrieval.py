@@ -332,11 +332,12 @@ class Retriever:
         if doc_id in self._slot:
             self.remove(doc_id)
         slot = len(self._ids)
-        tf = Counter(self.tokenize(text))
+        terms = self.tokenize(text)
+        tf = Counter(terms)
         self._ids.append(doc_id)
         self._slot[doc_id] = slot
         self._tf.append(tf)
-        n = sum(tf.values())
+        n = len(terms)
         self._len.append(n)
         self._total += n
         post = self._post
