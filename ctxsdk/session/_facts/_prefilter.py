@@ -19,7 +19,7 @@ import importlib
 import re
 from typing import Any
 
-__all__ = ["Prefiltered", "prefiltered"]
+__all__ = ["Prefiltered", "branch_factors", "prefiltered"]
 
 _p: Any = importlib.import_module("re._parser")  # the stdlib's own parser (3.11+)
 _MAX_FACTORS = 64  # more, and the test costs about what the search saves
@@ -45,6 +45,18 @@ def _char(code: int) -> str | bool | None:
 def _needs(items: Any) -> frozenset[str] | None:
     """Strings one of which every match of the sequence ``items`` contains (lowercase); an
     empty set when it cannot match ASCII text; None when nothing is known."""
+    best: frozenset[str] | None = None
+    for need in _all_needs(items):
+        if not need:
+            return need  # this sequence cannot match ASCII text
+        if best is None or _worth(need) > _worth(best):
+            best = need
+    return best
+
+
+def _all_needs(items: Any) -> list[frozenset[str]]:
+    """Every set of strings the sequence ``items`` is known to need, in order: a match of it
+    contains one string of each (lowercase); an empty set means it cannot match ASCII."""
     found: list[frozenset[str]] = []
     run = ""
     for op, av in items:
@@ -78,13 +90,7 @@ def _needs(items: Any) -> frozenset[str] | None:
             found.append(need)
     if run:
         found.append(frozenset([run]))
-    best: frozenset[str] | None = None
-    for need in found:
-        if not need:
-            return need  # this sequence cannot match ASCII text
-        if best is None or _worth(need) > _worth(best):
-            best = need
-    return best
+    return found
 
 
 def _worth(need: frozenset[str]) -> float:
@@ -101,7 +107,34 @@ def factors(pattern: re.Pattern[str]) -> frozenset[str] | None:
         return None
     if need is None:
         return None
+    return _shortest(need)
+
+
+def _shortest(need: frozenset[str]) -> frozenset[str]:
+    """``need`` without a string that holds another of it (holding it holds that one)."""
     return frozenset(x for x in need if not any(y != x and y in x for y in need))
+
+
+def branch_factors(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], ...] | None:
+    """For a pattern that is an alternation, each branch's sets of strings: a match of the
+    branch holds one string of every set of it (lowercase; an ASCII text's matches), so a
+    text that holds one of each set for no branch has no match. A branch that cannot match
+    ASCII text is left out; None when a branch is known to need nothing."""
+    try:
+        top = list(_p.parse(pattern.pattern, pattern.flags))
+    except Exception:  # a future parser's shape: no test
+        return None
+    if len(top) != 1 or top[0][0] is not _BRANCH:
+        return None
+    out: list[tuple[frozenset[str], ...]] = []
+    for branch in top[0][1][1]:
+        sets = _all_needs(branch)
+        if any(not need for need in sets):
+            continue  # this branch cannot match ASCII text
+        if not sets:
+            return None
+        out.append(tuple(sorted((_shortest(n) for n in sets), key=_worth, reverse=True)))
+    return tuple(out)
 
 
 # the last text tested and its lowered form (None: not ASCII)
@@ -112,11 +145,22 @@ class Prefiltered:
     """``pattern`` with the test of ``factors`` before ``search``, ``match`` and
     ``fullmatch`` (every other attribute is the pattern's own)."""
 
-    __slots__ = ("_factors", "_pattern")
+    __slots__ = ("_branches", "_factors", "_pattern")
 
-    def __init__(self, pattern: re.Pattern[str], needs: frozenset[str]) -> None:
+    def __init__(
+        self,
+        pattern: re.Pattern[str],
+        needs: frozenset[str],
+        branches: tuple[tuple[frozenset[str], ...], ...] | None = None,
+    ) -> None:
         self._pattern = pattern
         self._factors = tuple(sorted(needs, key=len))
+        # each branch's sets, tested after the factors when given (``branch_factors``)
+        self._branches = (
+            None
+            if branches is None
+            else tuple(tuple(tuple(sorted(n, key=len)) for n in sets) for sets in branches)
+        )
 
     def _absent(self, text: str) -> bool:
         global _last
@@ -128,7 +172,17 @@ class Prefiltered:
             _last = (text, low)
         if low is None:
             return False
-        return not any(map(low.__contains__, self._factors))
+        if not any(map(low.__contains__, self._factors)):
+            return True
+        if self._branches is None:
+            return False
+        for sets in self._branches:
+            for strings in sets:
+                if not any(map(low.__contains__, strings)):
+                    break  # this branch cannot match
+            else:
+                return False  # it may
+        return True
 
     def search(self, text: str, *args: int) -> re.Match[str] | None:
         return None if self._absent(text) else self._pattern.search(text, *args)
@@ -143,10 +197,13 @@ class Prefiltered:
         return getattr(self._pattern, name)
 
 
-def prefiltered(pattern: re.Pattern[str]) -> re.Pattern[str]:
+def prefiltered(pattern: re.Pattern[str], *, by_branch: bool = False) -> re.Pattern[str]:
     """``pattern`` behind the test of its ``factors`` (see the module docs), or ``pattern``
-    itself when none is known or the set is too large to be cheaper than the search."""
+    itself when none is known or the set is too large to be cheaper than the search. With
+    ``by_branch``, a text that holds a factor is tested again by ``branch_factors`` (for an
+    alternation of which a few short words, "is", "no", pass most sentences)."""
     needs = factors(pattern)
     if needs is None or len(needs) > _MAX_FACTORS:
         return pattern
-    return Prefiltered(pattern, needs)  # type: ignore[return-value]
+    branches = branch_factors(pattern) if by_branch else None
+    return Prefiltered(pattern, needs, branches)  # type: ignore[return-value]
