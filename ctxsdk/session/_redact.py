@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InvalidArgument
 from ._secret_contexts import find_in_context
@@ -190,6 +190,23 @@ def memo_of(name: str) -> dict[str, Any] | None:
     pure function of that text gave), None outside one."""
     memos = _MEMOS.get()
     return None if memos is None else memos.setdefault(name, {})
+
+
+_T = TypeVar("_T")
+_UNREAD = object()  # a memo's miss (None is a reading)
+
+
+def memo_read(name: str, text: str, read: Callable[[str], _T]) -> _T:
+    """``read(text)``; within ``redaction_memo()``, a text read before under ``name`` is
+    answered from its first reading (``read`` must be a pure function of the text)."""
+    memos = _MEMOS.get()
+    if memos is None:
+        return read(text)
+    memo = memos.setdefault(name, {})
+    got = memo.get(text, _UNREAD)
+    if got is _UNREAD:
+        got = memo[text] = read(text)
+    return got  # type: ignore[no-any-return]
 
 
 @contextmanager

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .._redact import memo_of
+from .._redact import memo_read
 from ._anchors import names_in
 from ._cues import IMPERATIVE
 from ._prefilter import prefiltered
@@ -127,19 +127,14 @@ def statements(text: str) -> Iterator[Statement]:
     ``redaction_memo()`` a sentence of a text with no code span, read before, is answered
     from its first reading (its names depend on the sentence alone)."""
     spans = _spans(text)
-    memo = None if spans else memo_of("statement")
+
+    def read(raw: str) -> Statement | None:
+        return _statement(raw, spans)
+
     for raw in sentences(text):
-        if memo is None:
-            got = _statement(raw, spans)
-        else:
-            got = memo.get(raw, _UNREAD)
-            if got is _UNREAD:
-                got = memo[raw] = _statement(raw, spans)
+        got = read(raw) if spans else memo_read("statement", raw, read)
         if got is not None:
             yield got
-
-
-_UNREAD = object()  # a memo's miss (None is a reading)
 
 
 def _statement(raw: str, spans: Sequence[str]) -> Statement | None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .._redact import memo_of
+from .._redact import memo_read
 from . import _cues as C
 from ._corrections import correction
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
@@ -99,21 +99,12 @@ def _quote(text: str, span: Span) -> str:
     return text[span.start : span.end][:QUOTE_MAX]
 
 
-_UNREAD = object()  # a memo's miss (None is a reading)
-
-
 def _instruction(s: str) -> tuple[FactKind, bool] | None:
     """(kind, is_rule) of a user sentence, or None. A rule holds beyond the next step; a
     reply to the agent's last turn (``_replies``) is a one-off ask or correction unless it
     says when or where it holds. Within ``redaction_memo()`` a sentence read before is
     answered from its first reading (the same pure function of the text)."""
-    memo = memo_of("instruction")
-    if memo is None:
-        return _read_instruction(s)
-    got = memo.get(s, _UNREAD)
-    if got is _UNREAD:
-        got = memo[s] = _read_instruction(s)
-    return got  # type: ignore[no-any-return]
+    return memo_read("instruction", s, _read_instruction)
 
 
 def _read_instruction(s: str) -> tuple[FactKind, bool] | None:
@@ -164,13 +155,7 @@ def is_filler(text: str) -> bool:
 def _gate(s: str) -> str | None:
     """The sentence to read for cues, or None (filler, question, hypothetical); memoized
     as ``_instruction`` is."""
-    memo = memo_of("gate")
-    if memo is None:
-        return _read_gate(s)
-    got = memo.get(s, _UNREAD)
-    if got is _UNREAD:
-        got = memo[s] = _read_gate(s)
-    return got  # type: ignore[no-any-return]
+    return memo_read("gate", s, _read_gate)
 
 
 def _read_gate(s: str) -> str | None:
@@ -365,13 +350,7 @@ def _heading(text: str, span: Span) -> bool:
 def _decision(s: str, role: str) -> bool:
     """Whether sentence ``s`` said by ``role`` makes a decision; memoized as
     ``_instruction`` is."""
-    memo = memo_of("decision:" + role)
-    if memo is None:
-        return _read_decision(s, role)
-    got = memo.get(s)
-    if got is None:
-        got = memo[s] = _read_decision(s, role)
-    return got
+    return memo_read("decision:" + role, s, lambda text: _read_decision(text, role))
 
 
 def _read_decision(s: str, role: str) -> bool:
