@@ -602,7 +602,7 @@ class SQLiteStore:
         frames = max(size - _WAL_HEADER, 0) // self._frame_bytes
         if frames < self._wal_mark:  # the log restarted since
             self._wal_mark = 0
-        if frames < max(_CHECKPOINT_FRAMES, self._wal_mark + _CHECKPOINT_FRAMES):
+        if frames < self._wal_mark + _CHECKPOINT_FRAMES:
             return
         self._wal_mark = frames
         with suppress(sqlite3.Error):
