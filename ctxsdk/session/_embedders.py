@@ -125,8 +125,16 @@ class E5Small(LocalEmbedder):
             import os
 
             module = self._import()
-            os.environ.setdefault("OMP_DYNAMIC", "true")  # read when the engine loads
-            self._model = module.E5()
+            # read when the engine loads its OpenMP runtime; put back after, so processes
+            # the user starts later do not inherit a setting they never made
+            unset = "OMP_DYNAMIC" not in os.environ
+            if unset:
+                os.environ["OMP_DYNAMIC"] = "true"
+            try:
+                self._model = module.E5()
+            finally:
+                if unset:
+                    os.environ.pop("OMP_DYNAMIC", None)
         return self._model
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
