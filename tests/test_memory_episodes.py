@@ -5,6 +5,7 @@ never a search hit or a line of the short map."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,19 @@ def test_a_box_archived_by_hand_stays_archived_when_the_session_is_ingested_agai
         assert mem.store.get(first.id).status == "archived"  # type: ignore[union-attr]
         assert _kinds(mem.episodes(grown)) == ["checkpoint", "tail"]
         assert mem.episodes(grown)[-1].text == "one more request"
+
+
+def test_len_of_a_memory_just_opened_counts_what_find_searches(tmp_path: Path) -> None:
+    b, _, _ = _family()
+    path = tmp_path / "m.db"
+    with Memory(path, embedder=None) as mem:
+        mem.ingest(_session(b))
+        gone = mem.remember("we keep the old ledger for a year")
+        mem.archive(gone.id)
+        assert mem.episodes() and mem.nodes("workspace")
+        searched = len(mem)  # the index's own count, read in full
+    with Memory(path, embedder=None) as fresh:
+        assert len(fresh) == searched  # counted by the store, no node read
+        assert fresh._revision < 0
+        expected = [n for n in fresh.nodes() if n.type not in ("workspace", "episode")]
+        assert searched == len(expected) and gone.id not in {n.id for n in expected}

@@ -657,6 +657,10 @@ class Memory:
         return f"Memory({self.store.location}: {shown or 'empty'})"
 
     def __len__(self) -> int:
+        """The memories find searches (active, not a workspace or episode)."""
+        if self._revision < 0:  # nothing read yet: the store counts, no node is loaded
+            counts = self.store.count()
+            return sum(n for t, n in counts.items() if t not in UNINDEXED)
         self._sync()
         return len(self._nodes)
 
