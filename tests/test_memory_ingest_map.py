@@ -49,3 +49,22 @@ def test_the_map_shows_a_label_once_and_fills_its_budget(tmp_path: Path) -> None
         small = mem.map(80)
         assert small.tokens <= 80 and small.text.count("\n") == 2
         assert small.text.splitlines()[2].startswith("named: ")
+
+
+def test_a_memory_just_opened_gives_the_same_map_without_reading_its_log(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with cx.Memory(path, embedder=None) as mem:
+        for n in ["billing", "ledger", "orders"]:
+            mem.ingest(_project(n))
+        mem.archive(mem.remember("Never deploy on a Friday.").id)  # archived: not in the map
+        assert mem.nodes("observation")
+        expected = {b: mem.map(b).text for b in (0, 40, 80, 400, 2000)}
+    for budget, text in expected.items():
+        with cx.Memory(path, embedder=None) as fresh:
+            assert fresh.map(budget).text == text
+            assert fresh._revision < 0  # the store's rows of the named kinds, nothing indexed
+    with cx.Memory(tmp_path / "only-log.db", embedder=None) as mem:  # observations alone
+        mem.remember("the build takes four minutes", type="observation")
+        alone = mem.map(400).text
+    with cx.Memory(tmp_path / "only-log.db", embedder=None) as fresh:
+        assert fresh.map(400).text == alone and "1 observation" in alone

@@ -97,12 +97,24 @@ def _fit(text: str, budget: int, tk: Tokenizer) -> str:
     return cut[:nl] if nl > 0 else cut
 
 
-def build_map(nodes: Sequence[Node], budget: int, tk: Tokenizer, now: datetime) -> MemoryMap:
-    """The map of ``nodes`` (the active memories) within ``budget`` tokens (module docs)."""
+def build_map(
+    nodes: Sequence[Node],
+    budget: int,
+    tk: Tokenizer,
+    now: datetime,
+    *,
+    observations: int | None = None,
+) -> MemoryMap:
+    """The map of ``nodes`` (the active memories) within ``budget`` tokens (module docs).
+    ``observations``: how many there are, when ``nodes`` leaves them out (they are only
+    counted, never named: a memory just opened need not read its whole log for a map)."""
     live = [n for n in nodes if n.active and n.type in _SHOWN]
-    if not live or budget <= 0:
-        return MemoryMap("", 0, budget, tk.name)
     counts = {t: sum(1 for n in live if n.type == t) for t in _SHOWN}
+    if observations is not None:
+        live = [n for n in live if n.type != "observation"]
+        counts["observation"] = observations
+    if not any(counts.values()) or budget <= 0:
+        return MemoryMap("", 0, budget, tk.name)
     line2 = "Memories: " + ", ".join(f"{counts[t]} {t}" for t in _SHOWN if counts[t])
     order = sorted(live, key=lambda n: (n.created_at, n.id))
     prefs = [n for n in order if n.type == "preference"]

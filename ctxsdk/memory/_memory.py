@@ -1541,9 +1541,14 @@ class Memory:
         empty map in silence)."""
         if budget is not None and (type(budget) is not int or budget < 0):
             raise InvalidArgument(f"budget is a whole number of tokens >= 0, not {budget!r}")
-        self._sync()
         b = self.settings()["map_budget"] if budget is None else budget
-        return build_map(list(self._nodes.values()), b, get_tokenizer(tokenizer), self.now())
+        tk, now = get_tokenizer(tokenizer), self.now()
+        if self._revision < 0:  # nothing read yet: the named kinds only, observations counted
+            named = self.store.nodes(types=("entity", "preference", "decision", "experience"))
+            seen = self.store.count()["observation"]
+            return build_map(named, b, tk, now, observations=seen)
+        self._sync()
+        return build_map(list(self._nodes.values()), b, tk, now)
 
     def pin(self, session_id: str, ref: str) -> list[str]:
         node = self.get(ref)
