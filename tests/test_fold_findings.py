@@ -70,6 +70,34 @@ def test_plans_questions_acknowledgements_and_code_are_not_statements() -> None:
     assert got == ["The handler lives in server/routes.py."]  # the harness label left out
 
 
+def test_verdicts_presentations_led_plans_and_plain_steps_are_not_findings() -> None:
+    """What says nothing the work found: a verdict on it ("The change looks correct."),
+    a sentence presenting the block that follows, a plan after a lead clause ("Since …,
+    I'll …"), a plan step or advice to the reader that names nothing; a verdict that goes on
+    to say something, and a step or advice that names a file, stay."""
+    text = (
+        "The change looks correct.\n"
+        "It works as expected (returns None).\n"
+        "I'm now confident in my solution.\n"
+        "Sure, I can help you create a simple game.\n"
+        "Here is the SEARCH/REPLACE block for `schemas/index.ts`.\n"
+        "To add the schema, here are the changes.\n"
+        "Since we are creating a new file, I'll name it `pong_game.py`.\n"
+        "To implement the commands, we need to create new scripts.\n"
+        "Create the game loop.\n"
+        "You can adjust the values further if you want the ball to move slower.\n"
+        "The fix looks correct because `max()` of an empty list raises ValueError.\n"
+        "Review `src/cli/index.ts` for the command registration.\n"
+        "You can set `SYNC_RETRIES` in `.env` to retry longer.\n"
+    )
+    got = [st.text for st in statements(text)]
+    assert got == [
+        "The fix looks correct because max() of an empty list raises ValueError.",
+        "Review src/cli/index.ts for the command registration.",
+        "You can set SYNC_RETRIES in .env to retry longer.",
+    ]
+
+
 def test_a_sentence_cut_off_before_its_block_is_not_a_statement() -> None:
     # mini-swe-agent's THOUGHT: an intro whose code block the splitter leaves out
     text = (

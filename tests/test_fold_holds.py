@@ -16,6 +16,7 @@ from ctxsdk.fold._holds import (
     manifest_facts,
     outline,
     read_path,
+    root_configs,
     runtime_versions,
     search_hits,
 )
@@ -221,6 +222,40 @@ def test_runtime_versions_need_a_full_version() -> None:
         ("python_version", "3.9.20")
     ]
     assert runtime_versions("Requires-Python >=3.8") == []
+    header = "platform linux -- Python 3.11.10, pytest-7.3.0, pluggy-1.0.0\nrootdir: /testbed"
+    assert runtime_versions(header) == [
+        ("python_version", "3.11.10"),
+        ("test_runner", "pytest-7.3.0"),
+    ]
+
+
+def test_a_listing_of_the_root_names_the_files_that_configure_its_tools() -> None:
+    long = (
+        "total 24\ndrwxr-xr-x 2 a b 4096 Jan 1 .\n-rw-r--r-- 1 a b 10 Jan 1 pyproject.toml\n"
+        "-rw-r--r-- 1 a b 10 Jan 1 README.md\n-rw-r--r-- 1 a b 10 Jan 1 tox.ini\n"
+    )
+    assert root_configs("ls -la", long) == ["pyproject.toml", "tox.ini"]
+    codex = '{"output":"src\\nvitest.config.ts\\ntsconfig.json\\nREADME.md\\n","metadata":{}}'
+    assert root_configs("ls", codex) == ["vitest.config.ts", "tsconfig.json"]
+    assert root_configs("ls src", "tsconfig.json\n") == []  # a folder's listing, not the root
+    assert root_configs("cat files.txt", "tox.ini\n") == []  # no listing
+    s = run([("bash", {"command": "ls"}, "Makefile\nsetup.cfg\nsrc\n")])
+    assert s.heads["project/config_files"].value == "Makefile, setup.cfg"
+
+
+def test_an_outline_shows_its_names_before_an_edits_less_sure_values() -> None:
+    """A file's line: the edit's surest values, then the file's names, then the edit's other
+    values while the line has room."""
+    old = "class Scan:\n    pass\n"
+    new = (
+        "class Scan:\n    width = 15\n    height = 80\n    depth = 3\n"
+        "    color = (255, 0, 0)\n    label = 'scan'\n"
+    )
+    create = {"command": "create", "path": "s.py", "file_text": old}
+    edit = {"command": "str_replace", "path": "s.py", "old_str": old, "new_str": new}
+    (line,) = files(run([("str_replace_editor", create, "ok"), ("str_replace_editor", edit, "ok")]))
+    assert line.startswith("s.py: class Scan — edited `width = 15`; `height = 80`; `depth = 3`")
+    assert "color = (255, 0, 0)" in line and "label = 'scan'" in line
 
 
 def test_a_sub_agents_report_gives_findings_without_its_harness_lines() -> None:
@@ -362,11 +397,13 @@ def test_the_values_kept_are_few_surest_first_and_clipped() -> None:
         "  const MAX_TILE = 2048;",
         "  this.size = 4;",
     ]
-    # the two numbers set, then the first literal set, shown in the edit's order
+    # the surest three (the two numbers set, then the first literal set) in the edit's
+    # order, then the rest, in the edit's order
     assert changed_values(added) == [
         "score += tile.value * 2",
         "const MAX_TILE = 2048",
         "this.size = 4",
+        "label = 'merged'",
     ]
     (long,) = changed_values(["  this.message = '" + "x" * 80 + "';"])
     assert len(long) == 64 and long.endswith("…")

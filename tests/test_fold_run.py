@@ -121,6 +121,24 @@ def test_run_settings_a_folded_message_told_the_model_reach_the_checkpoint() -> 
     assert "workspace-write" not in "\n".join(state_lines(s))
 
 
+def test_a_banner_the_user_pasted_tells_the_model_its_settings() -> None:
+    """A setting read from the harness's banner is told when a user message the fold takes
+    away holds its value (Aider users paste the banner); a message that only shares a short
+    word with it does not tell it, nor does a paste the fold leaves on the surface."""
+    model = "gemini/gemini-2.5-flash-preview-04-17"
+    events = [
+        _header(0, model),
+        _user(1, f"It fails again:\nAider v0.84.0\nMain model: {model} with diff edit format"),
+        _user(2, "Set the timeout to 60 seconds."),
+    ]
+    s = reduce_events(events)
+    assert told_run(s, events, last_seq=2) == {"run/model"}
+    assert model in "\n".join(state_lines(s, told=told_run(s, events, last_seq=2)))
+    assert told_run(s, events, last_seq=0) == frozenset()  # the paste is still on the surface
+    short = [_header(0, "gpt-4o"), _user(1, "Is gpt-4o cheaper?"), _user(2, "ok, go on.")]
+    assert told_run(reduce_events(short), short, last_seq=2) == frozenset()
+
+
 def test_a_fold_of_a_codex_log_keeps_its_sandbox_in_the_checkpoint(tmp_path: Any) -> None:
     b = LogBuilder(session_id="codex-env", system=PLAIN_SYSTEM)
     b.turn(CODEX_ENV).assistant(text="Ready.").end_turn()

@@ -26,7 +26,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
-from ..session.kernel import checkpoint_content, estimate_text, fold_line
+from ..session.kernel import (
+    checkpoint_content,
+    estimate_text,
+    fold_line,
+    message_of,
+    message_text,
+)
 from ._state import RUN_KEY_PREFIX
 
 __all__ = [
@@ -51,11 +57,13 @@ FRAMING = (
 )
 
 # A checkpoint stands in for what it folds: at most this share of the folded tokens goes to
-# the state's derived groups (the rest of the state is always shown), so a fold of a short
-# span still reclaims what the policy asks. (bench realworld fold_received, one tree: a tenth
-# 0.716, an eighth 0.740 (check 0.640 -> 0.680), 0.15 0.753 with no more held-out facts;
-# bench fold --quick economy prompt tokens over basic: mean 0.921, 0.929, 0.937 and the
-# dearest workload 0.968, 0.981, 0.994: a fifth passed 1.)
+# the state's derived groups (the rest of the state is always shown, and does not shrink
+# that share: a long task template's rules no longer starve the findings), so a fold of a
+# short span still reclaims what the policy asks. (bench realworld fold_received, one tree: a
+# tenth 0.716, an eighth 0.740 (check 0.640 -> 0.680), 0.15 0.753 with no more held-out
+# facts; bench fold --quick economy prompt tokens over basic: mean 0.921, 0.929, 0.937 and
+# the dearest workload 0.968, 0.981, 0.994: a fifth passed 1. The share no longer shrunk by
+# the rest: fold_received +10 facts (tune +7, check +3), W2 0.981 -> 0.989, mean 0.934.)
 CHECKPOINT_SHARE = 0.125
 
 BASIC_SECTIONS = (
@@ -101,17 +109,33 @@ def _shown_value(key: str, anchor: Any, told: AbstractSet[str] = frozenset()) ->
 
 # the messages a conversation gives the model, which a fold takes away
 _TOLD_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+_PASTED_MIN = 8  # characters of a setting's value a pasted banner must hold to tell it
 
 
 def told_run(state: Any, events: Sequence[Mapping[str, Any]], last_seq: int) -> frozenset[str]:
     """The run settings (``run/<key>`` heads) a message the fold takes away (a seq up to
-    ``last_seq``) told the model: the checkpoint must say them (``_shown_value``)."""
+    ``last_seq``) told the model: the checkpoint must say them (``_shown_value``). A setting
+    read from the harness's own banner is told too when a user message the fold takes away
+    holds its value (the user pasted the banner: Aider's "Main model: …" lines)."""
     out: set[str] = set()
+    pasted: list[str] | None = None
     for key, anchor in state.heads.items():
         if not key.startswith(RUN_KEY_PREFIX):
             continue
         seqs = [q for q in anchor.sources if 0 <= q <= last_seq and q < len(events)]
         if any(events[q].get("type") in _TOLD_TYPES for q in seqs):
+            out.add(key)
+            continue
+        head = _value(anchor).split(" (", 1)[0]
+        if len(head) < _PASTED_MIN:
+            continue  # a short value ("on", "bash") is in many messages by chance
+        if pasted is None:
+            pasted = [
+                message_text(message_of(ev) or {})
+                for ev in events[: last_seq + 1]
+                if ev.get("type") == "user/message"
+            ]
+        if any(head in text for text in pasted):
             out.add(key)
     return frozenset(out)
 
@@ -178,8 +202,9 @@ def state_lines(
     shows are one thing. The slots, values, failures, obligations, decisions, evidence and
     files are always shown; the groups derived to help resume the work (the user's earlier
     requests, what the key files hold, the names the work keeps naming, the assistant's
-    findings) fill what is left of ``budget`` tokens (None: no limit), each group its share
-    in that order, what one leaves passing to the next, best items first."""
+    findings) share ``budget`` tokens (None: no limit; what is always shown does not count
+    against it), each group its share in that order, what one leaves passing to the next,
+    best items first."""
     out: list[str] = []
     if state.objective is not None:
         out.append(f"Objective: {_value(state.objective)} {_refs(state.objective.sources)}")
@@ -214,7 +239,7 @@ def state_lines(
         ("Findings (the assistant's, unverified)", [_item(a) for a in state.findings]),
     ]
     derived = [(title, lines) for title, lines in derived if lines]
-    left = None if budget is None else budget - estimate_text("\n".join(out))
+    left = budget  # the derived groups' own share: what is always shown does not shrink it
     for i, (title, lines) in enumerate(derived):
         share = None if left is None else left // (len(derived) - i)
         kept: list[str] = []

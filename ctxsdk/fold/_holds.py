@@ -37,6 +37,7 @@ __all__ = [
     "manifest_facts",
     "outline",
     "read_path",
+    "root_configs",
     "runtime_versions",
     "search_hits",
 ]
@@ -182,7 +183,8 @@ def _under_module_branch(body: str, at: int) -> bool:
 # What an edit changed: the lines it added that set or test a value (``timeout: 30000``,
 # ``var bonus = Math.random() <= 0.1 ? 10 : 1``, ``score += merged.value * bonus``). A person
 # resuming needs what a value was changed to, which a file's names never say.
-_CHANGED_KEPT = 3  # lines kept per file (the latest edit that changed a value)
+_CHANGED_KEPT = 6  # lines kept per file (the latest edit that changed a value)
+_CHANGED_FIRST = 3  # of them shown before the file's names; the rest after, while room is left
 _CHANGED_WIDTH = 64  # characters of each
 _NOT_CODE = re.compile(  # a comment, an import, a file's preamble: no value
     r"^(?:#|//|/\*|\*|<!--|--|;|@|export \* |export \{[^}]*\} from|(?:import|from|require|use|"
@@ -244,7 +246,13 @@ def changed_values(added: Iterable[str], *, doc: bool = False) -> list[str]:
         if rank is None or (doc and rank > 0):
             continue
         ranked.append((rank, i, line.rstrip(",;") if len(line) > 1 else line))
-    chosen = sorted(sorted(ranked)[:_CHANGED_KEPT], key=lambda t: t[1])
+    surest = sorted(ranked)[:_CHANGED_KEPT]
+    # the surest few first (what an outline shows before the file's names), then the rest,
+    # each part in the file's order
+    chosen = [
+        *sorted(surest[:_CHANGED_FIRST], key=lambda t: t[1]),
+        *sorted(surest[_CHANGED_FIRST:], key=lambda t: t[1]),
+    ]
     return [_clip(line, _CHANGED_WIDTH) for _, _, line in chosen]
 
 
@@ -400,13 +408,62 @@ def branch_made(command: str) -> str | None:
 # The interpreter a command ran on, as it printed it: pytest's header (``platform linux --
 # Python 3.9.20, pytest-7.4.0``), ``python --version``, a script printing ``sys.version``.
 _PYTHON = re.compile(r"\bPython(?: version)?:? (\d+\.\d+\.\d+)\b")
+# The test runner's own version in the same header, as pytest prints it (``pytest-7.4.0``).
+_PYTEST_HEADER = re.compile(
+    r"^platform \S+ -- Python \d+\.\d+\.\d+\S*, (pytest-\d+\.\d+\.\d+)\b", re.M
+)
 
 
 def runtime_versions(text: str) -> list[tuple[str, str]]:
-    """The runtime a command's output shows it ran on (``python_version``), as
-    ``(key, value)``: where the work's tests really run, which the repo may not say."""
-    m = _PYTHON.search(text[:20_000])
-    return [("python_version", m.group(1))] if m else []
+    """The runtime a command's output shows it ran on (``python_version``; pytest's header
+    also its own version, ``test_runner = pytest-7.4.0``), as ``(key, value)``: where the
+    work's tests really run, which the repo may not say."""
+    head = text[:20_000]
+    m = _PYTHON.search(head)
+    out = [("python_version", m.group(1))] if m else []
+    runner = _PYTEST_HEADER.search(head)
+    if runner is not None:
+        out.append(("test_runner", runner.group(1)))
+    return out
+
+
+# A file at a project's root that configures one of its tools (what builds, tests, lints,
+# formats or packages it): ``vitest.config.ts``, ``tsconfig.json``, ``.eslintrc.json``,
+# ``pyproject.toml``, ``tox.ini``, ``Cargo.toml`` …
+_TOOL_CONFIG = re.compile(
+    r"^(?:[\w-]+(?:\.[\w-]+)?\.config\.(?:js|cjs|mjs|ts|cts|mts|json)|tsconfig(?:\.[\w-]+)?\.json"
+    r"|\.(?:eslintrc|prettierrc|babelrc|stylelintrc|swcrc)(?:\.\w+)?|\.pre-commit-config\.ya?ml"
+    r"|pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|noxfile\.py|Cargo\.toml|go\.mod"
+    r"|pom\.xml|build\.gradle(?:\.kts)?|Gemfile|Makefile|justfile|Taskfile\.ya?ml|Dockerfile"
+    r"|docker-compose\.ya?ml|compose\.ya?ml|deno\.jsonc?|biome\.jsonc?|dprint\.json"
+    r"|turbo\.json|nx\.json|lerna\.json|pnpm-workspace\.yaml)$"
+)
+_CONFIGS_SHOWN = 10
+
+
+def root_configs(command: str, text: str) -> list[str]:
+    """The tool configuration files (``_TOOL_CONFIG``) a listing of the working directory
+    shows (``ls``, ``ls -la``: no path, or ``.``), in the listing's order: how the project
+    is built, tested, linted and formatted, which the first look at a repository tells and
+    a person resuming the work would otherwise list again."""
+    ps = command_parts(command)
+    if len(ps) != 1 or ps[0].program != "ls" or any(o not in (".", "./") for o in ps[0].operands):
+        return []
+    out = text.strip()
+    if out.startswith("{") and '"output"' in out[:40]:  # Codex's shell: JSON around the output
+        try:
+            data = json.loads(out)
+        except ValueError:
+            data = None
+        got = data.get("output") if isinstance(data, Mapping) else None
+        out = got if isinstance(got, str) else ""
+    found: list[str] = []
+    for line in out[:20_000].splitlines():
+        words = line.split()
+        for name in words[-1:] if line.startswith(("-", "l", "d", "total")) else words:
+            if _TOOL_CONFIG.match(name) and name not in found:
+                found.append(name)
+    return found[:_CONFIGS_SHOWN]
 
 
 _SEARCHERS = frozenset({"grep", "rg", "ag", "ack", "egrep", "fgrep"})
@@ -565,8 +622,13 @@ class FileOutlines:
             shown_path = f.path[len(root) :] if root and f.path.startswith(root) else f.path
             # an edit that set a constant the outline shows (``MAX = 280``) says it once
             consts = [v for v in f.names.values() if " = " in v]
-            fresh = [c for c in f.changed if not any(c.endswith(v) for v in consts)]
-            changed = _changed_tail(shown_path, fresh, width)
+            fresh = [
+                (i, c) for i, c in enumerate(f.changed) if not any(c.endswith(v) for v in consts)
+            ]
+            # the surest values first, then the names, then more values while room is left
+            first = [c for i, c in fresh if i < _CHANGED_FIRST]
+            more = [c for i, c in fresh if i >= _CHANGED_FIRST]
+            changed = _changed_tail(shown_path, first, width)
             line = shown_path + ":"
             for _, shown in order:
                 if shown in shown_known:
@@ -575,6 +637,11 @@ class FileOutlines:
                 if len(line) + len(piece) + len(changed) > width:
                     break
                 line += piece
+            for v in more:
+                piece = f"; `{v}`" if changed else f" — edited `{v}`"
+                if len(line.rstrip(":;")) + len(changed) + len(piece) > width:
+                    break
+                changed += piece
             if line.endswith(";") or changed:
                 out.append(
                     (

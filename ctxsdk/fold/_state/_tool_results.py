@@ -54,7 +54,14 @@ from ...session.kernel import (
     written_paths,
     written_text,
 )
-from .._holds import branch_made, manifest_facts, read_path, runtime_versions, search_hits
+from .._holds import (
+    branch_made,
+    manifest_facts,
+    read_path,
+    root_configs,
+    runtime_versions,
+    search_hits,
+)
 from ._anchors import Anchor, _cut
 from ._calls import (
     _DELEGATES,
@@ -193,6 +200,9 @@ class _ToolResults(_DerivedGroups):
             branch = branch_made(command)
             if branch is not None:
                 self._project_value("branch", branch, seq)
+            configs = root_configs(command, text)
+            if configs:  # the root's listing: the files that configure the project's tools
+                self._project_value("config_files", ", ".join(configs), seq)
             for path, lines in search_hits(command, redact(text).text).items():
                 self.outlines.add(path, lines, seq, written=False)
         read = read_path(name, args)

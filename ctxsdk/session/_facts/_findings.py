@@ -47,7 +47,10 @@ _QUOTED = re.compile(r"""(?<![\w'"])(['"])([^'"\s][^'"]{0,38}?)\1(?![\w'"])""")
 _QUOTED_WORDS = 3
 # What the assistant is about to do or is doing now, or asks: not what it found.
 _PLAN = re.compile(
-    r"^(?:(?:ok(?:ay)?|now|next|first|then|so|great|perfect|good|alright)[,!.]?\s+)*"
+    r"^(?:(?:to|since|because|as|once|after|before|when|if)\s[^,.:;]{1,160},\s+)?"  # "To fix
+    # the test, I'll …", "Since we are creating a new file, I'll name it …": a lead clause first
+    r"(?:(?:ok(?:ay)?|now|next|first|then|so|great|perfect|good|alright|sure|yes|certainly"
+    r"|absolutely|of\s+course)[,!.]?\s+)*"
     r"(?:let(?:['’]s|\s+me|\s+us)|i(?:['’]ll|\s+will|['’]d|\s+would|\s+need|\s+should"
     r"|\s+can|\s+want|(?:['’]m|\s+am)\s+(?:now\s+|also\s+|still\s+)?(?:going|\w+ing)\b)"
     r"|we(?:['’]ll|\s+will|\s+need|\s+should|\s+can|['’]re\s+going)"
@@ -63,6 +66,29 @@ _STEP = re.compile(r"^(?:(?:ok(?:ay)?|great|good|perfect)[,!.]?\s+)?(?:now|then)
 _INTRO = re.compile(
     r"(?<![.!?)\]}\"'`])\s(?:shows?|says?|said|was|were|is|are|be|to|from|like(?:\s+this)?"
     r"|following|follows|as|with|of|the|a|an|into|by|for|in|on|becomes?|and|or|but)[\s,]*$",
+    re.I,
+)
+# What presents the block or list that follows ("Here is the SEARCH/REPLACE block for
+# app.py", "To add the schema, here are the changes"): the block says it, the sentence not.
+_PRESENTS = re.compile(r"^(?:to\s[^,.:;]{1,160},\s+)?here(?:['’]s|\s+is|\s+are)\b", re.I)
+# A verdict on the work that names nothing: how the assistant feels about it or how it
+# looks ("The change looks correct.", "It works as expected.", "I'm confident in the
+# solution.", "I'm now ready to submit."): what it found is elsewhere, or nowhere.
+_VERDICT = re.compile(
+    r"^(?:i(?:['’]m|\s+am)\s+(?:now\s+|also\s+|very\s+|so\s+)?(?:glad|happy|confident|ready"
+    r"|satisfied|sure|done|finished)\b"
+    r"|(?:the|this|that|my|our|it|everything|all)\b(?:\s+[\w-]+){0,3}?\s+(?:now\s+)?"
+    r"(?:looks?|seems?|appears?)\s+(?:to\s+be\s+)?(?:good|correct|right|fine|great|ok(?:ay)?"
+    r"|reasonable|solid|complete|to\s+work|working)\b"
+    r"|(?:it|this|that|everything)\s+(?:now\s+)?works\b)",
+    re.I,
+)
+_VERDICT_WORDS = 10  # a longer sentence goes on to say something
+# Advice to the reader ("You can adjust the values further …", "To test it, you'll need to
+# obtain the data."): what the user may do, not what the assistant found.
+_ADVICE = re.compile(
+    r"^(?:(?:to|since|because|as|once|after|before|when|if)\s[^,.:;]{1,160},\s+)?"
+    r"you(?:['’]ll|\s+will|\s+can|\s+could|\s+may|\s+might|\s+should|\s+need|['’]d)\b",
     re.I,
 )
 _LABEL = re.compile(r"^[A-Z][A-Z ]{2,20}:\s*")  # a harness label: "THOUGHT:", "DISCUSSION:"
@@ -139,7 +165,9 @@ def statements(text: str) -> Iterator[Statement]:
 
 def _statement(raw: str, spans: Sequence[str]) -> Statement | None:
     sentence = _LABEL.sub("", raw).strip()
-    if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or is_filler(sentence):
+    if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or _PRESENTS.match(sentence):
+        return None
+    if is_filler(sentence):
         return None
     if _INTRO.search(sentence):
         return None
@@ -147,6 +175,10 @@ def _statement(raw: str, spans: Sequence[str]) -> Statement | None:
     if step and IMPERATIVE.match(sentence[step.end() :]):
         return None
     names = _names(sentence, spans)
+    if not names and _VERDICT.match(sentence) and _words(sentence) <= _VERDICT_WORDS:
+        return None
+    if not names and (IMPERATIVE.match(sentence) or _ADVICE.match(sentence)):
+        return None  # a step of a plan or advice that names nothing ("Create the game loop.")
     if _words(sentence) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
         return Statement(sentence, names)
     return None
