@@ -132,6 +132,42 @@ def test_a_cut_ranking_is_the_whole_ranking(postgres_dsn: str, monkeypatch: Any)
         assert 0 < search.asked_again < len(asked)
 
 
+def test_a_ranking_of_the_kept_matches_is_the_whole_ranking(
+    postgres_dsn: str, monkeypatch: Any
+) -> None:
+    """The database first scores only the matches whose bound (read from their postings)
+    is best, with their neighbours, and bounds the rest; with so few kept that many matches
+    of a common word are left out (and some searches must score every match), every
+    question still gets the engine's hits, order and scores."""
+    monkeypatch.setattr(_db_search, "_LEAST_SENT", 12)
+    monkeypatch.setattr(_db_search, "_SENT_PER_HIT", 1)
+    monkeypatch.setattr(_db_search, "_KEPT_PER_SENT", 3)  # 36 matches kept of hundreds
+    session, questions = _locomo_session(1)
+    with (
+        cx.Memory(postgres_dsn, namespace="t", embedder=None) as db,
+        cx.Memory(postgres_dsn, namespace="t", embedder=None, search="engine") as engine,
+    ):
+        db.ingest(session, verbatim=True)
+        search = db._db
+        assert search is not None
+        calls: list[tuple[int | None, int, int | None]] = []
+        asked_store = search.store.lexical_matches
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            got = asked_store(*args, **kwargs)
+            calls.append((kwargs.get("keep"), got.total, kwargs.get("limit")))
+            return got
+
+        monkeypatch.setattr(search.store, "lexical_matches", recorded)
+        asked = questions[::2]
+        for q in asked:
+            assert _hits(db, q) == _hits(engine, q), q
+        left_out = [c for c in calls if c[0] is not None and c[2] is not None and c[1] > c[2]]
+        # kept matches answered most searches that left matches out, not all of them
+        assert len(left_out) > len(asked) // 2
+        assert 0 < search.scored_all < len(left_out)
+
+
 def test_the_index_follows_every_writer_and_never_moves_the_revision(postgres_dsn: str) -> None:
     with (
         cx.Memory(postgres_dsn, namespace="t", embedder=None) as mem,

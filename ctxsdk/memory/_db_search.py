@@ -41,6 +41,7 @@ INDEX_VERSION = "lexical-1"
 _REBUILD_CHUNK = 20_000  # nodes tokenized per batch while rebuilding (bounded memory)
 _LEAST_SENT = 256  # documents the database sends at least for a search (see search)
 _SENT_PER_HIT = 8  # and per hit asked for
+_KEPT_PER_SENT = 4  # matches scored exactly per document sent, at first (see search)
 
 
 @runtime_checkable
@@ -75,6 +76,7 @@ class IndexedStore(Protocol):
         settings: Mapping[str, float],
         k: int,
         limit: int | None = None,
+        keep: int | None = None,
     ) -> LexicalRanking: ...
 
     def section_members(self, sections: Iterable[str]) -> dict[str, list[str]]: ...
@@ -105,8 +107,16 @@ class DatabaseSearch:
             "section_boost": retriever.section_boost,
         }
         self._section_boost = retriever.section_boost
+        # the bound of a match's score read from its postings holds for these settings
+        self._prunable = (
+            retriever.k1 >= 0
+            and 0 <= retriever.b <= 1
+            and retriever.answer_boost >= 0
+            and retriever.neighbour >= 0
+        )
         self.rebuilt = 0  # whole rebuilds this object made (for reports and tests)
         self.asked_again = 0  # searches whose cut could hide a best one (asked for all)
+        self.scored_all = 0  # searches whose kept matches' cut could (every match scored)
 
     def rows(self, nodes: Iterable[Node]) -> tuple[list[LexicalRow], list[str]]:
         """The index rows of ``nodes``, and the ids of those the index leaves out."""
@@ -155,7 +165,11 @@ class DatabaseSearch:
         The database sends the ``max(8k, 256)`` documents that the section step can raise
         highest, not every match of a common word; what it leaves out scores at most
         ``cut``. When the k-th best found beats it, the answer is the one over every match;
-        else (a tie at the cut) the search asks again for all."""
+        else (a tie at the cut) the search asks again for all. Before that it scores
+        exactly only the ``4 * max(8k, 256)`` matches of the best bound read from their
+        postings, with their neighbours (``PRUNED_SQL``: no other match's document row is
+        read), the cut bounding the rest too; when that cut is not beaten, it scores every
+        match as above."""
         if mode not in (None, "lexical"):
             raise InvalidArgument(f"the database ranks lexically, not {mode!r}")
         terms = Counter(self.tokenize(query))
@@ -167,9 +181,10 @@ class DatabaseSearch:
         # while boost < 1
         cut_ok = 0.0 <= self._section_boost < 1.0
         limit: int | None = max(_SENT_PER_HIT * k, _LEAST_SENT) if cut_ok else None
+        keep = _KEPT_PER_SENT * limit if limit is not None and self._prunable else None
         while True:
             got = self.store.lexical_matches(
-                weights, want=want, settings=self._settings, k=k, limit=limit
+                weights, want=want, settings=self._settings, k=k, limit=limit, keep=keep
             )
             lifted = self._sections(got, k)
             best = heapq.nsmallest(k, ((-v, doc) for doc, v in lifted.items() if v > 0))
@@ -177,6 +192,10 @@ class DatabaseSearch:
                 break
             if len(best) == k and -best[-1][0] > _above(got.cut):
                 break
+            if keep is not None:  # a match not kept could be among the best: score them all
+                keep = None
+                self.scored_all += 1
+                continue
             limit = None  # a tie at the cut: the k best are in doubt, ask for every one
             self.asked_again += 1
         return [Hit(doc, -neg, {"lexical": -neg}) for neg, doc in best]

@@ -59,7 +59,7 @@ from ..errors import (
 from ._index_doc import LexicalMatch, LexicalRanking
 from ._model import EDGE_LABELS, NODE_TYPES, Edge, Node
 from ._model import node_uri as _node_uri
-from ._pg_lexical import MARKED_SQL, MATCHES_SQL, MEMBERS_SQL
+from ._pg_lexical import MARKED_SQL, MATCHES_SQL, MEMBERS_SQL, PRUNED_SQL
 from ._pg_schema import SCHEMA, create_namespace, ensure_namespace, migrate, public_location
 from ._rows import (
     COLUMNS,
@@ -785,13 +785,16 @@ class PostgresStore:
         settings: Mapping[str, float],
         k: int,
         limit: int | None = None,
+        keep: int | None = None,
     ) -> LexicalRanking:
         """The indexed nodes a query's index ``terms`` (term -> how often the query says it)
         find, at most ``limit`` (None: all), best first by what the section step can give
         each: the engine's lexical ranking up to that step, run by the database
         (``_pg_lexical``); ``want`` the bits of the answer kind the question asks for,
         ``settings`` the ranking's (k1, b, coordination, boost, share, section_boost), ``k``
-        the hits wanted. Reads the index as it is: ``_db_search`` catches it up first."""
+        the hits wanted. With ``keep`` (and a limit) only the ``keep`` matches of the best
+        bound are scored exactly, with their neighbours (``PRUNED_SQL``); ``cut`` bounds
+        the rest. Reads the index as it is: ``_db_search`` catches it up first."""
         params: dict[str, Any] = {
             "ns": self.namespace,
             "terms": list(terms),
@@ -801,7 +804,10 @@ class PostgresStore:
             "limit": limit,
         }
         params.update({key: float(settings[key]) for key in _LEXICAL_SETTINGS})
-        rows = self._read(MATCHES_SQL, params)
+        pruned = keep is not None and limit is not None
+        if pruned:
+            params["keep"] = max(1, int(keep or 0))
+        rows = self._read(PRUNED_SQL if pruned else MATCHES_SQL, params)
         if not rows:
             return LexicalRanking([], 0, 0.0, 0.0)
         first = rows[0]
