@@ -689,8 +689,10 @@ class MergeIndex:
     indexed (an entity's names, a text's normalised form, its first 8 chars, and the
     texts joined for a substring search), kept in step with the store by its revision
     (``store.changes``: only what was written since; everything when the store cannot
-    say). ``target`` and ``entity`` give what ``merge_target`` and a scan of the entities
-    would; the caller checks the node against the store before it writes on it (a batch
+    say; ``match_changes`` where the store has it, which leaves out what the rule does not
+    compare, such as the sources). ``target`` and ``entity`` give the node ``merge_target``
+    and a scan of the entities would find, with at least what the rule compares; the caller
+    reads it from the store and checks it before it writes on it (a batch
     rolled back leaves nodes here that are not there), and calls ``reset`` when it does
     not match. Thread-safe."""
 
@@ -738,10 +740,18 @@ class MergeIndex:
         """Bring the index in step with ``store`` (inside a write, it sees what the
         transaction wrote too)."""
         with self._lock:
-            rev = store.revision()
-            if rev == self._rev:
-                return
-            delta = store.changes(self._rev) if self._rev >= 0 else None
+            # the revision and what the rule compares of the nodes written since, in one
+            # read where the store can (``SQLiteStore.match_changes``)
+            match = getattr(store, "match_changes", None) if self._rev >= 0 else None
+            if match is not None:
+                rev, delta = match(self._rev)
+                if rev == self._rev:
+                    return
+            else:
+                rev = store.revision()
+                if rev == self._rev:
+                    return
+                delta = store.changes(self._rev) if self._rev >= 0 else None
             if delta is None:
                 self._pools = {}
                 for node in store.nodes(types=MERGED_TYPES):
