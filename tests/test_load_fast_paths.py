@@ -191,3 +191,87 @@ def test_the_envelope_shortcuts_refuse_what_the_full_check_refuses(
     with pytest.raises(SessionFormatError, match=message) as got:
         replay_log(events, 3)
     assert got.value.seq == seq
+
+
+# --- the streamed decode: a well-formed zstd log chunk by chunk -------------------------------
+
+
+def _decoded(data: bytes, **kw: Any) -> tuple[Any, ...]:
+    """What ``decode_bytes`` makes of a zstd log: the log's fields, or the error it raises."""
+    from ctxsdk.session._codec import decode_bytes
+
+    try:
+        log = decode_bytes(data, compression="zstd", **kw)
+    except SessionFormatError as exc:
+        return ("refused", type(exc).__name__, str(exc))
+    # an integral float read as JavaScript reads it: an int, not a float equal to it
+    kinds = [type(e.get(k)).__name__ for e in log.events for k in ("time", "x") if k in e]
+    return (log.header, log.events, kinds, log.version, log.normalized, log.recovery)
+
+
+def _streamed_cases() -> list[tuple[str, list[bytes]]]:
+    import orjson
+
+    b = LogBuilder(version=3, session_id="streamed", cwd="/w")
+    for k in range(12):
+        b.turn(f"prompt {k} " + "[{" * 40, system="sys" if k == 0 else None)
+        b.assistant(text="done " * 30, tool_calls=[("bash", {"command": "ls " * k})])
+        b.tool_results(["out [" * 70 + "x" * (k * 37)])
+        b.next_step()
+        b.assistant(text="ok")
+        b.end_turn()
+    text = b"".join(orjson.dumps(e) + b"\n" for e in [b.header, *b.events])
+    lines = text.split(b"\n")[:-1]
+
+    def edited(i: int, extra: bytes) -> list[bytes]:
+        out = list(lines)
+        out[i] = out[i][:-1] + extra + b"}"
+        return out
+
+    def stripped(line: bytes) -> dict[str, Any]:
+        return {k: v for k, v in orjson.loads(line).items() if k not in ("seq", "time")}
+
+    nested = b"[" * 128 + b"1" + b"]" * 128  # 129 levels with its event: one too deep
+    header = orjson.loads(lines[0])
+    return [
+        ("as written", lines),
+        ("an integral float", edited(5, b',"x":1.0')),
+        ("a long fraction of zeros", edited(7, b',"x":30.000000000000000')),
+        ("floats on many lines", [lines[0], *(ln[:-1] + b',"x":2.0}' for ln in lines[1:])]),
+        ("a float that is not integral", edited(9, b',"x":1.05')),
+        ("'1.0' inside a string", edited(4, b',"x":"v1.0 ]"')),
+        ("a line 129 levels deep", edited(6, b',"x":' + nested)),
+        ("a line 128 levels deep", edited(6, b',"x":' + nested[1:-1])),
+        ("300 openers in a string", edited(8, b',"x":"' + b"[" * 300 + b'"')),
+        ("a line that is not JSON", [*lines[:3], lines[3][:-2], *lines[4:]]),
+        ("a lone surrogate", edited(3, b',"x":"\\ud800"')),
+        ("a float in the header", [orjson.dumps({**header, "delegationDepth": 0.0}), *lines[1:]]),
+        ("a stripped log", [lines[0], *(orjson.dumps(stripped(ln)) for ln in lines[1:])]),
+    ]
+
+
+@pytest.mark.parametrize("chunk", [5, 64, 333, 4096, 1 << 20])
+def test_the_streamed_decode_reads_what_the_whole_text_decode_reads(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunk by chunk (chunks cut lines, floats and runs of openers anywhere), the log reads
+    as it reads whole, and every log the streamed decode does not take is read whole."""
+    from ctxsdk.session._codec import _decode, _streamed
+
+    compress = zstandard.ZstdCompressor().compress
+    taken = 0
+    for name, lines in _streamed_cases():
+        frames = [compress(lines[0] + b"\n")]
+        frames += [compress(b"".join(ln + b"\n" for ln in lines[k : k + 7])) for k in (1, 8)]
+        frames += [compress(b"".join(ln + b"\n" for ln in lines[15:]))]
+        data = b"".join(frames)
+        for kw in ({}, {"normalized": False}, {"expected_version": 2}):
+            monkeypatch.setattr(_streamed, "_READ_CHUNK", chunk)
+            streamed = _decoded(data, **kw)
+            took = _streamed.decode_zstd_streamed(data, None, 1 << 30, None, None) is not None
+            monkeypatch.setattr(_decode, "decode_zstd_streamed", lambda *a: None)
+            whole = _decoded(data, **kw)
+            monkeypatch.undo()
+            assert streamed == whole, (name, kw)
+            taken += took
+    assert taken >= 3 * 7  # the well-formed ones were streamed, not all read whole

@@ -21,6 +21,7 @@ from ._js_json import loads_line
 from ._legacy import upgrade_on_read
 from ._numbers import _INTEGRAL_FRACTION, js_numbers
 from ._rows import _PACKED_ROWS, _expand_packed, _parse_lines, _parse_rows_plain, _stripped
+from ._streamed import decode_zstd_streamed
 
 
 def decode_bytes(
@@ -43,6 +44,11 @@ def decode_bytes(
     """
     recovery: Recovery | None = None
     if compression == "zstd":
+        # the common case chunk by chunk; anything else (damage, a defect to name) as a whole
+        fast = decode_zstd_streamed(data, path, max_bytes, expected_version, normalized)
+        if fast is not None:
+            fast.path = Path(path) if path is not None else None
+            return fast
         text, recovery = _decompress_frames(data, path, max_bytes)
     elif len(data) > max_bytes:
         raise _too_big(path, max_bytes)
