@@ -157,6 +157,22 @@ def test_outcome_error_lines() -> None:
     assert not outcome("<returncode>0</returncode>\n<output>\nError: handled\n</output>").failed
 
 
+def test_a_tracebacks_error_line_names_the_function_that_raised() -> None:
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "reproduce.py", line 9, in <module>\n    arr = ds.pixel_array\n'
+        '  File "/repo/pixel_data_handlers/numpy_handler.py", line 293, in get_pixeldata\n'
+        "    raise AttributeError(msg)\n"
+        "AttributeError: Unable to convert the pixel data\n"
+    )
+    assert outcome(tb, is_error=True).error == (
+        "AttributeError: Unable to convert the pixel data (raised in get_pixeldata)"
+    )
+    # raised at a script's top level: no function to name
+    top = 'Traceback (most recent call last):\n  File "x.py", line 3, in <module>\nKeyError: 1\n'
+    assert outcome(top, is_error=True).error == "KeyError: 1"
+
+
 def test_outcome_chinese() -> None:
     out = outcome("Exit code 1\n正在构建...\n错误：找不到模块 utils")
     assert out.failed and out.error is not None and "找不到模块" in out.error

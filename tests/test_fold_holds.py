@@ -243,6 +243,42 @@ def test_a_listing_of_the_root_names_the_files_that_configure_its_tools() -> Non
     assert s.heads["project/config_files"].value == "Makefile, setup.cfg"
 
 
+def test_the_commands_the_work_ran_that_act_are_a_derived_group() -> None:
+    """The latest commands that act (run, test, change a file in place, talk to a server),
+    in the order run; reads, searches, housekeeping and here-document writes (the Files
+    group shows what they wrote) are none. A checkpoint shows them with what the other
+    derived groups leave, never with a budget of nothing."""
+    from ctxsdk.fold._checkpoint import state_lines
+    from ctxsdk.fold._state import StateLimits
+
+    calls: list[tuple[str, Mapping[str, Any], str]] = [
+        ("bash", {"command": "ls"}, "a.py"),
+        ("bash", {"command": "grep -n x a.py"}, "1:x"),
+        ("bash", {"command": 'curl -X POST -F "file=5" http://h.io/f.pl'}, "ok"),
+        ("bash", {"command": "sed -i 's/a/b/' a.py"}, ""),
+        ("bash", {"command": "cat <<'EOF' > t.py\nprint(1)\nEOF"}, ""),
+        ("bash", {"command": "python3 t.py"}, "1"),
+        ("bash", {"command": "rm t.py"}, ""),
+    ]
+    s = run(calls)
+    # the sed command acts too, but the file's line already says it: not shown twice
+    assert any("sed -i" in str(a.value) for a in s.artifacts)
+    assert [str(a.value) for a in s.commands] == [
+        'curl -X POST -F "file=5" http://h.io/f.pl',
+        "python3 t.py",
+    ]
+    assert "Commands run (the latest):" in "\n".join(state_lines(s))
+    assert "Commands run" not in "\n".join(state_lines(s, budget=0))
+    b = LogBuilder(session_id="holds", system="You are a coding agent.")
+    for name, args, result in calls:
+        b.turn("Go on.").assistant(text="Working.", tool_calls=[(name, dict(args))])
+        b.tool_results([result]).next_step().assistant(text="Done.").end_turn()
+    raw = cx.Session.from_events(b.header, b.events).raw_events
+    one = reduce_events(raw, limits=StateLimits(commands=1))
+    assert [str(a.value) for a in one.commands] == ["python3 t.py"]  # the latest
+    assert "commands" in one.to_json()
+
+
 def test_an_outline_shows_its_names_before_an_edits_less_sure_values() -> None:
     """A file's line: the edit's surest values, then the file's names, then the edit's other
     values while the line has room."""

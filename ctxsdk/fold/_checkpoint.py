@@ -66,6 +66,8 @@ FRAMING = (
 # the rest: fold_received +10 facts (tune +7, check +3), W2 0.981 -> 0.989, mean 0.934.)
 CHECKPOINT_SHARE = 0.125
 
+_COMMANDS = "Commands run (the latest)"
+
 BASIC_SECTIONS = (
     "Primary Request and Intent",
     "Key Technical Concepts",
@@ -184,6 +186,7 @@ def unshown(state: Any, shown: AbstractSet[tuple[str, str]]) -> Any:
         files=keep(state.files),
         findings=keep(state.findings),
         names=keep(state.names),
+        commands=keep(state.commands),
     )
 
 
@@ -239,9 +242,14 @@ def state_lines(
         ("Findings (the assistant's, unverified)", [_item(a) for a in state.findings]),
     ]
     derived = [(title, lines) for title, lines in derived if lines]
+    # the commands the work ran take only what the groups above leave
+    ran = [_item(a) for a in getattr(state, "commands", ())]
+    if ran:
+        derived.append((_COMMANDS, ran))
+    shared = sum(1 for title, _ in derived if title != _COMMANDS)
     left = budget  # the derived groups' own share: what is always shown does not shrink it
     for i, (title, lines) in enumerate(derived):
-        share = None if left is None else left // (len(derived) - i)
+        share = None if left is None else left // max(shared - i, 1)
         kept: list[str] = []
         used = estimate_text(title) + 1
         for line in lines:

@@ -120,6 +120,7 @@ class StateLimits:
     files: int = 12  # outlines of the key files (what each holds)
     names: int = 30  # the code names the conversation keeps naming (``_key_names``)
     rules: int = 12  # the project's rules read from its agent files (AGENTS.md …), in all
+    commands: int = 12  # the latest commands the work ran that act (not reads), derived
     growth: int = 4  # a long session's findings cap grows up to this many times (1: fixed)
     text: int = 240  # characters of auto-extracted text per item (and of a rendered line)
     sources: int = 8  # source seqs kept per anchor: its first and its newest

@@ -139,6 +139,34 @@ def _json_text(value: Any, key: str, out: list[str]) -> None:
                 _json_text(v, key, out)
 
 
+# a network client: what it fetches is no file of the project, and in web work the request
+# (its form fields, its query) is the action itself
+_NETWORK = frozenset({"curl", "wget", "http", "https", "nc", "ncat", "netcat", "telnet"})
+
+
+_ACTING = frozenset({"test", "build", "run", "install", "lint", "write"})
+# moving files about: the Files group says what the work made
+_HOUSEKEEPING = frozenset({"rm", "rmdir", "mkdir", "touch", "cd", "cp", "mv", "ln"})
+
+
+def _acts(command: str) -> bool:
+    """A command line that acts: one of its commands runs, tests, builds, installs, changes a
+    file in place (``sed -i``, ``chmod``) or talks to a server (``curl -F …``), or it is one
+    tool run on operands (``decompile release``); not one that only reads the project (ls,
+    grep, cat …), moves files about, or writes a file from a here-document or a patch (the
+    Files group shows what it wrote)."""
+    if "<<" in command or "*** Begin Patch" in command:
+        return False
+    ps = command_parts(command)
+    if not ps:
+        return False
+    if any(p.program in _NETWORK for p in ps):
+        return True
+    if any(p.purpose in _ACTING and p.program not in _HOUSEKEEPING for p in ps):
+        return True
+    return len(ps) == 1 and ps[0].purpose == "other" and bool(ps[0].operands)
+
+
 def _explores(command: str) -> bool:
     """A command line that only reads (ls, grep, cat, echo …): what it prints is content,
     and its exit code is no verdict on the work."""

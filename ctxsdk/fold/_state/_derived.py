@@ -23,16 +23,27 @@ assistant's statements, the key files' outlines, the key names, the project's ru
   grows as sqrt(findings × statements), up to ``limits.growth`` times, for
   statements that name something: plain ones fill no more than ``limits.findings``), chosen
   at the end for what the session keeps naming (``select_statements``), in seq order.
-  Derived only: never declared, never a head, never evidence.
+  Derived only: never declared, never a head, never evidence. Read with the kernel's strict
+  reading (``statements(strict=True)``): a verdict, a led plan, a sentence presenting a
+  block, a plain step or advice is no finding.
+- commands run (``_calls._acts``): the latest distinct commands the work ran that act (run,
+  test, build, install, change a file in place, talk to a server: a CTF's ``curl -F …``, a
+  revert by ``sed -i``), not reads, searches, housekeeping (``rm``, ``mkdir``) or writes
+  from a here-document or a patch (the files' groups show those), none the rest of the
+  state already shows, at most ``limits.commands``, in the order run; a checkpoint shows
+  them with what the other derived groups leave. Derived only, never heads.
 """
 
 from __future__ import annotations
 
 from ...session.kernel import select_statements, statements
-from ._anchors import Anchor, _cut, _merge_sources, _norm
+from ._anchors import Anchor, _cut, _fold, _merge_sources, _norm
+from ._calls import _acts
 from ._facts import _FactAnchors
 
 _MAX_STATEMENTS = 4000  # the assistant's statements a reduce keeps to choose findings from
+_MAX_COMMANDS = 256  # the distinct commands a reduce keeps (the latest are shown)
+_COMMAND_WIDTH = 160  # characters of a command shown
 
 
 class _DerivedGroups(_FactAnchors):
@@ -42,13 +53,43 @@ class _DerivedGroups(_FactAnchors):
         """Keep the text's specific statements (``ctxsdk.session.kernel.statements``); the same
         words again add a source. Bounded: past the cap the oldest goes (a finding is
         chosen at the end)."""
-        for st in statements(text):
+        for st in statements(text, strict=True):
             norm = _norm(st.text)
             old = self.statements.pop(norm, None)
             sources = (seq,) if old is None else _merge_sources(old[0], (seq,), 2)
             self.statements[norm] = (sources, st)
         while len(self.statements) > _MAX_STATEMENTS:
             del self.statements[next(iter(self.statements))]
+
+    def _command(self, command: str, seq: int) -> None:
+        """A command the work ran that acts (``_calls._acts``): kept, latest last, bounded."""
+        if not _acts(command):
+            return
+        text = _fold(command)
+        old = self.commands.pop(text, ())
+        self.commands[text] = _merge_sources(old, (seq,), 2)
+        while len(self.commands) > _MAX_COMMANDS:
+            del self.commands[next(iter(self.commands))]
+
+    def commands_run(self, known: str) -> tuple[Anchor, ...]:
+        """The latest commands the work ran that act, none the rest of the state (``known``)
+        already shows, at most ``limits.commands``, in the order run: derived, never heads."""
+        out: list[Anchor] = []
+        for text, seqs in reversed(self.commands.items()):
+            if len(out) >= self.limits.commands:
+                break
+            if _cut(text, 60) in known:
+                continue
+            out.append(
+                Anchor(
+                    id=f"command:{seqs[-1]}",
+                    kind="evidence",
+                    value=_cut(text, _COMMAND_WIDTH),
+                    authority="procedural",
+                    sources=seqs,
+                )
+            )
+        return tuple(reversed(out))
 
     def findings(self) -> tuple[Anchor, ...]:
         """The statements that together name the most of what the session keeps naming

@@ -30,6 +30,7 @@ _GROUPS = (
     ("files", "Files (what they hold)"),
     ("names", "Key names (what the work keeps naming)"),
     ("findings", "Findings (the assistant's, unverified)"),
+    ("commands", "Commands run (the latest)"),
     ("superseded", "Superseded (recallable)"),
 )
 
@@ -54,6 +55,7 @@ class FoldState(Rendered):
     files: tuple[Anchor, ...] = ()  # what the key files hold (derived, procedural)
     names: tuple[Anchor, ...] = ()  # the names the conversation keeps naming (derived)
     rules: tuple[Anchor, ...] = ()  # the project's rules from its agent files (derived)
+    commands: tuple[Anchor, ...] = ()  # the latest commands the work ran that act (derived)
     superseded: tuple[Anchor, ...] = ()
     retired_count: int = 0
     rejected: tuple[tuple[str, str], ...] = ()
@@ -98,6 +100,7 @@ class FoldState(Rendered):
             self.files,
             self.names,
             self.rules,
+            self.commands,
         ):
             for a in face:
                 out.setdefault(a.id, a)
@@ -131,6 +134,7 @@ class FoldState(Rendered):
             "files": many(self.files),
             "names": many(self.names),
             "rules": many(self.rules),
+            "commands": many(self.commands),
             "superseded": many(self.superseded),
             "retiredCount": self.retired_count,
             "rejected": [list(r) for r in self.rejected],
@@ -183,6 +187,7 @@ class FoldState(Rendered):
             "findings": self.findings,
             "files": self.files,
             "names": self.names,
+            "commands": self.commands,
             "superseded": self.superseded,
         }
         return [(key, title, faces[key]) for key, title in _GROUPS if faces[key]]

@@ -89,7 +89,8 @@ class _Reducer(_Messages):
             upto=self.upto,
         )
         known = "\n".join(line for _, lines in state.lines() for line in lines)
-        return replace(state, names=self.names(known))
+        state = replace(state, names=self.names(known))
+        return replace(state, commands=self.commands_run(known))
 
 
 def _ordered(events: Iterable[Any], upto: int | None) -> tuple[list[Mapping[str, Any]], int]:

@@ -71,6 +71,8 @@ class _ReducerBase:
         self.project_rules = ProjectRules()  # the rules of the project's agent files
         self.told = ToldActions()  # an action told in text (SWE-agent), awaiting its output
         self.running: dict[Any, tuple[str, JsonDict]] = {}  # process id -> the call it runs
+        # the commands the work ran that act (not reads): folded text -> seqs, latest last
+        self.commands: dict[str, tuple[int, ...]] = {}
 
     # --- the state operations --------------------------------------------------------------
 

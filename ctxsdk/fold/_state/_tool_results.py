@@ -120,6 +120,8 @@ class _ToolResults(_DerivedGroups):
         width = self.limits.text
         if not is_error and name.lower() in _DELEGATES:
             self._statements(_report(redact(text).text), seq)  # a sub-agent's findings
+        if command is not None:
+            self._command(command, seq)
         if is_error and command is not None and _explores(command):
             return  # a search that found nothing, a listing of a missing path: no failure
         if is_error:

@@ -47,10 +47,7 @@ _QUOTED = re.compile(r"""(?<![\w'"])(['"])([^'"\s][^'"]{0,38}?)\1(?![\w'"])""")
 _QUOTED_WORDS = 3
 # What the assistant is about to do or is doing now, or asks: not what it found.
 _PLAN = re.compile(
-    r"^(?:(?:to|since|because|as|once|after|before|when|if)\s[^,.:;]{1,160},\s+)?"  # "To fix
-    # the test, I'll …", "Since we are creating a new file, I'll name it …": a lead clause first
-    r"(?:(?:ok(?:ay)?|now|next|first|then|so|great|perfect|good|alright|sure|yes|certainly"
-    r"|absolutely|of\s+course)[,!.]?\s+)*"
+    r"^(?:(?:ok(?:ay)?|now|next|first|then|so|great|perfect|good|alright)[,!.]?\s+)*"
     r"(?:let(?:['’]s|\s+me|\s+us)|i(?:['’]ll|\s+will|['’]d|\s+would|\s+need|\s+should"
     r"|\s+can|\s+want|(?:['’]m|\s+am)\s+(?:now\s+|also\s+|still\s+)?(?:going|\w+ing)\b)"
     r"|we(?:['’]ll|\s+will|\s+need|\s+should|\s+can|['’]re\s+going)"
@@ -68,10 +65,19 @@ _INTRO = re.compile(
     r"|following|follows|as|with|of|the|a|an|into|by|for|in|on|becomes?|and|or|but)[\s,]*$",
     re.I,
 )
-# What presents the block or list that follows ("Here is the SEARCH/REPLACE block for
+# What a strict reading (``statements(strict=True)``: Fold's findings, which share a
+# checkpoint's budget) also leaves out, as saying nothing the work found:
+# a plan after a lead clause or an assent ("To fix the test, I'll …", "Since we are
+# creating a new file, I'll name it …", "Sure, I can help you …");
+_LEAD = re.compile(
+    r"^(?:(?:to|since|because|as|once|after|before|when|if)\s[^,.:;]{1,160},\s+"
+    r"|(?:sure|yes|certainly|absolutely|of\s+course)[,!.]?\s+)",
+    re.I,
+)
+# what presents the block or list that follows ("Here is the SEARCH/REPLACE block for
 # app.py", "To add the schema, here are the changes"): the block says it, the sentence not.
 _PRESENTS = re.compile(r"^(?:to\s[^,.:;]{1,160},\s+)?here(?:['’]s|\s+is|\s+are)\b", re.I)
-# A verdict on the work that names nothing: how the assistant feels about it or how it
+# a verdict on the work that names nothing: how the assistant feels about it or how it
 # looks ("The change looks correct.", "It works as expected.", "I'm confident in the
 # solution.", "I'm now ready to submit."): what it found is elsewhere, or nowhere.
 _VERDICT = re.compile(
@@ -84,8 +90,9 @@ _VERDICT = re.compile(
     re.I,
 )
 _VERDICT_WORDS = 10  # a longer sentence goes on to say something
-# Advice to the reader ("You can adjust the values further …", "To test it, you'll need to
-# obtain the data."): what the user may do, not what the assistant found.
+# advice to the reader that names nothing ("You can adjust the values further …", "To test
+# it, you'll need to obtain the data."): what the user may do, not what the assistant found.
+# (A plain imperative stays: "Run the script with sudo privileges" is how the project runs.)
 _ADVICE = re.compile(
     r"^(?:(?:to|since|because|as|once|after|before|when|if)\s[^,.:;]{1,160},\s+)?"
     r"you(?:['’]ll|\s+will|\s+can|\s+could|\s+may|\s+might|\s+should|\s+need|['’]d)\b",
@@ -148,26 +155,28 @@ def _other_script(sentence: str) -> bool:
     return other > latin
 
 
-def statements(text: str) -> Iterator[Statement]:
-    """The statements of an assistant text, each with its names (module docs). Within
-    ``redaction_memo()`` a sentence of a text with no code span, read before, is answered
-    from its first reading (its names depend on the sentence alone)."""
+def statements(text: str, *, strict: bool = False) -> Iterator[Statement]:
+    """The statements of an assistant text, each with its names (module docs). ``strict``
+    also leaves out what says nothing the work found (a led plan, a sentence presenting a
+    block, a verdict, a plain step or advice: see ``_LEAD``): Fold's findings share a
+    checkpoint's budget, while Memory keeps such a sentence as an experience whose evidence
+    is the message. Within ``redaction_memo()`` a sentence of a text with no code span, read
+    before, is answered from its first reading (its names depend on the sentence alone)."""
     spans = _spans(text)
 
     def read(raw: str) -> Statement | None:
-        return _statement(raw, spans)
+        return _statement(raw, spans, strict)
 
+    kind = "statement-strict" if strict else "statement"
     for raw in sentences(text):
-        got = read(raw) if spans else memo_read("statement", raw, read)
+        got = read(raw) if spans else memo_read(kind, raw, read)
         if got is not None:
             yield got
 
 
-def _statement(raw: str, spans: Sequence[str]) -> Statement | None:
+def _statement(raw: str, spans: Sequence[str], strict: bool = False) -> Statement | None:
     sentence = _LABEL.sub("", raw).strip()
-    if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or _PRESENTS.match(sentence):
-        return None
-    if is_filler(sentence):
+    if sentence.endswith(("?", ":")) or _PLAN.match(sentence) or is_filler(sentence):
         return None
     if _INTRO.search(sentence):
         return None
@@ -175,13 +184,25 @@ def _statement(raw: str, spans: Sequence[str]) -> Statement | None:
     if step and IMPERATIVE.match(sentence[step.end() :]):
         return None
     names = _names(sentence, spans)
-    if not names and _VERDICT.match(sentence) and _words(sentence) <= _VERDICT_WORDS:
+    if strict and _says_nothing_found(sentence, names):
         return None
-    if not names and (IMPERATIVE.match(sentence) or _ADVICE.match(sentence)):
-        return None  # a step of a plan or advice that names nothing ("Create the game loop.")
     if _words(sentence) >= _MIN_WORDS or (names and _PAIR.match(sentence)):
         return Statement(sentence, names)
     return None
+
+
+def _says_nothing_found(sentence: str, names: Sequence[str]) -> bool:
+    """What the strict reading leaves out (see ``_LEAD``)."""
+    lead = _LEAD.match(sentence)
+    if lead is not None and _PLAN.match(sentence[lead.end() :]):
+        return True  # "Since we are creating a new file, I'll name it pong_game.py."
+    if _PRESENTS.match(sentence):
+        return True
+    if names:
+        return False
+    if _VERDICT.match(sentence) and _words(sentence) <= _VERDICT_WORDS:
+        return True
+    return bool(_ADVICE.match(sentence))
 
 
 def select_statements(

@@ -220,8 +220,13 @@ def _word(word: str) -> str:
     return w
 
 
+# a traceback's frame line; its last one names the function that raised
+_PY_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+, in ([\w<>.]+)\s*$', re.M)
+
+
 def error_line(text: str) -> str | None:
-    """The one line that names a failure: a Python traceback's last exception line, a
+    """The one line that names a failure: a Python traceback's last exception line (with
+    the function that raised it, its innermost frame: ``… (raised in get_pixeldata)``), a
     ``FAILED test`` line, a compiler's ``error:`` line, ``npm ERR!`` ... or None."""
     body = text[-20_000:] if len(text) > 20_000 else text
     if "Traceback (most recent call last)" in body:
@@ -229,7 +234,10 @@ def error_line(text: str) -> str | None:
         excs = [m.group(1) for m in _PY_EXC.finditer(tb)]
         errors = [e for e in excs if "Warning" not in e.split(":", 1)[0]]
         if errors or excs:
-            return _fold((errors or excs)[0])[:200]
+            line = _fold((errors or excs)[0])
+            frames = _PY_FRAME.findall(tb)
+            where = f" (raised in {frames[-1]})" if frames and frames[-1] != "<module>" else ""
+            return (line[: 200 - len(where)] + where) if where else line[:200]
     best: tuple[int, str] | None = None
     for rank, rule in enumerate(_ERROR_LINE):
         for m in rule.finditer(body):
