@@ -41,7 +41,7 @@ INDEX_VERSION = "lexical-1"
 _REBUILD_CHUNK = 20_000  # nodes tokenized per batch while rebuilding (bounded memory)
 _LEAST_SENT = 256  # documents the database sends at least for a search (see search)
 _SENT_PER_HIT = 8  # and per hit asked for
-_KEPT_PER_SENT = 4  # matches scored exactly per document sent, at first (see search)
+_KEPT_PER_SENT = 8  # matches scored exactly per document sent, at first (see search)
 
 
 @runtime_checkable
@@ -166,7 +166,7 @@ class DatabaseSearch:
         highest, not every match of a common word; what it leaves out scores at most
         ``cut``. When the k-th best found beats it, the answer is the one over every match;
         else (a tie at the cut) the search asks again for all. Before that it scores
-        exactly only the ``4 * max(8k, 256)`` matches of the best bound read from their
+        exactly only the ``8 * max(8k, 256)`` matches of the best bound read from their
         postings, with their neighbours (``PRUNED_SQL``: no other match's document row is
         read), the cut bounding the rest too; when that cut is not beaten, it scores every
         match as above."""
