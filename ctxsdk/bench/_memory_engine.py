@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing as mp
+import os
 import queue
 import random
 import sqlite3
@@ -366,6 +367,21 @@ def writer_loop(inbox: Any, outbox: Any) -> None:
         outbox.put(("done", tag, end, error))
 
 
+def _sched_seconds(pids: Sequence[int | None]) -> tuple[float, float] | None:
+    """The time the processes ``pids`` have run on a CPU and waited for one (runnable, but
+    another process ran), from ``/proc/<pid>/schedstat`` (the scheduler's nanoseconds;
+    None where it cannot be read: another system, a process gone)."""
+    ran = waited = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/schedstat", encoding="ascii") as f:
+                fields = f.read().split()
+            ran, waited = ran + int(fields[0]), waited + int(fields[1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return ran / 1e9, waited / 1e9
+
+
 def writer_throughput(
     n: int = 100,
     *,
@@ -377,7 +393,12 @@ def writer_throughput(
     at once on one file, ``n`` items each, and what was lost; the processes are started
     once and reused, and a trial's clock starts when each of its writers has opened the
     memory (interpreter start-up is not counted); the trials alternate (1, 4, 16, 1, 4,
-    ...) ``rounds`` times, the median of each. With ``batch_messages``, also
+    ...) ``rounds`` times, the median of each. Diagnostics, per item remembered:
+    ``writers_{n}_cpu_ms_per_item``, the CPU time the writers ran (on ``writers_cpus``
+    cores, ``n`` writers make at most ``cpus / cpu`` items a second, whatever the lock
+    does), and ``writers_{n}_cpu_wait_ms_per_item``, the time they were ready to run while
+    other processes had the cores (what else the machine runs). With
+    ``batch_messages``, also
     ``batch_write`` (a session of that many messages ingested in one call; once for a
     quick run, ``n < 100``, best of three for a full one)."""
     counts = tuple(procs) if procs is not None else ((1, 4) if n < 100 else (1, 4, 16))
@@ -392,6 +413,8 @@ def writer_throughput(
     for w in workers:
         w.start()
     rates: dict[int, list[float]] = {c: [] for c in counts}
+    cpu: dict[int, list[float]] = {c: [] for c in counts}
+    cpu_wait: dict[int, list[float]] = {c: [] for c in counts}
     lost: dict[int, int] = dict.fromkeys(counts, 0)
     errors: list[str] = []
 
@@ -411,6 +434,7 @@ def writer_throughput(
                         inboxes[i].put((partial(Memory, path, embedder=None), n, f"P{i}"))
                     for _ in range(c):
                         get()
+                    before = _sched_seconds([w.pid for w in workers[:c]])
                     t0 = time.monotonic()
                     for i in range(c):
                         inboxes[i].put("go")
@@ -421,10 +445,14 @@ def writer_throughput(
                         if error:
                             errors.append(f"{c} writers, {tag}: {error}")
                     secs = max(ends) - t0
+                    after = _sched_seconds([w.pid for w in workers[:c]])
                     expected = {writer_text(f"P{i}", j) for i in range(c) for j in range(n)}
                     with Memory(path, embedder=None) as mem:
                         found = expected & {x.text for x in mem.nodes("preference")}
                     rates[c].append(len(found) / max(secs, 1e-9))
+                    if before is not None and after is not None and found:
+                        cpu[c].append((after[0] - before[0]) * 1000 / len(found))
+                        cpu_wait[c].append((after[1] - before[1]) * 1000 / len(found))
                     lost[c] += len(expected) - len(found)
     finally:
         for box in inboxes:
@@ -437,6 +465,10 @@ def writer_throughput(
     for c in counts:
         out[f"writers_{c}_items_per_second"] = statistics.median(rates[c])
         out[f"writers_{c}_lost"] = float(lost[c])
+        if len(cpu[c]) == len(rates[c]):
+            out[f"writers_{c}_cpu_ms_per_item"] = statistics.median(cpu[c])
+            out[f"writers_{c}_cpu_wait_ms_per_item"] = statistics.median(cpu_wait[c])
+    out["writers_cpus"] = float(os.cpu_count() or 1)
     one = max(out["writers_1_items_per_second"], 1e-9) if 1 in counts else 0.0
     for c in counts:
         if c != 1 and one:

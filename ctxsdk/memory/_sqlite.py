@@ -272,6 +272,29 @@ def _json_or_none(raw: object) -> Any:
         return None
 
 
+def _matched(row: Sequence[Any]) -> Node | None:
+    """A node of ``match_changes`` from its compared columns, checked as ``node_of`` checks
+    them; None when one is not what this store writes (the caller reads the row whole)."""
+    nid, type_, name, text, aliases, status, extra = row
+    if not (
+        type(nid) is str
+        and type(name) is str
+        and type(text) is str
+        and type_ in NODE_TYPES
+        and status in STATUSES
+    ):
+        return None
+    names = [] if aliases == "[]" else _json_or_none(aliases)
+    more = {} if extra == "{}" else _json_or_none(extra)
+    if not (isinstance(names, list) and all(type(a) is str for a in names)):
+        return None
+    if not isinstance(more, dict):
+        return None
+    return Node(
+        id=nid, type=type_, name=name, text=text, aliases=tuple(names), status=status, extra=more
+    )
+
+
 def _busy(exc: sqlite3.Error) -> bool:
     """Whether ``exc`` is another connection holding the lock (try again)."""
     name = getattr(exc, "sqlite_errorname", "") or ""
@@ -816,60 +839,49 @@ class SQLiteStore:
         """The file's revision (``revision()``) and, when ``since`` is not below 0, what
         ``changes(since)`` gives, with only what the merge rule compares of each node (its
         id, type, status, name, aliases, text and extra; ``MergeIndex``): its uri, sources,
-        times and the rest are left empty, and not decoded. One statement reads all three
-        (one snapshot): a writer reads the other writers' nodes this way inside its write
-        lock, where every statement counts. A value this store does not write is read as
-        ``get`` reads it (``CorruptStore`` naming the node and the column)."""
+        times and the rest are left empty, and not decoded. One statement reads all three,
+        in one snapshot of its own: a writer reads the other writers' nodes this way inside
+        its write lock, where every statement counts (and before it, where a snapshot's
+        BEGIN and ROLLBACK would be two more). A value this store does not write is read
+        as ``get`` reads it (``CorruptStore`` naming the node and the column)."""
         if since < 0:
             return self.revision(), None
-        with self.snapshot():
-            rows = self._read(_MATCH_SQL, (REVISION_KEY, since, since))
-            revision: int | None = None
-            nodes: list[Node] = []
-            gone: list[str] = []
-            for row in rows:
-                if row[0] == 0:
-                    revision = int(row[1])
-                elif row[0] == 1:
-                    nodes.append(self._matched(row[1:]))
-                else:
-                    gone.append(str(row[1]))
-            if revision is None:  # no write yet, or not the number a write stores
-                revision = self.revision()  # (which names the damage)
+        params = (REVISION_KEY, since, since)
+        got = self._match(self._read(_MATCH_SQL, params), whole=False)
+        if got is None:  # a value to read whole, or no revision stored: in one snapshot
+            with self.snapshot():
+                got = self._match(self._read(_MATCH_SQL, params), whole=True)
+        assert got is not None
+        return got
+
+    def _match(self, rows: Sequence[Sequence[Any]], *, whole: bool) -> tuple[int, Changes] | None:
+        """``match_changes`` from the rows of ``_MATCH_SQL``; None (unless ``whole``) where
+        a row must be read again whole, or the revision by ``revision()``, which a caller
+        does inside a snapshot with the same rows."""
+        revision: int | None = None
+        nodes: list[Node] = []
+        gone: list[str] = []
+        for row in rows:
+            if row[0] == 0:
+                revision = int(row[1])
+            elif row[0] == 1:
+                node = _matched(row[1:])
+                if node is None:
+                    if not whole:
+                        return None
+                    ident = row[1]
+                    got = self._read(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?", (ident,))
+                    node = node_of(got[0], self._path)  # what is damaged, named
+                nodes.append(node)
+            else:
+                gone.append(str(row[1]))
+        if revision is None:  # no write yet, or not the number a write stores
+            if not whole:
+                return None
+            revision = self.revision()  # (which names the damage)
         nodes.sort(key=lambda n: n.id)
         gone.sort()
         return revision, Changes(nodes, gone)
-
-    def _matched(self, row: Sequence[Any]) -> Node:
-        """A node of ``match_changes``: the compared columns checked as ``node_of`` checks
-        them; anything else is read whole, as ``get`` reads it (which raises what is wrong),
-        in the same snapshot."""
-        nid, type_, name, text, aliases, status, extra = row
-        if (
-            type(nid) is str
-            and type(name) is str
-            and type(text) is str
-            and type_ in NODE_TYPES
-            and status in STATUSES
-        ):
-            names = [] if aliases == "[]" else _json_or_none(aliases)
-            more = {} if extra == "{}" else _json_or_none(extra)
-            if (
-                isinstance(names, list)
-                and all(type(a) is str for a in names)
-                and isinstance(more, dict)
-            ):
-                return Node(
-                    id=nid,
-                    type=type_,
-                    name=name,
-                    text=text,
-                    aliases=tuple(names),
-                    status=status,
-                    extra=more,
-                )
-        whole = self._read(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?", (nid,))
-        return node_of(whole[0], self._path)
 
     def put(self, node: Node) -> Node:
         """Insert or replace ``node`` (see ``MemoryStore.put``). A replace keeps the node's
