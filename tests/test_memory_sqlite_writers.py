@@ -90,6 +90,35 @@ def test_a_waiting_store_writes_once_the_other_commits(tmp_path: Path) -> None:
     waiter.close()
 
 
+def test_a_wait_given_up_leaves_the_gate_free(tmp_path: Path) -> None:
+    """A write that gave up waiting (LockHeld) leaves its waiting thread blocked on the
+    gate; once the holder commits, that thread lets the gate go again, so neither a third
+    store nor the one that gave up is kept out, and the next wait is granted."""
+    path = tmp_path / "m.db"
+    holder, quitter, third = SQLiteStore(path), SQLiteStore(path, timeout=0.2), SQLiteStore(path)
+    with holder.batch():
+        holder.put(_node("held"))
+        with pytest.raises(LockHeld):
+            quitter.put(_node("refused"))
+    third.put(_node("third"))
+    quitter.put(_node("again"))
+    with third.batch():  # the quitter waits (its thread is granted the gate) and writes
+        done = threading.Event()
+
+        def write() -> None:
+            quitter.put(_node("waited"))
+            done.set()
+
+        t = threading.Thread(target=write)
+        t.start()
+        assert not done.wait(0.05)
+    t.join(10)
+    assert done.is_set()
+    assert sorted(n.name for n in holder.nodes()) == ["again", "held", "third", "waited"]
+    for store in (holder, quitter, third):
+        store.close()
+
+
 _HOLD_GATE = """
 import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CREAT, 0o644)

@@ -8,7 +8,7 @@ own locking instead of an in-process cache:
 - every write is ``BEGIN IMMEDIATE``: writers queue on the file lock (up to ``timeout``)
   instead of failing halfway through a transaction; this project's writers first take an
   exclusive ``flock`` on a sidecar file beside the database (``<file>-writer``, made by the
-  first write), which a waiter tries in a system call rather than in a failed transaction;
+  first write), which a waiter waits for asleep until the kernel hands it over;
 - ``batch()`` nests with savepoints; the outermost one commits, an exception rolls back;
 - ``revision()`` is a counter in the file itself, bumped by every write transaction that
   changed something, so every process and every store object agrees on it.
@@ -251,15 +251,99 @@ _FRAME_HEADER = 24
 
 # The writers' gate: an exclusive ``flock`` on ``<file>-writer``, taken before ``BEGIN
 # IMMEDIATE`` and released after the COMMIT (or ROLLBACK). A writer waiting for SQLite's own
-# lock tries ``BEGIN IMMEDIATE`` again and again, and a try that fails opens and ends a read
-# of the file (the WAL index read, the page cache checked): with four writers on two cores,
-# those tries took about a quarter of the writers' CPU. A try of the gate is one system call.
-# The lock belongs to the store object's own open file (so two stores in one process exclude
-# each other too), the kernel drops it when the process dies, and a forked child opens a file
-# of its own (its inherited descriptor would share its parent's lock). The gate only orders
-# this project's writers: the transaction is still ``BEGIN IMMEDIATE``, retried as before,
-# which is all that excludes another program (or a store that could not open the gate).
+# lock can only try ``BEGIN IMMEDIATE`` again and again (a try that fails opens and ends a
+# read of the file) and sleep between tries, so the lock is often free while every waiter
+# sleeps; a writer waiting for the gate sleeps in the kernel until the holder lets go, and
+# its thread is woken then (``_GateWaiter``, which also keeps the timeout). The lock belongs
+# to the store object's own open file (so two stores in one process exclude each other too),
+# the kernel drops it when the process dies, and a forked child opens a file of its own (its
+# inherited descriptor would share its parent's lock). The gate only orders this project's
+# writers: the transaction is still ``BEGIN IMMEDIATE``, retried as before, which is all that
+# excludes another program (or a store that could not open the gate).
 _GATE = "-writer"
+
+
+class _GateWaiter:
+    """A thread that waits in a blocking ``flock`` for the gate on behalf of one store's
+    writes: the writer sleeps on a condition until the kernel hands the gate over, and
+    still gives up at its timeout (a thread blocked in ``flock`` cannot be timed out). It
+    waits through its own duplicate of the store's descriptor (the same open file, so the
+    lock it takes is the store's), closed when it stops. Only it waits in ``flock`` while
+    it is busy: a lock taken on the same open file by another thread meanwhile would be
+    released by its ``LOCK_UN`` of an abandoned wait."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = os.dup(fd)
+        self._cond = threading.Condition(threading.Lock())
+        self._want = False  # a writer waits for the gate (guarded by _cond)
+        self._granted = False  # this thread took it for that writer
+        self._busy = False  # this thread is in flock, or about to be
+        self._stopped = False
+        self._failed = False  # flock failed here: no gate
+        self._thread = threading.Thread(target=self._run, name="ctxsdk-sqlite-gate", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        fd, cond = self._fd, self._cond
+        try:
+            while True:
+                with cond:
+                    while not (self._want or self._stopped):
+                        cond.wait()
+                    if self._stopped:
+                        return
+                    self._busy = True
+                try:
+                    _fcntl.flock(fd, _fcntl.LOCK_EX)
+                except OSError:
+                    with cond:
+                        self._failed, self._busy = True, False
+                        cond.notify_all()
+                    return
+                with cond:
+                    if self._want and not self._stopped:
+                        self._want, self._granted = False, True
+                    else:  # the writer gave up (or the store closed) meanwhile
+                        with suppress(OSError):
+                            _fcntl.flock(fd, _fcntl.LOCK_UN)
+                    self._busy = False
+                    cond.notify_all()
+        finally:
+            with suppress(OSError):
+                os.close(fd)
+
+    def take(self, fd: int, deadline: float) -> bool | None:
+        """The gate for a write: tried at once through ``fd`` (the store's descriptor) when
+        this thread is not waiting already, else waited for until ``deadline``. True when
+        taken, False at the deadline, None when ``flock`` fails here (no gate)."""
+        with self._cond:
+            if self._failed or not self._thread.is_alive():
+                return None
+            if not self._busy:
+                try:
+                    _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+                    return True
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return None
+            self._want = True
+            self._cond.notify_all()
+            while not self._granted:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._failed or not self._thread.is_alive():
+                    self._want = False
+                    return None if self._failed else False
+                self._cond.wait(left)
+            self._granted = False
+            return True
+
+    def stop(self) -> None:
+        """Stop the thread (at once when idle; after its wait in ``flock``, which it then
+        releases, when not)."""
+        with self._cond:
+            self._stopped, self._want = True, False
+            self._cond.notify_all()
 
 
 def _json_or_none(raw: object) -> Any:
@@ -334,6 +418,7 @@ class SQLiteStore:
         self._gate_pid = 0  # the process that opened it (a fork's child opens its own)
         self._gate_held = False
         self._gate_off = memory or _fcntl is None  # no gate: SQLite's lock alone
+        self._gate_waiter: _GateWaiter | None = None  # made at the first wait
         if not memory:
             self._check_file(create)
         try:
@@ -559,14 +644,15 @@ class SQLiteStore:
 
     def _begin(self, db: sqlite3.Connection) -> None:
         """The writers' gate (``_take_gate``), then ``BEGIN IMMEDIATE``, waiting up to
-        ``timeout`` in all for both. SQLite's own busy handler sleeps 1, 2, 5, 10 ... 100 ms
-        between tries, so with a few writers the lock was often free while every waiter
-        slept (four processes wrote less than one); here a waiter tries again within a
-        millisecond (with jitter): a try costs a few microseconds, a lock left idle a whole
-        write. The connection's ``busy_timeout`` is off from before the first try to the end
-        of the transaction (``_end``: holding the write lock of a WAL file, no statement
-        waits for another connection), and stays for everything else (a checkpoint, a
-        migration, WAL recovery)."""
+        ``timeout`` in all for both. With the gate held, ``BEGIN IMMEDIATE`` waits only for
+        another program (or a store without the gate). SQLite's own busy handler sleeps 1,
+        2, 5, 10 ... 100 ms between tries, so with a few writers the lock was often free
+        while every waiter slept (four processes wrote less than one); here a waiter tries
+        again within a millisecond (with jitter): a try costs a few microseconds, a lock
+        left idle a whole write. The connection's ``busy_timeout`` is off from before the
+        first try to the end of the transaction (``_end``: holding the write lock of a WAL
+        file, no statement waits for another connection), and stays for everything else (a
+        checkpoint, a migration, WAL recovery)."""
         db.execute("PRAGMA busy_timeout=0")
         try:
             deadline = time.monotonic() + self._timeout
@@ -625,15 +711,16 @@ class SQLiteStore:
         return fd
 
     def _take_gate(self, deadline: float) -> None:
-        """The writers' gate (see ``_GATE``), tried without blocking, again within a
-        millisecond (with jitter) until ``deadline``: then ``LockHeld``, as a ``BEGIN
-        IMMEDIATE`` that waited as long. A gate whose ``flock`` fails otherwise (a file
-        system without it) is given up, and SQLite's lock alone orders this store's writes."""
+        """The writers' gate (see ``_GATE``): taken at once when free, else waited for
+        asleep (``_GateWaiter``: the kernel wakes the waiter when the holder lets go)
+        until ``deadline``, then ``LockHeld``, as a ``BEGIN IMMEDIATE`` that waited as
+        long. A gate whose ``flock`` fails otherwise (a file system without it) is given
+        up, and SQLite's lock alone orders this store's writes."""
         fd = self._gate_fd()
         if fd is None or _fcntl is None:
             return
-        delay = 0.0001
-        while True:
+        waiter = self._gate_waiter
+        if waiter is None:
             try:
                 _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
                 self._gate_held = True
@@ -641,17 +728,28 @@ class SQLiteStore:
             except BlockingIOError:
                 pass
             except OSError:
-                self._close_gate()
-                self._gate_off = True
+                self._gate_failed()
                 return
-            if time.monotonic() >= deadline:
-                raise LockHeld(
-                    f"{self._path}: another connection held the database for longer than "
-                    f"timeout={self._timeout}s (another writer of this memory holds its "
-                    f"lock, {self._path}{_GATE})"
-                )
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 1.5, 0.001)
+            try:
+                waiter = self._gate_waiter = _GateWaiter(fd)
+            except (OSError, RuntimeError):  # no descriptor or thread to spare: no gate
+                self._gate_failed()
+                return
+        taken = waiter.take(fd, deadline)
+        if taken is None:
+            self._gate_failed()
+        elif taken:
+            self._gate_held = True
+        else:
+            raise LockHeld(
+                f"{self._path}: another connection held the database for longer than "
+                f"timeout={self._timeout}s (another writer of this memory holds its "
+                f"lock, {self._path}{_GATE})"
+            )
+
+    def _gate_failed(self) -> None:
+        self._close_gate()
+        self._gate_off = True
 
     def _drop_gate(self) -> None:
         """Release the gate this process took (never through a descriptor inherited by a
@@ -667,6 +765,9 @@ class SQLiteStore:
         belong to the open file, which the parent's descriptor keeps (``flock(2)``)."""
         fd, self._gate = self._gate, None
         self._gate_held = False
+        waiter, self._gate_waiter = self._gate_waiter, None
+        if waiter is not None and self._gate_pid == os.getpid():  # a fork's copy has no thread
+            waiter.stop()
         if fd is not None:
             with suppress(OSError):
                 os.close(fd)
