@@ -5,6 +5,7 @@ reads other writers' nodes from inside its lock."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -208,6 +209,58 @@ def test_a_forked_child_takes_a_gate_of_its_own(tmp_path: Path) -> None:
         finally:
             os.close(other)
     store.close()
+
+
+_FORK_THEN_HOLD = """
+import fcntl, os, sys, threading, time
+from ctxsdk.memory import SQLiteStore
+from ctxsdk.memory._model import Node
+path, gate = sys.argv[1], sys.argv[2]
+store = SQLiteStore(path, timeout=30)
+store.put(Node(id="", type="preference", name="first", text="first"))  # the gate is open
+other = os.open(gate, os.O_RDONLY)
+fcntl.flock(other, fcntl.LOCK_EX)  # held elsewhere: the next write waits (its waiter thread)
+threading.Timer(0.2, fcntl.flock, (other, fcntl.LOCK_UN)).start()
+store.put(Node(id="", type="preference", name="waited", text="waited"))
+kid = os.fork()
+if kid == 0:  # lives on, never writing
+    time.sleep(60)
+    os._exit(0)
+with store.batch():
+    store.put(Node(id="", type="preference", name="dies", text="dies"))
+    print(kid, flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_holder_that_dies_frees_the_gate_though_its_forked_child_lives(
+    tmp_path: Path,
+) -> None:
+    """A process forks a child (which lives on and never writes) and then dies holding the
+    gate: the child closed its copies of the gate's descriptors when it was forked, so the
+    kernel drops the lock with the holder, and the next writer goes in at once."""
+    path = tmp_path / "m.db"
+    SQLiteStore(path).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _FORK_THEN_HOLD, str(path), str(_gate_of(path))],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    kid = 0
+    try:
+        assert holder.stdout is not None
+        kid = int(holder.stdout.readline())
+        holder.kill()
+        holder.wait(10)
+        os.kill(kid, 0)  # the child still lives
+        with SQLiteStore(path, timeout=5) as store:
+            store.put(_node("after"))
+            assert sorted(n.name for n in store.nodes()) == ["after", "first", "waited"]
+    finally:
+        holder.kill()
+        if kid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(kid, signal.SIGKILL)
 
 
 _COMPARED = ("id", "type", "name", "text", "aliases", "status", "extra")

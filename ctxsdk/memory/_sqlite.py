@@ -27,6 +27,7 @@ import sqlite3
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
@@ -344,6 +345,25 @@ class _GateWaiter:
         with self._cond:
             self._stopped, self._want = True, False
             self._cond.notify_all()
+
+
+# Stores whose gate is open in this process. A forked child closes its copies of their
+# descriptors at once (``_forget_gates``): a ``flock`` lock lives as long as any descriptor of
+# its open file, so a child that lived on with a copy would keep the gate locked after its
+# parent died holding it, and every writer would wait out its timeout until the child ended.
+_GATED: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
+
+
+def _forget_gates() -> None:
+    """In a forked child: every inherited gate descriptor closed (never unlocked: the lock
+    is the parent's), so the child's first write opens a gate of its own."""
+    for store in list(_GATED):
+        store._forget_gate()
+    _GATED.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_gates)
 
 
 def _json_or_none(raw: object) -> Any:
@@ -708,6 +728,7 @@ class SQLiteStore:
             self._gate_off = True
             return None
         self._gate, self._gate_pid = fd, pid
+        _GATED.add(self)
         return fd
 
     def _take_gate(self, deadline: float) -> None:
@@ -759,6 +780,16 @@ class SQLiteStore:
         if held and fd is not None and _fcntl is not None and self._gate_pid == os.getpid():
             with suppress(OSError):
                 _fcntl.flock(fd, _fcntl.LOCK_UN)
+
+    def _forget_gate(self) -> None:
+        """The parent's gate descriptors closed in a forked child (``_forget_gates``): its
+        waiter's thread did not survive the fork, and its lock is the parent's to release."""
+        fds = [self._gate, getattr(self._gate_waiter, "_fd", None)]
+        self._gate, self._gate_waiter, self._gate_held = None, None, False
+        for fd in fds:
+            if fd is not None:
+                with suppress(OSError):
+                    os.close(fd)
 
     def _close_gate(self) -> None:
         """Close the gate's descriptor. A forked child's copy is closed too: ``flock`` locks
