@@ -26,7 +26,9 @@ from __future__ import annotations
 
 __all__ = ["MARKED_SQL", "MATCHES_SQL", "MEMBERS_SQL", "PRUNED_SQL"]
 
-MATCHES_SQL = """
+# The query's terms with their weights and idf, and the idf weight of the whole query: the
+# head both statements share.
+_TERMS = """
 WITH st AS (
     SELECT s.docs::float8 AS n,
            CASE WHEN s.docs > 0 AND s.total > 0 THEN s.total::float8 / s.docs ELSE 1 END AS avgdl
@@ -45,7 +47,11 @@ w AS (
     WHERE f.df > 0
 ),
 total AS (SELECT sum(w.qw * w.idf) AS t FROM w),
-raw AS (
+"""
+
+MATCHES_SQL = (
+    _TERMS
+    + """raw AS (
     SELECT p.id,
            sum(w.qw * w.idf * (%(k1)s + 1) * p.tf
                / (p.tf + %(k1)s * (1 - %(b)s) + %(k1)s * %(b)s / st.avgdl * d.length)) AS s,
@@ -106,6 +112,7 @@ SELECT b.id, b.s, b.sec, b.best,
        (SELECT min(best.up) FROM best) AS cut
 FROM best b
 """
+)
 
 # The same answer as MATCHES_SQL with a limit, scoring fewer documents exactly: the ``keep``
 # matches with the best bound of their score computed from their postings alone (each
@@ -117,26 +124,9 @@ FROM best b
 # caller's test (the k-th best beats the cut) keeps the answer exact; ``n`` is above the
 # limit whenever a match was left out, so that test is always made then. When every match
 # is kept (theta 0) this is MATCHES_SQL over them all.
-PRUNED_SQL = """
-WITH st AS (
-    SELECT s.docs::float8 AS n,
-           CASE WHEN s.docs > 0 AND s.total > 0 THEN s.total::float8 / s.docs ELSE 1 END AS avgdl
-    FROM {S}.lex_state s WHERE s.namespace = %(ns)s AND s.docs > 0
-),
-q AS (
-    SELECT t.term, t.qw FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t (term, qw)
-),
-w AS (
-    SELECT q.term, q.qw, ln(1 + (st.n - f.df + 0.5) / (f.df + 0.5)) AS idf
-    FROM q CROSS JOIN st
-    CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS df FROM {S}.lex_terms p
-        WHERE p.namespace = %(ns)s AND p.term = q.term
-    ) f
-    WHERE f.df > 0
-),
-total AS (SELECT sum(w.qw * w.idf) AS t FROM w),
--- every posting of the query's terms, from the index of terms alone (no document row)
+PRUNED_SQL = (
+    _TERMS
+    + """-- every posting of the query's terms, from the index of terms alone (no document row)
 p AS MATERIALIZED (
     SELECT p.id, p.tf, w.qw * w.idf AS wi
     FROM w JOIN {S}.lex_terms p ON p.namespace = %(ns)s AND p.term = w.term
@@ -252,6 +242,7 @@ SELECT b.id, b.s, b.sec, b.best,
            THEN (SELECT min(best.up) FROM best) END) AS cut
 FROM best b CROSS JOIN bound
 """
+)
 
 # The documents of sections.
 MEMBERS_SQL = """
