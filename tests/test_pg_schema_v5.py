@@ -353,6 +353,71 @@ def test_the_neighbours_of_a_deleted_node_are_joined(teams: Teams, alice: Postgr
     assert alice.lexical_state() == (6, V, 2, 2)
 
 
+def _in_order(docs: dict[str, tuple[str | None, float | None]]) -> dict[str, tuple[Any, Any]]:
+    """id -> (prev, next) of ``docs`` (id -> (group, order)) as a window over each whole
+    group gives them: order NULLS LAST, then id in byte order; no group, no neighbours."""
+    out: dict[str, tuple[Any, Any]] = {i: (None, None) for i in docs}
+    groups: dict[str, list[str]] = {}
+    for i, (grp, _) in docs.items():
+        if grp is not None:
+            groups.setdefault(grp, []).append(i)
+    for members in groups.values():
+        members.sort(key=lambda i: (docs[i][1] is None, docs[i][1] or 0.0, i.encode()))
+        for at, i in enumerate(members):
+            out[i] = (
+                members[at - 1] if at else None,
+                members[at + 1] if at + 1 < len(members) else None,
+            )
+    return out
+
+
+def test_catching_up_links_as_a_rebuild_does(teams: Teams, alice: PostgresStore) -> None:
+    """A catch-up relinks only the docs beside what it writes (schema version 6): after
+    writes, moves between groups, ties, docs without a place, drops and deletes in any mix,
+    every doc's neighbours are those a window over its whole group gives, and a rebuild of
+    the same rows writes the same links."""
+    import random
+
+    rng = random.Random(6)
+    names = [f"n{i:02d}" for i in range(30)] + ["B", "_u", "a"]
+    for name in names:
+        alice.put(Node(id=name, type="entity", name=name))
+    live = set(names)
+    docs: dict[str, tuple[str | None, float | None]] = {}
+    dsn = teams.dsn("alice")
+    upto = 100
+
+    def place() -> tuple[str | None, float | None]:
+        return rng.choice(["g1", "g2", "g3", None]), rng.choice([None, 1.0, 2.0, 2.0, 3.5])
+
+    for step in range(40):
+        upto += 1
+        rows = []
+        drop = []
+        for name in rng.sample(names, rng.randint(1, 4)):
+            if name not in live:
+                alice.put(Node(id=name, type="entity", name=name))
+                live.add(name)
+            if rng.random() < 0.25 and name in docs:
+                drop.append(name)  # left out of the index
+                del docs[name]
+            else:
+                docs[name] = place()
+                rows.append(_row(name, group=docs[name][0], order=docs[name][1]))
+        if step % 3 == 2:  # a node deleted: its doc goes with it, the catch-up drops it
+            gone = rng.choice(sorted(live - {r.id for r in rows}))
+            alice.delete(gone)
+            live.discard(gone)
+            docs.pop(gone, None)
+            drop.append(gone)
+        alice.write_lexical(upto, V, rows, drop, rebuild=step == 0)
+        assert _neighbours(dsn) == _in_order(docs), step
+    rows = [_row(i, group=g, order=o) for i, (g, o) in docs.items()]
+    caught_up = _docs(dsn)
+    assert alice.write_lexical(upto + 1, V, rows, [], rebuild=True) == len(docs)
+    assert _docs(dsn) == caught_up
+
+
 def test_a_node_deleted_takes_its_doc_and_its_terms_go_at_the_catch_up(
     teams: Teams, alice: PostgresStore
 ) -> None:

@@ -10,10 +10,11 @@ functions that run as the owner and check the namespace first (version 2,
 granted them. Version 4 added the change feed: each node's ``changed`` revision and the
 tombstones of deleted nodes (``ctxsdk.gone``), kept by triggers. Version 5 added the lexical
 search index (``lex_state``, ``lex_docs``, ``lex_terms``), a cache of the nodes a client
-writes through ``write_index`` without bumping the revision. The schema version is one
-row of ``ctxsdk.schema_version``; ``migrate`` brings a database forward one step at a time
-in one transaction, under an advisory lock, and refuses one newer than this code
-(``StoreVersionError``).
+writes through ``write_index`` without bumping the revision. Version 6 replaced
+``write_index``: a catch-up relinks the documents beside what it writes, not their groups
+whole. The schema version is one row of ``ctxsdk.schema_version``; ``migrate`` brings a
+database forward one step at a time in one transaction, under an advisory lock, and
+refuses one newer than this code (``StoreVersionError``).
 """
 
 from __future__ import annotations
@@ -370,8 +371,24 @@ def _member_grants(
         conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION " + signature + " TO {}").format(ident))
 
 
+def _v6(conn: psycopg.Connection[Any]) -> None:
+    """``write_index`` relinks only the documents beside what it writes, not each touched
+    group whole (``_pg_functions.create_functions_v6``; the same signature, owner and
+    grants, the same index rows). No table changes."""
+    from ._pg_functions import create_functions_v6
+
+    create_functions_v6(conn)
+
+
 # _MIGRATIONS[i] takes a database from schema version i to i + 1 (0: no ctxsdk schema).
-_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4, _v5)
+_MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
+    _v1,
+    _v2,
+    _v3,
+    _v4,
+    _v5,
+    _v6,
+)
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The PostgreSQL schema version this code writes (``ctxsdk.schema_version``)."""
 
