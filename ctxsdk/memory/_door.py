@@ -111,6 +111,14 @@ def admit(text: str, what: str = "the text", seen: dict[str, Redaction] | None =
     """``text`` as a memory stores it (redacted), or ``MemoryRefused`` (see ``screen``).
     ``seen``: the redactions of texts already through (one candidate's text and quote are
     often the same string), filled as it goes."""
+    if text and "\x00" not in text:  # most texts: nothing withheld and no marker, kept as is
+        red = seen.get(text) if seen is not None else None
+        if red is None:
+            red = redact(text)
+            if seen is not None:
+                seen[text] = red
+        if not red.counts and "[REDACTED:" not in red.text:
+            return red.text
     s = screen(text, what, seen)
     if s.refused is not None:
         raise MemoryRefused(f"refused: {s.refused}")
@@ -121,9 +129,14 @@ def admit_optional(text: str | None, what: str) -> str | None:
     return None if text is None else admit(text, what)
 
 
+_PLAIN = (int, float, bool)
+
+
 def admit_json(value: Any, what: str) -> Any:
     """A copy of a JSON-like value (``extra``) with every string in it, keys too, through
     the door; ``what`` names where it is (a refusal says the path)."""
+    if value is None or type(value) in _PLAIN:
+        return value  # a number, a flag or null: no text
     if isinstance(value, str):
         return admit(value, what)
     if isinstance(value, Mapping):

@@ -292,9 +292,24 @@ def redact(text: str) -> Redaction:
             f"redact() takes a str, not {type(text).__name__}; "
             "for a message dict use redact_message()"
         )
-    counts: Counter[str] = Counter()
-    out = _redact_counting(text, counts)
-    return Redaction(out, _ordered(counts))
+    memos = _MEMOS.get()
+    if memos is None:
+        counts: Counter[str] = Counter()
+        out = _redact_counting(text, counts)
+        return Redaction(out, _ordered(counts))
+    # within ``redaction_memo()`` a text redacted before is answered with its first
+    # (immutable) ``Redaction``: a door passes most texts several times
+    done: dict[str, Redaction] | None = memos.get(_REDACTIONS)
+    if done is None:
+        done = memos[_REDACTIONS] = {}
+    got = done.get(text)
+    if got is None:
+        found: Counter[str] = Counter()
+        got = done[text] = Redaction(_redact_counting(text, found), _ordered(found))
+    return got
+
+
+_REDACTIONS = "\x00redaction"  # the memo of ``redact``'s answers (no reader's name)
 
 
 def _redact_value(value: Any, counts: Counter[str]) -> Any:

@@ -26,6 +26,7 @@ import re
 
 from ._formats import format_key, format_of
 from ._keys import CJK, KeyPhrase, domain_of, is_setting_head, key_phrase
+from ._prefilter import prefiltered
 from ._settings import Setting
 from ._topic import topic_of
 
@@ -38,7 +39,7 @@ _NOUNS = r"(?:the\s+|our\s+|this\s+|that\s+)?[a-z][\w.-]*(?:\s[a-z][\w.-]*){0,3}
 _SUBJ = rf"(?P<subj>{_PRONOUN}|{_NOUNS})"
 _NO = r"(?:(?:no|nope|actually|wrong)\s*[,.!:;]?\s+)?"
 _AGAIN = rf"(?:(?:but\s+|rather\s+)?(?:(?:{_PRONOUN}){_BE}\s+|(?:is|are)\s+)?)"
-_EN = (
+_EN: tuple[re.Pattern[str], ...] = (
     # "it's not X, it's Y" / "S is not X but Y" / "it's not X; Y"
     re.compile(
         rf"^{_NO}{_SUBJ}{_BE}\s+not\s+(?P<x>[^,;()]+?)\s*(?:[,;]\s*|\s+but\s+|\s*[-–—]+\s*)"
@@ -140,3 +141,8 @@ def correction(sentence: str, *, previous: str = "") -> Setting | None:
     same_kind = format_of(_bare(x)) is not None or domain_of(_bare(x)) is not None
     vx, vy = (_bare(x), _bare(y)) if same_kind else (x, y)
     return Setting(kind="setting", key=k, shown=shown, value=vy, rejected=(vx,))
+
+
+# every English reading holds "not" (or "rather than" / "instead of"): most sentences hold
+# none, and the literal test answers them at once (``_prefilter``: the same answers)
+_EN = tuple(prefiltered(p) for p in _EN)

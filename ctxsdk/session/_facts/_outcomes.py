@@ -274,6 +274,16 @@ def harness_note(text: str) -> bool:
     return bool(_HARNESS.match(text[:200]))
 
 
+def _signal(text: str) -> bool:
+    """Whether a result says a command failed (a rule of ``_FAIL``)."""
+    return any(rule.search(text) for rule in _FAIL)
+
+
+def _passed_line(text: str) -> bool:
+    """Whether a result holds a runner's pass line (a rule of ``_PASS``)."""
+    return any(rule.search(text) for rule in _PASS)
+
+
 def outcome(text: str, is_error: bool = False) -> RunOutcome:
     """How a command went, read from its result text and the harness's error flag."""
     if "\x1b[" in text:
@@ -281,8 +291,10 @@ def outcome(text: str, is_error: bool = False) -> RunOutcome:
     code = exit_code(text)
     counts = runner_counts(text)
     failed_tests = counts.get("failed", 0) + counts.get("errors", 0)
-    signal = any(rule.search(text) for rule in _FAIL)
-    passed_line = any(rule.search(text) for rule in _PASS)
+    # the failure signal and the pass line are read only where the answer needs them (a
+    # long result's every rule is a scan of the whole text)
+    signal: bool | None = None
+    passed_line: bool | None = None
     if code is not None:
         failed = code != 0 or failed_tests > 0
     elif is_error:
@@ -290,10 +302,22 @@ def outcome(text: str, is_error: bool = False) -> RunOutcome:
     elif counts:
         failed = failed_tests > 0
     else:
+        signal = _signal(text)
+        passed_line = _passed_line(text) if signal else None
         failed = signal and not passed_line
-    passed = not failed and (
-        code == 0 or passed_line or bool(counts) or (code is None and not signal)
-    )
+    if failed:
+        passed = False
+    elif code == 0 or counts:
+        passed = True
+    else:
+        if passed_line is None:
+            passed_line = _passed_line(text)
+        if passed_line:
+            passed = True
+        elif code is None:
+            passed = not (_signal(text) if signal is None else signal)
+        else:
+            passed = False
     err = None
     if failed:
         err = error_line(body(text))

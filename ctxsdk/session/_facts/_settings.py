@@ -1124,10 +1124,12 @@ def _parse_one(sentence: str, role: str) -> list[Setting]:
 def setting_facts(sentence: str, *, role: str, seq: int, session: str, quote: str) -> list[Fact]:
     """The setting facts of one sentence (key, value, unit, polarity): kind ``setting``, or
     ``decision`` / ``preference`` when the sentence makes a choice ("use pnpm, not npm")."""
-    src = FactSource(session, seq, role, quote[:QUOTE_MAX])
     said = parse_setting(sentence, role)
+    if not said:
+        return []  # most sentences: no source is built
     if role == "assistant":
         said = [st for st in said if not _code_key(st, quote)]
+    src = FactSource(session, seq, role, quote[:QUOTE_MAX])
     return [f for st in said for f in facts_of_setting(st, src)]
 
 

@@ -231,21 +231,25 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
     def corrected(said: str, span: Span) -> list[Fact]:
         """The keyed facts of a user's correction ("it's not X, it's Y"), if it is one."""
         got = correction(said, previous=previous) if correcting else None
-        src = FactSource(session, seq, role, _quote(text, span))
-        return facts_of_setting(got, src) if got is not None else []
+        if got is None:
+            return []
+        return facts_of_setting(got, FactSource(session, seq, role, _quote(text, span)))
 
     for i, span in enumerate(spans):
         raw = span.text[:_MAX_READ]
         if _WITHHELD in raw:
             continue  # a withheld credential is no belief: "deploy with [REDACTED:…]" says nothing
+        quote = _quote(text, span)
         keyed = corrected(raw, span) or setting_facts(
-            raw, role=role, seq=seq, session=session, quote=_quote(text, span)
+            raw, role=role, seq=seq, session=session, quote=quote
         )
-        keyed = [_with_reason(f, raw) for f in keyed]
-        out.extend(keyed)
-        for cmd in _INSTALL.findall(_quote(text, span)):
-            # "install Flask using `pip install flask`": what the project needs installed
-            add("project", f"install: {' '.join(cmd.split())}", span)
+        if keyed:
+            keyed = [_with_reason(f, raw) for f in keyed]
+            out.extend(keyed)
+        if "`" in quote:  # every match of _INSTALL is in backticks
+            for cmd in _INSTALL.findall(quote):
+                # "install Flask using `pip install flask`": what the project needs installed
+                add("project", f"install: {' '.join(cmd.split())}", span)
         was_denied, denied = denied, None
         if role == "user" and not wrapped:
             lead = _strip_lead(raw)
