@@ -405,13 +405,20 @@ def test_catching_up_links_as_a_rebuild_does(teams: Teams, alice: PostgresStore)
                 docs[name] = place()
                 rows.append(_row(name, group=docs[name][0], order=docs[name][1]))
         if step % 3 == 2:  # a node deleted: its doc goes with it, the catch-up drops it
-            gone = rng.choice(sorted(live - {r.id for r in rows}))
+            gone = rng.choice(sorted(live - {r.id for r in rows} - set(drop)))
             alice.delete(gone)
-            live.discard(gone)
             docs.pop(gone, None)
-            drop.append(gone)
-        alice.write_lexical(upto, V, rows, drop, rebuild=step == 0)
+            if step % 2:  # put again before the catch-up: written, its old terms still there
+                alice.put(Node(id=gone, type="entity", name=gone))
+                docs[gone] = place()
+                rows.append(_row(gone, group=docs[gone][0], order=docs[gone][1]))
+            else:
+                live.discard(gone)
+                drop.append(gone)
+        assert alice.write_lexical(upto, V, rows, drop, rebuild=step == 0) == len(rows)
         assert _neighbours(dsn) == _in_order(docs), step
+        assert alice.lexical_state() == (upto, V, len(docs), len(docs)), step
+        assert {i for _, _, i, _ in _terms(dsn)} == set(docs), step
     rows = [_row(i, group=g, order=o) for i, (g, o) in docs.items()]
     caught_up = _docs(dsn)
     assert alice.write_lexical(upto + 1, V, rows, [], rebuild=True) == len(docs)

@@ -798,6 +798,17 @@ def _v6_write_index() -> tuple[str, str, str, str]:
     ELSIF rebuild AND cardinality(touched) > 0 THEN
         UPDATE ctxsdk.lex_docs d""",
     )
+    # a node deleted and put again since the last catch-up is written with its doc gone
+    # (its node took it) but its terms and the links that name it still there: version 5
+    # failed on its terms (a duplicate key, at every catch-up after); it is one vanished too
+    swap(
+        """        -- the terms of the docs removed here and of those their nodes took with them""",
+        """        SELECT vanished || coalesce(array_agg(DISTINCT t.id), '{}') INTO vanished
+        FROM ctxsdk.lex_terms t WHERE t.namespace = ns AND t.id IN (
+            SELECT k.id FROM unnest(live) AS k(id)
+            EXCEPT SELECT r.id FROM unnest(removed_ids) AS r(id));
+        -- the terms of the docs removed here and of those their nodes took with them""",
+    )
     # in a rebuild the docs just written are all there is: nothing else to read
     swap(
         "    IF cardinality(vanished) > 0 THEN",
