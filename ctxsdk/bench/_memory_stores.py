@@ -423,6 +423,9 @@ def _find_scale(
             out[f"memory_find_after_write_ms_p50_{size}_{store}"] = 1000 * _percentile(
                 after[store], 0.5
             )
+            out[f"memory_find_after_write_ms_p95_{size}_{store}"] = 1000 * _percentile(
+                after[store], 0.95
+            )
             # what one write costs the next find: its p50 over an unchanged memory's find
             out[f"memory_find_after_write_over_find_{size}_{store}"] = _ratio(
                 out[f"memory_find_after_write_ms_p50_{size}_{store}"],
@@ -435,6 +438,7 @@ def _find_scale(
             "find_first_ms",
             "find_first_new_ms",
             "find_after_write_ms_p50",
+            "find_after_write_ms_p95",
             "build_seconds",
         ):
             name = f"memory_{figure}_{size}"
