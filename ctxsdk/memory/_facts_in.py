@@ -678,12 +678,13 @@ def _findings(
         turn[seq] = start
         text = redact(msg.text).text
         for st in statements(text):
-            found.pop(_norm(st.text), None)  # said again: the newer word
-            proposed.pop(_norm(st.text), None)
+            norm = _norm(st.text)
+            found.pop(norm, None)  # said again: the newer word
+            proposed.pop(norm, None)
             if not _proposed_step(st.text):
-                found[_norm(st.text)] = (seq, st)
+                found[norm] = (seq, st)
             elif st.names and _proposal(st.text):
-                proposed[_norm(st.text)] = (seq, st)
+                proposed[norm] = (seq, st)
     said = {id(st): i for i, (_, st) in enumerate(found.values())}
     groups: dict[int, list[tuple[int, Statement]]] = {}
     for seq, st in select_statements(list(found.values()), cap * _PICK):

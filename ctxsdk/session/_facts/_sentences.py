@@ -96,11 +96,17 @@ def clean(piece: str) -> str:
     """A sentence as one readable line: links to their words, emphasis and backticks
     removed, whitespace folded, leading list marks and trailing colons dropped."""
     piece = _LINK.sub(r"\1", piece) if "](" in piece else piece
-    piece = _EMPHASIS.sub("", piece) if any(c in piece for c in "*_`~") else piece
+    if "*" in piece or "_" in piece or "`" in piece or "~" in piece:
+        piece = _EMPHASIS.sub("", piece)
     piece = _INLINE_ELEMENT.sub(" ", piece) if "<" in piece else piece
-    piece = _SPACE.sub(" ", piece).strip()
+    piece = " ".join(piece.split())  # as _SPACE's " " and a strip: the same whitespace
     piece = _PREFIX.sub("", piece) if piece[:1] in "-*+•●◦▪>([0123456789①" else piece
-    while piece and unicodedata.category(piece[0])[0] == "S" and piece[0] not in "$<>`~^+=|":
+    while (
+        piece
+        and not piece[0].isalnum()  # a letter or digit is no symbol: most sentences
+        and unicodedata.category(piece[0])[0] == "S"
+        and piece[0] not in "$<>`~^+=|"
+    ):
         piece = piece[1:].lstrip()  # a leading emoji or symbol mark ("✅ Done", "🔍 Problem")
     return piece.strip(" \t:：-–—")
 

@@ -1036,7 +1036,8 @@ def _clean(sentence: str) -> str | None:
     if s.startswith("#") or s.startswith("|"):
         return None  # a markdown heading or table row is no statement
     s = _LIST_MARK.sub("", s)
-    s = _EMPH.sub("", s)
+    if "*" in s or "__" in s or "~~" in s:  # every match of _EMPH holds one
+        s = _EMPH.sub("", s)
     s = _LEAD_LABEL.sub("", s)
     s = _LEAD_FILLER.sub("", s)
     s = _LEAD_COMMA.sub("", s)
@@ -1080,8 +1081,9 @@ def _parse_setting(sentence: str, role: str) -> list[Setting]:
 
 
 def _parse_one(sentence: str, role: str) -> list[Setting]:
-    said = _REMEMBER.match(_LIST_MARK.sub("", sentence.strip()))
-    s = _clean(_LIST_MARK.sub("", sentence.strip())[said.end() :] if said else sentence)
+    bare = _LIST_MARK.sub("", sentence.strip())
+    said = _REMEMBER.match(bare)
+    s = _clean(bare[said.end() :] if said else sentence)
     if s is None or (_doubtful(s) and not _P_LIMIT[0].match(s)):  # "at most 5 … may be open"
         return []
     words = s.split()
@@ -1089,7 +1091,7 @@ def _parse_one(sentence: str, role: str) -> list[Setting]:
     if len(alpha) >= 3 and len(alpha) == len(words) and all(w[:1].isupper() for w in alpha):
         return []  # "Unified Session Store Design": a title, not a statement
     cjk = bool(CJK.search(s))
-    if not cjk and len(s.split()) > _MAX_WORDS:
+    if not cjk and len(words) > _MAX_WORDS:
         return []
     if cjk and len(s) > 60:
         return []
@@ -1189,3 +1191,5 @@ _P_EQ = prefiltered(_P_EQ)
 _P_PORT = prefiltered(_P_PORT)
 _P_DEFAULT = prefiltered(_P_DEFAULT)
 _P_IS_ALT = prefiltered(_P_IS_ALT)
+_P_RELATION = prefiltered(_P_RELATION)  # its lazy head tries every space: the costliest table
+_P_ISNOT = prefiltered(_P_ISNOT)
