@@ -278,10 +278,12 @@ def state_checkpoint_text(
     rationale: str | None = None,
     closed: Sequence[Any] = (),
     told: AbstractSet[str] = frozenset(),
+    share: float = CHECKPOINT_SHARE,
 ) -> str:
     """The full text of a state checkpoint (``state`` already without what earlier
     checkpoints show; ``closed`` what they showed open that is closed now; ``told`` the run
-    settings a folded message told the model)."""
+    settings a folded message told the model; ``share`` of the folded tokens for the
+    derived groups, 0 for none)."""
     span = f"seq {first_seq}–{last_seq}, {messages} message(s), {tokens:,} tokens"
     if framing:
         lines = [
@@ -292,7 +294,7 @@ def state_checkpoint_text(
         ]
     else:  # the first checkpoint explains; a later one says what it holds, in one line
         lines = [fold_line(mode, checkpoint_id, f"{span}, archived")]
-    body = state_lines(state, closed, budget=int(tokens * CHECKPOINT_SHARE), told=told)
+    body = state_lines(state, closed, budget=int(tokens * share), told=told)
     if body:
         since = ":" if framing else " (new since the earlier checkpoints):"
         lines.append(f"State as of seq {state.upto}{since}")

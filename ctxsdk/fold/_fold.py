@@ -29,6 +29,7 @@ from ..session.kernel import (
 )
 from ._bundles import BundleReader, BundleRef, BundleStatus, FileBundleStore, Problem
 from ._checkpoint import (
+    CHECKPOINT_SHARE,
     basic_content,
     basic_summary,
     mask_text,
@@ -430,20 +431,31 @@ class Fold(Rendered):
             now = {a.id for a in state.active()}
             closed = [a for i, a in was_open.items() if i not in now]
             state = unshown(state, shown)
-        text = state_checkpoint_text(
-            checkpoint_id=cid,
-            mode=mode,
-            state=state,
-            closed=closed,
-            first_seq=seqs[0],
-            last_seq=seqs[-1],
-            messages=len(seqs),
-            tokens=sum(tokens[span[0] : span[1]]),
-            framing=root or not frontier.checkpoint_ids,
-            rationale=asked.text if asked is not None else None,
-            told=told_run(state, raws, seqs[-1]),
-        )
-        return _Draft([{"type": "text", "text": text}], None, asked)
+        folded = sum(tokens[span[0] : span[1]])
+
+        def written(share: float) -> list[dict[str, Any]]:
+            text = state_checkpoint_text(
+                checkpoint_id=cid,
+                mode=mode,
+                state=state,
+                closed=closed,
+                first_seq=seqs[0],
+                last_seq=seqs[-1],
+                messages=len(seqs),
+                tokens=folded,
+                framing=root or not frontier.checkpoint_ids,
+                rationale=asked.text if asked is not None else None,
+                told=told_run(state, raws, seqs[-1]),
+                share=share,
+            )
+            return [{"type": "text", "text": text}]
+
+        content = written(CHECKPOINT_SHARE)
+        if self._counter.count_message({"role": "user", "content": content}) >= folded:
+            # the derived groups help resume the work, they are not state: a short span
+            # they would make no smaller is folded without them (the state is all shown)
+            content = written(0.0)
+        return _Draft(content, None, asked)
 
     def _ask(self, seqs: Sequence[int], instruction: str, max_tokens: int) -> ModelText:
         raws = self.session.raw_events
