@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ctxsdk.errors import InvalidArgument, LockHeld, NamespaceDenied
+from ctxsdk.errors import InvalidArgument, LockHeld, NamespaceDenied, StoreError
 from ctxsdk.memory._index_doc import LexicalRow, lexical_row
 from ctxsdk.memory._model import Node, Source
 from ctxsdk.memory._pg_functions import V5_FUNCTIONS, WRITE_FUNCTIONS
@@ -669,3 +669,46 @@ def test_a_version_4_database_is_migrated_to_5_by_its_owner(roles: Roles) -> Non
         assert carol.write_lexical(1, V, [_row("carol-v4")], [], rebuild=True) == 1
         assert set(_docs(roles.dsn("carol"))) == {"carol-v4"}
     assert PostgresStore.init_schema(keeper) == SCHEMA_VERSION  # up to date: nothing to do
+
+
+def test_a_version_5_database_is_migrated_to_6_and_its_index_caught_up(roles: Roles) -> None:
+    """Version 6 replaces write_index in place: its owner, its grants and the index written
+    by version 5's stay, and the next catch-up relinks what it writes."""
+    import psycopg
+
+    keeper = roles.dsn("keeper")
+    with psycopg.connect(keeper, autocommit=True) as conn:
+        make_database(conn, 5, {"a": roles("team_a")}, [roles("alice")])
+    for name in "abc":
+        put_as_of(roles.dsn("alice"), "a", name)
+    with psycopg.connect(roles.dsn("alice"), autocommit=True) as sql:  # version 5's index
+        got = sql.execute(
+            "SELECT ctxsdk.write_index('a', 3, %s, true, ARRAY['a', 'c'], ARRAY[1, 1], "
+            "ARRAY[0, 0], ARRAY['s', 's'], ARRAY[1.0, 3.0]::float8[], ARRAY[NULL, NULL]::text[], "
+            "ARRAY['', ''], ARRAY['a', 'c'], ARRAY['word', 'word'], ARRAY[1, 1], '{}')",
+            (V,),
+        )
+        assert got.fetchone() == (2,)
+    with pytest.raises(StoreError, match="older than this ctxsdk"):
+        PostgresStore(roles.dsn("alice"), namespace="a", create=False)  # no member migrates
+    with PostgresStore(keeper, namespace="a", create=False):  # the owner does
+        pass
+    with psycopg.connect(keeper, autocommit=True) as conn:
+        assert _version(conn) == SCHEMA_VERSION >= 6
+        function = conn.execute(
+            "SELECT pg_get_userbyid(p.proowner), p.prosecdef, p.proconfig, "
+            "position('around' in p.prosrc) > 0 FROM pg_proc p "
+            "WHERE p.oid = to_regprocedure(%s)",
+            V5_FUNCTIONS,
+        ).fetchone()
+        assert function == (roles("keeper"), True, ["search_path=pg_catalog, pg_temp"], True)
+        assert _may_execute(conn, roles("alice")) == set(WRITE_FUNCTIONS)
+    with PostgresStore(roles.dsn("alice"), namespace="a", create=False) as alice:
+        assert alice.lexical_state() == (3, V, 2, 2)
+        assert _neighbours(roles.dsn("alice")) == {"a": (None, "c"), "c": ("a", None)}
+        assert alice.write_lexical(4, V, [_row("b", group="s", order=2.0)], []) == 1
+        assert _neighbours(roles.dsn("alice")) == {
+            "a": (None, "b"),
+            "b": ("a", "c"),
+            "c": ("b", None),
+        }
