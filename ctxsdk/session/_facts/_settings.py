@@ -1193,3 +1193,4 @@ _P_DEFAULT = prefiltered(_P_DEFAULT)
 _P_IS_ALT = prefiltered(_P_IS_ALT)
 _P_RELATION = prefiltered(_P_RELATION)  # its lazy head tries every space: the costliest table
 _P_ISNOT = prefiltered(_P_ISNOT)
+_P_ATTEMPTS = tuple(prefiltered(p) for p in _P_ATTEMPTS)  # searched: "times", " after"
