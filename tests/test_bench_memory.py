@@ -151,9 +151,13 @@ def test_stores_report_every_metric_for_both_stores(stores: BenchResult) -> None
                 "find_ms_p95",
                 "find_first_ms",
                 "find_first_new_ms",
+                "find_after_write_ms_p50",
+                "find_after_write_ms_p95",
                 "build_seconds",
             ):
                 assert m[f"memory_{figure}_{size}_{store}"] > 0
+            after = m[f"memory_find_after_write_ms_p95_{size}_{store}"]
+            assert after >= m[f"memory_find_after_write_ms_p50_{size}_{store}"]
         assert m[f"memory_find_p95_growth_{store}"] > 0
         assert 0.0 <= m[f"answers_locomo_r10_{store}"] <= 1.0
         assert m[f"answers_locomo_ingest_seconds_{store}"] > 0
@@ -167,6 +171,12 @@ def test_stores_report_every_metric_for_both_stores(stores: BenchResult) -> None
     for size in (lo, hi):
         assert m[f"postgres_over_sqlite_memory_find_ms_p95_{size}_ratio"] == pytest.approx(
             m[f"memory_find_ms_p95_{size}_postgres"] / m[f"memory_find_ms_p95_{size}_sqlite"]
+        )
+        assert m[f"postgres_over_sqlite_memory_find_after_write_ms_p95_{size}_ratio"] == (
+            pytest.approx(
+                m[f"memory_find_after_write_ms_p95_{size}_postgres"]
+                / m[f"memory_find_after_write_ms_p95_{size}_sqlite"]
+            )
         )
         assert m[f"postgres_over_sqlite_memory_find_first_new_ms_{size}_ratio"] == pytest.approx(
             m[f"memory_find_first_new_ms_{size}_postgres"]
