@@ -15,6 +15,7 @@ from ctxsdk.fold._state import FoldState, StateLimits, reduce_events
 from ctxsdk.testing import LogBuilder
 
 # The shape of SWE-agent's instance template: the task, then the harness's numbered tips.
+from .test_checkpoint_graph import _turns
 from .test_facts_harness import SWE_TEMPLATE
 
 PLAIN_SYSTEM = "You are a coding agent."
@@ -158,18 +159,6 @@ def test_a_fold_of_a_codex_log_keeps_its_sandbox_in_the_checkpoint(tmp_path: Any
     assert "approval_policy = never" in done.record.text
 
 
-def _coding_turns(n: int) -> LogBuilder:
-    """Turns of a coding chat: a prompt, a tool call and its result, an answer."""
-    b = LogBuilder(3)
-    for i in range(n):
-        b.turn(f"step {i}: look at module_{i}.py " + "detail " * 30)
-        b.assistant(tool_calls=[("read", {"path": f"src/module_{i}.py"})])
-        b.tool_results([f"def f_{i}(x):\n    return x * {i}  # line\n" * 12])
-        b.next_step().assistant(text=f"module_{i}.py multiplies by {i}. " + "More. " * 20)
-        b.end_turn()
-    return b
-
-
 def _checkpoint_of(f: cx.Fold) -> str:
     return next(m.text for m in f.session.messages() if "cx-fold" in m.text)
 
@@ -179,7 +168,7 @@ def test_a_short_span_folds_without_the_derived_groups_a_long_one_keeps(tmp_path
     tokens of their own; where they would make the checkpoint no smaller than the span it
     folds, the span is folded without them (the state is still all shown), not refused."""
     for messages, derived in ((3, False), (40, True)):
-        b = _coding_turns(44)
+        b = _turns(44)
         s = cx.Session.from_events(b.header, b.events)
         f = cx.Fold(s, store=tmp_path / f"b{messages}", window=8192, write=False)
         seqs = f.session.index.surface_seqs()
