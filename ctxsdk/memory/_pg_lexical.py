@@ -49,6 +49,19 @@ w AS (
 total AS (SELECT sum(w.qw * w.idf) AS t FROM w),
 """
 
+# The section step and the best ``limit`` documents it gives: the tail both statements share.
+_SECTION_STEP = """u AS (
+    SELECT sd.id, sd.s, sd.sec, b.best,
+           sd.s + coalesce(%(section_boost)s * b.best, 0) AS up
+    FROM sd LEFT JOIN (
+        SELECT sd.sec, max(sd.s) AS best FROM sd WHERE sd.sec IS NOT NULL GROUP BY sd.sec
+    ) b ON b.sec = sd.sec
+),
+best AS MATERIALIZED (
+    SELECT u.id, u.s, u.sec, u.best, u.up FROM u
+    ORDER BY u.up DESC, u.id COLLATE "C" LIMIT %(limit)s
+)"""
+
 MATCHES_SQL = (
     _TERMS
     + """raw AS (
@@ -95,17 +108,9 @@ sd AS MATERIALIZED (
     WHERE NOT s.own AND s.s > 0
 ),
 -- each document's section step from above: its score and its section's best share
-u AS (
-    SELECT sd.id, sd.s, sd.sec, b.best,
-           sd.s + coalesce(%(section_boost)s * b.best, 0) AS up
-    FROM sd LEFT JOIN (
-        SELECT sd.sec, max(sd.s) AS best FROM sd WHERE sd.sec IS NOT NULL GROUP BY sd.sec
-    ) b ON b.sec = sd.sec
-),
-best AS MATERIALIZED (
-    SELECT u.id, u.s, u.sec, u.best, u.up FROM u
-    ORDER BY u.up DESC, u.id COLLATE "C" LIMIT %(limit)s
-)
+"""
+    + _SECTION_STEP
+    + """
 SELECT b.id, b.s, b.sec, b.best,
        (SELECT count(*) FROM sd) AS n,
        coalesce((SELECT sd.s FROM sd ORDER BY sd.s DESC LIMIT 1 OFFSET %(k)s - 1), 0) AS floor,
@@ -208,17 +213,9 @@ sd AS MATERIALIZED (
     GROUP BY c.id, c.sec
     HAVING max(o.v) + %(share)s * max(o.lift) > 0
 ),
-u AS (
-    SELECT sd.id, sd.s, sd.sec, b.best,
-           sd.s + coalesce(%(section_boost)s * b.best, 0) AS up
-    FROM sd LEFT JOIN (
-        SELECT sd.sec, max(sd.s) AS best FROM sd WHERE sd.sec IS NOT NULL GROUP BY sd.sec
-    ) b ON b.sec = sd.sec
-),
-best AS MATERIALIZED (
-    SELECT u.id, u.s, u.sec, u.best, u.up FROM u
-    ORDER BY u.up DESC, u.id COLLATE "C" LIMIT %(limit)s
-),
+"""
+    + _SECTION_STEP
+    + """,
 -- what a document left out scores at most: its own score and its neighbours' are at most
 -- theta (neither is in x); with the section step, its section's best is at most that or
 -- the best scored of a section (when the namespace has sections at all)
