@@ -480,31 +480,53 @@ class Session(Rendered):
         return Surface(nodes, self._index.surface.generation)
 
     def _derived_seqs(self) -> list[int]:
-        out = []
-        for s in self._index.surface.nodes():
-            raw = self._raw[s]
-            if (
-                raw["type"] in ("assistant/message", "system/message")
-                and not raw["data"]["message"]["content"]
-            ):
-                continue  # empty assistant (max-tokens host) or "no system prompt"
-            if raw["type"] == "system/message" and _blank_prompt(raw["data"]["message"]):
-                continue  # an empty system prompt is no system prompt
-            out.append(s)
-        return out
+        return self._derived()[0]
 
-    def _typed_messages(self, seqs: list[int]) -> list[Message]:
+    def _derived(self) -> tuple[list[int], list[dict[str, Any] | None]]:
+        """The surface seq of each message the model receives and its raw message (what
+        ``message_of`` finds there), in one pass over the surface."""
+        seqs: list[int] = []
+        msgs: list[dict[str, Any] | None] = []
+        events = self._raw
+        for s in self._index.surface.nodes():
+            raw = events[s]
+            etype = raw["type"]
+            if etype == "assistant/message" or etype == "system/message":
+                msg = raw["data"]["message"]
+                if not msg["content"]:
+                    continue  # empty assistant (max-tokens host) or "no system prompt"
+                if etype == "system/message" and _blank_prompt(msg):
+                    continue  # an empty system prompt is no system prompt
+                if type(msg) is not dict:
+                    msg = message_of(raw)
+            else:
+                msg = message_of(raw)
+            seqs.append(s)
+            msgs.append(msg)
+        return seqs, msgs
+
+    def _typed_messages(
+        self, seqs: list[int], raws: list[dict[str, Any] | None] | None = None
+    ) -> list[Message]:
+        """The typed message of each of ``seqs`` (``raws``: their raw messages, when the
+        caller has them already), typed once per session."""
         cache = self._msgs
-        todo = [s for s in seqs if s not in cache]
-        if todo:
+        if raws is not None and not cache:  # the first call: every one of them to type
+            todo, dicts = seqs, raws
+        else:
+            todo = [s for s in seqs if s not in cache]
             dicts = [message_of(self._raw[s]) for s in todo]
+        if todo:
             try:
                 with gc_paused():
-                    cache.update(zip(todo, _MESSAGES.validate_python(dicts), strict=True))
+                    typed = _MESSAGES.validate_python(dicts)
             except ValidationError as exc:
                 pos = exc.errors()[0]["loc"][0]
                 bad = todo[int(pos)] if isinstance(pos, int) else todo[0]
                 raise self._data_error(bad, exc) from None
+            cache.update(zip(todo, typed, strict=True))
+            if todo is seqs:  # all of them just typed (surface seqs are distinct)
+                return typed
         return [cache[s] for s in seqs]
 
     def message_at(self, seq: int) -> Message:
@@ -520,7 +542,7 @@ class Session(Rendered):
         """
         if repair and self.is_interrupted:
             return self.repaired().messages()
-        return self._typed_messages(self._derived_seqs())
+        return self._typed_messages(*self._derived())
 
     def message_seqs(self) -> list[int]:
         """The surface seq of each message ``messages`` returns."""
