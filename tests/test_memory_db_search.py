@@ -298,3 +298,47 @@ def test_cjk_text_is_searched_in_the_database_as_the_engine_searches_it(
             assert _hits(db, q) == _hits(engine, q), q
             found += bool(_hits(db, q))
         assert found >= len(queries) - 1
+
+
+def test_a_node_whose_text_now_has_no_terms_ranks_as_the_engine_ranks_it(
+    postgres_dsn: str,
+) -> None:
+    """Lines of one conversation; one's text is put again as nothing but punctuation (no
+    index terms), then deleted and put again at the end of the conversation between two
+    finds (schema version 6 knew such a node only by its terms, so its old neighbours kept
+    naming it and lifted it). Every find answers as the engine's."""
+    import dataclasses
+
+    def line(i: int, text: str, seq: int) -> Node:
+        source = Source("s1", seq, "", "import")
+        return Node(id=f"o{i}", type="observation", name="-", text=text, sources=(source,))
+
+    queries = ["kiwi", "mango", "zeppelin", "kiwi zeppelin mango", "fixtures runner"]
+    with (
+        cx.Memory(postgres_dsn, namespace="t", embedder=None) as db,
+        cx.Memory(postgres_dsn, namespace="t", embedder=None, search="engine") as engine,
+        cx.Memory(postgres_dsn, namespace="t", embedder=None) as other,
+    ):
+        texts = ["kiwi fixtures load", "pears ripen late", "zeppelin runner arm64", "mango"]
+        for i, text in enumerate(texts):
+            db.store.put(line(i, text, i))
+        before = {q: _hits(db, q) for q in queries}
+        assert before == {q: _hits(engine, q) for q in queries}
+        assert [h[0] for h in before["kiwi"]] == ["o0", "o1"]  # o1 is beside o0
+
+        blank = other.store.get("o1")
+        assert blank is not None
+        other.store.put(dataclasses.replace(blank, text="!!! ... ?"))
+        assert {q: _hits(db, q) for q in queries} == {q: _hits(engine, q) for q in queries}
+        assert db.find("pears").hits == ()
+        state = db.store.lexical_state()  # type: ignore[attr-defined]
+        assert state[2:] == (4, 3 + 0 + 3 + 1)
+
+        other.delete("o1")
+        other.store.put(
+            dataclasses.replace(blank, text="!!! ... ?", sources=(Source("s1", 9, "", "import"),))
+        )
+        after = {q: _hits(db, q) for q in queries}
+        assert after == {q: _hits(engine, q) for q in queries}
+        assert [h[0] for h in after["kiwi"]] == ["o0", "o2"]  # o1 is no longer beside o0
+        assert db.store.lexical_state()[2:] == (4, 7)  # type: ignore[attr-defined]

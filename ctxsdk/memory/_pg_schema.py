@@ -1,20 +1,23 @@
-"""The PostgreSQL memory's schema: its tables, their row-level security, the versions and
-the migrations between them, and the namespaces with the roles that may use them.
+"""The PostgreSQL memory's schema: its tables, their row-level security, the versions and the
+migrations between them, and the namespaces with the roles that may use them.
 
 Everything lives in the schema ``ctxsdk``. ``ctxsdk.namespaces`` maps a namespace to the
 database role whose members may use it; a policy on every data table lets a role see the
-rows of those namespaces only. Members hold SELECT on the tables and write through
-functions that run as the owner and check the namespace first (version 2,
-``_pg_functions``; version 3 added ``write_node`` and ``write_vectors``, a ``put`` and a
-``put_vectors`` in one call each); a namespace without a role is open to every role
-granted them. Version 4 added the change feed: each node's ``changed`` revision and the
-tombstones of deleted nodes (``ctxsdk.gone``), kept by triggers. Version 5 added the lexical
-search index (``lex_state``, ``lex_docs``, ``lex_terms``), a cache of the nodes a client
-writes through ``write_index`` without bumping the revision. Version 6 replaced
-``write_index``: a catch-up relinks the documents beside what it writes, not their groups
-whole. The schema version is one row of ``ctxsdk.schema_version``; ``migrate`` brings a
-database forward one step at a time in one transaction, under an advisory lock, and
-refuses one newer than this code (``StoreVersionError``).
+rows of those namespaces only. Members hold SELECT on the tables and write through functions
+that run as the owner and check the namespace first (version 2, ``_pg_functions``; version 3
+added ``write_node`` and ``write_vectors``, a ``put`` and a ``put_vectors`` in one call
+each); a namespace without a role is open to every role granted them. Version 4 added the
+change feed: each node's ``changed`` revision and the tombstones of deleted nodes
+(``ctxsdk.gone``), kept by triggers. Version 5 added the lexical search index
+(``lex_state``, ``lex_docs``, ``lex_terms``), a cache of the nodes a client writes through
+``write_index`` without bumping the revision. Version 6 replaced ``write_index``: a catch-up
+relinks the documents beside what it writes, not their groups whole. Version 7 added
+``lex_lengths`` (each document's length, kept past its node's delete until a catch-up drops
+it) and replaced ``write_index`` again: the document count and total length are kept as a
+catch-up goes, not counted again, and a node deleted and put again is known whatever its
+terms. The schema version is one row of ``ctxsdk.schema_version``; ``migrate`` brings a
+database forward one step at a time in one transaction, under an advisory lock, and refuses
+one newer than this code (``StoreVersionError``).
 """
 
 from __future__ import annotations
@@ -129,9 +132,17 @@ def _v1(conn: psycopg.Connection[Any]) -> None:
 _WRITE_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER"
 # version 5's search index (ctxsdk.write_index writes it)
 _LEX_TABLES = ("lex_state", "lex_docs", "lex_terms")
+_LEX_TABLES_V7 = ("lex_lengths",)  # version 7's
 # (gone: version 4's, the lex_ tables version 5's; _member_grants skips a table an older
 # version has not made yet)
-_MEMBER_TABLES = ("schema_version", "namespaces", *_DATA_TABLES, "gone", *_LEX_TABLES)
+_MEMBER_TABLES = (
+    "schema_version",
+    "namespaces",
+    *_DATA_TABLES,
+    "gone",
+    *_LEX_TABLES,
+    *_LEX_TABLES_V7,
+)
 
 
 def _v2(conn: psycopg.Connection[Any]) -> None:
@@ -380,6 +391,54 @@ def _v6(conn: psycopg.Connection[Any]) -> None:
     create_functions_v6(conn)
 
 
+def _v7(conn: psycopg.Connection[Any]) -> None:
+    """``lex_lengths``: each indexed document's length, a row without a foreign key to its
+    node, so it outlives a doc its node's delete took; ``write_index`` drops it at the
+    catch-up that drops the doc's terms. With it version 7's ``write_index``
+    (``_pg_functions.create_functions_v7``, replaced in place: owner, grants and settings
+    kept) keeps ``lex_state``'s count of documents and sum of lengths as it goes instead of
+    counting them again at every catch-up, and knows a node deleted and put again by its
+    length row (version 6 knew it by its terms only: a doc without terms kept links naming
+    it at its old place). The rows are made from each namespace's docs, and from the terms
+    of the docs a delete took since the last catch-up (their length is the sum of their
+    counts), and the counts made from them; members read them under the same policy as the
+    other tables, as they read the nodes."""
+    from ._pg_functions import create_functions_v7
+
+    conn.execute(
+        f"""
+        CREATE TABLE {SCHEMA}.lex_lengths (
+            namespace text NOT NULL,
+            id text NOT NULL,
+            length integer NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        ALTER TABLE {SCHEMA}.lex_lengths ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY members ON {SCHEMA}.lex_lengths
+            USING (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]))
+            WITH CHECK (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]));
+        INSERT INTO {SCHEMA}.lex_lengths (namespace, id, length)
+        SELECT d.namespace, d.id, d.length FROM {SCHEMA}.lex_docs d
+        UNION ALL
+        SELECT t.namespace, t.id, sum(t.tf) FROM {SCHEMA}.lex_terms t
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {SCHEMA}.lex_docs d WHERE d.namespace = t.namespace AND d.id = t.id)
+        GROUP BY t.namespace, t.id;
+        UPDATE {SCHEMA}.lex_state s SET docs = c.docs, total = c.total
+        FROM (
+            SELECT n.namespace, count(l.id) AS docs, coalesce(sum(l.length), 0) AS total
+            FROM {SCHEMA}.lex_state n
+            LEFT JOIN {SCHEMA}.lex_lengths l ON l.namespace = n.namespace
+            GROUP BY n.namespace
+        ) c
+        WHERE c.namespace = s.namespace;
+        ANALYZE {SCHEMA}.lex_lengths;
+        """
+    )
+    create_functions_v7(conn)
+    _grant_select_like_nodes(conn, _LEX_TABLES_V7)
+
+
 # _MIGRATIONS[i] takes a database from schema version i to i + 1 (0: no ctxsdk schema).
 _MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
     _v1,
@@ -388,6 +447,7 @@ _MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
     _v4,
     _v5,
     _v6,
+    _v7,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The PostgreSQL schema version this code writes (``ctxsdk.schema_version``)."""

@@ -710,16 +710,16 @@ class PostgresStore:
     ) -> int:
         """Bring the lexical index to revision ``upto`` (``ctxsdk.write_index``, one
         transaction): the docs of ``rows`` and ``drop`` removed, ``rows`` written (one whose
-        node is gone meanwhile is skipped), the neighbours of every group touched and the
-        counts recomputed. With ``rebuild`` the namespace's index is replaced whole and takes
-        ``version``. Returns how many docs were written; -1 (nothing written) when the
-        index reflects ``upto`` already, -2 when it was built under another ``version`` (the
-        caller rebuilds; an index never written has version ""). The index has its own lock
-        (``LockHeld`` when another client holds it past ``timeout``) and never waits for a
-        node writer: a node one holds is left to the next catch-up, the index's revision
-        (``lexical_state``) kept below it, so it may end below ``upto``. This is no write of
-        the namespace: ``revision()`` does not change. Refused inside a batch or
-        snapshot."""
+        node is gone meanwhile is skipped), the neighbours of every group touched relinked
+        and the counts kept (schema version 7: what was written less what was dropped). With
+        ``rebuild`` the namespace's index is replaced whole and takes ``version``. Returns
+        how many docs were written; -1 (nothing written) when the index reflects ``upto``
+        already, -2 when it was built under another ``version`` (the caller rebuilds; an
+        index never written has version ""). The index has its own lock (``LockHeld`` when
+        another client holds it past ``timeout``) and never waits for a node writer: a node
+        one holds is left to the next catch-up, the index's revision (``lexical_state``)
+        kept below it, so it may end below ``upto``. This is no write of the namespace:
+        ``revision()`` does not change. Refused inside a batch or snapshot."""
         if self._held() is not None:
             raise InvalidArgument(f"{self._where}: write_lexical() inside a batch or snapshot")
         if isinstance(upto, bool) or not isinstance(upto, int):
