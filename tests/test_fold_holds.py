@@ -401,9 +401,10 @@ EDIT_2048 = {
 
 def test_an_edit_shows_the_values_it_set_not_its_comments() -> None:
     (line,) = files(run([("edit", EDIT_2048, "Applied edit to js/game_manager.js")]))
+    # the value it changed (``self.score`` was set before) first, then the one it added
     assert line == (
-        "js/game_manager.js — edited `var bonus = Math.random() <= 0.1 ? 10 : 1`; "
-        "`self.score += merged.value * bonus`"
+        "js/game_manager.js — edited `self.score += merged.value * bonus`; "
+        "`var bonus = Math.random() <= 0.1 ? 10 : 1`"
     )
 
 
@@ -452,14 +453,14 @@ def test_the_values_kept_are_few_surest_first_and_clipped() -> None:
 def test_a_created_file_is_no_change_but_a_rewrite_of_it_is() -> None:
     first = "LIMIT = 10\nrate = 0.5\n"
     created = ("str_replace_editor", {"command": "create", "path": "c.py", "file_text": first})
-    assert files(run([(*created, "ok")])) == ["c.py: LIMIT = 10"]
+    # a module-level name set to a number is a setting, whatever its case
+    assert files(run([(*created, "ok")])) == ["c.py: LIMIT = 10; rate = 0.5"]
     again = (
         "str_replace_editor",
         {"command": "create", "path": "c.py", "file_text": first + "rate = 0.8\n"},
     )
-    assert files(run([(*created, "ok"), (*again, "ok")])) == [
-        "c.py: LIMIT = 10 — edited `rate = 0.8`"
-    ]
+    # the rewrite set it again: the value the code now reads, shown once
+    assert files(run([(*created, "ok"), (*again, "ok")])) == ["c.py: LIMIT = 10; rate = 0.8"]
 
 
 GUIDE = """# Contributing
@@ -528,3 +529,50 @@ def test_a_lint_config_gives_its_rules_with_their_values() -> None:
         'target: "ES2022"',
         "strict: true",
     ]
+
+
+# A game written in four edits (as Aider gives them): later edits change values the earlier
+# ones set, and the last one touches something else.
+GAME_PY = "import pygame\n\nscreen_width = 640\nscreen_height = 480\n\nclass Paddle:\n    pass\n"
+GAME_EDITS = [
+    {"path": "game.py", "search": "", "replace": GAME_PY},
+    {
+        "path": "game.py",
+        "search": "class Paddle:\n    pass",
+        "replace": "class Paddle:\n    def __init__(self):\n        self.width = 10\n"
+        "        self.speed = 4",
+    },
+    {
+        "path": "game.py",
+        "search": "        self.width = 10\n        self.speed = 4",
+        "replace": "        self.width = 15\n        self.speed = 4",
+    },
+    {
+        "path": "game.py",
+        "search": "        self.speed = 4",
+        "replace": "        self.speed = 2\n        self.color = (255, 0, 0)",
+    },
+    {"path": "game.py", "search": "import pygame", "replace": "import pygame\nimport sys"},
+]
+
+
+def test_a_file_shows_the_values_its_edits_set_that_it_still_holds() -> None:
+    calls = [("edit", e, "Applied edit to game.py") for e in GAME_EDITS]
+    (line,) = files(run(calls))
+    # a module-level name set to a number is a setting, whatever its case
+    assert "game.py: " in line and "screen_width = 640; screen_height = 480" in line
+    # the values the edits changed (the latest first), then the one an edit added; the last
+    # edit set no value, and the values the earlier ones set still show
+    assert line.endswith(
+        "— edited `self.speed = 2`; `self.width = 15`; `self.color = (255, 0, 0)`"
+    ), line
+    # a value a later edit replaced is gone, not shown beside the new one
+    assert "self.width = 10" not in line and "self.speed = 4" not in line
+
+
+def test_a_rewrite_sets_a_module_value_anew() -> None:
+    def create(text: str) -> tuple[str, dict[str, str], str]:
+        return ("str_replace_editor", {"command": "create", "path": "m.py", "file_text": text})
+
+    (line,) = files(run([(*create("port = 3000\n"), "ok"), (*create("port = 8080\n"), "ok")]))
+    assert line == "m.py: port = 8080"  # the new value, once: not the old one beside it

@@ -9,9 +9,12 @@ values. A manifest (``package.json``) gives its package, version and scripts ins
 project's build, test and run commands; a lint, format or compiler config (``.eslintrc``,
 ``tsconfig.json``, ``pyproject.toml``'s ``[tool.*]``) its settings with their values; a
 Markdown file the session wrote its headings (a short one's first sentence under each).
-Of a written file also what its latest edit set: the few lines the edit added that set or
-test a value (``timeout: 30000``, ``var bonus = Math.random() <= 0.1 ? 10 : 1``), since a
-person resuming needs what a value was changed to, which the file's names never say.
+Of a written file also the values its edits set that it still holds: the lines an edit
+added that set or test a value (``timeout: 30000``, ``var bonus = Math.random() <= 0.1 ? 10 :
+1``), since a person resuming needs what a value was changed to, which the file's names never
+say; a value a later edit took away is gone, and the values an edit changed (a name set
+before, set anew) come first. A module-level name set to a number (``screen_width = 640``)
+is a setting whatever its case.
 ``FileOutlines`` gathers them per path, bounded (names and values per file, files kept),
 and ``lines()`` ranks them: written files before read ones, and names the session itself
 keeps naming (in the assistant's text and its calls) first.
@@ -59,6 +62,13 @@ _DEF = re.compile(
 _CONST = re.compile(
     r"^[ \t]*(?:export\s+)?(?:const\s+|let\s+|var\s+|static\s+|final\s+)?"
     r"([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]{0,40})?=\s*([^\n;{(\[]{1,40}?)\s*;?\s*$",
+    re.M,
+)
+# A module-level name set to a number, at the start of its line (``screen_width = 640``,
+# ``const port = 3000;``): a setting of the program whatever the name's case.
+_MODULE_NUMBER = re.compile(
+    r"^(?:export\s+)?(?:(?:const|let|var)\s+)?([a-z_][A-Za-z0-9_]*)\s*(?::\s*[\w.]{1,20}\s*)?"
+    r"=\s*(-?\d[\d_]*(?:\.\d+)?(?:e-?\d+)?)\s*;?\s*(?:(?:#|//).*)?$",
     re.M,
 )
 # A module-level alias in Python (``builtin_str = str``): a name bound to another name.
@@ -150,6 +160,8 @@ def outline(text: str, path: str = "") -> list[tuple[str, str]]:
         found.append((m.start(), name, shown))
     for m in _CONST.finditer(body):
         found.append((m.start(), m.group(1), f"{m.group(1)} = {m.group(2).strip()}"))
+    for m in _MODULE_NUMBER.finditer(body):
+        found.append((m.start(), m.group(1), f"{m.group(1)} = {m.group(2)}"))
     for m in _ALIAS.finditer(body):
         name, value = m.group(2), m.group(3)
         if name != value and (not m.group(1) or _under_module_branch(body, m.start())):
@@ -166,8 +178,11 @@ def outline(text: str, path: str = "") -> list[tuple[str, str]]:
     for _, name, shown in sorted(found, key=lambda t: t[0]):
         if name.startswith("__"):
             continue  # __init__, __call__: every class has them, they say nothing of this one
-        if name not in out or len(shown) > len(out[name]):
-            out[name] = shown  # a name seen again with more said keeps the fuller form
+        again = name in out and " = " in shown and " = " in out[name]
+        if name not in out or again or len(shown) > len(out[name]):
+            # a name seen again with more said keeps the fuller form; a value set again
+            # (``rate = 0.8`` after ``rate = 0.5``) the later one, as the code reads it
+            out[name] = shown
     return list(out.items())
 
 
@@ -234,18 +249,25 @@ def _uncommented(line: str) -> str:
     return line[: m.start()].rstrip() if m and m.start() > 0 else line
 
 
-def changed_values(added: Iterable[str], *, doc: bool = False) -> list[str]:
-    """Of an edit's added lines, the few that set or test a value, surest first (a name set
-    to a number, then a literal set or tested, then arithmetic on names), shown in the
-    file's order, each clipped. Of a document only a name set to a number counts: its
-    sentences carry numbers and colons that are no settings."""
-    ranked: list[tuple[int, int, str]] = []
+def _value_lines(added: Iterable[str], *, doc: bool = False) -> list[tuple[int, int, str, str]]:
+    """Of an edit's added lines, those that set or test a value, as ``(rank, index, line,
+    shown)``: ``line`` the added line as written (stripped), ``shown`` without its comment."""
+    ranked: list[tuple[int, int, str, str]] = []
     for i, raw in enumerate(added):
         line = _uncommented(" ".join(raw.split()))
         rank = _value_rank(line)
         if rank is None or (doc and rank > 0):
             continue
-        ranked.append((rank, i, line.rstrip(",;") if len(line) > 1 else line))
+        ranked.append((rank, i, raw.strip(), line.rstrip(",;") if len(line) > 1 else line))
+    return ranked
+
+
+def changed_values(added: Iterable[str], *, doc: bool = False) -> list[str]:
+    """Of an edit's added lines, the few that set or test a value, surest first (a name set
+    to a number, then a literal set or tested, then arithmetic on names), shown in the
+    file's order, each clipped. Of a document only a name set to a number counts: its
+    sentences carry numbers and colons that are no settings."""
+    ranked = [(rank, i, shown) for rank, i, _, shown in _value_lines(added, doc=doc)]
     surest = sorted(ranked)[:_CHANGED_KEPT]
     # the surest few first (what an outline shows before the file's names), then the rest,
     # each part in the file's order
@@ -528,6 +550,31 @@ def _root(paths: Iterable[str]) -> str:
     return root if root.count("/") >= 3 else ""
 
 
+@dataclass(frozen=True)
+class _Held:
+    """A value an edit set that the file still holds, as far as the session saw."""
+
+    line: str  # the added line, stripped
+    shown: str  # as shown (no comment, clipped)
+    rank: int  # how surely it sets a value (``_value_rank``)
+    edit: int  # which write of the file set it (later is larger)
+    changed: bool  # it replaced a line that set the same name (``timeout: 300`` -> ``60``)
+
+
+_HELD_KEPT = 24  # values kept per file
+
+
+def _target(line: str) -> str:
+    """What a value line sets: the name before its ``=`` or ``:`` (``self.dx`` of ``self.dx
+    = 2``), declarations left out; empty for a test (``if n <= 0:``)."""
+    bare = _STRING.sub('""', line.strip())
+    m = _SETS.search(bare)
+    if m is None:
+        return ""
+    name = bare[: m.start() + 1].strip()
+    return re.sub(r"^(?:export\s+)?(?:const|let|var|final|static|val|local)\s+", "", name)
+
+
 @dataclass
 class _File:
     path: str
@@ -537,7 +584,8 @@ class _File:
     names: dict[str, str] = field(default_factory=dict)  # name -> shown form
     seqs: list[int] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)  # its lines the session has seen
-    changed: list[str] = field(default_factory=list)  # the values its latest edit set
+    held: list[_Held] = field(default_factory=list)  # the values its edits set, still held
+    edits: int = 0  # the writes that changed it
 
 
 class FileOutlines:
@@ -575,24 +623,41 @@ class FileOutlines:
         for name, shown in names:
             if name in got.names or len(got.names) < _NAMES_KEPT:
                 old = got.names.get(name)
-                got.names[name] = shown if old is None or len(shown) > len(old) else old
+                # a name seen again with more said keeps the fuller form; a value a write
+                # sets anew (``LIMIT = 20``) replaces the one it had
+                newer = written and " = " in shown and old is not None and " = " in old
+                got.names[name] = shown if old is None or newer or len(shown) > len(old) else old
         if len(got.seen) < _SEEN_KEPT:
             got.seen.update(ln.strip() for ln in _unnumbered(body).splitlines())
 
     def _changed(self, got: _File, text: str, replaced: str | None) -> None:
-        """The values a write changed: an edit's added lines (its new text less its old),
-        a rewrite's lines the session had not seen in the file; a file's first write is
-        its creation, no change."""
+        """The values a write set (``_File.held``): an edit's added lines (its new text less
+        its old), a rewrite's lines the session had not seen in the file; a file's first
+        write is its creation, no change."""
         if replaced is not None:
             had = {ln.strip() for ln in replaced.splitlines()}
         elif got.seen:
             had = got.seen
         else:
             return
-        added = [ln for ln in text[:200_000].splitlines() if ln.strip() not in had]
-        values = changed_values(added, doc=_DOC.search(got.path) is not None)
-        if values:
-            got.changed = values
+        lines = text[:200_000].splitlines()
+        added = [ln for ln in lines if ln.strip() not in had]
+        fresh = _value_lines(added, doc=_DOC.search(got.path) is not None)
+        # what the file still holds: a value whose line this write took away is gone (an
+        # edit's replaced text, or a rewrite's whole file), and the values it added join,
+        # marked changed when the write took away a line that set the same name
+        now = {ln.strip() for ln in lines}
+        new = {line for _, _, line, _ in fresh}
+        got.held = [
+            h for h in got.held if (h.line in now or h.line not in had) and h.line not in new
+        ]
+        got.edits += 1
+        took = had - now
+        for rank, _, line, shown in fresh[-_HELD_KEPT:]:  # the ones kept
+            name = _target(line)
+            changed = bool(name) and any(name in ln and _target(ln) == name for ln in took)
+            got.held.append(_Held(line, _clip(shown, _CHANGED_WIDTH), rank, got.edits, changed))
+        del got.held[: max(len(got.held) - _HELD_KEPT, 0)]
 
     def _score(self, name: str) -> int:
         return self.named.get(name, 0)
@@ -606,7 +671,7 @@ class FileOutlines:
         shown_known = set(known)
         ranked: list[tuple[tuple[int, int, int], _File]] = []
         for f in self.files.values():
-            if not f.names and not f.changed:
+            if not f.names and not f.held:
                 continue
             mentioned = sum(1 for n in f.names if self._score(n) > 0)
             if not f.written and f.read < 2 and mentioned == 0:
@@ -623,7 +688,7 @@ class FileOutlines:
             # an edit that set a constant the outline shows (``MAX = 280``) says it once
             consts = [v for v in f.names.values() if " = " in v]
             fresh = [
-                (i, c) for i, c in enumerate(f.changed) if not any(c.endswith(v) for v in consts)
+                (i, c) for i, c in enumerate(_held(f)) if not any(c.endswith(v) for v in consts)
             ]
             # the surest values first, then the names, then more values while room is left
             first = [c for i, c in fresh if i < _CHANGED_FIRST]
@@ -651,6 +716,18 @@ class FileOutlines:
                     )
                 )
         return out
+
+
+def _held(f: _File) -> list[str]:
+    """The values a file's edits set that it still holds, as shown: the values an edit
+    changed (a name set before, set anew) first, then by how surely a line sets a value,
+    the latest edit first."""
+    order = sorted(f.held, key=lambda h: (not h.changed, h.rank, -h.edit))
+    out: list[str] = []
+    for h in order:
+        if h.shown not in out:
+            out.append(h.shown)
+    return out
 
 
 def _changed_tail(path: str, values: list[str], width: int) -> str:
