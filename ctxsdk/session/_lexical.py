@@ -13,8 +13,9 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from typing import cast
 
-__all__ = ["BM25", "words"]
+__all__ = ["BM25", "term_counts", "words"]
 
 _PREFIX = 6  # letters a word is cut to after its suffix is stripped
 _WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
@@ -69,6 +70,37 @@ def words(text: str) -> list[str]:
     for token in _WORD.findall(text.lower()):
         out += _terms(token)
     return out
+
+
+# An ASCII text's bytes with A-Z lowered and every other byte but a-z and 0-9 made a space:
+# its split() gives the tokens ``_WORD`` finds in the lowered text, without the pattern.
+_ASCII_WORDS = bytes(
+    b if 97 <= b <= 122 or 48 <= b <= 57 else b + 32 if 65 <= b <= 90 else 32 for b in range(256)
+)
+# an ASCII token -> its one index term (" ", which no term holds, for a stop word)
+_ONE: dict[bytes, str] = {}
+_ONE_MAX = 1 << 18  # tokens held before the table starts again (bounded memory)
+
+
+def term_counts(text: str) -> Counter[str]:
+    """``Counter(words(text))``, its terms in the same order, counted without a pattern or
+    a list of terms for an ASCII text (most of a memory's): its tokens are cut by a byte
+    table and looked up in a table of the tokens seen before (a memory's texts repeat
+    their words), and counted by ``Counter`` in one call. Any other text, or one with a
+    token not seen yet (then put in the table), is counted from ``words``."""
+    if text.isascii():
+        tokens = text.encode().translate(_ASCII_WORDS).split()
+        counts: Counter[str | None] = Counter(map(_ONE.get, tokens))
+        if None not in counts:
+            counts.pop(" ", None)
+            return cast("Counter[str]", counts)
+        if len(_ONE) > _ONE_MAX:
+            _ONE.clear()
+        for token in tokens:
+            if token not in _ONE:
+                got = _terms(token.decode())
+                _ONE[token] = got[0] if got else " "
+    return Counter(words(text))
 
 
 class BM25:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import DataMissing, InvalidArgument
-from ._lexical import words
+from ._lexical import term_counts, words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,6 +51,7 @@ __all__ = [
 Fusion = Literal["rrf", "weighted"]
 Mode = Literal["hybrid", "lexical", "dense"]
 Smoothing = Literal["sum", "max"]
+_BULK = 64  # documents from which add_many builds in one pass (fewer: one add each)
 _BATCH = 256  # texts per embedding call: bounded memory, and progress between calls
 _FEEDBACK_DOCS = 3  # best first-round matches the feedback words come from
 _FEEDBACK_WEIGHT = 0.3  # the weight of the strongest added word (a query word weighs 1)
@@ -127,6 +128,12 @@ class Embedder(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+# add_many's document: add's arguments (id, text, group, order, section, vector, dense)
+NewDoc = tuple[
+    str, str, Hashable | None, float | None, Hashable | None, Sequence[float] | None, bool
+]
 
 
 class Doc(NamedTuple):
@@ -332,12 +339,11 @@ class Retriever:
         if doc_id in self._slot:
             self.remove(doc_id)
         slot = len(self._ids)
-        terms = self.tokenize(text)
-        tf = Counter(terms)
+        tf = self._counts(text)
         self._ids.append(doc_id)
         self._slot[doc_id] = slot
         self._tf.append(tf)
-        n = len(terms)
+        n = sum(tf.values())
         self._len.append(n)
         self._total += n
         post = self._post
@@ -371,6 +377,103 @@ class Retriever:
                 self._place(slot, vector)
             else:
                 self._pending.append(slot)
+
+    def _counts(self, text: str) -> Counter[str]:
+        """The index terms of ``text`` counted (``words``' without building its list)."""
+        tokenize = self.tokenize
+        return term_counts(text) if tokenize is words else Counter(tokenize(text))
+
+    def add_many(self, docs: Iterable[NewDoc]) -> None:
+        """Index several documents, each ``(doc_id, text, group, order, section, vector,
+        dense)`` as ``add`` takes them: the index ``add`` makes of each in turn (the same
+        slots, postings, neighbours, sections and vectors), built in one pass when they are
+        many and new (a memory's first read), each group's neighbours linked once rather
+        than by an insertion each. An id already indexed, or given twice, is added one by
+        one."""
+        rows = list(docs)
+        ids = [r[0] for r in rows]
+        slot_of = self._slot
+        if (
+            len(rows) < _BULK
+            or len(set(ids)) < len(ids)
+            or any(i in slot_of for i in ids)
+            or any(r[3] is not None and math.isnan(r[3]) for r in rows)
+        ):
+            for doc_id, text, group, order, section, vector, dense in rows:
+                self.add(
+                    doc_id,
+                    text,
+                    group=group,
+                    order=order,
+                    section=section,
+                    vector=vector,
+                    dense=dense,
+                )
+            return
+        start = len(self._ids)
+        counts = self._counts
+        post, post_arr = self._post, self._post_arr
+        tfs, lens = self._tf, self._len
+        section_of, sections = self._section_of, self._section
+        linked: dict[Hashable, list[tuple[float, int]]] = {}
+        wordy = self._wordy
+        pending, place = self._pending, self._place
+        dim = -1 if self.embedder is None else self.embedder.dim
+        seq, total, embedded = self._seq, 0, 0
+        for slot, (_, text, group, order, section, vector, dense) in enumerate(rows, start):
+            tf = counts(text)
+            tfs.append(tf)
+            n = sum(tf.values())
+            lens.append(n)
+            total += n
+            for t, f in tf.items():
+                got = post.get(t)
+                if got is None:
+                    post[t] = {slot: f}
+                else:
+                    got[slot] = f
+            if post_arr:
+                for t in tf:
+                    post_arr.pop(t, None)
+            sections.append(-1 if section is None else section_of(section, slot))
+            seq += 1
+            if group is not None:
+                key = (float(seq) if order is None else float(order), slot)
+                keys = linked.get(group)
+                if keys is None:
+                    linked[group] = [key]
+                else:
+                    keys.append(key)
+            if not dense:
+                wordy.add(slot)
+            else:
+                embedded += 1
+                if dim >= 0:
+                    if vector is not None and len(vector) == dim:
+                        place(slot, vector)
+                    else:
+                        pending.append(slot)
+        self._ids.extend(ids)
+        slot_of.update(zip(ids, range(start, start + len(rows)), strict=True))
+        self._text.extend(r[1] for r in rows)
+        self._group.extend(r[2] for r in rows)
+        self._prev.extend([-1] * len(rows))
+        self._next.extend([-1] * len(rows))
+        self._seq, self._embedded = seq, self._embedded + embedded
+        self._total += total
+        self._arr = self._section_arr = self._wordy_arr = None
+        prev, nxt = self._prev, self._next
+        for group, keys in linked.items():
+            g = self._groups.get(group)
+            if g is None:
+                g = self._groups[group] = _Group()
+            # sorted by (order, slot): where inserting them one by one puts them
+            g.orders = sorted(g.orders + keys)
+            g.slots = chain = [s for _, s in g.orders]
+            last = len(chain) - 1
+            for i, s in enumerate(chain):
+                prev[s] = chain[i - 1] if i else -1
+                nxt[s] = chain[i + 1] if i < last else -1
 
     def _grow(self, rows: int) -> None:
         """Room for ``rows`` vectors (doubling, so adding one at a time stays cheap)."""
