@@ -326,11 +326,13 @@ def _same_but_result_content(old: Any, new: Any) -> bool:
         return _without_result_content(old) == _without_result_content(new)
     if old.keys() != new.keys() or om.keys() != nm.keys() or ob.keys() != nb.keys():
         return False
-    return (
-        all(v == new[k] for k, v in old.items() if k != "message")
-        and all(v == nm[k] for k, v in om.items() if k != "content")
-        and all(v == nb[k] for k, v in ob.items() if k != "content")
-    )
+    for k, v in old.items():  # loops, not all() over generators (a frame each)
+        if k != "message" and v != new[k]:
+            return False
+    for k, v in om.items():
+        if k != "content" and v != nm[k]:
+            return False
+    return all(v == nb[k] for k, v in ob.items() if k != "content")
 
 
 def _without_result_content(data: dict[str, Any]) -> dict[str, Any]:
@@ -354,8 +356,9 @@ def check_replace(
     Raises ``SurfaceError`` with the harness's reason when it would refuse the op.
     """
     seq, etype, op = ev["seq"], ev["type"], ev["surfaceOp"]
-    k_start, k_end = replace_keys(version)
-    if set(op) != {"op", k_start, k_end} or op.get("op") != "replace":
+    k_start, k_end = ("startSeq", "endSeq") if version >= 3 else ("start", "end")
+    shaped = type(op) is dict and len(op) == 3 and k_start in op and k_end in op and "op" in op
+    if not (shaped or set(op) == {"op", k_start, k_end}) or op.get("op") != "replace":
         raise SurfaceError(
             f"a v{version} replace op has exactly the keys op, {k_start}, {k_end}", seq=seq
         )
@@ -377,7 +380,10 @@ def check_replace(
         raise SurfaceError(
             "a replacement must cite every shadowed node in sourceEventSeqs", seq=seq
         )
-    missing = set(shadowed).difference(sources)
+    if len(shadowed) == 1:  # a prune: one node, cited or not
+        missing = set() if shadowed[0] in sources else set(shadowed)
+    else:
+        missing = set(shadowed).difference(sources)
     if missing:
         raise SurfaceError(
             f"sourceEventSeqs does not cover shadowed node(s) {sorted(missing)[:5]}", seq=seq
