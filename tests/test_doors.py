@@ -586,3 +586,23 @@ def test_merge_outputs_are_neutralized(tmp_path: Path) -> None:
         hit = g._search(query="Always")
         node = g._read(hit["hits"][0]["id"])
         assert _clean(json.dumps([hit, node], ensure_ascii=False))
+
+
+def test_observation_names_the_door_keeps_unscanned_are_what_redact_keeps() -> None:
+    """The door keeps an observation's name ("user@12") without redaction's scans: each such
+    name (a stride of every seq it covers, and its ends) is one ``redact`` keeps whole with
+    nothing withheld, and a name outside that shape still goes through redaction."""
+    from ctxsdk.memory._door import _SPEAKER_AT, admit
+
+    seqs = [*range(0, 1_000_000, 9_973), *range(0, 200), 999_999]
+    for who in ("user", "assistant"):
+        for seq in seqs:
+            name = f"{who}@{seq}"
+            assert _SPEAKER_AT.fullmatch(name) is not None
+            red = redact(name)
+            assert red.text == name and not red.counts
+            assert admit(name) == name
+    for other in ("user@1000000", "user@007", "tool@3", "user@3 ", "user@\uff13"):
+        assert _SPEAKER_AT.fullmatch(other) is None
+    secret = "user@3 password=hunter2horse!Staple9"
+    assert admit(secret) == redact(secret).text

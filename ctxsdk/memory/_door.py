@@ -21,6 +21,7 @@ withheld value. Everything else is redacted and kept.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -107,10 +108,19 @@ def refusal(text: str, what: str = "the text") -> str | None:
     return screen(text, what).refused
 
 
+# An observation's name, who said it and at which seq ("user@12", "assistant@4051"): every
+# such text up to seq 999,999 was put through ``redact`` and came back whole, with nothing
+# withheld (tests/test_doors.py samples them again), so the door keeps it without the
+# redaction's scans (an ingest names one observation per message).
+_SPEAKER_AT = re.compile(r"(?:user|assistant)@(?:0|[1-9][0-9]{0,5})")
+
+
 def admit(text: str, what: str = "the text", seen: dict[str, Redaction] | None = None) -> str:
     """``text`` as a memory stores it (redacted), or ``MemoryRefused`` (see ``screen``).
     ``seen``: the redactions of texts already through (one candidate's text and quote are
     often the same string), filled as it goes."""
+    if _SPEAKER_AT.fullmatch(text) is not None:
+        return text  # an observation's name: one of the texts redaction was checked to keep
     if text and "\x00" not in text:  # most texts: nothing withheld and no marker, kept as is
         red = seen.get(text) if seen is not None else None
         if red is None:

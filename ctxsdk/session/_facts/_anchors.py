@@ -27,6 +27,11 @@ _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
 # A path-like run of characters; a URL's pieces never start one (``://`` blocks them).
 _PATHLIKE = re.compile(r"(?<![\w/.~:@{}$-])(?:~|\.{1,2})?/?[\w@{}.-]*(?:/[\w@{}.-]*)*")
 # x.y.z, not part of a longer dotted number (an address); a sentence's full stop may follow
+# A word (a run without whitespace) holding a "/" or a ".": the only words a path is read
+# from. No match of ``_PATHLIKE`` holds whitespace, and each word starts after whitespace
+# (its look-behind passes), so its matches within a word are those of a scan of the whole
+# line; a match with neither character is no path.
+_DOTTED_WORD = re.compile(r"(?<!\S)\S*[./]\S*")
 _VERSION = re.compile(r"(?<![\w.])v?(\d{1,4}\.\d{1,4}\.\d{1,4})(?!\.?\d)")
 _NAMES = (
     re.compile(r"(?<![\w.$/-])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+(?![\w/-])"),  # CamelCase
@@ -80,13 +85,14 @@ def names_in(text: str) -> Iterator[tuple[NameKind, str, str, str]]:
             yield "version", m.group(1), m.group(1), _clip_line(decoded, m.start(), m.end())
         bare = _URL.sub(" ", line)
         covered: list[tuple[int, int]] = []
-        for m in _PATHLIKE.finditer(bare):
-            if not m.group(0) or ("/" not in m.group(0) and "." not in m.group(0)):
-                continue
-            got = path_name(m.group(0))
-            if got is not None:
-                covered.append(m.span())
-                yield *got, _clip_line(bare, m.start(), m.end())
+        for word in _DOTTED_WORD.finditer(bare):
+            for m in _PATHLIKE.finditer(bare, word.start(), word.end()):
+                if "/" not in m.group(0) and "." not in m.group(0):
+                    continue
+                got = path_name(m.group(0))
+                if got is not None:
+                    covered.append(m.span())
+                    yield *got, _clip_line(bare, m.start(), m.end())
         for rx in _NAMES:
             for m in rx.finditer(bare):
                 if any(a <= m.start() < b for a, b in covered):

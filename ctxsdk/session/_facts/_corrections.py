@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from .._redact import memo_read
 from ._formats import format_key, format_of
 from ._keys import CJK, KeyPhrase, domain_of, is_setting_head, key_phrase
 from ._prefilter import prefiltered
@@ -127,7 +128,7 @@ def correction(sentence: str, *, previous: str = "") -> Setting | None:
     s = " ".join(sentence.split()).replace("\u2019", "'").rstrip(" .!。！")
     if len(s) > 240 or "?" in s or "？" in s:
         return None
-    m = _match(s)
+    m = memo_read("correction", s, _match)  # a sentence said again: matched once
     if m is None:
         return None
     x, y = _value(m["x"]), _value(m["y"])

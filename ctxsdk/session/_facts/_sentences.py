@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from contextvars import ContextVar
 from typing import NamedTuple
 
 from .._redact import memo_of
@@ -82,6 +83,13 @@ _ABBREV = frozenset(
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+|~~")
 _LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
 _SPACE = re.compile(r"\s+")
+
+
+# the pieces read in the ``redaction_memo()`` block in force (None outside one), set for
+# the length of one split
+_PIECES: ContextVar[dict[str, tuple[int, int, str] | None] | None] = ContextVar(
+    "ctxsdk_sentence_pieces", default=None
+)
 
 
 class Span(NamedTuple):
@@ -246,10 +254,25 @@ def _split(text: str, start: int, end: int, out: list[Span]) -> None:
 
 def _emit(text: str, start: int, end: int, out: list[Span]) -> None:
     piece = text[start:end]
-    lead = len(piece) - len(piece.lstrip())
+    memo = _PIECES.get()
+    if memo is None:
+        got = _read_piece(piece)
+    elif piece in memo:
+        got = memo[piece]
+    else:
+        got = memo[piece] = _read_piece(piece)
+    if got is not None:
+        out.append(Span(start + got[0], start + got[1], got[2]))
+
+
+def _read_piece(piece: str) -> tuple[int, int, str] | None:
+    """A piece's sentence: (its lead, its end without trailing space, its cleaned text),
+    or None when it holds no sentence. A pure function of the piece: within
+    ``redaction_memo()`` a piece split before (a sentence said again) is read once."""
     s = clean(piece)
     if len(s) >= 2 and _LETTER.search(s):
-        out.append(Span(start + lead, start + len(piece.rstrip()), s))
+        return len(piece) - len(piece.lstrip()), len(piece.rstrip()), s
+    return None
 
 
 def sentence_spans(text: str) -> list[Span]:
@@ -267,6 +290,14 @@ def sentence_spans(text: str) -> list[Span]:
 
 
 def _sentence_spans(text: str) -> list[Span]:
+    token = _PIECES.set(memo_of("sentence pieces"))
+    try:
+        return _split_text(text)
+    finally:
+        _PIECES.reset(token)
+
+
+def _split_text(text: str) -> list[Span]:
     body = text[:MAX_CHARS]
     if "<!--" in body:  # keep offsets: blank the comment out rather than cut it
         body = _HTML_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)

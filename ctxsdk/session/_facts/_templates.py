@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from .._redact import memo_read
+
 __all__ = ["is_template", "user_text"]
 
 # Messages that are boilerplate as a whole (matched at the start, after whitespace). No
@@ -117,9 +119,15 @@ _MAX_TEXT = 200_000
 
 
 def user_text(text: str) -> str | None:
-    """The user's own words in a user-role text, or None when it is boilerplate only."""
+    """The user's own words in a user-role text, or None when it is boilerplate only.
+    Within ``redaction_memo()`` a text read before is answered from its first reading (the
+    fact reader asks of one message three times: is it a template, its words, its rules)."""
     if not isinstance(text, str):
         return None
+    return memo_read("user text", text, _user_text)
+
+
+def _user_text(text: str) -> str | None:
     body = text[:_MAX_TEXT]
     if not body.strip():
         return None
