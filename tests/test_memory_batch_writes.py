@@ -94,6 +94,95 @@ def test_the_merge_index_answers_as_the_rule_over_every_node(tmp_path: Path) -> 
     store.close()
 
 
+def test_the_merge_index_answers_as_the_rule_with_nodes_kept_aside(tmp_path: Path) -> None:
+    """Inside a write the index keeps what other writers wrote since its last sync aside
+    (``sync(defer=True)``) instead of filing it: its answers are still the rule's over every
+    node, whatever those writes were (new, archived, deleted, retyped, renamed, a text
+    changed), with this writer's own writes filed among them (``put``), and once filed
+    (``flush``, or after a few answers) it is the index a full read makes."""
+    rng = random.Random(11)
+    store = SQLiteStore(tmp_path / "m.db")
+    index = MergeIndex()
+    kinds = ("preference", "decision", "entity")
+    kept_aside = 0
+    said: list[tuple[str, str]] = [("deploy", "DEPLOY")]  # every text and name written
+    for step in range(500):
+        kind = rng.choice(kinds)
+        cand = _candidate(rng, kind)
+        if rng.random() < 0.6:  # a text or name some node has or had, or a part of it
+            text, name = rng.choice(said)
+            if rng.random() < 0.4:
+                words = text.split()
+                at = rng.randrange(len(words))
+                text = " ".join(words[at : at + rng.randint(1, 3)])
+            cand = replace(cand, text=text, name=name if kind == "entity" else text)
+        index.sync(store, defer=rng.random() < 0.8)
+        synced = index.revision
+        kept_aside += bool(index._aside)
+        pool = store.nodes(types=[kind])
+        assert _compared(index.target(cand)) == _compared(merge_target(cand, pool)), (step, cand)
+        name = cand.name if rng.random() < 0.7 else f" {cand.name.lower()} "
+        scan = min(
+            (
+                n
+                for n in store.nodes(types=["entity"])
+                if name.casefold().strip()
+                in {n.name.casefold(), *(a.casefold() for a in n.aliases)}
+            ),
+            key=lambda n: n.id,
+            default=None,
+        )
+        assert _compared(index.entity(name)) == _compared(scan), step
+        for _ in range(rng.randint(0, 3)):
+            everything = store.nodes(include_archived=True)
+            roll = rng.random()
+            if roll < 0.5 or not everything:  # a new node
+                aliases = (rng.choice(WORDS),) if kind == "entity" and rng.random() < 0.3 else ()
+                node = Node(
+                    id="",
+                    type=cand.type,
+                    name=cand.name,
+                    text=cand.text,
+                    aliases=aliases,
+                    extra=cand.extra,
+                )
+            else:
+                victim = rng.choice(everything)
+                aside = [n for n in everything if n.id in index._aside]
+                if aside and rng.random() < 0.5:  # a node kept aside, written again
+                    victim = rng.choice(aside)
+                what = rng.random()
+                if what < 0.2:
+                    store.delete(victim.id)
+                    if rng.random() < 0.5:  # this writer's own delete
+                        index.discard(victim.id)
+                        index.committed(synced, store.committed_revision)
+                    continue
+                if what < 0.4:
+                    node = replace(victim, status=rng.choice(["archived", "active"]))
+                elif what < 0.55:
+                    node = replace(victim, type=rng.choice(kinds))
+                elif what < 0.7:
+                    node = replace(victim, name=rng.choice(WORDS).upper())
+                elif what < 0.85:
+                    node = replace(victim, aliases=(rng.choice(WORDS),))
+                else:
+                    node = replace(victim, text=_text(rng))
+            stored = store.put(node)
+            said.extend((stored.text, a) for a in (stored.name, *stored.aliases))
+            if rng.random() < 0.3:  # this writer's own write, filed at once; when it is
+                index.put(stored)  # the first since the sync, it is not read back
+                index.committed(synced, store.committed_revision)
+    assert kept_aside > 100  # the answers above were given with nodes aside, often
+    index.flush()
+    full = MergeIndex()
+    full.sync(store)
+    for cand in [_candidate(rng, rng.choice(kinds)) for _ in range(200)]:
+        assert _compared(index.target(cand)) == _compared(full.target(cand))
+        assert _compared(index.entity(cand.name)) == _compared(full.entity(cand.name))
+    store.close()
+
+
 def _entity(name: str, **kw: Any) -> Node:
     return Node(id="", type="entity", name=name, **kw)
 
@@ -364,4 +453,50 @@ def test_a_target_the_store_no_longer_holds_is_looked_up_again(tmp_path: Path) -
     merged_in = mem.remember("Always run the tests before you commit")
     assert merged_in.id == real.id  # the real node holds that text: merged into it
     assert len(mem.nodes("preference")) == 2
+    mem.close()
+
+
+def test_a_node_prepared_before_the_lock_is_stored_as_put_stores_it(tmp_path: Path) -> None:
+    """``prepared`` checks a new node as ``put`` does (the same refusals) and
+    ``put_prepared`` stores the row ``put`` would (its id, uri and times set inside); a
+    remember that builds its row ahead returns the node as the store holds it, whichever
+    way it went in (new, merged, merged into by its own link target)."""
+    with SQLiteStore(tmp_path / "m.db") as s:
+        made = s.put_prepared(
+            s.prepared(_entity("A", aliases=("a1",), text="t", extra={"k": [1, "ü"]}))
+        )
+        assert made.id and made.uri == f"ctx://entity/{made.id}" and made.created_at
+        assert s.get(made.id) == made
+        assert s.rows("nodes")[0]["extra"] == {"k": [1, "ü"]}
+        bad = [
+            replace(_entity("B"), type="nope"),
+            _entity("B", extra={"x": object()}),
+            _entity("B", text="a\ud800b"),
+            _entity("B", uri="ctx://" + "u" * 5000),
+        ]
+        for node in bad:
+            with pytest.raises(InvalidArgument) as by_put:
+                s.put(node)
+            with pytest.raises(InvalidArgument) as by_prepared:
+                s.prepared(node)
+            assert str(by_prepared.value) == str(by_put.value)
+        with pytest.raises(InvalidArgument, match="no id"):
+            s.prepared(made)
+        taken = s.prepared(_entity("C", uri=made.uri))
+        with pytest.raises(InvalidArgument, match=f"already node '{made.id}'"):
+            s.put_prepared(taken)
+        assert [n.id for n in s.nodes()] == [made.id]
+    mem = Memory(tmp_path / "r.db", embedder=None)
+    calls: list[dict[str, Any]] = [
+        {"text": "Deploy from main only.", "link_to": "CI"},
+        {"text": "Deploy from main only.", "link_to": ["CI", "Ops"]},  # merged
+        {"text": "Deploy from main only, on Fridays too", "link_to": "CI"},  # merged
+        {"text": "Kafka", "type": "entity", "link_to": "kafka"},  # itself
+        {"text": "Kafka broker", "type": "entity", "name": "Kafka", "link_to": "KAFKA"},
+        {"text": "use tabs ü", "until": "until friday", "name": "tabs"},
+        {"text": "seen once", "type": "observation"},
+    ]
+    for call in calls:
+        node = mem.remember(**call)
+        assert node == mem.store.get(node.id), call
     mem.close()

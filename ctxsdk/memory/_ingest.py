@@ -694,13 +694,21 @@ class MergeIndex:
     and a scan of the entities would find, with at least what the rule compares; the caller
     reads it from the store and checks it before it writes on it (a batch
     rolled back leaves nodes here that are not there), and calls ``reset`` when it does
-    not match. Thread-safe."""
+    not match. Thread-safe.
+
+    Inside a write (``sync(defer=True)``) the few nodes other writers wrote since the last
+    sync are not filed into the pools while every writer waits: they are kept aside
+    (``_aside``, each with what the rule compares of it worked out once), the answers
+    combine the pools (without their ids) with them, and ``flush`` files them after the
+    write, outside its lock."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._pools: dict[str, _Pool] = {}
         self._rev = -1
         self._pending = False
+        self._aside: dict[str, _Aside | None] = {}  # id -> node not filed yet (None: gone)
+        self._asked = 0  # answers given while nodes are aside
 
     def reset(self) -> None:
         """Forget everything: the next ``sync`` reads every node again."""
@@ -708,6 +716,7 @@ class MergeIndex:
             self._pools = {}
             self._rev = -1
             self._pending = False
+            self._aside = {}
 
     def unsettled(self) -> None:
         """Writes went in inside a caller's batch: this index holds them before the batch
@@ -736,10 +745,13 @@ class MergeIndex:
             if revision is not None and self._rev == synced and revision == synced + 1:
                 self._rev = revision
 
-    def sync(self, store: MemoryStore) -> None:
+    def sync(self, store: MemoryStore, *, defer: bool = False) -> None:
         """Bring the index in step with ``store`` (inside a write, it sees what the
-        transaction wrote too)."""
+        transaction wrote too). ``defer``: a few nodes written since are kept aside
+        rather than filed (inside a write's lock; ``flush`` files them)."""
         with self._lock:
+            if not defer:
+                self.flush()
             # the revision and what the rule compares of the nodes written since, in one
             # read where the store can (``SQLiteStore.match_changes``)
             match = getattr(store, "match_changes", None) if self._rev >= 0 else None
@@ -754,18 +766,45 @@ class MergeIndex:
                 delta = store.changes(self._rev) if self._rev >= 0 else None
             if delta is None:
                 self._pools = {}
+                self._aside = {}
                 for node in store.nodes(types=MERGED_TYPES):
                     self.put(node)
+            elif defer and len(self._aside) + len(delta.gone) + len(delta.nodes) <= _ASIDE:
+                for nid in delta.gone:
+                    self._aside[nid] = None
+                for node in delta.nodes:
+                    self._aside[node.id] = _Aside(node)
             else:
+                self.flush()
                 for nid in delta.gone:
                     self.discard(nid)
                 for node in delta.nodes:
                     self.put(node)
             self._rev = rev
 
+    def flush(self) -> None:
+        """File the nodes kept aside (``sync(defer=True)``) into the pools."""
+        with self._lock:
+            aside, self._aside, self._asked = self._aside, {}, 0
+            for nid, kept in aside.items():
+                if kept is None:
+                    self.discard(nid)
+                else:
+                    self.put(kept.node)
+
+    def _consult(self) -> dict[str, _Aside | None]:
+        """The nodes aside for an answer (under the lock); filed instead after a few
+        answers (a long write, such as an ingest, asks once per candidate)."""
+        if self._aside:
+            self._asked += 1
+            if self._asked > _ASKED:
+                self.flush()
+        return self._aside
+
     def put(self, node: Node) -> None:
         """``node`` as the store now holds it (written by this process)."""
         with self._lock:
+            self._aside.pop(node.id, None)  # this write's node is newer than one aside
             for t, pool in self._pools.items():
                 if t != node.type:
                     pool.discard(node.id)
@@ -776,6 +815,7 @@ class MergeIndex:
 
     def discard(self, node_id: str) -> None:
         with self._lock:
+            self._aside.pop(node_id, None)
             for pool in self._pools.values():
                 pool.discard(node_id)
 
@@ -784,34 +824,81 @@ class MergeIndex:
         if candidate.type in ("workspace", "episode") or candidate.type not in MERGED_TYPES:
             return None
         with self._lock:
+            aside = self._consult()
+            kept = [k for k in aside.values() if k is not None and k.node.type == candidate.type]
             pool = self._pools.get(candidate.type)
-            if pool is None:
+            if pool is None and not kept:
                 return None
+            nodes = {k.node.id: k.node for k in kept}
             if candidate.type == "entity":
+                want = candidate.name.casefold()
                 scope = candidate.extra.get("scope")
+                ids = [k.node.id for k in kept if want in k.names]
+                if pool is not None:
+                    ids += [i for i in pool.names.get(want, ()) if i not in aside]
+                    nodes.update((i, pool.nodes[i]) for i in ids if i not in nodes)
                 ids = [
                     nid
-                    for nid in pool.names.get(candidate.name.casefold(), ())
+                    for nid in ids
                     if scope is None
-                    or (other := pool.nodes[nid].extra.get("scope")) is None
+                    or (other := nodes[nid].extra.get("scope")) is None
                     or other == scope
                 ]
-                return pool.nodes[min(ids)] if ids else None
+                return nodes[min(ids)] if ids else None
             text = _norm(candidate.text)
             if len(text) < _HEAD:
                 return None
-            same = pool.equal.get(text)
-            if same:
-                return pool.nodes[min(same)]
-            found = pool.containing(text) | pool.contained(text)
-            return pool.nodes[min(found)] if found else None
+            same = [k.node.id for k in kept if k.norm == text]
+            if pool is not None:
+                same += [i for i in pool.equal.get(text, ()) if i not in aside]
+            if not same:
+                same = [k.node.id for k in kept if k.norm and (text in k.norm or k.norm in text)]
+                if pool is not None:
+                    found = pool.containing(text) | pool.contained(text)
+                    same += [i for i in found if i not in aside]
+            if not same:
+                return None
+            first = min(same)
+            return nodes[first] if first in nodes else pool.nodes[first]  # type: ignore[union-attr]
 
     def entity(self, name: str) -> Node | None:
         """The first active entity (in id order) named or aliased ``name`` (case ignored)."""
         with self._lock:
+            aside = self._consult()
+            want = name.casefold().strip()
             pool = self._pools.get("entity")
-            ids = pool.names.get(name.casefold().strip()) if pool is not None else None
-            return pool.nodes[min(ids)] if pool is not None and ids else None
+            found = {
+                k.node.id: k.node
+                for k in aside.values()
+                if k is not None and k.node.type == "entity" and want in k.names
+            }
+            if pool is not None:
+                found.update((i, pool.nodes[i]) for i in pool.names.get(want, ()) if i not in aside)
+            return found[min(found)] if found else None
+
+
+_ASIDE = 64  # the most nodes kept aside (``MergeIndex.sync(defer=True)``); more are filed
+_ASKED = 8  # answers given with nodes aside before they are filed (``_consult``)
+
+
+def _names(node: Node) -> set[str]:
+    """A node's name and aliases, casefolded (what an entity is found by)."""
+    return {node.name.casefold(), *(a.casefold() for a in node.aliases)}
+
+
+class _Aside:
+    """A node written by another writer, kept aside inside a write (``MergeIndex``): what
+    the merge rule compares of it, worked out once. Only an active node of a merged type
+    counts (the pools hold no other)."""
+
+    __slots__ = ("names", "node", "norm")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        counted = node.type in MERGED_TYPES and node.active
+        self.names = _names(node) if counted and node.type == "entity" else set()
+        text = _norm(node.text) if counted else ""
+        self.norm = text if len(text) >= _HEAD else ""  # "": compared by no text rule
 
 
 def still_matches(indexed: Node, fresh: Node | None) -> bool:

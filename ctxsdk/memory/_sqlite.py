@@ -412,6 +412,18 @@ def _counts(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
+class PreparedNode:
+    """A new node checked and its row encoded ahead of its write (``SQLiteStore.prepared``):
+    the node, and its columns (``node_columns``) without the id, uri and times the insert
+    sets."""
+
+    __slots__ = ("columns", "node")
+
+    def __init__(self, node: Node, columns: Mapping[str, Any]) -> None:
+        self.node = node
+        self.columns = columns
+
+
 class SQLiteStore:
     """A ``MemoryStore`` in one SQLite file (see the module docs). One connection per
     object, guarded by a lock, so threads may share an object; processes each open their
@@ -1044,17 +1056,49 @@ class SQLiteStore:
                 self._upsert(db, old, node_id, columns)
         return stored
 
-    def _insert_new(self, db: sqlite3.Connection, node: Node) -> Node:
+    def prepared(self, node: Node) -> PreparedNode:
+        """A new node (no id) checked as ``put`` checks it and its row built, ahead of the
+        write that inserts it (``put_prepared``): a caller builds it before it takes the
+        write lock, which is then held for the id, the times and the statement alone. A
+        node ``put`` would refuse is refused here, with the same error."""
+        if node.id:
+            raise InvalidArgument("prepared() takes a new node (no id); put() replaces one")
+        check_node(node)
+        return PreparedNode(node, node_columns(node))
+
+    def put_prepared(self, prepared: PreparedNode) -> Node:
+        """``put(node)`` of the node ``prepared`` checked and encoded (the same row, id,
+        uri and times, the same refusals). Returns the node as stored, as ``put`` does."""
+        with self._write(savepoint=False):  # one statement, as a new node's put
+            return self._insert_new(self._conn(), prepared.node, prepared.columns)
+
+    def _insert_new(
+        self,
+        db: sqlite3.Connection,
+        node: Node,
+        encoded: Mapping[str, Any] | None = None,
+    ) -> Node:
         """A node without an id, inserted with a new one: one statement, whose unique
         indexes check the id and the uri (a drawn id some node holds, 2**-32, is drawn
         again; a uri another node holds is ``InvalidArgument``). A refused statement
-        leaves nothing written (SQLite rolls the statement back, triggers and all)."""
+        leaves nothing written (SQLite rolls the statement back, triggers and all).
+        ``encoded``: the node's row as ``node_columns`` built it (``prepared``); its id,
+        uri and times are set here."""
         while True:
             node_id = new_node_id()
             uri = node.uri or _node_uri(node.type, node_id)
             now = now_stamp()
             stored = stamped(node, node_id, uri, node.created_at or now, now)
-            columns = node_columns(stored)
+            if encoded is None:
+                columns = node_columns(stored)
+            else:
+                columns = {
+                    **encoded,
+                    "id": node_id,
+                    "uri": uri,
+                    "created_at": stored.created_at,
+                    "updated_at": now,
+                }
             try:
                 db.execute(
                     f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 15)})",
