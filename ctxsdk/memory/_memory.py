@@ -840,9 +840,18 @@ class Memory:
         ready = self._embed_ahead([cand])
         by_id = {t: self.store.get(t) for t in targets}
         checked = self._check_ahead([t for t in targets if by_id[t] is None])
+        # the row of a new node built too (a store that can: ``SQLiteStore.prepared``),
+        # used when the text merges into no other; one put would refuse is built inside
+        prepare = getattr(self.store, "prepared", None)
+        fresh = None
+        if prepare is not None and type != "observation":
+            try:
+                fresh = prepare(self._new(cand, ""))
+            except InvalidArgument:  # refused inside by put, as ever
+                fresh = None
         with self._writing():
             # every text above passed the door
-            node, _ = self._apply(cand, admitted=True, checked=checked)
+            node, _ = self._apply(cand, admitted=True, checked=checked, fresh=fresh)
             for t in targets:
                 other = by_id[t] or self._indexed_entity(t, checked)
                 if other is None:
@@ -850,8 +859,12 @@ class Memory:
                         Candidate(type="entity", name=t, text=t, source=cand.source),
                         admitted=True,
                     )
+                    if other.id == node.id:
+                        node = other  # merged into it: as it is stored now
                 self._link(node.id, other.id, label)
             self._store_vectors([node.id], {node.id: node}, ready)
+        if fresh is not None:  # a store whose put returns the node as it stores it
+            return node
         return self.store.get(node.id) or node
 
     # -- the merge rule, indexed (``MergeIndex``): a write reads what changed, not the file
@@ -892,7 +905,7 @@ class Memory:
         synced = -1
         try:
             with self.store.batch():
-                index.sync(self.store)
+                index.sync(self.store, defer=True)  # filed after the write (``flush``)
                 synced = index.revision
                 self._synced_by = me
                 try:
@@ -962,12 +975,19 @@ class Memory:
         return False, None
 
     def _apply(
-        self, cand: Candidate, *, admitted: bool = False, checked: _Checked = None
+        self,
+        cand: Candidate,
+        *,
+        admitted: bool = False,
+        checked: _Checked = None,
+        fresh: Any = None,
     ) -> tuple[Node, bool]:
         """Merge ``cand`` into its target or insert it; returns the node and whether it is
         new. Observations are identified by their source (uri), the rest by the seed's rule
         (``_merge_target``). Every candidate passes the door here, whoever made it
-        (``MemoryRefused``), unless the caller passed it already (``admitted``)."""
+        (``MemoryRefused``), unless the caller passed it already (``admitted``). ``fresh``:
+        the new node's row built before the write lock (``SQLiteStore.prepared``; only for
+        an admitted candidate that is not an observation)."""
         if not admitted:
             cand = admit_candidate(cand)
         if cand.type == "observation":
@@ -979,7 +999,10 @@ class Memory:
             return (old if after is old else self.store.put(after)), False
         target = self._merge_target(cand, checked)
         if target is None:
-            stored = self.store.put(self._new(cand, ""))
+            if fresh is not None:
+                stored = self.store.put_prepared(fresh)  # type: ignore[attr-defined]
+            else:
+                stored = self.store.put(self._new(cand, ""))
             self._merged(stored)
             return stored, True
         after = merged(target, cand)
