@@ -26,6 +26,7 @@ from ctxsdk.memory._postgres import PostgresStore
 
 from ._old_schemas import make_database, put_as_of
 from .test_pg_schema_v2 import Roles, _may_execute, _version, roles
+from .test_pg_schema_v5 import _in_order
 from .test_store_conformance import Teams, teams
 
 __all__ = ["roles", "teams"]  # the fixtures, imported for the tests below
@@ -117,22 +118,24 @@ def test_a_doc_without_terms_deleted_and_put_again_leaves_its_old_place(
 def test_the_counts_kept_are_a_recounts(teams: Teams, alice: PostgresStore) -> None:
     """Random catch-ups (writes with and without terms, moves, drops, deletes, deletes put
     again, a rebuild now and then): after each, the count of docs and the total length kept
-    in lex_state are a recount of lex_docs, the length rows are the docs', and only docs
-    with terms have terms."""
+    in lex_state are a recount of lex_docs, the length rows are the docs', only docs with
+    terms have terms, and every doc's neighbours are those a window over its group gives
+    (a doc gone with its node: found by probes at its old place)."""
     rng = random.Random(7)
     names = [f"n{i:02d}" for i in range(24)]
     for name in names:
         alice.put(Node(id=name, type="entity", name=name))
     live = set(names)
     docs: dict[str, int] = {}  # id -> length
+    places: dict[str, tuple[str | None, float | None]] = {}  # id -> (group, order)
     dsn = teams.dsn("alice")
     upto = 100  # the revision each catch-up claims (no node write moves it past this)
 
     def row(name: str) -> LexicalRow:
         terms = {f"t{j}": rng.randint(1, 3) for j in range(rng.choice([0, 0, 1, 2, 4]))}
         docs[name] = sum(terms.values())
-        group = rng.choice(["g1", "g2", None])
-        return _row(name, terms, group=group, order=rng.choice([None, 1.0, 2.0]))
+        places[name] = rng.choice(["g1", "g2", None]), rng.choice([None, 1.0, 2.0])
+        return _row(name, terms, group=places[name][0], order=places[name][1])
 
     for step in range(45):
         rows: list[LexicalRow] = []
@@ -167,6 +170,8 @@ def test_the_counts_kept_are_a_recounts(teams: Teams, alice: PostgresStore) -> N
         assert alice.lexical_state()[2:] == got["recount"], step
         assert got["lengths"] == docs, step
         assert got["termed"] == {i for i, n in docs.items() if n > 0}, step
+        want = _in_order({i: places[i] for i in docs})
+        assert {i: (p, q) for i, (_, p, q) in got["docs"].items()} == want, step
 
 
 def test_a_namespace_deleted_takes_its_length_rows(teams: Teams, alice: PostgresStore) -> None:
@@ -244,9 +249,17 @@ def test_a_version_6_database_is_migrated_to_7_and_its_index_kept(roles: Roles) 
             "WHERE c.oid = to_regclass('ctxsdk.lex_lengths')"
         )
         assert policy.fetchone() == (True, 1)
-        lengths = conn.execute("SELECT namespace, id, length FROM ctxsdk.lex_lengths ORDER BY 2")
-        # b's doc went with its node; its length is the sum of its terms' counts
-        assert lengths.fetchall() == [("a", "a", 1), ("a", "b", 3), ("a", "c", 0)]
+        lengths = conn.execute(
+            "SELECT namespace, id, length, grp, ord FROM ctxsdk.lex_lengths ORDER BY 2"
+        )
+        # b's doc went with its node; its length is the sum of its terms' counts, its place
+        # unknown: the links that named it are made again at once
+        assert lengths.fetchall() == [
+            ("a", "a", 1, "s", 1.0),
+            ("a", "b", 3, None, None),
+            ("a", "c", 0, "s", 3.0),
+        ]
+    assert _index(roles.dsn("alice"))["docs"] == {"a": (1, None, "c"), "c": (0, "a", None)}
     with PostgresStore(roles.dsn("alice"), namespace="a", create=False) as alice:
         assert alice.lexical_state() == (3, V, 3, 4)
         assert alice.changes(3) == ([], ["b"])

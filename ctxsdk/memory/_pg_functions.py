@@ -44,6 +44,7 @@ __all__ = [
     "create_functions_v7",
     "create_triggers_v4",
     "create_triggers_v5",
+    "relink_orphans_sql",
 ]
 
 # May the login role write namespace ns? Inside a SECURITY DEFINER function current_user is
@@ -835,14 +836,17 @@ def create_functions_v6(conn: psycopg.Connection[Any]) -> None:
         )
 
 
-# Version 7: each document's length is kept in ``lex_lengths`` too, a row that outlives its
-# doc when its node is deleted (no foreign key; write_index drops it at the catch-up that
-# drops the doc's terms). Two things follow. A node deleted and put again since the last
-# catch-up is known by that row, whatever its terms: version 6 knew it only by its terms, so
-# a doc with none (its text tokenizes to nothing) came back with the links of its old place
-# still naming it. And the namespace's count of documents and sum of their lengths are kept
-# as the catch-up goes (what it wrote, less the rows it dropped), not counted again over
-# every document at each catch-up (28 ms of one at 100k documents); a rebuild counts them.
+# Version 7: each document's length and place (group, order) are kept in ``lex_lengths``
+# too, a row that outlives its doc when its node is deleted (no foreign key; write_index
+# drops it at the catch-up that drops the doc's terms). Three things follow. A node deleted
+# and put again since the last catch-up is known by that row, whatever its terms: version 6
+# knew it only by its terms, so a doc with none (its text tokenizes to nothing) came back
+# with the links of its old place still naming it. The namespace's count of documents and
+# sum of their lengths are kept as the catch-up goes (what it wrote, less the rows it
+# dropped), not counted again over every document at each catch-up (28 ms of one at 100k
+# documents); a rebuild counts them. And the docs beside a doc gone with its node are found
+# by the two probes of ``lex_docs_group`` at its old place, not by a scan of every doc's
+# links for its id (version 6's, 100 ms of a catch-up after a delete at 100k documents).
 
 
 def _v7_write_index() -> tuple[str, str, str, str]:
@@ -885,9 +889,13 @@ def _v7_write_index() -> tuple[str, str, str, str]:
                 UNION SELECT v.id FROM unnest(vanished) AS v(id))
             AND NOT EXISTS (
                 SELECT 1 FROM ctxsdk.lex_docs d WHERE d.namespace = ns AND d.id = l.id)
-            RETURNING l.length
+            RETURNING l.id, l.length, l.grp, l.ord
         )
-        SELECT count(*), coalesce(sum(f.length), 0) INTO lost_docs, lost_total
+        SELECT count(*), coalesce(sum(f.length), 0),
+            coalesce(array_agg(f.id) FILTER (WHERE f.grp IS NOT NULL), '{}'),
+            coalesce(array_agg(f.grp) FILTER (WHERE f.grp IS NOT NULL), '{}'),
+            coalesce(array_agg(f.ord) FILTER (WHERE f.grp IS NOT NULL), '{}')
+        INTO lost_docs, lost_total, lost_ids, lost_grps, lost_ords
         FROM forgotten f;
     END IF;
     INSERT INTO ctxsdk.lex_docs""",
@@ -898,14 +906,15 @@ def _v7_write_index() -> tuple[str, str, str, str]:
 """,
         """    GET DIAGNOSTICS written = ROW_COUNT;
     IF rebuild THEN
-        INSERT INTO ctxsdk.lex_lengths (namespace, id, length)
-        SELECT ns, d.id, d.length FROM ctxsdk.lex_docs d WHERE d.namespace = ns;
+        INSERT INTO ctxsdk.lex_lengths (namespace, id, length, grp, ord)
+        SELECT ns, d.id, d.length, d.grp, d.ord FROM ctxsdk.lex_docs d WHERE d.namespace = ns;
         SELECT count(*), coalesce(sum(l.length), 0) INTO counted, added
         FROM ctxsdk.lex_lengths l WHERE l.namespace = ns;
     ELSE
         WITH kept AS (
-            INSERT INTO ctxsdk.lex_lengths (namespace, id, length)
-            SELECT ns, u.id, u.length FROM unnest(ids, lengths) AS u(id, length)
+            INSERT INTO ctxsdk.lex_lengths (namespace, id, length, grp, ord)
+            SELECT ns, u.id, u.length, u.grp, u.ord
+            FROM unnest(ids, lengths, grps, ords) AS u(id, length, grp, ord)
             JOIN unnest(live) AS k(id) ON k.id = u.id
             RETURNING length
         )
@@ -919,6 +928,24 @@ def _v7_write_index() -> tuple[str, str, str, str]:
         """        ANALYZE ctxsdk.lex_terms;
         ANALYZE ctxsdk.lex_lengths;
 """,
+    )
+    # the docs beside the old place of a doc gone with its node, found by the same two
+    # probes at that place (kept in its length row), not by a scan of every doc's links
+    swap(
+        """    IF cardinality(vanished) > 0 AND NOT rebuild THEN
+        SELECT around || coalesce(array_agg(d.id), '{}') INTO around
+        FROM ctxsdk.lex_docs d
+        WHERE d.namespace = ns AND d.grp IS NOT NULL
+            AND (d.prev IN (SELECT v.id FROM unnest(vanished) AS v(id))
+                OR d.next IN (SELECT v.id FROM unnest(vanished) AS v(id)));
+    END IF;""",
+        f"""    IF cardinality(lost_ids) > 0 AND NOT rebuild THEN
+        SELECT around || coalesce(array_agg(b.id) FILTER (WHERE b.id IS NOT NULL), '{{}}')
+        INTO around FROM (
+            SELECT {_beside("y", True)} AS p, {_beside("y", False)} AS q
+            FROM unnest(lost_ids, lost_grps, lost_ords) AS y(id, grp, ord)
+        ) z CROSS JOIN LATERAL (VALUES (z.p), (z.q)) AS b(id);
+    END IF;""",
     )
     # the counts: a rebuild's, or the last ones with what this wrote and dropped
     swap(
@@ -937,7 +964,8 @@ def _v7_write_index() -> tuple[str, str, str, str]:
         returns,
         body,
         declare + " counted bigint := 0; added bigint := 0; lost_docs bigint := 0;"
-        " lost_total bigint := 0;",
+        " lost_total bigint := 0; lost_ids text[] := '{}'; lost_grps text[] := '{}';"
+        " lost_ords double precision[] := '{}';",
     )
 
 
@@ -998,3 +1026,24 @@ def _replace(conn: psycopg.Connection[Any], writers: dict[str, tuple[str, str, s
             f"{kept}\n"
             f"AS $$\nDECLARE {declare}\nBEGIN{_CHECK}{body}\nEND\n$$"
         )
+
+
+def relink_orphans_sql() -> str:
+    """One statement (version 7's migration) relinking every doc whose links name a doc
+    that is no longer there (its node deleted since the last catch-up): each link becomes
+    what the window over its group gives, by the probes of ``write_index``."""
+    before = _beside("v", True).replace("x.namespace = ns", "x.namespace = v.namespace")
+    after = _beside("v", False).replace("x.namespace = ns", "x.namespace = v.namespace")
+    gone = (
+        "{link} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ctxsdk.lex_docs e "
+        "WHERE e.namespace = v.namespace AND e.id = {link})"
+    )
+    return f"""
+UPDATE ctxsdk.lex_docs d SET prev = w.prev, next = w.next
+FROM (
+    SELECT v.namespace, v.id, {before} AS prev, {after} AS next
+    FROM ctxsdk.lex_docs v
+    WHERE v.grp IS NOT NULL
+        AND ({gone.format(link="v.prev")} OR {gone.format(link="v.next")})
+) w
+WHERE d.namespace = w.namespace AND d.id = w.id"""

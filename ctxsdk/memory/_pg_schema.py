@@ -392,18 +392,20 @@ def _v6(conn: psycopg.Connection[Any]) -> None:
 
 
 def _v7(conn: psycopg.Connection[Any]) -> None:
-    """``lex_lengths``: each indexed document's length, a row without a foreign key to its
-    node, so it outlives a doc its node's delete took; ``write_index`` drops it at the
-    catch-up that drops the doc's terms. With it version 7's ``write_index``
-    (``_pg_functions.create_functions_v7``, replaced in place: owner, grants and settings
-    kept) keeps ``lex_state``'s count of documents and sum of lengths as it goes instead of
-    counting them again at every catch-up, and knows a node deleted and put again by its
-    length row (version 6 knew it by its terms only: a doc without terms kept links naming
-    it at its old place). The rows are made from each namespace's docs, and from the terms
-    of the docs a delete took since the last catch-up (their length is the sum of their
-    counts), and the counts made from them; members read them under the same policy as the
-    other tables, as they read the nodes."""
-    from ._pg_functions import create_functions_v7
+    """``lex_lengths``: each indexed document's length and place (group, order), a row
+    without a foreign key to its node, so it outlives a doc its node's delete took;
+    ``write_index`` drops it at the catch-up that drops the doc's terms. With it version 7's
+    ``write_index`` (``_pg_functions.create_functions_v7``, replaced in place: owner, grants
+    and settings kept) keeps ``lex_state``'s count of documents and sum of lengths as it
+    goes instead of counting them again at every catch-up, knows a node deleted and put
+    again by its row (version 6 knew it by its terms only: a doc without terms kept links
+    naming it at its old place), and finds the docs beside a doc gone with its node by
+    probes at its old place, not by a scan of every doc's links. The rows are made from
+    each namespace's docs, and from the terms of the docs a delete took since the last
+    catch-up (their length is the sum of their counts; their place is unknown, so the docs
+    whose links name them are relinked here), and the counts made from them; members read
+    them under the same policy as the other tables, as they read the nodes."""
+    from ._pg_functions import create_functions_v7, relink_orphans_sql
 
     conn.execute(
         f"""
@@ -411,16 +413,18 @@ def _v7(conn: psycopg.Connection[Any]) -> None:
             namespace text NOT NULL,
             id text NOT NULL,
             length integer NOT NULL,
+            grp text,
+            ord double precision,
             PRIMARY KEY (namespace, id)
         );
         ALTER TABLE {SCHEMA}.lex_lengths ENABLE ROW LEVEL SECURITY;
         CREATE POLICY members ON {SCHEMA}.lex_lengths
             USING (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]))
             WITH CHECK (namespace = ANY ((SELECT {SCHEMA}.my_namespaces())::text[]));
-        INSERT INTO {SCHEMA}.lex_lengths (namespace, id, length)
-        SELECT d.namespace, d.id, d.length FROM {SCHEMA}.lex_docs d
+        INSERT INTO {SCHEMA}.lex_lengths (namespace, id, length, grp, ord)
+        SELECT d.namespace, d.id, d.length, d.grp, d.ord FROM {SCHEMA}.lex_docs d
         UNION ALL
-        SELECT t.namespace, t.id, sum(t.tf) FROM {SCHEMA}.lex_terms t
+        SELECT t.namespace, t.id, sum(t.tf), NULL, NULL FROM {SCHEMA}.lex_terms t
         WHERE NOT EXISTS (
             SELECT 1 FROM {SCHEMA}.lex_docs d WHERE d.namespace = t.namespace AND d.id = t.id)
         GROUP BY t.namespace, t.id;
@@ -435,6 +439,10 @@ def _v7(conn: psycopg.Connection[Any]) -> None:
         ANALYZE {SCHEMA}.lex_lengths;
         """
     )
+    # the place of a doc a delete took since the last catch-up is unknown (version 6 found
+    # its neighbours by their links): the docs whose links name a doc that is gone are
+    # relinked now, as the catch-up would have
+    conn.execute(relink_orphans_sql())
     create_functions_v7(conn)
     _grant_select_like_nodes(conn, _LEX_TABLES_V7)
 
