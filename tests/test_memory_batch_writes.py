@@ -104,8 +104,13 @@ def test_the_merge_index_answers_as_the_rule_with_nodes_kept_aside(tmp_path: Pat
     store = SQLiteStore(tmp_path / "m.db")
     index = MergeIndex()
     kinds = ("preference", "decision", "entity")
-    kept_aside = 0
+    kept_aside = scanned = 0
     said: list[tuple[str, str]] = [("deploy", "DEPLOY")]  # every text and name written
+
+    def cand_node(cand: Candidate) -> Node:
+        text = cand.text if rng.random() < 0.5 else f"{cand.text} {rng.choice(WORDS)}"
+        return Node(id="", type=cand.type, name=cand.name, text=text, extra=cand.extra)
+
     for step in range(500):
         kind = rng.choice(kinds)
         cand = _candidate(rng, kind)
@@ -116,6 +121,12 @@ def test_the_merge_index_answers_as_the_rule_with_nodes_kept_aside(tmp_path: Pat
                 at = rng.randrange(len(words))
                 text = " ".join(words[at : at + rng.randint(1, 3)])
             cand = replace(cand, text=text, name=name if kind == "entity" else text)
+        if rng.random() < 0.5:  # the text search made before the write's lock
+            index.sync(store)
+            index.scan_ahead([cand])
+            scanned += bool(index._scanned)
+            for _ in range(rng.randint(0, 2)):  # another writer's write meanwhile
+                store.put(replace(cand_node(cand), aliases=()))
         index.sync(store, defer=rng.random() < 0.8)
         synced = index.revision
         kept_aside += bool(index._aside)
@@ -173,7 +184,11 @@ def test_the_merge_index_answers_as_the_rule_with_nodes_kept_aside(tmp_path: Pat
             if rng.random() < 0.3:  # this writer's own write, filed at once; when it is
                 index.put(stored)  # the first since the sync, it is not read back
                 index.committed(synced, store.committed_revision)
+        index.sync(store, defer=rng.random() < 0.8)  # the same text asked after the writes
+        again = merge_target(cand, store.nodes(types=[kind]))
+        assert _compared(index.target(cand)) == _compared(again), step
     assert kept_aside > 100  # the answers above were given with nodes aside, often
+    assert scanned > 50  # and with the text search made ahead
     index.flush()
     full = MergeIndex()
     full.sync(store)

@@ -709,6 +709,8 @@ class MergeIndex:
         self._pending = False
         self._aside: dict[str, _Aside | None] = {}  # id -> node not filed yet (None: gone)
         self._asked = 0  # answers given while nodes are aside
+        self._version = 0  # bumped by every change of the pools
+        self._scanned: dict[tuple[str, str], tuple[int, set[str]]] = {}  # ``scan_ahead``
 
     def reset(self) -> None:
         """Forget everything: the next ``sync`` reads every node again."""
@@ -717,6 +719,7 @@ class MergeIndex:
             self._rev = -1
             self._pending = False
             self._aside = {}
+            self._version += 1
 
     def unsettled(self) -> None:
         """Writes went in inside a caller's batch: this index holds them before the batch
@@ -805,6 +808,7 @@ class MergeIndex:
         """``node`` as the store now holds it (written by this process)."""
         with self._lock:
             self._aside.pop(node.id, None)  # this write's node is newer than one aside
+            self._version += 1
             for t, pool in self._pools.items():
                 if t != node.type:
                     pool.discard(node.id)
@@ -816,8 +820,25 @@ class MergeIndex:
     def discard(self, node_id: str) -> None:
         with self._lock:
             self._aside.pop(node_id, None)
+            self._version += 1
             for pool in self._pools.values():
                 pool.discard(node_id)
+
+    def scan_ahead(self, candidates: Sequence[Candidate]) -> None:
+        """Before a write's lock: search the pools for the texts ``candidates`` contain or
+        are contained in (the scan of every text ``target`` makes), kept for ``target``
+        while the pools stay as they are (nodes kept aside inside the write leave them so;
+        ``target`` adds what they match)."""
+        with self._lock:
+            self._scanned = {}
+            for cand in candidates:
+                pool = self._pools.get(cand.type)
+                if pool is None or cand.type == "entity" or cand.type not in MERGED_TYPES:
+                    continue
+                text = _norm(cand.text)
+                if len(text) >= _HEAD and not pool.equal.get(text):
+                    found = pool.containing(text) | pool.contained(text)
+                    self._scanned[(cand.type, text)] = (self._version, found)
 
     def target(self, candidate: Candidate) -> Node | None:
         """What ``merge_target(candidate, <the store's active nodes>)`` gives."""
@@ -854,7 +875,11 @@ class MergeIndex:
             if not same:
                 same = [k.node.id for k in kept if k.norm and (text in k.norm or k.norm in text)]
                 if pool is not None:
-                    found = pool.containing(text) | pool.contained(text)
+                    scanned = self._scanned.get((candidate.type, text))
+                    if scanned is not None and scanned[0] == self._version:
+                        found = scanned[1]  # the pools have not changed since
+                    else:
+                        found = pool.containing(text) | pool.contained(text)
                     same += [i for i in found if i not in aside]
             if not same:
                 return None

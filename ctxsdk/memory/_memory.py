@@ -849,7 +849,7 @@ class Memory:
                 fresh = prepare(self._new(cand, ""))
             except InvalidArgument:  # refused inside by put, as ever
                 fresh = None
-        with self._writing():
+        with self._writing(ahead=[cand]):
             # every text above passed the door
             node, _ = self._apply(cand, admitted=True, checked=checked, fresh=fresh)
             for t in targets:
@@ -888,12 +888,14 @@ class Memory:
             self._merge_index.put(node)
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
+    def _writing(self, ahead: Sequence[Candidate] = ()) -> Iterator[None]:
         """The batch of a ``remember`` or ``ingest``, with the merge index in step: read
         up to date before the write lock is taken (reads need none), then only what other
         writers committed meanwhile, inside it. A batch that fails leaves the index holding
         nodes it rolled back: it is read again. Inside a caller's batch the writes are not
-        committed yet: the index is read again once that batch is over."""
+        committed yet: the index is read again once that batch is over. ``ahead``: the
+        candidates the write applies, whose merge-rule text search runs before the lock
+        (``MergeIndex.scan_ahead``)."""
         outer = bool(getattr(self.store, "in_batch", False))
         index = self._merge_index
         if index is None:
@@ -901,6 +903,7 @@ class Memory:
         if not outer:
             index.settle()
             index.sync(self.store)
+            index.scan_ahead(ahead)  # the merge rule's text search, out of the lock
         me = threading.get_ident()
         synced = -1
         try:
