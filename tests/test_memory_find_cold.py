@@ -213,6 +213,28 @@ def test_a_first_find_leaves_a_paused_collector_paused(tmp_path: Path) -> None:
         gc.enable()
 
 
+class _Watching(_Fixed):
+    """An embedder that notes whether the garbage collector runs while it embeds."""
+
+    def __init__(self) -> None:
+        self.collecting: list[bool] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.collecting.append(gc.isenabled())
+        return super().embed(texts)
+
+
+def test_the_collector_runs_while_a_first_read_embeds(tmp_path: Path) -> None:
+    """Paused for the read and the index, not for a model's (or an endpoint's) work."""
+    path = tmp_path / "memory.db"
+    queries = _memory_rows(path)
+    watching = _Watching()
+    with Memory(path, embedder=watching) as mem:
+        assert mem.find(queries[0]).hits
+    assert watching.collecting and all(watching.collecting)
+    assert gc.isenabled()
+
+
 @pytest.mark.skipif(_locomo_path() is None, reason="LoCoMo data is not available")
 def test_a_first_find_over_an_ingested_conversation_ranks_as_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
