@@ -450,3 +450,29 @@ OPEN_WORK = prefiltered(OPEN_WORK)
 PROHIBITION = prefiltered(PROHIBITION)
 REASON = prefiltered(REASON)
 CORRECTION = prefiltered(CORRECTION, by_branch=True)  # "no", "is", "are" pass most sentences
+
+
+class _AtEnd:
+    """``DANGLING`` searched only where a match can start. Every match is one of its words
+    and then only whitespace to the end, so it starts at most the longest word's length
+    (``_LONGEST``) before the text's last character that is not whitespace (``\\s`` and
+    ``str.rstrip`` strip the same characters); ``\\b`` still sees the character before the
+    window. A sentence ends in none of the words most of the time, and a search from its
+    first character tried the words at every word boundary. Other calls go to the pattern."""
+
+    __slots__ = ("_pattern",)
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self._pattern = pattern
+
+    def search(self, text: str, *args: int) -> re.Match[str] | None:
+        if args:
+            return self._pattern.search(text, *args)
+        return self._pattern.search(text, max(0, len(text.rstrip()) - _LONGEST))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._pattern, name)
+
+
+_LONGEST = len("following")  # DANGLING's longest word
+DANGLING = _AtEnd(DANGLING)  # type: ignore[assignment]
