@@ -213,6 +213,24 @@ def test_a_first_find_leaves_a_paused_collector_paused(tmp_path: Path) -> None:
         gc.enable()
 
 
+def test_a_first_find_leaves_the_callers_frozen_objects_frozen(tmp_path: Path) -> None:
+    """The read's objects go to the oldest generation by freezing and unfreezing every
+    object, which is not done when the caller froze some of its own."""
+    path = tmp_path / "memory.db"
+    queries = _memory_rows(path)
+    kept = [[i] for i in range(1000)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(kept)
+        _finds(path, queries)
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    _finds(path, queries)
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
 class _Watching(_Fixed):
     """An embedder that notes whether the garbage collector runs while it embeds."""
 

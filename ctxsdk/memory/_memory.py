@@ -24,7 +24,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -64,7 +64,7 @@ from ._find import (
     is_stale,
     said_text,
 )
-from ._index_doc import UNINDEXED, index_doc, is_embedded
+from ._index_doc import UNINDEXED, index_doc, is_embedded, reading_all
 from ._ingest import (
     MergeIndex,
     extract,
@@ -467,6 +467,22 @@ class Memory:
         rev = self.store.revision()
         if rev == self._revision:
             return
+        # the first read, every node: the garbage collector paused (not while nodes are
+        # embedded: a model's or an endpoint's objects)
+        quiet = reading_all if self._revision < 0 else nullcontext
+        with quiet():
+            changed, anchors_moved = self._read_changes()
+        vectors = (
+            {} if self._embedder is None else self._vectors([n for n in changed if is_embedded(n)])
+        )
+        with quiet():
+            self._index(changed, vectors, anchors_moved)
+        self._edges.clear()  # read again as find needs them, while this revision stands
+        self._revision = rev
+
+    def _read_changes(self) -> tuple[list[Node], bool]:
+        """``_sync``'s read: the nodes gone since the last sync taken out of the cache and
+        the index; returns the nodes to index (new or changed) and whether an anchor went."""
         delta = self.store.changes(self._revision) if self._revision >= 0 else None
         if delta is None:
             fresh = {n.id: n for n in self.store.nodes() if n.type not in UNINDEXED}
@@ -487,24 +503,30 @@ class Memory:
                 self._retriever.remove(nid)
                 self._templates.remove(nid)
                 anchors_moved = anchors_moved or _is_anchor(old)
-        changed = [n for n in written if self._nodes.get(n.id) != n]
+        return [n for n in written if self._nodes.get(n.id) != n], anchors_moved
+
+    def _index(self, changed: list[Node], vectors: Mapping[str, Any], anchors_moved: bool) -> None:
+        """``_sync``'s indexing: ``changed`` into the cache and the index (``vectors``: the
+        embeddings of those embedded, by id), the anchors and the boilerplate made again."""
         new_ids = [n.id for n in changed if n.id not in self._nodes]
         tail = next(reversed(self._nodes), "")
-        vectors = (
-            {} if self._embedder is None else self._vectors([n for n in changed if is_embedded(n)])
-        )
+        docs = []
         for node in changed:
             doc = index_doc(node)
             assert doc is not None  # an active node of an indexed type
-            self._retriever.add(
-                node.id,
-                doc.text,
-                group=doc.group,
-                order=doc.order,
-                section=doc.section,
-                vector=vectors.get(node.id),
-                dense=doc.dense,
+            docs.append(
+                (
+                    node.id,
+                    doc.text,
+                    doc.group,
+                    doc.order,
+                    doc.section,
+                    vectors.get(node.id),
+                    doc.dense,
+                )
             )
+        self._retriever.add_many(docs)  # a first read's every node in one pass
+        for node in changed:
             old = self._nodes.get(node.id)
             anchors_moved = (
                 anchors_moved or _is_anchor(node) or (old is not None and _is_anchor(old))
@@ -518,8 +540,6 @@ class Memory:
         if anchors_moved:
             self._anchors = [n for n in self._nodes.values() if _is_anchor(n)]
         self._boilerplate = self._templates.ids()
-        self._edges.clear()  # read again as find needs them, while this revision stands
-        self._revision = rev
 
     # -- stored embeddings -------------------------------------------------------------------
     @property
