@@ -47,6 +47,19 @@ def _compared(node: Node | None) -> tuple[Any, ...] | None:
     return (node.id, node.type, node.name, node.text, node.aliases, node.status, node.extra)
 
 
+def _new_node(rng: random.Random, cand: Candidate, kind: str) -> Node:
+    """A node another writer puts for ``cand`` (an entity sometimes with an alias)."""
+    aliases = (rng.choice(WORDS),) if kind == "entity" and rng.random() < 0.3 else ()
+    return Node(
+        id="",
+        type=cand.type,
+        name=cand.name,
+        text=cand.text,
+        aliases=aliases,
+        extra=cand.extra,
+    )
+
+
 def test_the_merge_index_answers_as_the_rule_over_every_node(tmp_path: Path) -> None:
     rng = random.Random(7)
     store = SQLiteStore(tmp_path / "m.db")
@@ -71,17 +84,7 @@ def test_the_merge_index_answers_as_the_rule_over_every_node(tmp_path: Path) -> 
         assert _compared(index.entity(name)) == _compared(scan)
         roll = rng.random()
         if roll < 0.6:  # a new node (another writer: the index learns it from the store)
-            aliases = (rng.choice(WORDS),) if kind == "entity" and rng.random() < 0.3 else ()
-            store.put(
-                Node(
-                    id="",
-                    type=cand.type,
-                    name=cand.name,
-                    text=cand.text,
-                    aliases=aliases,
-                    extra=cand.extra,
-                )
-            )
+            store.put(_new_node(rng, cand, kind))
         elif roll < 0.75 and pool:  # archived, deleted, or its text changed
             victim = rng.choice(pool)
             what = rng.random()
@@ -148,15 +151,7 @@ def test_the_merge_index_answers_as_the_rule_with_nodes_kept_aside(tmp_path: Pat
             everything = store.nodes(include_archived=True)
             roll = rng.random()
             if roll < 0.5 or not everything:  # a new node
-                aliases = (rng.choice(WORDS),) if kind == "entity" and rng.random() < 0.3 else ()
-                node = Node(
-                    id="",
-                    type=cand.type,
-                    name=cand.name,
-                    text=cand.text,
-                    aliases=aliases,
-                    extra=cand.extra,
-                )
+                node = _new_node(rng, cand, kind)
             else:
                 victim = rng.choice(everything)
                 aside = [n for n in everything if n.id in index._aside]

@@ -26,7 +26,7 @@ import bisect
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -208,6 +208,26 @@ def _among(a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.bool_]:
     return found
 
 
+def _file_postings(
+    post: dict[str, dict[int, int]],
+    post_arr: dict[str, Any],
+    slot: int,
+    tf: Mapping[str, int],
+) -> int:
+    """File document ``slot``'s term counts ``tf`` into the postings, drop the per-term
+    arrays they make stale, and return the document's length in terms."""
+    for t, f in tf.items():
+        got = post.get(t)
+        if got is None:
+            post[t] = {slot: f}
+        else:
+            got[slot] = f
+    if post_arr:
+        for t in tf:
+            post_arr.pop(t, None)
+    return sum(tf.values())
+
+
 def _empty() -> _Scores:
     xp = _numpy()
     return _Scores(xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.float64))
@@ -343,20 +363,10 @@ class Retriever:
         self._ids.append(doc_id)
         self._slot[doc_id] = slot
         self._tf.append(tf)
-        n = sum(tf.values())
+        # no per-term arrays before the first search: a memory's first read skips them
+        n = _file_postings(self._post, self._post_arr, slot, tf)
         self._len.append(n)
         self._total += n
-        post = self._post
-        for t, f in tf.items():
-            got = post.get(t)
-            if got is None:
-                post[t] = {slot: f}
-            else:
-                got[slot] = f
-        if self._post_arr:  # none before the first search: a memory's first read skips it
-            post_arr = self._post_arr
-            for t in tf:
-                post_arr.pop(t, None)
         self._arr = None
         self._text.append(text)
         self._group.append(group)
@@ -423,18 +433,9 @@ class Retriever:
         for slot, (_, text, group, order, section, vector, dense) in enumerate(rows, start):
             tf = counts(text)
             tfs.append(tf)
-            n = sum(tf.values())
+            n = _file_postings(post, post_arr, slot, tf)
             lens.append(n)
             total += n
-            for t, f in tf.items():
-                got = post.get(t)
-                if got is None:
-                    post[t] = {slot: f}
-                else:
-                    got[slot] = f
-            if post_arr:
-                for t in tf:
-                    post_arr.pop(t, None)
             sections.append(-1 if section is None else section_of(section, slot))
             seq += 1
             if group is not None:
