@@ -12,6 +12,7 @@ from the executed copy, so the docs show what the code does now, never a stale s
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ def executed(path: Path) -> Path:
         if cell.cell_type == "markdown":
             cell.source = _DOCS_LINK.sub(r"](../../\1/\2)", cell.source)
     out = _OUT / path.name
-    _OUT.mkdir(exist_ok=True)
+    _OUT.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out)
     return out
 
@@ -60,3 +61,8 @@ def on_files(files: Any, config: Any) -> Any:
         if src.suffix == ".ipynb" and f.src_uri.startswith("notebooks/"):
             f.abs_src_path = str(executed(src.resolve()))
     return files
+
+
+def on_post_build(config: Any) -> None:
+    # the executed copies are rendered by now: leave nothing behind in the temp dir
+    shutil.rmtree(_OUT.parent, ignore_errors=True)
