@@ -730,16 +730,19 @@ def _beside(y: str, before: bool) -> str:
     )
 
 
+def _swap(body: str, old: str, new: str) -> str:
+    """``body`` with its one ``old`` replaced by ``new``: a later version of a function
+    derived from the one before it, each change checked to land exactly once."""
+    assert body.count(old) == 1, old
+    return body.replace(old, new)
+
+
 def _v6_write_index() -> tuple[str, str, str, str]:
     args, returns, body, declare = _WRITERS_V5["write_index"]
 
-    def swap(old: str, new: str) -> None:
-        nonlocal body
-        assert body.count(old) == 1, old
-        body = body.replace(old, new)
-
     # the neighbours of the docs about to be removed, while they are still there
-    swap(
+    body = _swap(
+        body,
         """    ELSE
         WITH removed AS (""",
         f"""    ELSE
@@ -754,14 +757,16 @@ def _v6_write_index() -> tuple[str, str, str, str]:
         WITH removed AS (""",
     )
     # a vanished doc's neighbours: the docs whose links still name it
-    swap(
+    body = _swap(
+        body,
         """        SELECT touched || coalesce(array_agg(DISTINCT d.grp), '{}') INTO touched
         FROM ctxsdk.lex_docs d""",
         """        SELECT around || coalesce(array_agg(d.id), '{}') INTO around
         FROM ctxsdk.lex_docs d""",
     )
     # a rebuild links each group whole; a catch-up the docs around what it wrote
-    swap(
+    body = _swap(
+        body,
         """    IF cardinality(touched) > 0 THEN
         UPDATE ctxsdk.lex_docs d""",
         f"""    IF NOT rebuild THEN
@@ -806,7 +811,8 @@ def _v6_write_index() -> tuple[str, str, str, str]:
     # a node deleted and put again since the last catch-up is written with its doc gone
     # (its node took it) but its terms and the links that name it still there: version 5
     # failed on its terms (a duplicate key, at every catch-up after); it is one vanished too
-    swap(
+    body = _swap(
+        body,
         """        -- the terms of the docs removed here and of those their nodes took with them""",
         """        SELECT vanished || coalesce(array_agg(DISTINCT t.id), '{}') INTO vanished
         FROM ctxsdk.lex_terms t WHERE t.namespace = ns AND t.id IN (
@@ -815,7 +821,8 @@ def _v6_write_index() -> tuple[str, str, str, str]:
         -- the terms of the docs removed here and of those their nodes took with them""",
     )
     # in a rebuild the docs just written are all there is: nothing else to read
-    swap(
+    body = _swap(
+        body,
         "    IF cardinality(vanished) > 0 THEN",
         "    IF cardinality(vanished) > 0 AND NOT rebuild THEN",
     )
@@ -852,13 +859,9 @@ def create_functions_v6(conn: psycopg.Connection[Any]) -> None:
 def _v7_write_index() -> tuple[str, str, str, str]:
     args, returns, body, declare = _WRITERS_V6["write_index"]
 
-    def swap(old: str, new: str) -> None:
-        nonlocal body
-        assert body.count(old) == 1, old
-        body = body.replace(old, new)
-
     # a rebuild starts the lengths again with the docs and terms
-    swap(
+    body = _swap(
+        body,
         """        DELETE FROM ctxsdk.lex_terms t WHERE t.namespace = ns;
 """,
         """        DELETE FROM ctxsdk.lex_terms t WHERE t.namespace = ns;
@@ -867,7 +870,8 @@ def _v7_write_index() -> tuple[str, str, str, str]:
     )
     # a node deleted and put again since the last catch-up: its length row is still here
     # (its doc went with its node), terms or none
-    swap(
+    body = _swap(
+        body,
         """        -- the terms of the docs removed here and of those their nodes took with them""",
         """        SELECT vanished || coalesce(array_agg(l.id), '{}') INTO vanished
         FROM ctxsdk.lex_lengths l WHERE l.namespace = ns AND l.id IN (
@@ -878,7 +882,8 @@ def _v7_write_index() -> tuple[str, str, str, str]:
     )
     # the length rows of the docs gone (but a doc a deleter still holds: it is still here,
     # and still counted, until its delete commits and a catch-up reads it)
-    swap(
+    body = _swap(
+        body,
         """            UNION ALL SELECT v.id FROM unnest(vanished) AS v(id));
     END IF;
     INSERT INTO ctxsdk.lex_docs""",
@@ -901,7 +906,8 @@ def _v7_write_index() -> tuple[str, str, str, str]:
     INSERT INTO ctxsdk.lex_docs""",
     )
     # the length rows of the docs written (a rebuild: of every doc there is)
-    swap(
+    body = _swap(
+        body,
         """    GET DIAGNOSTICS written = ROW_COUNT;
 """,
         """    GET DIAGNOSTICS written = ROW_COUNT;
@@ -922,7 +928,8 @@ def _v7_write_index() -> tuple[str, str, str, str]:
     END IF;
 """,
     )
-    swap(
+    body = _swap(
+        body,
         """        ANALYZE ctxsdk.lex_terms;
 """,
         """        ANALYZE ctxsdk.lex_terms;
@@ -931,7 +938,8 @@ def _v7_write_index() -> tuple[str, str, str, str]:
     )
     # the docs beside the old place of a doc gone with its node, found by the same two
     # probes at that place (kept in its length row), not by a scan of every doc's links
-    swap(
+    body = _swap(
+        body,
         """    IF cardinality(vanished) > 0 AND NOT rebuild THEN
         SELECT around || coalesce(array_agg(d.id), '{}') INTO around
         FROM ctxsdk.lex_docs d
@@ -948,7 +956,8 @@ def _v7_write_index() -> tuple[str, str, str, str]:
     END IF;""",
     )
     # the counts: a rebuild's, or the last ones with what this wrote and dropped
-    swap(
+    body = _swap(
+        body,
         """        docs = c.docs, total = c.total
     FROM (
         SELECT count(*) AS docs, coalesce(sum(d.length), 0) AS total
