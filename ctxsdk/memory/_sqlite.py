@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from ..errors import (
     CorruptStore,
@@ -412,16 +412,13 @@ def _counts(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
-class PreparedNode:
+class PreparedNode(NamedTuple):
     """A new node checked and its row encoded ahead of its write (``SQLiteStore.prepared``):
     the node, and its columns (``node_columns``) without the id, uri and times the insert
     sets."""
 
-    __slots__ = ("columns", "node")
-
-    def __init__(self, node: Node, columns: Mapping[str, Any]) -> None:
-        self.node = node
-        self.columns = columns
+    node: Node
+    columns: Mapping[str, Any]
 
 
 class SQLiteStore:
