@@ -114,11 +114,11 @@ ASK = re.compile(
 )
 
 # A sentence cut before its object (the rest was a code block or a list): "… allows me to".
-DANGLING = re.compile(
-    r"\b(?:to|be|as|is|are|the|a|an|of|with|for|and|or|like|follows|at|in|into|from|by|that"
-    r"|this|these|following|e\.g|i\.e|namely|such)\s*$",
-    _I,
-)
+_DANGLING_WORDS = (
+    "to be as is are the a an of with for and or like follows at in into from by that "
+    "this these following e.g i.e namely such"
+).split()
+DANGLING = re.compile(rf"\b(?:{'|'.join(map(re.escape, _DANGLING_WORDS))})\s*$", _I)
 
 # -- instructions and preferences --------------------------------------------------------
 PROHIBITION = re.compile(
@@ -474,5 +474,5 @@ class _AtEnd:
         return getattr(self._pattern, name)
 
 
-_LONGEST = len("following")  # DANGLING's longest word
+_LONGEST = max(map(len, _DANGLING_WORDS))
 DANGLING = _AtEnd(DANGLING)  # type: ignore[assignment]
