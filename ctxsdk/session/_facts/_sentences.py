@@ -20,10 +20,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import NamedTuple
 
-from .._redact import memo_of
+from .._redact import memo_of, memo_read
 
 __all__ = ["MAX_CHARS", "MAX_SENTENCES", "Span", "clean", "sentence_spans", "sentences"]
 
@@ -84,13 +83,6 @@ _ABBREV = frozenset(
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+|~~")
 _LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
 _SPACE = re.compile(r"\s+")
-
-
-# the pieces read in the ``redaction_memo()`` block in force (None outside one), set for
-# the length of one split
-_PIECES: ContextVar[dict[str, tuple[int, int, str] | None] | None] = ContextVar(
-    "ctxsdk_sentence_pieces", default=None
-)
 
 
 class Span(NamedTuple):
@@ -280,14 +272,7 @@ def _split(text: str, start: int, end: int, out: list[Span]) -> None:
 
 
 def _emit(text: str, start: int, end: int, out: list[Span]) -> None:
-    piece = text[start:end]
-    memo = _PIECES.get()
-    if memo is None:
-        got = _read_piece(piece)
-    elif piece in memo:
-        got = memo[piece]
-    else:
-        got = memo[piece] = _read_piece(piece)
+    got = memo_read("sentence pieces", text[start:end], _read_piece)
     if got is not None:
         out.append(Span(start + got[0], start + got[1], got[2]))
 
@@ -317,14 +302,6 @@ def sentence_spans(text: str) -> list[Span]:
 
 
 def _sentence_spans(text: str) -> list[Span]:
-    token = _PIECES.set(memo_of("sentence pieces"))
-    try:
-        return _split_text(text)
-    finally:
-        _PIECES.reset(token)
-
-
-def _split_text(text: str) -> list[Span]:
     body = text[:MAX_CHARS]
     if "<!--" in body:  # keep offsets: blank the comment out rather than cut it
         body = _HTML_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)
