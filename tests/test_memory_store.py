@@ -128,6 +128,69 @@ def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path) -> None:
     assert str(path) in msg and "version 9" in msg and f"version {SCHEMA_VERSION}" in msg
 
 
+def _open_while_another_creates(
+    path: Path, schema: list[str], k: int, monkeypatch: pytest.MonkeyPatch
+) -> int:
+    """Open a store on ``path`` while another connection creates the memory there (every
+    table and the user_version, one transaction) and commits it at the opener's k-th
+    statement, or when the opener asks for the write lock (the creator holds it only while
+    it creates). Returns the statement the commit came at; the store is checked and closed."""
+    real_connect = sqlite3.connect
+    creator = real_connect(path, isolation_level=None)
+    creator.execute("PRAGMA journal_mode=WAL")
+    creator.execute("BEGIN IMMEDIATE")
+    for sql in schema:
+        creator.execute(sql)
+    creator.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    seen, committed_at = 0, 0
+
+    def commit_at_k(statement: str) -> None:
+        nonlocal seen, committed_at
+        seen += 1
+        if creator.in_transaction and (seen == k or statement.startswith("BEGIN IMMEDIATE")):
+            creator.execute("COMMIT")
+            committed_at = seen
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = real_connect(*args, **kwargs)
+        db.set_trace_callback(commit_at_k)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    try:
+        store = SQLiteStore(path, timeout=5)
+    finally:
+        monkeypatch.setattr(sqlite3, "connect", real_connect)
+        if creator.in_transaction:
+            creator.execute("COMMIT")
+        creator.close()
+    with store:
+        store.put(_entity("opened"))
+        assert [n.name for n in store.nodes(types=["entity"])] == ["opened"]
+    return committed_at
+
+
+def test_another_process_creating_the_memory_between_any_two_reads_of_an_opener(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new file that another process is creating, its creation committed between two of
+    the opener's statements, at each point in turn: the opener sees the file before or
+    after, never half (not "another program's tables" because it read user_version before
+    the commit and the tables after)."""
+    template = tmp_path / "template.db"
+    SQLiteStore(template).close()
+    with sqlite3.connect(template) as t:
+        schema = [
+            sql for (sql,) in t.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
+        ]
+    for k in range(1, 100):
+        if _open_while_another_creates(tmp_path / f"new-{k}.db", schema, k, monkeypatch) != k:
+            break  # k is past the opener's reads: every point before its write was tried
+    else:
+        pytest.fail("the opener ran more than 99 statements")
+    assert k > 3  # the commit did land between statements of the inspection
+
+
 @pytest.mark.parametrize(
     ("version", "tables", "why"),
     [

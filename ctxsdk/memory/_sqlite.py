@@ -554,8 +554,16 @@ class SQLiteStore:
     def _version_we_can_open(self) -> int:
         """The file's schema version, unless it is newer than ours or the file holds
         another program's tables (user_version 0 with tables in it)."""
-        db = self._conn()
-        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        # One statement, so one snapshot: read apart, another process's creation could
+        # commit between them and a new memory would look like another program's file.
+        version, tables = (
+            self._conn()
+            .execute(
+                "SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version"
+            )
+            .fetchone()
+        )
+        version = int(version)
         if version < 0:  # a flipped sign bit: no ctxsdk writes one
             raise self._not_ours(f"schema version {version}, below 0")
         if version > SCHEMA_VERSION:
@@ -564,7 +572,7 @@ class SQLiteStore:
                 f"ctxsdk knows (version {SCHEMA_VERSION}); upgrade ctxsdk to open it",
                 path=str(self._path),
             )
-        if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        if version == 0 and tables:
             raise self._not_ours("user_version 0 with tables in it")
         return version
 
