@@ -72,6 +72,7 @@ class _Draft:
     content: list[dict[str, Any]]
     source: dict[str, Any] | None
     asked: ModelText | None
+    tokens: int | None = None  # the content's count, when drafting it counted it
 
 
 @dataclass(frozen=True)
@@ -394,8 +395,10 @@ class Fold(Rendered):
     def _draft_tokens(
         self, cid: str, frontier: Frontier, span: tuple[int, int], *, root: bool
     ) -> int:
-        content = self._content(cid, frontier, span, root=root).content
-        return self._counter.count_message({"role": "user", "content": content})
+        draft = self._content(cid, frontier, span, root=root)
+        if draft.tokens is not None:
+            return draft.tokens
+        return self._counter.count_message({"role": "user", "content": draft.content})
 
     def _content(
         self,
@@ -451,11 +454,12 @@ class Fold(Rendered):
             return [{"type": "text", "text": text}]
 
         content = written(CHECKPOINT_SHARE)
-        if self._counter.count_message({"role": "user", "content": content}) >= folded:
+        counted = self._counter.count_message({"role": "user", "content": content})
+        if counted >= folded:
             # the derived groups help resume the work, they are not state: a short span
             # they would make no smaller is folded without them (the state is all shown)
-            content = written(0.0)
-        return _Draft(content, None, asked)
+            return _Draft(written(0.0), None, asked)
+        return _Draft(content, None, asked, counted)
 
     def _ask(self, seqs: Sequence[int], instruction: str, max_tokens: int) -> ModelText:
         raws = self.session.raw_events
@@ -580,7 +584,9 @@ class Fold(Rendered):
                     reason += f" (the model's part was left out: {asked.reason})"
                 else:
                     summarizer = (asked.provider, asked.model)
-            cp_tokens = self._counter.count_message({"role": "user", "content": content})
+            cp_tokens = draft.tokens
+            if cp_tokens is None:
+                cp_tokens = self._counter.count_message({"role": "user", "content": content})
             if cp_tokens >= span_tokens:
                 raise FoldRefused(
                     f"the checkpoint ({cp_tokens:,} tokens) would not be smaller than the "
