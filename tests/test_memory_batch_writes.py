@@ -375,6 +375,75 @@ def test_the_write_bench_gives_its_figures_and_targets() -> None:
     assert got["memory_batch_items"] > 150
     assert got["memory_batch_10k_over_executemany_ratio"] > 0
     assert got["memory_batch_10k_store_over_executemany_ratio"] > 0
+    # the trials write the same items in all: one writer as many as the four together
+    assert got["writers_items_per_trial"] == 24.0
+    assert got["writers_1_cpu_ms_per_item"] > 0 and got["writers_4_cpu_ms_per_item"] > 0
+
+
+def test_the_write_bench_splits_a_trials_items_evenly() -> None:
+    from ctxsdk.bench._memory_engine import _shares
+
+    for total in (0, 1, 7, 24, 101):
+        for writers in (1, 3, 4, 16):
+            shares = _shares(total, writers)
+            assert len(shares) == writers and sum(shares) == total
+            assert max(shares) - min(shares) <= 1
+
+
+def test_a_writers_cpu_time_counts_its_other_threads() -> None:
+    # a store's gate waiter is a thread of its own; the main thread's clock alone missed it
+    import threading
+    import time
+
+    from ctxsdk.bench._memory_engine import _task_seconds
+
+    if _task_seconds() is None:
+        pytest.skip("no /proc/self/task here")
+    burned: list[float] = []
+    done, stop = threading.Event(), threading.Event()
+
+    def burn() -> None:
+        t0 = time.thread_time()
+        while time.thread_time() - t0 < 0.2:
+            pass
+        burned.append(time.thread_time() - t0)
+        done.set()
+        stop.wait(30)  # alive when the second reading is taken
+
+    before = _task_seconds()
+    main0 = time.thread_time()
+    worker = threading.Thread(target=burn)
+    worker.start()
+    done.wait(30)
+    after = _task_seconds()
+    main = time.thread_time() - main0
+    stop.set()
+    worker.join()
+    assert before is not None and after is not None
+    assert after[0] - before[0] >= burned[0] + main * 0.5 > 0.19
+
+
+def test_a_writer_reports_the_cpu_of_its_trial_when_asked(tmp_path: Path) -> None:
+    import queue
+    import threading
+    from functools import partial
+
+    from ctxsdk.bench._memory_engine import writer_loop
+
+    inbox: queue.Queue[Any] = queue.Queue()
+    outbox: queue.Queue[Any] = queue.Queue()
+    opener = partial(Memory, tmp_path / "m.db", embedder=None)
+    for task in [(opener, 30, "A", True), "go", (opener, 2, "B"), "go", None]:
+        inbox.put(task)
+    thread = threading.Thread(target=writer_loop, args=(inbox, outbox))
+    thread.start()
+    thread.join(60)
+    got = [outbox.get_nowait() for _ in range(4)]
+    assert [m[0] for m in got] == ["ready", "done", "ready", "done"]
+    assert len(got[1]) == 5 and got[1][3] == "" and got[1][4][0] > 0
+    assert len(got[3]) == 4 and got[3][3] == ""  # the old message, as other benches read it
+    with Memory(tmp_path / "m.db", embedder=None) as mem:
+        assert len(mem.nodes("preference")) == 32
 
 
 class _LockWatchingEmbedder:

@@ -13,8 +13,10 @@ how fast several processes write one memory.
   (LoCoMo's utterances, then recombined into synthetic ones), and the ratio of the two.
 - **writers**: items per second remembered by 1 and 4 processes (and 16 in a full run) at
   once on one file, what was lost, and the ratio of 4 to 1 (``WRITE_TARGETS``: at least
-  1.5, nothing lost). The processes start once and are reused; a trial's clock starts when
-  its writers have opened the memory; the counts alternate, the median of each.
+  1.5, nothing lost). Every trial writes the same number of items in all (one writer as
+  many as the four together), so the ratio compares the same work. The processes start
+  once and are reused; a trial's clock starts when its writers have opened the memory;
+  the counts alternate, the median of each.
 - **batch**: a 10k-message session ingested in one call (``long_session``: LoCoMo's
   utterances as a chat) against plain ``executemany`` of the rows it wrote into a fresh
   file of the same schema, and the store's batch path (``put_many`` / ``link_many``) on
@@ -33,6 +35,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -337,16 +340,39 @@ def writer_text(tag: str, i: int) -> str:
     return f"{tag} keeps rule {i} for the service."
 
 
+def _task_seconds() -> tuple[float, float] | None:
+    """The time every thread of this process has run on a CPU (``process_time``: the
+    threads that ended too; a store's gate waiter runs in a thread of its own) and waited
+    for one, runnable while other processes had the cores (``/proc/self/task/*/schedstat``,
+    the scheduler's nanoseconds; None where it cannot be read)."""
+    waited = 0
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            # suppress: a thread that ended meanwhile
+            with (
+                suppress(FileNotFoundError),
+                open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as f,
+            ):
+                waited += int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return time.process_time(), waited / 1e9
+
+
 def writer_loop(inbox: Any, outbox: Any) -> None:
     """A writer process: per task ``(open_memory, n, tag)``, open the memory (a picklable
     callable: a file's or a store's, lexical), say ready, wait for the start, then
     remember ``n`` items (a preference linked to the writer's entity, one call each) and
-    report when the last was written, and any error."""
+    report when the last was written, and any error. A task ``(open_memory, n, tag,
+    True)`` also reports the CPU time every thread of the process ran and waited for a
+    core from the start to the last write (read before the memory closes, while the
+    threads it started still run): ``("done", tag, end, error, (ran, waited) or None)``."""
     while True:
         task = inbox.get()
         if task is None:
             return
-        open_memory, n, tag = task
+        open_memory, n, tag = task[:3]
+        with_cpu = len(task) > 3 and bool(task[3])
         mem: Memory | None = None
         error = ""
         try:
@@ -355,6 +381,7 @@ def writer_loop(inbox: Any, outbox: Any) -> None:
             error = f"{type(exc).__name__}: {exc}"
         outbox.put(("ready", tag))
         inbox.get()  # the start
+        before = _task_seconds() if with_cpu else None
         if mem is not None:
             try:
                 for i in range(n):
@@ -362,24 +389,21 @@ def writer_loop(inbox: Any, outbox: Any) -> None:
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
         end = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process here
+        after = _task_seconds() if with_cpu else None
         if mem is not None:
             mem.close()
-        outbox.put(("done", tag, end, error))
+        if not with_cpu:
+            outbox.put(("done", tag, end, error))
+            continue
+        cpu = None
+        if before is not None and after is not None:
+            cpu = (after[0] - before[0], after[1] - before[1])
+        outbox.put(("done", tag, end, error, cpu))
 
 
-def _sched_seconds(pids: Sequence[int | None]) -> tuple[float, float] | None:
-    """The time the processes ``pids`` have run on a CPU and waited for one (runnable, but
-    another process ran), from ``/proc/<pid>/schedstat`` (the scheduler's nanoseconds;
-    None where it cannot be read: another system, a process gone)."""
-    ran = waited = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/schedstat", encoding="ascii") as f:
-                fields = f.read().split()
-            ran, waited = ran + int(fields[0]), waited + int(fields[1])
-        except (OSError, ValueError, IndexError):
-            return None
-    return ran / 1e9, waited / 1e9
+def _shares(total: int, writers: int) -> list[int]:
+    """``total`` items split among ``writers`` as evenly as they go."""
+    return [total // writers + (i < total % writers) for i in range(writers)]
 
 
 def writer_throughput(
@@ -390,18 +414,22 @@ def writer_throughput(
     batch_messages: int | None = BATCH_ITEMS,
 ) -> dict[str, float]:
     """Items per second remembered by 1, 4 (and 16 for a full run, ``n >= 100``) processes
-    at once on one file, ``n`` items each, and what was lost; the processes are started
-    once and reused, and a trial's clock starts when each of its writers has opened the
-    memory (interpreter start-up is not counted); the trials alternate (1, 4, 16, 1, 4,
-    ...) ``rounds`` times, the median of each. Diagnostics, per item remembered:
-    ``writers_{n}_cpu_ms_per_item``, the CPU time the writers ran (on ``writers_cpus``
-    cores, ``n`` writers make at most ``cpus / cpu`` items a second, whatever the lock
-    does), and ``writers_{n}_cpu_wait_ms_per_item``, the time they were ready to run while
-    other processes had the cores (what else the machine runs). With
-    ``batch_messages``, also
+    at once on one file, and what was lost. Every trial writes the same items in all,
+    ``n`` times the largest count (``writers_items_per_trial``), split evenly among its
+    writers: one writer writes as many as the four (or sixteen) together, so the trials
+    compare the same work (a WAL checkpoint, a growing file and index) done by one process
+    or by several. The processes are started once and reused, and a trial's clock starts
+    when each of its writers has opened the memory (interpreter start-up is not counted);
+    the trials alternate (1, 4, 16, 1, 4, ...) ``rounds`` times, the median of each.
+    Diagnostics, per item remembered: ``writers_{n}_cpu_ms_per_item``, the CPU time every
+    thread of the writers ran (their gate waiters too; on ``writers_cpus`` cores, ``n``
+    writers make at most ``cpus / cpu`` items a second, whatever the lock does), and
+    ``writers_{n}_cpu_wait_ms_per_item``, the time they were ready to run while other
+    processes had the cores (what else the machine runs). With ``batch_messages``, also
     ``batch_write`` (a session of that many messages ingested in one call; once for a
     quick run, ``n < 100``, best of three for a full one)."""
     counts = tuple(procs) if procs is not None else ((1, 4) if n < 100 else (1, 4, 16))
+    total = n * max(counts)
     out: dict[str, float] = {}
     if batch_messages:
         out.update(batch_write(batch_messages, rounds=1 if n < 100 else 3))
@@ -430,29 +458,35 @@ def writer_throughput(
                 for c in counts:
                     path = str(Path(tmp) / f"w{c}-{r}.db")
                     Memory(path, embedder=None).close()  # made before the clock
+                    shares = _shares(total, c)
                     for i in range(c):
-                        inboxes[i].put((partial(Memory, path, embedder=None), n, f"P{i}"))
+                        task = (partial(Memory, path, embedder=None), shares[i], f"P{i}", True)
+                        inboxes[i].put(task)
                     for _ in range(c):
                         get()
-                    before = _sched_seconds([w.pid for w in workers[:c]])
                     t0 = time.monotonic()
                     for i in range(c):
                         inboxes[i].put("go")
                     ends = []
+                    ran = waited = 0.0
+                    measured = True
                     for _ in range(c):
-                        _, tag, end, error = get()
+                        _, tag, end, error, used = get()
                         ends.append(end)
                         if error:
                             errors.append(f"{c} writers, {tag}: {error}")
+                        if used is None:
+                            measured = False
+                        else:
+                            ran, waited = ran + used[0], waited + used[1]
                     secs = max(ends) - t0
-                    after = _sched_seconds([w.pid for w in workers[:c]])
-                    expected = {writer_text(f"P{i}", j) for i in range(c) for j in range(n)}
+                    expected = {writer_text(f"P{i}", j) for i in range(c) for j in range(shares[i])}
                     with Memory(path, embedder=None) as mem:
                         found = expected & {x.text for x in mem.nodes("preference")}
                     rates[c].append(len(found) / max(secs, 1e-9))
-                    if before is not None and after is not None and found:
-                        cpu[c].append((after[0] - before[0]) * 1000 / len(found))
-                        cpu_wait[c].append((after[1] - before[1]) * 1000 / len(found))
+                    if measured and found:
+                        cpu[c].append(ran * 1000 / len(found))
+                        cpu_wait[c].append(waited * 1000 / len(found))
                     lost[c] += len(expected) - len(found)
     finally:
         for box in inboxes:
@@ -462,6 +496,7 @@ def writer_throughput(
             if w.is_alive():
                 w.kill()
                 w.join(5)
+    out["writers_items_per_trial"] = float(total)
     for c in counts:
         out[f"writers_{c}_items_per_second"] = statistics.median(rates[c])
         out[f"writers_{c}_lost"] = float(lost[c])
