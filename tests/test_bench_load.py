@@ -3,7 +3,11 @@ harness's own reader accepts (the benchmark measures a log the harness could hav
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import ctxsdk as cx
 from ctxsdk.bench._load import make_log
@@ -64,3 +68,39 @@ def test_rss_is_measured_in_child_processes_for_both(tmp_path: Path) -> None:
     assert got["floor_rss_mib"] > 0 and got["ours_rss_mib"] > 0
     assert got["rss_over_floor_ratio"] == got["ours_rss_mib"] / got["floor_rss_mib"]
     assert got["rss_over_floor_ratio_process"] > 0
+
+
+def test_the_breakdown_times_each_stage_with_the_floor_in_every_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxsdk.bench import _load
+
+    path = make_log(tmp_path / "bench.jsonl.zstd", 600)
+    calls: list[str] = []
+    real_floor = _load._floor
+
+    def logged_floor(p: Path, loads: Callable[[bytes], Any]) -> Callable[[], object]:
+        run = real_floor(p, loads)
+
+        def floor() -> object:
+            calls.append("floor")
+            return run()
+
+        return floor
+
+    monkeypatch.setattr(_load, "_floor", logged_floor)
+    real_read = _load.read_log
+
+    def logged_read(p: Path) -> Any:
+        calls.append("read")
+        return real_read(p)
+
+    monkeypatch.setattr(_load, "read_log", logged_read)
+    got = _load.breakdown(path, _load._parsers()["orjson"], 4)
+    assert set(got) == {"read", "replay", "messages", "sum"}
+    assert all(v > 0 for v in got.values())
+    assert got["sum"] == pytest.approx(got["read"] + got["replay"] + got["messages"])
+    # a warm-up, then each round one floor and one read; the floor first, then last
+    assert calls[:2] == ["floor", "read"]
+    rounds = [calls[k : k + 2] for k in range(2, len(calls), 2)]
+    assert rounds == [["floor", "read"], ["read", "floor"]] * 2

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,52 @@ def interleaved(
     }
 
 
+def _clocked(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(process CPU seconds, result) of one call, the cyclic GC off; the caller frees the
+    result (a later stage reads it)."""
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        c0 = time.process_time()
+        kept = fn()
+        return time.process_time() - c0, kept
+    finally:
+        if was:
+            gc.enable()
+
+
+def breakdown(path: Path, loads: Callable[[bytes], Any], rounds: int) -> dict[str, float]:
+    """Where ctxsdk's time goes, each stage as a share of the floor: ``read`` (``read_log``:
+    decompress, split, parse, and the harness's read-parity scans for deep lines and integral
+    floats), ``replay`` (validating every event and replaying the surface, as
+    ``Session.open`` calls it) and ``messages`` (``messages()`` on a fresh session: the
+    surface's messages found and typed). Each round times the floor and the three stages
+    (process CPU, GC off), the floor first in even rounds and last in odd ones; a share is
+    the median of the per-round stage/floor ratios. The shares add up to about the CPU
+    ratio of ``Session.open`` + ``messages()`` over the floor."""
+    floor = _floor(path, loads)
+    floor()  # warm-up
+    read_log(path)
+    shares: dict[str, list[float]] = {"read": [], "replay": [], "messages": []}
+    for k in range(rounds):
+        floor_cpu = _clocked(floor)[0] if k % 2 == 0 else 0.0
+        read_cpu, log = _clocked(partial(read_log, path))
+        replay_cpu, index = _clocked(partial(replay_log, log.events, log.version, strict=False))
+        del index, log
+        session = Session.open(path)  # untimed: its messages are what the stage types
+        messages_cpu, msgs = _clocked(session.messages)
+        del msgs, session
+        if k % 2 == 1:
+            floor_cpu = _clocked(floor)[0]
+        shares["read"].append(read_cpu / floor_cpu)
+        shares["replay"].append(replay_cpu / floor_cpu)
+        shares["messages"].append(messages_cpu / floor_cpu)
+    out = {name: statistics.median(v) for name, v in shares.items()}
+    out["sum"] = sum(out.values())
+    return out
+
+
 _RSS_CHILD = """
 import gc, json, sys
 from pathlib import Path
@@ -275,6 +322,12 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
         ),
         "rss": "peak RSS in child processes (floor, ctxsdk alternating, best of 2), after "
         "the same imports; rss_over_floor_ratio compares what reading added",
+        "shares": (
+            "load_share_<stage>_<n>: process CPU of read_log (decompress, parse, the "
+            "harness's read-parity scans), of the replay, and of messages() on a fresh "
+            "session, each over the floor's in the same round (median of rounds; see "
+            "breakdown); _sum is about load_over_floor_ratio_cpu"
+        ),
         "replay_timing": (
             f"replay_log over the n and 4n logs' decoded events, interleaved, {_REPLAY_ROUNDS} "
             "pairs after a warm-up pair, GC off; replay_4n_over_n_ratio = best process CPU over "
@@ -304,6 +357,11 @@ def run(*, quick: bool = False, progress: Progress | None = None) -> BenchResult
                 metrics[f"rss_over_floor_ratio_process_{n}"] = mem["rss_over_floor_ratio_process"]
                 metrics[f"rss_mib_{n}"] = mem["ours_rss_mib"]
                 baselines[f"floor_rss_mib_{n}"] = mem["floor_rss_mib"]
+        # Where the time goes, at the larger quick size (the smaller full size: 400k events
+        # a round would take a minute).
+        split_n, split_path = (large_n, large) if quick else (small_n, small)
+        for stage, share in breakdown(split_path, loads, rounds).items():
+            metrics[f"load_share_{stage}_{split_n}"] = share
         flat_got = interleaved(_floor(flat, loads), _ours(flat), 3)
         metrics["load_over_floor_ratio_no_compaction"] = flat_got["ratio"]
         flat_messages = len(Session.open(flat).messages())
