@@ -84,6 +84,14 @@ def test_find_is_timed_against_bm25s_in_the_same_run() -> None:
                 metrics[f"memory_find_ms_{p}_{size}"] / baselines[f"bm25s_ms_{p}_{size}"]
             )
         assert metrics[f"memory_find_first_ms_{size}"] > 0
+        # a new process's first find: the saved index against the file read whole
+        assert metrics[f"find_first_seconds_{size}"] > 0
+        assert baselines[f"find_first_full_read_seconds_{size}"] > 0
+        assert metrics[f"find_first_over_full_read_{size}"] == pytest.approx(
+            metrics[f"find_first_seconds_{size}"]
+            / baselines[f"find_first_full_read_seconds_{size}"]
+        )
+        assert metrics[f"find_first_same_hits_{size}"] == 1.0
     assert metrics["memory_find_p95_growth_400_to_1500"] == pytest.approx(
         metrics["memory_find_ms_p95_1500"] / metrics["memory_find_ms_p95_400"]
     )

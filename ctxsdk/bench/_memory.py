@@ -64,7 +64,7 @@ from ..errors import InvalidArgument
 from ._bm25 import _SMOOTH, _Index
 from ._fit import load_locomo
 from ._memory_engine import WRITE_TARGETS, memory_recall_rows, writer_throughput
-from ._memory_scale import SIZES_FULL, SIZES_QUICK, label, memory_scale
+from ._memory_scale import FIRST_TARGET, SIZES_FULL, SIZES_QUICK, label, memory_scale
 from ._memory_stores import StoreSizes, compare_stores
 from ._result import BenchResult, Target
 
@@ -469,6 +469,14 @@ def run(
             if n >= 100_000
         ),
         Target.at_most(f"memory_find_ms_p95_{label(max(sizes))}", 1000.0),
+        # a new process's first find with the index saved beside the file, against the
+        # same file read whole, same run (_memory_scale): judged at 100k nodes and above
+        *(
+            Target.at_most(f"find_first_over_full_read_{label(n)}", FIRST_TARGET)
+            for n in sizes
+            if n >= 100_000
+        ),
+        *(Target.at_least(f"find_first_same_hits_{label(n)}", 1.0) for n in sizes),
     ]
     metrics["r5_over_bm25_plain_ratio"] = metrics["r5_all"] / max(
         baselines["bm25_plain_r5_all"], 1e-9

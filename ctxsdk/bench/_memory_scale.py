@@ -16,13 +16,28 @@ grouping and neighbours ingest gives it, and no two copies share a text (copies 
 text would be hidden as a template's boilerplate).
 
 **Timed.** A memory of each size is opened as a user opens it (``Memory(path,
-embedder=None)``); the first ``find`` (the index read from the store) is timed alone. Then
+embedder=None)``); the first ``find`` (the index read from the store) is timed alone (and
+the first find of a new process, below). Then, in the memory opened again (its index
+loaded from the file beside it, as a new process has it: the nodes read as search asks),
 100 LoCoMo questions (50 with ``quick``) are asked of ``find`` (its default ``top_k``) and
 of ``bm25s`` (its own tokenizer with its English stop words, the index built once over
 every indexed node's index text, the same documents the memory ranks; a query's
 tokenization included, as ``find``'s is), interleaved query by query, the order of the two
 alternating. Reported per size: p50 / p95 of both, ``memory_find_p95_over_bm25s_<size>``
 (target <= 2), and the growth of each p95 from the smallest size to the largest.
+
+**The first find of a new process.** ``memory_find_first_ms_<size>`` is the first find
+after the memory grew (the index read whole from the store, then saved beside the file).
+Then a memory is opened again and again, as a new notebook opens it, alternating two arms,
+``_FIRST_ROUNDS`` times each: the memory as users open it, whose first find loads the index
+saved beside the file (``find_first_seconds_<size>``, the median), and the same file read
+whole as before the saved index (``find_first_full_read_seconds_<size>``, a baseline: the
+engine with the saved index neither loaded nor written). ``find_first_over_full_read_<size>``
+is their ratio (target <= 0.25 at 100k nodes and above: the saved index must make the
+first answer at least four times cheaper; a smaller memory's first find is mostly the
+fixed cost of a search, and is reported unjudged). ``find_first_same_hits_<size>`` is 1
+when both arms' first finds gave the same hits in the same order with the same scores
+(target: 1 at every size).
 """
 
 from __future__ import annotations
@@ -31,19 +46,20 @@ import logging
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
-from ..memory.kernel import index_doc
 from ..session import Session
 
-__all__ = ["SIZES_FULL", "SIZES_QUICK", "label", "memory_scale"]
+__all__ = ["FIRST_TARGET", "SIZES_FULL", "SIZES_QUICK", "label", "memory_scale"]
 
 SIZES_FULL = (6_000, 100_000)
 SIZES_QUICK = (6_000, 20_000)
 _QUERIES_FULL, _QUERIES_QUICK = 100, 50
+_FIRST_ROUNDS = 4  # new memories opened per arm for the first-find figure
+FIRST_TARGET = 0.25  # find_first_over_full_read_<size> at 100k nodes and above
 _SYLLABLES = "ka ri lo me sa no ve da ti ru po la mi ne so be ta ko li zu ha ra jo fe".split()
 
 
@@ -219,7 +235,7 @@ def memory_scale(
             notes[f"nodes_{name}"] = have
             notes[f"indexed_{name}"] = got.pop("indexed")
             for key, value in got.items():
-                table = baselines if key.startswith("bm25s_") else metrics
+                table = baselines if key.startswith(("bm25s_", "find_first_full")) else metrics
                 table[f"{key}_{name}"] = value
             metrics[f"memory_find_p95_over_bm25s_{name}"] = got["memory_find_ms_p95"] / max(
                 got["bm25s_ms_p95"], 1e-9
@@ -238,20 +254,55 @@ def memory_scale(
     return metrics, baselines, notes
 
 
-def _indexed_texts(nodes: Iterable[Any]) -> list[str]:
-    return [doc.text for n in nodes if (doc := index_doc(n)) is not None]
+def _indexed_texts(mem: Memory) -> list[str]:
+    """The documents the memory ranks, as its index holds them (not read again from the
+    store: a second copy of a million nodes would double the run's memory)."""
+    mem.find("warm the index")
+    return mem._retriever.texts()
+
+
+class _WholeRead(Memory):
+    """The engine without its saved index: every first find reads every node (the cold
+    path the saved index replaces), and saves nothing."""
+
+    def _load_index(self, rev: int) -> bool:
+        return False
+
+    def _save_index(self, rev: int) -> None:
+        return None
+
+
+def _time_first(path: Path, query: str) -> tuple[float, float, bool]:
+    """The median seconds of a new memory's first ``find``: opened as users open it (the
+    saved index loaded), and read whole, ``_FIRST_ROUNDS`` each, alternating; and whether
+    both arms ranked alike."""
+    arms: list[tuple[str, type[Memory]]] = [("saved", Memory), ("whole", _WholeRead)]
+    took: dict[str, list[float]] = {"saved": [], "whole": []}
+    seen: dict[str, str] = {}
+    for i in range(_FIRST_ROUNDS):
+        for arm, cls in arms if i % 2 == 0 else arms[::-1]:
+            with cls(path, embedder=None) as mem:
+                t0 = time.perf_counter()
+                got = mem.find(query)
+                took[arm].append(time.perf_counter() - t0)
+            seen[arm] = repr([(h.node.id, h.score, h.via) for h in got.hits])
+            del mem, got  # one memory's index held at a time
+    same = seen["saved"] == seen["whole"]
+    return _percentile(took["saved"], 0.5), _percentile(took["whole"], 0.5), same
 
 
 def _time_size(path: Path, asks: Sequence[str]) -> dict[str, float]:
-    """One size: the first ``find`` of a memory opened as a user opens it, then ``find``
-    and ``bm25s`` interleaved query by query."""
+    """One size: the first ``find`` after the memory grew (every node read, the index
+    saved), the first find of a new process (``_time_first``), then ``find`` (in a memory
+    opened again: its saved index loaded, as a new process has it) and ``bm25s``
+    interleaved query by query."""
     with Memory(path, embedder=None) as mem:
         t0 = time.perf_counter()
         mem.find("warm the index")
         first = time.perf_counter() - t0
-        # the documents the memory ranks, as its index holds them (not read again from the
-        # store: a second copy of a million nodes would double the run's memory)
-        texts = _indexed_texts(mem._nodes.values())
+    saved, whole, same = _time_first(path, asks[0] if asks else "warm the index")
+    with Memory(path, embedder=None) as mem:
+        texts = _indexed_texts(mem)
         t0 = time.perf_counter()
         bm = _bm25s_index(texts)
         bm_build = time.perf_counter() - t0
@@ -266,6 +317,10 @@ def _time_size(path: Path, asks: Sequence[str]) -> dict[str, float]:
     return {
         "indexed": float(len(texts)),
         "memory_find_first_ms": 1000 * first,
+        "find_first_seconds": saved,
+        "find_first_full_read_seconds": whole,
+        "find_first_over_full_read": saved / max(whole, 1e-9),
+        "find_first_same_hits": float(same),
         "memory_find_ms_p50": 1000 * _percentile(lat["find"], 0.5),
         "memory_find_ms_p95": 1000 * _percentile(lat["find"], 0.95),
         "bm25s_build_seconds": bm_build,

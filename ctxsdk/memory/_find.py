@@ -20,6 +20,7 @@ graph rules to rank them and to show how they connect.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -28,6 +29,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from .._display import Rendered, badge, esc, plural, table
+from ..errors import InvalidArgument
 from ..session import Embedder, Hit, redact
 from ..session.kernel import query_window
 from ._model import BUSINESS_EDGES, Edge, Node
@@ -429,14 +431,20 @@ def boilerplate(nodes: Iterable[Node]) -> frozenset[str]:
     return templates.ids()
 
 
+def shape_digest(text: str) -> bytes:
+    """A 16-byte digest of ``text``'s ``template_shape``: what ``Templates`` compares."""
+    return hashlib.blake2b(template_shape(text).encode(), digest_size=16).digest()
+
+
 class Templates:
     """``boilerplate`` of a set of nodes that changes: each node's shape is computed when
     it comes and forgotten when it goes, so a memory that changed a little does not read
     every observation's text again."""
 
     def __init__(self) -> None:
-        self._shape: dict[str, str] = {}  # observation id -> its shape
-        self._ids: dict[str, set[str]] = {}  # shape -> the observations of that shape
+        # observation id -> its shape's digest (a memory saves these: a sixth of the size)
+        self._shape: dict[str, bytes] = {}
+        self._ids: dict[bytes, set[str]] = {}  # shape digest -> the observations of it
         self._hidden: set[str] = set()  # the ids of the shapes with enough copies
         self._frozen: frozenset[str] | None = frozenset()  # ids(), until a change
 
@@ -445,7 +453,7 @@ class Templates:
         self.remove(node.id)
         if node.type != "observation":
             return
-        shape = self._shape[node.id] = template_shape(node.text)
+        shape = self._shape[node.id] = shape_digest(node.text)
         ids = self._ids.setdefault(shape, set())
         ids.add(node.id)
         if len(ids) == _BOILERPLATE_COPIES:
@@ -469,6 +477,27 @@ class Templates:
         ids.discard(node_id)
         if not ids:
             del self._ids[shape]
+
+    def shapes(self) -> dict[str, bytes]:
+        """Each observation's shape digest, by id (what ``restore`` takes back)."""
+        return self._shape
+
+    def restore(self, shapes: Mapping[str, bytes]) -> None:
+        """Count the observations of ``shapes`` (id -> shape, as ``shapes`` gave them) into
+        an empty ``Templates``: the state ``add`` of each of those nodes would make."""
+        if self._shape:
+            raise InvalidArgument("Templates.restore needs an empty Templates")
+        self._shape = dict(shapes)
+        for nid, shape in self._shape.items():
+            ids = self._ids.get(shape)
+            if ids is None:
+                self._ids[shape] = {nid}
+            else:
+                ids.add(nid)
+        for ids in self._ids.values():
+            if len(ids) >= _BOILERPLATE_COPIES:
+                self._hidden |= ids
+        self._frozen = None
 
     def ids(self) -> frozenset[str]:
         """The observations at least ``_BOILERPLATE_COPIES`` others of their shape share."""

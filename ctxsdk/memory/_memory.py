@@ -23,10 +23,11 @@ import os
 import threading
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._display import Rendered, badge, esc, kv, plural, table
@@ -63,6 +64,7 @@ from ._find import (
     find_nodes,
     is_stale,
     said_text,
+    shape_digest,
 )
 from ._index_doc import UNINDEXED, index_doc, is_embedded, reading_all
 from ._ingest import (
@@ -76,12 +78,16 @@ from ._ingest import (
     told_by,
 )
 from ._io import export_graph, import_graph, parse_memory_md, to_markdown
+from ._lazy_nodes import LazyNodes
 from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, clip, edge_label, node_type
 from ._open import open_store
 from ._propose import Proposal, propose
+from ._saved_index import pack, shapes_of, sidecar
+from ._saved_index import read as read_saved
+from ._saved_index import write as write_saved
 from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
-from ._store import MaintainedStore, MemoryStore, link_all, nodes_at, put_all
+from ._store import Changes, MaintainedStore, MemoryStore, link_all, nodes_at, put_all
 
 if TYPE_CHECKING:
     import networkx as nx  # type: ignore[import-untyped]
@@ -138,6 +144,9 @@ def _text_hash(text: str) -> str:
 # each node with where it came from, an agent's log marked; 5: a session's asks, plan and
 # files as one line each, unkeyed project facts kept, findings limited per message).
 _INGEST_RULES = 5
+# new nodes a loaded index caught up with from which it is saved again (or a tenth of it)
+_RESAVE = 1000
+_SPOT = 16  # nodes of a saved index compared with the store before it is used
 
 
 # nodes a write checked against the store before its lock (``Memory._check_ahead``)
@@ -148,6 +157,36 @@ def _is_anchor(node: Node) -> bool:
     """Whether ``find`` looks at ``node`` whatever the query's words: an entity (its name
     may be mentioned) or a decision with a deadline (the query may ask about it)."""
     return node.type == "entity" or bool(node.until)
+
+
+def _matches(
+    retriever: Retriever,
+    nodes: LazyNodes,
+    shapes: Mapping[str, bytes],
+    anchors: set[str],
+    *,
+    skip: Collection[str] = frozenset(),
+) -> bool:
+    """Whether a loaded index is this memory's and today's rules': ``_SPOT`` of its
+    nodes, spread over it, read from the store and made into documents again give the
+    saved text, neighbour group, section, length in terms, template shape and anchor
+    (``skip``: nodes written since, which the catch-up indexes again)."""
+    ids = list(nodes)
+    slots = [s for s, nid in enumerate(ids) if nid not in skip] if skip else range(len(ids))
+    if not slots:
+        return True
+    picks = [slots[i * (len(slots) - 1) // max(_SPOT - 1, 1)] for i in range(_SPOT)]
+    picks = sorted(set(picks))
+    nodes.prefetch(ids[s] for s in picks)
+    for s in picks:
+        node = nodes.get(ids[s])
+        doc = None if node is None else index_doc(node)
+        if node is None or doc is None or not retriever.same_doc(s, *doc):
+            return False
+        shape = shape_digest(node.text) if node.type == "observation" else None
+        if shapes.get(node.id) != shape or (node.id in anchors) != _is_anchor(node):
+            return False
+    return True
 
 
 def _edited(node: Node) -> str:
@@ -384,8 +423,10 @@ class Memory:
         self._embedder = embedder
         self._model = vector_model(embedder) if embedder is not None else ""
         self._revision = -1
-        self._nodes: dict[str, Node] = {}
+        # every node once read; after a saved index was loaded, read as search asks
+        self._nodes: dict[str, Node] | LazyNodes = {}
         self._anchors: list[Node] = []
+        self._anchor_ids: set[str] = set()
         self._boilerplate: frozenset[str] = frozenset()
         self._templates = Templates()  # what _boilerplate is computed from
         self._edges: dict[str, tuple[list[Edge], list[Edge]]] = {}  # find's, per revision
@@ -467,18 +508,108 @@ class Memory:
         rev = self.store.revision()
         if rev == self._revision:
             return
+        first = self._revision < 0
+        if first and isinstance(self._nodes, LazyNodes):  # after a scrub: built afresh
+            self._fresh_index()
         # the first read, every node: the garbage collector paused (not while nodes are
         # embedded: a model's or an endpoint's objects)
-        quiet = reading_all if self._revision < 0 else nullcontext
-        with quiet():
-            changed, anchors_moved = self._read_changes()
-        vectors = (
-            {} if self._embedder is None else self._vectors([n for n in changed if is_embedded(n)])
-        )
-        with quiet():
-            self._index(changed, vectors, anchors_moved)
+        quiet = reading_all if first else nullcontext
+        loaded, changed = False, list[Node]()
+        if first and not self._nodes and self._embedder is None:
+            with quiet():
+                loaded = self._load_index(rev)  # then caught up below, as a sync would
+        if rev != self._revision:
+            with quiet():
+                changed, anchors_moved = self._read_changes()
+            vectors = (
+                {}
+                if self._embedder is None
+                else self._vectors([n for n in changed if is_embedded(n)])
+            )
+            with quiet():
+                self._index(changed, vectors, anchors_moved)
         self._edges.clear()  # read again as find needs them, while this revision stands
         self._revision = rev
+        if first and self._embedder is None and (not loaded or len(changed) >= _RESAVE):
+            self._save_index(rev)  # a full read, or a catch-up worth saving
+
+    def _fresh_index(self) -> None:
+        """An empty cache and index (the next sync reads every node)."""
+        self._retriever = Retriever(embedder=self._embedder, feedback=0)
+        self._templates = Templates()
+        self._nodes, self._anchors, self._anchor_ids = {}, [], set()
+        self._boilerplate = frozenset()
+
+    def _save_index(self, rev: int) -> None:
+        """Write the index just read whole beside the memory file (``_saved_index``), for
+        the next process's first ``find``; skipped where there is no file or the index
+        cannot be saved, and a failed write loses nothing."""
+        path = sidecar(self.store)
+        if path is None or list(self._nodes) != self._retriever.ids:
+            return
+        nodes = self._nodes
+        uris = (
+            list(nodes._uri.values())
+            if isinstance(nodes, LazyNodes)
+            else [n.uri for n in nodes.values()]
+        )
+        got = pack(rev, self._retriever, uris, self._templates.shapes(), self._anchor_ids)
+        if got is not None:
+            write_saved(path, *got, like=Path(self.store.location))
+
+    def _load_index(self, rev: int) -> bool:
+        """Load the saved index (``_saved_index``) as the state of its revision ``r0``:
+        True when it was loaded (``_revision`` is then ``r0``: the sync catches it up), False
+        (and nothing changed) when there is none, or it is not this memory's, or the store
+        cannot say what changed since ``r0``, or so much did that a full read is cheaper."""
+        path = sidecar(self.store)
+        saved = None if path is None else read_saved(path)
+        if saved is None:
+            return False
+        try:
+            r0 = int(saved.header["revision"])
+            ids = saved.strings["ids"]
+            uris = saved.strings["uris"]
+        except (KeyError, TypeError, ValueError):
+            return False
+        if r0 > rev or len(uris) != len(ids):
+            return False
+        delta = self.store.changes(r0) if r0 < rev else Changes([], [])
+        if delta is None or len(delta.nodes) + len(delta.gone) > max(_RESAVE, len(ids) // 10):
+            return False
+        # the count the catch-up will leave, against the store's
+        have = set(ids)
+        after = len(ids) - sum(1 for nid in delta.gone if nid in have)
+        for node in delta.nodes:
+            after += (index_doc(node) is not None) - (node.id in have)
+        if after != sum(n for t, n in self.store.count().items() if t not in UNINDEXED):
+            return False
+        retriever = Retriever(embedder=None, feedback=0)
+        try:
+            retriever.load_lexical_state(saved.arrays, saved.strings)
+            shapes = shapes_of(saved)
+            anchors = {ids[s] for s in saved.arrays["anchors"].tolist()}
+        except (InvalidArgument, KeyError, IndexError, ValueError, TypeError):
+            return False
+        nodes = LazyNodes(self.store, ids, uris)
+        written = {n.id for n in delta.nodes}
+        if not _matches(retriever, nodes, shapes, anchors, skip=written):
+            return False
+        self._retriever, self._nodes, self._anchor_ids = retriever, nodes, anchors
+        self._templates = Templates()
+        self._templates.restore(shapes)
+        self._anchors = self._anchor_nodes()
+        self._boilerplate = self._templates.ids()
+        self._revision = r0
+        return True
+
+    def _anchor_nodes(self) -> list[Node]:
+        """The anchors, in the cache's order (by id)."""
+        nodes = self._nodes
+        if isinstance(nodes, LazyNodes):
+            nodes.prefetch(self._anchor_ids)
+            return [n for i in sorted(self._anchor_ids) if (n := nodes.get(i)) is not None]
+        return [n for n in nodes.values() if _is_anchor(n)]
 
     def _read_changes(self) -> tuple[list[Node], bool]:
         """``_sync``'s read: the nodes gone since the last sync taken out of the cache and
@@ -497,13 +628,17 @@ class Memory:
                 else:  # archived now (or never indexed): out of the index
                     gone.append(node.id)
         anchors_moved = False  # an anchor came, went or changed: the list is made again
+        nodes = self._nodes
         for nid in gone:
-            old = self._nodes.pop(nid, None)
-            if old is not None:
+            if nid in nodes:
+                del nodes[nid]
                 self._retriever.remove(nid)
                 self._templates.remove(nid)
-                anchors_moved = anchors_moved or _is_anchor(old)
-        return [n for n in written if self._nodes.get(n.id) != n], anchors_moved
+                anchors_moved = anchors_moved or nid in self._anchor_ids
+                self._anchor_ids.discard(nid)
+        # a node not read yet (a loaded index's) is indexed again: its old form is unknown
+        peek = nodes.peek if isinstance(nodes, LazyNodes) else nodes.get
+        return [n for n in written if peek(n.id) != n], anchors_moved
 
     def _index(self, changed: list[Node], vectors: Mapping[str, Any], anchors_moved: bool) -> None:
         """``_sync``'s indexing: ``changed`` into the cache and the index (``vectors``: the
@@ -526,19 +661,25 @@ class Memory:
                 )
             )
         self._retriever.add_many(docs)  # a first read's every node in one pass
+        anchor_ids = self._anchor_ids
         for node in changed:
-            old = self._nodes.get(node.id)
-            anchors_moved = (
-                anchors_moved or _is_anchor(node) or (old is not None and _is_anchor(old))
-            )
+            if _is_anchor(node):
+                anchors_moved = True
+                anchor_ids.add(node.id)
+            elif node.id in anchor_ids:
+                anchors_moved = True
+                anchor_ids.discard(node.id)
             self._nodes[node.id] = node
             self._templates.add(node)
         # in the store's order (by id), as a full read gives them: new ids (in id order)
         # past the last one are in place already (generated ids grow)
         if new_ids and min(new_ids) < tail:
-            self._nodes = dict(sorted(self._nodes.items()))
+            if isinstance(self._nodes, LazyNodes):
+                self._nodes.sort()
+            else:
+                self._nodes = dict(sorted(self._nodes.items()))
         if anchors_moved:
-            self._anchors = [n for n in self._nodes.values() if _is_anchor(n)]
+            self._anchors = self._anchor_nodes()
         self._boilerplate = self._templates.ids()
 
     # -- stored embeddings -------------------------------------------------------------------
@@ -739,6 +880,9 @@ class Memory:
                 anchors=self._anchors,
                 hidden_ids=self._boilerplate,
                 edge_cache=self._edges,
+                prefetch_nodes=(
+                    self._nodes.prefetch if isinstance(self._nodes, LazyNodes) else None
+                ),
             )
         if result.degraded_reason is not None and not self._warned_degraded:
             self._warned_degraded = True
@@ -1227,6 +1371,10 @@ class Memory:
                 "open transaction; call it outside"
             )
         report = scrub_store(store, dry_run=dry_run)
+        saved = None if dry_run else sidecar(store)
+        if saved is not None:  # it holds the old texts: gone with them (the next read saves)
+            with suppress(OSError):
+                saved.unlink(missing_ok=True)
         self._revision = -1  # the next read syncs the index with the rewritten rows
         self.root = store.get(self.root.id) or self.root
         return report

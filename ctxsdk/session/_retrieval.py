@@ -23,6 +23,7 @@ the core dependencies).
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections import Counter
@@ -233,6 +234,14 @@ def _empty() -> _Scores:
     return _Scores(xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.float64))
 
 
+class LexicalState(NamedTuple):
+    """A retriever's lexical index as flat arrays (numpy, int64 / float64) and string
+    lists, by name (``Retriever.lexical_state``): what a saved index holds."""
+
+    arrays: dict[str, NDArray[Any]]
+    strings: dict[str, list[str]]
+
+
 class _Group:
     """The slots of one group sorted by order, for neighbour links."""
 
@@ -311,7 +320,7 @@ class Retriever:
         self._arr: _Arrays | None = None  # per-slot lists for numpy, until a change
         self._ids: list[str] = []
         self._slot: dict[str, int] = {}
-        self._tf: list[Counter[str]] = []
+        self._tf: list[Counter[str] | None] = []  # None: counted again from its text
         self._len: list[int] = []
         self._total = 0
         self._post: dict[str, dict[int, int]] = {}
@@ -476,6 +485,178 @@ class Retriever:
                 prev[s] = chain[i - 1] if i else -1
                 nxt[s] = chain[i + 1] if i < last else -1
 
+    # -- a saved lexical index -----------------------------------------------------------
+
+    def lexical_state(self) -> LexicalState | None:
+        """The lexical index as arrays and string lists, for a caller that saves it and
+        gives it back to ``load_lexical_state`` in a later process (a memory's saved index);
+        None when it cannot be kept that way: an embedder (vectors are the store's), a
+        removed slot, a tokenizer of the caller's, or a group or section that is not a
+        string or a (string, int) pair."""
+        if self.embedder is not None or self._dead or self.tokenize is not words:
+            return None
+        xp = _numpy()
+        groups: dict[str, int] = {}
+        slot_group: list[int] = []
+        for g in self._group:
+            if g is None:
+                slot_group.append(-1)
+            elif isinstance(g, str):
+                slot_group.append(groups.setdefault(g, len(groups)))
+            else:
+                return None
+        sec_group: list[int] = []
+        sec_turn: list[int] = []
+        for key in self._sections:  # numbered in order of first sight
+            if not (
+                isinstance(key, tuple)
+                and len(key) == 2
+                and isinstance(key[0], str)
+                and type(key[1]) is int
+            ):
+                return None
+            sec_group.append(groups.setdefault(key[0], len(groups)))
+            sec_turn.append(key[1])
+        # the postings term by term (each term's slots ascending: slots are only appended)
+        vocab = list(self._post)
+        p_ptr = [0]
+        p_slots: list[int] = []
+        p_counts: list[int] = []
+        for post in self._post.values():
+            p_slots.extend(post)
+            p_counts.extend(post.values())
+            p_ptr.append(len(p_slots))
+        g_ptr, g_slots, g_orders = [0], list[int](), list[float]()
+        g_names = list(groups)
+        for name in g_names:
+            got = self._groups.get(name)
+            if got is not None:
+                g_orders.extend(o for o, _ in got.orders)
+                g_slots.extend(got.slots)
+            g_ptr.append(len(g_slots))
+        m_ptr, m_slots = [0], list[int]()
+        for members in self._members:
+            m_slots.extend(members)
+            m_ptr.append(len(m_slots))
+        arrays = {
+            "len": xp.asarray(self._len, dtype=xp.int64),
+            "p_ptr": xp.asarray(p_ptr, dtype=xp.int64),
+            "p_slots": xp.asarray(p_slots, dtype=xp.int32),
+            "p_counts": xp.asarray(p_counts, dtype=xp.int32),
+            "slot_group": xp.asarray(slot_group, dtype=xp.int64),
+            "section": xp.asarray(self._section, dtype=xp.int64),
+            "sec_group": xp.asarray(sec_group, dtype=xp.int64),
+            "sec_turn": xp.asarray(sec_turn, dtype=xp.int64),
+            "prev": xp.asarray(self._prev, dtype=xp.int64),
+            "next": xp.asarray(self._next, dtype=xp.int64),
+            "g_ptr": xp.asarray(g_ptr, dtype=xp.int64),
+            "g_slots": xp.asarray(g_slots, dtype=xp.int64),
+            "g_orders": xp.asarray(g_orders, dtype=xp.float64),
+            "m_ptr": xp.asarray(m_ptr, dtype=xp.int64),
+            "m_slots": xp.asarray(m_slots, dtype=xp.int64),
+            "wordy": xp.asarray(sorted(self._wordy), dtype=xp.int64),
+            "scalars": xp.asarray([self._total, self._seq, self._embedded], dtype=xp.int64),
+        }
+        strings = {"ids": list(self._ids), "texts": list(self._text), "vocab": vocab}
+        strings["groups"] = g_names
+        return LexicalState(arrays, strings)
+
+    @property
+    def ids(self) -> list[str]:
+        """The document ids by slot (a removed one's too)."""
+        return self._ids
+
+    def texts(self) -> list[str]:
+        """The texts of the documents indexed, in slot order."""
+        dead = self._dead
+        return [t for s, t in enumerate(self._text) if s not in dead]
+
+    def same_doc(
+        self,
+        slot: int,
+        text: str,
+        group: Hashable | None,
+        order: float | None,
+        section: Hashable | None,
+        dense: bool,
+    ) -> bool:
+        """Whether ``slot`` holds the document ``add`` would make of these arguments (its
+        text, its terms' count, its group and place in it, its section, its channel): a
+        check of an index loaded from a file against the nodes it was made from."""
+        if slot >= len(self._ids) or slot in self._dead or self._text[slot] != text:
+            return False
+        if self._len[slot] != sum(self._counts(text).values()) or dense == (slot in self._wordy):
+            return False
+        number = self._section[slot]
+        if (number >= 0) != (section is not None) or (
+            section is not None and self._sections.get(section) != number
+        ):
+            return False
+        if self._group[slot] != group:
+            return False
+        if group is not None and order is not None:
+            g = self._groups[group]
+            return g.orders[g.slots.index(slot)][0] == float(order)
+        return True
+
+    def load_lexical_state(
+        self, arrays: Mapping[str, NDArray[Any]], strings: Mapping[str, list[str]]
+    ) -> None:
+        """Make this (empty, lexical) retriever the one ``lexical_state`` was read from:
+        the same slots, postings, neighbours and sections (``arrays`` and ``strings``: a
+        ``LexicalState``'s). ``InvalidArgument`` when it is
+        not empty or has an embedder; the state is trusted to be one ``lexical_state``
+        made (the caller checks the file it came from)."""
+        if self._ids or self.embedder is not None or self.tokenize is not words:
+            raise InvalidArgument("load_lexical_state needs an empty lexical retriever")
+        a, s = arrays, strings
+        ids, vocab, names = s["ids"], s["vocab"], s["groups"]
+        n = len(ids)
+        if not (
+            len(s["texts"]) == n == len(a["len"]) == len(a["prev"]) == len(a["next"])
+            and len(a["p_ptr"]) == len(vocab) + 1
+            and len(a["section"]) == n == len(a["slot_group"])
+        ):
+            raise InvalidArgument("a saved lexical index whose arrays disagree in length")
+        # each document's term counts are counted again from its text if it is removed
+        self._tf = [None] * n
+        cuts = a["p_ptr"].tolist()
+        p_slots, p_counts = a["p_slots"].tolist(), a["p_counts"].tolist()
+        self._post = {
+            t: dict(zip(p_slots[i:j], p_counts[i:j], strict=True))
+            for t, i, j in zip(vocab, cuts, cuts[1:], strict=False)
+        }
+        self._ids = list(ids)
+        self._slot = dict(zip(ids, range(n), strict=True))
+        self._len = a["len"].tolist()
+        self._text = list(s["texts"])
+        self._group = [None if g < 0 else names[g] for g in a["slot_group"].tolist()]
+        self._prev, self._next = a["prev"].tolist(), a["next"].tolist()
+        self._section = a["section"].tolist()
+        sec_keys = [
+            (names[g], t)
+            for g, t in zip(a["sec_group"].tolist(), a["sec_turn"].tolist(), strict=True)
+        ]
+        self._sections = {k: i for i, k in enumerate(sec_keys)}
+        m_ptr, m_slots = a["m_ptr"].tolist(), a["m_slots"].tolist()
+        self._members = [m_slots[i:j] for i, j in itertools.pairwise(m_ptr)]
+        g_ptr, g_slots, g_orders = (
+            a["g_ptr"].tolist(),
+            a["g_slots"].tolist(),
+            a["g_orders"].tolist(),
+        )
+        self._groups = {}
+        for k, name in enumerate(names):
+            i, j = g_ptr[k], g_ptr[k + 1]
+            if i == j:
+                continue
+            g = self._groups[name] = _Group()
+            g.slots = g_slots[i:j]
+            g.orders = list(zip(g_orders[i:j], g.slots, strict=True))
+        self._wordy = set(a["wordy"].tolist())
+        self._total, self._seq, self._embedded = a["scalars"].tolist()
+        self._arr = self._section_arr = self._wordy_arr = None
+
     def _grow(self, rows: int) -> None:
         """Room for ``rows`` vectors (doubling, so adding one at a time stays cheap)."""
         assert self.embedder is not None
@@ -510,13 +691,20 @@ class Retriever:
         self._members[number].append(slot)
         return number
 
+    def _terms(self, slot: int) -> Counter[str]:
+        """The term counts of the document in ``slot``."""
+        tf = self._tf[slot]
+        if tf is None:  # a loaded index's: counted as add counted them
+            tf = self._tf[slot] = self._counts(self._text[slot])
+        return tf
+
     def remove(self, doc_id: str) -> None:
         """Drop a document; its slot is left empty rather than the index rebuilt."""
         slot = self._slot.pop(doc_id, None)
         if slot is None:
             return
         self._arr = None
-        for t in self._tf[slot]:
+        for t in self._terms(slot):
             self._post_arr.pop(t, None)
             post = self._post[t]
             del post[slot]
@@ -735,7 +923,7 @@ class Retriever:
             pool: dict[str, float] = {}
             best = top[0][0] if top else 1.0
             for v, neg in top:
-                for t, f in self._tf[-neg].items():
+                for t, f in self._terms(-neg).items():
                     if t not in q:
                         pool[t] = pool.get(t, 0.0) + f * self._idf(t) * v / best
             extra = sorted(pool, key=lambda t: (-pool[t], t))[: self.feedback]
