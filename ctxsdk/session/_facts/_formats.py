@@ -15,7 +15,7 @@ import re
 
 from ._keys import KeyPhrase, key_phrase
 
-__all__ = ["FORMATS", "format_key", "format_of", "format_statement"]
+__all__ = ["FORMATS", "READINGS", "format_key", "format_of", "format_statement"]
 
 FORMATS = frozenset(
     "json jsonl ndjson json5 yaml yml toml csv tsv xml ini parquet avro protobuf msgpack "
@@ -42,6 +42,8 @@ _IS_A = re.compile(
     rf"(?P<fmt>{_FMT})\s+{_FILE}\b",
     re.I,
 )
+# the tables ``format_statement`` reads a sentence with (a reading needs a match of one)
+READINGS = (_STORED, _IS_A)
 
 
 def format_of(value: str) -> str | None:

@@ -19,7 +19,7 @@ import importlib
 import re
 from typing import Any
 
-__all__ = ["Prefiltered", "branch_factors", "prefiltered"]
+__all__ = ["Prefiltered", "branch_factors", "literal_scan", "prefiltered", "spaced_branches"]
 
 _p: Any = importlib.import_module("re._parser")  # the stdlib's own parser (3.11+)
 _MAX_FACTORS = 64  # more, and the test costs about what the search saves
@@ -29,6 +29,10 @@ _SUBPATTERN = _p.SUBPATTERN
 _BRANCH = _p.BRANCH
 _REPEATS = (_p.MAX_REPEAT, _p.MIN_REPEAT, _p.POSSESSIVE_REPEAT)
 _ATOMIC = _p.ATOMIC_GROUP
+_IN = _p.IN
+_SPACE_CLASS = [(_p.CATEGORY, _p.CATEGORY_SPACE)]  # ``\s``
+_SPACE = frozenset([" "])
+_EXACT_MAX = 64  # the most strings an exact set (``_exact``) may hold
 
 
 def _char(code: int) -> str | bool | None:
@@ -135,6 +139,140 @@ def branch_factors(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...]
             return None
         out.append(tuple(sorted((_shortest(n) for n in sets), key=_worth, reverse=True)))
     return tuple(out)
+
+
+# -- texts whose only whitespace is " " ---------------------------------------------------
+# A text whose whitespace is all plain spaces (a sentence after ``" ".join(s.split())`` and
+# deletions) matches ``\s`` only with " ": a pattern's ``\s+is\s+`` then needs " is ", a far
+# rarer string than "is" (which "this" holds). ``spaced_factors`` reads patterns so, and
+# joins a group of literal alternatives ("(?:is|are)") to the literals around it.
+
+
+def _is_space(op: Any, av: Any) -> bool:
+    return (op is _IN and list(av) == _SPACE_CLASS) or (op is _LITERAL and av == 32)
+
+
+def _exact(items: Any) -> frozenset[str] | None:
+    """Every string (lowercase) the sequence ``items`` matches in a spaced ASCII text, when
+    they are few and known (literals, spaces, groups and alternations of them); else None."""
+    out: frozenset[str] = frozenset([""])
+    for op, av in items:
+        got: frozenset[str] | None
+        if op is _LITERAL or _is_space(op, av):
+            ch = " " if _is_space(op, av) else _char(av)
+            if not isinstance(ch, str):
+                return None  # unknown, or only non-ASCII text matches it: no exact set
+            got = frozenset([ch])
+        elif op is _SUBPATTERN:
+            got = _exact(av[3])
+        elif op is _BRANCH:
+            each = [_exact(b) for b in av[1]]
+            got = None if any(e is None for e in each) else frozenset().union(*each)  # type: ignore[arg-type]
+        else:
+            return None
+        if got is None or len(out) * len(got) > _EXACT_MAX:
+            return None
+        out = frozenset(x + y for x in out for y in got)
+    return out
+
+
+def _spaced_needs(items: Any) -> frozenset[str] | None:
+    """As ``_needs``, for a spaced text (see above)."""
+    best: frozenset[str] | None = None
+    for need in _all_spaced_needs(items):
+        if not need:
+            return need
+        if best is None or _worth(need) > _worth(best):
+            best = need
+    return best
+
+
+def _all_spaced_needs(items: Any) -> list[frozenset[str]]:
+    r"""As ``_all_needs``, for a spaced text: ``\s`` is " ", ``\s+`` ends the strings before it
+    with " " and starts the next ones with " ", and an exact group (``_exact``) joins the
+    strings around it. ``cur`` is every string the run since the last break may be."""
+    found: list[frozenset[str]] = []
+    cur: frozenset[str] = frozenset([""])
+
+    def flush() -> None:
+        nonlocal cur
+        if "" not in cur and cur != _SPACE:  # a space alone tells nothing
+            found.append(cur)
+        cur = frozenset([""])
+
+    for op, av in items:
+        if op in _REPEATS and av[0] >= 1 and len(av[2]) == 1 and _is_space(*av[2][0]):
+            cur = frozenset(x + " " for x in cur)  # one space at least, then any more
+            flush()
+            cur = frozenset([" "])
+            continue
+        exact = _exact([(op, av)])
+        if exact is not None and len(cur) * len(exact) <= _EXACT_MAX:
+            cur = frozenset(x + y for x in cur for y in exact)
+            continue
+        flush()
+        if op is _LITERAL and _char(av) is False:
+            found.append(frozenset())  # only a non-ASCII character matches it
+            continue
+        need: frozenset[str] | None = None
+        if op is _SUBPATTERN:
+            need = _spaced_needs(av[3])
+        elif op is _BRANCH:
+            each = [_spaced_needs(b) for b in av[1]]
+            if all(e is not None for e in each):
+                need = frozenset().union(*(e for e in each if e is not None))
+        elif op in _REPEATS:
+            low, _, body = av
+            need = _spaced_needs(body) if low >= 1 else None
+        elif op is _ATOMIC:
+            need = _spaced_needs(av)
+        if need is not None:
+            found.append(need)
+    flush()
+    return found
+
+
+def spaced_branches(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], ...] | None:
+    """As ``branch_factors``, for a text that is ASCII and whose only whitespace is " " (no
+    tab, newline or other space): for each branch of the pattern's top alternation (the
+    whole pattern when it is none), the sets of strings a match of it holds one of each
+    (lowercase), most selective first. A branch that cannot match such a text is left out;
+    None when a branch is known to need nothing."""
+    try:
+        top = list(_p.parse(pattern.pattern, pattern.flags))
+    except Exception:  # a future parser's shape: no test
+        return None
+    branches = top[0][1][1] if len(top) == 1 and top[0][0] is _BRANCH else [top]
+    out: list[tuple[frozenset[str], ...]] = []
+    for branch in branches:
+        sets = _all_spaced_needs(branch)
+        if any(not need for need in sets):
+            continue  # this branch cannot match ASCII text
+        if not sets:
+            return None
+        out.append(tuple(sorted((_shortest(n) for n in sets), key=_worth, reverse=True)))
+    return tuple(out)
+
+
+def literal_scan(strings: set[str] | frozenset[str]) -> Any:
+    """``search`` of a regex that finds any of ``strings`` in a text (non-empty literals),
+    shaped as their trie: the engine follows one path per position instead of trying each
+    string in turn. A string that holds another of them is left out: found with it."""
+    root: dict[str, Any] = {}
+    for word in sorted(_shortest(frozenset(strings))):
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node.clear()  # an end: the shortest string suffices (none other holds it)
+        node[""] = {}
+
+    def rx(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        alts = [re.escape(ch) + rx(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return re.compile(rx(root)).search
 
 
 # the last text tested and its lowered form (None: not ASCII)
