@@ -313,6 +313,11 @@ def test_a_retrievers_lexical_state_loads_as_the_same_index() -> None:
         ]
     for doc_id in ["d007", "d100"]:
         assert again.neighbours(doc_id) == r.neighbours(doc_id)
+    # a loaded index (its postings still in the saved arrays) saves the same state again
+    resaved = again.lexical_state()
+    assert resaved is not None and resaved.strings == state.strings
+    assert sorted(resaved.arrays) == sorted(state.arrays)
+    assert all((resaved.arrays[k] == state.arrays[k]).all() for k in state.arrays)
     # what it does next is what the original does
     for x in (r, again):
         x.remove("d010")

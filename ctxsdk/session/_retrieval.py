@@ -242,6 +242,58 @@ class LexicalState(NamedTuple):
     strings: dict[str, list[str]]
 
 
+_UNREAD: dict[int, int] = {}  # a saved term's postings, not made into a dict yet
+
+
+class _SavedPostings(dict[str, dict[int, int]]):
+    """The postings of a loaded index (``load_lexical_state``): every term is a key from
+    the start; its dict (slot -> count) is made from the saved arrays the first time it is
+    read or changed, and a search reads its arrays without one (``arrays``)."""
+
+    def __init__(
+        self,
+        vocab: list[str],
+        ptr: NDArray[Any],
+        slots: NDArray[Any],
+        counts: NDArray[Any],
+    ) -> None:
+        super().__init__(dict.fromkeys(vocab, _UNREAD))
+        self._at = dict(zip(vocab, itertools.pairwise(ptr.tolist()), strict=False))
+        self._slots, self._counts = slots, counts
+
+    def unread(self, term: str) -> bool:
+        return dict.get(self, term) is _UNREAD
+
+    def arrays(self, term: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """A term's postings as ``Retriever._postings`` makes them from its dict."""
+        i, j = self._at[term]
+        xp = _numpy()
+        return (
+            self._slots[i:j].astype(xp.int64),
+            self._counts[i:j].astype(xp.float64),
+        )
+
+    def _made(self, term: str) -> dict[int, int]:
+        i, j = self._at[term]
+        post = dict(zip(self._slots[i:j].tolist(), self._counts[i:j].tolist(), strict=True))
+        dict.__setitem__(self, term, post)
+        return post
+
+    def __getitem__(self, term: str) -> dict[int, int]:
+        post = dict.__getitem__(self, term)
+        return self._made(term) if post is _UNREAD else post
+
+    def get(self, term: str, default: Any = None) -> Any:
+        post = dict.get(self, term, default)
+        return self._made(term) if post is _UNREAD else post
+
+    def values(self) -> list[dict[int, int]]:  # type: ignore[override]
+        return [self[t] for t in self]
+
+    def items(self) -> list[tuple[str, dict[int, int]]]:  # type: ignore[override]
+        return [(t, self[t]) for t in self]
+
+
 class _Group:
     """The slots of one group sorted by order, for neighbour links."""
 
@@ -620,12 +672,7 @@ class Retriever:
             raise InvalidArgument("a saved lexical index whose arrays disagree in length")
         # each document's term counts are counted again from its text if it is removed
         self._tf = [None] * n
-        cuts = a["p_ptr"].tolist()
-        p_slots, p_counts = a["p_slots"].tolist(), a["p_counts"].tolist()
-        self._post = {
-            t: dict(zip(p_slots[i:j], p_counts[i:j], strict=True))
-            for t, i, j in zip(vocab, cuts, cuts[1:], strict=False)
-        }
+        self._post = _SavedPostings(vocab, a["p_ptr"], a["p_slots"], a["p_counts"])
         self._ids = list(ids)
         self._slot = dict(zip(ids, range(n), strict=True))
         self._len = a["len"].tolist()
@@ -785,6 +832,11 @@ class Retriever:
         order; made at the first search that asks for the term after it changed."""
         got = self._post_arr.get(term)
         if got is None:
+            saved = self._post
+            if isinstance(saved, _SavedPostings) and saved.unread(term):
+                # the arrays straight from the saved ones (the dict's order: ascending)
+                got = self._post_arr[term] = saved.arrays(term)
+                return got
             xp = _numpy()
             post = self._post[term]
             got = (
@@ -827,7 +879,7 @@ class Retriever:
         weights: list[float] = []  # per term: its idf weight
         total = 0.0
         for t, qw in query.items():
-            if not self._post.get(t):
+            if t not in self._post:  # (a term's postings are never kept empty)
                 continue
             s, f = self._postings(t)
             df = len(s)
@@ -892,7 +944,7 @@ class Retriever:
         return got
 
     def _idf(self, term: str) -> float:
-        n, df = len(self), len(self._post.get(term, ()))
+        n, df = len(self), (len(self._postings(term)[0]) if term in self._post else 0)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
     def lexical_scores(self, query: str) -> dict[int, float]:
