@@ -15,12 +15,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ctxsdk.bench._fit import _locomo_path, load_locomo
 from ctxsdk.memory import Memory
 from ctxsdk.memory._lazy_nodes import LazyNodes
-from ctxsdk.memory._saved_index import read, sidecar
+from ctxsdk.memory._saved_index import read, sidecar, write
 from ctxsdk.session import Retriever, Session
 
 needs_locomo = pytest.mark.skipif(_locomo_path() is None, reason="LoCoMo data is not available")
@@ -195,6 +196,34 @@ def test_a_damaged_or_foreign_index_is_ignored_and_written_again(
     assert not got["loaded"]
     assert got["answers"] == whole
     assert _find_elsewhere(path)["loaded"]  # the full read saved a good one
+
+
+@needs_locomo
+@pytest.mark.parametrize("key", ["prev", "p_slots", "anchors", "shape_slot", "section"])
+def test_an_index_rewritten_whole_with_numbers_out_of_range_is_ignored(
+    ingested: Path, tmp_path: Path, key: str
+) -> None:
+    """A file whose digest is right but whose numbers point outside it (written by hand,
+    not by a torn write) is refused, not trusted into a search that would fail."""
+    path = _fresh(ingested, tmp_path)
+    with Memory(path, embedder=None) as mem:
+        whole = _answers(mem)
+    index = Path(str(path) + "-index")
+    saved = read(index)
+    assert saved is not None
+    arrays = dict(saved.arrays)
+    value = len(saved.strings["ids"]) + 7 if key != "anchors" else -3
+    bad = arrays[key].astype(np.int64)
+    if len(bad):
+        bad[len(bad) // 2] = value
+    else:  # (a memory without entities has no anchors)
+        bad = np.asarray([value], dtype=np.int64)
+    arrays[key] = bad
+    header = {k: v for k, v in saved.header.items() if k != "format"}
+    assert write(index, header, arrays, saved.strings)
+    got = _find_elsewhere(path)
+    assert not got["loaded"]
+    assert got["answers"] == whole
 
 
 @needs_locomo

@@ -46,6 +46,10 @@ class LazyNodes(MutableMapping[str, Node]):
                 if node is not None and index_doc(node) is not None:
                     self._got[nid] = node
 
+    def uris(self) -> list[str]:
+        """Each node's uri, in the ids' order."""
+        return list(self._uri.values())
+
     def peek(self, node_id: str) -> Node | None:
         """The node as the sync gave it (None: not given, or only read from the store,
         which may hold a newer one than the index): what a sync compares a change with."""

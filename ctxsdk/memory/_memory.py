@@ -83,7 +83,7 @@ from ._map import MemoryMap, build_map, pinned_block
 from ._model import BUSINESS_EDGES, Candidate, Edge, Node, Source, clip, edge_label, node_type
 from ._open import open_store
 from ._propose import Proposal, propose
-from ._saved_index import pack, shapes_of, sidecar
+from ._saved_index import anchors_of, pack, shapes_of, sidecar
 from ._saved_index import read as read_saved
 from ._saved_index import write as write_saved
 from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
@@ -548,11 +548,7 @@ class Memory:
         if path is None or list(self._nodes) != self._retriever.ids:
             return
         nodes = self._nodes
-        uris = (
-            list(nodes._uri.values())
-            if isinstance(nodes, LazyNodes)
-            else [n.uri for n in nodes.values()]
-        )
+        uris = nodes.uris() if isinstance(nodes, LazyNodes) else [n.uri for n in nodes.values()]
         got = pack(rev, self._retriever, uris, self._templates.shapes(), self._anchor_ids)
         if got is not None:
             write_saved(path, *got, like=Path(self.store.location))
@@ -588,7 +584,7 @@ class Memory:
         try:
             retriever.load_lexical_state(saved.arrays, saved.strings)
             shapes = shapes_of(saved)
-            anchors = {ids[s] for s in saved.arrays["anchors"].tolist()}
+            anchors = anchors_of(saved)
         except (InvalidArgument, KeyError, IndexError, ValueError, TypeError):
             return False
         nodes = LazyNodes(self.store, ids, uris)

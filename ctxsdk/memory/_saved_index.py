@@ -35,7 +35,7 @@ from ..session import Retriever
 from ._sqlite import SQLiteStore
 from ._store import MemoryStore
 
-__all__ = ["FORMAT", "Saved", "pack", "read", "shapes_of", "sidecar", "write"]
+__all__ = ["FORMAT", "Saved", "anchors_of", "pack", "read", "shapes_of", "sidecar", "write"]
 
 FORMAT = 1  # bump when what is saved, or how an index is built from nodes, changes
 _MAGIC = b"ctxsdk memory index\n"
@@ -185,6 +185,19 @@ def shapes_of(saved: Saved) -> dict[str, bytes]:
     slots, raw = saved.arrays["shape_slot"].tolist(), saved.arrays["shapes"].tobytes()
     # cut from the bytes: numpy's bytes items drop a digest's trailing zero bytes
     shapes = [raw[i : i + 16] for i in range(0, len(raw), 16)]
-    if len(slots) != len(shapes) or saved.arrays["shapes"].dtype != np.dtype("S16"):
+    if (
+        len(slots) != len(shapes)
+        or saved.arrays["shapes"].dtype != np.dtype("S16")
+        or not all(0 <= s < len(ids) for s in slots)
+    ):
         raise ValueError("a saved index's shapes and their slots disagree")
     return {ids[s]: shape for s, shape in zip(slots, shapes, strict=True)}
+
+
+def anchors_of(saved: Saved) -> set[str]:
+    """The anchors' ids ``pack`` saved."""
+    ids = saved.strings["ids"]
+    slots = saved.arrays["anchors"].tolist()
+    if not all(0 <= s < len(ids) for s in slots):
+        raise ValueError("a saved index's anchors point outside it")
+    return {ids[s] for s in slots}

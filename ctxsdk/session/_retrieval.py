@@ -242,6 +242,51 @@ class LexicalState(NamedTuple):
     strings: dict[str, list[str]]
 
 
+def _in_range(a: Mapping[str, NDArray[Any]], n: int, terms: int, groups: int) -> bool:
+    """Whether every number of a saved lexical index points inside it (slots below ``n``,
+    group numbers below ``groups``, offsets ascending to their array's end): a file
+    changed by hand must not make a search fail later."""
+
+    def within(key: str, lo: int, hi: int) -> bool:
+        arr = a[key]
+        return arr.ndim == 1 and (not arr.size or (int(arr.min()) >= lo and int(arr.max()) < hi))
+
+    def offsets(key: str, size: int) -> bool:
+        arr = a[key]
+        return (
+            arr.ndim == 1
+            and arr.size > 0
+            and int(arr[0]) == 0
+            and int(arr[-1]) == size
+            and bool((arr[1:] >= arr[:-1]).all())
+        )
+
+    sections = len(a["sec_turn"])
+    return (
+        within("p_slots", 0, n)
+        and within("p_counts", 1, 2**31)
+        and within("len", 0, 2**31)
+        and offsets("p_ptr", len(a["p_slots"]))
+        and len(a["p_ptr"]) == terms + 1
+        and within("slot_group", -1, groups)
+        and within("prev", -1, n)
+        and within("next", -1, n)
+        and within("section", -1, sections)
+        and within("sec_group", 0, groups)
+        and len(a["sec_group"]) == sections
+        and offsets("g_ptr", len(a["g_slots"]))
+        and len(a["g_ptr"]) == groups + 1
+        and within("g_slots", 0, n)
+        and len(a["g_orders"]) == len(a["g_slots"])
+        and offsets("m_ptr", len(a["m_slots"]))
+        and len(a["m_ptr"]) == sections + 1
+        and within("m_slots", 0, n)
+        and within("wordy", 0, n)
+        and len(a["scalars"]) == 3
+        and len(a["p_counts"]) == len(a["p_slots"])
+    )
+
+
 _UNREAD: dict[int, int] = {}  # a saved term's postings, not made into a dict yet
 
 
@@ -670,6 +715,8 @@ class Retriever:
             and len(a["section"]) == n == len(a["slot_group"])
         ):
             raise InvalidArgument("a saved lexical index whose arrays disagree in length")
+        if not _in_range(a, n, len(vocab), len(names)):
+            raise InvalidArgument("a saved lexical index with an entry out of its range")
         # each document's term counts are counted again from its text if it is removed
         self._tf = [None] * n
         self._post = _SavedPostings(vocab, a["p_ptr"], a["p_slots"], a["p_counts"])
