@@ -263,3 +263,48 @@ def test_create_false_on_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match="create=False"):
         SQLiteStore(tmp_path / "absent.db", create=False)
     assert not (tmp_path / "absent.db").exists()
+
+
+# --- the writers' gate ---------------------------------------------------------------------
+
+
+def test_waits_given_up_as_the_gate_changes_hands_leave_no_gate_held(tmp_path: Path) -> None:
+    """A store with a tiny timeout writes while another keeps taking and letting go of the
+    gate: its waits end taken or given up (``LockHeld``), often just as the waiter thread
+    is granted the gate; none leaves the gate held, so afterwards a store that does not
+    wait at all (``timeout=0``) writes at once, and every write that returned is there."""
+    import threading
+
+    from ctxsdk.errors import LockHeld
+
+    path = tmp_path / "m.db"
+    holder, racer = SQLiteStore(path), SQLiteStore(path, timeout=0.002)
+    stop = threading.Event()
+    churned = [0]
+
+    def churn() -> None:
+        while not stop.is_set():
+            holder.put(_entity(f"h{churned[0]}"))
+            churned[0] += 1
+
+    t = threading.Thread(target=churn)
+    t.start()
+    wrote = refused = 0
+    try:
+        for i in range(300):
+            try:
+                racer.put(_entity(f"r{i}"))
+                wrote += 1
+            except LockHeld:
+                refused += 1
+    finally:
+        stop.set()
+        t.join(60)
+    assert wrote + refused == 300
+    with SQLiteStore(path, timeout=0) as third:
+        third.put(_entity("after"))
+    racer.put(_entity("last"))
+    names = {n.name for n in holder.nodes()}
+    assert len(names) == churned[0] + wrote + 2
+    holder.close()
+    racer.close()
