@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import ctxsdk as cx
+from ctxsdk.memory import _facts_in
 from ctxsdk.memory._gather import GATHERED_MAX
 from ctxsdk.memory._ingest import extract
 from ctxsdk.memory._model import Candidate
@@ -309,3 +312,32 @@ def test_a_proposal_opens_on_an_order_word() -> None:
         "Wait, if return_annotation is None, the check fails",
     ):
         assert not _proposal(said), said
+
+
+def test_only_a_statement_that_names_something_is_read_as_a_proposed_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a statement naming nothing is never kept as a finding, so whether it proposes a step
+    # is not read (a long chat's sentences are mostly such)
+    read: list[str] = []
+    real = _facts_in._proposed_step
+
+    def spy(sentence: str) -> bool:
+        read.append(sentence)
+        return real(sentence)
+
+    monkeypatch.setattr(_facts_in, "_proposed_step", spy)
+    b = LogBuilder(session_id="g", runtime_context=None)
+    b.turn("How was the trip?").assistant(
+        text=(
+            "We walked along the river for most of the afternoon. "
+            "The config now lives in src/settings.toml after the move. "
+            "Add SessionLifecycleAdapter interface with detectSessionEnd() method."
+        )
+    ).end_turn()
+    ex = extract(cx.Session.from_events(b.header, b.events))
+    assert not any("river" in s for s in read)
+    assert any("settings.toml" in s for s in read)
+    assert any("SessionLifecycleAdapter" in s for s in read)
+    found = _kind(ex.candidates, "finding")
+    assert [c.text for c in found] == ["The config now lives in src/settings.toml after the move."]

@@ -681,9 +681,11 @@ def _findings(
             norm = _norm(st.text)
             found.pop(norm, None)  # said again: the newer word
             proposed.pop(norm, None)
-            if not _proposed_step(st.text):
+            # a statement naming nothing is never kept (it only fills select_statements'
+            # room for plain ones): whether it proposes a step is not read
+            if not st.names or not _proposed_step(st.text):
                 found[norm] = (seq, st)
-            elif st.names and _proposal(st.text):
+            elif _proposal(st.text):
                 proposed[norm] = (seq, st)
     said = {id(st): i for i, (_, st) in enumerate(found.values())}
     groups: dict[int, list[tuple[int, Statement]]] = {}
