@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,7 @@ from ctxsdk.bench._fit import _locomo_path, load_locomo
 from ctxsdk.memory import Memory
 from ctxsdk.memory._lazy_nodes import LazyNodes
 from ctxsdk.memory._saved_index import read, sidecar, write
+from ctxsdk.memory._scrub import RULES_KEY
 from ctxsdk.session import Retriever, Session
 
 needs_locomo = pytest.mark.skipif(_locomo_path() is None, reason="LoCoMo data is not available")
@@ -310,6 +312,69 @@ def test_a_scrubbed_memory_is_read_whole_again(tmp_path: Path) -> None:
         assert not isinstance(mem._nodes, LazyNodes)
     with Memory(path, embedder=None) as again:
         assert [json.dumps(again.find(q).to_json()) for q in ("fog", "day 7", "keeper")] == after
+
+
+_SECRET = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def _with_an_unscrubbed_secret(path: Path) -> None:
+    """A memory whose file records no redaction rules (an old ctxsdk's) and holds a token
+    in one node's text, as scrub finds such files."""
+    with Memory(path, embedder=None) as mem:
+        for i in range(40):
+            mem.remember(f"the keeper logged rain on day {i}", type="observation")
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute(
+            "UPDATE nodes SET text = ? WHERE text = ?",
+            (f"the keeper logged rain on day 3 with {_SECRET}", "the keeper logged rain on day 3"),
+        )
+        raw.execute("DELETE FROM meta WHERE key = ?", (RULES_KEY,))
+    raw.close()
+    Path(str(path) + "-index").unlink(missing_ok=True)
+
+
+def test_an_index_read_before_a_scrub_in_another_memory_is_not_left(tmp_path: Path) -> None:
+    """One memory reads every node (the token among them); another scrubs the file before
+    the first saves its index: the save is removed again, so no index of the old texts is
+    left beside the scrubbed file."""
+    path = tmp_path / "memory.db"
+    _with_an_unscrubbed_secret(path)
+    with Memory(path, embedder=None) as reader, Memory(path, embedder=None) as scrubber:
+        read_changes = reader._read_changes
+
+        def then_scrub() -> Any:
+            got = read_changes()
+            assert scrubber.scrub().changes  # the token is taken out of the file
+            return got
+
+        reader._read_changes = then_scrub  # type: ignore[method-assign]
+        reader.find("keeper")
+    index = Path(str(path) + "-index")
+    assert not index.exists() or _SECRET.encode() not in index.read_bytes()
+    assert _SECRET.encode() not in path.read_bytes()
+
+
+def test_an_index_saved_before_a_scrub_is_not_loaded(tmp_path: Path) -> None:
+    """An index saved before a scrub (put back beside the file after it): a new memory
+    does not load it (its stamp is not the file's redaction record) and answers from the
+    scrubbed texts."""
+    path = tmp_path / "memory.db"
+    _with_an_unscrubbed_secret(path)
+    with Memory(path, embedder=None) as mem:
+        assert any(_SECRET in h.node.text for h in mem.find("day 3 keeper", top_k=5))
+    index = Path(str(path) + "-index")
+    old = index.read_bytes()
+    assert _SECRET.encode() in old
+    with Memory(path, embedder=None) as mem:
+        mem.scrub()
+    assert not index.exists()
+    index.write_bytes(old)
+    with Memory(path, embedder=None) as mem:
+        hits = mem.find("day 3 keeper", top_k=5)
+        assert not isinstance(mem._nodes, LazyNodes)
+        assert hits and not any(_SECRET in h.node.text for h in hits)
+    assert _SECRET.encode() not in index.read_bytes()  # saved again, from the new texts
 
 
 def _filled(n: int) -> Retriever:

@@ -265,10 +265,10 @@ class _WholeRead(Memory):
     """The engine without its saved index: every first find reads every node (the cold
     path the saved index replaces), and saves nothing."""
 
-    def _load_index(self, rev: int) -> bool:
+    def _load_index(self, rev: int, redaction: Any) -> bool:
         return False
 
-    def _save_index(self, rev: int) -> None:
+    def _save_index(self, rev: int, redaction: Any) -> None:
         return None
 
 

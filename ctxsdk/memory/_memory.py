@@ -515,9 +515,11 @@ class Memory:
         # embedded: a model's or an endpoint's objects)
         quiet = reading_all if first else nullcontext
         loaded, changed = False, list[Node]()
+        # what scrub rewrites: read before the nodes, stamped on a saved index (_save_index)
+        redaction = self.store.get_meta(RULES_KEY) if first else None
         if first and not self._nodes and self._embedder is None:
             with quiet():
-                loaded = self._load_index(rev)  # then caught up below, as a sync would
+                loaded = self._load_index(rev, redaction)  # caught up below, as a sync would
         if rev != self._revision:
             with quiet():
                 changed, anchors_moved = self._read_changes()
@@ -531,7 +533,7 @@ class Memory:
         self._edges.clear()  # read again as find needs them, while this revision stands
         self._revision = rev
         if first and self._embedder is None and (not loaded or len(changed) >= _RESAVE):
-            self._save_index(rev)  # a full read, or a catch-up worth saving
+            self._save_index(rev, redaction)  # a full read, or a catch-up worth saving
 
     def _fresh_index(self) -> None:
         """An empty cache and index (the next sync reads every node)."""
@@ -540,20 +542,28 @@ class Memory:
         self._nodes, self._anchors, self._anchor_ids = {}, [], set()
         self._boilerplate = frozenset()
 
-    def _save_index(self, rev: int) -> None:
+    def _save_index(self, rev: int, redaction: Any) -> None:
         """Write the index just read whole beside the memory file (``_saved_index``), for
         the next process's first ``find``; skipped where there is no file or the index
-        cannot be saved, and a failed write loses nothing."""
+        cannot be saved, and a failed write loses nothing. ``redaction`` is the memory's
+        redaction record as it was before the read: a scrub in another process since
+        then (it records its rules) means the index holds texts the scrub took out, so
+        the file is removed again (scrub removes it after it records them: in either
+        order, no index of the old texts is left)."""
         path = sidecar(self.store)
         if path is None or list(self._nodes) != self._retriever.ids:
             return
         nodes = self._nodes
         uris = nodes.uris() if isinstance(nodes, LazyNodes) else [n.uri for n in nodes.values()]
-        got = pack(rev, self._retriever, uris, self._templates.shapes(), self._anchor_ids)
-        if got is not None:
-            write_saved(path, *got, like=Path(self.store.location))
+        shapes = self._templates.shapes()
+        got = pack(rev, self._retriever, uris, shapes, self._anchor_ids, redaction)
+        if got is None or not write_saved(path, *got, like=Path(self.store.location)):
+            return
+        if self.store.get_meta(RULES_KEY) != redaction:
+            with suppress(OSError):
+                path.unlink(missing_ok=True)
 
-    def _load_index(self, rev: int) -> bool:
+    def _load_index(self, rev: int, redaction: Any) -> bool:
         """Load the saved index (``_saved_index``) as the state of its revision ``r0``:
         True when it was loaded (``_revision`` is then ``r0``: the sync catches it up), False
         (and nothing changed) when there is none, or it is not this memory's, or the store
@@ -568,8 +578,8 @@ class Memory:
             uris = saved.strings["uris"]
         except (KeyError, TypeError, ValueError):
             return False
-        if r0 > rev or len(uris) != len(ids):
-            return False
+        if r0 > rev or len(uris) != len(ids) or saved.header.get("redaction") != redaction:
+            return False  # newer than the store, torn, or read before a scrub
         delta = self.store.changes(r0) if r0 < rev else Changes([], [])
         if delta is None or len(delta.nodes) + len(delta.gone) > max(_RESAVE, len(ids) // 10):
             return False

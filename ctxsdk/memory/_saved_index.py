@@ -161,11 +161,13 @@ def pack(
     uris: list[str],
     shapes: Mapping[str, bytes],
     anchors: Collection[str],
+    redaction: Any,
 ) -> Saved | None:
     """What a memory saves of its index at ``revision``: the retriever's lexical state,
     each indexed node's uri (in slot order, which is the cache's), each observation's
-    template shape and the anchors' ids; None when the index cannot be saved
-    (``Retriever.lexical_state``)."""
+    template shape and the anchors' ids, stamped with the memory's ``redaction`` record
+    as it was before the nodes were read (a scrub changes it: an index read before one
+    holds the old texts); None when the index cannot be saved (``Retriever.lexical_state``)."""
     state = retriever.lexical_state()
     if state is None or len(uris) != len(state.strings["ids"]):
         return None
@@ -176,7 +178,8 @@ def pack(
     arrays["shapes"] = np.asarray(list(shapes.values()), dtype="|S16")
     arrays["anchors"] = np.asarray(sorted(slot[a] for a in anchors), dtype=np.int64)
     strings = {**state.strings, "uris": uris}
-    return Saved({"revision": revision, "nodes": len(ids)}, arrays, strings)
+    header = {"revision": revision, "nodes": len(ids), "redaction": redaction}
+    return Saved(header, arrays, strings)
 
 
 def shapes_of(saved: Saved) -> dict[str, bytes]:
