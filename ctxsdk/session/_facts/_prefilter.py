@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["Prefiltered", "branch_factors", "literal_scan", "prefiltered", "spaced_branches"]
@@ -44,6 +45,27 @@ def _char(code: int) -> str | bool | None:
     if any(x.isascii() for x in ch.lower() + ch.upper() + ch.casefold()):
         return None
     return False
+
+
+def _group_needs(
+    op: Any, av: Any, needs: Callable[[Any], frozenset[str] | None]
+) -> frozenset[str] | None:
+    """What a group, alternation, repeat or atomic group needs, from ``needs`` of its
+    parts (an alternation: any one of its branches' needs; None when one needs nothing);
+    None for any other node."""
+    if op is _SUBPATTERN:
+        return needs(av[3])
+    if op is _BRANCH:
+        each = [needs(b) for b in av[1]]
+        if all(e is not None for e in each):
+            return frozenset().union(*(e for e in each if e is not None))
+        return None
+    if op in _REPEATS:
+        low, _, body = av
+        return needs(body) if low >= 1 else None
+    if op is _ATOMIC:
+        return needs(av)
+    return None
 
 
 def _needs(items: Any) -> frozenset[str] | None:
@@ -78,18 +100,7 @@ def _all_needs(items: Any) -> list[frozenset[str]]:
         if run:
             found.append(frozenset([run]))
         run = ""
-        need: frozenset[str] | None = None
-        if op is _SUBPATTERN:
-            need = _needs(av[3])
-        elif op is _BRANCH:
-            each = [_needs(b) for b in av[1]]
-            if all(e is not None for e in each):
-                need = frozenset().union(*(e for e in each if e is not None))
-        elif op in _REPEATS:
-            low, _, body = av
-            need = _needs(body) if low >= 1 else None
-        elif op is _ATOMIC:
-            need = _needs(av)
+        need = _group_needs(op, av, _needs)
         if need is not None:
             found.append(need)
     if run:
@@ -214,18 +225,7 @@ def _all_spaced_needs(items: Any) -> list[frozenset[str]]:
         if op is _LITERAL and _char(av) is False:
             found.append(frozenset())  # only a non-ASCII character matches it
             continue
-        need: frozenset[str] | None = None
-        if op is _SUBPATTERN:
-            need = _spaced_needs(av[3])
-        elif op is _BRANCH:
-            each = [_spaced_needs(b) for b in av[1]]
-            if all(e is not None for e in each):
-                need = frozenset().union(*(e for e in each if e is not None))
-        elif op in _REPEATS:
-            low, _, body = av
-            need = _spaced_needs(body) if low >= 1 else None
-        elif op is _ATOMIC:
-            need = _spaced_needs(av)
+        need = _group_needs(op, av, _spaced_needs)
         if need is not None:
             found.append(need)
     flush()
