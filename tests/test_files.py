@@ -89,3 +89,11 @@ def test_kinds_and_sizes_read_as_words() -> None:
     assert file_kind(0o100644) is None
     assert file_kind(0o010644) == "a FIFO (named pipe)"
     assert size_text(256 << 20) == "256 MiB" and size_text(1000) == "1000 bytes"
+
+
+def test_a_name_the_file_system_cannot_encode_is_no_such_file(tmp_path: Path) -> None:
+    """A lone surrogate cannot be a file name: the caller hears "no such file", as for any
+    missing path, not a bare ``UnicodeEncodeError``."""
+    for name in ("\ud800", "log-\udfff.jsonl"):
+        with pytest.raises(FileNotFoundError):
+            read_regular_file(tmp_path / name, 10, Refused)

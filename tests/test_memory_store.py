@@ -308,3 +308,11 @@ def test_waits_given_up_as_the_gate_changes_hands_leave_no_gate_held(tmp_path: P
     assert len(names) == churned[0] + wrote + 2
     holder.close()
     racer.close()
+
+
+def test_a_name_the_file_system_cannot_encode_is_refused(tmp_path: Path) -> None:
+    """A lone surrogate in the path: a ctxsdk error that names it, not SQLite's bare
+    ``UnicodeEncodeError``, and nothing made in the directory."""
+    with pytest.raises(InvalidArgument, match="cannot encode"):
+        SQLiteStore(tmp_path / "memory-\ud800.db")
+    assert list(tmp_path.iterdir()) == []

@@ -449,6 +449,7 @@ class SQLiteStore:
         self._gate_off = memory or _fcntl is None  # no gate: SQLite's lock alone
         self._gate_waiter: _GateWaiter | None = None  # made at the first wait
         if not memory:
+            self._check_name()
             self._check_file(create)
         try:
             self._db = sqlite3.connect(
@@ -478,6 +479,17 @@ class SQLiteStore:
         return cls(":memory:")
 
     # -- opening ----------------------------------------------------------------------------
+    def _check_name(self) -> None:
+        """Refuse a name the file system cannot encode (a lone surrogate), which SQLite
+        would meet as a bare ``UnicodeEncodeError``."""
+        try:
+            os.fsencode(self._path)
+        except UnicodeEncodeError:
+            raise InvalidArgument(
+                f"{self._path!r}: the file system cannot encode this name (a lone "
+                "surrogate), so no memory database can have it"
+            ) from None
+
     def _check_file(self, create: bool) -> None:
         """Refuse a missing file (when not creating), one that is not a regular file (a
         FIFO would block the open for ever, a device never ends) or one that is not SQLite,

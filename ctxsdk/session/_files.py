@@ -14,6 +14,7 @@ a symlink loop) propagates unchanged, for the caller to name.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -90,8 +91,15 @@ def open_regular_file(path: str | os.PathLike[str], refuse: Refuse) -> Iterator[
     """A read-only descriptor of ``path``, opened only if it is a regular file (checked with
     ``stat``, opened non-blocking, checked again with ``fstat``); closed on exit. A path that
     is not one raises ``refuse("not-a-file", what it is)``; an ``OSError`` from the system
-    (no such file, permission denied, a symlink loop) propagates."""
+    (no such file, permission denied, a symlink loop) propagates, and a name the file
+    system cannot encode (a lone surrogate) is ``FileNotFoundError``: no file has it."""
     p = Path(path)
+    try:
+        os.fsencode(p)
+    except UnicodeEncodeError:  # a lone surrogate: os.stat would raise a bare ValueError
+        raise FileNotFoundError(
+            errno.ENOENT, "no file has this name: the file system cannot encode it", str(p)
+        ) from None
     kind = file_kind(os.stat(p).st_mode)
     if kind is not None:
         raise refuse("not-a-file", kind)
