@@ -324,13 +324,15 @@ def _same_but_result_content(old: Any, new: Any) -> bool:
         shaped = False
     if not shaped:
         return _without_result_content(old) == _without_result_content(new)
-    # Each level with its one exempt member blanked, compared by dict ==: the definition
-    # above, built with shallow copies only.
-    return (
-        {**ob, "content": None} == {**nb, "content": None}
-        and {**om, "content": None} == {**nm, "content": None}
-        and {**old, "message": None} == {**new, "message": None}
-    )
+    if old.keys() != new.keys() or om.keys() != nm.keys() or ob.keys() != nb.keys():
+        return False
+    for k, v in old.items():  # loops, not all() over generators (a frame each)
+        if k != "message" and v != new[k]:
+            return False
+    for k, v in om.items():
+        if k != "content" and v != nm[k]:
+            return False
+    return all(v == nb[k] for k, v in ob.items() if k != "content")
 
 
 def _without_result_content(data: dict[str, Any]) -> dict[str, Any]:
@@ -424,13 +426,7 @@ def replay_log(events: list[dict[str, Any]], version: int, *, strict: bool = Tru
 
 
 def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> None:
-    """Continue a replay over ``events[start:]`` (used for appended batches too).
-
-    One pass that touches each event once: the events of a long log lie scattered in
-    memory, and checking the envelopes column by column with builtins (map over all events
-    per rule) cost about as much as this whole replay on a 100k-event log. The frequent
-    events of a valid log take inlined paths that do what ``_replay_surface`` /
-    ``_replay_other`` would; any other case goes through those."""
+    """Continue a replay over ``events[start:]`` (used for appended batches too)."""
     version = index.version
     surface = surface_types(version)
     v2plus = version >= 2
@@ -438,11 +434,6 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
     vocabulary = event_types(version)
     step_events = _STEP_EVENTS
     max_safe = _MAX_SAFE
-    steps_known = {"tool/call", "step/start", "step/end"} <= vocabulary
-    pending = index.pending
-    source_seqs = index.source_seqs
-    state = index.surface
-    nodes, nxt, slot_of = state._node, state._next, state._slot
     for i in range(start, len(events)):
         ev = events[i]
         try:  # the envelope of a well-formed event, checked in one go
@@ -468,80 +459,8 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
             ok = False
         if not ok:
             _explain_envelope(ev, i)
-        if n_keys == 4 and steps_known:  # the frequent non-surface events, in the vocabulary
-            if etype == "tool/call":
-                if not (
-                    type(data) is dict
-                    and index.open_step is not None
-                    and data.get("turn") == index.open_turn
-                    and data.get("step") == index.open_step
-                ):
-                    _check_in_step(index, data, etype, i)
-                cid = data.get("callId")
-                call = pending.get(cid) if isinstance(cid, str) else None
-                if call is not None and call.call_seq is None:
-                    call.call_seq = i
-                else:
-                    _check_tool_call(index, cid, call, i)
-                continue
-            if (
-                etype == "step/start"
-                and type(data) is dict
-                and index.open_step is None
-                and data.get("turn") == index.open_turn
-                and index.open_turn is not None
-            ):
-                steps = index.turns[-1].steps
-                step = data.get("step")
-                if step == len(steps) + 1:
-                    index.open_step = step
-                    steps.append((step, i, None))
-                    continue
-            elif (
-                etype == "step/end"
-                and not pending
-                and type(data) is dict
-                and index.open_step is not None
-                and data.get("turn") == index.open_turn
-                and data.get("step") == index.open_step
-            ):
-                steps = index.turns[-1].steps
-                steps[-1] = (steps[-1][0], steps[-1][1], i)
-                index.open_step = None
-                continue
         if etype in surface:  # every surface type is in the vocabulary
-            op = ev.get("surfaceOp")
-            if op == "append":
-                raw = ev.get("sourceEventSeqs")
-                if etype == "tool/result" and (
-                    raw is None or (type(raw) is list and len(raw) == 1 and type(raw[0]) is int)
-                ):
-                    if raw is not None:
-                        if not 0 <= raw[0] < i:
-                            raise _fail("sourceEventSeqs must cite earlier events only", i)
-                        source_seqs[i] = raw
-                    call_id = _tool_result_call_id(data, i, version)
-                    if not (
-                        type(data) is dict
-                        and index.open_step is not None
-                        and data.get("turn") == index.open_turn
-                        and data.get("step") == index.open_step
-                    ):
-                        _check_in_step(index, data, etype, i)
-                    call = pending.pop(call_id, None)
-                    if call is None or call.call_seq is None:
-                        _check_unpaired_result(index, data, call, call_id, i)
-                    slot_of[i] = len(nodes)
-                    nxt.append(len(nodes))
-                    nodes.append(i)
-                    continue
-                if etype == "assistant/message" and raw is None:
-                    _append_assistant(index, data, i, v2plus)
-                    slot_of[i] = len(nodes)
-                    nxt.append(len(nodes))
-                    nodes.append(i)
-                    continue
-            _replay_surface(index, events, ev, i, etype, data, op, v2plus)
+            _replay_surface(index, events, ev, i, etype, data, ev.get("surfaceOp"), v2plus)
             continue
         if etype not in vocabulary:  # unknown to this generation of the format
             if ev.get("ignorable") is True:
@@ -564,80 +483,22 @@ def replay_into(index: LogIndex, events: list[dict[str, Any]], start: int) -> No
                 _check_in_step(index, data, etype, i)
             if etype == "tool/call":
                 cid = data.get("callId")
-                call = pending.get(cid) if isinstance(cid, str) else None
-                if call is not None and call.call_seq is None:
-                    call.call_seq = i
+                call = index.pending.get(cid) if isinstance(cid, str) else None
+                if call is None:
+                    _invariant(
+                        index,
+                        "tool-pairing",
+                        f"tool/call {cid!r} answers no tool-call block of this step",
+                        i,
+                    )
+                elif call.call_seq is not None:
+                    _invariant(index, "tool-pairing", f"tool/call {cid!r} logged twice", i)
                 else:
-                    _check_tool_call(index, cid, call, i)
+                    call.call_seq = i
             elif etype == "assistant/chunk" and v2plus:
                 raise _fail(f"assistant/chunk events do not exist in v{version} logs", i)
             continue
         _replay_other(index, ev, i, etype, data)
-
-
-def _check_tool_call(index: LogIndex, cid: Any, call: PendingCall | None, i: int) -> None:
-    """The tool-pairing rules for a tool/call whose id is not an open, unlogged call."""
-    if call is None:
-        _invariant(
-            index, "tool-pairing", f"tool/call {cid!r} answers no tool-call block of this step", i
-        )
-    elif call.call_seq is not None:
-        _invariant(index, "tool-pairing", f"tool/call {cid!r} logged twice", i)
-
-
-def _check_unpaired_result(
-    index: LogIndex, data: Any, call: PendingCall | None, call_id: str, i: int
-) -> None:
-    """The tool-pairing rules for an appended tool/result whose call is not both open and
-    logged (``call`` is what was pending for its callId)."""
-    error = data.get("error")
-    code = error.get("code") if isinstance(error, dict) else None
-    if call is None and code != "TOOL_NOT_STARTED":
-        _invariant(
-            index,
-            "tool-pairing",
-            f"tool/result for {call_id!r}, which no open tool call expects",
-            i,
-        )
-    if call is not None and call.call_seq is None and code != "TOOL_NOT_STARTED":
-        _invariant(
-            index,
-            "tool-pairing",
-            f"tool/result for {call_id!r} before its tool/call event",
-            i,
-        )
-
-
-def _append_assistant(index: LogIndex, data: Any, i: int, v2plus: bool) -> None:
-    """An appended assistant/message without sourceEventSeqs: enclosure, message, source
-    and stream rules, and its tool-call blocks opened."""
-    if not (
-        type(data) is dict
-        and index.open_step is not None
-        and data.get("turn") == index.open_turn
-        and data.get("step") == index.open_step
-    ):
-        _check_in_step(index, data, "assistant/message", i)
-    inner = data.get("message") if isinstance(data, dict) else None
-    msg = _check_message(inner, "assistant", i, "assistant/message")
-    src = msg["source"]
-    if (
-        src.get("kind") != "model"
-        or not isinstance(src.get("provider"), str)
-        or not src["provider"]
-        or not isinstance(src.get("model"), str)
-        or not src["model"]
-    ):
-        raise _fail("assistant/message source must be {kind:'model', provider, model}", i)
-    if v2plus and not isinstance(data.get("stream"), list):
-        raise _fail(f"a v{index.version} assistant/message needs its stream", i)
-    pending = index.pending
-    for block in msg["content"]:
-        if isinstance(block, dict) and block.get("type") == "tool-call":
-            cid = block.get("id")
-            if not isinstance(cid, str) or cid in pending:
-                raise _fail(f"tool-call block id {cid!r} is missing or repeated", i)
-            pending[cid] = PendingCall(cid, str(block.get("name")), i)
 
 
 def _replay_other(index: LogIndex, ev: dict[str, Any], i: int, etype: str, data: Any) -> None:
@@ -886,8 +747,22 @@ def _replay_surface(
             ):
                 _check_in_step(index, data, etype, i)
             call = index.pending.pop(call_id, None)
-            if call is None or call.call_seq is None:
-                _check_unpaired_result(index, data, call, call_id, i)
+            error = data.get("error")
+            code = error.get("code") if isinstance(error, dict) else None
+            if call is None and code != "TOOL_NOT_STARTED":
+                _invariant(
+                    index,
+                    "tool-pairing",
+                    f"tool/result for {call_id!r}, which no open tool call expects",
+                    i,
+                )
+            if call is not None and call.call_seq is None and code != "TOOL_NOT_STARTED":
+                _invariant(
+                    index,
+                    "tool-pairing",
+                    f"tool/result for {call_id!r} before its tool/call event",
+                    i,
+                )
         if sources is not None and not sources:
             raise _fail("sourceEventSeqs may not be empty here", i)
     else:  # system/message
