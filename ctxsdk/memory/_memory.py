@@ -147,6 +147,8 @@ _INGEST_RULES = 5
 # new nodes a loaded index caught up with from which it is saved again (or a tenth of it)
 _RESAVE = 1000
 _SPOT = 16  # nodes of a saved index compared with the store before it is used
+_ADMIT_MEMO_SIZE = 512  # texts the door's memo of ``remember`` keeps (cleared when full)
+_ADMIT_MEMO_CHARS = 256  # the longest text it keeps (longer texts seldom repeat)
 
 
 # nodes a write checked against the store before its lock (``Memory._check_ahead``)
@@ -977,16 +979,16 @@ class Memory:
             raise MemoryRefused("nothing to remember: the text is empty")
         # Every argument through the door before anything reshapes, clips or writes it (a
         # key block whose lines were joined, or a cut secret, might no longer be recognised).
-        text = " ".join(admit(text, "the text").split())
-        name = admit(clean_text(name), "the name") if name else name
-        until = admit(clean_text(until), "until") if until else until
+        text = " ".join(self._admitted(text, "the text").split())
+        name = self._admitted(clean_text(name), "the name") if name else name
+        until = self._admitted(clean_text(until), "until") if until else until
         source = (
             admit_source(replace(source, quote=clean_text(source.quote)))
             if source
             else Source(via="user", quote=text)
         )
         targets = [
-            admit(clean_text(t), "link_to")
+            self._admitted(clean_text(t), "link_to")
             for t in ([link_to] if isinstance(link_to, str) else link_to or [])
         ]
         edge_label(label)
@@ -1019,7 +1021,7 @@ class Memory:
                 fresh = prepare(self._new(cand, ""))
             except InvalidArgument:  # refused inside by put, as ever
                 fresh = None
-        with self._writing(ahead=[cand]):
+        with self._writing(ahead=[cand], read_ahead=False):
             # every text above passed the door
             node, _ = self._apply(cand, admitted=True, checked=checked, fresh=fresh)
             for t in targets:
@@ -1036,6 +1038,25 @@ class Memory:
         if fresh is not None:  # a store whose put returns the node as it stores it
             return node
         return self.store.get(node.id) or node
+
+    _admit_memo: dict[str, str] | None = None  # ``_admitted``: short texts through the door
+
+    def _admitted(self, text: str, what: str) -> str:
+        """``admit(text, what)``, remembered for short texts: ``remember`` passes the same
+        entity names (``link_to``) and often the same texts again and again, and the door's
+        redaction is a pure function of the text (a refusal is raised again each time)."""
+        if len(text) > _ADMIT_MEMO_CHARS:
+            return admit(text, what)
+        memo = self._admit_memo
+        if memo is None:
+            memo = self._admit_memo = {}
+        got = memo.get(text)
+        if got is None:
+            got = admit(text, what)  # raises MemoryRefused: nothing kept
+            if len(memo) >= _ADMIT_MEMO_SIZE:
+                memo.clear()
+            memo[text] = got
+        return got
 
     # -- the merge rule, indexed (``MergeIndex``): a write reads what changed, not the file
     _merge_index: MergeIndex | None = None
@@ -1058,21 +1079,29 @@ class Memory:
             self._merge_index.put(node)
 
     @contextmanager
-    def _writing(self, ahead: Sequence[Candidate] = ()) -> Iterator[None]:
+    def _writing(
+        self, ahead: Sequence[Candidate] = (), *, read_ahead: bool = True
+    ) -> Iterator[None]:
         """The batch of a ``remember`` or ``ingest``, with the merge index in step: read
         up to date before the write lock is taken (reads need none), then only what other
         writers committed meanwhile, inside it. A batch that fails leaves the index holding
         nodes it rolled back: it is read again. Inside a caller's batch the writes are not
         committed yet: the index is read again once that batch is over. ``ahead``: the
         candidates the write applies, whose merge-rule text search runs before the lock
-        (``MergeIndex.scan_ahead``)."""
+        (``MergeIndex.scan_ahead``). ``read_ahead=False``: the index is not read before
+        the lock, only the nodes kept aside are filed (one write of one item: the read
+        inside the lock finds the same nodes, and a read outside it costs a statement of
+        its own, the pages other writers changed read again)."""
         outer = bool(getattr(self.store, "in_batch", False))
         index = self._merge_index
         if index is None:
             index = self._merge_index = MergeIndex()
         if not outer:
             index.settle()
-            index.sync(self.store)
+            if read_ahead or index.revision < 0:
+                index.sync(self.store)
+            else:
+                index.flush()
             index.scan_ahead(ahead)  # the merge rule's text search, out of the lock
         me = threading.get_ident()
         synced = -1
