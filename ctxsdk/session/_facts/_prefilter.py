@@ -130,6 +130,23 @@ def _shortest(need: frozenset[str]) -> frozenset[str]:
     return frozenset(x for x in need if not any(y != x and y in x for y in need))
 
 
+def _by_branch(
+    branches: Any, all_needs: Callable[[Any], list[frozenset[str]]]
+) -> tuple[tuple[frozenset[str], ...], ...] | None:
+    """For each branch, the sets of strings a match of it holds one of each (``all_needs``
+    of it), most selective first; a branch that cannot match ASCII text is left out, and
+    None when one needs nothing."""
+    out: list[tuple[frozenset[str], ...]] = []
+    for branch in branches:
+        sets = all_needs(branch)
+        if any(not need for need in sets):
+            continue  # this branch cannot match ASCII text
+        if not sets:
+            return None
+        out.append(tuple(sorted((_shortest(n) for n in sets), key=_worth, reverse=True)))
+    return tuple(out)
+
+
 def branch_factors(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], ...] | None:
     """For a pattern that is an alternation, each branch's sets of strings: a match of the
     branch holds one string of every set of it (lowercase; an ASCII text's matches), so a
@@ -141,15 +158,7 @@ def branch_factors(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...]
         return None
     if len(top) != 1 or top[0][0] is not _BRANCH:
         return None
-    out: list[tuple[frozenset[str], ...]] = []
-    for branch in top[0][1][1]:
-        sets = _all_needs(branch)
-        if any(not need for need in sets):
-            continue  # this branch cannot match ASCII text
-        if not sets:
-            return None
-        out.append(tuple(sorted((_shortest(n) for n in sets), key=_worth, reverse=True)))
-    return tuple(out)
+    return _by_branch(top[0][1][1], _all_needs)
 
 
 # -- texts whose only whitespace is " " ---------------------------------------------------
@@ -243,15 +252,7 @@ def spaced_branches(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...
     except Exception:  # a future parser's shape: no test
         return None
     branches = top[0][1][1] if len(top) == 1 and top[0][0] is _BRANCH else [top]
-    out: list[tuple[frozenset[str], ...]] = []
-    for branch in branches:
-        sets = _all_spaced_needs(branch)
-        if any(not need for need in sets):
-            continue  # this branch cannot match ASCII text
-        if not sets:
-            return None
-        out.append(tuple(sorted((_shortest(n) for n in sets), key=_worth, reverse=True)))
-    return tuple(out)
+    return _by_branch(branches, _all_spaced_needs)
 
 
 def literal_scan(strings: set[str] | frozenset[str]) -> Any:
