@@ -309,6 +309,11 @@ class _SavedPostings(dict[str, dict[int, int]]):
     def unread(self, term: str) -> bool:
         return dict.get(self, term) is _UNREAD
 
+    def count(self, term: str) -> int:
+        """How many documents hold ``term`` (its postings' length), from the arrays."""
+        i, j = self._at[term]
+        return int(j - i)
+
     def arrays(self, term: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """A term's postings as ``Retriever._postings`` makes them from its dict."""
         i, j = self._at[term]
@@ -991,7 +996,12 @@ class Retriever:
         return got
 
     def _idf(self, term: str) -> float:
-        n, df = len(self), (len(self._postings(term)[0]) if term in self._post else 0)
+        post = self._post
+        if isinstance(post, _SavedPostings) and post.unread(term):
+            df = post.count(term)  # without making its dict
+        else:
+            df = len(post.get(term, ()))
+        n = len(self)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
     def lexical_scores(self, query: str) -> dict[int, float]:
