@@ -343,8 +343,8 @@ def test_an_index_read_before_a_scrub_in_another_memory_is_not_left(tmp_path: Pa
     with Memory(path, embedder=None) as reader, Memory(path, embedder=None) as scrubber:
         read_changes = reader._read_changes
 
-        def then_scrub() -> Any:
-            got = read_changes()
+        def then_scrub(*args: Any) -> Any:
+            got = read_changes(*args)
             assert scrubber.scrub().changes  # the token is taken out of the file
             return got
 

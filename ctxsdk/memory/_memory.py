@@ -516,7 +516,8 @@ class Memory:
         # the first read, every node: the garbage collector paused (not while nodes are
         # embedded: a model's or an endpoint's objects)
         quiet = reading_all if first else nullcontext
-        loaded, changed = False, list[Node]()
+        loaded: Changes | None = None  # what changed since a loaded index's revision
+        changed: list[Node] = []
         # what scrub rewrites: read before the nodes, stamped on a saved index (_save_index)
         redaction = self.store.get_meta(RULES_KEY) if first else None
         if first and not self._nodes and self._embedder is None:
@@ -524,7 +525,7 @@ class Memory:
                 loaded = self._load_index(rev, redaction)  # caught up below, as a sync would
         if rev != self._revision:
             with quiet():
-                changed, anchors_moved = self._read_changes()
+                changed, anchors_moved = self._read_changes(loaded)
             vectors = (
                 {}
                 if self._embedder is None
@@ -534,7 +535,7 @@ class Memory:
                 self._index(changed, vectors, anchors_moved)
         self._edges.clear()  # read again as find needs them, while this revision stands
         self._revision = rev
-        if first and self._embedder is None and (not loaded or len(changed) >= _RESAVE):
+        if first and self._embedder is None and (loaded is None or len(changed) >= _RESAVE):
             self._save_index(rev, redaction)  # a full read, or a catch-up worth saving
 
     def _fresh_index(self) -> None:
@@ -565,51 +566,52 @@ class Memory:
             with suppress(OSError):
                 path.unlink(missing_ok=True)
 
-    def _load_index(self, rev: int, redaction: Any) -> bool:
-        """Load the saved index (``_saved_index``) as the state of its revision ``r0``:
-        True when it was loaded (``_revision`` is then ``r0``: the sync catches it up), False
-        (and nothing changed) when there is none, or it is not this memory's, or the store
-        cannot say what changed since ``r0``, or so much did that a full read is cheaper."""
+    def _load_index(self, rev: int, redaction: Any) -> Changes | None:
+        """Load the saved index (``_saved_index``) as the state of its revision ``r0``: what
+        changed since ``r0`` when it was loaded (``_revision`` is then ``r0``: the sync
+        catches it up with those changes, not read twice), None (and nothing changed) when
+        there is none, or it is not this memory's, or the store cannot say what changed
+        since ``r0``, or so much did that a full read is cheaper."""
         path = sidecar(self.store)
         saved = None if path is None else read_saved(path)
         if saved is None:
-            return False
+            return None
         try:
             r0 = int(saved.header["revision"])
             ids = saved.strings["ids"]
             uris = saved.strings["uris"]
         except (KeyError, TypeError, ValueError):
-            return False
+            return None
         if r0 > rev or len(uris) != len(ids) or saved.header.get("redaction") != redaction:
-            return False  # newer than the store, torn, or read before a scrub
+            return None  # newer than the store, torn, or read before a scrub
         delta = self.store.changes(r0) if r0 < rev else Changes([], [])
         if delta is None or len(delta.nodes) + len(delta.gone) > max(_RESAVE, len(ids) // 10):
-            return False
+            return None
         # the count the catch-up will leave, against the store's
         have = set(ids)
         after = len(ids) - sum(1 for nid in delta.gone if nid in have)
         for node in delta.nodes:
             after += (index_doc(node) is not None) - (node.id in have)
         if after != sum(n for t, n in self.store.count().items() if t not in UNINDEXED):
-            return False
+            return None
         retriever = Retriever(embedder=None, feedback=0)
         try:
             retriever.load_lexical_state(saved.arrays, saved.strings)
             shapes = shapes_of(saved)
             anchors = anchors_of(saved)
         except (InvalidArgument, KeyError, IndexError, ValueError, TypeError):
-            return False
+            return None
         nodes = LazyNodes(self.store, ids, uris)
         written = {n.id for n in delta.nodes}
         if not _matches(retriever, nodes, shapes, anchors, skip=written):
-            return False
+            return None
         self._retriever, self._nodes, self._anchor_ids = retriever, nodes, anchors
         self._templates = Templates()
         self._templates.restore(shapes)
         self._anchors = self._anchor_nodes()
         self._boilerplate = self._templates.ids()
         self._revision = r0
-        return True
+        return delta
 
     def _anchor_nodes(self) -> list[Node]:
         """The anchors, in the cache's order (by id)."""
@@ -619,10 +621,12 @@ class Memory:
             return [n for i in sorted(self._anchor_ids) if (n := nodes.get(i)) is not None]
         return [n for n in nodes.values() if _is_anchor(n)]
 
-    def _read_changes(self) -> tuple[list[Node], bool]:
+    def _read_changes(self, delta: Changes | None = None) -> tuple[list[Node], bool]:
         """``_sync``'s read: the nodes gone since the last sync taken out of the cache and
-        the index; returns the nodes to index (new or changed) and whether an anchor went."""
-        delta = self.store.changes(self._revision) if self._revision >= 0 else None
+        the index; returns the nodes to index (new or changed) and whether an anchor went.
+        ``delta``: what changed since the last sync, when it was read already."""
+        if delta is None and self._revision >= 0:
+            delta = self.store.changes(self._revision)
         if delta is None:
             fresh = {n.id: n for n in self.store.nodes() if n.type not in UNINDEXED}
             gone = [nid for nid in self._nodes if nid not in fresh]
