@@ -51,7 +51,6 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
-from ..memory._store import Changes
 from ..session import Session
 
 __all__ = ["FIRST_TARGET", "SIZES_FULL", "SIZES_QUICK", "label", "memory_scale"]
@@ -266,8 +265,8 @@ class _WholeRead(Memory):
     """The engine without its saved index: every first find reads every node (the cold
     path the saved index replaces), and saves nothing."""
 
-    def _load_index(self, rev: int, redaction: Any) -> Changes | None:
-        return None
+    def _load_index(self, rev: int, redaction: Any) -> Any:
+        return None  # not loaded: the first find reads every node
 
     def _save_index(self, rev: int, redaction: Any) -> None:
         return None
