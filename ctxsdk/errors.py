@@ -110,6 +110,21 @@ __all__ = [
 class CtxError(Exception):
     """Root of every error ctxsdk raises on purpose."""
 
+    def __str__(self) -> str:
+        return _printable(super().__str__())
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX``: a message naming a path no file
+    can have (``'\\ud800'``) must still print to a UTF-8 stream."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
 
 def _where(
     path: str | Path | None,
@@ -211,7 +226,7 @@ class Unreadable(CtxError, PermissionError):
         super().__init__(message)
 
     def __str__(self) -> str:  # OSError formats its args as (errno, strerror); keep the sentence
-        return str(self.args[0]) if self.args else ""
+        return _printable(str(self.args[0])) if self.args else ""
 
 
 class DataMissing(CtxError, FileNotFoundError):
@@ -233,7 +248,7 @@ class NotFound(CtxError, KeyError):
     """No session, node or event with that id or seq."""
 
     def __str__(self) -> str:  # KeyError quotes its argument; a sentence reads better
-        return str(self.args[0]) if self.args else ""
+        return _printable(str(self.args[0])) if self.args else ""
 
 
 class AmbiguousId(NotFound):

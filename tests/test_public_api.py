@@ -151,3 +151,45 @@ def test_error_tree() -> None:
     assert str(errors.NotFound("no such session")) == "no such session"
     for name in errors.__all__:
         assert getattr(errors, name).__module__ == "ctxsdk.errors"
+
+
+def _made(cls: type[BaseException], message: str) -> BaseException:
+    """An instance of an error class with ``message``, through whichever constructor it has."""
+    for kwargs in ({}, {"problem": "unreadable"}, {"kind": "provider"}):
+        try:
+            return cls(message, **kwargs)
+        except TypeError:
+            continue
+    raise AssertionError(f"cannot make {cls.__name__}")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        n
+        for n in errors.__all__
+        if isinstance(getattr(errors, n), type) and issubclass(getattr(errors, n), errors.CtxError)
+    ],
+)
+def test_every_error_naming_an_impossible_path_prints(name: str) -> None:
+    # A path with a lone surrogate (no file can have it) is named in the message; the message
+    # must still encode as UTF-8, so print() to a notebook or a terminal does not fail on it.
+    err = _made(getattr(errors, name), "no such file: /tmp/log-\ud800.jsonl")
+    text = str(err)
+    text.encode("utf-8")  # raises UnicodeEncodeError without the escape
+    assert "log-\\ud800.jsonl" in text
+    assert str(_made(getattr(errors, name), "plain words")).endswith("plain words")
+
+
+def test_a_session_at_an_impossible_path_is_not_found_and_printable(tmp_path: Path) -> None:
+    with pytest.raises(errors.NotFound) as caught:
+        cx.Session.open(tmp_path / "log-\ud800.jsonl")
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys; print(sys.stdin.read())"],
+        input=str(caught.value),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    ).stdout
+    assert "\\ud800" in out
