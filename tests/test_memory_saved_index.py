@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -425,3 +427,57 @@ def test_a_retriever_with_a_removed_document_is_not_saved() -> None:
     r = _filled(100)
     r.remove("d003")
     assert r.lexical_state() is None
+
+
+def _a_small_memory(path: Path) -> None:
+    """A memory of 40 observations, found once (which saves its index); each says
+    something of its own (copies of one template that differ only in numbers are not
+    shown as hits)."""
+    words = "hail sleet fog wind rain snow ice thunder gale mist spray frost".split()
+    places = "pier dunes harbour cliffs beacon jetty reef".split()
+    with Memory(path, embedder=None) as mem:
+        for i in range(40):
+            text = f"the keeper logged {words[i % 12]} by the {places[i % 7]} on day {i}"
+            mem.remember(text, type="observation")
+        assert mem.find("fog").hits
+
+
+def _temp_files(path: Path) -> list[str]:
+    return sorted(p.name for p in path.parent.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_a_crashed_saves_temp_file_is_removed_by_the_next_save(tmp_path: Path) -> None:
+    """A save killed between writing its temp file and renaming it leaves the temp file
+    (as big as the index); the next save removes it once it is old enough that no save can
+    still be writing it, and leaves a fresh one (another process's save in progress)."""
+    path = tmp_path / "memory.db"
+    _a_small_memory(path)
+    index = Path(str(path) + "-index")
+    index.unlink(missing_ok=True)
+    crashed = tmp_path / "memory.db-index.abc123.tmp"
+    crashed.write_bytes(b"half an index")
+    old = time.time() - 3600
+    os.utime(crashed, (old, old))
+    writing = tmp_path / "memory.db-index.def456.tmp"
+    writing.write_bytes(b"a save in progress")
+    unrelated = tmp_path / "notes.txt.x.tmp"
+    unrelated.write_bytes(b"not ours")
+    with Memory(path, embedder=None) as mem:
+        assert mem.find("fog").hits
+    assert read(index) is not None
+    assert _temp_files(path) == ["memory.db-index.def456.tmp", "notes.txt.x.tmp"]
+
+
+def test_scrub_removes_the_temp_files_of_saves_with_the_index(tmp_path: Path) -> None:
+    """Scrub deletes the saved index (it holds the terms of the texts scrub rewrites) and
+    every temp file a save left beside it, of any age: they hold the same terms."""
+    path = tmp_path / "memory.db"
+    _a_small_memory(path)
+    index = Path(str(path) + "-index")
+    assert read(index) is not None
+    leftover = tmp_path / "memory.db-index.abc123.tmp"
+    shutil.copy(index, leftover)
+    with Memory(path, embedder=None) as mem:
+        mem.scrub()
+    assert not index.exists()
+    assert _temp_files(path) == []

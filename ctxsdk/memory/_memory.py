@@ -85,6 +85,7 @@ from ._open import open_store
 from ._propose import Proposal, propose
 from ._saved_index import anchors_of, pack, shapes_of, sidecar
 from ._saved_index import read as read_saved
+from ._saved_index import remove as remove_saved
 from ._saved_index import write as write_saved
 from ._scrub import RULES_KEY, ScrubReport, record_rules, recorded_rules, scrub_store, warn_if_stale
 from ._store import Changes, MaintainedStore, MemoryStore, link_all, nodes_at, put_all
@@ -1412,8 +1413,7 @@ class Memory:
         report = scrub_store(store, dry_run=dry_run)
         saved = None if dry_run else sidecar(store)
         if saved is not None:  # it holds the old texts: gone with them (the next read saves)
-            with suppress(OSError):
-                saved.unlink(missing_ok=True)
+            remove_saved(saved)
         self._revision = -1  # the next read syncs the index with the rewritten rows
         self.root = store.get(self.root.id) or self.root
         return report

@@ -24,7 +24,9 @@ import os
 import stat
 import struct
 import tempfile
+import time
 from collections.abc import Collection, Mapping
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -35,13 +37,24 @@ from ..session import Retriever
 from ._sqlite import SQLiteStore
 from ._store import MemoryStore
 
-__all__ = ["FORMAT", "Saved", "anchors_of", "pack", "read", "shapes_of", "sidecar", "write"]
+__all__ = [
+    "FORMAT",
+    "Saved",
+    "anchors_of",
+    "pack",
+    "read",
+    "remove",
+    "shapes_of",
+    "sidecar",
+    "write",
+]
 
 FORMAT = 1  # bump when what is saved, or how an index is built from nodes, changes
 _MAGIC = b"ctxsdk memory index\n"
 _DIGEST = 32
 _DTYPES = frozenset({"<i4", "<i8", "<f8", "|S16"})
 _I4 = (-(2**31), 2**31 - 1)
+_STALE_SECONDS = 120.0  # a temp file untouched this long is a crashed save's (a save takes seconds)
 
 
 class Saved(NamedTuple):
@@ -96,6 +109,7 @@ def write(
     head = json.dumps({**header, "format": FORMAT, "table": table}).encode()
     blob = b"".join([_MAGIC, struct.pack("<Q", len(head)), head, *parts])
     blob += hashlib.blake2b(blob, digest_size=_DIGEST).digest()
+    _remove_leftovers(path, older_than=_STALE_SECONDS)
     tmp = ""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
@@ -110,6 +124,29 @@ def write(
                 os.unlink(tmp)
         return False
     return True
+
+
+def remove(path: Path) -> None:
+    """Delete the saved index at ``path`` and every temp file a save left beside it (a
+    crashed save's too: each holds the index terms of the texts as they were)."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+    _remove_leftovers(path, older_than=None)
+
+
+def _remove_leftovers(path: Path, *, older_than: float | None) -> None:
+    """Delete the temp files of saves of ``path`` (``<name>.*.tmp``, as ``write`` names
+    them) last written more than ``older_than`` seconds ago (None: all of them). A save
+    whose temp file is taken fails and keeps nothing, as any failed save does."""
+    try:
+        found = [p for p in path.parent.glob(glob_escape(path.name) + ".*.tmp") if p.is_file()]
+    except OSError:
+        return
+    now = time.time()
+    for leftover in found:
+        with contextlib.suppress(OSError):
+            if older_than is None or now - leftover.stat().st_mtime > older_than:
+                leftover.unlink()
 
 
 def read(path: Path) -> Saved | None:
