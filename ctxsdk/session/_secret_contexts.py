@@ -15,11 +15,12 @@ value must read as a credential where its place alone does not say so.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ._secret_labels import key_strength
-from ._secret_shapes import Span, looks_random
+from ._secret_shapes import Span, at, folded, looks_random, scan_at
 from ._secret_values import WORDY, is_code, is_placeholder, secret_looking
 
 __all__ = ["find_in_context"]
@@ -27,15 +28,16 @@ __all__ = ["find_in_context"]
 _KIND = "labelled"
 
 
-def find_in_context(text: str) -> Iterator[Span]:
-    """Spans of the credentials the module docs list."""
-    # an ASCII text lowered once for the scans that ignore case: a match of theirs holds
-    # one of their words, which the lowered text then holds (None: not ASCII, where case
-    # folding maps other letters onto ASCII ones, "ſ" onto "s": always scanned)
-    low = text.lower() if text.isascii() else None
+def find_in_context(text: str, lower: str | None = None) -> Iterator[Span]:
+    """Spans of the credentials the module docs list (``lower``: ``text.lower()``, when the
+    caller has it)."""
+    # the text lowered once for the scans that ignore case: a match of theirs holds one of
+    # their words, which the lowered text then holds at the same place (None: a text where
+    # case folding maps other letters onto ASCII ones, "ſ" onto "s": always scanned whole)
+    low = folded(text, lower)
     yield from _auth_headers(text, low)
     yield from _cookies(text)
-    yield from _commands(text)
+    yield from _commands(text, low)
     yield from _secure_strings(text)
     yield from _files(text)
     yield from _xml(text, low)
@@ -48,8 +50,18 @@ def find_in_context(text: str) -> Iterator[Span]:
 
 def _holds(low: str | None, words: tuple[str, ...]) -> bool:
     """Whether a scan whose every match holds one of ``words`` (any case) may match the
-    text ``low`` is the lowered form of (always, for a text that is not ASCII)."""
+    text ``low`` is the folded form of (always, for a text that has none)."""
     return low is None or any(w in low for w in words)
+
+
+def _scan(
+    rx: re.Pattern[str], text: str, low: str | None, words: tuple[str, ...]
+) -> Iterator[re.Match[str]]:
+    """``rx.finditer(text)`` for a pattern whose every match starts with one of ``words``
+    (any case): tried only where the folded text ``low`` holds one."""
+    if low is None:
+        return rx.finditer(text)
+    return scan_at(rx, text, (i for w in words for i in at(low, w)))
 
 
 def _span(m: re.Match[str], group: str) -> Span:
@@ -69,7 +81,7 @@ def _auth_headers(text: str, low: str | None) -> Iterator[Span]:
     """``Bearer <token>`` / ``Basic <base64>`` / ``token <pat>`` credentials."""
     if not _holds(low, _AUTH_WORDS):
         return
-    for m in _AUTH.finditer(text):
+    for m in _scan(_AUTH, text, low, _AUTH_WORDS):
         value = m.group("value")
         if is_placeholder(value) or text[m.end() : m.end() + 1] in ("<", "{", "$"):
             continue  # "Bearer eyJ….<payload>.<signature>": a template, not a token
@@ -204,15 +216,50 @@ def _unquoted(m: re.Match[str], group: str) -> Span:
     return start, end, _KIND
 
 
-def _commands(text: str) -> Iterator[Span]:
+def _user_flags(text: str, low: str | None) -> Iterable[int]:
+    for i in at(text, "-u"):  # "-u", or "--user" one before
+        yield i
+        yield i - 1
+
+
+def _pass_flags(text: str, low: str | None) -> Iterable[int]:
+    # "-storepass": the dash before the letters (at most 20) that run up to a "pass"
+    for i in at(text, "pass"):
+        j = i
+        while j > i - 20 and j > 0 and "a" <= text[j - 1] <= "z":
+            j -= 1
+        if j > 0 and text[j - 1] == "-":
+            yield j - 1
+
+
+def _identified(text: str, low: str | None) -> Iterable[int] | None:
+    return None if low is None else at(low, "identified")
+
+
+# Where each of _COMMANDS' patterns can start (None: anywhere, scanned whole): its command's
+# name or flag, written as the pattern has it.
+_COMMAND_STARTS: tuple[Callable[[str, str | None], Iterable[int] | None], ...] = (
+    _user_flags,
+    lambda text, low: at(text, "sshpass"),
+    lambda text, low: itertools.chain(at(text, "mysql"), at(text, "mariadb")),
+    lambda text, low: None,  # the tool's name before "login", across spaces
+    lambda text, low: at(text, "redis-cli"),
+    _pass_flags,
+    _identified,
+    lambda text, low: at(text, "-pass"),
+)
+
+
+def _commands(text: str, low: str | None = None) -> Iterator[Span]:
     """Passwords given on a command line (see the module docs)."""
-    for words, regex, group in _COMMANDS:
+    for (words, regex, group), starts in zip(_COMMANDS, _COMMAND_STARTS, strict=True):
         for w in words:  # a plain loop: a generator per command costs more than its scans
             if w in text:
                 break
         else:
             continue
-        for m in regex.finditer(text):
+        where = starts(text, low)
+        for m in regex.finditer(text) if where is None else scan_at(regex, text, where):
             value = m.group(group).strip("'\"")
             if not is_placeholder(value) and not value.startswith("-"):
                 yield _unquoted(m, group)
@@ -249,10 +296,17 @@ _DIRECTIVE_WORDS = (
 )
 
 
+def _directive_starts(text: str) -> Iterator[int]:
+    for w in _DIRECTIVE_WORDS:
+        for i in at(text, w):
+            yield i  # "AWS Secret Access Key", "setx"
+            yield text.rfind("\n", 0, i) + 1  # a config line's directive, after its indent
+
+
 def _directives(text: str) -> Iterator[Span]:
     if not any(w in text for w in _DIRECTIVE_WORDS):
         return  # no branch can match: the scan is skipped
-    for m in _DIRECTIVES.finditer(text):
+    for m in scan_at(_DIRECTIVES, text, _directive_starts(text)):
         if m.group("setx") is not None:
             if key_strength(m.group("name")) != 2:
                 continue
@@ -278,7 +332,7 @@ def _jwk(text: str) -> Iterator[Span]:
 
 def _files(text: str) -> Iterator[Span]:
     if "login" in text:
-        for m in _NETRC.finditer(text):
+        for m in scan_at(_NETRC, text, at(text, "login")):
             if not is_placeholder(m.group("value")):
                 yield _span(m, "value")
     if text.count(":") >= 4:
@@ -304,7 +358,7 @@ def _xml(text: str, low: str | None) -> Iterator[Span]:
                 yield _span(m, "value")
     if not _holds(low, ("value",)):
         return  # every match of _XML_ADD holds "value" in some case
-    for m in _XML_ADD.finditer(text):
+    for m in _scan(_XML_ADD, text, low, ("key",)):
         if key_strength(m.group("name")) == 2 and not is_placeholder(m.group("value")):
             yield _span(m, "value")
 
@@ -350,10 +404,16 @@ _NAME_BEFORE = re.compile(
 )
 
 
+def _value_starts(text: str) -> Iterator[int]:
+    for i in at(text, "value"):  # the word, or its opening quote just before
+        yield i - 1
+        yield i
+
+
 def _name_value(text: str) -> Iterator[Span]:
     if "value" not in text:
         return
-    for m in _VALUE_KEY.finditer(text):
+    for m in scan_at(_VALUE_KEY, text, _value_starts(text)):
         before = text[max(0, m.start() - 160) : m.start()]
         if "}" in before.rsplit("{", 1)[-1] and "{" in before:
             continue  # the name's object closed before this value
@@ -397,7 +457,7 @@ def _prose(text: str, low: str | None) -> Iterator[Span]:
     """``the wifi password for the office is …``, ``use … as the admin password``."""
     if not _holds(low, _PROSE_WORDS):
         return
-    for m in _PROSE.finditer(text):
+    for m in _scan(_PROSE, text, low, ("pass", "pin", "use")):
         group = "is" if m.group("is") is not None else "use"
         value = m.group(group)
         trimmed = value.rstrip(".,;:!?)")

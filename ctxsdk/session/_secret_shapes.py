@@ -16,19 +16,63 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = [
     "PROVIDER_KINDS",
     "Span",
+    "at",
     "find_connection_strings",
     "find_pem",
     "find_providers",
+    "folded",
     "looks_random",
+    "scan_at",
 ]
 
 Span = tuple[int, int, str]
+
+
+def folded(text: str, lower: str | None = None) -> str | None:
+    """``text`` lowered, position for position, such that wherever a case-ignoring pattern
+    matches an ASCII letter, the lowered text holds that letter in lower case; None when no
+    such form exists (``lower``: ``text.lower()``, when the caller has it). Only four other
+    characters match an ASCII letter ignoring case: "İ" (its lower case is two characters
+    long, so the length differs), "K" (lowered to "k"), and "ı" and "ſ", which stay as they
+    are when lowered (then None)."""
+    if lower is None:
+        lower = text.lower()
+    if len(lower) != len(text):
+        return None
+    if not text.isascii() and ("ı" in text or "ſ" in text):
+        return None
+    return lower
+
+
+def at(hay: str, word: str, back: int = 0) -> Iterator[int]:
+    """Where ``word`` occurs in ``hay`` (every occurrence, overlapping ones too), less
+    ``back``."""
+    i = hay.find(word)
+    while i >= 0:
+        yield i - back
+        i = hay.find(word, i + 1)
+
+
+def scan_at(rx: re.Pattern[str], text: str, starts: Iterable[int]) -> Iterator[re.Match[str]]:
+    """``rx.finditer(text)`` when every match of ``rx`` starts at one of ``starts`` (found
+    by ``str.find``, many times faster than the regex's own scan): the leftmost match at or
+    after the last one's end, tried only where one can start. ``rx`` matches no empty string;
+    a lookbehind still sees the text before a start."""
+    end = 0
+    for i in sorted(set(starts)):
+        if i < end:
+            continue
+        m = rx.match(text, i)
+        if m is not None:
+            yield m
+            end = m.end()
+
 
 # No letter, digit, "_" or "-" just before a token, so a token never starts inside a run.
 _START = r"(?<![A-Za-z0-9_-])"
@@ -373,9 +417,14 @@ def _in_kv_list(text: str, m: re.Match[str]) -> bool:
     return _KV_BEFORE.search(before) is not None or _KV_AFTER.match(text, m.end()) is not None
 
 
-def find_connection_strings(text: str) -> Iterator[Span]:
+# Every match of _KV_CREDS starts at one of these (any case).
+_KV_WORDS = ("password", "pwd", "accountkey", "sharedaccess")
+
+
+def find_connection_strings(text: str, low: str | None = None) -> Iterator[Span]:
     """Spans of the password inside ``scheme://user:password@host`` URLs and inside
-    ``Password=…;`` / ``AccountKey=…`` connection strings; placeholders are left."""
+    ``Password=…;`` / ``AccountKey=…`` connection strings; placeholders are left. ``low``:
+    ``folded(text)``, when the caller has it."""
     if "@" in text:
         for m in _URL_CREDS.finditer(text):
             if not _placeholder_password(m.group("pw")):
@@ -391,7 +440,14 @@ def find_connection_strings(text: str) -> Iterator[Span]:
                 if not _placeholder_password(m.group("pw")):
                     yield m.start("pw"), m.end("pw"), "connection-string"
     if "=" in text:
-        for m in _KV_CREDS.finditer(text):
+        if low is None:
+            low = folded(text)
+        kv = (
+            _KV_CREDS.finditer(text)
+            if low is None
+            else scan_at(_KV_CREDS, text, (i for w in _KV_WORDS for i in at(low, w)))
+        )
+        for m in kv:
             value = m.group("value")
             if _placeholder_password(value.strip("{}")):  # ADO.NET quotes with {…}
                 continue
