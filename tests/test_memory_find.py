@@ -329,6 +329,23 @@ def test_copies_of_one_template_are_not_shown_as_hits() -> None:
         assert mem.find("support group")[0].node.text.startswith("Caroline: I went")
 
 
+def test_copies_of_one_template_are_shown_when_nothing_else_matches() -> None:
+    """Notes that differ only in numbers ("deploy 41 failed at 3 pm", ...) are copies of
+    one template, held back so they do not crowd out records that say something; asked
+    about them alone, ``find`` shows them rather than nothing, best first."""
+    with Memory(None, embedder=None) as mem:
+        for i in range(12):
+            mem.remember(f"deploy {40 + i} failed at {1 + i % 11} pm", type="observation")
+        mem.remember("The release checklist lives in docs/release.md.", type="observation")
+        hits = mem.find("which deploys failed?", top_k=5)
+        assert len(hits) == 5
+        assert all(h.node.text.startswith("deploy ") for h in hits)
+        # another record that matches still holds the places alone
+        mem.remember("The failed deploy was rolled back by the on-call engineer.")
+        shown = [h.node.text for h in mem.find("which deploys failed?", top_k=5)]
+        assert shown == ["The failed deploy was rolled back by the on-call engineer."]
+
+
 def test_a_hits_edge_path_is_escaped_once_in_html() -> None:
     with Memory() as mem:
         node = mem.remember("Use ruff for linting.", link_to="ruff")

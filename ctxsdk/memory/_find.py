@@ -693,29 +693,42 @@ def find_nodes(
     prefetch([*direct, *near])
     if prefetch_nodes is not None:
         prefetch_nodes([*direct, *near])
+
+    def rank_one(tier: int, nid: str, score: float, via: str) -> None:
+        node = nodes.get(nid)
+        if node is None or node.type in _NEVER or not node.active:
+            return
+        if types is not None and node.type not in types:
+            return
+        stale = is_stale(node, now)
+        if stale and not _asks_until(query, node):
+            return
+        keys = _source_keys(node) if node.type == "observation" and retired else frozenset()
+        if keys and keys <= retired:
+            return
+        ins, outs = edges_of(nid)
+        prior = 1.0 if stale or node.until else 0.0
+        linked = int(any(e.label in BUSINESS_EDGES for e in (*ins, *outs)))
+        path = edge_path(nid, ins, outs, nodes.get, hide=hidden)
+        if tier == 1:  # shown below every direct hit, in the order of what reached it
+            score = round(floor * score / max(best, 1e-9), 6)
+        hit = MemoryHit(node, score, via, stale, path)
+        ranked.append((tier, -score, -prior, -linked, _TYPE_RANK.get(node.type, 9), nid, hit))
+
+    # Copies of one template are shown only when nothing else would be: "deploy 41
+    # failed", "deploy 42 failed", ... remembered, asked "which deploys failed?"
+    templated: list[tuple[int, str, float, str]] = []
     for tier, found in ((0, direct), (1, near)):
         for nid, (score, via) in found.items():
             if tier == 1 and nid in direct:
                 continue
-            node = nodes.get(nid)
-            if node is None or node.type in _NEVER or not node.active or nid in hidden_ids:
+            if nid in hidden_ids:
+                templated.append((tier, nid, score, via))
                 continue
-            if types is not None and node.type not in types:
-                continue
-            stale = is_stale(node, now)
-            if stale and not _asks_until(query, node):
-                continue
-            keys = _source_keys(node) if node.type == "observation" and retired else frozenset()
-            if keys and keys <= retired:
-                continue
-            ins, outs = edges_of(nid)
-            prior = 1.0 if stale or node.until else 0.0
-            linked = int(any(e.label in BUSINESS_EDGES for e in (*ins, *outs)))
-            path = edge_path(nid, ins, outs, nodes.get, hide=hidden)
-            if tier == 1:  # shown below every direct hit, in the order of what reached it
-                score = round(floor * score / max(best, 1e-9), 6)
-            hit = MemoryHit(node, score, via, stale, path)
-            ranked.append((tier, -score, -prior, -linked, _TYPE_RANK.get(node.type, 9), nid, hit))
+            rank_one(tier, nid, score, via)
+    if not ranked:
+        for tier, nid, score, via in templated:
+            rank_one(tier, nid, score, via)
     ranked.sort(key=lambda r: r[:6])
     kept = [_said_part(h, query, terms) for h in _fold([r[-1] for r in ranked])[:top_k]]
     return FindResult(query, tuple(kept), degraded)
