@@ -51,14 +51,16 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ..errors import InvalidArgument
-from ._secret_contexts import find_in_context
-from ._secret_labels import find_labelled
+from ._secret_contexts import find_in_context, may_place
+from ._secret_labels import find_labelled, may_label
 from ._secret_shapes import (
     PROVIDER_KINDS,
     Span,
     find_connection_strings,
     find_pem,
     find_providers,
+    folded,
+    may_shape,
 )
 
 __all__ = [
@@ -156,9 +158,16 @@ class Redaction:
 
 def _spans(text: str) -> list[Span]:
     """Every finding, overlaps merged: a merged span takes the most specific kind."""
-    found = [*find_pem(text), *find_providers(text), *find_connection_strings(text)]
-    found.extend(find_labelled(text))
-    found.extend(find_in_context(text))
+    lower = text.lower()  # lowered once for every finder's word checks
+    low = folded(text, lower)
+    if low is not None and not (
+        may_shape(text, low) or may_label(text, lower) or may_place(text, low)
+    ):
+        return []  # no finder's word, sign or run is in the text: most short texts
+    found = [*find_pem(text), *find_providers(text)]
+    found.extend(find_connection_strings(text, low))
+    found.extend(find_labelled(text, lower))
+    found.extend(find_in_context(text, lower))
     if not found:
         return []
     found.sort(key=lambda s: (s[0], -s[1]))

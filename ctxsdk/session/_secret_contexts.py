@@ -23,7 +23,7 @@ from ._secret_labels import key_strength
 from ._secret_shapes import Span, at, folded, looks_random, scan_at
 from ._secret_values import WORDY, is_code, is_placeholder, secret_looking
 
-__all__ = ["find_in_context"]
+__all__ = ["find_in_context", "may_place"]
 
 _KIND = "labelled"
 
@@ -46,6 +46,29 @@ def find_in_context(text: str, lower: str | None = None) -> Iterator[Span]:
     yield from _directives(text)
     yield from _jwk(text)
     yield from _prose(text, low)
+
+
+# Every scan below is skipped unless the text holds one of these, lowered (the words its
+# own check looks for, or a word of theirs: "pass" for "sshpass" and "pass:", "-u" for
+# "--user"), or a call's "(" before a quote, or four ":" (.pgpass).
+_PLACE_WORDS = (
+    "<", "bearer", "basic", "token", "ookie", "-u", "pass", "mysql", "mariadb", "login",
+    "redis-cli", "identified", "securestring", "value", "requirepass", "masterauth",
+    "presharedkey", "privatekey", "aws secret access key", "setx", '"kty"', "pin", "api",
+    "secret",
+)  # fmt: skip
+_CALL_START = re.compile(r"[(,][ \t]*+[\"']")
+
+
+def may_place(text: str, low: str) -> bool:
+    """False only when ``find_in_context`` finds nothing in ``text`` (``low``: its folded
+    lower case, see ``folded``)."""
+    for w in _PLACE_WORDS:
+        if w in low:
+            return True
+    if text.count(":") >= 4:
+        return True
+    return "(" in text and _CALL_START.search(text) is not None
 
 
 def _holds(low: str | None, words: tuple[str, ...]) -> bool:

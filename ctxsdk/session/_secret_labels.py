@@ -35,7 +35,7 @@ from ._secret_values import is_placeholder as _placeholder
 from ._secret_values import machine_made as _machine_made
 from ._secret_values import secret_looking as _secret_looking
 
-__all__ = ["find_labelled", "key_strength"]
+__all__ = ["find_labelled", "key_strength", "may_label"]
 
 _KIND = "labelled"
 
@@ -384,10 +384,12 @@ _STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "ap
 _CJK_STEMS = ("密码", "密钥", "秘钥", "口令", "令牌", "私钥")
 
 
-def _words(text: str) -> Iterator[re.Match[str]]:
+def _words(text: str, lower: str | None = None) -> Iterator[re.Match[str]]:
     """The matches of ``_WORD``, found by ``str.find`` on the stems (many times faster than
-    the regex's own scan) and confirmed by the regex where a stem occurs."""
-    lower = text.lower()
+    the regex's own scan) and confirmed by the regex where a stem occurs (``lower``:
+    ``text.lower()``, when the caller has it)."""
+    if lower is None:
+        lower = text.lower()
     if len(lower) != len(text):  # a letter whose lower case is longer: positions shift
         yield from _WORD.finditer(text)
         return
@@ -397,7 +399,7 @@ def _words(text: str) -> Iterator[re.Match[str]]:
         while i >= 0:
             starts.add(i)
             i = lower.find(stem, i + 1)
-    for stem in _CJK_STEMS:
+    for stem in () if text.isascii() else _CJK_STEMS:
         i = text.find(stem)
         while i >= 0:
             starts.update((i, i - 1, i - 3, i - 4))  # "API密钥", "api 密钥"
@@ -412,9 +414,19 @@ def _words(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
-def find_labelled(text: str) -> Iterator[Span]:
-    """Spans of the values assigned to keys that name a credential (see the module docs)."""
-    for m in _words(text):
+def may_label(text: str, lower: str) -> bool:
+    """False only when ``find_labelled`` finds nothing in ``text`` (``lower``: its lower
+    case, as long as the text): no key's stem is in it."""
+    for stem in _STEMS:
+        if stem in lower:
+            return True
+    return not text.isascii() and any(stem in text for stem in _CJK_STEMS)
+
+
+def find_labelled(text: str, lower: str | None = None) -> Iterator[Span]:
+    """Spans of the values assigned to keys that name a credential (see the module docs;
+    ``lower``: ``text.lower()``, when the caller has it)."""
+    for m in _words(text, lower):
         bounds = _key_bounds(text, m.start(), m.end())
         if bounds is None:
             continue
