@@ -36,6 +36,7 @@ _TOKENS = (
     "pin", "identified", "by", "IDENTIFIED", "redis-cli", "-a", "sshpass", "-pass", "-passin",
     "pass:", "@", "/", "docker", "podman", "accountkey", "AccountKey", "pwd", "SharedAccessKey",
     "sharedaccesssignature", ";", "<add ", "machine", "ſ", "ı", "İ", "K", "密码", "(", ",",
+    "localhost", "5432", "*", "0", "db",
 )  # fmt: skip
 _ODD = ("ſ", "ı", "İ", "K", "é", "密码：", "\ud800", "\U0001f600", "\n", "\t", " ", "=", "(")
 
@@ -50,6 +51,7 @@ def _texts() -> list[str]:
         "  requirepass Xk29fj3lQ0\nmasterauth Xk29fj3lQ0",
         '{"name": "DB_PASSWORD", "value": "Zx81kq0Pw9"}',
         "machine h login bob password Pa55word9z",
+        "db.example.com:5432:app:admin:Xk29fj3lQ0\n  *:*:*:postgres:Zq81mm2Pw\nh:1:2:3:4:5",
         '<add key="ApiSecret" value="Q1w2e3r4t5y6"/>',
         "the wifi password is Gr33nTr33s!",
         "curl --user bob:Pa55w0rd9 https://x",
@@ -116,6 +118,7 @@ def test_folded_is_the_lower_case_position_for_position() -> None:
         ("prose", C._PROSE, lambda t, low: (i for w in ("pass", "pin", "use") for i in S.at(low, w))),
         ("value", C._VALUE_KEY, lambda t, low: C._value_starts(t)),
         ("netrc", C._NETRC, lambda t, low: S.at(t, "login")),
+        ("pgpass", C._PGPASS, lambda t, low: C._pgpass_starts(t)),
         ("directives", C._DIRECTIVES, lambda t, low: C._directive_starts(t)),
         *[
             (f"command-{words[0]}", rx, starts)
@@ -134,6 +137,11 @@ def test_a_scan_tried_at_its_words_finds_what_the_whole_scan_finds(
         if where is None:
             continue  # a command scanned whole
         assert _spans(S.scan_at(rx, t, where)) == _spans(rx.finditer(t)), (name, t)
+
+
+def test_each_word_of_a_command_holds_its_sign() -> None:
+    for (words, _, _), sign in zip(C._COMMANDS, C._COMMAND_SIGNS, strict=True):
+        assert sign is None or all(sign in w for w in words), words
 
 
 def test_runs_found_in_bytes_are_the_regex_runs() -> None:

@@ -273,9 +273,22 @@ _COMMAND_STARTS: tuple[Callable[[str, str | None], Iterable[int] | None], ...] =
 )
 
 
+# A word every one of a command's words holds (None: none), looked for once per text.
+_COMMAND_SIGNS = ("-u", "pass", None, None, None, "pass", None, "pass")
+
+
 def _commands(text: str, low: str | None = None) -> Iterator[Span]:
     """Passwords given on a command line (see the module docs)."""
-    for (words, regex, group), starts in zip(_COMMANDS, _COMMAND_STARTS, strict=True):
+    signs: dict[str, bool] = {}
+    for (words, regex, group), sign, starts in zip(
+        _COMMANDS, _COMMAND_SIGNS, _COMMAND_STARTS, strict=True
+    ):
+        if sign is not None:
+            held = signs.get(sign)
+            if held is None:
+                held = signs[sign] = sign in text
+            if not held:
+                continue
         for w in words:  # a plain loop: a generator per command costs more than its scans
             if w in text:
                 break
@@ -353,13 +366,23 @@ def _jwk(text: str) -> Iterator[Span]:
         yield m.start("value"), m.end("value"), "private-key"
 
 
+# A .pgpass line's first ":" ends its host (no ":" in it) and starts ":port:", which this
+# finds there (no earlier find on the line can have taken that ":").
+_PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
+
+
+def _pgpass_starts(text: str) -> Iterator[int]:
+    for m in _PGPASS_PORT.finditer(text):
+        yield text.rfind("\n", 0, m.start()) + 1  # the line's start
+
+
 def _files(text: str) -> Iterator[Span]:
     if "login" in text:
         for m in scan_at(_NETRC, text, at(text, "login")):
             if not is_placeholder(m.group("value")):
                 yield _span(m, "value")
     if text.count(":") >= 4:
-        for m in _PGPASS.finditer(text):
+        for m in scan_at(_PGPASS, text, _pgpass_starts(text)):
             if not is_placeholder(m.group("value")):
                 yield _span(m, "value")
 

@@ -452,21 +452,22 @@ def find_connection_strings(text: str, low: str | None = None) -> Iterator[Span]
     """Spans of the password inside ``scheme://user:password@host`` URLs and inside
     ``Password=…;`` / ``AccountKey=…`` connection strings; placeholders are left. ``low``:
     ``folded(text)``, when the caller has it."""
-    if "@" in text:
+    at_sign, equals = "@" in text, "=" in text
+    if at_sign:
         for m in _URL_CREDS.finditer(text):
             if not _placeholder_password(m.group("pw")):
                 yield m.start("pw"), m.end("pw"), "connection-string"
-    finders = (
-        (_ORACLE_CREDS, ("oracle", "sqlplus")),
-        (_URL_SIG, ("ig=", "ature=")),
-        (_GO_DSN, ("@tcp(", "@unix(", "@udp(")),
+    finders = (  # each with the sign every match of it holds: its words are looked for after
+        (_ORACLE_CREDS, ("oracle", "sqlplus"), at_sign),
+        (_URL_SIG, ("ig=", "ature="), equals),
+        (_GO_DSN, ("@tcp(", "@unix(", "@udp("), at_sign),
     )
-    for rx, words in finders:
-        if any(w in text for w in words):
+    for rx, words, sign in finders:
+        if sign and any(w in text for w in words):
             for m in rx.finditer(text):
                 if not _placeholder_password(m.group("pw")):
                     yield m.start("pw"), m.end("pw"), "connection-string"
-    if "=" in text:
+    if equals:
         if low is None:
             low = folded(text)
         kv = (
