@@ -211,7 +211,9 @@ def memo_read(name: str, text: str, read: Callable[[str], _T]) -> _T:
     memos = _MEMOS.get()
     if memos is None:
         return read(text)
-    memo = memos.setdefault(name, {})
+    memo = memos.get(name)
+    if memo is None:  # (not setdefault: it would build a dict on every call)
+        memo = memos[name] = {}
     got = memo.get(text, _UNREAD)
     if got is _UNREAD:
         got = memo[text] = read(text)
