@@ -316,3 +316,26 @@ def test_a_name_the_file_system_cannot_encode_is_refused(tmp_path: Path) -> None
     with pytest.raises(InvalidArgument, match="cannot encode"):
         SQLiteStore(tmp_path / "memory-\ud800.db")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_by_ids_reads_what_get_reads_and_leaves_out_what_is_not_there(tmp_path: Path) -> None:
+    """``by_ids`` (remember's read before its lock): the node of every id that exists, as
+    ``get`` reads it, none for an id that does not, across its 500-id statements; a
+    damaged row is ``CorruptStore`` as ``get`` says."""
+    with SQLiteStore(tmp_path / "m.db") as store:
+        nodes = store.put_many([_entity(f"e{i}", aliases=(f"a{i}",)) for i in range(1201)])
+        ids = [n.id for n in nodes]
+        missing = ["e3", "", "n" + "0" * 19, *(new_node_id() for _ in range(300))]
+        asked = [*ids[::-1], *missing, ids[0], ids[0]]
+        got = store.by_ids(asked)
+        assert got == {i: store.get(i) for i in ids}
+        assert store.by_ids([]) == {} and store.by_ids(missing) == {}
+        db = sqlite3.connect(tmp_path / "m.db")
+        with db:
+            db.execute("UPDATE nodes SET aliases = 'x' WHERE id = ?", (ids[7],))
+        db.close()
+        with pytest.raises(CorruptStore, match="aliases") as by_ids:
+            store.by_ids([ids[3], ids[7]])
+        with pytest.raises(CorruptStore, match="aliases") as get:
+            store.get(ids[7])
+        assert str(by_ids.value) == str(get.value)

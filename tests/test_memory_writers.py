@@ -46,7 +46,7 @@ def test_processes_remembering_the_same_texts_make_one_node_each(tmp_path: Path)
         assert {e.src for e in mem.store.edges(dst=entity.id)} == {n.id for n in prefs}
 
 
-def test_an_entity_changed_after_the_check_ahead_is_read_again(tmp_path: Path) -> None:
+def test_an_entity_changed_after_the_read_ahead_is_read_again(tmp_path: Path) -> None:
     """Another connection archives the entity a remember links to between the check
     before the lock and the lock: the change feed gives the index a newer node, so the
     entity is looked up again inside the lock, and a new one is made rather than an edge
@@ -55,20 +55,20 @@ def test_an_entity_changed_after_the_check_ahead_is_read_again(tmp_path: Path) -
     mine, theirs = Memory(path, embedder=None), Memory(path, embedder=None)
     mine.remember("Always run the linters before you push a branch.", link_to="CI")
     (ci,) = mine.nodes("entity")
-    real = mine._check_ahead
+    real = mine._read_ahead
 
-    def check_then_archive(names):  # type: ignore[no-untyped-def]
-        out = real(names)
-        assert ci.id in out  # checked before the lock
+    def check_then_archive(targets):  # type: ignore[no-untyped-def]
+        by_id, checked = real(targets)
+        assert ci.id in checked  # checked before the lock
         theirs.archive(ci.id)
-        return out
+        return by_id, checked
 
-    mine._check_ahead = check_then_archive  # type: ignore[method-assign]
+    mine._read_ahead = check_then_archive  # type: ignore[method-assign]
     node = mine.remember("Deploys wait for the nightly integration run.", link_to="CI")
     (now,) = mine.nodes("entity")
     assert now.id != ci.id and now.name == "CI"
     assert [e.dst for e in mine.store.edges(src=node.id)] == [now.id]
-    mine._check_ahead = real  # type: ignore[method-assign]
+    mine._read_ahead = real  # type: ignore[method-assign]
     again = mine.remember("Releases are tagged from main only.", link_to="CI")
     assert [e.dst for e in mine.store.edges(src=again.id)] == [now.id]
     mine.close()
@@ -156,3 +156,42 @@ def test_the_wal_is_checkpointed_while_writers_keep_it_open(tmp_path: Path) -> N
     one.close()
     with Memory(path, embedder=None) as mem:
         assert len(mem.nodes("preference")) == 1200
+
+
+class _NoByIds(SQLiteStore):
+    """A store without ``by_ids`` (as one that reads a node at a time): remember reads
+    its link targets with ``get``."""
+
+    by_ids = None  # type: ignore[assignment]
+
+
+def _stored(mem: Memory) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """The nodes (type, name, text) and edges (by their ends' names), ids aside."""
+    nodes = {n.id: n for n in mem.nodes(include_archived=True)}
+    edges = [(nodes[e.src].name, nodes[e.dst].name, e.label) for e in mem.store.edges()]
+    return sorted((n.type, n.name, n.text) for n in nodes.values()), sorted(edges)
+
+
+def test_remember_reads_its_targets_in_one_statement_or_one_at_a_time_alike(
+    tmp_path: Path,
+) -> None:
+    """Link targets given by id, by the name of an entity there is, of one there is not,
+    and several at once: a store with ``by_ids`` (one read before the lock) and one without
+    it (``get`` of each) store the same nodes and edges."""
+    results = []
+    for name, store in (("one", SQLiteStore), ("each", _NoByIds)):
+        with Memory(store(tmp_path / f"{name}.db"), embedder=None) as mem:
+            first = mem.remember("Keep the deploy scripts in the ops repository.", link_to="Ops")
+            mem.remember("The ops team reviews every deploy script.", link_to=first.id)
+            mem.remember("Deploys wait for the nightly run.", link_to=["Ops", "CI", first.id])
+            mem.remember("keep the deploy scripts in the OPS repository", link_to=["ci"])
+            mem.remember("Ops", type="entity", link_to=[first.id, "Nightly"])
+            results.append(_stored(mem))
+            mem.store.close()
+    assert results[0] == results[1]
+    nodes, edges = results[0]
+    keep = "Keep the deploy scripts in the ops repository."
+    assert [n[1] for n in nodes if n[0] == "entity"] == ["CI", "Nightly", "Ops"]
+    assert sum(n[0] == "preference" for n in nodes) == 3  # the fourth merged into the first
+    assert {(keep, "CI", "about"), ("Ops", keep, "about"), ("Ops", "Nightly", "about")} < set(edges)
+    assert len(edges) == 8

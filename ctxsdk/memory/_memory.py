@@ -152,7 +152,7 @@ _ADMIT_MEMO_SIZE = 512  # texts the door's memo of ``remember`` keeps (cleared w
 _ADMIT_MEMO_CHARS = 256  # the longest text it keeps (longer texts seldom repeat)
 
 
-# nodes a write checked against the store before its lock (``Memory._check_ahead``)
+# nodes a write checked against the store before its lock (``Memory._read_ahead``)
 _Checked = Mapping[str, tuple[Node, Node]] | None
 
 
@@ -1012,11 +1012,11 @@ class Memory:
             until=until,
             until_at=until_at,
         )
-        # before the write lock, which is held for the writes: the embedding, and the
-        # targets given by id (a name is looked up inside, where entities are made)
+        # before the write lock, which is held for the writes: the embedding, the targets
+        # given by id, and the entities named, checked (a name is looked up again inside,
+        # where entities are made)
         ready = self._embed_ahead([cand])
-        by_id = {t: self.store.get(t) for t in targets}
-        checked = self._check_ahead([t for t in targets if by_id[t] is None])
+        by_id, checked = self._read_ahead(targets)
         # the row of a new node built too (a store that can: ``SQLiteStore.prepared``),
         # used when the text merges into no other; one put would refuse is built inside
         prepare = getattr(self.store, "prepared", None)
@@ -1137,25 +1137,40 @@ class Memory:
         answered, node = self._by_index(lambda index: index.entity(name), checked)
         return node if answered else self._entity(name)
 
-    def _check_ahead(self, names: Sequence[str]) -> dict[str, tuple[Node, Node]]:
-        """Before the write lock (outside a caller's batch): the entities named ``names`` as
-        the merge index holds them now (in step with the last sync), each checked against
-        the store as ``_by_index`` checks inside the lock: id -> (the index's node, the
-        store's). Inside the lock, a lookup that gives the very node object checked here
-        (the change feed brought no newer one of it since) takes the store's node read here
-        instead of reading it again while every other writer waits. (A merge target is
-        looked up inside only: most texts have none, and the lookup would be made twice.)"""
+    def _read_ahead(
+        self, targets: Sequence[str]
+    ) -> tuple[dict[str, Node | None], dict[str, tuple[Node, Node]]]:
+        """Before the write lock: ``remember``'s link targets given by id (target -> its
+        node, None for a name), and the entities named by the others as the merge index
+        holds them now (outside a caller's batch), each checked against the store as
+        ``_by_index`` checks inside the lock: id -> (the index's node, the store's). Inside
+        the lock, a lookup that gives the very node object checked here (the change feed
+        brought no newer one of it since) takes the store's node read here instead of
+        reading it again while every other writer waits. (A merge target is looked up
+        inside only: most texts have none, and the lookup would be made twice.) Both are
+        read in one statement where the store can (``by_ids``): each read of a file
+        another writer committed to since this process's last one reads its pages again."""
+        if not targets:
+            return {}, {}
         index = self._merge_index
-        if index is None or not names or getattr(self.store, "in_batch", False):
-            return {}
-        out: dict[str, tuple[Node, Node]] = {}
-        for name in names:
-            hit = index.entity(name)
-            if hit is not None and hit.id not in out:
-                fresh = self.store.get(hit.id)
+        hits: dict[str, Node | None] = {}
+        if index is not None and not getattr(self.store, "in_batch", False):
+            hits = {t: index.entity(t) for t in targets}
+        many = getattr(self.store, "by_ids", None)
+        if many is not None:
+            got: dict[str, Node] = many([*targets, *(h.id for h in hits.values() if h)])
+            by_id = {t: got.get(t) for t in targets}
+        else:
+            by_id = {t: self.store.get(t) for t in targets}
+            got = {}
+        checked: dict[str, tuple[Node, Node]] = {}
+        for t in targets:
+            hit = hits.get(t)
+            if by_id[t] is None and hit is not None and hit.id not in checked:
+                fresh = got.get(hit.id) if many is not None else self.store.get(hit.id)
                 if fresh is not None and still_matches(hit, fresh):
-                    out[hit.id] = (hit, fresh)
-        return out
+                    checked[hit.id] = (hit, fresh)
+        return by_id, checked
 
     def _by_index(
         self, ask: Callable[[MergeIndex], Node | None], checked: _Checked = None
@@ -1164,7 +1179,7 @@ class Memory:
         transaction): (True, the node, or None for nothing found). A node that no longer
         matches what the index held makes the index read the store whole again and answer
         again; (False, None) when it still does not (the caller asks the store itself).
-        ``checked``: nodes checked before the lock (``_check_ahead``), not read again while
+        ``checked``: nodes checked before the lock (``_read_ahead``), not read again while
         the index still holds the same node object."""
         for _ in range(2):
             index = self._merging()
