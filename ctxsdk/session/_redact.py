@@ -198,7 +198,12 @@ def memo_of(name: str) -> dict[str, Any] | None:
     """The memo named ``name`` of the ``redaction_memo()`` block in force (text -> what a
     pure function of that text gave), None outside one."""
     memos = _MEMOS.get()
-    return None if memos is None else memos.setdefault(name, {})
+    if memos is None:
+        return None
+    memo = memos.get(name)
+    if memo is None:
+        memo = memos[name] = {}
+    return memo
 
 
 _T = TypeVar("_T")
