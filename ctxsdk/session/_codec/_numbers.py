@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 # An integral JSON number written with a fraction (1.0, 30.00, as Python's json and orjson
@@ -48,7 +49,7 @@ def js_numbers(value: Any) -> Any:
     return value
 
 
-def _js_rows(lines: list[bytes], rows: list[Any]) -> None:
+def _js_rows(lines: Sequence[bytes | memoryview], rows: list[Any]) -> None:
     """Integral floats made integers in the rows whose line may hold one (a cheap byte test
     picks them; a match inside a string only costs a walk)."""
     find = _INTEGRAL_FRACTION.search

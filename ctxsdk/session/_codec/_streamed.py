@@ -37,6 +37,26 @@ def _ends_in_fraction(chunk: bytes) -> bool:
     return i >= 0 and chunk[i] == _DOT
 
 
+def _lines(chunk: bytes, carry: list[bytes]) -> tuple[list[bytes | memoryview], bytes]:
+    """The complete lines of ``chunk`` (which holds a newline), the first one joined to the
+    ``carry`` pieces of it, and what follows the last newline. A line is a view of the chunk,
+    never copied (``split`` would copy each): the parser reads the view, and the newlines are
+    found with ``find`` (memchr), not by a byte loop."""
+    find = chunk.find
+    view = memoryview(chunk)
+    end = find(b"\n")
+    first = b"".join([*carry, chunk[:end]]) if carry else view[:end]
+    lines: list[bytes | memoryview] = [first]
+    append = lines.append
+    start = end + 1
+    end = find(b"\n", start)
+    while end != -1:
+        append(view[start:end])
+        start = end + 1
+        end = find(b"\n", start)
+    return lines, chunk[start:]
+
+
 def decode_zstd_streamed(
     data: bytes,
     path: str | Path | None,
@@ -87,12 +107,8 @@ def decode_zstd_streamed(
                 run += len(opens)
                 spill = spill or search(chunk) is not None or _ends_in_fraction(chunk)
                 continue
-            lines = chunk.split(b"\n")
-            if carry:
-                carry.append(lines[0])
-                lines[0] = b"".join(carry)
-            tail = lines.pop()
-            carry = [tail] if tail else []
+            lines, rest = _lines(chunk, carry)
+            carry = [rest] if rest else []
             deep: list[int] = []
             if run + first_nl > MAX_JSON_DEPTH or opens.find(_DEEP_RUN) != -1:
                 parts = opens.split(b"\n")
@@ -113,7 +129,7 @@ def decode_zstd_streamed(
                     return None  # packed rows, v0 upgrades: the whole-text decode
                 del lines[0]
                 deep = [k - 1 for k in deep]
-            got = [loads(line) for line in lines]
+            got = list(map(loads, lines))
             for k in deep:
                 if deep_path(got[k]) is not None:
                     return None
