@@ -102,8 +102,7 @@ _AUTH_WORDS = ("bearer", "basic", "token")  # every match of _AUTH holds one
 
 def _auth_headers(text: str, low: str | None) -> Iterator[Span]:
     """``Bearer <token>`` / ``Basic <base64>`` / ``token <pat>`` credentials."""
-    if not _holds(low, _AUTH_WORDS):
-        return
+    # (a text without the words has no start to try: no separate check for them)
     for m in _scan(_AUTH, text, low, _AUTH_WORDS):
         value = m.group("value")
         if is_placeholder(value) or text[m.end() : m.end() + 1] in ("<", "{", "$"):
@@ -273,29 +272,32 @@ _COMMAND_STARTS: tuple[Callable[[str, str | None], Iterable[int] | None], ...] =
 )
 
 
-# A word every one of a command's words holds (None: none), looked for once per text.
-_COMMAND_SIGNS = ("-u", "pass", None, None, None, "pass", None, "pass")
+def _gated(
+    matches: Iterator[re.Match[str]], text: str, words: tuple[str, ...]
+) -> Iterator[re.Match[str]]:
+    """``matches``, when ``text`` holds one of ``words``; none otherwise. The words are
+    looked for only once there is a match (most texts have none)."""
+    first = next(matches, None)
+    if first is None or not any(w in text for w in words):
+        return
+    yield first
+    yield from matches
 
 
 def _commands(text: str, low: str | None = None) -> Iterator[Span]:
     """Passwords given on a command line (see the module docs)."""
-    signs: dict[str, bool] = {}
-    for (words, regex, group), sign, starts in zip(
-        _COMMANDS, _COMMAND_SIGNS, _COMMAND_STARTS, strict=True
-    ):
-        if sign is not None:
-            held = signs.get(sign)
-            if held is None:
-                held = signs[sign] = sign in text
-            if not held:
-                continue
-        for w in words:  # a plain loop: a generator per command costs more than its scans
-            if w in text:
-                break
-        else:
-            continue
+    for (words, regex, group), starts in zip(_COMMANDS, _COMMAND_STARTS, strict=True):
         where = starts(text, low)
-        for m in regex.finditer(text) if where is None else scan_at(regex, text, where):
+        if where is not None:  # tried where it can start; its words asked for after
+            found = _gated(scan_at(regex, text, where), text, words)
+        else:
+            for w in words:  # a plain loop: a generator per command costs more than its scan
+                if w in text:
+                    break
+            else:
+                continue
+            found = regex.finditer(text)
+        for m in found:
             value = m.group(group).strip("'\"")
             if not is_placeholder(value) and not value.startswith("-"):
                 yield _unquoted(m, group)
@@ -340,8 +342,6 @@ def _directive_starts(text: str) -> Iterator[int]:
 
 
 def _directives(text: str) -> Iterator[Span]:
-    if not any(w in text for w in _DIRECTIVE_WORDS):
-        return  # no branch can match: the scan is skipped
     for m in scan_at(_DIRECTIVES, text, _directive_starts(text)):
         if m.group("setx") is not None:
             if key_strength(m.group("name")) != 2:
@@ -377,10 +377,9 @@ def _pgpass_starts(text: str) -> Iterator[int]:
 
 
 def _files(text: str) -> Iterator[Span]:
-    if "login" in text:
-        for m in scan_at(_NETRC, text, at(text, "login")):
-            if not is_placeholder(m.group("value")):
-                yield _span(m, "value")
+    for m in scan_at(_NETRC, text, at(text, "login")):
+        if not is_placeholder(m.group("value")):
+            yield _span(m, "value")
     if text.count(":") >= 4:
         for m in scan_at(_PGPASS, text, _pgpass_starts(text)):
             if not is_placeholder(m.group("value")):
@@ -457,8 +456,6 @@ def _value_starts(text: str) -> Iterator[int]:
 
 
 def _name_value(text: str) -> Iterator[Span]:
-    if "value" not in text:
-        return
     for m in scan_at(_VALUE_KEY, text, _value_starts(text)):
         before = text[max(0, m.start() - 160) : m.start()]
         if "}" in before.rsplit("{", 1)[-1] and "{" in before:
