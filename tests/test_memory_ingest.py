@@ -621,3 +621,38 @@ def test_an_agent_files_rules_are_one_memory_of_that_file() -> None:
         text = held[0].text
         assert "Prefer named functions" in text and "Never edit files under dist/" in text
         assert "const x" not in text  # a code block is an example, not a rule
+
+
+def test_ingest_gives_the_collector_back_as_it_found_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ingest pauses the cyclic collector while it reads and writes (millions of small
+    objects, no cycles); it is running again afterwards, after a failure too, and stays
+    off for a caller who had turned it off."""
+    import gc
+
+    import ctxsdk.memory._memory as memory_module
+
+    b = LogBuilder(version=3, session_id="gc-session")
+    b.turn("Always run the tests with pytest before a commit.")
+    b.assistant(text="Noted: pytest before each commit.")
+    b.end_turn()
+    session = cx.Session.from_events(b.header, b.events)
+    assert gc.isenabled()
+    with cx.Memory(None, embedder=None) as mem:
+        mem.ingest(session)
+        assert gc.isenabled()
+
+        def broken(*_: object, **__: object) -> object:
+            assert not gc.isenabled()  # paused while the session is read
+            raise RuntimeError("the reader failed")
+
+        monkeypatch.setattr(memory_module, "extract", broken)
+        with pytest.raises(RuntimeError, match="the reader failed"):
+            mem.ingest(cx.Session.from_events({**b.header, "id": "gc-2"}, b.events))
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            with pytest.raises(RuntimeError):
+                mem.ingest(cx.Session.from_events({**b.header, "id": "gc-3"}, b.events))
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
