@@ -36,7 +36,8 @@ _TOKENS = (
     "pin", "identified", "by", "IDENTIFIED", "redis-cli", "-a", "sshpass", "-pass", "-passin",
     "pass:", "@", "/", "docker", "podman", "accountkey", "AccountKey", "pwd", "SharedAccessKey",
     "sharedaccesssignature", ";", "<add ", "machine", "ſ", "ı", "İ", "K", "密码", "(", ",",
-    "localhost", "5432", "*", "0", "db",
+    "localhost", "5432", "*", "0", "db", "Cookie:", "set-cookie:", "COOKIE: ", "cOoKie:",
+    "sessionid=", "a8Fk29dkQ0zLm3Xp7Rt", "helm", "registry", "crane", "az", "oc", "cf",
 )  # fmt: skip
 _ODD = ("ſ", "ı", "İ", "K", "é", "密码：", "\ud800", "\U0001f600", "\n", "\t", " ", "=", "(")
 
@@ -51,6 +52,8 @@ def _texts() -> list[str]:
         "  requirepass Xk29fj3lQ0\nmasterauth Xk29fj3lQ0",
         '{"name": "DB_PASSWORD", "value": "Zx81kq0Pw9"}',
         "machine h login bob password Pa55word9z",
+        "helm  registry\tlogin r.io -u me -p Xk29fj3lQ0a\naz acr login -p Xk29fj3lQ0b",
+        "GET /\nCookie: theme=dark; sessionid=a8Fk29dkQ0zLm3Xp7Rt\n",
         "db.example.com:5432:app:admin:Xk29fj3lQ0\n  *:*:*:postgres:Zq81mm2Pw\nh:1:2:3:4:5",
         '<add key="ApiSecret" value="Q1w2e3r4t5y6"/>',
         "the wifi password is Gr33nTr33s!",
@@ -119,6 +122,7 @@ def test_folded_is_the_lower_case_position_for_position() -> None:
         ("value", C._VALUE_KEY, lambda t, low: C._value_starts(t)),
         ("netrc", C._NETRC, lambda t, low: S.at(t, "login")),
         ("pgpass", C._PGPASS, lambda t, low: C._pgpass_starts(t)),
+        ("cookie-line", C._COOKIE_LINE, lambda t, low: C._line_starts(low, "cookie:")),
         ("directives", C._DIRECTIVES, lambda t, low: C._directive_starts(t)),
         *[
             (f"command-{words[0]}", rx, starts)
@@ -172,3 +176,10 @@ def test_commands_give_what_their_gated_whole_scans_give() -> None:
             if not C.is_placeholder(v := m.group(group).strip("'\"")) and not v.startswith("-")
         ]
         assert list(C._commands(t, folded(t))) == want, t
+
+
+def test_cookies_give_what_their_gated_whole_scan_gives() -> None:
+    for t in TEXTS:
+        low = folded(t)
+        want = list(C._cookies(t, None)) if "ookie" in t or "OOKIE" in t else []
+        assert list(C._cookies(t, low)) == want, t

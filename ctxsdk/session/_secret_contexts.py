@@ -36,7 +36,7 @@ def find_in_context(text: str, lower: str | None = None) -> Iterator[Span]:
     # case folding maps other letters onto ASCII ones, "ſ" onto "s": always scanned whole)
     low = folded(text, lower)
     yield from _auth_headers(text, low)
-    yield from _cookies(text)
+    yield from _cookies(text, low)
     yield from _commands(text, low)
     yield from _secure_strings(text)
     yield from _files(text)
@@ -121,11 +121,22 @@ _COOKIE = re.compile(r"(?P<name>[A-Za-z0-9_.-]{1,60}+)=(?P<value>[^;\s,]{16,}+)"
 _SESSION_COOKIE = re.compile(r"(?i)sess|sid|token|auth|jwt|remember")
 
 
-def _cookies(text: str) -> Iterator[Span]:
+def _line_starts(low: str, word: str) -> Iterator[int]:
+    for i in at(low, word):
+        yield low.rfind("\n", 0, i) + 1
+
+
+def _cookies(text: str, low: str | None = None) -> Iterator[Span]:
     """A session cookie's value in a ``Cookie:`` / ``Set-Cookie:`` header."""
-    if "ookie" not in text and "OOKIE" not in text:
-        return
-    for line in _COOKIE_LINE.finditer(text):
+    if low is None:
+        if "ookie" not in text and "OOKIE" not in text:
+            return
+        lines = _COOKIE_LINE.finditer(text)
+    else:  # tried at the start of a line that holds "cookie:" (any case); words after
+        lines = _gated(
+            scan_at(_COOKIE_LINE, text, _line_starts(low, "cookie:")), text, ("ookie", "OOKIE")
+        )
+    for line in lines:
         for m in _COOKIE.finditer(text, line.start(), line.end()):
             value = m.group("value")
             session = _SESSION_COOKIE.search(m.group("name")) is not None
@@ -254,6 +265,28 @@ def _pass_flags(text: str, low: str | None) -> Iterable[int]:
             yield j - 1
 
 
+_LOGIN_TOOLS = ("docker", "podman", "buildah", "skopeo", "az", "oc", "cf", "crane")
+
+
+def _logins(text: str, low: str | None) -> Iterable[int]:
+    # "docker login", "helm registry login": the tool's name before the spaces before it
+    for i in at(text, "login"):
+        j = i
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+        if j == i:
+            continue
+        for name in _LOGIN_TOOLS:
+            if text.startswith(name, j - len(name)):
+                yield j - len(name)
+        if text.startswith("registry", j - 8):
+            k = j - 8
+            while k > 0 and text[k - 1] in " \t":
+                k -= 1
+            if k < j - 8 and text.startswith("helm", k - 4):
+                yield k - 4
+
+
 def _identified(text: str, low: str | None) -> Iterable[int] | None:
     return None if low is None else at(low, "identified")
 
@@ -264,7 +297,7 @@ _COMMAND_STARTS: tuple[Callable[[str, str | None], Iterable[int] | None], ...] =
     _user_flags,
     lambda text, low: at(text, "sshpass"),
     lambda text, low: itertools.chain(at(text, "mysql"), at(text, "mariadb")),
-    lambda text, low: None,  # the tool's name before "login", across spaces
+    _logins,
     lambda text, low: at(text, "redis-cli"),
     _pass_flags,
     _identified,
