@@ -143,6 +143,11 @@ def test_a_scan_tried_at_its_words_finds_what_the_whole_scan_finds(
         assert _spans(S.scan_at(rx, t, where)) == _spans(rx.finditer(t)), (name, t)
 
 
+def test_each_word_of_a_command_holds_its_sign() -> None:
+    for (words, _, _), sign in zip(C._COMMANDS, C._COMMAND_SIGNS, strict=True):
+        assert sign is None or all(sign in w for w in words), words
+
+
 def test_runs_found_in_bytes_are_the_regex_runs() -> None:
     run = re.compile(r"[A-Za-z0-9_.~+/=:@-]{16,}+")
     for t in [*TEXTS, "x" * 15, "x" * 16, "é" + "y" * 16 + "\ud800" + "z" * 40, ""]:
@@ -165,8 +170,7 @@ def test_a_text_the_checks_pass_holds_nothing_any_finder_finds() -> None:
 
 
 def test_commands_give_what_their_gated_whole_scans_give() -> None:
-    # a command's words are asked for after a match: the same as a scan run only when
-    # they are in the text
+    # a command is scanned (at its starts) only when the text holds one of its words
     for t in TEXTS:
         want = [
             C._unquoted(m, group)

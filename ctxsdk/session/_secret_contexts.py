@@ -102,7 +102,8 @@ _AUTH_WORDS = ("bearer", "basic", "token")  # every match of _AUTH holds one
 
 def _auth_headers(text: str, low: str | None) -> Iterator[Span]:
     """``Bearer <token>`` / ``Basic <base64>`` / ``token <pat>`` credentials."""
-    # (a text without the words has no start to try: no separate check for them)
+    if not _holds(low, _AUTH_WORDS):
+        return  # (a cheap check first: a short text pays no start finder)
     for m in _scan(_AUTH, text, low, _AUTH_WORDS):
         value = m.group("value")
         if is_placeholder(value) or text[m.end() : m.end() + 1] in ("<", "{", "$"):
@@ -128,14 +129,13 @@ def _line_starts(low: str, word: str) -> Iterator[int]:
 
 def _cookies(text: str, low: str | None = None) -> Iterator[Span]:
     """A session cookie's value in a ``Cookie:`` / ``Set-Cookie:`` header."""
-    if low is None:
-        if "ookie" not in text and "OOKIE" not in text:
-            return
-        lines = _COOKIE_LINE.finditer(text)
-    else:  # tried at the start of a line that holds "cookie:" (any case); words after
-        lines = _gated(
-            scan_at(_COOKIE_LINE, text, _line_starts(low, "cookie:")), text, ("ookie", "OOKIE")
-        )
+    if "ookie" not in text and "OOKIE" not in text:
+        return
+    lines = (  # tried at the start of a line that holds "cookie:" (any case)
+        _COOKIE_LINE.finditer(text)
+        if low is None
+        else scan_at(_COOKIE_LINE, text, _line_starts(low, "cookie:"))
+    )
     for line in lines:
         for m in _COOKIE.finditer(text, line.start(), line.end()):
             value = m.group("value")
@@ -305,32 +305,31 @@ _COMMAND_STARTS: tuple[Callable[[str, str | None], Iterable[int] | None], ...] =
 )
 
 
-def _gated(
-    matches: Iterator[re.Match[str]], text: str, words: tuple[str, ...]
-) -> Iterator[re.Match[str]]:
-    """``matches``, when ``text`` holds one of ``words``; none otherwise. The words are
-    looked for only once there is a match (most texts have none)."""
-    first = next(matches, None)
-    if first is None or not any(w in text for w in words):
-        return
-    yield first
-    yield from matches
+# A word every one of a command's words holds (None: none), looked for once per text.
+_COMMAND_SIGNS = ("-u", "pass", None, None, None, "pass", None, "pass")
 
 
 def _commands(text: str, low: str | None = None) -> Iterator[Span]:
     """Passwords given on a command line (see the module docs)."""
-    for (words, regex, group), starts in zip(_COMMANDS, _COMMAND_STARTS, strict=True):
-        where = starts(text, low)
-        if where is not None:  # tried where it can start; its words asked for after
-            found = _gated(scan_at(regex, text, where), text, words)
-        else:
-            for w in words:  # a plain loop: a generator per command costs more than its scan
-                if w in text:
-                    break
-            else:
+    signs: dict[str, bool] = {}
+    for (words, regex, group), sign, starts in zip(
+        _COMMANDS, _COMMAND_SIGNS, _COMMAND_STARTS, strict=True
+    ):
+        if sign is not None:
+            held = signs.get(sign)
+            if held is None:
+                held = signs[sign] = sign in text
+            if not held:
                 continue
-            found = regex.finditer(text)
-        for m in found:
+        # the words first, by plain checks: most texts hold none, and then no start finder
+        # or generator is built (a generator per command costs more than its scan)
+        for w in words:
+            if w in text:
+                break
+        else:
+            continue
+        where = starts(text, low)
+        for m in regex.finditer(text) if where is None else scan_at(regex, text, where):
             value = m.group(group).strip("'\"")
             if not is_placeholder(value) and not value.startswith("-"):
                 yield _unquoted(m, group)
@@ -375,6 +374,8 @@ def _directive_starts(text: str) -> Iterator[int]:
 
 
 def _directives(text: str) -> Iterator[Span]:
+    if not any(w in text for w in _DIRECTIVE_WORDS):
+        return  # no branch can match: the scan is skipped
     for m in scan_at(_DIRECTIVES, text, _directive_starts(text)):
         if m.group("setx") is not None:
             if key_strength(m.group("name")) != 2:
@@ -410,9 +411,10 @@ def _pgpass_starts(text: str) -> Iterator[int]:
 
 
 def _files(text: str) -> Iterator[Span]:
-    for m in scan_at(_NETRC, text, at(text, "login")):
-        if not is_placeholder(m.group("value")):
-            yield _span(m, "value")
+    if "login" in text:
+        for m in scan_at(_NETRC, text, at(text, "login")):
+            if not is_placeholder(m.group("value")):
+                yield _span(m, "value")
     if text.count(":") >= 4:
         for m in scan_at(_PGPASS, text, _pgpass_starts(text)):
             if not is_placeholder(m.group("value")):
@@ -489,6 +491,8 @@ def _value_starts(text: str) -> Iterator[int]:
 
 
 def _name_value(text: str) -> Iterator[Span]:
+    if "value" not in text:
+        return
     for m in scan_at(_VALUE_KEY, text, _value_starts(text)):
         before = text[max(0, m.start() - 160) : m.start()]
         if "}" in before.rsplit("{", 1)[-1] and "{" in before:
