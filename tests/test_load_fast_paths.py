@@ -275,3 +275,42 @@ def test_the_streamed_decode_reads_what_the_whole_text_decode_reads(
             assert streamed == whole, (name, kw)
             taken += took
     assert taken >= 3 * 7  # the well-formed ones were streamed, not all read whole
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_decode_pauses_the_gc_and_gives_back_the_callers_state(enabled: bool) -> None:
+    """``decode_bytes`` runs with the cyclic GC off and leaves it as the caller had it, after
+    a log it reads and after one it refuses."""
+    import gc
+
+    from ctxsdk.session._codec import _decode, decode_bytes
+
+    lines = _streamed_cases()[0][1]
+    compress = zstandard.ZstdCompressor().compress
+
+    def log(rows: list[bytes]) -> bytes:
+        return compress(rows[0] + b"\n") + compress(b"".join(ln + b"\n" for ln in rows[1:]))
+
+    good = log(lines)
+    bad = log([*lines[:3], lines[3][:-2], *lines[4:]])  # a line that is not JSON
+    seen: list[bool] = []
+    real = _decode._decode_text
+
+    def spy(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_decode, "_decode_text", spy)
+            assert decode_bytes(good, compression="zstd").events
+            decode_bytes(b"".join(ln + b"\n" for ln in lines), compression="none")
+            assert gc.isenabled() is enabled
+            with pytest.raises(SessionFormatError):
+                decode_bytes(bad, compression="zstd")
+            assert gc.isenabled() is enabled
+        assert seen and not any(seen)  # the whole-text decodes ran with the GC off
+    finally:
+        gc.enable() if was else gc.disable()

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from ..._gc import gc_paused
 from ...errors import CorruptLog, SessionFormatError
 from ._byte_cap import MAX_DECODED_BYTES, _too_big
 from ._decoded import Compression, DecodedLog, Recovery
@@ -41,7 +42,23 @@ def decode_bytes(
     so. ``normalized=True`` reads any log that way (rows that keep a seq or time keep it),
     ``normalized=False`` never (a stripped row is then refused). Text past ``max_bytes`` (a
     zstd decompression bomb) raises ``SessionFormatError`` naming the path and the cap.
+
+    The cyclic GC is paused while it runs (as ``Session.open`` pauses it): the rows are
+    many small dicts and lists with no cycles, which would otherwise set off full
+    collections that rescan all of them (more time than the parse itself).
     """
+    with gc_paused():
+        return _decode_bytes(data, compression, path, expected_version, normalized, max_bytes)
+
+
+def _decode_bytes(
+    data: bytes,
+    compression: Compression,
+    path: str | Path | None,
+    expected_version: int | None,
+    normalized: bool | None,
+    max_bytes: int,
+) -> DecodedLog:
     recovery: Recovery | None = None
     if compression == "zstd":
         # the common case chunk by chunk; anything else (damage, a defect to name) as a whole
