@@ -314,3 +314,31 @@ def test_a_decode_pauses_the_gc_and_gives_back_the_callers_state(enabled: bool) 
         assert seen and not any(seen)  # the whole-text decodes ran with the GC off
     finally:
         gc.enable() if was else gc.disable()
+
+
+def test_the_chunks_lines_are_the_lines_split_finds() -> None:
+    """``_lines`` over a text cut anywhere (empty lines, a newline at a chunk's first or last
+    byte, a line across several chunks) gives the lines ``split`` gives, and the tail."""
+    import random
+
+    from ctxsdk.session._codec._streamed import _lines
+
+    rng = random.Random(5)
+    for _ in range(300):
+        text = b"".join(
+            rng.choice([b"\n", b"ab", b'{"x":[1]}', b"\n\n", b"z" * rng.randint(0, 40)])
+            for _ in range(rng.randint(0, 30))
+        )
+        cuts = sorted({0, len(text), *(rng.randint(0, len(text)) for _ in range(6))})
+        got: list[bytes] = []
+        carry: list[bytes] = []
+        for a, b in itertools.pairwise(cuts):
+            chunk = text[a:b]
+            if b"\n" not in chunk:
+                carry.append(chunk)
+                continue
+            lines, rest = _lines(chunk, carry)
+            got += [bytes(line) for line in lines]
+            carry = [rest] if rest else []
+        *want, tail = text.split(b"\n")
+        assert got == want and b"".join(carry) == tail, (text, cuts)
