@@ -563,3 +563,18 @@ def test_withheld_reads_back_what_each_marker_stands_for() -> None:
     assert key in got and len(got) == 2 and all(v in text for v in got)
     assert REDACTION_MARKER.findall(redact(text).text)  # the markers it aligned on
     assert withheld("nothing secret here") == []
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["paſsword", "ſecret", "apı_key", "DB_PAſSWORD", "ſecret_key_base", "client_ſecret"],
+)
+def test_a_key_spelled_with_letters_that_read_as_ascii_is_withheld(key: str) -> None:
+    # "ſ" and "ı" read as "s" and "i" to a case-blind pattern but stay as they are when
+    # lowered: a stem search of the lowered text missed them, so the value was kept.
+    value = "Xk9mQ2vL7pR4zT"
+    for text in (f"{key}: {value}", f'{key} = "{value}"', f"export {key}={value}"):
+        got = redact(text)
+        assert value not in got.text, text
+        assert got.withheld >= 1
+    assert redact(f"the {key} field is described below").withheld == 0

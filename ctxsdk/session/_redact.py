@@ -83,7 +83,7 @@ REDACTION_KINDS: tuple[str, ...] = (
     "connection-string",
     "labelled",
 )
-REDACTION_RULES_VERSION = 4  # raised when the rules withhold more: stored text may predate them
+REDACTION_RULES_VERSION = 5  # raised when the rules withhold more: stored text may predate them
 
 # Which family each kind belongs to, for reports (``bench redact``) and refusals.
 FAMILIES: Mapping[str, str] = MappingProxyType(

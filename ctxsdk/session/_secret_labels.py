@@ -42,7 +42,7 @@ _KIND = "labelled"
 # A word that ends a secret's key (matched case-insensitively, then judged by _key_strength).
 _WORD = re.compile(
     # the lookahead on the first character lets the scan skip most positions in C
-    r"(?=[PpSsTtAaKkCcBb 密秘口令私])"
+    r"(?=[PpSsſTtAaKkCcBb 密秘口令私])"
     r"(?:(?i:passwords?|passwd|passphrase|pwd|pass|secrets?|tokens?|api[_-]?keys?|keys?"
     r"|credentials?|creds|auth|bearer|pat|psk)"
     # a neutral ending after the word: secret_key_base, password_value, token_b64
@@ -119,8 +119,20 @@ def _parts(key: str) -> list[str]:
     return [p.lower() for p in _PARTS.findall(key)]
 
 
+_AS_ASCII = str.maketrans({"ſ": "s", "ı": "i"})
+
+
+def _as_ascii(name: str) -> str:
+    """``name`` with "ſ" and "ı" as the letters the case-blind pattern reads them as, in
+    the case of the rest of the name ("DB_PAſSWORD" -> "DB_PASSWORD")."""
+    rest = name.replace("ſ", "").replace("ı", "")
+    return name.upper() if rest.isupper() else name.translate(_AS_ASCII)
+
+
 def _key_strength(key: str, word: str, before_word: str) -> int:
     """2 strong, 1 weak (the value must look machine-made), 0 not a secret's key."""
+    if not key.isascii():  # the pattern read "ſ" and "ı" as "s" and "i": so does the name
+        key, word = _as_ascii(key), _as_ascii(word)
     w = word.lower().replace(" ", "")
     if any("\u4e00" <= ch <= "\u9fff" for ch in w):
         return 2
@@ -390,7 +402,9 @@ def _words(text: str, lower: str | None = None) -> Iterator[re.Match[str]]:
     ``text.lower()``, when the caller has it)."""
     if lower is None:
         lower = text.lower()
-    if len(lower) != len(text):  # a letter whose lower case is longer: positions shift
+    if len(lower) != len(text) or _unfolded(text):
+        # a letter whose lower case is longer (positions shift), or one the pattern reads
+        # as an ASCII letter that lowering keeps ("paſsword", "apı_key"): scanned whole
         yield from _WORD.finditer(text)
         return
     starts: set[int] = set()
@@ -414,9 +428,17 @@ def _words(text: str, lower: str | None = None) -> Iterator[re.Match[str]]:
             yield m
 
 
+def _unfolded(text: str) -> bool:
+    """Whether ``text`` holds "ſ" or "ı": the case-blind pattern reads them as "s" and
+    "i", while ``str.lower`` keeps them, so a stem search of the lowered text misses them."""
+    return not text.isascii() and ("ſ" in text or "ı" in text)
+
+
 def may_label(text: str, lower: str) -> bool:
     """False only when ``find_labelled`` finds nothing in ``text`` (``lower``: its lower
     case, as long as the text): no key's stem is in it."""
+    if _unfolded(text):
+        return True
     for stem in _STEMS:
         if stem in lower:
             return True
