@@ -201,7 +201,7 @@ def memo_of(name: str) -> dict[str, Any] | None:
     if memos is None:
         return None
     memo = memos.get(name)
-    if memo is None:
+    if memo is None:  # (not setdefault: it would build a dict on every call)
         memo = memos[name] = {}
     return memo
 
@@ -213,12 +213,9 @@ _UNREAD = object()  # a memo's miss (None is a reading)
 def memo_read(name: str, text: str, read: Callable[[str], _T]) -> _T:
     """``read(text)``; within ``redaction_memo()``, a text read before under ``name`` is
     answered from its first reading (``read`` must be a pure function of the text)."""
-    memos = _MEMOS.get()
-    if memos is None:
+    memo = memo_of(name)
+    if memo is None:
         return read(text)
-    memo = memos.get(name)
-    if memo is None:  # (not setdefault: it would build a dict on every call)
-        memo = memos[name] = {}
     got = memo.get(text, _UNREAD)
     if got is _UNREAD:
         got = memo[text] = read(text)

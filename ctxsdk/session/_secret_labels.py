@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ._secret_shapes import Span, looks_random
+from ._secret_shapes import Span, folded, looks_random
 from ._secret_values import WORDY as _WORDY
 from ._secret_values import is_cmdlet, is_code
 from ._secret_values import is_placeholder as _placeholder
@@ -402,7 +402,7 @@ def _words(text: str, lower: str | None = None) -> Iterator[re.Match[str]]:
     ``text.lower()``, when the caller has it)."""
     if lower is None:
         lower = text.lower()
-    if len(lower) != len(text) or _unfolded(text):
+    if folded(text, lower) is None:
         # a letter whose lower case is longer (positions shift), or one the pattern reads
         # as an ASCII letter that lowering keeps ("paſsword", "apı_key"): scanned whole
         yield from _WORD.finditer(text)
@@ -428,17 +428,11 @@ def _words(text: str, lower: str | None = None) -> Iterator[re.Match[str]]:
             yield m
 
 
-def _unfolded(text: str) -> bool:
-    """Whether ``text`` holds "ſ" or "ı": the case-blind pattern reads them as "s" and
-    "i", while ``str.lower`` keeps them, so a stem search of the lowered text misses them."""
-    return not text.isascii() and ("ſ" in text or "ı" in text)
-
-
 def may_label(text: str, lower: str) -> bool:
     """False only when ``find_labelled`` finds nothing in ``text`` (``lower``: its lower
-    case, as long as the text): no key's stem is in it."""
-    if _unfolded(text):
-        return True
+    case): no key's stem is in it."""
+    if folded(text, lower) is None:
+        return True  # a stem the lowered text does not show ("paſsword")
     for stem in _STEMS:
         if stem in lower:
             return True
