@@ -125,8 +125,8 @@ def test_folded_is_the_lower_case_position_for_position() -> None:
         ("cookie-line", C._COOKIE_LINE, lambda t, low: C._line_starts(low, "cookie:")),
         ("directives", C._DIRECTIVES, lambda t, low: C._directive_starts(t)),
         *[
-            (f"command-{words[0]}", rx, starts)
-            for (words, rx, _), starts in zip(C._COMMANDS, C._COMMAND_STARTS, strict=True)
+            (f"command-{c.words[0]}", c.regex, c.starts)
+            for c in C._COMMANDS
         ],
     ],
 )  # fmt: skip
@@ -144,8 +144,8 @@ def test_a_scan_tried_at_its_words_finds_what_the_whole_scan_finds(
 
 
 def test_each_word_of_a_command_holds_its_sign() -> None:
-    for (words, _, _), sign in zip(C._COMMANDS, C._COMMAND_SIGNS, strict=True):
-        assert sign is None or all(sign in w for w in words), words
+    for c in C._COMMANDS:
+        assert c.sign is None or all(c.sign in w for w in c.words), c.words
 
 
 def test_runs_found_in_bytes_are_the_regex_runs() -> None:
@@ -174,7 +174,7 @@ def test_commands_give_what_their_gated_whole_scans_give() -> None:
     for t in TEXTS:
         want = [
             C._unquoted(m, group)
-            for words, rx, group in C._COMMANDS
+            for words, rx, group, _, _ in C._COMMANDS
             if any(w in t for w in words)
             for m in rx.finditer(t)
             if not C.is_placeholder(v := m.group(group).strip("'\"")) and not v.startswith("-")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 from ._secret_labels import key_strength
 from ._secret_shapes import Span, at, folded, looks_random, scan_at
@@ -154,56 +155,6 @@ def _value(name: str) -> str:
 
 
 _ARGS = r"[^\n|;&]{0,200}?"  # the arguments of the same command, up to a pipe or a ;
-# (words one of which the text must hold, the command's pattern, its value group): the words
-# keep each pattern from scanning texts that cannot hold it.
-_COMMANDS = (
-    (
-        ("-u ", "-u\t", "--user"),
-        re.compile(
-            r"(?=-)(?<![\w-])(?:-u|--user)[ \t=]++[\"']?+[^\s:\"']{1,100}+:(?P<pw>[^\s\"']{1,200}+)"
-        ),
-        "pw",
-    ),
-    (("sshpass",), re.compile(r"(?=s)(?<![\w-])sshpass[ \t]++-p[ \t]*+" + _value("pw")), "pw"),
-    (
-        ("mysql", "mariadb"),
-        re.compile(
-            r"(?=m)(?<![\w-])(?:mysql|mysqldump|mariadb|mysqladmin)\b" + _ARGS + r"[ \t]-p"
-            r"(?P<pw>[^\s'\"-][^\s'\"]{3,200}+|'[^'\n]{1,200}+'|\"[^\"\n]{1,200}+\")"
-        ),
-        "pw",
-    ),
-    (
-        ("login",),
-        re.compile(
-            r"(?=[dphbsaoc])(?<![\w-])(?:docker|podman|helm[ \t]++registry|buildah|skopeo"
-            r"|az|oc|cf|crane)"
-            r"[ \t]++login\b"
-            + _ARGS + r"[ \t](?:-p|--password)[ \t=]++" + _value("pw")
-        ),
-        "pw",
-    ),
-    (
-        ("redis-cli",),
-        re.compile(r"(?=r)(?<![\w-])redis-cli\b" + _ARGS + r"[ \t]-a[ \t]++" + _value("pw")),
-        "pw",
-    ),
-    (  # keytool -storepass, -keypass, -srcstorepass: a flag that ends in "pass"
-        ("pass ", "pass\t"),
-        re.compile(r"(?=-)(?<![\w-])-[a-z]{0,20}pass[ \t]++" + _value("pw")),
-        "pw",
-    ),
-    (  # SQL: IDENTIFIED BY 'x'
-        ("IDENTIFIED", "identified"),
-        re.compile(r"(?i:identified[ \t]++by)[ \t]++(?:PASSWORD[ \t]++)?" + _value("pw")),
-        "pw",
-    ),
-    (
-        ("pass:",),
-        re.compile(r"(?=-)(?<![\w-])-pass(?:in|out)?[ \t]++pass:(?P<pw>[^\s'\"]{1,200}+)"),
-        "pw",
-    ),
-)  # fmt: skip
 
 
 # ConvertTo-SecureString's arguments, up to the command's end: the string is the plain text
@@ -291,30 +242,92 @@ def _identified(text: str, low: str | None) -> Iterable[int] | None:
     return None if low is None else at(low, "identified")
 
 
-# Where each of _COMMANDS' patterns can start (None: anywhere, scanned whole): its command's
-# name or flag, written as the pattern has it.
-_COMMAND_STARTS: tuple[Callable[[str, str | None], Iterable[int] | None], ...] = (
-    _user_flags,
-    lambda text, low: at(text, "sshpass"),
-    lambda text, low: itertools.chain(at(text, "mysql"), at(text, "mariadb")),
-    _logins,
-    lambda text, low: at(text, "redis-cli"),
-    _pass_flags,
-    _identified,
-    lambda text, low: at(text, "-pass"),
-)
+class _Command(NamedTuple):
+    """A command that takes a password on its command line."""
+
+    words: tuple[str, ...]  # one of which the text must hold: most texts are never scanned
+    regex: re.Pattern[str]
+    group: str  # the pattern's group holding the value
+    sign: str | None  # a word every one of ``words`` holds, looked for once per text
+    # where the pattern can start (None from it: anywhere, scanned whole): the command's name
+    # or flag, written as the pattern has it
+    starts: Callable[[str, str | None], Iterable[int] | None]
 
 
-# A word every one of a command's words holds (None: none), looked for once per text.
-_COMMAND_SIGNS = ("-u", "pass", None, None, None, "pass", None, "pass")
+_COMMANDS = (
+    _Command(
+        ("-u ", "-u\t", "--user"),
+        re.compile(
+            r"(?=-)(?<![\w-])(?:-u|--user)[ \t=]++[\"']?+[^\s:\"']{1,100}+:(?P<pw>[^\s\"']{1,200}+)"
+        ),
+        "pw",
+        "-u",
+        _user_flags,
+    ),
+    _Command(
+        ("sshpass",),
+        re.compile(r"(?=s)(?<![\w-])sshpass[ \t]++-p[ \t]*+" + _value("pw")),
+        "pw",
+        None,
+        lambda text, low: at(text, "sshpass"),
+    ),
+    _Command(
+        ("mysql", "mariadb"),
+        re.compile(
+            r"(?=m)(?<![\w-])(?:mysql|mysqldump|mariadb|mysqladmin)\b" + _ARGS + r"[ \t]-p"
+            r"(?P<pw>[^\s'\"-][^\s'\"]{3,200}+|'[^'\n]{1,200}+'|\"[^\"\n]{1,200}+\")"
+        ),
+        "pw",
+        None,
+        lambda text, low: itertools.chain(at(text, "mysql"), at(text, "mariadb")),
+    ),
+    _Command(
+        ("login",),
+        re.compile(
+            r"(?=[dphbsaoc])(?<![\w-])(?:docker|podman|helm[ \t]++registry|buildah|skopeo"
+            r"|az|oc|cf|crane)"
+            r"[ \t]++login\b"
+            + _ARGS + r"[ \t](?:-p|--password)[ \t=]++" + _value("pw")
+        ),
+        "pw",
+        None,
+        _logins,
+    ),
+    _Command(
+        ("redis-cli",),
+        re.compile(r"(?=r)(?<![\w-])redis-cli\b" + _ARGS + r"[ \t]-a[ \t]++" + _value("pw")),
+        "pw",
+        None,
+        lambda text, low: at(text, "redis-cli"),
+    ),
+    _Command(  # keytool -storepass, -keypass, -srcstorepass: a flag that ends in "pass"
+        ("pass ", "pass\t"),
+        re.compile(r"(?=-)(?<![\w-])-[a-z]{0,20}pass[ \t]++" + _value("pw")),
+        "pw",
+        "pass",
+        _pass_flags,
+    ),
+    _Command(  # SQL: IDENTIFIED BY 'x'
+        ("IDENTIFIED", "identified"),
+        re.compile(r"(?i:identified[ \t]++by)[ \t]++(?:PASSWORD[ \t]++)?" + _value("pw")),
+        "pw",
+        None,
+        _identified,
+    ),
+    _Command(
+        ("pass:",),
+        re.compile(r"(?=-)(?<![\w-])-pass(?:in|out)?[ \t]++pass:(?P<pw>[^\s'\"]{1,200}+)"),
+        "pw",
+        "pass",
+        lambda text, low: at(text, "-pass"),
+    ),
+)  # fmt: skip
 
 
 def _commands(text: str, low: str | None = None) -> Iterator[Span]:
     """Passwords given on a command line (see the module docs)."""
     signs: dict[str, bool] = {}
-    for (words, regex, group), sign, starts in zip(
-        _COMMANDS, _COMMAND_SIGNS, _COMMAND_STARTS, strict=True
-    ):
+    for words, regex, group, sign, starts in _COMMANDS:
         if sign is not None:
             held = signs.get(sign)
             if held is None:
