@@ -227,7 +227,9 @@ def test_tool_work_gives_keyed_entities_an_experience_and_typed_links() -> None:
     assert ("fixed", "src/app.py") in x.links
     d = _one(ex, "decision", r"single entry point")
     assert ("decided", "src/app.py") in d.links
-    fix_it = _one(ex, "preference", r"Fix the failing test")  # scoped to a file: kept
+    # a one-off ask that names its file is what the user asked, not a standing preference
+    assert not any("Fix the failing test" in c.text for c in _of(ex, "preference"))
+    fix_it = _one(ex, "experience", r"Fix the failing test")
     assert ("about", "src/app.py") in fix_it.links
 
 

@@ -27,6 +27,7 @@ import re
 
 from .._redact import memo_read
 from . import _cues as C
+from ._asks import rule_imperative
 from ._corrections import correction
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
 from ._prefilter import prefiltered
@@ -122,7 +123,7 @@ def _read_instruction(s: str) -> tuple[FactKind, bool] | None:
     if C.PROHIBITION.match(body):
         return "instruction", True
     if C.IMPERATIVE.search(body):
-        rule = bool(scoped or C.RULE_VERB.search(body) or C.SCOPE.search(s))
+        rule = rule_imperative(s, body, scoped.group(0) if scoped else "")
         return "instruction", rule and (durable(s) or not refers_back(s))
     return None
 
@@ -319,7 +320,9 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
             if task_taken:
                 continue
             task_taken = True
-        add(kind, s, span, scope=_scope(s), reason=_reason(s), rejected=_rejected(s))
+        # a one-off ask's place ("rename a.py to b.py") is where it acts, not where a rule holds
+        scope = _scope(s) if rule else None
+        add(kind, s, span, scope=scope, reason=_reason(s), rejected=_rejected(s))
     return out
 
 
