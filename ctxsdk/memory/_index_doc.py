@@ -11,12 +11,10 @@ and the shape that says whether it is boilerplate.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ..session.kernel import answer_kinds
@@ -32,32 +30,9 @@ __all__ = [
     "index_doc",
     "is_embedded",
     "lexical_row",
-    "reading_all",
 ]
 
 UNINDEXED = frozenset({"workspace", "episode"})  # types the search index leaves out
-
-
-@contextmanager
-def reading_all() -> Iterator[None]:
-    """The garbage collector paused while a memory reads every node into its index, and
-    put back after. The read makes millions of objects and no garbage: each full
-    collection their allocation set off would walk all of them again (a fifth of a first
-    find at 100k nodes), and collected as young objects once the collector runs again they
-    would cost the first search a walk of their own. So they join the oldest generation
-    at once (``gc.freeze()`` then ``gc.unfreeze()``), where the next full collection
-    meets them as it would have; not when the caller froze objects of its own (unfreezing
-    would release them) or had paused the collector itself."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def is_embedded(node: Node) -> bool:

@@ -67,7 +67,7 @@ from ._find import (
     said_text,
     shape_digest,
 )
-from ._index_doc import UNINDEXED, index_doc, is_embedded, reading_all
+from ._index_doc import UNINDEXED, index_doc, is_embedded
 from ._ingest import (
     MergeIndex,
     extract,
@@ -517,7 +517,7 @@ class Memory:
             self._fresh_index()
         # the first read, every node: the garbage collector paused (not while nodes are
         # embedded: a model's or an endpoint's objects)
-        quiet = reading_all if first else nullcontext
+        quiet = gc_paused if first else nullcontext
         loaded: Changes | None = None  # what changed since a loaded index's revision
         changed: list[Node] = []
         # what scrub rewrites: read before the nodes, stamped on a saved index (_save_index)
