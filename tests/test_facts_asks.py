@@ -98,3 +98,30 @@ def test_fold_keeps_the_asks_as_requests_not_constraints(tmp_path: Path) -> None
     assert "only edit page.html" in constraints
     assert "font color" not in constraints and "h3 element" not in constraints
     assert "font color" in requests and "h3 element" in requests
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "change all the table borders to be dashed instead of solid.",
+        "instead of logging every row, print a short summary of the counts",
+    ],
+)
+def test_a_one_off_ask_with_instead_of_is_an_ask_not_a_decision(sentence: str) -> None:
+    facts = text_facts(sentence, role="user", seq=1, session="s")
+    assert [f.kind for f in facts] == ["instruction"], facts
+    assert instruction_kind(facts[0].text) == ("instruction", False)
+    assert facts[0].rejected  # the dropped way is kept with the ask
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "use pytest fixtures instead of setUp methods in the tests",
+        "let's go with Redis instead of Memcached",
+        "instead of mocking the clock, use a fake timer in the tests",
+    ],
+)
+def test_a_choice_said_with_instead_of_stays_a_decision(sentence: str) -> None:
+    facts = text_facts(sentence, role="user", seq=1, session="s")
+    assert "decision" in [f.kind for f in facts], facts
