@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from json.encoder import encode_basestring as _quoted
 from typing import Any, Protocol, cast
 
 from ..errors import CorruptStore, InvalidArgument
@@ -47,6 +49,8 @@ __all__ = [
     "load_json",
     "loadable",
     "new_node_id",
+    "new_node_ids",
+    "new_row",
     "node_columns",
     "node_of",
     "now_stamp",
@@ -107,20 +111,81 @@ def new_node_id() -> str:
     return f"n{ms:011x}{rand:08x}"
 
 
+def new_node_ids(count: int) -> list[str]:
+    """``[new_node_id() for _ in range(count)]`` drawn at once: the ids the calls one by one
+    would give when the clock shows one millisecond throughout (the random part incremented
+    after the first, a new millisecond and random part when it would overflow), with one
+    lock and one clock read for all of them."""
+    global _id_last
+    out: list[str] = []
+    with _id_lock:
+        now = time.time_ns() // 1_000_000
+        ms, rand = _id_last
+        for _ in range(count):
+            if now <= ms and rand < 0xFFFFFFFF:
+                rand += 1
+            else:
+                ms, rand = max(now, ms + (now <= ms)), secrets.randbits(31)
+            out.append(f"n{ms:011x}{rand:08x}")
+        _id_last = (ms, rand)
+    return out
+
+
 # One encoder for every value (``json.dumps`` with options builds a new one per call).
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True)
+
+
+# ``_ENCODER``'s C loop, made once: ``JSONEncoder.encode`` makes one per call, most of the
+# cost of a small value (a node's extra). It is made without the circular check, whose
+# record it would keep across calls (and threads): a value it fails on (a cycle, a type
+# JSON lacks, NaN) is encoded again by ``_ENCODER``, which gives the error it always gave.
+_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+_FAST_ENCODE: Any = (
+    None
+    if _C_ENCODER is None
+    else _C_ENCODER(None, _ENCODER.default, _quoted, None, ": ", ", ", True, False, False)
+)
+
+
+def _encoded(value: Any) -> str:
+    """``_ENCODER.encode(value)``: the same text, by the encoder made once when it can."""
+    if _FAST_ENCODE is not None:
+        try:
+            return "".join(_FAST_ENCODE(value, 0))
+        except Exception:  # the encoder's own path below raises what it raises
+            pass
+    return _ENCODER.encode(value)
 
 
 def dumps_value(value: Any, what: str) -> str:
     if not value and isinstance(value, list | dict):
         return "[]" if isinstance(value, list) else "{}"  # most aliases, many extras
     try:
-        text = _ENCODER.encode(value)
+        text = _encoded(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
     if too_deep(text, value):  # the reader would refuse it as damage
         raise InvalidArgument(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
     return storable_text(text, what)
+
+
+def _sources_json(sources: Sequence[Source]) -> str | None:
+    """``_ENCODER.encode([s.to_json() for s in sources])`` (keys sorted: quote, seq,
+    session, via) for sources whose fields hold what ``Source`` declares; None when one
+    holds anything else (the caller encodes it the general way)."""
+    parts: list[str] = []
+    for s in sources:
+        if type(s) is not Source or type(s.quote) is not str or type(s.via) is not str:
+            return None
+        seq, session = s.seq, s.session
+        if not (seq is None or type(seq) is int) or not (session is None or type(session) is str):
+            return None
+        parts.append(
+            f'{{"quote": {_quoted(s.quote)}, "seq": {"null" if seq is None else int.__repr__(seq)}'
+            f', "session": {"null" if session is None else _quoted(session)}'
+            f', "via": {_quoted(s.via)}}}'
+        )
+    return "[" + ", ".join(parts) + "]"
 
 
 def too_deep(text: str, value: Any) -> bool:
@@ -357,16 +422,30 @@ def stamped(node: Node, node_id: str, uri: str, created_at: str, updated_at: str
     )
 
 
+def _json_columns(node: Node) -> tuple[str, str, str]:
+    """``node``'s aliases, sources and extra as stored: ``dumps_value`` of each, the same
+    text, plain sources (most of them) written without building their dicts first."""
+    aliases = "[]" if not node.aliases else dumps_value(list(node.aliases), "aliases")
+    sources = _sources_json(node.sources)
+    if sources is None:
+        sources = dumps_value([s.to_json() for s in node.sources], "sources")
+    else:
+        sources = storable_text(sources, "sources")
+    extra = node.extra
+    return aliases, sources, dumps_value(extra if type(extra) is dict else dict(extra), "extra")
+
+
 def node_columns(node: Node) -> dict[str, Any]:
     """The columns of ``node``'s row (``NODE_ORDER``), JSON ones encoded one way."""
+    aliases, sources, extra = _json_columns(node)
     return {
         "id": node.id,
         "type": node.type,
         "name": node.name,
         "text": node.text,
-        "aliases": dumps_value(list(node.aliases), "aliases"),
+        "aliases": aliases,
         "uri": node.uri,
-        "sources": dumps_value([s.to_json() for s in node.sources], "sources"),
+        "sources": sources,
         "until": node.until,
         "until_at": node.until_at,
         "fail": node.fail,
@@ -374,11 +453,91 @@ def node_columns(node: Node) -> dict[str, Any]:
         "status": node.status,
         "created_at": node.created_at,
         "updated_at": node.updated_at,
-        "extra": dumps_value(dict(node.extra), "extra"),
+        "extra": extra,
     }
 
 
+def new_row(node: Node, node_id: str, uri: str, now: str) -> tuple[Node, tuple[Any, ...]]:
+    """A new node as a store keeps it (``stamped``: its id and uri, created ``now`` unless
+    it says when, updated ``now``) and its row in ``NODE_ORDER`` (``node_columns``), built
+    in one step: what a batch insert does per node."""
+    stored = Node(
+        node_id,
+        node.type,
+        node.name,
+        node.text,
+        tuple(node.aliases),
+        uri,
+        tuple(node.sources),
+        node.until,
+        node.until_at,
+        node.fail,
+        node.fix,
+        node.status,
+        node.created_at or now,
+        now,
+        dict(node.extra),
+    )
+    aliases, sources, extra = _json_columns(stored)
+    row = (
+        node_id,
+        stored.type,
+        stored.name,
+        stored.text,
+        aliases,
+        uri,
+        sources,
+        stored.until,
+        stored.until_at,
+        stored.fail,
+        stored.fix,
+        stored.status,
+        stored.created_at,
+        now,
+        extra,
+    )
+    return stored, row
+
+
+# Keys this many characters long or shorter fit ``KEY_BYTES`` whatever they hold (UTF-8
+# spends at most 4 bytes on a character; ``surrogatepass`` 3 on a surrogate).
+_ID_CHARS, _URI_CHARS = KEY_BYTES["id"] // 4, KEY_BYTES["uri"] // 4
+_SURROGATE = re.compile("[\ud800-\udfff]")  # what storable_text refuses
+
+
+def _plainly_storable(node: Node) -> bool:
+    """Whether ``check_node`` would pass ``node`` without looking further: a ``Node`` of a
+    known type and status whose texts hold no lone surrogate and whose id and uri are
+    short. False sends it through the full check (the same errors, in order)."""
+    if type(node) is not Node or node.type not in NODE_TYPES or node.status not in STATUSES:
+        return False
+    if not (type(node.name) is type(node.text) is type(node.id) is type(node.uri) is str):
+        return False
+    if len(node.id) > _ID_CHARS or len(node.uri) > _URI_CHARS:
+        return False
+    for value in (
+        node.id,
+        node.name,
+        node.text,
+        node.uri,
+        node.until,
+        node.until_at,
+        node.fail,
+        node.fix,
+        node.created_at,
+    ):  # the fields the full check reads as text
+        if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
+            return False
+    return True
+
+
 def check_node(node: Node) -> None:
+    """``InvalidArgument`` for a node no store may write (its type, status, texts, keys)."""
+    if not _plainly_storable(node):
+        _check_node_fully(node)
+
+
+def _check_node_fully(node: Node) -> None:
     if not isinstance(node, Node):
         raise InvalidArgument(f"put() takes a Node, not {type(node).__name__}")
     if node.type not in NODE_TYPES:

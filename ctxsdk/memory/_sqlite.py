@@ -66,6 +66,8 @@ from ._rows import (
     load_json,
     loadable,
     new_node_id,
+    new_node_ids,
+    new_row,
     node_columns,
     node_of,
     now_stamp,
@@ -245,6 +247,7 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 # (``journal_size_limit``), so the size follows the log. Checkpoints copy committed pages
 # into the file; every commit is in the WAL when it returns, checkpointed or not.
 _CHECKPOINT_FRAMES = 1000
+_TEMP_STORE = "MEMORY"  # where the connection keeps its journals of savepoints (_configure)
 _WAL_KEEP = 1 << 20
 _WAL_HEADER = 32
 _FRAME_HEADER = 24
@@ -412,6 +415,13 @@ def _counts(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
+_INSERT_NODE = f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * len(NODE_ORDER))})"
+
+
+class _Refused(Exception):
+    """A batch insert's row refused by a unique index (``put_many`` checks and writes again)."""
+
+
 class PreparedNode(NamedTuple):
     """A new node checked and its row encoded ahead of its write (``SQLiteStore.prepared``):
     the node, and its columns (``node_columns``) without the id, uri and times the insert
@@ -543,6 +553,13 @@ class SQLiteStore:
                 self._frame_bytes = page + _FRAME_HEADER
             db.execute("PRAGMA foreign_keys=ON")
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
+            # Statement and savepoint journals in memory: a batch's writes run inside a
+            # savepoint (``put_many``, a nested batch), whose journal SQLite spills to a
+            # temporary file past 64 KiB, which doubled the time a 10k-node insert took.
+            # They hold the old images of pages a savepoint changed, for a ROLLBACK TO;
+            # crash safety is the WAL's. (``compact`` sets files back for its VACUUM,
+            # whose temporary copy is the whole database.)
+            db.execute(f"PRAGMA temp_store={_TEMP_STORE}")
 
     def _migrate(self) -> None:
         """Bring the file to ``SCHEMA_VERSION``, one step at a time, in one write
@@ -1150,23 +1167,43 @@ class SQLiteStore:
 
     def put_many(self, nodes: Sequence[Node]) -> list[Node]:
         """``[put(n) for n in nodes]`` in one transaction (``BatchStore``). New nodes (no
-        id) are inserted with one prepared statement for all of them: their ids drawn
-        together, their uris checked against the file and each other in a few queries; a
-        node with an id goes through ``put``. Every node is checked before anything is
-        written; a taken uri is ``InvalidArgument`` and nothing of the call is kept."""
+        id) are inserted with one prepared statement for all of them, their ids drawn
+        together; a node with an id goes through ``put``. Every node is checked before
+        anything is written; a taken uri is ``InvalidArgument`` and nothing of the call is
+        kept."""
         nodes = list(nodes)
         for node in nodes:
             check_node(node)
         if not nodes:
             return []
+        if not any(n.id for n in nodes):
+            # The unique indexes check the drawn ids and the uris as the rows go in; a row
+            # they refuse (another process's id, 2**-32; a taken uri) undoes the insert, and
+            # the write runs again with the checks made first, which says what was wrong.
+            try:
+                with self._write():
+                    return self._insert_many(self._conn(), nodes)
+            except _Refused:
+                pass
         with self._write():
             if any(n.id for n in nodes):
                 return [self.put(n) for n in nodes]
-            db = self._conn()
-            ids = [new_node_id() for _ in nodes]
+            return self._insert_many(self._conn(), nodes, checked=True)
+
+    def _insert_many(
+        self, db: sqlite3.Connection, nodes: Sequence[Node], *, checked: bool = False
+    ) -> list[Node]:
+        """New ``nodes`` (checked, no ids) inserted with new ids in one ``executemany``.
+        ``checked``: the ids and uris are looked up first (an id some node holds is drawn
+        again, a uri given twice or taken is ``InvalidArgument``); otherwise a row the
+        unique indexes refuse is ``_Refused`` (the caller's ``_write`` undoes the rows
+        before it)."""
+        ids = new_node_ids(len(nodes))
+        if checked:
             while taken := self._present(db, "id", ids):  # another process's id (2**-32)
                 ids = [new_node_id() if i in taken else i for i in ids]
-            uris = [n.uri or _node_uri(n.type, i) for n, i in zip(nodes, ids, strict=True)]
+        uris = [n.uri or _node_uri(n.type, i) for n, i in zip(nodes, ids, strict=True)]
+        if checked:
             twice = next((u for u, k in _counts(uris).items() if k > 1), None)
             if twice is not None:
                 raise InvalidArgument(f"uri {twice!r} is given to two new nodes")
@@ -1175,15 +1212,19 @@ class SQLiteStore:
                 uri = next(u for u in uris if u in held)
                 holder = db.execute("SELECT id FROM nodes WHERE uri = ?", (uri,)).fetchone()
                 raise InvalidArgument(f"uri {uri!r} is already node {holder[0]!r}")
-            now = now_stamp()
-            stored = [
-                stamped(n, i, u, n.created_at or now, now)
-                for n, i, u in zip(nodes, ids, uris, strict=True)
-            ]
-            rows = [tuple(cols[c] for c in NODE_ORDER) for cols in map(node_columns, stored)]
-            db.executemany(
-                f"INSERT INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 15)})", rows
-            )
+        now = now_stamp()
+        stored: list[Node] = []
+        rows: list[tuple[Any, ...]] = []
+        for node, node_id, uri in zip(nodes, ids, uris, strict=True):
+            kept, row = new_row(node, node_id, uri, now)
+            stored.append(kept)
+            rows.append(row)
+        try:
+            db.executemany(_INSERT_NODE, rows)
+        except sqlite3.IntegrityError:
+            if checked:
+                raise
+            raise _Refused from None
         return stored
 
     def _present(self, db: sqlite3.Connection, column: str, values: Sequence[str]) -> set[str]:
@@ -1531,12 +1572,14 @@ class SQLiteStore:
             with self._translate():
                 before = db.execute("PRAGMA secure_delete").fetchone()[0]
                 db.execute("PRAGMA secure_delete = ON")
+                db.execute("PRAGMA temp_store = DEFAULT")  # VACUUM's copy in a file
                 try:
                     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     db.execute("VACUUM")
                     busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
                 finally:
                     db.execute(f"PRAGMA secure_delete = {int(before)}")
+                    db.execute(f"PRAGMA temp_store = {_TEMP_STORE}")
             return not busy
 
     def integrity_check(self) -> list[str]:
