@@ -26,6 +26,7 @@ ASKS = [
     "change the footer background to a darker shade of the same grey as the text",
     "use the read tool to read settings.toml in the current directory.",
     "Use the bash tool exactly once to list the files.",
+    "check if the old config was deleted on purpose and whether we need to restore it",
 ]
 
 RULES = [
@@ -44,6 +45,8 @@ RULES = [
     "prefer dataclasses over dicts",
     "add type hints everywhere",
     "In tests, create the files under tmp_path.",
+    "we need to keep Python 3.9 support",
+    "check the logs and make sure we never need to restart the worker",
 ]
 
 
@@ -98,20 +101,6 @@ def test_fold_keeps_the_asks_as_requests_not_constraints(tmp_path: Path) -> None
     assert "only edit page.html" in constraints
     assert "font color" not in constraints and "h3 element" not in constraints
     assert "font color" in requests and "h3 element" in requests
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "change all the table borders to be dashed instead of solid.",
-        "instead of logging every row, print a short summary of the counts",
-    ],
-)
-def test_a_one_off_ask_with_instead_of_is_an_ask_not_a_decision(sentence: str) -> None:
-    facts = text_facts(sentence, role="user", seq=1, session="s")
-    assert [f.kind for f in facts] == ["instruction"], facts
-    assert instruction_kind(facts[0].text) == ("instruction", False)
-    assert facts[0].rejected  # the dropped way is kept with the ask
 
 
 @pytest.mark.parametrize(

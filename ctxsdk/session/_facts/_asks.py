@@ -29,7 +29,7 @@ import re
 from . import _cues as C
 from ._prefilter import prefiltered
 
-__all__ = ["alternative_lead", "one_off_alternative", "rule_imperative"]
+__all__ = ["embedded_question", "rule_imperative"]
 
 _I = re.I
 
@@ -92,8 +92,11 @@ _WHOLE = re.compile(
     r"|\beverywhere\b|\bconsistently\b|\bthroughout\b|\bacross the board\b",
     _I,
 )
-# "instead of printing all the data, print a summary table": the dropped way, then the ask
-_ALT_LEAD = re.compile(r"^(?:instead of|rather than)\s+[^,;:]{2,80},\s*(?=[a-z])", _I)
+# "check if it was deleted and whether we need to restore it": a modal in a question the
+# sentence asks is no obligation
+_EMBEDDED = re.compile(
+    r"\b(?:whether|(?:check|see|find out|ask|know|verify|determine|tell me)\s+if)\b[^,;.]*", _I
+)
 _OTHER_SCRIPT = re.compile(r"[\u0400-\u04ff\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -123,17 +126,7 @@ _CLAUSE = prefiltered(_CLAUSE)
 _WHOLE = prefiltered(_WHOLE)
 
 
-def alternative_lead(s: str) -> str:
-    """The leading "instead of X, " of an imperative, or ""."""
-    m = _ALT_LEAD.match(s)
-    return m.group(0) if m else ""
-
-
-def one_off_alternative(s: str, read: tuple[str, bool] | None) -> bool:
-    """Whether a user's sentence whose only decision cue is "instead of" / "rather than"
-    ("change all the colors to blue instead of green") is a one-off ask (``read``: its
-    instruction reading): the alternative it drops belongs to that piece of work. A choice
-    said as one ("let's go with X", "switch to Y", "use X instead of Y") stays a decision."""
-    if read != ("instruction", False) or not C.ALTERNATIVE.search(s):
-        return False
-    return not (C.DECISION_STRONG.search(s) or C.DECISION_WEAK.search(s))
+def embedded_question(s: str) -> str:
+    """``s`` without its embedded questions ("… whether we need to restore it"), for the
+    normative cues: a modal asked about is no obligation."""
+    return _EMBEDDED.sub(" ", s) if "if" in s.lower() or "whether" in s.lower() else s

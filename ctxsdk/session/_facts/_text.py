@@ -27,7 +27,7 @@ import re
 
 from .._redact import memo_read
 from . import _cues as C
-from ._asks import alternative_lead, one_off_alternative, rule_imperative
+from ._asks import embedded_question, rule_imperative
 from ._corrections import correction
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
 from ._prefilter import prefiltered
@@ -113,14 +113,13 @@ def _read_instruction(s: str) -> tuple[FactKind, bool] | None:
     head = s[: why.start()] if why else s  # "... since it runs every time" is no rule
     if C.PREFERENCE.search(s) or C.STANDING_RULE.search(head):
         return "preference", True
-    if C.PROHIBITION.search(s) or C.NORMATIVE.search(s):
+    if C.PROHIBITION.search(s) or C.NORMATIVE.search(embedded_question(s)):
         # "no need to run it", "don't do that": a prohibition of the thing just proposed
         return "instruction", durable(s) or not _PRONOUN_OBJECT.search(s)
     if C.CORRECTION.search(s):
         return "instruction", durable(s)  # "it's bad idea", "no, it's not phase 1": this turn
     scoped = C.SCOPE_LEAD.match(s)  # "For numbered lists, pad the marker …": a scoped rule
     body = s[scoped.end() :] if scoped else s
-    body = body[len(alternative_lead(body)) :]  # "instead of printing it all, print …"
     if C.PROHIBITION.match(body):
         return "instruction", True
     if C.IMPERATIVE.search(body):
@@ -375,8 +374,6 @@ def _read_decision(s: str, role: str) -> bool:
             return True
         return bool(C.DECISION_WEAK.search(s) and C.REJECTED.search(s))
     if C.DECISION.search(s):
-        if one_off_alternative(s, _instruction(s)):
-            return False  # "change the colors to blue instead of green": an ask, not a choice
         return not C.PROHIBITION.match(s) or bool(C.REJECTED.search(s))
     return bool(C.DECISION_WEAK.search(s))
 
