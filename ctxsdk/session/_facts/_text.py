@@ -8,7 +8,8 @@ Each sentence (``_sentences.sentence_spans``) is read by the cue tables of ``_cu
   acceptable", "no, I meant …") and rule-like imperatives ("use pnpm", "keep it in the
   same file") are instructions; likes, style and standing rules ("be concise", "I prefer
   …", "以后都用 pnpm") are preferences. Of the plain task imperatives of one message
-  ("create hello.md", "add a test") only the first is kept: it says what was asked.
+  ("create hello.md", "add a test", "make the changes suggested in the readme": ``_asks``
+  tells them from rules) only the first is kept: it says what was asked.
   Questions, hypotheticals and filler ("thanks", "continue") give nothing. A harness
   template around the user's task is unwrapped first (``_templates.user_text``): of an
   issue text only its title and its normative sentences are kept.
