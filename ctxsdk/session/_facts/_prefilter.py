@@ -351,3 +351,88 @@ def prefiltered(pattern: re.Pattern[str], *, by_branch: bool = False) -> re.Patt
         return pattern
     branches = branch_factors(pattern) if by_branch else None
     return Prefiltered(pattern, needs, branches)  # type: ignore[return-value]
+
+
+# -- one scan for many tables ---------------------------------------------------------------
+# A sentence put to many tables in turn (the settings' 30 shapes) is scanned once for the
+# strings of all of them (``spaced_branches``: every set of every branch); a table may
+# match it only when, for one of its branches, every set has a string in it. Only a spaced
+# ASCII text is so read; for any other, every table may match.
+
+
+def _trie_rx(words: frozenset[str]) -> str:
+    """A regex of ``words`` shaped as their trie, the longer word first at each node: at
+    a position it matches the longest of them that starts there."""
+    root: dict[str, Any] = {}
+    for word in sorted(words):
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def rx(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + rx(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        if len(alts) == 1 and "" not in node:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ("|" if "" in node else "") + ")"
+
+    return rx(root)
+
+
+class TableGate:
+    """The scan shared by ``tables`` (see above): ``read(text)`` is the mask of the tables
+    (bit ``bit(table)``) that may match ``text``."""
+
+    def __init__(self, tables: tuple[re.Pattern[str], ...]) -> None:
+        self.tables = tables
+        self.all = (1 << len(tables)) - 1
+        sets: dict[frozenset[str], int] = {}  # each distinct set: its bit in a scan's answer
+        needs: list[tuple[int, tuple[int, ...]]] = []  # (table bit, its branches' set bits)
+        for i, table in enumerate(tables):
+            got = spaced_branches(getattr(table, "_pattern", table))
+            if got is None:
+                needs.append((1 << i, (0,)))  # nothing known: it may match anything
+                continue
+            branches = tuple(sum(1 << sets.setdefault(s, len(sets)) for s in set(b)) for b in got)
+            needs.append((1 << i, branches))  # no branch (none can match): never
+        self._needs = tuple(needs)
+        words = frozenset(w for s in sets for w in s)
+        # a word the scan finds: the bits of every set holding it or a word it starts with
+        # (the scan gives the longest word at each position; any shorter one there is its
+        # prefix)
+        self._bits = {
+            w: sum(1 << b for s, b in sets.items() if any(w.startswith(x) for x in s))
+            for w in words
+        }
+        self._scan = re.compile(f"(?=({_trie_rx(words)}))").findall if words else None
+        self._last: tuple[str, int] = ("", self.all)
+
+    def bit(self, table: re.Pattern[str]) -> int:
+        """The bit of ``table`` (one of ``tables``) in ``read``'s mask."""
+        return 1 << next(i for i, t in enumerate(self.tables) if t is table)
+
+    def read(self, text: str) -> int:
+        """The mask of the tables that may match ``text`` (all of them unless ``text`` is
+        ASCII and its only whitespace is " "); the text last read is answered again."""
+        last = self._last
+        if last[0] is text:
+            return last[1]
+        may = self.all
+        if self._scan is not None and text.isascii() and _OTHER_SPACE.search(text) is None:
+            found = 0
+            bits = self._bits
+            for word in self._scan(text.lower()):
+                found |= bits[word]
+            may = 0
+            for table, branches in self._needs:
+                for need in branches:
+                    if found & need == need:
+                        may |= table
+                        break
+        self._last = (text, may)
+        return may
+
+
+_OTHER_SPACE = re.compile(r"[^\S ]")  # whitespace other than " "

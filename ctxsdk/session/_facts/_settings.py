@@ -67,7 +67,7 @@ from ._formats import READINGS as _FORMAT_READINGS
 from ._formats import format_statement
 from ._keys import CJK, KeyPhrase, domain_of, is_setting_head, key_phrase
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
-from ._prefilter import literal_scan, prefiltered, spaced_branches
+from ._prefilter import TableGate, literal_scan, prefiltered, spaced_branches
 from ._units import quantity
 
 __all__ = ["Setting", "facts_of_setting", "parse_setting", "setting_facts"]
@@ -608,13 +608,14 @@ def _alt_key(x: str | None, y: _Value, zs: tuple[_Value, ...]) -> KeyPhrase | st
 def _en(s: str, role: str) -> list[Setting]:
     """The English table, read top to bottom (the first shape that gives a value wins)."""
     key: KeyPhrase | str | None
-    m = _P_IS_ALT.match(s)
+    may = _GATE.read(s)  # the tables that may match ``s``
+    m = _P_IS_ALT.match(s) if may & _G_IS_ALT else None
     if m:
         key = key_phrase(m["x"])
         y, z = _clean_value(m["y"]), _clean_value(m["z"])
         if key and y and z and _strong(y, key):
             return [_make("setting", key, y, rejected=(z,))]
-    m = _P_DONT.match(s)
+    m = _P_DONT.match(s) if may & _G_DONT else None
     if m:
         y = _clean_value(m["y"])
         x = _g(m, "x")
@@ -623,7 +624,7 @@ def _en(s: str, role: str) -> list[Setting]:
             if key:
                 return [_make("decision", key, y, negated=True)]
         return []
-    m = _P_SWITCH.match(s)
+    m = _P_SWITCH.match(s) if may & _G_SWITCH else None
     if m:
         y = _clean_value(m["y"])
         w = _clean_value(_g(m, "w") or "")
@@ -633,7 +634,7 @@ def _en(s: str, role: str) -> list[Setting]:
             if key is not None:
                 return [_make("decision", key, y, rejected=(w,) if w else ())]
         return []
-    m = _P_CHANGED.match(s)
+    m = _P_CHANGED.match(s) if may & _G_CHANGED else None
     if m:
         key = key_phrase(m["x"], allow_code=True)
         y = _clean_value(m["y"])
@@ -644,7 +645,7 @@ def _en(s: str, role: str) -> list[Setting]:
             )
             return [_make(kind, key, y, rejected=(w,) if w else ())]
         return []
-    m = _P_SET.match(s)
+    m = _P_SET.match(s) if may & _G_SET else None
     if m:
         key = key_phrase(m["x"], allow_code=True)
         y = _clean_value(m["y"])
@@ -653,7 +654,7 @@ def _en(s: str, role: str) -> list[Setting]:
         if key and y and _set_value_ok(verb, key, y):
             return [_make("setting", key, y, rejected=(w,) if w else ())]
         return []
-    m = _P_DEFAULT.match(s)
+    m = _P_DEFAULT.match(s) if may & _G_DEFAULT else None
     if m:
         key = key_phrase(m["x"])
         y = _clean_value(m["y"])
@@ -663,7 +664,7 @@ def _en(s: str, role: str) -> list[Setting]:
             shown = f"default {key.shown}"
             return [_make("setting", KeyPhrase(f"default {key.key}", shown, key.code), y)]
         return []
-    m = _P_ALT.match(s)
+    m = _P_ALT.match(s) if may & _G_ALT else None
     if m and " over " in f" {s.lower()} " and not (m["use"] or "").lower().startswith("prefer"):
         m = None  # "over" marks a choice only after "prefer"
     if m:
@@ -680,7 +681,7 @@ def _en(s: str, role: str) -> list[Setting]:
             key = _alt_key(x, y, (z,))
             if key is not None:
                 return [_make(_choice_kind(role, m["use"]), key, y, rejected=(z,))]
-    m = _P_USE_FOR.match(s)
+    m = _P_USE_FOR.match(s) if may & _G_USE_FOR else None
     if m:
         y = _clean_value(m["y"])
         # "use tabs for indentation in this repo": the key is "indentation", the rest its scope
@@ -690,38 +691,38 @@ def _en(s: str, role: str) -> list[Setting]:
             kind = "setting" if y.cls == "quantity" else "decision"
             return [_make(kind, key, y)]
         return []
-    m = _P_FOR_USE.match(s)
+    m = _P_FOR_USE.match(s) if may & _G_FOR_USE else None
     if m:
         key = key_phrase(m["x"])
         y = _clean_value(m["y"])
         if key and y:
             return [_make("decision", key, y)]  # "for persistence we settled on X"
         return []
-    m = _P_USE.match(s)
+    m = _P_USE.match(s) if may & _G_USE else None
     if m:
         y = _clean_value(m["y"])
         dom = domain_of(y.value) if y else None
         if y and dom:
             return [_make("decision", dom, y)]
         return []
-    m = _P_PORT.search(s)
+    m = _P_PORT.search(s) if may & _G_PORT else None
     if m:
         return [_make("setting", "port", _Value(m["y"], None, "quantity"))]
-    m = _P_SHOULD.match(s)
+    m = _P_SHOULD.match(s) if may & _G_SHOULD else None
     if m:
         key = key_phrase(m["x"])
         y = _clean_value(m["y"])
         if key and y and _strong(y, key):
             return [_make("setting", key, y, negated=bool(m["neg"]))]
         return []
-    m = _P_ISNOT.match(s)
+    m = _P_ISNOT.match(s) if may & _G_ISNOT else None
     if m:
         key = key_phrase(m["x"])
         y = _clean_value(m["y"])
         if key and y and _strong(y, key):
             return [_make("setting", key, y, negated=True)]
         return []
-    m = _P_PASSIVE.match(s)
+    m = _P_PASSIVE.match(s) if may & _G_PASSIVE else None
     if m:
         subj = key_phrase(m["x"], loose=True)
         y = _clean_value(m["y"])
@@ -730,7 +731,7 @@ def _en(s: str, role: str) -> list[Setting]:
             return [
                 _make("setting", KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False), y)
             ]
-    m = _P_RELATION.match(s)
+    m = _P_RELATION.match(s) if may & _G_RELATION else None
     if m:
         subject = m["x"].strip()
         y = _clean_value(m["y"])
@@ -750,17 +751,17 @@ def _en(s: str, role: str) -> list[Setting]:
                 rel = KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False)
                 return [_make("setting", rel, y)]
         return []
-    m = _P_IS.match(s)
+    m = _P_IS.match(s) if may & _G_IS else None
     if m:
         key = key_phrase(m["x"], allow_code=True)
         y = _clean_value(m["y"])
         if key and y and (not key.code or _envish(m["x"])) and _strong(y, key):
             return [_make("setting", key, y)]
         return []
-    eq = _P_EQ.match(s)
+    eq = _P_EQ.match(s) if may & _G_EQ else None
     if eq is not None and role != "user" and not _envish(eq["x"]):
         return []  # the assistant's "threshold = 1.0" is arithmetic or code, not a setting
-    m = eq or _P_COLON.match(s)
+    m = eq or (_P_COLON.match(s) if may & _G_COLON else None)
     if m:
         key = key_phrase(m["x"], allow_code=True)
         y = _clean_value(m["y"], cut=False)
@@ -868,17 +869,18 @@ def _number(raw: str) -> _Value | None:
 
 def _en_more(s: str, role: str) -> list[Setting]:
     """Limits, attempts, lifetimes, clefts and routes said without a setting verb."""
+    may = _GATE.read(s)  # the tables that may match ``s``
     for p in _P_LIMIT:
-        m = p.match(s)
+        m = p.match(s) if may & _G_BIT[id(p)] else None
         n = _number(m["n"]) if m else None
         if m and n is not None:
             return [_make("setting", f"max {m['noun'].lower()}", n)]
     for p in _P_ATTEMPTS:
-        m = p.search(s)
+        m = p.search(s) if may & _G_BIT[id(p)] else None
         n = _number(m["n"]) if m else None
         if n is not None:
             return [_make("setting", "max attempts", n)]
-    m = _P_STAY.match(s)
+    m = _P_STAY.match(s) if may & _G_STAY else None
     if m:
         q = quantity(m["q"] or m["q2"] or "")
         x = m["x"] or m["x2"] or ""
@@ -890,21 +892,21 @@ def _en_more(s: str, role: str) -> list[Setting]:
             if subj is not None:
                 return [_make("setting", f"{subj.key} lifetime", val)]
         return []
-    m = _P_SAME.match(s)
+    m = _P_SAME.match(s) if may & _G_SAME else None
     if m:
         key = key_phrase(m["x"].strip("`'\""), allow_code=True)
         y = _clean_value(m["y"])
         if key is not None and y is not None and y.cls in ("name", "quoted", "domain"):
             return [_make("setting", key, y)]  # "conversationId is the same as sessionId"
         return []
-    m = _P_WHERE.search(s)
+    m = _P_WHERE.search(s) if may & _G_WHERE else None
     if m:
         key = key_phrase(m["x"])
         if key is not None:
             return [_make("setting", key, _Value(m["y"], None, "name"))]
         return []
     for pattern in (_P_CLEFT, _P_WE_SEND):  # "Y is what backs X", "we ship our X to Y"
-        m = pattern.match(s)
+        m = pattern.match(s) if may & _G_BIT[id(pattern)] else None
         if m:
             subj = key_phrase(m["x"], loose=True)
             y = _clean_value(m["y"])
@@ -913,7 +915,7 @@ def _en_more(s: str, role: str) -> list[Setting]:
                 key = KeyPhrase(f"{subj.key} {verb}", f"{subj.shown} {verb}", False)
                 return [_make("setting", key, y)]
             return []
-    m = _P_PLACE_ALL.match(s)
+    m = _P_PLACE_ALL.match(s) if may & _G_PLACE_ALL else None
     if m:
         where = key_phrase(m["x"], loose=True)
         y = _clean_value(m["y"])
@@ -1261,3 +1263,32 @@ def _reads_nothing(s: str) -> bool:
     if _TEST is None or not s.isascii() or _OTHER_SPACE.search(s) is not None:
         return False
     return _TEST(s.lower()) is None and _LABEL.match(s) is None
+
+
+# A sentence that may state a setting is scanned once for the strings of every set of
+# every table (``_prefilter.TableGate``); ``_en`` and ``_en_more`` try a table only when
+# the scan leaves it a chance (most of them, on most sentences, it does not).
+_GATE = TableGate(_READINGS)
+_G_IS_ALT = _GATE.bit(_P_IS_ALT)
+_G_DONT = _GATE.bit(_P_DONT)
+_G_SWITCH = _GATE.bit(_P_SWITCH)
+_G_CHANGED = _GATE.bit(_P_CHANGED)
+_G_SET = _GATE.bit(_P_SET)
+_G_DEFAULT = _GATE.bit(_P_DEFAULT)
+_G_ALT = _GATE.bit(_P_ALT)
+_G_USE_FOR = _GATE.bit(_P_USE_FOR)
+_G_FOR_USE = _GATE.bit(_P_FOR_USE)
+_G_USE = _GATE.bit(_P_USE)
+_G_PORT = _GATE.bit(_P_PORT)
+_G_SHOULD = _GATE.bit(_P_SHOULD)
+_G_ISNOT = _GATE.bit(_P_ISNOT)
+_G_PASSIVE = _GATE.bit(_P_PASSIVE)
+_G_RELATION = _GATE.bit(_P_RELATION)
+_G_IS = _GATE.bit(_P_IS)
+_G_EQ = _GATE.bit(_P_EQ)
+_G_COLON = _GATE.bit(_P_COLON)
+_G_STAY = _GATE.bit(_P_STAY)
+_G_SAME = _GATE.bit(_P_SAME)
+_G_WHERE = _GATE.bit(_P_WHERE)
+_G_PLACE_ALL = _GATE.bit(_P_PLACE_ALL)
+_G_BIT = {id(t): _GATE.bit(t) for t in _READINGS}  # a table tried in a loop: its bit
