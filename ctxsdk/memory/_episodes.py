@@ -124,7 +124,9 @@ def _checkpoints(session: Session, start: int) -> dict[int, str]:
             bracket = None
             if not data.get("error") and str(cid) in summaries:
                 out[seq] = summaries[str(cid)]
-        elif bracket is None:
+        elif bracket is None and etype == "user/message":
+            # only a message is a compaction's or a fold's checkpoint (a fold's tool-result
+            # marker is a mask, no checkpoint): any other event is not read for one
             marker = read_marker(event)
             if marker and marker.kind in ("compaction", "fold") and marker.mode != "mask":
                 out[seq] = message_text(session.message_at(seq))
