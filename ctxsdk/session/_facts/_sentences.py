@@ -112,21 +112,25 @@ def clean(piece: str) -> str:
     return piece.strip(" \t:：-–—")
 
 
-def _prose_start(line: str) -> int | None:
-    """Where the prose of a line starts, or None when the line is not prose."""
+def _prose_start(line: str) -> tuple[int, bool] | None:
+    """Where the prose of a line starts and whether the line opens an item (a heading, a
+    bullet), or None when the line is not prose. (A pattern's character that the line
+    lacks is tested first: ``_TABLE`` needs a "|", ``_JSONISH`` a '"', ``_HEADING`` a "#".)"""
     stripped = line.strip()
     if not stripped or not _LETTER.search(stripped):
         return None
-    if _TABLE.match(line) or _CODEISH.match(line) or _JSONISH.match(line):
+    if ("|" in line and _TABLE.match(line)) or _CODEISH.match(line):
         return None
-    m = _HEADING.match(line) or _PREFIX.match(line)
+    if '"' in line and _JSONISH.match(line):
+        return None
+    m = ("#" in line and _HEADING.match(line)) or _PREFIX.match(line)
     start = m.end() if m else len(line) - len(line.lstrip())
     body = line[start:].rstrip()
     if not m and _CODE_END.search(body):
         return None
     if body.endswith(("{", "[")) or (body.endswith(",") and ("=" in body or '":' in body)):
         return None
-    return start
+    return start, bool(m)
 
 
 def _blocks(text: str) -> list[tuple[int, int, bool]]:
@@ -140,7 +144,7 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
     while i < n:
         off, raw = lines[i]
         line = raw.rstrip("\n").rstrip("\r")
-        fence = _FENCE.match(line)
+        fence = _FENCE.match(line) if "```" in line or "~~~" in line else None
         if fence and line.strip().count(fence.group(1)[0] * 3) >= 2:
             out.append((-1, -1, False))  # "```python```": a fence opened and closed at once
             i, prev_blank, prev_code = i + 1, False, True
@@ -157,7 +161,8 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
             out.append((-1, -1, False))
             i, prev_blank = i + 1, True
             continue
-        tag = None if _WHOLE_ELEMENT.match(line) else _OPEN_TAG.match(line)
+        tagged = "<" in line  # every tag pattern needs one
+        tag = None if not tagged or _WHOLE_ELEMENT.match(line) else _OPEN_TAG.match(line)
         if tag:  # an XML-ish block on lines of its own: injected context, skip it whole
             close = f"</{tag.group(1)}>"
             j = i
@@ -170,7 +175,7 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
                 True,
             )
             continue
-        if _WHOLE_ELEMENT.match(line) or _CLOSE_TAG.match(line):
+        if tagged and (_WHOLE_ELEMENT.match(line) or _CLOSE_TAG.match(line)):
             out.append((-1, -1, False))
             i, prev_blank, prev_code = i + 1, False, False
             continue
@@ -191,16 +196,16 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
             out.append((-1, -1, False))
             i, prev_blank, prev_code = j + 1, False, True
             continue
-        if _DIFF_LINE.match(line) and prev_code:
+        if prev_code and _DIFF_LINE.match(line):
             out.append((-1, -1, False))
             i, prev_blank = i + 1, False
             continue
-        start = _prose_start(line)
-        if start is None:
+        prose = _prose_start(line)
+        if prose is None:
             out.append((-1, -1, False))
             i, prev_blank, prev_code = i + 1, False, True
             continue
-        item = bool(_HEADING.match(line) or _PREFIX.match(line))
+        start, item = prose
         out.append((off + start, off + len(line), item))
         i, prev_blank, prev_code = i + 1, False, False
     return out
