@@ -15,6 +15,7 @@ character matches makes its branch unable to match an ASCII sentence.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Callable
@@ -247,8 +248,13 @@ def spaced_branches(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...
     whole pattern when it is none), the sets of strings a match of it holds one of each
     (lowercase), most selective first. A branch that cannot match such a text is left out;
     None when a branch is known to need nothing."""
+    return _spaced_branches(pattern.pattern, pattern.flags)
+
+
+@functools.lru_cache(maxsize=256)  # a table is read for two scans (``_TEST``, ``TableGate``)
+def _spaced_branches(source: str, flags: int) -> tuple[tuple[frozenset[str], ...], ...] | None:
     try:
-        top = list(_p.parse(pattern.pattern, pattern.flags))
+        top = list(_p.parse(source, flags))
     except Exception:  # a future parser's shape: no test
         return None
     branches = top[0][1][1] if len(top) == 1 and top[0][0] is _BRANCH else [top]
@@ -398,14 +404,20 @@ class TableGate:
             branches = tuple(sum(1 << sets.setdefault(s, len(sets)) for s in set(b)) for b in got)
             needs.append((1 << i, branches))  # no branch (none can match): never
         self._needs = tuple(needs)
-        words = frozenset(w for s in sets for w in s)
+        own: dict[str, int] = {}  # a word: the bits of the sets holding it
+        for s, b in sets.items():
+            for w in s:
+                own[w] = own.get(w, 0) | 1 << b
+        words = frozenset(own)
         # a word the scan finds: the bits of every set holding it or a word it starts with
         # (the scan gives the longest word at each position; any shorter one there is its
         # prefix)
-        self._bits = {
-            w: sum(1 << b for s, b in sets.items() if any(w.startswith(x) for x in s))
-            for w in words
-        }
+        self._bits: dict[str, int] = {}
+        for w in words:
+            found = 0
+            for k in range(1, len(w) + 1):
+                found |= own.get(w[:k], 0)
+            self._bits[w] = found
         self._scan = re.compile(f"(?=({_trie_rx(words)}))").findall if words else None
         self._last: tuple[str, int] = ("", self.all)
 
