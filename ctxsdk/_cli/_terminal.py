@@ -133,6 +133,11 @@ _CLI_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         "(`ctxsdk assemble SESSION --all` lists the surface seqs, and the events a replacement "
         "covers as (seq))",
     ),
+    # Another agent's log named where a DSH session is wanted: the import command reads it.
+    (
+        re.compile(r"import it with cx\.Session\.open_any\(path\)(?: or Session\.\w+\([^)]*\))?"),
+        "import it with `ctxsdk import PATH -o DIR`, then name DIR",
+    ),
 ]
 
 

@@ -37,6 +37,7 @@ from ._codec import (
     validate_header,
 )
 from ._event_writer import EventWriter, now_ms
+from ._foreign_hint import foreign_log_hint
 from ._log_view import LogView
 from ._models import (
     EndSeedData,
@@ -181,7 +182,11 @@ class Session(Rendered):
         """
         check_max_bytes(max_bytes)
         with gc_paused():
-            log = read_log(path, normalized=normalized, max_bytes=max_bytes)
+            try:
+                log = read_log(path, normalized=normalized, max_bytes=max_bytes)
+            except SessionFormatError as exc:
+                # another agent's log: say which importer reads it
+                raise foreign_log_hint(exc, path) from None
             try:
                 index = replay_log(log.events, log.version, strict=strict)
             except SessionFormatError as exc:
