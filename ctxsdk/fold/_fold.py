@@ -700,7 +700,7 @@ class Fold(Rendered):
         bundles = tuple(self._health(reader, r) for r in records)
         try:
             orphans = tuple(self.store.orphans([r.checkpoint_id for r in records], self.session.id))
-        except (BundleError, NotFound, OSError):
+        except (BundleError, NotFound, InvalidArgument, OSError):  # an id no bundle can have
             orphans = ()
         folds: dict[str, int] = {}
         for r in records:
