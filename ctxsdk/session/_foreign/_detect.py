@@ -255,9 +255,28 @@ def _detect_json(p: Path, text: str, start: int, complete: bool) -> str:
     if rest == len(text):  # one JSON document (or a one-record JSON lines file)
         found = _classify_doc(doc) or _classify_records([doc])
         if found is None:
-            _unknown(p, _seen(doc, "a JSON document holding"))
+            _unknown(p, _seen(doc, "a JSON document holding"), _driver_script_todo(p, doc))
         return found
     return _detect_lines(p, text, complete)
+
+
+def _driver_script_todo(p: Path, doc: Any) -> str:
+    """What to do with a harness scenario's scripted input (``{"steps": [{"op": ...}, ...]}``,
+    the ``<scenario>.input.json`` next to its snapshot log): it drove a session, it is none."""
+    steps = doc.get("steps") if isinstance(doc, dict) else None
+    if not steps or not isinstance(steps, list):
+        return ""
+    if not all(isinstance(s, dict) and isinstance(s.get("op"), str) for s in steps):
+        return ""
+    todo = (
+        "it looks like a harness scenario's scripted input (steps of ops such as "
+        "'prompt'), which drives a session and is not one"
+    )
+    stem = p.name.removesuffix(".json").removesuffix(".input")
+    log = p.with_name(f"{stem}.session.jsonl")
+    if stem != p.name and log.is_file():
+        todo += f": open the session it drove, {log.name}, with Session.open"
+    return todo
 
 
 def _detect_lines(p: Path, text: str, complete: bool) -> str:
