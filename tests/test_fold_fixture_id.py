@@ -4,11 +4,13 @@ would store a bundle is refused with the reason."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 import ctxsdk as cx
+from ctxsdk._cli import main
 from ctxsdk.errors import InvalidArgument
 from ctxsdk.testing import LogBuilder
 
@@ -33,3 +35,25 @@ def test_a_fold_that_would_store_a_bundle_is_refused_with_the_reason(tmp_path: P
     f = cx.Fold(_fixture_session(tmp_path), store=tmp_path / "store", window=8192)
     with pytest.raises(InvalidArgument, match="cannot name a bundle file"):
         f.run(force=True)
+
+
+def test_a_stripped_log_says_why_it_has_no_default_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a log whose seq/time were stripped, as the harness's snapshot fixtures are
+    b = LogBuilder(session_id="stripped-1", runtime_context=None)
+    b.turn("Say hi.").assistant(text="hi").end_turn()
+    lines = [json.dumps(b.header)] + [
+        json.dumps({k: v for k, v in e.items() if k not in ("seq", "time")}) for e in b.events
+    ]
+    log = tmp_path / "fixture.session.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    s = cx.Session.open(log)
+    assert s.normalized and s.path is None
+    with pytest.raises(InvalidArgument, match="read from a stripped log") as info:
+        cx.Fold(s)
+    assert "not read from a file" not in str(info.value)
+    assert cx.Fold(s, store=tmp_path / "store").status() is not None
+    assert main(["fold-status", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "read from a stripped log" in err and "--store DIR" in err

@@ -91,7 +91,7 @@ def _window(raw: str | None) -> int | None:
 
 def _store(args: argparse.Namespace, s: Session) -> FileBundleStore:
     """``--store DIR``, else the engine's default place next to the session."""
-    from ctxsdk.fold.kernel import default_store_root
+    from ctxsdk.fold.kernel import default_store_root, no_store_reason
 
     from ..fold import FileBundleStore
 
@@ -102,10 +102,7 @@ def _store(args: argparse.Namespace, s: Session) -> FileBundleStore:
         return FileBundleStore(root)
     default = default_store_root(s)
     if default is None:
-        raise InvalidArgument(
-            "this session was not read from a file, so there is no default place for its "
-            "bundles: name one with --store DIR"
-        )
+        raise InvalidArgument(f"{no_store_reason(s)}: name one with --store DIR")
     return FileBundleStore(default)
 
 

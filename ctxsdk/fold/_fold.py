@@ -59,6 +59,7 @@ from ._transaction import (
     default_store_root,
     lineage,
     new_checkpoint_id,
+    no_store_reason,
     read_records,
 )
 
@@ -259,10 +260,7 @@ class Fold(Rendered):
         else:
             root = Path(store) if store is not None else default_store_root(session)
             if root is None:
-                raise InvalidArgument(
-                    "this session was not read from a file, so there is no default place for "
-                    "its bundles: pass store=<folder>"
-                )
+                raise InvalidArgument(f"{no_store_reason(session)}: pass store=<folder>")
             self.store = FileBundleStore(root, tracer=tracer)
         if tracer is not None and self.store.tracer is None:
             self.store.tracer = tracer

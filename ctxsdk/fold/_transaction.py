@@ -266,6 +266,18 @@ def lineage(session: Session, records: Sequence[FoldRecord]) -> list[str]:
     return out
 
 
+def no_store_reason(session: Session) -> str:
+    """Why ``session`` has no default bundle store (``default_store_root`` gave None)."""
+    if session.normalized:
+        # the user did name a file: say why it does not count
+        return (
+            "this session was read from a stripped log (no seq/time, like the harness's "
+            "snapshot fixtures), which is read-only, so there is no default place for its "
+            "bundles"
+        )
+    return "this session was not read from a file, so there is no default place for its bundles"
+
+
 def default_store_root(session: Session) -> Path | None:
     """Where bundles go by default: ``<DSH home>/ctxsdk/fold`` for a session in a DSH home
     (``sessions/<project>/<id>/``, so forks find their parents' bundles), else a

@@ -14,7 +14,7 @@ from ._policy import POLICIES
 from ._recall import MAX_PAGE, resolve_ref
 from ._state import anchor_event, reduce_events, state_metrics
 from ._tools import RECALL_DESCRIPTION, RecallArgs, context_recall, folded_search
-from ._transaction import default_store_root
+from ._transaction import default_store_root, no_store_reason
 
 __all__ = [
     "MAX_PAGE",
@@ -27,6 +27,7 @@ __all__ = [
     "default_store_root",
     "folded_search",
     "locate_frontier",
+    "no_store_reason",
     "prefix_split",
     "reduce_events",
     "resolve_ref",

@@ -328,8 +328,15 @@ class Session(Rendered):
 
     @property
     def path(self) -> Path | None:
-        """The file this session was read from (None for in-memory sessions)."""
+        """The file this session was read from (None for in-memory sessions, and for a log
+        read normalized, which is read-only)."""
         return self._path
+
+    @property
+    def normalized(self) -> bool:
+        """True when read from a stripped log (no seq/time, like the harness's snapshot
+        fixtures): seqs by position, no live file to write to (``path`` is None)."""
+        return self._log is not None and self._log.normalized
 
     @property
     def compression(self) -> Compression:
