@@ -4,6 +4,7 @@ naming the file and the line."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -87,8 +88,18 @@ def test_every_real_file_imports(name: str, tmp_path: Path) -> None:
     assert calls == results
     assert len(calls) == sum(
         1 for ln in lines if ln.startswith(("<<<<<<< SEARCH", "<<<<<<< ORIGINAL"))
-    ) - _cut_off_edits(lines)
+    ) - _cut_off_edits(lines) - _echoed_in_failure_reports(lines)
     _round_trip(s, tmp_path)
+
+
+def _echoed_in_failure_reports(lines: list[str]) -> int:
+    """Edit blocks aider's failure report echoes under its '## SearchReplaceNoExactMatch:'
+    heading (part of the failed call's result, not calls)."""
+    return sum(
+        1
+        for prev, ln in itertools.pairwise(lines)
+        if ln.startswith("<<<<<<< SEARCH") and "This SEARCH block failed to exactly match" in prev
+    )
 
 
 def _cut_off_edits(lines: list[str]) -> int:
@@ -238,3 +249,91 @@ def test_max_bytes_is_enforced(tmp_path: Path) -> None:
     path.write_text("# aider chat started at 2025-01-02 03:04:05\n\n#### hi\n" + "x\n" * 100)
     with pytest.raises(ImportFormatError, match="max_bytes=64"):
         from_aider(path, max_bytes=64)
+
+
+_FAILED_EDIT = """# aider chat started at 2025-06-02 10:00:00
+
+#### add a docstring to f
+
+I will add it.
+
+src/app.py
+```python
+<<<<<<< SEARCH
+def f():
+=======
+def f():
+    \"\"\"F.\"\"\"
+>>>>>>> REPLACE
+```
+
+> Tokens: 1k sent, 50 received.
+> The LLM did not conform to the edit format.
+> # 1 SEARCH/REPLACE block failed to match!
+
+## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in src/app.py
+<<<<<<< SEARCH
+def f():
+=======
+def f():
+    \"\"\"F.\"\"\"
+>>>>>>> REPLACE
+
+Did you mean to match some of these actual lines from src/app.py?
+
+```
+def f(x):
+```
+
+The SEARCH section must exactly match an existing block of lines including all white space, comments, indentation, docstrings, etc
+
+You are right, the function takes an argument.
+
+src/app.py
+```python
+<<<<<<< SEARCH
+def f(x):
+=======
+def f(x):
+    \"\"\"F.\"\"\"
+>>>>>>> REPLACE
+```
+
+> Applied edit to src/app.py
+"""
+
+
+def _edit_calls(s: Session) -> list[Raw]:
+    return [
+        json.loads(b["arguments"])
+        for e in s.raw_events
+        if e["type"] == "assistant/message"
+        for b in e["data"]["message"]["content"]
+        if b["type"] == "tool-call"
+    ]
+
+
+def test_an_edit_failure_report_is_the_failed_calls_result_not_a_reply(tmp_path: Path) -> None:
+    """aider's report of a block that failed to match (plain markdown after its '> # 1
+    SEARCH/REPLACE block failed' line) echoes the block: it is what aider told the model,
+    not a reply whose echoed block is a new edit of a file named by the report's heading."""
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(_FAILED_EDIT)
+    s = from_aider(path)
+    assert [c["path"] for c in _edit_calls(s)] == ["src/app.py", "src/app.py"]
+    wire = s.wire()
+    assert [w["role"] for w in wire] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert "## SearchReplaceNoExactMatch" in wire[2]["content"]
+    assert "Did you mean to match" in wire[2]["content"]
+    assert wire[2]["content"].rstrip().endswith("docstrings, etc")
+    assert wire[3]["content"].startswith("You are right")
+    assert wire[4]["content"] == "Applied edit to src/app.py"
+
+
+def test_a_cut_edit_failure_report_is_read_as_before(tmp_path: Path) -> None:
+    # without the report's closing rule, where the report ends is unknown: read as written
+    cut = _FAILED_EDIT.split("The SEARCH section")[0]
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(cut)
+    paths = [c["path"] for c in _edit_calls(from_aider(path))]
+    assert paths[0] == "src/app.py" and len(paths) == 2

@@ -172,7 +172,49 @@ def _blocks(lines: list[str], keep: list[bool]) -> list[_Block]:
             out[-1].lines.append(body)
         else:
             out.append(_Block(kind, i, [body]))
-    return [b for b in out if b.kind != "gap"]
+    return _failure_reports([b for b in out if b.kind != "gap"])
+
+
+# aider's report of the edit blocks that failed to match: its first line is output ("> # 1
+# SEARCH/REPLACE block failed to match!"); the rest, written as plain markdown, echoes each
+# failed block under a "## SearchReplaceNoExactMatch: …" heading and ends with the rule the
+# model is reminded of (and, when others applied, what not to re-send).
+_REPORT_HEAD = re.compile(r"^## \w+: This SEARCH block failed to exactly match lines in \S")
+_REPORT_END = re.compile(r"^The SEARCH section must exactly match an existing block of lines\b")
+_REPORT_TAIL = re.compile(
+    r"^(?:# The other \d+ SEARCH/REPLACE blocks? (?:was|were) applied successfully\."
+    r"|Don't re-send them\.|Just reply with fixed versions of the blocks? above that failed)"
+)
+
+
+def _failure_reports(blocks: list[_Block]) -> list[_Block]:
+    """The plain-markdown part of aider's edit-failure report joined to the output line
+    that opens it: it is aider's message to the model (the failed blocks echoed, the lines
+    they may have meant), not a reply whose echoed blocks are new edits. A report without
+    its closing rule (a cut history) is left as it was read."""
+    out: list[_Block] = []
+    for b in blocks:
+        prev = out[-1] if out else None
+        if b.kind != "reply" or prev is None or prev.kind != "output":
+            out.append(b)
+            continue
+        if not any(_EDIT_FAILED[0] in ln for ln in prev.lines):
+            out.append(b)
+            continue
+        start = next((i for i, ln in enumerate(b.lines) if ln.strip()), len(b.lines))
+        end = next((i for i, ln in enumerate(b.lines) if _REPORT_END.match(ln)), None)
+        if start == len(b.lines) or not _REPORT_HEAD.match(b.lines[start]) or end is None:
+            out.append(b)
+            continue
+        end += 1
+        while end < len(b.lines) and (not b.lines[end].strip() or _REPORT_TAIL.match(b.lines[end])):
+            end += 1
+        while end > start and not b.lines[end - 1].strip():
+            end -= 1  # blank lines after the report belong to the reply that follows
+        prev.lines.extend(b.lines[:end])
+        if any(ln.strip() for ln in b.lines[end:]):
+            out.append(_Block("reply", b.line + end, b.lines[end:]))
+    return out
 
 
 def _edit_bodies(lines: list[str]) -> list[bool]:
