@@ -437,66 +437,37 @@ def _json_columns(node: Node) -> tuple[str, str, str]:
 
 def node_columns(node: Node) -> dict[str, Any]:
     """The columns of ``node``'s row (``NODE_ORDER``), JSON ones encoded one way."""
+    return dict(zip(NODE_ORDER, _node_row(node), strict=True))
+
+
+def _node_row(node: Node) -> tuple[Any, ...]:
+    """``node``'s row, its columns in ``NODE_ORDER`` (what an insert binds)."""
     aliases, sources, extra = _json_columns(node)
-    return {
-        "id": node.id,
-        "type": node.type,
-        "name": node.name,
-        "text": node.text,
-        "aliases": aliases,
-        "uri": node.uri,
-        "sources": sources,
-        "until": node.until,
-        "until_at": node.until_at,
-        "fail": node.fail,
-        "fix": node.fix,
-        "status": node.status,
-        "created_at": node.created_at,
-        "updated_at": node.updated_at,
-        "extra": extra,
-    }
-
-
-def new_row(node: Node, node_id: str, uri: str, now: str) -> tuple[Node, tuple[Any, ...]]:
-    """A new node as a store keeps it (``stamped``: its id and uri, created ``now`` unless
-    it says when, updated ``now``) and its row in ``NODE_ORDER`` (``node_columns``), built
-    in one step: what a batch insert does per node."""
-    stored = Node(
-        node_id,
+    return (
+        node.id,
         node.type,
         node.name,
         node.text,
-        tuple(node.aliases),
-        uri,
-        tuple(node.sources),
+        aliases,
+        node.uri,
+        sources,
         node.until,
         node.until_at,
         node.fail,
         node.fix,
         node.status,
-        node.created_at or now,
-        now,
-        dict(node.extra),
-    )
-    aliases, sources, extra = _json_columns(stored)
-    row = (
-        node_id,
-        stored.type,
-        stored.name,
-        stored.text,
-        aliases,
-        uri,
-        sources,
-        stored.until,
-        stored.until_at,
-        stored.fail,
-        stored.fix,
-        stored.status,
-        stored.created_at,
-        now,
+        node.created_at,
+        node.updated_at,
         extra,
     )
-    return stored, row
+
+
+def new_row(node: Node, node_id: str, uri: str, now: str) -> tuple[Node, tuple[Any, ...]]:
+    """A new node as a store keeps it (``stamped``: its id and uri, created ``now`` unless
+    it says when, updated ``now``) and its row (``_node_row``): what a batch insert does per
+    node."""
+    stored = stamped(node, node_id, uri, node.created_at or now, now)
+    return stored, _node_row(stored)
 
 
 # Keys this many characters long or shorter fit ``KEY_BYTES`` whatever they hold (UTF-8

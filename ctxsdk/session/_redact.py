@@ -213,12 +213,9 @@ _UNREAD = object()  # a memo's miss (None is a reading)
 def memo_read(name: str, text: str, read: Callable[[str], _T]) -> _T:
     """``read(text)``; within ``redaction_memo()``, a text read before under ``name`` is
     answered from its first reading (``read`` must be a pure function of the text)."""
-    memos = _MEMOS.get()  # (``memo_of`` written out: a reader looks up every sentence)
-    if memos is None:
-        return read(text)
-    memo = memos.get(name)
+    memo = memo_of(name)
     if memo is None:
-        memo = memos[name] = {}
+        return read(text)
     got = memo.get(text, _UNREAD)
     if got is _UNREAD:
         got = memo[text] = read(text)
