@@ -1378,7 +1378,7 @@ def written_paths(name: str, args: Mapping[str, Any]) -> list[str]:
     for value in args.values():  # a patch names its files in its headers
         if isinstance(value, str) and ("*** " in value or "+++ " in value):
             out += _patch_paths(value)
-    # an importer's note where a path goes (Aider's "## SearchReplaceNoExactMatch: …") is no file
+    # a value that is no path (a log's note or heading where a path goes) names no file
     return [
         p for i, p in enumerate(out) if _valid_path(p) and p != "/dev/null" and p not in out[:i]
     ]
