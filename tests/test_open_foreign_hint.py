@@ -66,3 +66,33 @@ def test_cli_show_points_at_ctxsdk_import(
     assert "claude-code log" in err
     assert "`ctxsdk import PATH -o DIR`" in err
     assert "Session.from_" not in err
+
+
+def _scripted_input(tmp_path: Path, with_log: bool) -> Path:
+    p = tmp_path / "turn.input.json"
+    steps = {"steps": [{"op": "prompt", "text": "hello"}, {"op": "wait"}]}
+    p.write_text(json.dumps(steps, indent=2), encoding="utf-8")
+    if with_log:
+        (tmp_path / "turn.session.jsonl").write_text("{}\n", encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("with_log", [True, False])
+def test_open_says_a_scripted_input_drove_a_session(tmp_path: Path, with_log: bool) -> None:
+    p = _scripted_input(tmp_path, with_log)
+    with pytest.raises(SessionFormatError) as info:
+        cx.Session.open(p)
+    text = str(info.value)
+    assert info.value.line == 1
+    assert "scripted input" in text
+    assert ("turn.session.jsonl" in text) is with_log
+
+
+def test_cli_show_of_a_scripted_input_names_the_log_it_drove(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = _scripted_input(tmp_path, True)
+    assert main(["show", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "turn.session.jsonl" in err
+    assert "Session.open" not in err

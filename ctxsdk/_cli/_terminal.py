@@ -105,6 +105,8 @@ _CLI_TERMS: list[tuple[str, str]] = [
     ("open with normalized=True", "pass --normalized"),
     (" unless normalized=False", ""),
     ("normalized=True", "--normalized"),
+    # A harness scenario's scripted input names the log it drove.
+    (", with Session.open", " (name that file)"),
     # Writing into the bundled samples.
     (
         "save a copy (s.save(some_dir / 'copy')) and append to the copy "

@@ -21,12 +21,17 @@ def foreign_log_hint(exc: SessionFormatError, path: str | Path) -> SessionFormat
     is a DSH log. Detection failures keep ``exc`` as it was."""
     if exc.line not in (None, 1) or exc.frame is not None or exc.seq is not None:
         return exc
-    from ._foreign._detect import detect_format  # only on a refusal
+    from ._foreign._detect import detect_format, scripted_input_todo  # only on a refusal
 
     try:
         fmt = detect_format(path)
     except (CtxError, OSError):
-        return exc
+        # no agent's log; a harness scenario's scripted input (``*.input.json``) says which
+        # log it drove
+        todo = scripted_input_todo(path)
+        if not todo:
+            return exc
+        return type(exc)(f"{exc.reason}; {todo}", path=exc.path, line=exc.line, frame=exc.frame)
     if fmt == "dsh":
         return exc
     ways = "cx.Session.open_any(path)"

@@ -31,11 +31,11 @@ import re
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-from ...errors import ImportFormatError, NotFound, Unreadable
+from ...errors import CtxError, ImportFormatError, NotFound, Unreadable
 from .._codec import is_session_file_name
 from .._files import open_regular_file
 
-__all__ = ["DETECTABLE", "DETECT_BYTES", "detect_format"]
+__all__ = ["DETECTABLE", "DETECT_BYTES", "detect_format", "scripted_input_todo"]
 
 DETECT_BYTES: Final = 1 << 20
 """The most ``detect_format`` reads of a file (1 MiB)."""
@@ -277,6 +277,18 @@ def _driver_script_todo(p: Path, doc: Any) -> str:
     if stem != p.name and log.is_file():
         todo += f": open the session it drove, {log.name}, with Session.open"
     return todo
+
+
+def scripted_input_todo(path: str | os.PathLike[str]) -> str:
+    """``_driver_script_todo`` of the file at ``path`` (read as detection reads it), or ""
+    when it is not a harness scenario's scripted input or cannot be read as one."""
+    p = Path(path).expanduser()
+    try:
+        data, complete = _read_prefix(p)
+        doc = json.loads(data) if complete else None
+    except (CtxError, OSError, ValueError, RecursionError):
+        return ""
+    return _driver_script_todo(p, doc)
 
 
 def _detect_lines(p: Path, text: str, complete: bool) -> str:
