@@ -155,7 +155,7 @@ def test_wrapped_task_is_unwrapped() -> None:
     [
         ("don't produce code, design solution first", "instruction"),
         ("never push to main", "instruction"),
-        ("option 1 is not acceptable", "instruction"),
+        ("option 1 is not acceptable", "decision"),  # a choice among the agent's options
         ("no, I meant the other file", "instruction"),
         ("run the tests before committing", "instruction"),
         ("sessionOrchestrator must not be agent specific", "instruction"),
@@ -537,8 +537,8 @@ def test_what_the_user_says_holds_is_a_project_fact(text: str) -> None:
         "we already have a function that parses the config",
     ],
 )
-def test_pointing_at_existing_code_is_an_instruction(text: str) -> None:
-    assert _kinds(_user(text)) == {"instruction"}
+def test_pointing_at_existing_code_is_a_project_fact(text: str) -> None:
+    assert _kinds(_user(text)) == {"project"}  # what the code holds, not how to work
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,9 @@ __all__ = [
     "IT_IS",
     "LEAD",
     "LETTER",
+    "NEED",
     "NORMATIVE",
+    "NOTE",
     "NOT_IT",
     "OPEN_WORK",
     "OUTCOME",
@@ -277,13 +279,27 @@ PROJECT_STATEMENT = re.compile(
     _I,
 )
 # The user pointing at code that already does it ("there is existing logic for scanning
-# history", "there's already a helper for that"): reuse it.
+# history", "there's already a helper for that"): a fact about the code (``_statements``).
 EXISTING = re.compile(
     r"^(?:but\s+)?there(?: is|'s| are)(?: already)? (?:an? )?(?:existing|already existing"
     r"|already an?|already)\s+\w"
     r"|\b(?:we|you) already have (?:an? |the )?(?:\w+ )?(?:logic|code|function|helper|util"
     r"|utility|method|class|module|script|implementation|endpoint|component)\b"
     r"|已经有|已有(?:的)?(?:逻辑|代码|函数|方法|实现)",
+    _I,
+)
+# Context offered, not a rule: "keep in mind that the new file is in the same folder",
+# "remember this fact for later: the codeword is X"; what follows the lead is what holds.
+NOTE = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind)"
+    r"(?:\s+that\b|\s+this(?:\s+fact)?(?:\s+for later)?\s*:)\s*",
+    _I,
+)
+# An impersonal need: "there is a need to track the synced id", "there is no need to track
+# the old session", "need to - periodically scan it"; ``what`` is what is (not) needed.
+NEED = re.compile(
+    r"^(?:there(?:\s+is|'s|\s+will\s+be)\s+(?:a|(?P<no>no))\s+)?need\s+to\b\s*(?:[-–—:]\s*)?"
+    r"(?P<what>\S.*)$",
     _I,
 )
 # "it's not a jsonl file." then "it's a json file with …": a correction in two sentences.
@@ -390,7 +406,8 @@ REJECTED = re.compile(
     r"|\bprefer\w*\s+[^,.;]{1,40}?\s+over\s+(?P<g>[^,.;:()]{1,40}?)(?=\s*(?:[,.;:()]|\bfor\b|$))"
     r"|,\s*(?:and\s+)?not\s+(?:using\s+|use\s+)?(?P<b>[^,.;:()]{1,60})$"
     r"|\bswitch(?:ed|ing)? (?:\S+ )?from\s+(?P<c>\S+(?:\s\S+)?)\s+to\b"
-    r"|^(?P<d>[\w .#/-]{1,40}?)\s+(?:is|are)\s*(?:not|n'?t) (?:acceptable|accept?able|an option"
+    r"|(?:^|(?<=[,;]))\s*(?P<d>[\w .#/-]{1,40}?)\s+(?:is|are)\s*(?:not|n'?t) (?:acceptable"
+    r"|accept?able|an option"
     r"|valid|ok|okay)"
     r"|\b(?:don'?t|do not|never|stop|no longer) us(?:e|ing)\s+(?P<e>[\w.@/+-]{1,40})"
     r"|(?:而不是|不用|不要用|别用|不再用|弃用)\s*(?P<f>[^，,。；;！!、\s]{1,30})",
@@ -443,6 +460,8 @@ NORMATIVE = prefiltered(NORMATIVE)
 DECISION = prefiltered(DECISION)
 ALTERNATIVE = prefiltered(ALTERNATIVE)
 EXISTING = prefiltered(EXISTING)
+NEED = prefiltered(NEED)
+NOTE = prefiltered(NOTE)
 OUTCOME = prefiltered(OUTCOME)
 PREFERENCE = prefiltered(PREFERENCE)
 STANDING = prefiltered(STANDING)

@@ -19,7 +19,7 @@ import re
 from . import _cues as C
 from ._prefilter import prefiltered
 
-__all__ = ["durable", "refers_back"]
+__all__ = ["chooses", "durable", "refers_back"]
 
 _I = re.I
 
@@ -76,6 +76,13 @@ def refers_back(s: str, *, picks: bool = True) -> bool:
     if picks and _PICKS.search(s):
         return True
     return bool(_OPENS.search(s) or _ELLIPTIC.search(s) or _SAME.search(s))
+
+
+def chooses(s: str) -> bool:
+    """Whether the sentence names one of the options the agent offered ("option 1 is not
+    acceptable", "approach B, but keep the cache") and says no more of when it holds: a
+    choice among them, a decision."""
+    return bool(_PICKS.search(s)) and not durable(s)
 
 
 def durable(s: str) -> bool:

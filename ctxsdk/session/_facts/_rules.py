@@ -42,8 +42,6 @@ _SCAFFOLD = re.compile(
     re.I,
 )
 _STRONG = re.compile(r"\b(?:DO NOT|MUST|NEVER|ONLY|ALWAYS|EXACTLY|CANNOT|AVOID|IMPORTANT)\b")
-# Information, not a rule: "Please remember that the container is exposed to the internet".
-_NOTE = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind) that\b", re.I)
 _LEAD = re.compile(r"^(?:\*\*)?[A-Z][\w ]{0,30}:(?:\*\*)?\s+")  # "MODIFY: …", "**Note:** …"
 
 
@@ -83,8 +81,8 @@ def _rules(text: str, seq: int, session: str) -> list[Fact]:
 def _rule(item: str) -> str | None:
     """The item as a rule line, or None when it is no rule (a step, a description, the
     response format)."""
-    if len(item) < 8 or _SCAFFOLD.search(item) or _NOTE.match(item):
-        return None
+    if len(item) < 8 or _SCAFFOLD.search(item) or C.NOTE.match(item):
+        return None  # a note ("remember that the container is public") is information
     said = _LEAD.sub("", item, count=1)
     first = re.split(r"(?<=[.!])\s+(?=[A-Z])", said, maxsplit=1)[0]
     cue = (

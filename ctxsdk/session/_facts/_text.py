@@ -4,12 +4,14 @@ settings, outcome and open work.
 Each sentence (``_sentences.sentence_spans``) is read by the cue tables of ``_cues``:
 
 - user text: prohibitions ("don't produce code, design solution first", "不要…"),
-  normative modals ("X must not be agent specific"), corrections ("option 1 is not
-  acceptable", "no, I meant …") and rule-like imperatives ("use pnpm", "keep it in the
-  same file") are instructions; likes, style and standing rules ("be concise", "I prefer
-  …", "以后都用 pnpm") are preferences. Of the plain task imperatives of one message
-  ("create hello.md", "add a test", "make the changes suggested in the readme": ``_asks``
-  tells them from rules) only the first is kept: it says what was asked.
+  normative modals ("X must not be agent specific"), corrections ("no, I meant …") and
+  rule-like imperatives ("use pnpm", "keep it in the same file") are instructions; what
+  the user states with an instruction's cue words (``_statements``: "there is existing
+  logic for X", "keep in mind that X" are project facts, "there is a need to track X" and
+  "option 1 is not acceptable" decisions) is not; likes, style and standing rules ("be
+  concise", "I prefer …", "以后都用 pnpm") are preferences. Of the plain task imperatives
+  of one message ("create hello.md", "add a test", "make the changes suggested in the
+  readme": ``_asks`` tells them from rules) only the first is kept: it says what was asked.
   Questions, hypotheticals and filler ("thanks", "continue") give nothing. A harness
   template around the user's task is unwrapped first (``_templates.user_text``): of an
   issue text only its title and its normative sentences are kept.
@@ -32,9 +34,10 @@ from ._asks import embedded_question, rule_imperative
 from ._corrections import correction
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
 from ._prefilter import prefiltered
-from ._replies import durable, refers_back
+from ._replies import chooses, durable, refers_back
 from ._sentences import Span, clean, sentence_spans
 from ._settings import facts_of_setting, setting_facts
+from ._statements import need, statement_kind
 from ._templates import user_text
 
 __all__ = ["closing_facts", "fact_line", "instruction_kind", "is_filler", "text_facts"]
@@ -110,6 +113,10 @@ def _instruction(s: str) -> tuple[FactKind, bool] | None:
 
 
 def _read_instruction(s: str) -> tuple[FactKind, bool] | None:
+    if statement_kind(s) is not None:
+        return None  # "there is existing logic for X", "keep in mind that X": what holds
+    if need(s) == "ask":
+        return "instruction", False  # "there is a need to come up with a plan for X"
     why = C.REASON.search(s)
     head = s[: why.start()] if why else s  # "... since it runs every time" is no rule
     if C.PREFERENCE.search(s) or C.STANDING_RULE.search(head):
@@ -228,6 +235,7 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
         if fits and (not spans or spans[0].start > at):
             spans.insert(0, Span(at, at + len(first), title))
     denied: Span | None = None  # the user's "it's not a jsonl file." just before
+    designing = False  # the sentence before said what the design in hand needs
     correcting = role == "user" and not wrapped
 
     def corrected(said: str, span: Span) -> list[Fact]:
@@ -253,10 +261,14 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
                 # "install Flask using `pip install flask`": what the project needs installed
                 add("project", f"install: {' '.join(cmd.split())}", span)
         was_denied, denied = denied, None
+        was_designing, designing = designing, False
         if role == "user" and not wrapped:
             lead = _strip_lead(raw)
             if _conditional(lead) is not None and not C.DANGLING.search(lead):
-                add("instruction", lead, span, scope=_scope(lead))  # "if X, do Y": a rule
+                # "if X, do Y": a rule; after "there is a need to track X" it says how the
+                # design does it ("if /clear is found - finalize the session"): a decision
+                designing = was_designing
+                add("decision" if designing else "instruction", lead, span, scope=_scope(lead))
                 continue
             if C.NOT_IT.match(lead):
                 denied = Span(span.start, span.end, lead)
@@ -302,8 +314,13 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
             continue
         if role != "user":
             continue
-        if C.EXISTING.search(s) and not C.DANGLING.search(s):
-            add("instruction", s, span, scope=_scope(s))  # "there is existing logic for X"
+        stated = statement_kind(s)
+        if stated is not None and not C.DANGLING.search(s):
+            # "there is existing logic for X", "keep in mind that X": what holds;
+            # "there is a need to track X": what the design in hand needs
+            if not keyed:
+                add(stated, s, span, reason=_reason(s))
+            designing = stated == "decision"
             continue
         got = _instruction(s)
         if got is None and out and out[-1].kind == "instruction" and _CONVENTION.match(s):
@@ -364,6 +381,8 @@ def _decision(s: str, role: str) -> bool:
 def _read_decision(s: str, role: str) -> bool:
     if role == "assistant" and C.ASSISTANT_CHOICE.search(s) and not C.DANGLING.search(s):
         return True  # "I'll use WAL mode", "I'll store sessions as JSONL because …"
+    if role == "user" and chooses(s):
+        return True  # "option 1 is not acceptable": a choice among the agent's options
     if not C.DECISION_HINT.search(s.lower()):
         return False
     if role == "assistant":
