@@ -23,6 +23,7 @@ __all__ = [
     "SystemItem",
     "UserItem",
     "chat_messages",
+    "run_end",
     "stable_id",
 ]
 
@@ -142,3 +143,20 @@ class SkipItem:
 
 
 Item = SystemItem | UserItem | AssistantItem | ResultItem | CompactItem | EditItem | SkipItem
+
+
+def run_end(
+    info: Any, keys: Sequence[str], name: str, **more: Any
+) -> tuple[list[Item], JsonDict | None]:
+    """An agent trajectory's ``info`` object (its ``keys`` that are there, then ``more``) as
+    provenance logged after the end, and the session's final reason: ``completed`` when it
+    has an exit status, for the agent ended the run itself and no reply is owed. Without an
+    ``info`` object: nothing, and no final reason."""
+    if not isinstance(info, dict):
+        return [], None
+    kept = {k: info[k] for k in keys if k in info} | more
+    trailing: list[Item] = [
+        SkipItem(Origin("info", f"{name}, info", {"info": kept}), "run metadata")
+    ]
+    ended = isinstance(info.get("exit_status"), str)
+    return trailing, ({"kind": "completed"} if ended else None)

@@ -49,9 +49,9 @@ from ._items import (
     Item,
     Origin,
     ResultItem,
-    SkipItem,
     SystemItem,
     UserItem,
+    run_end,
 )
 
 __all__ = ["read_mini_swe_agent"]
@@ -139,15 +139,8 @@ def read_mini_swe_agent(
             seen_assistant = True
         else:
             fail(where, f"unknown role {role!r}", "message roles are system, user, assistant")
-    trailing: list[Item] = []
-    final: JsonDict | None = None
-    if isinstance(info, dict):
-        kept = {k: info[k] for k in _INFO_KEYS if k in info}
-        if isinstance(doc.get("instance_id"), str):
-            kept["instance_id"] = doc["instance_id"]
-        trailing.append(SkipItem(Origin("info", f"{name}, info", {"info": kept}), "run metadata"))
-        if isinstance(info.get("exit_status"), str):
-            final = {"kind": "completed"}  # the agent ended the run itself: no reply is owed
+    task = {"instance_id": instance} if instance else {}  # kept with the run's metadata
+    trailing, final = run_end(info, _INFO_KEYS, name, **task)
     return build_log(
         items,
         fmt="mini-swe-agent",

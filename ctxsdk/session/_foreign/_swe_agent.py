@@ -47,6 +47,7 @@ from ._items import (
     SkipItem,
     SystemItem,
     UserItem,
+    run_end,
 )
 
 __all__ = ["read_swe_agent"]
@@ -112,14 +113,7 @@ def read_swe_agent(
             fail(where, f"unknown role {role!r}", "history roles are system, user, assistant, tool")
     for rest in edits.values():
         items += rest  # the context after the last step: what the next call would have seen
-    info = doc.get("info")
-    trailing: list[Item] = []
-    final: JsonDict | None = None
-    if isinstance(info, dict):
-        kept = {k: info[k] for k in _INFO_KEYS if k in info}
-        trailing.append(SkipItem(Origin("info", f"{name}, info", {"info": kept}), "run metadata"))
-        if isinstance(info.get("exit_status"), str):
-            final = {"kind": "completed"}  # the agent ended the run itself: no reply is owed
+    trailing, final = run_end(doc.get("info"), _INFO_KEYS, name)
     return build_log(
         items,
         fmt="swe-agent",
