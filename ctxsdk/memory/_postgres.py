@@ -81,6 +81,7 @@ from ._rows import (
     now_stamp,
     stamped,
     stored_row,
+    taken,
     update_params,
 )
 from ._store import Changes
@@ -935,21 +936,13 @@ class PostgresStore:
 
     def _taken(self, table: str, row: Mapping[str, Any]) -> str:
         """What a loaded row would have replaced, in words."""
-        ns = self.namespace
-        if table == "nodes":
-            if self._read(
-                "SELECT 1 FROM {S}.nodes WHERE namespace = %s AND id = %s", (ns, row["id"])
-            ):
-                return f"would replace node {row['id']!r}; it writes new rows only"
-            holder = self._read(
-                "SELECT id FROM {S}.nodes WHERE namespace = %s AND uri = %s", (ns, row["uri"])
-            )
-            who = f"node {holder[0]['id']!r}" if holder else "another node"
-            return f"would give node {row['id']!r} uri {row['uri']!r}, which is {who}'s"
-        if table == "edges":
-            edge = f"{row['src']!r} -{row['label']}-> {row['dst']!r}"
-            return f"would replace edge {edge}; it writes new rows only"
-        return f"would replace meta key {row['key']!r}; it writes new rows only"
+
+        def node_with(column: str, value: str) -> str | None:
+            sql = f"SELECT id FROM {{S}}.nodes WHERE namespace = %s AND {column} = %s"
+            got = self._read(sql, (self.namespace, value))
+            return str(got[0]["id"]) if got else None
+
+        return taken(table, row, node_with)
 
     def compact(self) -> bool:
         """Rewrite the tables without the row versions no row holds any more (``VACUUM

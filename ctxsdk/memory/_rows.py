@@ -57,6 +57,7 @@ __all__ = [
     "stamped",
     "storable_text",
     "stored_row",
+    "taken",
     "too_deep",
     "update_params",
 ]
@@ -581,6 +582,22 @@ def loadable(table: str, row: Mapping[str, Any], where: str) -> dict[str, Any]:
     elif table == "meta" and row["key"] == REVISION_KEY:
         raise InvalidArgument(f"{what}: {REVISION_KEY!r} is the store's own revision counter")
     return out
+
+
+def taken(table: str, row: Mapping[str, Any], node_with: Callable[[str, str], str | None]) -> str:
+    """What a loaded row of ``table`` would have replaced, in words, for the error a store's
+    ``load`` raises; ``node_with(column, value)`` is the id of the stored node whose ``id``
+    or ``uri`` column holds ``value`` (None: none), asked only as far as the words need."""
+    if table == "nodes":
+        if node_with("id", row["id"]) is not None:
+            return f"would replace node {row['id']!r}; it writes new rows only"
+        holder = node_with("uri", row["uri"])
+        who = "another node" if holder is None else f"node {holder!r}"
+        return f"would give node {row['id']!r} uri {row['uri']!r}, which is {who}'s"
+    if table == "edges":
+        edge = f"{row['src']!r} -{row['label']}-> {row['dst']!r}"
+        return f"would replace edge {edge}; it writes new rows only"
+    return f"would replace meta key {row['key']!r}; it writes new rows only"
 
 
 def _loadable_node(row: Mapping[str, Any], what: str) -> None:

@@ -73,6 +73,7 @@ from ._rows import (
     now_stamp,
     stamped,
     stored_row,
+    taken,
     update_params,
 )
 from ._store import Changes
@@ -1545,16 +1546,12 @@ class SQLiteStore:
 
     def _taken(self, table: str, row: Mapping[str, Any]) -> str:
         """What a loaded row would have replaced, in words."""
-        if table == "nodes":
-            if self._read("SELECT 1 FROM nodes WHERE id = ?", (row["id"],)):
-                return f"would replace node {row['id']!r}; it writes new rows only"
-            holder = self._read("SELECT id FROM nodes WHERE uri = ?", (row["uri"],))
-            who = f"node {holder[0][0]!r}" if holder else "another node"
-            return f"would give node {row['id']!r} uri {row['uri']!r}, which is {who}'s"
-        if table == "edges":
-            edge = f"{row['src']!r} -{row['label']}-> {row['dst']!r}"
-            return f"would replace edge {edge}; it writes new rows only"
-        return f"would replace meta key {row['key']!r}; it writes new rows only"
+
+        def node_with(column: str, value: str) -> str | None:
+            got = self._read(f"SELECT id FROM nodes WHERE {column} = ?", (value,))
+            return str(got[0][0]) if got else None
+
+        return taken(table, row, node_with)
 
     def compact(self) -> bool:
         """Rewrite the database file without its free space and empty its WAL, so bytes no
