@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ..session.kernel import gist, message_of, search_text
-from ._registry import ToolContext, ToolRegistry
+from ._registry import ToolContext, ToolFn, ToolRegistry
 
 if TYPE_CHECKING:
+    from ..memory import Memory
     from ..session import Session
 
 __all__ = [
@@ -197,33 +198,25 @@ def _register_memory(reg: ToolRegistry) -> None:
             unavailable("ctx_remember") if mem is None else t.ctx_remember(ctx.session, args, mem)
         )
 
-    def link(args: t.LinkArgs, ctx: ToolContext) -> dict[str, Any]:
-        mem = ctx.extras.get("memory")
-        return unavailable("ctx_link") if mem is None else t.ctx_link(args, mem)
+    def on_memory(name: str, run: Callable[[Any, Memory], dict[str, Any]]) -> ToolFn:
+        """The tool that answers ``run(args, memory)`` (the session's memory is all it needs)."""
 
-    def find(args: t.FindArgs, ctx: ToolContext) -> dict[str, Any]:
-        mem = ctx.extras.get("memory")
-        return unavailable("ctx_find") if mem is None else t.ctx_find(args, mem)
+        def call(args: Any, ctx: ToolContext) -> dict[str, Any]:
+            mem = ctx.extras.get("memory")
+            return unavailable(name) if mem is None else run(args, mem)
 
-    def read(args: t.ReadArgs, ctx: ToolContext) -> dict[str, Any]:
-        mem = ctx.extras.get("memory")
-        return unavailable("ctx_read") if mem is None else t.ctx_read(args, mem)
+        return call
 
     reg.register("ctx_remember", t.REMEMBER_DESCRIPTION, t.RememberArgs, remember)
-    reg.register("ctx_link", t.LINK_DESCRIPTION, t.LinkArgs, link)
-    reg.register("ctx_find", t.FIND_DESCRIPTION, t.FindArgs, find)
-
-    def edit(args: t.EditArgs, ctx: ToolContext) -> dict[str, Any]:
-        mem = ctx.extras.get("memory")
-        return unavailable("ctx_edit") if mem is None else t.ctx_edit(args, mem)
-
-    def delete(args: t.DeleteArgs, ctx: ToolContext) -> dict[str, Any]:
-        mem = ctx.extras.get("memory")
-        return unavailable("ctx_delete") if mem is None else t.ctx_delete(args, mem)
-
-    reg.register("ctx_read", t.READ_DESCRIPTION, t.ReadArgs, read)
-    reg.register("ctx_edit", t.EDIT_DESCRIPTION, t.EditArgs, edit)
-    reg.register("ctx_delete", t.DELETE_DESCRIPTION, t.DeleteArgs, delete)
+    only_memory = (  # the tools that need nothing but the memory
+        ("ctx_link", t.LINK_DESCRIPTION, t.LinkArgs, t.ctx_link),
+        ("ctx_find", t.FIND_DESCRIPTION, t.FindArgs, t.ctx_find),
+        ("ctx_read", t.READ_DESCRIPTION, t.ReadArgs, t.ctx_read),
+        ("ctx_edit", t.EDIT_DESCRIPTION, t.EditArgs, t.ctx_edit),
+        ("ctx_delete", t.DELETE_DESCRIPTION, t.DeleteArgs, t.ctx_delete),
+    )
+    for name, description, arguments, run in only_memory:
+        reg.register(name, description, arguments, on_memory(name, run))
 
 
 _BUILTIN: tuple[Callable[[ToolRegistry], None], ...] = (
