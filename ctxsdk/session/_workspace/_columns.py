@@ -35,29 +35,17 @@ SESSION_COLUMNS: dict[str, str] = {
 
 
 def _schema() -> dict[str, Any]:
+    """The polars dtype of each column: the one its ``SESSION_COLUMNS`` entry names, so the
+    documented dtypes are the table's."""
     import polars as pl
 
-    utc_ms = pl.Datetime("ms", "UTC")
-    return {
-        "id": pl.Utf8,
-        "title": pl.Utf8,
-        "events": pl.Int64,
-        "bytes": pl.Int64,
-        "created": utc_ms,
-        "updated": utc_ms,
-        "parent": pl.Utf8,
-        "origin": pl.Utf8,
-        "delegation_depth": pl.Int64,
-        "version": pl.Int64,
-        "seeded": pl.Boolean,
-        "cwd": pl.Utf8,
-        "interrupted": pl.Boolean,
-        "project": pl.Utf8,
-        "path": pl.Utf8,
-        "readable": pl.Boolean,
-        "error": pl.Utf8,
-        "format": pl.Utf8,
+    dtypes = {
+        "Utf8": pl.Utf8,
+        "Int64": pl.Int64,
+        "Boolean": pl.Boolean,
+        "Datetime(ms, UTC)": pl.Datetime("ms", "UTC"),
     }
+    return {name: dtypes[doc.split(":", 1)[0]] for name, doc in SESSION_COLUMNS.items()}
 
 
 def _raw_schema() -> dict[str, Any]:
