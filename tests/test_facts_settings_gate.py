@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import random
 import re
 import warnings
 from pathlib import Path
@@ -17,6 +16,8 @@ import pytest
 from ctxsdk.session._facts import _formats as F
 from ctxsdk.session._facts import _settings as S
 from ctxsdk.session._facts._prefilter import literal_scan, spaced_branches
+
+from ._sentences import jumbled
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "agent-sessions"
 
@@ -47,14 +48,14 @@ SAID = [
 ]
 
 
+# The jumbles: SAID's words and a few more, each tried as written, lower, capitalized and with
+# its spaces doubled.
+_EXTRA = ("is", "are", "to", "not", ":", "=")
+_FORMS = (str, str.lower, str.capitalize, lambda s: s.replace(" ", "  "))
+
+
 def _sentences(seed: int, n: int) -> list[str]:
-    rng = random.Random(seed)
-    words = [w for s in SAID for w in s.split()] + ["is", "are", "to", "not", ":", "="]
-    out = list(SAID)
-    for _ in range(n):
-        s = " ".join(rng.choice(words) for _ in range(rng.randint(2, 12)))
-        out += [s, s.lower(), s.capitalize(), s.replace(" ", "  ")]
-    return out
+    return jumbled(SAID, seed, n, extra=_EXTRA, forms=_FORMS)
 
 
 def _readers(fn: object) -> set[str]:

@@ -4,11 +4,12 @@ sentence tells which tables may match it (each of a branch's sets has a string i
 
 from __future__ import annotations
 
-import random
 import re
 
 from ctxsdk.session._facts import _settings as S
 from ctxsdk.session._facts._prefilter import TableGate, spaced_branches
+
+from ._sentences import jumbled
 
 SAID = [
     "The request timeout is now 60 seconds.",
@@ -42,14 +43,13 @@ SAID = [
 ]
 
 
+# The jumbles: SAID's words and a few more, each tried as written, lower, upper and capitalized.
+_EXTRA = ("is", "are", "to", "not", ":", "=", "for")
+_FORMS = (str, str.lower, str.upper, str.capitalize)
+
+
 def _sentences(seed: int, n: int) -> list[str]:
-    rng = random.Random(seed)
-    words = [w for s in SAID for w in s.split()] + ["is", "are", "to", "not", ":", "=", "for"]
-    out = list(SAID)
-    for _ in range(n):
-        s = " ".join(rng.choice(words) for _ in range(rng.randint(2, 12)))
-        out += [s, s.lower(), s.upper(), s.capitalize()]
-    return out
+    return jumbled(SAID, seed, n, extra=_EXTRA, forms=_FORMS)
 
 
 def test_a_table_that_matches_is_never_ruled_out() -> None:
