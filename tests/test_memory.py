@@ -472,3 +472,14 @@ def test_an_observation_keeps_its_turn_and_its_turn_ranks_with_its_best_match() 
         first = {n.text for n in obs.values() if n.extra["turn"] == 1}
         assert set(found[: len(first)]) == first
         assert "pods ready in 41 seconds" in first
+
+
+def test_memory_open_takes_every_argument_the_constructor_takes() -> None:
+    import inspect
+
+    from ctxsdk.errors import InvalidArgument
+
+    ctor = list(inspect.signature(Memory.__init__).parameters)[1:]  # without self
+    assert list(inspect.signature(Memory.open).parameters) == ctor
+    with pytest.raises(InvalidArgument, match="search is"):
+        Memory.open(None, embedder=None, search="nowhere")  # type: ignore[arg-type]

@@ -470,6 +470,7 @@ class Memory:
         clock: Any = None,
         namespace: str | None = None,
         timeout: float = 30.0,
+        search: Literal["auto", "engine", "database"] = "auto",
     ) -> Memory:
         """``Memory.open(path)``: the same as ``Memory(path, ...)`` (the documented call)."""
         return cls(
@@ -478,6 +479,7 @@ class Memory:
             embedder=embedder,
             clock=clock,
             namespace=namespace,
+            search=search,
             timeout=timeout,
         )
 
