@@ -192,7 +192,7 @@ def heuristic_claims(
     table = name_table(read)
     moved, covered = moved_claims(read, table)
     known = {c.value for c in out if not c.statement}
-    out += moved + shared_claims(read, known=known, skip=covered, table=table)
+    out += moved + shared_claims(read, known=known, skip=covered, table=table, files=out)
     return tuple(out)
 
 

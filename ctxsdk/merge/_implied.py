@@ -6,8 +6,8 @@ events that touched that file. So a language slot says nothing the block does no
 every session backing it has, among the block's file lines, a file the kernel read that
 language from (``file src/agents/core/metrics/types.ts`` says TypeScript), or a file line
 that quotes it at an event the kernel read the language at (a shared file's claim is the
-line the session named the file in, at its seq): the block leaves
-it out, as it leaves out any repeat (``_prune``). A language one backer's shown files do not
+line the session named the file in, or the kernel's line of the file, at its seq): the block
+leaves it out, as it leaves out any repeat (``_prune``). A language one backer's shown files do not
 back (its code is named by no file line; a ``.md`` file is no evidence of TypeScript) stays,
 so what two sessions share is dropped only when each one's own files show it.
 """

@@ -38,6 +38,7 @@ from ..errors import InvalidArgument
 from ._beliefs import Slot
 from ._slots import Evidence
 from ._trust import presented_trust
+from ._work import only_read
 
 __all__ = [
     "SEED_POOL",
@@ -102,6 +103,7 @@ _TYPE_BASE = 1.0
 _COVERAGE = 6.0
 _GAMMA = 0.7
 _RETRACTED_PENALTY = 0.05
+_ONLY_READ = 0.5
 _AGREEMENT = 12.0
 
 
@@ -160,8 +162,9 @@ def blockable(slot: Slot, single: Single = "all") -> bool:
 def personal(slot: Slot, trust: int, terms: Sequence[str] = ()) -> float:
     """A slot's value on its own: type value + 3·max evidence + 2·#sources + 4·trust +
     2·relevance + 12·agreement (facts agreed by two or more sessions first, then disputes
-    across sessions, then what one session's user said), times 0.05 when retracted (scaled,
-    not subtracted, so it stays >= 0)."""
+    across sessions, then what one session's user said), times 0.5 for a file its sessions
+    only read (``_work.only_read``) and 0.05 when retracted (scaled, not subtracted, so it
+    stays >= 0)."""
     value = (
         TYPE_VALUE.get(slot.type, _TYPE_BASE)
         + 3 * slot.max_evidence
@@ -170,6 +173,9 @@ def personal(slot: Slot, trust: int, terms: Sequence[str] = ()) -> float:
         + 2 * relevance(slot, terms)
         + _AGREEMENT * agreement(slot)
     )
+    if only_read(slot):
+        # a file its sessions only read says where they looked, not what they did or found
+        value *= _ONLY_READ
     return value * _RETRACTED_PENALTY if slot.status == "retracted" else value
 
 

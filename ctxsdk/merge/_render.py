@@ -24,7 +24,10 @@ word beyond the key and the value, as a tool fact's ``language: TypeScript`` doe
 a value only later sessions state (``Slot.later``) makes it ``— a later session says
 otherwise, not guessed:``, that value's evidence marked ``later``.
 A statement slot (a user's unkeyed instruction, preference or decision) is
-``- `instruction` — "what was said" (evidence 4; from src | N sources)``. Values are shown
+``- `instruction` — "what was said" (evidence 4; from src | N sources)``. A resolved file slot
+(keyed by the file it holds) says what its sessions did to the file instead of its path
+twice: ``- `file src/app.py` — edited (3 changes; last: …); named in 1 more session
+(evidence 3; 2 sources)`` (``_work``). Values are shown
 as said (``Slot.display``: original case), not in their comparison form.
 """
 
@@ -40,13 +43,14 @@ from ..session.kernel import neutralize, short_id, withheld_notice
 from ._beliefs import Slot, Trust
 from ._message import SAID_JOIN
 from ._pack import Packing, _trust_of, pack, personal, query_terms
+from ._said import QUOTE_CHARS
+from ._said import short as _short
+from ._work import file_work
 from ._written import written_key
 
 __all__ = ["HEADER", "QUOTE_CHARS", "SOURCE_CHARS", "Block", "banner", "build_block", "render_slot"]
 
 HEADER = "## Merged context (ctxsdk)"
-QUOTE_CHARS = 120
-"""A quote longer than this is cut (with …): the value is the point, the quote only shows it."""
 SOURCE_CHARS = 8
 """A harness (UUID) session id is shown by its first 8 characters (``short_id``)."""
 
@@ -63,12 +67,6 @@ def banner(level: int) -> str | None:
         return None
     label = "EXTERNAL BACKGROUND" if level >= Trust.EXTERNAL else "UNTRUSTED BACKGROUND"
     return _BANNER.format(label=label)
-
-
-def _short(text: str, limit: int = QUOTE_CHARS) -> str:
-    # Redacted before it is cut: a cut secret would no longer be recognised.
-    flat = " ".join(redact(text).text.split()).replace('"', "'")
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _src(source: str) -> str:
@@ -127,7 +125,12 @@ def render_slot(slot: Slot, trust: int) -> str:
         lines = [f'- `{kind}` — "{said}"{_support(slot, v, quote=False)}']
     elif slot.decision.outcome == "resolved" and slot.decision.winner is not None:
         v = slot.decision.winner
-        lines = [f"- {key} = **{slot.display(v)}**{_support(slot, v)}"]
+        done = file_work(slot, v)
+        if done is not None:
+            # a file slot's key is its value: the line says what was done to it (``_work``)
+            lines = [f"- `file {slot.display(v)}` — {done}{_support(slot, v, quote=False)}"]
+        else:
+            lines = [f"- {key} = **{slot.display(v)}**{_support(slot, v)}"]
     elif r is not None and r.outcome == "choose" and r.value is not None:
         v = r.value
         lines = [

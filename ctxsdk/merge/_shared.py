@@ -26,7 +26,9 @@ A file is compared by its name and shown by the longest path form two sessions s
 that path (the path or a trailing part of it): ``src/agents/core/session/types.ts`` in one
 session and ``src/agents/core/metrics/types.ts`` in another are two files of one name.
 Evidence per session: the user 4, a call or a result 3 (what a tool ran or showed), the
-assistant 2.
+assistant 2. A session the kernel has a ``file`` fact of for the shown file (it edited, created
+or kept reading it, by any path that names it) quotes that fact's line instead, at no lower
+evidence: the slot's line then says what was done to the file (``_work``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import itertools
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
 
@@ -249,12 +251,16 @@ def shared_claims(
     known: Iterable[str] = (),
     skip: Iterable[str] = (),
     table: Table | None = None,
+    files: Iterable[Claim] = (),
 ) -> list[Claim]:
     """One claim per session for each shared name (``shared_names``): key ``<kind> <shown
     form, lowercased>``, value the shown form, evidence by its strongest use, quoting the
-    line it was named in."""
+    line it was named in. For a file, a session's own ``file`` claim among ``files`` (the
+    kernel's: ``edited src/app.py (3 changes)``) of that one file is quoted instead: what
+    the session did to it says more than where it named it (``_work``)."""
     trust = {b.id: b.trust for b in branches}
     names = table if table is not None else name_table(branches)
+    work = _file_claims(files)
     out: list[Claim] = []
     pairs = unrelated_pairs(branches)
     for name in shared_names(names, limit=limit, known=known, skip=skip, unrelated=pairs):
@@ -265,8 +271,28 @@ def shared_claims(
             mine = name.of_shown(src) or ms
             best = min(mine, key=lambda a: (_QUOTE_ORDER[a.use], a.seq))
             strongest = max(EVIDENCE_OF_USE[a.use] for a in mine)
-            out.append(mention_claim(key, shown, best, strongest, src, trust[src]))
+            c = mention_claim(key, shown, best, strongest, src, trust[src])
+            done = _of_file(work.get(src, ()), _path(shown)) if name.kind == "file" else None
+            if done is not None:
+                evidence = max(strongest, done.evidence)
+                c = replace(c, text=done.text, seq=done.seq, evidence=evidence, origin="tool")
+            out.append(c)
     return out
+
+
+def _file_claims(claims: Iterable[Claim]) -> dict[str, list[tuple[str, Claim]]]:
+    """The live claims of a ``file`` key by source, each with its path (compared form)."""
+    out: dict[str, list[tuple[str, Claim]]] = {}
+    for c in claims:
+        if c.key.lower().startswith("file ") and not c.superseded and not c.statement:
+            out.setdefault(c.source, []).append((_path(c.value), c))
+    return out
+
+
+def _of_file(claims: Sequence[tuple[str, Claim]], path: str) -> Claim | None:
+    """The one claim of the file at ``path`` (None when none is, or two files could be)."""
+    mine = [c for p, c in claims if same_file(p, path)]
+    return mine[0] if len(mine) == 1 else None
 
 
 def mention_claim(
