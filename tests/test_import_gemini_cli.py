@@ -5,10 +5,8 @@ a chat that stops mid-call)."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import random
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,8 @@ from ctxsdk.errors import ImportFormatError
 from ctxsdk.session import Session
 from ctxsdk.session._models import ReasoningBlock
 from ctxsdk.session.importers import from_gemini_cli, import_provenance
+
+from ._mutations import DELETE, field_paths, mutated
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 GEMINI_DIR = SHARED / "data" / "agent-sessions" / "gemini-cli"
@@ -329,19 +329,7 @@ def test_truncated_wrong_format_and_bad_json_are_located(tmp_path: Path) -> None
         from_gemini_cli(tmp_path / "time.json")
 
 
-def _mutations(obj: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield (*path, k)
-            yield from _mutations(v, (*path, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj[:2]):
-            yield (*path, i)
-            yield from _mutations(v, (*path, i))
-
-
-_DELETE = object()
-_BAD: list[Any] = [_DELETE, None, 3, "x", [], {}, [{"type": 1}], [{"text": 1}]]
+_BAD: list[Any] = [DELETE, None, 3, "x", [], {}, [{"type": 1}], [{"text": 1}]]
 
 
 def test_hand_broken_chats_raise_only_import_errors(tmp_path: Path) -> None:
@@ -363,16 +351,7 @@ def test_hand_broken_chats_raise_only_import_errors(tmp_path: Path) -> None:
     doc["messages"][1]["thoughts"] = [{"subject": "S", "description": "D", "timestamp": "x"}]
     rnd = random.Random(5)
     path = tmp_path / "fuzz.json"
-    for where in _mutations(doc):
-        value = rnd.choice(_BAD)
-        broken = copy.deepcopy(doc)
-        target = broken
-        for p in where[:-1]:
-            target = target[p]
-        if value is _DELETE:
-            del target[where[-1]]
-        else:
-            target[where[-1]] = value
-        _write(path, broken)
+    for where in field_paths(doc, per_list=2):
+        _write(path, mutated(doc, where, rnd.choice(_BAD)))
         with contextlib.suppress(ImportFormatError):
             from_gemini_cli(path).wire()

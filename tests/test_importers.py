@@ -10,7 +10,7 @@ import contextlib
 import copy
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,8 @@ from ctxsdk.session.importers import (
     import_file,
     import_provenance,
 )
+
+from ._mutations import DELETE, field_paths, mutated
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data"
@@ -338,31 +340,7 @@ def test_malformed_chat_messages_name_the_message(
         from_messages(["hi"], fmt)  # type: ignore[arg-type]
 
 
-def _mutations(obj: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield (*path, k)
-            yield from _mutations(v, (*path, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj[:3]):
-            yield (*path, i)
-            yield from _mutations(v, (*path, i))
-
-
-def _mutate(obj: Any, path: tuple[Any, ...], value: Any) -> Any:
-    out = copy.deepcopy(obj)
-    target = out
-    for p in path[:-1]:
-        target = target[p]
-    if value is _DELETE:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return out
-
-
-_DELETE = object()
-_BAD = [_DELETE, None, 3, "x", [], {}, [{"type": 1}]]
+_BAD = [DELETE, None, 3, "x", [], {}, [{"type": 1}]]
 
 
 def _only_import_errors(run: Callable[[], Any]) -> None:
@@ -374,9 +352,9 @@ def _only_import_errors(run: Callable[[], Any]) -> None:
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
 def test_hand_broken_chats_raise_only_import_errors(fmt: Literal["openai", "anthropic"]) -> None:
     chat = OPENAI_CHAT if fmt == "openai" else ANTHROPIC_CHAT
-    for path in _mutations(chat):
+    for path in field_paths(chat, per_list=3):
         for bad in _BAD:
-            broken = _mutate(chat, path, bad)
+            broken = mutated(chat, path, bad)
             _only_import_errors(lambda b=broken: from_messages(b, fmt).wire())  # type: ignore[misc]
 
 
@@ -951,12 +929,12 @@ def test_hand_broken_claude_code_records_raise_only_import_errors(tmp_path: Path
     rnd = random.Random(3)
     path = tmp_path / "fuzz.jsonl"
     for index in (1, 2, 3, 4, 36, 37, 46, 47, 58, 59):
-        for field in _mutations(records[index]):
+        for field in field_paths(records[index], per_list=3):
             if rnd.random() < 0.5:
                 continue
             broken = [
                 *records[:index],
-                _mutate(records[index], field, rnd.choice(_BAD)),
+                mutated(records[index], field, rnd.choice(_BAD)),
                 *records[index + 1 :],
             ]
             _write_records(path, broken)
@@ -1122,10 +1100,12 @@ def test_hand_broken_swe_agent_raises_only_import_errors(tmp_path: Path) -> None
     rnd = random.Random(5)
     paths = [("history", i, k) for i, m in enumerate(doc["history"]) for k in m]
     paths += [
-        p for p in _mutations(doc) if p[0] == "history" or (p[0] == "trajectory" and len(p) <= 5)
+        p
+        for p in field_paths(doc, per_list=3)
+        if p[0] == "history" or (p[0] == "trajectory" and len(p) <= 5)
     ]
     for field in rnd.sample(paths, min(len(paths), 120)):
-        path.write_text(json.dumps(_mutate(doc, field, rnd.choice(_BAD))))
+        path.write_text(json.dumps(mutated(doc, field, rnd.choice(_BAD))))
         _only_import_errors(lambda: from_swe_agent(path).wire())
     path.write_text("[1, 2]")
     with pytest.raises(
@@ -1212,9 +1192,9 @@ def test_malformed_locomo_names_the_turn(locomo: list[Raw]) -> None:
         from_locomo(locomo, 10)
     with pytest.raises(ImportFormatError, match="no conversation with sample_id 'conv-1'"):
         from_locomo(locomo, "conv-1")
-    for field in list(_mutations(locomo[0]["conversation"]))[:100]:
-        for bad in (_DELETE, None, 7):
-            sample = _mutate(locomo[0], ("conversation", *field), bad)
+    for field in list(field_paths(locomo[0]["conversation"], per_list=3))[:100]:
+        for bad in (DELETE, None, 7):
+            sample = mutated(locomo[0], ("conversation", *field), bad)
             _only_import_errors(lambda s=sample: from_locomo([s], 0).messages())  # type: ignore[misc]
 
 
