@@ -158,7 +158,8 @@ def test_wrapped_task_is_unwrapped() -> None:
         ("option 1 is not acceptable", "decision"),  # a choice among the agent's options
         ("no, I meant the other file", "instruction"),
         ("run the tests before committing", "instruction"),
-        ("sessionOrchestrator must not be agent specific", "instruction"),
+        # what the code must be, not how the agent works (``_expected``)
+        ("sessionOrchestrator must not be agent specific", "decision"),
         ("be concise", "preference"),
         ("Please always write type hints.", "preference"),
         ("put them in single table for better readability", "preference"),

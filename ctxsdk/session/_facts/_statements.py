@@ -15,6 +15,10 @@ beyond the task in hand:
   ``decision``. The need is a rule when it says how work is done (``_asks.rule_imperative``:
   "there is a need to keep Python 3.9 support"), and an ask for one piece of work when it
   asks for the agent's own work ("there is a need to come up with a plan for …", ``need``);
+- how the code should behave is a requirement of the code, not a rule of how the agent
+  works (``_expected.requirement``): a project fact when it names the code
+  ("model_to_dict() should return an empty dict"), else a decision of the design in hand
+  ("the list should persist in localStorage");
 - a choice among the options the agent offered ("option 1 is not acceptable") is a
   decision too; ``_text`` reads it with the other decisions (``_replies.chooses``).
 """
@@ -26,6 +30,7 @@ from typing import Literal
 
 from . import _cues as C
 from ._asks import rule_imperative
+from ._expected import requirement
 from ._model import FactKind
 from ._prefilter import prefiltered
 
@@ -80,6 +85,9 @@ def statement_kind(s: str) -> FactKind | None:
     states one with the cue words of an instruction (see the module docstring); None else."""
     if (C.EXISTING.search(s) and not _orders(s)) or _noted(s):
         return "project"
+    required = requirement(s)
+    if required is not None:
+        return required
     return "decision" if need(s) == "design" else None
 
 

@@ -14,7 +14,10 @@ Each sentence (``_sentences.sentence_spans``) is read by the cue tables of ``_cu
   readme": ``_asks`` tells them from rules) only the first is kept: it says what was asked.
   Questions, hypotheticals and filler ("thanks", "continue") give nothing. A harness
   template around the user's task is unwrapped first (``_templates.user_text``): of an
-  issue text only its title and its normative sentences are kept.
+  issue text only its title and its normative sentences are kept. A sentence saying how the
+  code should behave ("model_to_dict() should return {}", "the list should persist in
+  localStorage") is what the task requires of the code, not a rule of work: a project
+  fact or a decision (``_expected``), in an issue or in the user's own words.
 - user and assistant text: decisions, with ``reason`` and ``rejected`` alternatives. The
   assistant's narration ("Let me look at the file") is not a decision; its plans are only
   when they commit to a choice (decided, went with, X instead of Y).
@@ -32,6 +35,7 @@ from .._redact import memo_read
 from . import _cues as C
 from ._asks import embedded_question, rule_imperative
 from ._corrections import correction
+from ._expected import requirement
 from ._model import QUOTE_MAX, Fact, FactKind, FactSource
 from ._prefilter import prefiltered
 from ._replies import chooses, durable, refers_back
@@ -286,12 +290,16 @@ def _text_facts(text: str, *, role: str, seq: int, session: str, previous: str) 
             continue
         if role == "user" and wrapped:
             # An issue or task text: its title says what was asked; of its body only
-            # what must or must not be done.
-            if i == 0:
+            # what must or must not be done. What it says the code should do is what the
+            # task requires of the code, not a rule of work (``_expected``).
+            dangling = bool(C.DANGLING.search(s))
+            required = None if dangling else requirement(s)
+            ruled = bool(C.NORMATIVE.search(s) or C.PROHIBITION.search(s)) and not dangling
+            if required is not None:
+                add(required, s, span, reason=_reason(s))
+            elif i == 0 or ruled:
                 add("instruction", s, span)
-                task_taken = True
-            elif (C.NORMATIVE.search(s) or C.PROHIBITION.search(s)) and not C.DANGLING.search(s):
-                add("instruction", s, span)
+            task_taken = task_taken or i == 0
             continue
         # the user's "let's set same value for conversation" answers the agent's proposal:
         # an ask about this turn (read below), not a choice that holds on its own
