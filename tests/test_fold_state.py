@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 
 import ctxsdk as cx
 from ctxsdk import errors
+from ctxsdk.fold._checkpoint import state_lines
 from ctxsdk.fold._state import (
     ANCHOR_EVENT,
     ANCHOR_KINDS,
     AUTHORITIES,
+    STATEMENT_KEY_PREFIX,
     Anchor,
     FoldState,
     StateLimits,
@@ -1395,3 +1397,28 @@ def test_what_a_checkpoint_showed_is_what_its_text_holds() -> None:
     assert "Earlier requests:" not in "\n".join(state_lines(unshown(state, shown_in(state, full))))
     # a text not known counts every active item as shown
     assert shown_in(state, "") == {shown_key(a) for a in state.active()}
+
+
+def test_every_project_statement_without_a_key_is_kept_in_the_order_said() -> None:
+    # None of these replaces another: each stays a current value, and saying one again
+    # adds no second line.
+    said = (
+        "There is existing logic for scanning history.",
+        "We don't control the deploy process - it's a third-party tool that the CLI calls.",
+        "keep in mind that the new file will be in the same folder as the old one",
+    )
+    b = builder("statements")
+    for text in (*said, said[0]):
+        b.turn(text).assistant(text="ok").end_turn()
+    s = reduce(b)
+    kept = sorted(
+        (a for a in s.values if (a.state_key or "").startswith(STATEMENT_KEY_PREFIX)),
+        key=lambda a: a.sources[0],
+    )
+    assert [a.value for a in kept] == list(said)
+    assert not any((a.state_key or "").startswith("project/") for a in s.superseded)
+    lines = state_lines(s)
+    values = lines[lines.index("Current values:") + 1 :]
+    values = values[: next(i for i, line in enumerate(values) if not line.startswith("- "))]
+    assert [next(t for t in said if v.startswith(f"- {t} ")) for v in values] == list(said)
+    assert not any(STATEMENT_KEY_PREFIX in line for line in lines)  # the words alone

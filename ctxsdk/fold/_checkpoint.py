@@ -33,7 +33,7 @@ from ..session.kernel import (
     message_of,
     message_text,
 )
-from ._state import RUN_KEY_PREFIX
+from ._state import RUN_KEY_PREFIX, STATEMENT_KEY_PREFIX
 
 __all__ = [
     "BASIC_SECTIONS",
@@ -97,8 +97,18 @@ def _item(anchor: Any) -> str:
 def _head_line(key: str, anchor: Any, superseded: Iterable[Any]) -> str:
     was = [a for a in superseded if a.state_key == key]
     tail = f" (was {_value(was[-1])} {_refs(was[-1].sources)})" if was else ""
+    if key.startswith(STATEMENT_KEY_PREFIX):  # a statement: its words are the whole line
+        return f"- {_value(anchor)} {_refs(anchor.sources)}{tail}"
     name = key.split("/", 1)[1] if key.startswith("value/") else key
     return f"- {name} = {_value(anchor)} {_refs(anchor.sources)}{tail}"
+
+
+def _head_order(item: tuple[str, Any]) -> tuple[str, int]:
+    """Heads by key, the statements (keyed by a digest of their words) in the order said."""
+    key, anchor = item
+    if key.startswith(STATEMENT_KEY_PREFIX):
+        return STATEMENT_KEY_PREFIX, min(anchor.sources, default=0)
+    return key, 0
 
 
 def _shown_value(key: str, anchor: Any, told: AbstractSet[str] = frozenset()) -> bool:
@@ -225,7 +235,7 @@ def state_lines(
     section("Project rules", [_item(a) for a in state.rules])
     heads = [
         _head_line(k, a, state.superseded)
-        for k, a in sorted(state.heads.items())
+        for k, a in sorted(state.heads.items(), key=_head_order)
         if _shown_value(k, a, told)
     ]
     section("Current values", heads)
@@ -319,8 +329,8 @@ def basic_summary(state: Any, current_work: str) -> str:
     objective = [_value(state.objective)] if state.objective is not None else []
     req = getattr(state, "current_request", None)
     heads = [
-        f"{k.split('/', 1)[-1]} = {_value(a)}"
-        for k, a in sorted(state.heads.items())
+        _value(a) if k.startswith(STATEMENT_KEY_PREFIX) else f"{k.split('/', 1)[-1]} = {_value(a)}"
+        for k, a in sorted(state.heads.items(), key=_head_order)
         if _shown_value(k, a)
     ]
     sections = {

@@ -39,6 +39,7 @@ from ._anchors import (
     AUTHORITIES,
     FAILURE_STATES,
     RUN_KEY_PREFIX,
+    STATEMENT_KEY_PREFIX,
     Anchor,
     StateLimits,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "AUTHORITIES",
     "FAILURE_STATES",
     "RUN_KEY_PREFIX",
+    "STATEMENT_KEY_PREFIX",
     "Anchor",
     "FoldState",
     "StateLimits",

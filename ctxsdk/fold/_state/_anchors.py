@@ -7,6 +7,7 @@ Everything else in the package builds on these, so they import nothing of it.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,10 @@ from ...errors import InvalidArgument
 
 ANCHOR_EVENT = "ctxsdk/fold-anchor"
 RUN_KEY_PREFIX = "run/"  # the heads of the run's settings (the harness's, not the work's)
+# A project fact said without a key ("there is existing logic for scanning history"): none
+# replaces another, so each distinct statement is a head of its own, keyed by a digest of its
+# words (``statement_key``) and shown as its words alone.
+STATEMENT_KEY_PREFIX = "project/fact:"
 ANCHOR_KINDS = (
     "objective",
     "constraint",
@@ -62,6 +67,13 @@ def _fold(text: str) -> str:
 
 def _norm(text: str) -> str:
     return _fold(text).lower().rstrip(" .!;:")
+
+
+def statement_key(text: str) -> str:
+    """The state key of an unkeyed project fact: the same words (as ``_norm`` compares them)
+    give the same key, so a restatement refreshes its head instead of adding one."""
+    digest = hashlib.sha256(_norm(text).encode("utf-8", "surrogatepass")).hexdigest()
+    return STATEMENT_KEY_PREFIX + digest[:12]
 
 
 def _merge_sources(old: Sequence[int], new: Sequence[int], cap: int) -> tuple[int, ...]:

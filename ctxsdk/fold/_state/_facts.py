@@ -50,7 +50,7 @@ from dataclasses import replace
 
 from ...session import Fact
 from ...session.kernel import RUN_SCOPE, instruction_kind, run_value
-from ._anchors import Anchor, Value, _cut, _fold, _norm
+from ._anchors import Anchor, Value, _cut, _fold, _norm, statement_key
 from ._explicit import _ExplicitAnchors
 from ._roots import _feeds
 
@@ -184,19 +184,23 @@ class _FactAnchors(_ExplicitAnchors):
                     move=False,
                 )
             return
-        self._project_value(key or "fact", f.text if not f.value else f.value, seq)
+        if not key:  # one of the things the user says holds: a head of its own
+            self._project_value("", f.text, seq, state_key=statement_key(f.text))
+            return
+        self._project_value(key, f.text if not f.value else f.value, seq)
 
-    def _project_value(self, key: str, text: str, seq: int) -> None:
-        """The head of ``project/<key>``; the same value again changes nothing."""
+    def _project_value(self, key: str, text: str, seq: int, *, state_key: str = "") -> None:
+        """The head of ``project/<key>`` (or of ``state_key``); the same value again changes
+        nothing."""
         value = _cut(text, self.limits.text)
-        state_key = f"project/{_slot(key)}"
+        state_key = state_key or f"project/{_slot(key)}"
         head_id = self.heads.get(state_key)
         head = self.active.get(head_id) if head_id is not None else None
         if head is not None and head.value == value:
             return
         self.declare(
             Anchor(
-                id=f"project:{_slot(key)}@{seq}",
+                id=f"project:{state_key.removeprefix('project/')}@{seq}",
                 kind="value",
                 state_key=state_key,
                 value=value,

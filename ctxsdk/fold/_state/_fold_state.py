@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..._display import Rendered, badge, esc, kv, plural, section, table
-from ._anchors import RUN_KEY_PREFIX, Anchor, JsonDict, _cut, _seqs_text
+from ._anchors import RUN_KEY_PREFIX, STATEMENT_KEY_PREFIX, Anchor, JsonDict, _cut, _seqs_text
 
 _GROUPS = (
     ("objective", "Objective"),
@@ -148,7 +148,8 @@ class FoldState(Rendered):
         """One shown item, cut to ``width``, then its source seqs."""
         seqs = f" ({_seqs_text(a.sources)})"
         if face in ("values", "run"):
-            body = f"{a.state_key} = {a.value}"
+            said = (a.state_key or "").startswith(STATEMENT_KEY_PREFIX)
+            body = str(a.value) if said else f"{a.state_key} = {a.value}"
         elif face == "open_failures":
             body = f"[{a.failure_state or 'open'}] {a.value}"
         elif face == "superseded":
