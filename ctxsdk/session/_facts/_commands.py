@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .._redact import memo_of
+from ._writers import program_writes
 
 __all__ = [
     "CommandPart",
@@ -73,7 +74,11 @@ _READ_PROGRAMS = frozenset(
     hexdump strings readlink test [ git-log lsof ps top kill pkill open code curl wget ping
     source . export set unset alias read wait jobs fg bg pushd popd""".split()
 )
-_WRITE_PROGRAMS = frozenset("mkdir touch rm rmdir mv cp ln chmod chown tee patch truncate".split())
+_WRITE_PROGRAMS = frozenset(
+    "mkdir touch rm rmdir mv cp ln chmod chown tee patch truncate install sponge".split()
+)
+# Words that open a compound command: what follows is a simple command (``then sed -i …``).
+_KEYWORDS = frozenset("if then elif else while until do ! {".split())
 _GIT_READ = frozenset(
     "status diff log show blame branch remote rev-parse ls-files grep describe shortlog".split()
 )
@@ -386,55 +391,6 @@ def _perl_in_place(args: list[str] | tuple[str, ...]) -> tuple[bool, str, list[s
     return inplace, code, files
 
 
-def _destinations(args: list[str] | tuple[str, ...]) -> list[str]:
-    """The files ``mv``/``cp`` write: the last operand, or each source's name inside the
-    target directory (``-t dir``, several sources, a trailing ``/``)."""
-    target = ""
-    files: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if a in ("-t", "--target-directory") and i < len(args):
-            target, i = args[i], i + 1
-        elif a.startswith("--target-directory="):
-            target = a.split("=", 1)[1]
-        elif a in ("-S", "--suffix"):
-            i += 1
-        elif not a.startswith("-") or a == "-":
-            files.append(a)
-    if not target:
-        if len(files) < 2:
-            return []
-        if len(files) == 2 and not files[1].endswith("/"):
-            return files[1:]
-        target, files = files[-1], files[:-1]
-    return [posixpath.join(target, f.rstrip("/").rsplit("/", 1)[-1]) for f in files]
-
-
-def _part_writes(program: str, rest: list[str]) -> tuple[list[str], list[str]]:
-    """The files a program writes through its arguments, and those it appends to."""
-    if program == "tee":
-        files = [a for a in rest if not a.startswith("-")]
-        append = any(a == "--append" or (a[:1] == "-" and "a" in a[1:2]) for a in rest)
-        return files, files if append else []
-    if program == "touch":
-        files, skip = [], False
-        for a in rest:
-            if skip:
-                skip = False
-            elif a in ("-d", "-t", "-r"):
-                skip = True
-            elif not a.startswith("-"):
-                files.append(a)
-        return files, []
-    if program in ("mv", "cp"):
-        return _destinations(rest), []
-    if program == "dd":
-        return [a[3:] for a in rest if a.startswith("of=") and len(a) > 3], []
-    return [], []
-
-
 @dataclass(frozen=True, slots=True)
 class CommandPart:
     """One simple command of a command line."""
@@ -482,7 +438,7 @@ def _script_purpose(script: str) -> Purpose:
 
 def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], Purpose]:
     """(launcher, program, sub, rest, purpose) of one simple command's words."""
-    while words and (words[0] in _WRAPPERS or _ENV_ASSIGN.match(words[0])):
+    while words and (words[0] in _WRAPPERS or words[0] in _KEYWORDS or _ENV_ASSIGN.match(words[0])):
         head = words.pop(0)
         if head == "timeout":
             while words and (words[0].startswith("-") or re.match(r"^\d+[smhd]?$", words[0])):
@@ -626,7 +582,13 @@ def _classify(words: list[str]) -> tuple[tuple[str, ...], str, str, list[str], P
     if base == "sed":
         return (tuple(launcher), "sed", "", args, "write" if sed_args(args)[0] else "read")
     if base == "dd":
-        return (tuple(launcher), "dd", "", args, "write" if _part_writes("dd", args)[0] else "read")
+        return (
+            tuple(launcher),
+            "dd",
+            "",
+            args,
+            "write" if program_writes("dd", "", args)[0] else "read",
+        )
     if base in _TEST_PROGRAMS:
         return (tuple(launcher), base, "", args, "test")
     if base in _LINT_PROGRAMS:
@@ -723,7 +685,8 @@ def _parts(command: str) -> list[CommandPart]:
     try:
         # a command substitution is a value ("GH_TOKEN=$(gh auth token) pytest"), not a step
         line = _SUBST.sub("_", command[:20_000])
-        for masked in _split(line):
+        bodies = _segment_bodies(line)
+        for at, masked in enumerate(_split(line)):
             split, written, appended = _strip_redirects(_words(masked))
             words = [w.translate(_UNMASK) for w in split]
             segment = masked.translate(_UNMASK)
@@ -753,11 +716,11 @@ def _parts(command: str) -> list[CommandPart]:
             elif program == "perl" and purpose == "write":
                 writes += _perl_in_place(rest)[2]
             elif not launcher:
-                more, more_adds = _part_writes(program, rest)
+                more, more_adds = program_writes(program, sub, rest, bodies.get(at, ()))
                 writes += more
                 adds += more_adds
-            if written and purpose in ("read", "other"):
-                purpose = "write"  # echo/cat/printf ... > file writes a file
+            if writes and purpose in ("read", "other"):
+                purpose = "write"  # echo/cat/printf ... > file, git mv, awk -i inplace
             operands = frozenset(a for a in rest if not a.startswith("-"))
             out.append(
                 CommandPart(
@@ -781,10 +744,33 @@ _SUBST = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)|\$\((?!\()(?:[^()]|\([^()]
 
 
 def _files(paths: list[str]) -> tuple[str, ...]:
-    """Paths that are files: never a device (``/dev/null``, ``/dev/stderr``) or stdout (``-``).
-    A scratch file under /tmp is still a file written: whether it matters is the reader's
-    call (``is_scratch``)."""
-    return tuple(dict.fromkeys(p for p in paths if p and p != "-" and not p.startswith("/dev/")))
+    """Paths that are files: never a device (``/dev/null``, ``/dev/stderr``) or stdout (``-``),
+    nor a word the shell expands (``$f``, ``*.py``, ``{a,b}.py``: which files, the log does
+    not say). A scratch file under /tmp is still a file written: whether it matters is the
+    reader's call (``is_scratch``)."""
+    return tuple(
+        dict.fromkeys(
+            p
+            for p in paths
+            if p and p != "-" and not p.startswith("/dev/") and not _EXPANDS.search(p)
+        )
+    )
+
+
+# a variable, a glob or a brace list: the shell makes other words of it
+_EXPANDS = re.compile(r"[$*?`]|\{[^}]*,[^}]*\}|\[[^]]*\]")
+
+
+def _segment_bodies(line: str) -> dict[int, list[str]]:
+    """The here-document bodies each simple command of ``line`` is fed, by its index among
+    ``_split(line)``: a body belongs to the command its ``<<`` stands in."""
+    out: dict[int, list[str]] = {}
+    if "<<" not in line:
+        return out
+    for m in _HEREDOC.finditer(line):
+        at = len(_split(line[: m.start()])) - 1
+        out.setdefault(max(at, 0), []).append(m.group(4) or "")
+    return out
 
 
 def _shell_c(words: list[str]) -> str | None:
@@ -842,8 +828,10 @@ def heredoc_writes(command: str) -> list[tuple[str, str]]:
 def written_by_shell(command: str) -> list[str]:
     """The files a command line writes: redirections (``>``, ``>>``, ``&>``, ``>|``; not
     ``2>``, ``>&2`` or a device), ``tee``, ``sed -i``, ``perl -i``, ``touch``, ``dd of=``, the
-    destination of ``mv``/``cp``. Here-document bodies are file contents, never read as
-    commands; a ``>`` inside quotes is text."""
+    destination of ``mv``/``cp``, and the rest ``_writers`` reads (``patch``/``git apply`` fed
+    a diff, ``awk -i inplace``, ``ed`` …). Here-document bodies are file contents, never read
+    as commands (a diff fed to ``patch`` is read for its file names); a ``>`` inside quotes
+    is text; a word the shell expands (``$f``, ``*.py``) names no file."""
     return list(dict.fromkeys(path for _, path, _ in shell_writes(parts(command))))
 
 

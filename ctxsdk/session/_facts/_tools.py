@@ -43,6 +43,7 @@ from ._commands import (
 from ._model import QUOTE_MAX, Fact, FactSource
 from ._outcomes import RunOutcome, body, exit_code, harness_note, outcome, running_session
 from ._prefilter import prefiltered
+from ._writers import in_place
 
 __all__ = [
     "PATH_KEYS",
@@ -636,7 +637,7 @@ class ToolFacts:
         for p, path, appended in shell_writes(ps):
             # as an edit tool's: > and tee write (create) the file; >>, sed -i, perl -i edit it
             code = bodies.get(path, "") if p.program in ("cat", "tee") else ""
-            created = not appended and p.program not in ("sed", "perl")
+            created = not appended and not in_place(p.program, p.sub)
             what = _shell_change(p, appended, code)
             self._edit(path, seq, what, created=created, code=code)
         self._runs[call_id] = _Run(seq, command, ps)
@@ -1190,11 +1191,16 @@ def _shell_change(p: CommandPart, appended: bool, code: str) -> str:
         return f"sed {_clip(_sed_expression(p), 60)}".strip()
     if p.program == "perl":
         return "perl -i"
+    if p.program == "patch" or (p.program == "git" and p.sub == "apply"):
+        return "applied a patch"
+    if in_place(p.program, p.sub):  # awk -i inplace, ed, vim -c, truncate
+        return f"{p.program} in place"
     if appended:
         return _change("", code) if code.strip() else "appended to the file"
     sources = [a for a in p.args if not a.startswith("-")][:-1]
-    if p.program in ("mv", "cp") and len(sources) == 1:
-        verb = "moved" if p.program == "mv" else "copied"
+    moved = p.program == "mv" or (p.program == "git" and p.sub == "mv")
+    if (moved or p.program in ("cp", "install")) and len(sources) == 1:
+        verb = "moved" if moved else "copied"
         return f"{verb} from `{_clip(sources[0], 60)}`"
     return "wrote the file"
 
