@@ -43,6 +43,7 @@ from ._commands import (
 from ._model import QUOTE_MAX, Fact, FactSource
 from ._outcomes import RunOutcome, body, exit_code, harness_note, outcome, running_session
 from ._prefilter import prefiltered
+from ._script_writes import rewritten_files
 from ._writers import in_place
 
 __all__ = [
@@ -328,6 +329,7 @@ class ToolFacts:
         self._framework: dict[str, list[int]] = {}
         self._created: set[str] = set()  # files this session created
         self._scripts: set[str] = set()  # scripts it ran (python x.py, node x.js)
+        self._script_code: dict[str, str] = {}  # Python scripts it wrote, by path
         self._removed: set[str] = set()  # files it removed
         self._told: tuple[str, int] | None = None  # a command told in text, awaiting output
         self._edit_calls: dict[str, list[_Edit]] = {}  # call id -> the edits it made
@@ -640,6 +642,13 @@ class ToolFacts:
             created = not appended and not in_place(p.program, p.sub)
             what = _shell_change(p, appended, code)
             self._edit(path, seq, what, created=created, code=code)
+            if code and path.endswith(".py"):
+                self._script_code[self._rel(path)] = code
+        for p in ps:  # a script it wrote that rewrites a file: running it is the edit
+            script = self._script_code.get(self._rel(p.sub), "") if p.sub.endswith(".py") else ""
+            if script and p.purpose in ("run", "test"):
+                for path in rewritten_files(script):
+                    self._edit(path, seq, f"rewritten by {_clip(p.sub, 60)}")
         self._runs[call_id] = _Run(seq, command, ps)
 
     # ------------------------------------------------- commands told in text
