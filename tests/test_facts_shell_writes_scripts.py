@@ -34,6 +34,9 @@ print("Applied fix")
             ["src/m.py"],
         ),
         ("t = Path('m.py').read_text()\nPath('m.py').write_text(t)", ["m.py"]),
+        ("p = Path('m.py')\nt = p.read_text()\nwith p.open('w') as f:\n    f.write(t)", ["m.py"]),
+        # a string that only looks like a call is no file use
+        ("s = open('m.py').read()\nnote = \"open('m.py', 'w')\"", []),
     ],
 )
 def test_rewritten_files(code: str, files: list[str]) -> None:
@@ -48,6 +51,7 @@ def test_rewritten_files(code: str, files: list[str]) -> None:
         "open('m.py', 'w').write('x')\nprint(open('m.py').read())",  # written before read
         "open(path, 'w').write(open(path).read())",  # a name bound nowhere: which file?
         "with open('/dev/null', 'r+') as f: pass",
+        "s = open('m.py').read(\nopen('m.py', 'w').write(s)",  # cut: it does not parse
     ],
 )
 def test_not_rewritten(code: str) -> None:

@@ -4,59 +4,98 @@ this way when ``sed`` quoting gets hard; running the script is the edit.
 
 Only a read-then-write of one named file counts (``open(p)`` … ``open(p, 'w')``, or
 ``Path(p).read_text()`` … ``.write_text()``): a script that only writes makes an output
-(a log, a figure), not an edit of the project."""
+(a log, a figure), not an edit of the project. The script is parsed with ``ast``; one that
+does not parse (cut, or not Python) rewrites nothing.
+"""
 
 from __future__ import annotations
 
-import re
+import ast
+
+__all__ = ["rewritten_files"]
+
+_MAX_CODE = 200_000  # characters of a script read; a longer one is no quick fix script
+_READS = frozenset({"read_text", "read_bytes"})
+_WRITES = frozenset({"write_text", "write_bytes"})
 
 
-def _literal(group: int) -> str:
-    """A quoted string whose quote is capture group ``group`` (its text the next)."""
-    return rf"""(?:[rRbB]?(['"])([^'"\n]+)\{group})"""
+def _name(func: ast.expr) -> str:
+    """What a call calls: ``open``, ``Path``, ``read_text`` (an attribute's last name)."""
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
 
 
-# name = 'path' / name = Path('path'): the last binding wins
-_BIND = re.compile(
-    r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:(?:\w+\.)?Path\([ \t]*)?" + _literal(2), re.M
-)
-# open(<path or name>[, mode]) with the mode as written ('' when none: read)
-_OPEN = re.compile(
-    r"\bopen\([ \t]*(?:" + _literal(1) + r"|([A-Za-z_]\w*))[ \t]*"
-    r"(?:,[ \t]*(?:mode[ \t]*=[ \t]*)?(['\"])([rwaxbt+]+)\4)?"
-)
-# Path(<path>).read_text() / name.write_text(...)
-_PATH_IO = re.compile(
-    r"(?:(?:\w+\.)?Path\([ \t]*" + _literal(1) + r"[ \t]*\)|\b([A-Za-z_]\w*))"
-    r"\.(read|write)_(?:text|bytes)\("
-)
+def _path(node: ast.expr, names: dict[str, str]) -> str:
+    """The file ``node`` names: a string, a name bound to one, or ``Path(<one of those>)``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return names.get(node.id, "")
+    if isinstance(node, ast.Call) and _name(node.func) == "Path" and node.args:
+        return _path(node.args[0], names)
+    return ""
 
 
-def _line(code: str, at: int) -> int:
-    return code.count("\n", 0, at)
+def _bindings(tree: ast.AST) -> dict[str, str]:
+    """``name = 'path'`` and ``name = Path('path')``: the last binding wins."""
+    names: dict[str, str] = {}
+    assigns = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    for node in assigns:
+        target = node.targets[0]
+        path = _path(node.value, {})
+        if isinstance(target, ast.Name) and path:
+            names[target.id] = path
+    return names
 
 
-def _bindings(code: str) -> dict[str, str]:
-    return {m.group(1): m.group(3) for m in _BIND.finditer(code)}
+def _mode(call: ast.Call, at: int) -> str:
+    """An ``open`` call's mode as written (its ``at``-th argument or ``mode=``); "r" if none."""
+    given = call.args[at] if len(call.args) > at else None
+    for kw in call.keywords:
+        if kw.arg == "mode":
+            given = kw.value
+    if given is None:
+        return "r"
+    return given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else ""
+
+
+def _uses(tree: ast.AST, names: dict[str, str]) -> list[tuple[int, bool, str]]:
+    """(line, whether it writes, path) of each file the script opens or reads/writes whole."""
+    out: list[tuple[int, bool, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = _name(node.func)
+        if called == "open":
+            func = node.func
+            if isinstance(func, ast.Attribute):  # Path(p).open("w")
+                path, mode = _path(func.value, names), _mode(node, 0)
+            else:
+                path, mode = (_path(node.args[0], names) if node.args else ""), _mode(node, 1)
+            if "r" in mode and "+" in mode:  # r+: read and written back through one handle
+                out.append((node.lineno, False, path))
+            out.append((node.lineno, bool(set(mode) & set("wax+")), path))
+        elif (called in _READS or called in _WRITES) and isinstance(node.func, ast.Attribute):
+            out.append((node.lineno, called in _WRITES, _path(node.func.value, names)))
+    return out
 
 
 def rewritten_files(code: str) -> list[str]:
-    """The files ``code`` reads and then writes back, in order of their first write."""
-    names = _bindings(code)
+    """The files ``code`` reads and then writes back, in order of their first write; a read
+    on a write's line is its argument (``p.write_text(p.read_text() + x)``)."""
+    if len(code) > _MAX_CODE:
+        return []
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
     read: set[str] = set()
     out: list[str] = []
-    # (line, writes, path): a read on a write's line is its argument (``write_text(read_text())``)
-    uses: list[tuple[int, bool, str]] = []
-    for m in _OPEN.finditer(code):
-        path = m.group(2) or names.get(m.group(3) or "", "")
-        mode = m.group(5) or "r"
-        if "r" in mode and "+" in mode:  # r+: read and written back through one handle
-            uses.append((_line(code, m.start()), False, path))
-        uses.append((_line(code, m.start()), bool(set(mode) & set("wax+")), path))
-    for m in _PATH_IO.finditer(code):
-        path = m.group(2) or names.get(m.group(3) or "", "")
-        uses.append((_line(code, m.start()), m.group(4) == "write", path))
-    for _, writes, path in sorted(uses):
+    for _, writes, path in sorted(_uses(tree, _bindings(tree))):
         if not path or path.startswith("/dev/"):
             continue
         if writes and path in read and path not in out:
