@@ -32,10 +32,10 @@ from . import _cues as C
 from ._model import FactKind
 from ._prefilter import prefiltered
 
-__all__ = ["requirement"]
+__all__ = ["MODAL", "requirement"]
 
 # The first modal of the sentence: what comes before it is its subject.
-_MODAL = re.compile(r"\b(?:should|must|shall)(?:n'?t)?\b|\bought to\b", re.I)
+MODAL = re.compile(r"\b(?:should|must|shall)(?:n'?t)?\b|\bought to\b", re.I)
 # Where a clause starts: its subject is the words after the last of these before the modal.
 _CLAUSE = re.compile(
     r"[,;:]|\s[-–—]\s|\b(?:but|and|or|so|because|since|however|then|otherwise|whereas"
@@ -116,7 +116,7 @@ def requirement(s: str) -> FactKind | None:
 
 def _code_subject(s: str) -> str | None:
     """The subject of the first modal of ``s`` when it is the code, else None."""
-    m = _MODAL.search(s)
+    m = MODAL.search(s)
     if m is None or C.PROHIBITION.match(s) or C.IMPERATIVE.match(s):
         return None
     head, said = s[: m.start()], s[m.end() :]
@@ -149,4 +149,4 @@ def _first_clause(head: str) -> str:
 
 # the tables most sentences hold no word of: a test of their literal words first
 # (``_prefilter``: the same answers)
-_MODAL = prefiltered(_MODAL)
+MODAL = prefiltered(MODAL)

@@ -30,9 +30,9 @@ from typing import Literal
 
 from . import _cues as C
 from ._asks import rule_imperative
-from ._expected import requirement
+from ._expected import MODAL, requirement
 from ._model import FactKind
-from ._prefilter import prefiltered
+from ._prefilter import TableGate, prefiltered
 
 __all__ = ["Need", "need", "statement_kind"]
 
@@ -83,6 +83,8 @@ def _orders(s: str) -> bool:
 def statement_kind(s: str) -> FactKind | None:
     """The kind of fact a user's sentence ``s`` states (``project`` or ``decision``) when it
     states one with the cue words of an instruction (see the module docstring); None else."""
+    if not _GATE.read(s):
+        return None  # none of the four tables' words: the common case, in one scan
     if (C.EXISTING.search(s) and not _orders(s)) or _noted(s):
         return "project"
     required = requirement(s)
@@ -92,3 +94,5 @@ def statement_kind(s: str) -> FactKind | None:
 
 
 _WORK = prefiltered(_WORK)
+# every sentence of the user's is asked: one scan for the words a statement needs
+_GATE = TableGate((C.EXISTING, C.NOTE, C.NEED, MODAL))
