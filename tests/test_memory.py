@@ -365,7 +365,11 @@ class _Model:
 
 def test_model_proposals_pass_the_rules_filters_or_are_refused(tmp_path: Path) -> None:
     s = _session(
-        ["We store invoices in S3 and InvoiceStore reads them.", "InvoiceStore must stay fast."],
+        # the second sentence holds no cue the rules read: only the model's proposal keeps it
+        [
+            "We store invoices in S3 and InvoiceStore reads them.",
+            "InvoiceStore latency matters a lot to us.",
+        ],
         session_id="model",
     )
     answer = {
@@ -374,7 +378,7 @@ def test_model_proposals_pass_the_rules_filters_or_are_refused(tmp_path: Path) -
             {
                 "type": "decision",
                 "name": "speed",
-                "text": "InvoiceStore must stay fast.",
+                "text": "InvoiceStore latency matters a lot to us.",
                 "about": "InvoiceStore",
             },
             {"type": "preference", "name": "x", "text": "We store invoices in S3"},  # no cue
@@ -395,7 +399,8 @@ def test_model_proposals_pass_the_rules_filters_or_are_refused(tmp_path: Path) -
         ]
         decision = next(n for n in mem.nodes("decision"))
         assert (
-            decision.sources[0].via == "model" and decision.text == "InvoiceStore must stay fast."
+            decision.sources[0].via == "model"
+            and decision.text == "InvoiceStore latency matters a lot to us."
         )
         assert any(e.label == "decided" for e in mem.store.edges(src=decision.id))
         assert "Azure" not in json.dumps(mem.export_json())
